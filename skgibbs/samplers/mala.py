@@ -1,0 +1,262 @@
+"""MALA, stochastic MALA and corrected stochastic MALA in one kernel.
+
+The three algorithms of paper 000 differ only in how a batch ``B`` (drawn
+from Bernoulli(rho), Alg. 1 (c)(i)) enters the potential
+
+    ``U_B(theta) = c * sum_{i in B} l_i(theta) + d * |B| - log Pi(theta)``
+
+(Alg. 1 (b) multiplied by lambda):
+
+========  ================================  ==============  ===============
+sampler   c                                 d               rho
+========  ================================  ==============  ===============
+mala      lambda / n                        0               1 (full data)
+smala     lambda / (n rho)                  0               rho   -- (2.10)
+csmala    lambda' / n                       zeta log rho    rho   -- (2.12)
+========  ================================  ==============  ===============
+
+with ``lambda' = lambda (a + 1 - rho) / a`` and ``a = rho**(1 - zeta)``, the
+temperature compensation that makes the surrogate
+``prod_i (a exp(-lambda' l_i / n) + 1 - rho)`` agree with
+``exp(-lambda R_n)`` to first order in ``lambda' l_i / n`` (Lemma 3 at
+zeta = 1: ``lambda' = (2 - rho) lambda``).
+
+The proposal is the Langevin step on the proposal's own batch potential,
+``theta' ~ N(theta - h grad U_B(theta), s^2 I)`` (Alg. 1 (c)(ii)); the
+Metropolis-Hastings ratio (Alg. 1 (c)(iii)) lives in :func:`log_acceptance`.
+A proposal with a non-finite potential, or outside the prior's box, is
+rejected, never propagated.
+"""
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from ..potential import draw_batch
+
+__all__ = [
+    "MALAState",
+    "MALAInfo",
+    "MALAParams",
+    "surrogate_constants",
+    "solve_correction",
+    "init",
+    "step",
+    "refresh",
+    "log_acceptance",
+    "langevin_proposal",
+]
+
+SAMPLERS = ("mala", "smala", "csmala")
+
+
+class MALAState(NamedTuple):
+    """Current point of K chains with its batch terms cached (one gradient per step)."""
+
+    theta: torch.Tensor  # (K, Q)
+    loss_sum: torch.Tensor  # (K,)  sum_{i in B} l_i(theta)
+    loss_grad: torch.Tensor  # (K, Q) its gradient
+    batch_size: torch.Tensor  # (K,)  |B|
+    log_prior: torch.Tensor  # (K,)
+
+
+class MALAInfo(NamedTuple):
+    """Diagnostics of one step, for monitoring only."""
+
+    acceptance_prob: torch.Tensor  # (K,) min(1, alpha)
+    is_accepted: torch.Tensor  # (K,) bool
+    batch_size: torch.Tensor  # (K,) |B'| of the proposal
+    is_finite: torch.Tensor  # (K,) bool, proposal potential finite
+
+
+class MALAParams(NamedTuple):
+    """Constants of the potential and the proposal (see the module docstring).
+
+    ``step_size`` (h) and ``proposal_std`` (s) have shape ``(K,)``: every
+    chain may carry its own adapted step size.
+    """
+
+    loss_scale: float
+    batch_offset: float
+    rho: float
+    step_size: torch.Tensor
+    proposal_std: torch.Tensor
+
+
+def surrogate_constants(sampler, lam, n, rho, zeta=1.0):
+    """``(c, d, lambda_eff)`` of the batch potential for a target ``exp(-lambda R_n)``.
+
+    Parameters
+    ----------
+    sampler : {"mala", "smala", "csmala"}
+    lam : float
+        Inverse temperature ``lambda = n / temperature``.
+    n : int
+        Number of examples.
+    rho : float in (0, 1]
+        Bernoulli batch probability.
+    zeta : float, default=1.0
+        Correction weight of csMALA.
+
+    Returns
+    -------
+    c : float
+        Multiplier of the batch loss sum.
+    d : float
+        Per-example offset ``zeta log rho`` (csMALA), else 0.
+    lam_eff : float
+        The inverse temperature actually used in the batch terms
+        (``lambda'`` for csMALA, ``lambda`` otherwise).
+
+    Examples
+    --------
+    >>> c, d, lam_eff = surrogate_constants("csmala", lam=100.0, n=100, rho=0.5, zeta=1.0)
+    >>> round(lam_eff, 6)          # Lemma 3: (2 - rho) lambda
+    150.0
+    """
+    if sampler == "mala" or rho >= 1.0:
+        return lam / n, 0.0, lam
+    if sampler in ("smala", "sgld"):
+        return lam / (n * rho), 0.0, lam
+    a = rho ** (1.0 - zeta)
+    lam_eff = lam * (a + 1.0 - rho) / a
+    return lam_eff / n, zeta * math.log(rho), lam_eff
+
+
+def solve_correction(mean_risk, lam, n, rho, tol=1e-10):
+    """zeta that centres the csMALA per-example term (paper 000 §5).
+
+    Solves ``zeta log rho = -lambda'(zeta) R / n`` with
+    ``lambda'(zeta) = lambda (1 + (1 - rho) rho**(zeta - 1))``, so that
+    ``lambda' l_i / n + zeta log rho`` has mean zero over the data. The left
+    side grows and the right side falls in zeta, so the root is unique.
+
+    Examples
+    --------
+    >>> zeta = solve_correction(mean_risk=0.5, lam=1.0, n=1, rho=0.1)
+    >>> lam_eff = 1.0 * (1 + 0.9 * 0.1 ** (zeta - 1))
+    >>> abs(zeta * math.log(0.1) + lam_eff * 0.5) < 1e-8
+    True
+    """
+    if rho >= 1.0 or mean_risk <= 0:
+        return 0.0
+    u = -math.log(rho)
+    c = lam * mean_risk / n
+
+    def gap(z):
+        return z * u - c * (1.0 + (1.0 - rho) * math.exp(u * (1.0 - z)))
+
+    lo, hi = 0.0, 1.0
+    while gap(hi) < 0:
+        hi *= 2.0
+        if hi > 1e6:
+            return hi
+    while hi - lo > tol * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if gap(mid) < 0 else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _potential(state_like, params):
+    loss_sum, batch_size, log_prior = state_like
+    return params.loss_scale * loss_sum + params.batch_offset * batch_size.to(loss_sum.dtype) - log_prior
+
+
+def _grad(loss_grad, theta, params, prior):
+    g = params.loss_scale * loss_grad
+    prior_grad = prior.grad_log_density(theta)
+    return g if prior_grad is None else g - prior_grad
+
+
+def langevin_proposal(theta, grad, step_size, proposal_std, noise):
+    """``theta - h grad + s noise`` with per-chain ``h`` and ``s`` of shape ``(K,)``."""
+    return torch.addcmul(theta - step_size[:, None] * grad, proposal_std[:, None], noise)
+
+
+def log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params):
+    """Log Metropolis-Hastings ratio of a Langevin proposal (Alg. 1 (c)(iii)).
+
+    ``U(theta) - U(theta') + log q(theta | theta') - log q(theta' | theta)``
+    with ``q(a | b) = N(a; b - h grad U(b), s^2 I)``.
+    """
+    h = params.step_size[:, None]
+    inv2s2 = 0.5 / params.proposal_std**2
+    fwd = theta_prop - theta + h * grad_cur
+    bwd = theta - theta_prop + h * grad_prop
+    log_q_ratio = inv2s2 * ((fwd * fwd).sum(1) - (bwd * bwd).sum(1))
+    return u_cur - u_prop + log_q_ratio
+
+
+def _noise(generators, shape, like):
+    return torch.stack([torch.randn(shape, generator=g, dtype=like.dtype, device=like.device) for g in generators])
+
+
+def _uniform(generators, like):
+    return torch.cat([torch.rand(1, generator=g, dtype=like.dtype, device=like.device) for g in generators])
+
+
+def init(theta, potential, generators, rho, prior):
+    """State at ``theta`` (shape ``(K, Q)``) with a fresh Bernoulli(rho) batch (Alg. 1 (a)-(b))."""
+    batch = draw_batch(generators, potential.n_data, rho, theta.device)
+    loss_sum, loss_grad = potential.loss_sum_and_grad(theta, batch)
+    return MALAState(theta.detach(), loss_sum, loss_grad, batch.size, prior.log_density(theta))
+
+
+def refresh(generators, state, potential, params, prior, which=None):
+    """Restart: redraw the batch of the current point (paper 000 §5).
+
+    ``which`` (bool, shape ``(K,)``) selects the chains to refresh. This
+    perturbs the target and is counted by the runner.
+    """
+    new = init(state.theta, potential, generators, params.rho, prior)
+    if which is None:
+        return new
+    return _select(which, new, state)
+
+
+def _select(mask, new, old):
+    out = []
+    for a, b in zip(new, old):
+        m = mask.view(-1, *([1] * (a.dim() - 1)))
+        out.append(torch.where(m, a, b))
+    return type(old)(*out)
+
+
+def step(generators, state, potential, params, prior):
+    """One csMALA transition of K chains (Alg. 1 (c)(i)-(iv)).
+
+    Parameters
+    ----------
+    generators : list of torch.Generator
+        One per chain: chain ``k`` draws its batch, noise and uniform from
+        ``generators[k]`` only, so a chain's path does not depend on how many
+        chains run beside it.
+    state : MALAState
+    potential : MLPPotential or FunctionPotential
+    params : MALAParams
+    prior : Prior
+
+    Returns
+    -------
+    state : MALAState
+    info : MALAInfo
+    """
+    theta = state.theta
+    grad_cur = _grad(state.loss_grad, theta, params, prior)
+    batch = draw_batch(generators, potential.n_data, params.rho, theta.device)  # (c)(i)
+    noise = _noise(generators, theta.shape[1], theta)
+    theta_prop = langevin_proposal(theta, grad_cur, params.step_size, params.proposal_std, noise)  # (c)(ii)
+    loss_prop, lgrad_prop = potential.loss_sum_and_grad(theta_prop, batch)
+    log_prior_prop = prior.log_density(theta_prop)
+    grad_prop = _grad(lgrad_prop, theta_prop, params, prior)
+    u_cur = _potential((state.loss_sum, state.batch_size, state.log_prior), params)
+    u_prop = _potential((loss_prop, batch.size, log_prior_prop), params)
+    log_alpha = log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params)  # (c)(iii)
+    finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop).all(1)
+    log_alpha = torch.where(finite, log_alpha, torch.full_like(log_alpha, -torch.inf))
+    accept = torch.log(_uniform(generators, theta)) < log_alpha  # (c)(iv)
+    proposal = MALAState(theta_prop, loss_prop, lgrad_prop, batch.size, log_prior_prop)
+    new_state = _select(accept, proposal, state)
+    info = MALAInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, batch.size, finite)
+    return new_state, info
