@@ -84,7 +84,7 @@ class MALAParams(NamedTuple):
     proposal_std: torch.Tensor
 
 
-def surrogate_constants(sampler, lam, n, rho, zeta=1.0):
+def surrogate_constants(sampler, lam, n, rho, zeta=1.0, compensate=True):
     """``(c, d, lambda_eff)`` of the batch potential for a target ``exp(-lambda R_n)``.
 
     Parameters
@@ -98,6 +98,11 @@ def surrogate_constants(sampler, lam, n, rho, zeta=1.0):
         Bernoulli batch probability.
     zeta : float, default=1.0
         Correction weight of csMALA.
+    compensate : bool, default=True
+        csMALA only: use ``lambda'`` so that the surrogate matches
+        ``exp(-lambda R_n)`` to first order. False puts ``lam`` itself in
+        the batch terms, as paper 000 does when it states ``lambda``
+        per method (its Table 1 uses ``lambda = n (2 - rho)`` for csMALA).
 
     Returns
     -------
@@ -120,17 +125,18 @@ def surrogate_constants(sampler, lam, n, rho, zeta=1.0):
     if sampler in ("smala", "sgld"):
         return lam / (n * rho), 0.0, lam
     a = rho ** (1.0 - zeta)
-    lam_eff = lam * (a + 1.0 - rho) / a
+    lam_eff = lam * (a + 1.0 - rho) / a if compensate else lam
     return lam_eff / n, zeta * math.log(rho), lam_eff
 
 
-def solve_correction(mean_risk, lam, n, rho, tol=1e-10):
+def solve_correction(mean_risk, lam, n, rho, tol=1e-10, compensate=True):
     """zeta that centres the csMALA per-example term (paper 000 §5).
 
     Solves ``zeta log rho = -lambda'(zeta) R / n`` with
     ``lambda'(zeta) = lambda (1 + (1 - rho) rho**(zeta - 1))``, so that
     ``lambda' l_i / n + zeta log rho`` has mean zero over the data. The left
-    side grows and the right side falls in zeta, so the root is unique.
+    side grows and the right side falls in zeta, so the root is unique. With
+    ``compensate=False``, ``lambda' = lambda`` and the root is explicit.
 
     Examples
     --------
@@ -143,6 +149,8 @@ def solve_correction(mean_risk, lam, n, rho, tol=1e-10):
         return 0.0
     u = -math.log(rho)
     c = lam * mean_risk / n
+    if not compensate:  # paper 000 §5 as written: -zeta log(rho) / lambda = Rbar_n
+        return c / u
 
     def gap(z):
         return z * u - c * (1.0 + (1.0 - rho) * math.exp(u * (1.0 - z)))

@@ -45,6 +45,7 @@ class ChainConfig(NamedTuple):
     restart_after: object = 100
     target_accept: float = 0.574
     correction_every: int = 100
+    compensate: bool = True
     verbose: int = 0
 
 
@@ -96,7 +97,9 @@ class _Chains:
     # -- the kernel, with the constants of the current phase ---------------
     def params(self, h=None):
         h = self.h if h is None else h
-        c, d, _ = mala.surrogate_constants(self.cfg.sampler, self.cfg.lam, self.pot.n_data, self.rho, self.zeta)
+        c, d, _ = mala.surrogate_constants(
+            self.cfg.sampler, self.cfg.lam, self.pot.n_data, self.rho, self.zeta, self.cfg.compensate
+        )
         s = torch.sqrt(2 * h) if self.tied else torch.full_like(h, self.s_fixed)
         return mala.MALAParams(c, d, self.rho, h, s)
 
@@ -130,7 +133,9 @@ class _Chains:
         self.set_correction(float(np.mean(self.mean_risk)))
 
     def set_correction(self, mean_risk):
-        self.zeta = mala.solve_correction(mean_risk, self.cfg.lam, self.pot.n_data, self.rho)
+        self.zeta = mala.solve_correction(
+            mean_risk, self.cfg.lam, self.pot.n_data, self.rho, compensate=self.cfg.compensate
+        )
 
     def initial_step_size(self, max_iter=40):
         """Double or halve h until the acceptance probability crosses 1/2."""
@@ -324,7 +329,9 @@ def _collect(chains, results, cfg):
         )
     first = chains[0]
     s = [c.params().proposal_std.cpu().numpy() for c in chains]
-    c_, d_, lam_eff = mala.surrogate_constants(cfg.sampler, cfg.lam, first.pot.n_data, first.rho, first.zeta)
+    _, _, lam_eff = mala.surrogate_constants(
+        cfg.sampler, cfg.lam, first.pot.n_data, first.rho, first.zeta, cfg.compensate
+    )
     zeta = first.zeta if (cfg.sampler == "csmala" and first.rho < 1.0) else 0.0
     return ChainResult(
         samples=np.concatenate([r[0][:, :n_kept] for r in results]),
