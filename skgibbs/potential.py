@@ -144,6 +144,14 @@ class MLPPotential(_BasePotential):
             resid = self.y[batch.idx] - self.spec.forward(theta, self.X[batch.idx])
         return resid * resid
 
+    def loss_sum_and_grad(self, theta, batch):
+        if batch.idx is None:
+            return self.spec.squared_loss_and_grad(theta, self.X, self.y)
+        if batch.idx.shape[0] == 1:
+            i = batch.idx[0]
+            return self.spec.squared_loss_and_grad(theta, self.X[i], self.y[i])
+        return self.spec.squared_loss_and_grad(theta, self.X[batch.idx], self.y[batch.idx], batch.mask)
+
     def predict(self, theta, X):
         with torch.no_grad():
             return self.spec.forward(theta, X)

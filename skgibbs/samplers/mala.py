@@ -224,6 +224,8 @@ def refresh(generators, state, potential, params, prior, which=None):
 
 
 def _select(mask, new, old):
+    if mask.numel() == 1:  # one chain: pick, don't blend
+        return new if bool(mask) else old
     out = []
     for a, b in zip(new, old):
         m = mask.view(-1, *([1] * (a.dim() - 1)))
@@ -261,7 +263,8 @@ def step(generators, state, potential, params, prior):
     u_cur = _potential((state.loss_sum, state.batch_size, state.log_prior), params)
     u_prop = _potential((loss_prop, batch.size, log_prior_prop), params)
     log_alpha = log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params)  # (c)(iii)
-    finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop).all(1)
+    # a non-finite gradient entry makes its row sum non-finite too: one reduction
+    finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
     log_alpha = torch.where(finite, log_alpha, torch.full_like(log_alpha, -torch.inf))
     accept = torch.log(_uniform(generators, theta)) < log_alpha  # (c)(iv)
     proposal = MALAState(theta_prop, loss_prop, lgrad_prop, batch.size, log_prior_prop)
