@@ -74,11 +74,13 @@ class MALAParams(NamedTuple):
     """Constants of the potential and the proposal (see the module docstring).
 
     ``step_size`` (h) and ``proposal_std`` (s) have shape ``(K,)``: every
-    chain may carry its own adapted step size.
+    chain may carry its own adapted step size. ``loss_scale`` (c) and
+    ``batch_offset`` (d) are floats, or tensors of shape ``(K,)`` while each
+    chain adapts its own correction during burn-in.
     """
 
-    loss_scale: float
-    batch_offset: float
+    loss_scale: object
+    batch_offset: object
     rho: float
     step_size: torch.Tensor
     proposal_std: torch.Tensor
@@ -171,8 +173,12 @@ def _potential(state_like, params):
     return params.loss_scale * loss_sum + params.batch_offset * batch_size.to(loss_sum.dtype) - log_prior
 
 
+def _per_chain(value):
+    return value[:, None] if torch.is_tensor(value) else value
+
+
 def _grad(loss_grad, theta, params, prior):
-    g = params.loss_scale * loss_grad
+    g = _per_chain(params.loss_scale) * loss_grad
     prior_grad = prior.grad_log_density(theta)
     return g if prior_grad is None else g - prior_grad
 

@@ -95,11 +95,19 @@ class _Chains:
         self.target = torch.full((K,), float(cfg.target_accept), dtype=self.dtype, device=self.device)
 
     # -- the kernel, with the constants of the current phase ---------------
+    def constants(self, zeta):
+        return mala.surrogate_constants(
+            self.cfg.sampler, self.cfg.lam, self.pot.n_data, self.rho, zeta, self.cfg.compensate
+        )
+
     def params(self, h=None):
         h = self.h if h is None else h
-        c, d, _ = mala.surrogate_constants(
-            self.cfg.sampler, self.cfg.lam, self.pot.n_data, self.rho, self.zeta, self.cfg.compensate
-        )
+        if np.ndim(self.zeta):  # burn-in: each chain its own correction
+            cd = [self.constants(z)[:2] for z in self.zeta]
+            c = torch.tensor([x[0] for x in cd], dtype=self.dtype, device=self.device)
+            d = torch.tensor([x[1] for x in cd], dtype=self.dtype, device=self.device)
+        else:
+            c, d, _ = self.constants(self.zeta)
         s = torch.sqrt(2 * h) if self.tied else torch.full_like(h, self.s_fixed)
         return mala.MALAParams(c, d, self.rho, h, s)
 
@@ -130,12 +138,15 @@ class _Chains:
         if self.cfg.sampler != "csmala" or self.cfg.correction != "auto" or self.rho >= 1.0:
             return
         self.mean_risk = self.pot.mean_loss(self.state.theta).cpu().numpy()
-        self.set_correction(float(np.mean(self.mean_risk)))
+        self.set_correction(self.mean_risk)
 
     def set_correction(self, mean_risk):
-        self.zeta = mala.solve_correction(
-            mean_risk, self.cfg.lam, self.pot.n_data, self.rho, compensate=self.cfg.compensate
-        )
+        """zeta per chain for an array of risks (burn-in), pooled for a float (sampling)."""
+        solve = [
+            mala.solve_correction(r, self.cfg.lam, self.pot.n_data, self.rho, compensate=self.cfg.compensate)
+            for r in np.atleast_1d(mean_risk)
+        ]
+        self.zeta = np.array(solve) if np.ndim(mean_risk) else solve[0]
 
     def initial_step_size(self, max_iter=40):
         """Double or halve h until the acceptance probability crosses 1/2."""
@@ -147,7 +158,12 @@ class _Chains:
         done = torch.zeros(self.K, dtype=torch.bool, device=self.device)
         for _ in range(max_iter):
             new_h = torch.where(done, h, h * direction)
+            # chains already done must not consume random numbers, so that a
+            # chain's path does not depend on the chains batched beside it
+            frozen = [(g, g.get_state()) for g, d in zip(self.gens, done.tolist()) if d]
             acc, _, _ = self._trial(new_h)
+            for g, st in frozen:
+                g.set_state(st)
             crossed = torch.where(direction > 1, acc <= 0.5, acc > 0.5)
             h = torch.where(done, h, new_h)
             done = done | crossed
