@@ -70,10 +70,7 @@ def draw_batch(generators, n, rho, device=None):
     """
     if rho >= 1.0:
         return Batch(None, None, torch.full((len(generators),), n, device=device))
-    rows = []
-    for g in generators:
-        z = torch.rand(n, generator=g, device=device) < rho
-        rows.append(z.nonzero()[:, 0])
+    rows = [_bernoulli_indices(g, n, rho, device) for g in generators]
     sizes = torch.tensor([len(r) for r in rows], device=device)
     if len(rows) == 1:
         return Batch(rows[0][None], None, sizes)
@@ -84,6 +81,28 @@ def draw_batch(generators, n, rho, device=None):
         idx[k, : len(r)] = r
         mask[k, : len(r)] = 1.0
     return Batch(idx, mask, sizes)
+
+
+def _bernoulli_indices(generator, n, rho, device=None):
+    """Indices ``{i : Z_i = 1}`` of ``Z ~ Ber(rho)^n`` in O(n rho) work.
+
+    The gaps between successive successes of a Bernoulli sequence are i.i.d.
+    Geometric(rho), so the index set is the running sum of geometric draws
+    that stays below n: the same law as thresholding n uniforms, without
+    touching all n of them.
+    """
+    mean = n * rho
+    chunk = int(mean + 6.0 * (mean * (1 - rho)) ** 0.5 + 16)
+    parts, last = [], torch.zeros((), dtype=torch.long, device=device)
+    while True:
+        gaps = torch.empty(chunk, device=device).geometric_(rho, generator=generator)
+        pos = last + torch.cumsum(gaps.long(), 0) - 1
+        parts.append(pos)
+        if int(pos[-1]) >= n - 1:
+            break
+        last = pos[-1] + 1
+    pos = torch.cat(parts) if len(parts) > 1 else parts[0]
+    return pos[: int(torch.searchsorted(pos, n))]
 
 
 class _BasePotential:

@@ -188,25 +188,36 @@ def langevin_proposal(theta, grad, step_size, proposal_std, noise):
     return torch.addcmul(theta - step_size[:, None] * grad, proposal_std[:, None], noise)
 
 
-def log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params):
+def log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params, noise=None):
     """Log Metropolis-Hastings ratio of a Langevin proposal (Alg. 1 (c)(iii)).
 
     ``U(theta) - U(theta') + log q(theta | theta') - log q(theta' | theta)``
-    with ``q(a | b) = N(a; b - h grad U(b), s^2 I)``.
+    with ``q(a | b) = N(a; b - h grad U(b), s^2 I)``. When the proposal's
+    standard normal ``noise`` is given, the forward residual
+    ``theta' - theta + h grad U(theta)`` is ``s * noise`` exactly and is not
+    recomputed.
     """
     h = params.step_size[:, None]
     inv2s2 = 0.5 / params.proposal_std**2
-    fwd = theta_prop - theta + h * grad_cur
-    bwd = theta - theta_prop + h * grad_prop
-    log_q_ratio = inv2s2 * ((fwd * fwd).sum(1) - (bwd * bwd).sum(1))
+    if noise is None:
+        fwd = theta_prop - theta + h * grad_cur
+        fwd2 = (fwd * fwd).sum(1)
+    else:
+        fwd2 = params.proposal_std**2 * (noise * noise).sum(1)
+    bwd = torch.addcmul(theta - theta_prop, h, grad_prop)
+    log_q_ratio = inv2s2 * (fwd2 - (bwd * bwd).sum(1))
     return u_cur - u_prop + log_q_ratio
 
 
 def _noise(generators, shape, like):
+    if len(generators) == 1:
+        return torch.randn(1, shape, generator=generators[0], dtype=like.dtype, device=like.device)
     return torch.stack([torch.randn(shape, generator=g, dtype=like.dtype, device=like.device) for g in generators])
 
 
 def _uniform(generators, like):
+    if len(generators) == 1:
+        return torch.rand(1, generator=generators[0], dtype=like.dtype, device=like.device)
     return torch.cat([torch.rand(1, generator=g, dtype=like.dtype, device=like.device) for g in generators])
 
 
@@ -268,7 +279,7 @@ def step(generators, state, potential, params, prior):
     grad_prop = _grad(lgrad_prop, theta_prop, params, prior)
     u_cur = _potential((state.loss_sum, state.batch_size, state.log_prior), params)
     u_prop = _potential((loss_prop, batch.size, log_prior_prop), params)
-    log_alpha = log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params)  # (c)(iii)
+    log_alpha = log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params, noise)  # (c)(iii)
     # a non-finite gradient entry makes its row sum non-finite too: one reduction
     finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
     log_alpha = torch.where(finite, log_alpha, torch.full_like(log_alpha, -torch.inf))
