@@ -211,7 +211,7 @@ class MLPSpec:
         return std
 
     def init_params(self, generator, n_chains=1, dtype=torch.float64):
-        """Glorot-uniform weights and zero biases, as ``MLPRegressor`` starts.
+        """Glorot-uniform weights and biases, as ``MLPRegressor`` starts.
 
         Returns
         -------

@@ -336,6 +336,8 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self._validate_params()
         layers = self._check_layers()
         device = self._check_device()
+        _check_numeric(X, "X")
+        _check_numeric(y, "y")
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         n = X.shape[0]
         if n < 2:
@@ -602,6 +604,18 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         return tags
+
+
+def _check_numeric(a, name):
+    """Name the offending argument when strings cannot become numbers."""
+    if hasattr(a, "tocsr") or hasattr(a, "dtypes"):
+        return
+    arr = np.asarray(a) if not hasattr(a, "dtype") else a
+    if getattr(arr, "dtype", None) is not None and arr.dtype.kind in "USO":
+        try:
+            np.asarray(arr).astype(np.float64)
+        except ValueError as exc:
+            raise ValueError(f"{name} must hold numbers only, got dtype {arr.dtype}: {exc}") from exc
 
 
 def _scale(std):

@@ -45,6 +45,7 @@ __all__ = [
     "step",
     "refresh",
     "log_acceptance",
+    "log_proposal_ratio",
     "langevin_proposal",
 ]
 
@@ -62,12 +63,22 @@ class MALAState(NamedTuple):
 
 
 class MALAInfo(NamedTuple):
-    """Diagnostics of one step, for monitoring only."""
+    """Diagnostics of one step, for monitoring only.
+
+    ``move_acceptance`` is filled only when :func:`step` gets
+    ``move_scale``: the acceptance probability the parameter move alone would
+    have under ``move_scale * sum_{i in B'} l_i - log Pi``, both points
+    evaluated on the proposal's batch ``B'``. With ``move_scale = lambda /
+    (n rho)`` that is an unbiased batch estimate of ``lambda R_n``, so the
+    signal is free of the batch-to-batch noise that caps the acceptance of
+    stochastic MH; the runner adapts the step size on it.
+    """
 
     acceptance_prob: torch.Tensor  # (K,) min(1, alpha)
     is_accepted: torch.Tensor  # (K,) bool
     batch_size: torch.Tensor  # (K,) |B'| of the proposal
     is_finite: torch.Tensor  # (K,) bool, proposal potential finite
+    move_acceptance: torch.Tensor = None  # (K,) or None
 
 
 class MALAParams(NamedTuple):
@@ -197,6 +208,11 @@ def log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params
     ``theta' - theta + h grad U(theta)`` is ``s * noise`` exactly and is not
     recomputed.
     """
+    return u_cur - u_prop + log_proposal_ratio(theta, theta_prop, grad_cur, grad_prop, params, noise)
+
+
+def log_proposal_ratio(theta, theta_prop, grad_cur, grad_prop, params, noise=None):
+    """``log q(theta | theta') - log q(theta' | theta)`` of the Langevin proposal."""
     h = params.step_size[:, None]
     inv2s2 = 0.5 / params.proposal_std**2
     if noise is None:
@@ -205,8 +221,7 @@ def log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params
     else:
         fwd2 = params.proposal_std**2 * (noise * noise).sum(1)
     bwd = torch.addcmul(theta - theta_prop, h, grad_prop)
-    log_q_ratio = inv2s2 * (fwd2 - (bwd * bwd).sum(1))
-    return u_cur - u_prop + log_q_ratio
+    return inv2s2 * (fwd2 - (bwd * bwd).sum(1))
 
 
 def _noise(generators, shape, like):
@@ -234,10 +249,15 @@ def refresh(generators, state, potential, params, prior, which=None):
     ``which`` (bool, shape ``(K,)``) selects the chains to refresh. This
     perturbs the target and is counted by the runner.
     """
-    new = init(state.theta, potential, generators, params.rho, prior)
     if which is None:
-        return new
-    return _select(which, new, state)
+        return init(state.theta, potential, generators, params.rho, prior)
+    # only the chosen chains draw: the others' generators stay untouched
+    rows = which.nonzero()[:, 0].tolist()
+    new = init(state.theta[rows], potential, [generators[k] for k in rows], params.rho, prior)
+    out = [t.clone() for t in state]
+    for field, value in zip(out, new):
+        field[rows] = value.to(field.dtype)
+    return MALAState(*out)
 
 
 def _select(mask, new, old):
@@ -250,7 +270,7 @@ def _select(mask, new, old):
     return type(old)(*out)
 
 
-def step(generators, state, potential, params, prior):
+def step(generators, state, potential, params, prior, move_scale=None):
     """One csMALA transition of K chains (Alg. 1 (c)(i)-(iv)).
 
     Parameters
@@ -263,6 +283,9 @@ def step(generators, state, potential, params, prior):
     potential : MLPPotential or FunctionPotential
     params : MALAParams
     prior : Prior
+    move_scale : float, default=None
+        When given, also report ``MALAInfo.move_acceptance`` (one extra
+        forward pass of the current point on the proposal's batch).
 
     Returns
     -------
@@ -279,12 +302,20 @@ def step(generators, state, potential, params, prior):
     grad_prop = _grad(lgrad_prop, theta_prop, params, prior)
     u_cur = _potential((state.loss_sum, state.batch_size, state.log_prior), params)
     u_prop = _potential((loss_prop, batch.size, log_prior_prop), params)
-    log_alpha = log_acceptance(u_cur, u_prop, theta, theta_prop, grad_cur, grad_prop, params, noise)  # (c)(iii)
+    log_q = log_proposal_ratio(theta, theta_prop, grad_cur, grad_prop, params, noise)
+    log_alpha = u_cur - u_prop + log_q  # (c)(iii)
     # a non-finite gradient entry makes its row sum non-finite too: one reduction
     finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
     log_alpha = torch.where(finite, log_alpha, torch.full_like(log_alpha, -torch.inf))
+    move = None
+    if move_scale is not None:
+        with torch.no_grad():
+            loss_cur_on_prop = potential.loss_sum(theta, batch)
+        log_move = move_scale * (loss_cur_on_prop - loss_prop) + log_prior_prop - state.log_prior + log_q
+        log_move = torch.where(finite & torch.isfinite(log_move), log_move, torch.full_like(log_move, -torch.inf))
+        move = torch.exp(log_move.clamp(max=0.0))
     accept = torch.log(_uniform(generators, theta)) < log_alpha  # (c)(iv)
     proposal = MALAState(theta_prop, loss_prop, lgrad_prop, batch.size, log_prior_prop)
     new_state = _select(accept, proposal, state)
-    info = MALAInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, batch.size, finite)
+    info = MALAInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, batch.size, finite, move)
     return new_state, info

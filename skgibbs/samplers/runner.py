@@ -92,7 +92,6 @@ class _Chains:
         else:
             self.state = mala.init(theta0, potential, self.gens, self.rho, prior)
         self.mean_risk = None
-        self.target = torch.full((K,), float(cfg.target_accept), dtype=self.dtype, device=self.device)
 
     # -- the kernel, with the constants of the current phase ---------------
     def constants(self, zeta):
@@ -111,16 +110,29 @@ class _Chains:
         s = torch.sqrt(2 * h) if self.tied else torch.full_like(h, self.s_fixed)
         return mala.MALAParams(c, d, self.rho, h, s)
 
-    def advance(self):
+    def move_scale(self):
+        """lambda / (n rho): the batch estimate of lambda R_n used to adapt h when rho < 1."""
+        return self.cfg.lam / (self.pot.n_data * self.rho) if self.rho < 1.0 else None
+
+    def advance(self, adapting=False):
+        """One step; returns (adaptation signal, accepted, batch sizes).
+
+        The adaptation signal is the acceptance probability at rho = 1. With
+        rho < 1 the acceptance is capped by batch-to-batch noise whatever h
+        is, so during burn-in h follows the acceptance of the parameter move
+        alone (``MALAInfo.move_acceptance``).
+        """
         if self.cfg.sampler == "sgld":
             self.state, info = langevin.step(
                 self.gens, self.state, self.pot, self.cfg.lam, self.rho, self.h, self.prior
             )
             ones = torch.ones(self.K, dtype=self.dtype, device=self.device)
             return ones, torch.ones(self.K, dtype=torch.bool), info.batch_size
-        self.state, info = mala.step(self.gens, self.state, self.pot, self.params(), self.prior)
+        scale = self.move_scale() if adapting else None
+        self.state, info = mala.step(self.gens, self.state, self.pot, self.params(), self.prior, scale)
         self._restart(info.is_accepted)
-        return info.acceptance_prob, info.is_accepted, info.batch_size
+        signal = info.acceptance_prob if info.move_acceptance is None else info.move_acceptance
+        return signal, info.is_accepted, info.batch_size
 
     def _restart(self, accepted):
         # paper 000 §5: after `restart_after` rejections in a row, redraw the
@@ -170,25 +182,11 @@ class _Chains:
             if bool(done.all()):
                 break
         self.h = h
-        self.target = self._acceptance_target()
-
-    def _acceptance_target(self, n_trials=16):
-        """Target of the dual averaging, capped by the batch-noise ceiling.
-
-        With rho < 1 the acceptance probability stays below one even as
-        h -> 0, because proposal and current batch differ. Aiming above that
-        ceiling would drive h to zero; aim at 3/4 of it instead.
-        """
-        target = torch.full((self.K,), float(self.cfg.target_accept), dtype=self.dtype, device=self.device)
-        if self.rho >= 1.0:
-            return target
-        tiny = self.h * 1e-6
-        ceiling = torch.stack([self._trial(tiny)[0] for _ in range(n_trials)]).mean(0)
-        return torch.minimum(target, 0.75 * ceiling)
 
     def _trial(self, h):
-        _, info = mala.step(self.gens, self.state, self.pot, self.params(h), self.prior)
-        acc = torch.where(info.is_finite, info.acceptance_prob, torch.zeros_like(info.acceptance_prob))
+        _, info = mala.step(self.gens, self.state, self.pot, self.params(h), self.prior, self.move_scale())
+        acc = info.acceptance_prob if info.move_acceptance is None else info.move_acceptance
+        acc = torch.where(info.is_finite, acc, torch.zeros_like(acc))
         return acc, info.is_accepted, info.batch_size
 
 
@@ -229,9 +227,9 @@ def _warmup(chains):
     chains.update_correction()
     chains.initial_step_size()
     adapt = chains.tied and cfg.sampler != "sgld"
-    averager = _DualAveraging(chains.h, chains.target) if adapt else None
+    averager = _DualAveraging(chains.h, cfg.target_accept) if adapt else None
     for i in range(cfg.burn_in):
-        acc, _, _ = chains.advance()
+        acc, _, _ = chains.advance(adapting=adapt)
         if adapt:
             chains.h = averager.update(acc)
         if (i + 1) % cfg.correction_every == 0:
@@ -337,6 +335,8 @@ def run_chains(potential, theta0, seeds, config, *, prior=None, vectorize=True, 
 def _collect(chains, results, cfg):
     n_kept = min(r[0].shape[1] for r in results)
     interrupted = any(r[3] for r in results)
+    if interrupted and n_kept == 0:
+        raise KeyboardInterrupt
     if interrupted:
         warnings.warn(
             f"Sampling was interrupted; keeping the {n_kept} draws per chain collected so far.",

@@ -1,0 +1,44 @@
+"""Default settings give calibrated predictive intervals on held-out data.
+
+Every point is predicted once, by the model fitted on the other folds, so the
+coverage is an average of n Bernoulli indicators; the tolerance is four
+binomial standard errors around the nominal level.
+"""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes, make_friedman1
+from sklearn.model_selection import KFold
+
+from skgibbs import GibbsMLPRegressor
+
+
+def _cross_fitted_coverage(X, y, level, n_splits=3):
+    hits, widths = np.zeros(len(y), dtype=bool), np.zeros(len(y))
+    for k, (train, test) in enumerate(KFold(n_splits, shuffle=True, random_state=0).split(X)):
+        reg = GibbsMLPRegressor(random_state=k).fit(X[train], y[train])
+        _, pis = reg.predict_interval(X[test], confidence_level=level)
+        hits[test] = (y[test] >= pis[:, 0, 0]) & (y[test] <= pis[:, 1, 0])
+        widths[test] = pis[:, 1, 0] - pis[:, 0, 0]
+    return hits.mean(), widths.mean()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", [0.9, 0.5])
+def test_default_intervals_cover_diabetes(level):
+    X, y = load_diabetes(return_X_y=True)
+    coverage, _ = _cross_fitted_coverage(X, y, level)
+    se = np.sqrt(level * (1 - level) / len(y))
+    assert abs(coverage - level) < 4 * se, coverage
+
+
+@pytest.mark.slow
+def test_default_intervals_cover_friedman_on_any_scale():
+    # the same data in two units: coverage is unchanged and widths scale
+    X, y = make_friedman1(n_samples=400, noise=1.0, random_state=0)
+    cov, width = _cross_fitted_coverage(X, y, 0.9)
+    cov_big, width_big = _cross_fitted_coverage(X * 1e3, y * 1e4, 0.9)
+    se = np.sqrt(0.9 * 0.1 / len(y))
+    assert abs(cov - 0.9) < 4 * se, cov
+    assert abs(cov_big - 0.9) < 4 * se, cov_big
+    assert width_big / width == pytest.approx(1e4, rel=0.05)

@@ -1,0 +1,166 @@
+"""MLPSpec: flat parameter order, forward pass and the hand-written backward pass."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.neural_network import MLPRegressor
+
+from skgibbs.model import ACTIVATIONS, MLPSpec
+
+ACTS = sorted(ACTIVATIONS)
+
+
+def _data(n=25, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2 - 0.5 * X[:, 2]
+    return X, y
+
+
+@pytest.mark.parametrize("activation", ACTS)
+@pytest.mark.parametrize("layers", [(5,), (4, 3), ()])
+def test_flat_order_matches_sklearn_mlpregressor(activation, layers):
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        mlp = MLPRegressor(hidden_layer_sizes=layers, activation=activation, max_iter=30, random_state=0).fit(
+            X, y
+        )
+    spec = MLPSpec(X.shape[1], layers, activation)
+    theta = spec.pack(mlp.coefs_, mlp.intercepts_)
+    assert theta.shape == (spec.n_params,)
+    out = spec.forward(torch.as_tensor(theta)[None], torch.as_tensor(X))
+    np.testing.assert_allclose(out[0].numpy(), mlp.predict(X), rtol=1e-12, atol=1e-12)
+    # the same network with several chains and the batched code path
+    out3 = spec.forward(torch.as_tensor(theta).expand(3, -1).contiguous(), torch.as_tensor(X))
+    np.testing.assert_allclose(out3.numpy(), np.tile(mlp.predict(X), (3, 1)), rtol=1e-12, atol=1e-12)
+
+
+def test_unpack_pack_round_trip_and_shapes():
+    spec = MLPSpec(3, (4, 2), "tanh")
+    theta = np.random.default_rng(1).normal(size=spec.n_params)
+    coefs, intercepts = spec.unpack(theta)
+    assert [c.shape for c in coefs] == [(3, 4), (4, 2), (2, 1)]
+    assert [b.shape for b in intercepts] == [(4,), (2,), (1,)]
+    np.testing.assert_array_equal(spec.pack(coefs, intercepts), theta)
+    # unpack copies the biases: editing them leaves theta alone
+    intercepts[0][:] = 0.0
+    assert np.all(spec.unpack(theta)[1][0] == theta[12:16])
+
+
+def test_unpack_of_packed_sklearn_lists_is_identity():
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        mlp = MLPRegressor(hidden_layer_sizes=(6, 2), max_iter=5, random_state=0).fit(X, y)
+    spec = MLPSpec(3, (6, 2), "relu")
+    coefs, intercepts = spec.unpack(spec.pack(mlp.coefs_, mlp.intercepts_))
+    for a, b in zip(coefs + intercepts, mlp.coefs_ + mlp.intercepts_):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("activation", ACTS)
+def test_empty_hidden_layers_is_linear_model(activation):
+    spec = MLPSpec(4, (), activation)
+    assert spec.n_params == 5
+    assert spec.shapes == [(4, 1)]
+    gen = torch.Generator().manual_seed(0)
+    theta = torch.randn(3, 5, generator=gen, dtype=torch.float64)
+    X = torch.randn(7, 4, generator=gen, dtype=torch.float64)
+    expected = X @ theta[:, :4].T + theta[:, 4]
+    torch.testing.assert_close(spec.forward(theta, X), expected.T)
+
+
+@pytest.mark.parametrize(
+    "n_features, layers, expected",
+    [(1, (100, 100), 10401), (3, (5, 2), 4 * 5 + 6 * 2 + 3), (2, (), 3), (7, (1,), 8 + 2)],
+)
+def test_n_params(n_features, layers, expected):
+    spec = MLPSpec(n_features, layers, "relu")
+    assert spec.n_params == expected
+    assert spec.fan_in_std().shape == (expected,)
+
+
+def test_forward_shapes_and_per_chain_inputs():
+    spec = MLPSpec(2, (3,), "tanh")
+    gen = torch.Generator().manual_seed(0)
+    theta = torch.randn(4, spec.n_params, generator=gen, dtype=torch.float64)
+    X = torch.randn(4, 6, 2, generator=gen, dtype=torch.float64)  # one batch per chain
+    out = spec.forward(theta, X)
+    assert out.shape == (4, 6)
+    for k in range(4):
+        torch.testing.assert_close(out[k], spec.forward(theta[k : k + 1], X[k])[0])
+
+
+def test_fan_in_std_matches_layer_widths():
+    spec = MLPSpec(4, (9,), "relu")
+    std = spec.fan_in_std().numpy()
+    np.testing.assert_allclose(std[: 4 * 9 + 9], 0.5)  # first layer: n_in = 4
+    np.testing.assert_allclose(std[4 * 9 + 9 :], 1 / 3)  # output layer: n_in = 9
+
+
+@pytest.mark.parametrize("activation", ACTS)
+def test_init_params_glorot_bounds_and_determinism(activation):
+    spec = MLPSpec(3, (5,), activation)
+    a = spec.init_params(torch.Generator().manual_seed(3), n_chains=2)
+    b = spec.init_params(torch.Generator().manual_seed(3), n_chains=2)
+    c = spec.init_params(torch.Generator().manual_seed(4), n_chains=2)
+    assert a.shape == (2, spec.n_params) and a.dtype == torch.float64
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    factor = 2.0 if activation == "logistic" else 6.0
+    for (n_in, n_out), W in zip(spec.shapes, spec.unpack(a[0].numpy())[0]):
+        assert np.abs(W).max() <= np.sqrt(factor / (n_in + n_out))
+    assert spec.init_params(torch.Generator().manual_seed(0), 1, torch.float32).dtype == torch.float32
+
+
+def _autograd_loss_and_grad(spec, theta, X, y, mask=None):
+    th = theta.detach().clone().requires_grad_(True)
+    yy = y if y.dim() == 2 else y.expand(theta.shape[0], -1)
+    resid = yy - spec.forward(th, X)
+    if mask is not None:
+        resid = resid * mask
+    loss = (resid**2).sum(1)
+    (grad,) = torch.autograd.grad(loss.sum(), th)
+    return loss.detach(), grad
+
+
+@pytest.mark.parametrize("activation", ACTS)
+@pytest.mark.parametrize("layers", [(), (4,), (5, 3)])
+@pytest.mark.parametrize("case", ["single", "single_mask", "shared", "per_chain", "per_chain_mask"])
+def test_squared_loss_and_grad_equals_autograd(activation, layers, case):
+    spec = MLPSpec(3, layers, activation)
+    gen = torch.Generator().manual_seed(11)
+    K = 1 if case.startswith("single") else 3
+    n = 11
+    theta = torch.randn(K, spec.n_params, generator=gen, dtype=torch.float64)
+    if case.startswith("per_chain"):
+        X = torch.randn(K, n, 3, generator=gen, dtype=torch.float64)
+        y = torch.randn(K, n, generator=gen, dtype=torch.float64)
+    else:
+        X = torch.randn(n, 3, generator=gen, dtype=torch.float64)
+        y = torch.randn(n, generator=gen, dtype=torch.float64)
+    mask = None
+    if case.endswith("mask"):
+        mask = (torch.rand(K, n, generator=gen) < 0.6).to(torch.float64)
+        mask[:, 0] = 0.0  # at least one padding entry per chain
+    loss, grad = spec.squared_loss_and_grad(theta, X, y, mask)
+    ref_loss, ref_grad = _autograd_loss_and_grad(spec, theta, X, y, mask)
+    assert loss.shape == (K,) and grad.shape == theta.shape
+    torch.testing.assert_close(loss, ref_loss, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad, ref_grad, rtol=1e-10, atol=1e-12)
+
+
+def test_squared_loss_and_grad_single_chain_with_per_chain_input():
+    # K = 1 with a 3-D batch takes the batched path, not the 2-D fast path
+    spec = MLPSpec(2, (4,), "tanh")
+    gen = torch.Generator().manual_seed(5)
+    theta = torch.randn(1, spec.n_params, generator=gen, dtype=torch.float64)
+    X = torch.randn(1, 8, 2, generator=gen, dtype=torch.float64)
+    y = torch.randn(1, 8, generator=gen, dtype=torch.float64)
+    loss, grad = spec.squared_loss_and_grad(theta, X, y)
+    ref_loss, ref_grad = _autograd_loss_and_grad(spec, theta, X, y)
+    torch.testing.assert_close(loss, ref_loss)
+    torch.testing.assert_close(grad, ref_grad)

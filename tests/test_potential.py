@@ -1,0 +1,153 @@
+"""Priors, Bernoulli batches and the batch potentials."""
+
+import numpy as np
+import pytest
+import torch
+
+from skgibbs.model import MLPSpec
+from skgibbs.potential import Batch, FunctionPotential, MLPPotential, Prior, draw_batch
+
+
+def _gens(*seeds):
+    return [torch.Generator().manual_seed(s) for s in seeds]
+
+
+def _mlp_problem(n=30, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    spec = MLPSpec(2, (4,), "tanh")
+    X = torch.randn(n, 2, generator=gen, dtype=torch.float64)
+    y = torch.randn(n, generator=gen, dtype=torch.float64)
+    theta = torch.randn(3, spec.n_params, generator=gen, dtype=torch.float64)
+    return spec, X, y, theta
+
+
+def _same_loss_as_function(spec, X, y):
+    # the MLP squared loss written as a user's per-example loss (autograd path)
+    def loss_fn(theta, idx):
+        return (y[idx] - spec.forward(theta, X[idx])) ** 2
+
+    return FunctionPotential(loss_fn, n_data=X.shape[0])
+
+
+# ----------------------------------------------------------------- Prior
+def test_flat_prior_is_zero_without_gradient():
+    theta = torch.randn(4, 3, dtype=torch.float64)
+    prior = Prior()
+    torch.testing.assert_close(prior.log_density(theta), torch.zeros(4, dtype=torch.float64))
+    assert prior.grad_log_density(theta) is None
+
+
+@pytest.mark.parametrize("std", [0.7, torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64)])
+def test_gaussian_prior_density_and_gradient(std):
+    theta = torch.randn(4, 3, dtype=torch.float64)
+    prior = Prior(std=std)
+    expected = -0.5 * ((theta / std) ** 2).sum(1)
+    torch.testing.assert_close(prior.log_density(theta), expected)
+    th = theta.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(prior.log_density(th).sum(), th)
+    torch.testing.assert_close(prior.grad_log_density(theta), grad)
+
+
+def test_box_prior_is_minus_infinity_outside():
+    theta = torch.tensor([[0.5, -0.9], [1.2, 0.0], [0.0, -1.0], [-1.0001, 0.3]], dtype=torch.float64)
+    out = Prior(bound=1.0).log_density(theta)
+    assert out[0] == 0 and out[2] == 0  # the boundary belongs to the box
+    assert out[1] == -np.inf and out[3] == -np.inf
+    gauss_box = Prior(std=2.0, bound=1.0).log_density(theta)
+    assert torch.isfinite(gauss_box[[0, 2]]).all() and torch.isinf(gauss_box[[1, 3]]).all()
+
+
+# ----------------------------------------------------------- draw_batch
+def test_full_data_batch_at_rho_one():
+    batch = draw_batch(_gens(0, 1), n=17, rho=1.0)
+    assert batch.idx is None and batch.mask is None
+    assert batch.size.tolist() == [17, 17]
+
+
+def test_single_chain_batch_is_sorted_subset_without_padding():
+    batch = draw_batch(_gens(0), n=200, rho=0.3)
+    idx = batch.idx[0]
+    assert batch.mask is None and batch.idx.shape == (1, int(batch.size[0]))
+    assert torch.all(idx[1:] > idx[:-1]) and idx.min() >= 0 and idx.max() < 200
+
+
+def test_multi_chain_batch_padding_and_sizes():
+    batch = draw_batch(_gens(0, 1, 2), n=50, rho=0.2)
+    assert batch.idx.shape[0] == 3 and batch.mask.shape == batch.idx.shape
+    torch.testing.assert_close(batch.mask.sum(1).long(), batch.size)
+    for k in range(3):
+        real = batch.idx[k, batch.mask[k] > 0]
+        assert len(torch.unique(real)) == len(real) == int(batch.size[k])
+
+
+def test_batches_depend_only_on_own_generator():
+    alone = draw_batch(_gens(7), n=100, rho=0.3)
+    together = draw_batch(_gens(3, 7), n=100, rho=0.3)
+    k = int(together.size[1])
+    assert torch.equal(alone.idx[0], together.idx[1, :k])
+
+
+def test_batch_size_is_binomial():
+    # |Z|_1 ~ Bin(n, rho): mean n rho, sd sqrt(n rho (1 - rho)); 400 batches
+    n, rho = 500, 0.1
+    gens = _gens(0)
+    sizes = np.array([int(draw_batch(gens, n, rho).size[0]) for _ in range(400)])
+    sd = np.sqrt(n * rho * (1 - rho))
+    assert abs(sizes.mean() - n * rho) < 4 * sd / np.sqrt(len(sizes))
+    assert abs(sizes.std() / sd - 1) < 0.2
+
+
+# ---------------------------------------------------------- potentials
+def test_mlp_potential_full_data_matches_direct_computation():
+    spec, X, y, theta = _mlp_problem()
+    pot = MLPPotential(spec, X, y)
+    full = Batch(None, None, torch.full((3,), 30))
+    expected = ((y - spec.forward(theta, X)) ** 2).sum(1)
+    torch.testing.assert_close(pot.loss_sum(theta, full), expected)
+    torch.testing.assert_close(pot.mean_loss(theta), expected / 30)
+    torch.testing.assert_close(pot.mean_loss(theta, chunk=7), expected / 30)
+
+
+@pytest.mark.parametrize("n_chains", [1, 3])
+@pytest.mark.parametrize("rho", [0.4, 1.0])
+def test_mlp_potential_gradient_matches_function_potential(n_chains, rho):
+    spec, X, y, theta = _mlp_problem()
+    theta = theta[:n_chains]
+    batch = draw_batch(_gens(*range(n_chains)), 30, rho)
+    fast = MLPPotential(spec, X, y)
+    reference = _same_loss_as_function(spec, X, y)
+    loss, grad = fast.loss_sum_and_grad(theta, batch)
+    ref_loss, ref_grad = reference.loss_sum_and_grad(theta, batch)
+    torch.testing.assert_close(loss, ref_loss)
+    torch.testing.assert_close(grad, ref_grad)
+    torch.testing.assert_close(fast.loss_sum(theta, batch), ref_loss)
+
+
+def test_padded_entries_do_not_count():
+    spec, X, y, theta = _mlp_problem()
+    idx = torch.tensor([[0, 5, 9], [4, 0, 0]])
+    mask = torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]], dtype=torch.float64)
+    batch = Batch(idx, mask, torch.tensor([3, 1]))
+    pot = MLPPotential(spec, X, y)
+    loss, grad = pot.loss_sum_and_grad(theta[:2], batch)
+    single, single_grad = pot.loss_sum_and_grad(
+        theta[1:2], Batch(torch.tensor([[4]]), None, torch.tensor([1]))
+    )
+    torch.testing.assert_close(loss[1], single[0])
+    torch.testing.assert_close(grad[1], single_grad[0])
+
+
+def test_function_potential_full_data_and_doctest_value():
+    y = torch.tensor([0.1, -0.2, 0.3], dtype=torch.float64)
+    pot = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=3)
+    theta = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
+    loss, grad = pot.loss_sum_and_grad(theta, Batch(None, None, None))
+    torch.testing.assert_close(loss, ((y[None] - theta) ** 2).sum(1))
+    torch.testing.assert_close(grad[:, 0], -2 * (y[None] - theta).sum(1))
+    torch.testing.assert_close(pot.mean_loss(theta), loss / 3)
+
+
+def test_mlp_potential_predict_has_no_graph():
+    spec, X, y, theta = _mlp_problem()
+    out = MLPPotential(spec, X, y).predict(theta.requires_grad_(True), X)
+    assert out.shape == (3, 30) and not out.requires_grad

@@ -1,0 +1,479 @@
+"""GibbsMLPRegressor: the scikit-learn shell, its outputs and its errors."""
+
+import dataclasses
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import skgibbs.regressor as regressor_module
+from skgibbs import GibbsMLPRegressor, SamplerWarning
+
+CHEAP = {
+    "hidden_layer_sizes": (8,),
+    "n_samples": 20,
+    "burn_in": 50,
+    "thin": 1,
+    "pretrain_iter": 50,
+    "n_chains": 2,
+}
+
+
+def _data(n=40, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+def _fit(random_state=0, X=None, y=None, **params):
+    if X is None:
+        X, y = _data()
+    est = GibbsMLPRegressor(**{**CHEAP, "random_state": random_state, **params})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        return est.fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    return _fit()
+
+
+# ------------------------------------------------------------ fitted state
+def test_fitted_attributes(fitted):
+    X, _ = _data()
+    est = fitted
+    Q = est.spec_.n_params
+    assert est.samples_.shape == (2, 20, Q) and Q == 2 * 8 + 8 + 8 + 1
+    assert est.n_features_in_ == 2
+    for name in ("acceptance_rate_", "n_restarts_", "step_size_", "proposal_std_"):
+        assert getattr(est, name).shape == (2,)
+    assert est.lambda_ == pytest.approx(len(X) / est.temperature_)
+    assert est.rho_ == 1.0  # "auto" is exact MALA on small data
+    for name in (
+        "correction_",
+        "lambda_prime_",
+        "surrogate_scale_",
+        "noise_variance_",
+        "credible_radius_",
+        "credible_radius_params_",
+        "lfv_",
+        "train_loss_",
+        "waic_",
+        "temperature_",
+    ):
+        assert np.isfinite(getattr(est, name)), name
+    assert est.waic_ == pytest.approx(est.train_loss_ + est.lfv_ / len(X))
+    assert len(est.unpack_samples()) == 40
+
+
+def _torch_objects(obj, path="est", seen=None):
+    """Paths of every torch object reachable from ``obj``."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, (torch.Tensor, torch.Generator, torch.device, torch.dtype, torch.nn.Module)):
+        return [path]
+    found = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            found += _torch_objects(v, f"{path}[{k!r}]", seen)
+    elif isinstance(obj, (list, tuple, set)):
+        for i, v in enumerate(obj):
+            found += _torch_objects(v, f"{path}[{i}]", seen)
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            found += _torch_objects(getattr(obj, f.name), f"{path}.{f.name}", seen)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        for k, v in vars(obj).items():
+            found += _torch_objects(v, f"{path}.{k}", seen)
+    elif isinstance(obj, np.ndarray) and obj.dtype == object:
+        for i, v in enumerate(obj.ravel()):
+            found += _torch_objects(v, f"{path}[{i}]", seen)
+    return found
+
+
+@pytest.mark.parametrize("sampler", ["csmala", "sgld"])
+def test_fitted_state_is_numpy_only(sampler):
+    est = _fit(sampler=sampler, rho=0.5)
+    assert _torch_objects(est) == []
+    # spec_ is the architecture: a frozen dataclass of plain Python values
+    assert dataclasses.is_dataclass(est.spec_)
+    for f in dataclasses.fields(est.spec_):
+        assert isinstance(getattr(est.spec_, f.name), (int, str, tuple))
+
+
+# ------------------------------------------------------ reproducibility
+def test_same_random_state_same_draws():
+    a, b, c = _fit(0), _fit(0), _fit(1)
+    np.testing.assert_array_equal(a.samples_, b.samples_)
+    np.testing.assert_array_equal(a.predict(_data()[0]), b.predict(_data()[0]))
+    assert not np.array_equal(a.samples_, c.samples_)
+
+
+def test_pickle_round_trip_keeps_predictions(fitted):
+    X, _ = _data(seed=3)
+    loaded = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(loaded.samples_, fitted.samples_)
+    np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))
+    np.testing.assert_array_equal(loaded.predict_interval(X)[1], fitted.predict_interval(X)[1])
+    np.testing.assert_array_equal(
+        loaded.sample_y(X, 3, random_state=0), fitted.sample_y(X, 3, random_state=0)
+    )
+
+
+def test_clone_is_unfitted_with_same_params(fitted):
+    twin = clone(fitted)
+    assert twin.get_params() == fitted.get_params()
+    assert not hasattr(twin, "samples_")
+    with pytest.raises(NotFittedError):
+        twin.predict(_data()[0])
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        np.testing.assert_array_equal(twin.fit(X, y).samples_, fitted.samples_)
+
+
+# ------------------------------------------------------------ ecosystem
+def test_in_a_pipeline():
+    X, y = _data()
+    X = 100 * X + 5
+    pipe = make_pipeline(StandardScaler(), GibbsMLPRegressor(**CHEAP, random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        pipe.fit(X, y)
+    mean, std = pipe.predict(X, return_std=True)
+    assert mean.shape == std.shape == (40,) and np.all(std > 0)
+    assert pipe.score(X, y) > 0.5
+    y_pred, y_pis = pipe[-1].predict_interval(pipe[:-1].transform(X), confidence_level=0.9)
+    np.testing.assert_allclose(y_pred, mean)
+    assert y_pis.shape == (40, 2, 1)
+
+
+def test_grid_search_over_temperature_and_rho():
+    X, y = _data()
+    grid = {"temperature": [0.5, 5.0], "rho": [0.5, 1.0]}
+    search = GridSearchCV(
+        GibbsMLPRegressor(**{**CHEAP, "n_samples": 5, "burn_in": 10}, random_state=0), grid, cv=2
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        search.fit(X, y)
+    assert len(search.cv_results_["params"]) == 4
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert search.best_params_["temperature"] in grid["temperature"]
+    assert search.best_estimator_.temperature_ == search.best_params_["temperature"]
+
+
+# ----------------------------------------------------------- predictions
+def test_predict_interval_shapes_and_nesting(fitted):
+    X, _ = _data(n=15, seed=5)
+    y_pred, single = fitted.predict_interval(X, confidence_level=0.9)
+    np.testing.assert_allclose(y_pred, fitted.predict(X))
+    assert single.shape == (15, 2, 1)
+    levels = [0.5, 0.8, 0.95]
+    _, multi = fitted.predict_interval(X, confidence_level=levels)
+    assert multi.shape == (15, 2, 3)
+    assert np.all(multi[:, 0, :] <= y_pred[:, None] + 1e-9) and np.all(
+        multi[:, 1, :] >= y_pred[:, None] - 1e-9
+    )
+    # a higher level gives a wider interval around the lower one
+    assert np.all(np.diff(multi[:, 0, :], axis=1) < 0)
+    assert np.all(np.diff(multi[:, 1, :], axis=1) > 0)
+    _, default = fitted.predict_interval(X)
+    _, at_default = fitted.predict_interval(X, confidence_level=fitted.confidence_level)
+    np.testing.assert_array_equal(default, at_default)
+
+
+def test_credible_interval_narrower_than_predictive(fitted):
+    X, _ = _data(n=15, seed=5)
+    _, pred = fitted.predict_interval(X, confidence_level=[0.5, 0.9], kind="predictive")
+    _, cred = fitted.predict_interval(X, confidence_level=[0.5, 0.9], kind="credible")
+    assert cred.shape == pred.shape
+    assert np.all(cred[:, 1] - cred[:, 0] < pred[:, 1] - pred[:, 0])
+    F = fitted.predict_samples(X)
+    np.testing.assert_allclose(cred[:, 0, 1], np.quantile(F, 0.05, axis=1))
+
+
+def test_predict_samples_and_return_std(fitted):
+    X, _ = _data(n=15, seed=5)
+    F = fitted.predict_samples(X)
+    assert F.shape == (15, 2 * 20)
+    mean, std = fitted.predict(X, return_std=True)
+    np.testing.assert_allclose(F.mean(1), mean, rtol=1e-10, atol=1e-10)
+    assert np.all(std > 0)
+    np.testing.assert_allclose(std**2, F.var(1) + fitted.noise_variance_, rtol=1e-6)
+
+
+def test_sample_y_shape_and_reproducibility(fitted):
+    X, _ = _data(n=15, seed=5)
+    a = fitted.sample_y(X, n_samples=7, random_state=3)
+    assert a.shape == (15, 7)
+    np.testing.assert_array_equal(a, fitted.sample_y(X, n_samples=7, random_state=3))
+    assert not np.array_equal(a, fitted.sample_y(X, n_samples=7, random_state=4))
+    assert fitted.sample_y(X).shape == (15, 1)
+
+
+def test_credible_radius_on_training_inputs(fitted):
+    X, _ = _data()
+    assert fitted.credible_radius(X) == pytest.approx(fitted.credible_radius_, rel=1e-12)
+    assert fitted.credible_radius(X, 0.5) <= fitted.credible_radius(X, 0.95)
+
+
+def test_score_is_r2(fitted):
+    X, y = _data()
+    pred = fitted.predict(X)
+    r2 = 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2)
+    assert fitted.score(X, y) == pytest.approx(r2)
+
+
+def test_predictions_are_on_the_scale_of_y():
+    X, y = _data()
+    small = _fit(X=X, y=y)
+    big = _fit(X=1000 * X - 7, y=50 * y + 300)
+    # the model sees the same standardized data, so it is the same model
+    np.testing.assert_allclose(big.samples_, small.samples_, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(big.predict(1000 * X - 7), 50 * small.predict(X) + 300, rtol=1e-4)
+
+
+# ------------------------------------------------------------ bad input
+X0, Y0 = _data()
+
+
+def _with_nan(a):
+    a = a.copy()
+    a.flat[3] = np.nan
+    return a
+
+
+def _with_inf(a):
+    a = a.copy()
+    a.flat[1] = np.inf
+    return a
+
+
+BAD_DATA = {
+    "nan_X": (_with_nan(X0), Y0, r"\bX\b.*NaN"),
+    "inf_X": (_with_inf(X0), Y0, r"\bX\b.*infinity"),
+    "nan_y": (X0, _with_nan(Y0), r"\by\b.*NaN"),
+    "inf_y": (X0, _with_inf(Y0), r"\by\b.*infinity"),
+    "X_1d": (X0[:, 0], Y0, r"2D array"),
+    "X_3d": (X0[None], Y0, r"dim 3"),
+    "y_2d": (X0, np.c_[Y0, Y0], r"\by\b.*1d"),
+    "length_mismatch": (X0, Y0[:10], r"inconsistent numbers of samples"),
+    "empty": (X0[:0], Y0[:0], r"0 sample"),
+    "one_sample": (X0[:1], Y0[:1], r"n_samples=1"),
+    "strings_X": (np.full((40, 2), "a"), Y0, r"\bX\b"),
+    "strings_y": (X0, np.array(["a"] * 40), r"\by\b"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_DATA))
+def test_bad_data_is_refused_with_a_clear_message(case):
+    X, y, message = BAD_DATA[case]
+    with pytest.raises((ValueError, TypeError), match=message):
+        GibbsMLPRegressor(**CHEAP).fit(X, y)
+
+
+BAD_PARAMS = [
+    ("rho", 0.0),
+    ("rho", 1.5),
+    ("rho", -0.1),
+    ("temperature", 0.0),
+    ("temperature", -1.0),
+    ("temperature", "hot"),
+    ("step_size", 0.0),
+    ("step_size", -1e-3),
+    ("proposal_std", 0.0),
+    ("sampler", "hmc"),
+    ("activation", "gelu"),
+    ("hidden_layer_sizes", (0,)),
+    ("hidden_layer_sizes", (8, -2)),
+    ("hidden_layer_sizes", (2.5,)),
+    ("hidden_layer_sizes", "wide"),
+    ("confidence_level", 0.0),
+    ("confidence_level", 1.0),
+    ("n_samples", 0),
+    ("n_chains", 0),
+    ("thin", 0),
+    ("correction", -0.5),
+    ("weight_bound", 0.0),
+]
+
+
+@pytest.mark.parametrize("name, value", BAD_PARAMS)
+def test_bad_parameter_is_refused_naming_it(name, value):
+    est = GibbsMLPRegressor(**{**CHEAP, name: value})
+    with pytest.raises((ValueError, TypeError), match=name):
+        est.fit(X0, Y0)
+
+
+def test_bad_prediction_input(fitted):
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict(X0[:, :1])
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict_interval(np.c_[X0, X0])
+    with pytest.raises(ValueError, match=r"\bX\b.*NaN"):
+        fitted.predict(_with_nan(X0))
+    with pytest.raises(ValueError, match="0 sample"):
+        fitted.predict(X0[:0])
+    with pytest.raises(NotFittedError):
+        GibbsMLPRegressor().predict(X0)
+
+
+@pytest.mark.parametrize("level", [0.0, 1.0, 1.5, -0.2, [0.5, 1.2]])
+def test_confidence_level_out_of_range_at_predict(fitted, level):
+    with pytest.raises(ValueError, match="confidence_level"):
+        fitted.predict_interval(X0, confidence_level=level)
+
+
+@pytest.mark.parametrize("level", [0.0, 1.0, 2.0])
+def test_confidence_level_out_of_range_for_radius(fitted, level):
+    with pytest.raises(ValueError, match="confidence_level"):
+        fitted.credible_radius(X0, level)
+
+
+def test_unknown_interval_kind(fitted):
+    with pytest.raises(ValueError, match="kind"):
+        fitted.predict_interval(X0, kind="bayesian")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda est: est.fit(_with_nan(X0), Y0),
+        lambda est: est.fit(np.c_[X0, X0, X0][:, :5] + np.nan, Y0),
+        lambda est: est.fit(X0[:1], Y0[:1]),
+        lambda est: est.set_params(rho=2.0).fit(X0, Y0),
+    ],
+)
+def test_failed_refit_keeps_the_earlier_fit(bad):
+    est = _fit()
+    before = {
+        k: v.copy() if isinstance(v, np.ndarray) else v for k, v in vars(est).items() if k.endswith("_")
+    }
+    pred = est.predict(X0)
+    with pytest.raises(ValueError):
+        bad(est)
+    assert est.n_features_in_ == 2
+    np.testing.assert_array_equal(est.samples_, before["samples_"])
+    np.testing.assert_array_equal(est.predict(X0), pred)
+    for k, v in before.items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(getattr(est, k), v)
+        elif isinstance(v, float) and np.isnan(v):
+            assert np.isnan(getattr(est, k))
+        else:
+            assert getattr(est, k) == v, k
+
+
+# -------------------------------------------------- divergence, warnings
+@pytest.mark.parametrize("step_size", [1e3, 1e30])
+def test_divergent_step_is_rejected_and_predictions_stay_finite(step_size):
+    X, y = _data()
+    est = GibbsMLPRegressor(**{**CHEAP, "step_size": step_size, "proposal_std": 0.05, "random_state": 0})
+    with pytest.warns(SamplerWarning, match="step_size"):
+        est.fit(X, y)
+    assert np.all(est.acceptance_rate_ < 0.01)
+    assert np.isfinite(est.samples_).all()
+    mean, std = est.predict(X, return_std=True)
+    assert np.isfinite(mean).all() and np.isfinite(std).all()
+    assert np.isfinite(est.predict_interval(X)[1]).all()
+    for name in ("noise_variance_", "credible_radius_", "lfv_", "waic_"):
+        assert np.isfinite(getattr(est, name))
+
+
+def _surrogate_warnings(record):
+    return [w for w in record if issubclass(w.category, SamplerWarning) and "surrogate" in str(w.message)]
+
+
+def test_surrogate_warning_at_bayesian_temperature():
+    X, y = _data()
+    est = GibbsMLPRegressor(**{**CHEAP, "sampler": "csmala", "rho": 0.3, "random_state": 0})
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    assert est.temperature_ < 10 and est.surrogate_scale_ > 0.1
+    assert len(_surrogate_warnings(record)) == 1
+    assert "rho" in str(_surrogate_warnings(record)[0].message)
+
+
+def test_no_surrogate_warning_when_hot():
+    X, y = _data()
+    est = GibbsMLPRegressor(
+        **{**CHEAP, "sampler": "csmala", "rho": 0.3, "temperature": 1000.0, "random_state": 0}
+    )
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    assert est.surrogate_scale_ < 0.1
+    assert _surrogate_warnings(record) == []
+
+
+@pytest.mark.parametrize("sampler", ["mala", "smala", "csmala", "sgld"])
+def test_every_sampler_fits(sampler):
+    est = _fit(sampler=sampler, rho=0.5, temperature=20.0)
+    X, _ = _data()
+    assert np.isfinite(est.predict(X)).all()
+    if sampler == "mala":
+        assert est.rho_ == 1.0 and est.accepted_batch_sizes_.size == 0
+    else:
+        assert est.rho_ == 0.5
+    if sampler == "csmala":
+        assert est.correction_ > 0 and est.lambda_prime_ > est.lambda_
+    else:
+        assert est.correction_ == 0.0 and est.lambda_prime_ == pytest.approx(est.lambda_)
+
+
+def test_keyboard_interrupt_keeps_the_draws_so_far(monkeypatch):
+    calls = {"n": 0}
+    burn_in = 20
+
+    class Interrupted(regressor_module.MLPPotential):
+        def loss_sum_and_grad(self, theta, batch):
+            calls["n"] += 1
+            # one gradient at the start and one per step: fail in sampling step 6
+            if calls["n"] > 1 + burn_in + 5:
+                raise KeyboardInterrupt
+            return super().loss_sum_and_grad(theta, batch)
+
+    monkeypatch.setattr(regressor_module, "MLPPotential", Interrupted)
+    X, y = _data()
+    est = GibbsMLPRegressor(
+        **{**CHEAP, "sampler": "mala", "burn_in": burn_in, "proposal_std": 0.01, "step_size": 1e-4},
+        random_state=0,
+    )
+    with pytest.warns(SamplerWarning, match="interrupted"):
+        est.fit(X, y)
+    assert 0 < est.samples_.shape[1] < CHEAP["n_samples"]
+    assert np.isfinite(est.predict(X)).all()
+
+
+def test_keyboard_interrupt_before_any_draw_propagates(monkeypatch):
+    # nothing to keep: the interrupt reaches the user, the earlier fit survives
+    est = _fit()
+    pred = est.predict(X0)
+    burn_in = CHEAP["burn_in"]
+    calls = {"n": 0}
+
+    class Interrupted(regressor_module.MLPPotential):
+        def loss_sum_and_grad(self, theta, batch):
+            calls["n"] += 1
+            if calls["n"] > 1 + burn_in:
+                raise KeyboardInterrupt
+            return super().loss_sum_and_grad(theta, batch)
+
+    monkeypatch.setattr(regressor_module, "MLPPotential", Interrupted)
+    est.set_params(sampler="mala", proposal_std=0.01)
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X0, Y0)
+    np.testing.assert_array_equal(est.predict(X0), pred)
