@@ -21,6 +21,15 @@ ACTIVATIONS = {
 }
 
 
+def _act_inplace(name, a):
+    if name == "relu":
+        a.clamp_min_(0.0)
+    elif name == "tanh":
+        a.tanh_()
+    elif name == "logistic":
+        a.sigmoid_()
+
+
 def _act_grad(name, h, grad_h):
     """``dL/da`` from ``dL/dh`` with ``h = act(a)``, written in terms of ``h``."""
     if name == "relu":  # one fused pass, as autograd's own ReLU backward
@@ -113,7 +122,7 @@ class MLPSpec:
                 h = act(h)
         return h[None, :, 0] if single else h[..., 0]
 
-    def squared_loss_and_grad(self, theta, X, y, mask=None):
+    def squared_loss_and_grad(self, theta, X, y, mask=None, augmented=False):
         """``sum_i (y_i - f(x_i))^2`` per chain and its gradient, by a hand-written backward pass.
 
         Equivalent to autograd on :meth:`forward` (tested), but it writes the
@@ -124,9 +133,13 @@ class MLPSpec:
         ----------
         theta : torch.Tensor of shape (K, Q)
         X : torch.Tensor of shape (n, d) or (K, n, d)
+            Inputs; with ``augmented=True`` and one chain, shape ``(n, d + 1)``
+            with a last column of ones.
         y : torch.Tensor of shape (n,) or (K, n)
         mask : torch.Tensor of shape (K, n), default=None
             Weights of the examples (padding entries 0).
+        augmented : bool, default=False
+            Whether ``X`` already carries the column of ones.
 
         Returns
         -------
@@ -134,41 +147,74 @@ class MLPSpec:
         grad : torch.Tensor of shape (K, Q)
         """
         K = theta.shape[0]
-        single = K == 1 and X.dim() == 2
+        if K == 1 and X.dim() == 2:
+            if not augmented:
+                X = torch.cat([X, torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)], 1)
+            return self._single_loss_and_grad(theta, X, y, None if mask is None else mask[0])
+        if augmented:
+            X = X[..., :-1]
+        return self._batched_loss_and_grad(theta, X, y, mask)
+
+    def _single_loss_and_grad(self, theta, X_aug, y, mask):
+        # In the flat order a layer's weights (n_in, n_out) are followed by its
+        # biases, so theta[w.start:b.stop] viewed as (n_in + 1, n_out) is [W; b]
+        # without a copy. With a column of ones on every activation, a layer is
+        # one matmul forward and one matmul for its whole gradient block.
+        t, m = theta[0], X_aug.shape[0]
+        slices = list(self._slices())
+        acts = [X_aug]
+        for layer, (n_in, n_out, w, b) in enumerate(slices):
+            Wb = t[w.start : b.stop].view(n_in + 1, n_out)
+            if layer == len(slices) - 1:
+                out = torch.mm(acts[-1], Wb)[:, 0]
+                break
+            buf = torch.empty(m, n_out + 1, dtype=t.dtype, device=t.device)
+            h = buf[:, :n_out]
+            torch.mm(acts[-1], Wb, out=h)
+            _act_inplace(self.activation, h)
+            buf[:, n_out] = 1.0
+            acts.append(buf)
+        resid = y - out
+        if mask is not None:
+            resid = resid * mask
+        loss = torch.dot(resid, resid).reshape(1)
+        grad = torch.empty_like(theta)
+        g = (-2.0 * resid).unsqueeze(1)  # dL/d(output)
+        for layer in range(len(slices) - 1, -1, -1):
+            n_in, n_out, w, b = slices[layer]
+            h_aug = acts[layer]
+            torch.mm(h_aug.t(), g, out=grad[0, w.start : b.stop].view(n_in + 1, n_out))
+            if layer:
+                gh = torch.mm(g, t[w].view(n_in, n_out).t())
+                g = _act_grad(self.activation, h_aug[:, :n_in], gh)
+        return loss, grad
+
+    def _batched_loss_and_grad(self, theta, X, y, mask):
+        K = theta.shape[0]
         slices = list(self._slices())
         hs = [X]
         for layer, (n_in, n_out, w, b) in enumerate(slices):
-            if single:
-                a = torch.addmm(theta[0, b], hs[-1], theta[0, w].view(n_in, n_out))
-            else:
-                W = theta[:, w].view(K, n_in, n_out)
-                bias = theta[:, b].view(K, 1, n_out)
-                h = hs[-1]
-                a = torch.matmul(h, W) + bias if h.dim() == 2 else torch.baddbmm(bias, h, W)
+            W = theta[:, w].view(K, n_in, n_out)
+            bias = theta[:, b].view(K, 1, n_out)
+            h = hs[-1]
+            a = torch.matmul(h, W) + bias if h.dim() == 2 else torch.baddbmm(bias, h, W)
             hs.append(ACTIVATIONS[self.activation](a) if layer < len(slices) - 1 else a)
         out = hs.pop()
-        resid = (y if single else y.expand(K, -1) if y.dim() == 1 else y) - (out[:, 0] if single else out[..., 0])
+        resid = (y.expand(K, -1) if y.dim() == 1 else y) - out[..., 0]
         if mask is not None:
-            resid = resid * (mask[0] if single else mask)
-        loss = (resid * resid).sum(-1).reshape(K)
+            resid = resid * mask
+        loss = (resid * resid).sum(-1)
         grad = torch.empty_like(theta)
         g = (-2.0 * resid).unsqueeze(-1)  # dL/d(output)
         for layer in range(len(slices) - 1, -1, -1):
             n_in, n_out, w, b = slices[layer]
             h = hs[layer]
-            if single:
-                torch.mm(h.t(), g, out=grad[0, w].view(n_in, n_out))
-                torch.sum(g, 0, out=grad[0, b])
-            else:
-                hT = h.transpose(-1, -2)
-                gw = torch.matmul(hT, g) if h.dim() == 3 else torch.matmul(hT.unsqueeze(0), g)
-                grad[:, w] = gw.reshape(K, -1)
-                grad[:, b] = g.sum(-2)
+            hT = h.transpose(-1, -2)
+            gw = torch.matmul(hT, g) if h.dim() == 3 else torch.matmul(hT.unsqueeze(0), g)
+            grad[:, w] = gw.reshape(K, -1)
+            grad[:, b] = g.sum(-2)
             if layer:
-                if single:
-                    gh = torch.mm(g, theta[0, w].view(n_in, n_out).t())
-                else:
-                    gh = torch.matmul(g, theta[:, w].view(K, n_in, n_out).transpose(-1, -2))
+                gh = torch.matmul(g, theta[:, w].view(K, n_in, n_out).transpose(-1, -2))
                 g = _act_grad(self.activation, h, gh)
         return loss, grad
 

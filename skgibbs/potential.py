@@ -152,6 +152,8 @@ class MLPPotential(_BasePotential):
     def __init__(self, spec, X, y):
         self.spec, self.X, self.y = spec, X, y
         self.n_data = X.shape[0]
+        # inputs with a column of ones: the single-chain gradient's layout
+        self.X_aug = torch.cat([X, torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)], 1)
 
     def per_example_loss(self, theta, batch):
         if batch.idx is None:
@@ -164,11 +166,13 @@ class MLPPotential(_BasePotential):
         return resid * resid
 
     def loss_sum_and_grad(self, theta, batch):
+        single = theta.shape[0] == 1
+        X = self.X_aug if single else self.X
         if batch.idx is None:
-            return self.spec.squared_loss_and_grad(theta, self.X, self.y)
+            return self.spec.squared_loss_and_grad(theta, X, self.y, augmented=single)
         if batch.idx.shape[0] == 1:
             i = batch.idx[0]
-            return self.spec.squared_loss_and_grad(theta, self.X[i], self.y[i])
+            return self.spec.squared_loss_and_grad(theta, X[i], self.y[i], augmented=single)
         return self.spec.squared_loss_and_grad(theta, self.X[batch.idx], self.y[batch.idx], batch.mask)
 
     def predict(self, theta, X):
