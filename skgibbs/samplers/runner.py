@@ -244,27 +244,28 @@ def _warmup(chains):
 def _sample(chains):
     cfg = chains.cfg
     K, Q = chains.state.theta.shape
-    draws = torch.empty(K, cfg.n_samples, Q, dtype=chains.dtype)
-    accepted = torch.zeros(K, dtype=torch.long)
-    sizes, kept, steps, interrupted = [], 0, 0, False
     total = cfg.n_samples * cfg.thin
+    draws = torch.empty(K, cfg.n_samples, Q, dtype=chains.dtype, device=chains.device)
+    # per-step records stay on the device in preallocated buffers; nothing is
+    # masked or copied to the host inside the loop
+    acc_log = torch.zeros(total, K, dtype=torch.bool, device=chains.device)
+    size_log = torch.zeros(total, K, dtype=torch.long, device=chains.device)
+    kept, steps, interrupted = 0, 0, False
     try:
         for i in range(total):
             _, is_acc, bsize = chains.advance()
-            is_acc = is_acc.cpu()
-            accepted += is_acc.long()
+            acc_log[i], size_log[i] = is_acc, bsize
             steps += 1
-            if chains.rho < 1.0:
-                sizes.append(bsize.cpu()[is_acc])
             if (i + 1) % cfg.thin == 0:
-                draws[:, kept] = chains.state.theta.cpu()
+                draws[:, kept] = chains.state.theta
                 kept += 1
             _progress(cfg, "sampling", i, total)
     except KeyboardInterrupt:
         interrupted = True
-    rate = (accepted.double() / max(steps, 1)).numpy()
-    batch_sizes = torch.cat(sizes).numpy() if sizes else np.zeros(0, dtype=np.int64)
-    return draws[:, :kept].numpy(), rate, batch_sizes, interrupted
+    acc_log, size_log = acc_log[:steps].cpu(), size_log[:steps].cpu()
+    rate = (acc_log.double().sum(0) / max(steps, 1)).numpy()
+    batch_sizes = size_log.T[acc_log.T].numpy() if chains.rho < 1.0 else np.zeros(0, dtype=np.int64)
+    return draws[:, :kept].cpu().numpy(), rate, batch_sizes, interrupted
 
 
 def _warmup_job(potential, prior, theta0, seeds, cfg):
