@@ -17,7 +17,7 @@ from .criteria import functional_variance, gaussian_log_likelihood
 from .exceptions import SamplerWarning
 from .model import ACTIVATIONS, MLPSpec
 from .potential import MLPPotential, Prior
-from .samplers import ChainConfig, run_chains
+from .samplers import ChainConfig, run_chains, surrogate_constants
 
 __all__ = ["GibbsMLPRegressor"]
 
@@ -178,7 +178,9 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         ``|Z|_1`` of every accepted step after burn-in (paper 000 Fig. 4);
         empty for ``rho = 1``.
     surrogate_scale_ : float
-        Mean over draws and examples of ``lambda' l_i(theta) / n``.
+        Mean over draws and examples of the per-example term ``c l_i(theta)``
+        of the batch potential: ``lambda' l_i / n`` for csMALA, ``lambda l_i /
+        (n rho)`` for sMALA (and ``lambda l_i / n`` otherwise).
     noise_variance_ : float
         ``sigma^2``: the posterior mean of the training risk,
         ``E_theta[R_n(theta)]``, on the scale of ``y``. In the Gaussian linear
@@ -445,7 +447,10 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         resid2 = (y[None, :] - F) ** 2
         self.noise_variance_ = float(resid2.mean())
         std_losses = resid2 / self.y_scale_**2
-        self.surrogate_scale_ = float(self.lambda_prime_ / X.shape[0] * std_losses.mean())
+        # the per-example term of the batch potential is c * l_i: lambda' l_i / n
+        # for csMALA, lambda l_i / (n rho) for sMALA (Lemmas 1 and 3)
+        c = surrogate_constants(self.sampler, self.lambda_, X.shape[0], self.rho_, self.correction_)[0]
+        self.surrogate_scale_ = float(c * std_losses.mean())
         self.credible_radius_ = credible_radius(F, self.confidence_level)
         self.credible_radius_params_ = parameter_radius(
             self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level

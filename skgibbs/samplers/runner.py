@@ -31,7 +31,36 @@ __all__ = ["ChainConfig", "ChainResult", "run_chains"]
 
 
 class ChainConfig(NamedTuple):
-    """Settings of a run; see :class:`~skgibbs.GibbsMLPRegressor` for their meaning."""
+    """Settings of a run of :func:`run_chains`.
+
+    Attributes
+    ----------
+    sampler : {"csmala", "mala", "smala", "sgld"}
+    lam : float
+        Inverse temperature ``lambda`` of the target ``exp(-lambda R_n)``.
+    rho : float
+        Bernoulli batch probability (ignored by ``"mala"``).
+    correction : float or "auto"
+        csMALA's ``zeta``; ``"auto"`` centres the per-example term during
+        burn-in (paper 000 §5).
+    step_size : float
+        Langevin step ``h``; the initial value when adapted.
+    proposal_std : float or "auto"
+        ``s``; ``"auto"`` is ``sqrt(2 h)`` with ``h`` adapted during burn-in,
+        a float fixes both ``h`` and ``s``.
+    n_samples, burn_in, thin : int
+        Draws kept per chain, steps discarded first, keep every ``thin``-th.
+    restart_after : int or None
+        Redraw the batch of a chain after this many rejections in a row.
+    target_accept : float
+        Acceptance aimed at by the step-size adaptation.
+    correction_every : int
+        Steps between updates of the automatic correction.
+    compensate : bool
+        Use ``lambda'`` in csMALA's batch terms (True) or ``lam`` as is.
+    verbose : int
+        Print progress to stderr.
+    """
 
     sampler: str = "csmala"
     lam: float = 1.0
