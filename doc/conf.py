@@ -1,0 +1,97 @@
+"""Sphinx configuration of the skgibbs documentation.
+
+Build with ``make docs`` (``python -m sphinx -W -b html doc doc/_build/html``).
+Nothing here needs network access: no intersphinx, and MathJax is loaded by
+the reader's browser.
+"""
+
+import pathlib
+import sys
+
+DOC = pathlib.Path(__file__).resolve().parent
+ROOT = DOC.parent
+sys.path.insert(0, str(ROOT))  # document this checkout, whatever is installed
+
+import skgibbs
+
+project = "skgibbs"
+author = "the skgibbs developers"
+copyright = "the skgibbs developers"
+release = skgibbs.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+]
+
+root_doc = "index"
+exclude_patterns = ["_build"]
+templates_path = []
+html_theme = "alabaster"
+html_static_path = ["_static"]
+html_theme_options = {
+    "description": "Gibbs-posterior neural networks for scikit-learn",
+    "fixed_sidebar": True,
+}
+
+# API pages: summary tables link to the entries written out on the same
+# page, so nothing is generated into the source tree.
+autosummary_generate = False
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+# --------------------------------------------------------------- benchmarks
+# doc/benchmarks.rst lists the results that benchmarks/ writes as
+# reStructuredText (benchmarks/results/<name>.rst). Only files that exist at
+# build time are included: the section below is appended to the page source
+# when it is read, and the page is re-read on every build so that new
+# results appear.
+RESULTS = ROOT / "benchmarks" / "results"
+BENCHMARK_SECTIONS = [
+    ("speed", "Speed", "``benchmarks/bench_speed.py``"),
+    ("example9", "Example 9: credible balls in a linear model", "``benchmarks/repro_example9.py``"),
+    ("table2", "Table 2: credible radii on the data-gap regression", "``benchmarks/repro_table2.py``"),
+    ("fig6", "Fig. 6: validation risk against n at constant n rho", "``benchmarks/repro_fig6.py``"),
+    (
+        "surrogate_gap",
+        "Distance of the surrogates from the Gibbs posterior",
+        "``benchmarks/repro_surrogate_gap.py``",
+    ),
+]
+
+
+def _benchmark_sections():
+    known = {name for name, _, _ in BENCHMARK_SECTIONS}
+    extra = sorted(p.stem for p in RESULTS.glob("*.rst") if p.stem not in known)
+    entries = BENCHMARK_SECTIONS + [(name, name.replace("_", " ").capitalize(), None) for name in extra]
+    lines = []
+    for name, title, script in entries:
+        if not (RESULTS / f"{name}.rst").is_file():
+            continue
+        lines += ["", title, "-" * len(title), ""]
+        if script:
+            lines += [f"Written by {script} to ``benchmarks/results/{name}.rst``.", ""]
+        lines += [f".. include:: ../benchmarks/results/{name}.rst", ""]
+    if not lines:
+        lines = ["", "No results have been written yet: run ``make bench``.", ""]
+    return "\n".join(lines)
+
+
+def _add_benchmark_results(app, docname, source):
+    if docname == "benchmarks":
+        source[0] += _benchmark_sections()
+
+
+def _always_reread_benchmarks(app, env, added, changed, removed):
+    return ["benchmarks"] if "benchmarks" in env.found_docs else []
+
+
+def setup(app):
+    app.connect("source-read", _add_benchmark_results)
+    app.connect("env-get-outdated", _always_reread_benchmarks)
