@@ -1,0 +1,45 @@
+"""Run every benchmark and paper reproduction, writing benchmarks/results/.
+
+    python benchmarks/run_all.py            # full runs (about an hour on one core)
+    python benchmarks/run_all.py --quick    # smoke runs, results not written
+
+Each script prints its table and, in full mode, writes ``.json``, ``.md``
+and ``.rst`` files into ``benchmarks/results``; the documentation includes
+the ``.rst`` ones.
+"""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = [
+    "bench_speed.py",
+    "repro_example9.py",
+    "repro_surrogate_gap.py",
+    "repro_table2.py",
+    "repro_fig6.py",
+]
+
+
+def main(argv):
+    quick = "--quick" in argv
+    failed = []
+    for name in SCRIPTS:
+        cmd = [sys.executable, str(HERE / name)]
+        if quick:
+            cmd.append("--quick")
+        print(f"== {' '.join(cmd[1:])}", flush=True)
+        start = time.perf_counter()
+        code = subprocess.call(cmd)
+        print(f"== {name}: exit {code} after {time.perf_counter() - start:.0f} s", flush=True)
+        if code:
+            failed.append(name)
+    if failed:
+        print("failed: " + ", ".join(failed), file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
