@@ -189,6 +189,10 @@ class FunctionPotential(_BasePotential):
         ``loss_fn(theta, idx) -> (K, m)`` per-example losses of K parameter
         vectors ``theta`` (shape ``(K, Q)``) on the examples ``idx`` (shape
         ``(K, m)``, long). It must be differentiable by torch autograd.
+        Row ``k`` of ``theta`` and of ``idx`` belong together, and the rows
+        are interchangeable chains: the kernels may call ``loss_fn`` on any
+        subset of them (a restart evaluates only the chains it refreshes),
+        so the loss must not depend on a row's position.
     n_data : int
         Number of examples ``n``.
 

@@ -28,6 +28,9 @@ _AUTO_BATCH = 10000
 _VECTORIZE_WORK = 6_000_000
 # The surrogates approach pi_lambda only while lambda' l_i / n << 1 (Lemmas 1, 3).
 _SURROGATE_WARN = 0.1
+# Beyond this spread of the log MH ratio between two independent batches,
+# proposals pass only when the batch happens to favour them: chains stick.
+_BATCH_NOISE_WARN = 2.0
 
 
 class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
@@ -177,6 +180,12 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
     accepted_batch_sizes_ : ndarray of shape (n_accepted,)
         ``|Z|_1`` of every accepted step after burn-in (paper 000 Fig. 4);
         empty for ``rho = 1``.
+    batch_noise_ : float
+        Standard deviation of the log Metropolis-Hastings ratio caused by
+        drawing two independent Bernoulli batches,
+        ``sqrt(2 rho (1 - rho) sum_i (c l_i + d)^2)`` averaged over the draws
+        (0 for ``rho = 1``). Above about 2 the chains stick to favourable
+        batches and a :class:`~skgibbs.SamplerWarning` is raised.
     surrogate_scale_ : float
         Mean over draws and examples of the per-example term ``c l_i(theta)``
         of the batch potential: ``lambda' l_i / n`` for csMALA, ``lambda l_i /
@@ -449,8 +458,13 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         std_losses = resid2 / self.y_scale_**2
         # the per-example term of the batch potential is c * l_i: lambda' l_i / n
         # for csMALA, lambda l_i / (n rho) for sMALA (Lemmas 1 and 3)
-        c = surrogate_constants(self.sampler, self.lambda_, X.shape[0], self.rho_, self.correction_)[0]
+        c, d, _ = surrogate_constants(self.sampler, self.lambda_, X.shape[0], self.rho_, self.correction_)
         self.surrogate_scale_ = float(c * std_losses.mean())
+        # Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2 for Z_i ~ Ber(rho), t_i = c l_i + d;
+        # the MH ratio holds the difference of two independent batches
+        terms = c * std_losses + d
+        noise = np.sqrt(2 * self.rho_ * (1 - self.rho_) * (terms**2).sum(1))
+        self.batch_noise_ = float(noise.mean()) if self.sampler != "sgld" else 0.0
         self.credible_radius_ = credible_radius(F, self.confidence_level)
         self.credible_radius_params_ = parameter_radius(
             self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
@@ -466,6 +480,15 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
                 f"lambda' l_i / n averages {self.surrogate_scale_:.3g} (> {_SURROGATE_WARN}): the "
                 f"{self.sampler} surrogate is far from the Gibbs posterior at rho={self.rho_:.3g}. "
                 "Raise rho or temperature.",
+                SamplerWarning,
+                stacklevel=3,
+            )
+        if self.rho_ < 1 and self.batch_noise_ > _BATCH_NOISE_WARN:
+            warnings.warn(
+                f"The log Metropolis-Hastings ratio fluctuates by about {self.batch_noise_:.3g} between "
+                "two Bernoulli batches, so proposals pass only when the batch favours them and the "
+                f"chains stick (acceptance {float(self.acceptance_rate_.mean()):.1%}). "
+                "Raise temperature or rho.",
                 SamplerWarning,
                 stacklevel=3,
             )

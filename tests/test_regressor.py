@@ -477,3 +477,39 @@ def test_keyboard_interrupt_before_any_draw_propagates(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         est.fit(X0, Y0)
     np.testing.assert_array_equal(est.predict(X0), pred)
+
+
+def test_batch_noise_warns_for_stuck_stochastic_chains():
+    # a cold target with small batches: the log MH ratio between two batches
+    # fluctuates by far more than one, the chains stick, and the user is told
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 2))
+    y = X @ np.array([1.0, -2.0]) + 0.3 * rng.normal(size=400)
+    est = GibbsMLPRegressor(
+        hidden_layer_sizes=(), sampler="csmala", rho=0.2, temperature=0.05,
+        n_samples=20, burn_in=100, thin=1, pretrain_iter=100, random_state=0,
+    )
+    with pytest.warns(SamplerWarning, match="fluctuates"):
+        est.fit(X, y)
+    assert est.batch_noise_ > 2.0
+    # the same data at rho = 1 have no batch noise and no such warning
+    exact = clone(est).set_params(rho=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplerWarning)
+        exact.fit(X, y)
+    assert exact.batch_noise_ == 0.0
+
+
+def test_batch_noise_matches_its_formula():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (300, 1))
+    y = 2 * X[:, 0] + 0.1 * rng.normal(size=300)
+    est = GibbsMLPRegressor(
+        hidden_layer_sizes=(), sampler="smala", rho=0.5, temperature=50.0,
+        n_samples=10, burn_in=50, thin=1, pretrain_iter=50, random_state=0,
+    ).fit(X, y)
+    F = est.predict_samples(X).T
+    losses = ((y - F) / est.y_scale_) ** 2
+    c = est.lambda_ / (len(y) * est.rho_)  # sMALA: lambda l_i / (n rho), no offset
+    expect = np.mean(np.sqrt(2 * 0.5 * 0.5 * ((c * losses) ** 2).sum(1)))
+    assert est.batch_noise_ == pytest.approx(expect, rel=1e-6)
