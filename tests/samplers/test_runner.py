@@ -116,7 +116,9 @@ def test_thinning_keeps_every_thin_th_state():
     np.testing.assert_array_equal(thin.samples, dense.samples[:, 2::3])
 
 
-def test_step_size_is_frozen_after_burn_in(monkeypatch):
+@pytest.fixture
+def used_params(monkeypatch):
+    """(step_size, proposal_std) of every kernel call, in order."""
     used = []
     original = mala.step
 
@@ -125,6 +127,11 @@ def test_step_size_is_frozen_after_burn_in(monkeypatch):
         return original(generators, state, potential, params, prior, move_scale)
 
     monkeypatch.setattr(mala, "step", spy)
+    return used
+
+
+def test_step_size_is_frozen_after_burn_in(used_params):
+    used = used_params
     pot, theta0 = _mlp_problem()
     cfg = ChainConfig(sampler="mala", lam=30.0, n_samples=12, burn_in=60, thin=2, step_size=1e-4)
     res = run_chains(pot, theta0, SEEDS, cfg)
@@ -138,15 +145,8 @@ def test_step_size_is_frozen_after_burn_in(monkeypatch):
     assert not np.allclose(res.step_size, 1e-4)
 
 
-def test_fixed_proposal_is_not_adapted(monkeypatch):
-    used = []
-    original = mala.step
-
-    def spy(generators, state, potential, params, prior, move_scale=None):
-        used.append((params.step_size.clone(), params.proposal_std.clone()))
-        return original(generators, state, potential, params, prior, move_scale)
-
-    monkeypatch.setattr(mala, "step", spy)
+def test_fixed_proposal_is_not_adapted(used_params):
+    used = used_params
     pot, theta0 = _mlp_problem()
     cfg = ChainConfig(sampler="mala", lam=30.0, n_samples=5, burn_in=20, step_size=1e-3, proposal_std=0.05)
     res = run_chains(pot, theta0, SEEDS, cfg)
