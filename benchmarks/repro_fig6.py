@@ -14,7 +14,7 @@ are MALA.
 
 Usage::
 
-    nice -n 10 python benchmarks/repro_fig6.py             # full run (about 10-20 min on 2 cores)
+    nice -n 10 python benchmarks/repro_fig6.py             # full run (about 14 CPU-minutes, 2 workers)
     python benchmarks/repro_fig6.py --quick                # smoke run (< 1 min)
 """
 
