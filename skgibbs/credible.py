@@ -49,7 +49,8 @@ def credible_radius(draws, confidence_level=0.95):
     float
         The ``confidence_level`` posterior quantile of
         ``h_k = (mean_i (f_k(x_i) - fbar(x_i))**2)**0.5``, ``fbar`` the mean
-        over draws.
+        over draws. Paper 000's Table 2 reports the quantile of ``h_k**2``
+        (a mean squared distance), i.e. the square of this radius.
 
     Examples
     --------

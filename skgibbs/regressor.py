@@ -25,7 +25,7 @@ __all__ = ["GibbsMLPRegressor"]
 _AUTO_BATCH = 10000
 # Chains are advanced together in one process while a step is this cheap
 # (examples in the batch times parameters); see benchmarks/bench_speed.py.
-_VECTORIZE_WORK = 6_000_000
+_VECTORIZE_WORK = 5_000_000
 # The surrogates approach pi_lambda only while lambda' l_i / n << 1 (Lemmas 1, 3).
 _SURROGATE_WARN = 0.1
 # Beyond this spread of the log MH ratio between two independent batches,

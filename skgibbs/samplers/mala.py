@@ -116,6 +116,10 @@ def surrogate_constants(sampler, lam, n, rho, zeta=1.0, compensate=True):
         ``exp(-lambda R_n)`` to first order. False puts ``lam`` itself in
         the batch terms, as paper 000 does when it states ``lambda``
         per method (its Table 1 uses ``lambda = n (2 - rho)`` for csMALA).
+        The first-order temperature of the surrogate is then
+        ``lam a / (a + 1 - rho)``: Lemma 3's ``lam / (2 - rho)`` at
+        ``zeta = 1``, but ``rho lam`` as the centred ``zeta`` goes to 0, so
+        Table 1's csMALA has ``lambda_eff = rho (2 - rho) n``.
 
     Returns
     -------
