@@ -433,3 +433,35 @@ def environment():
         "torch_threads_per_worker": 1,
         "cpu_count": os.cpu_count(),
     }
+
+
+def parse_chain_arguments(parser, argv, files, other):
+    """Add the chain and output options shared by repro_table2 and repro_fig6, then parse.
+
+    ``files`` names the outputs in the help text, ``other`` the script that
+    shares the chain cache. Sets ``args.write`` (quick runs write nothing
+    unless ``--out`` is given) and resolves ``args.out``.
+    """
+    p = parser
+    p.add_argument(
+        "--burn-in",
+        type=int,
+        default=1000,
+        help="b0 of the burn-in b = b0/rho, MALA b = 2 b0 (paper: b0 = 1e5, b = 5e4 at rho=0.1)",
+    )
+    p.add_argument("--gap", type=int, default=100, help="gap c between draws (paper: 5000)")
+    p.add_argument("--draws", type=int, default=20, help="draws N per chain (paper: 20)")
+    p.add_argument("--adam-steps", type=int, default=3000, help="Adam steps after the SGD pre-training")
+    p.add_argument("--n-jobs", type=int, default=2, help="joblib workers (one chain per job)")
+    p.add_argument("--cache-dir", default=str(default_cache_dir()), help=f"chain cache shared with {other}")
+    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--render-only", action="store_true", help="rewrite the reports from the existing json")
+    p.add_argument(
+        "--out",
+        default=None,
+        help=f"directory of {files} (default: results/; --quick writes nothing unless given)",
+    )
+    args = p.parse_args(argv)
+    args.write = args.out is not None or not args.quick
+    args.out = args.out or str(RESULTS_DIR)
+    return args

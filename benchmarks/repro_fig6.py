@@ -41,27 +41,7 @@ def parse_args(argv=None):
     p.add_argument("--ns", type=int, nargs="+", default=[1000, 2000, 5000, 10000], help="training sizes")
     p.add_argument("--batch", type=int, default=1000, help="average batch size n rho (paper: 1000)")
     p.add_argument("--replicates", type=int, default=5, help="chains per point (paper: 10)")
-    p.add_argument(
-        "--burn-in",
-        type=int,
-        default=1000,
-        help="b0 of the burn-in b = b0/rho, MALA b = 2 b0 (paper: b0 = 1e5)",
-    )
-    p.add_argument("--gap", type=int, default=100, help="gap c between draws (paper: 5000)")
-    p.add_argument("--draws", type=int, default=20, help="draws N per chain (paper: 20)")
-    p.add_argument("--adam-steps", type=int, default=3000, help="Adam steps after the SGD pre-training")
-    p.add_argument("--n-jobs", type=int, default=2, help="joblib workers (one chain per job)")
-    p.add_argument("--cache-dir", default=str(P.default_cache_dir()), help="chain cache shared with table2")
-    p.add_argument("--no-cache", action="store_true")
-    p.add_argument("--render-only", action="store_true", help="rewrite md/rst/png from the existing json")
-    p.add_argument(
-        "--out",
-        default=None,
-        help="directory of fig6.{json,md,rst,png} (default: results/; --quick writes nothing unless given)",
-    )
-    args = p.parse_args(argv)
-    args.write = args.out is not None or not args.quick
-    args.out = args.out or str(P.RESULTS_DIR)
+    args = P.parse_chain_arguments(p, argv, files="fig6.{json,md,rst,png}", other="table2")
     if args.quick:
         args.ns, args.batch, args.replicates = [250, 500, 1000], 250, 2
         args.burn_in, args.gap, args.draws, args.adam_steps, args.n_jobs = 10, 3, 20, 100, 1

@@ -46,27 +46,7 @@ def parse_args(argv=None):
     )
     p.add_argument("--n", type=int, default=10000, help="training sample size (paper: 10000)")
     p.add_argument("--replicates", type=int, default=5, help="chains per cell (paper: 10)")
-    p.add_argument(
-        "--burn-in",
-        type=int,
-        default=1000,
-        help="b0 of the burn-in b = b0/rho, MALA b = 2 b0 (paper: b0 = 1e5, b = 5e4 at rho=0.1)",
-    )
-    p.add_argument("--gap", type=int, default=100, help="gap c between draws (paper: 5000)")
-    p.add_argument("--draws", type=int, default=20, help="draws N per chain (paper: 20)")
-    p.add_argument("--adam-steps", type=int, default=3000, help="Adam steps after the SGD pre-training")
-    p.add_argument("--n-jobs", type=int, default=2, help="joblib workers (one chain per job)")
-    p.add_argument("--cache-dir", default=str(P.default_cache_dir()), help="chain cache shared with fig6")
-    p.add_argument("--no-cache", action="store_true")
-    p.add_argument("--render-only", action="store_true", help="rewrite md/rst from the existing json")
-    p.add_argument(
-        "--out",
-        default=None,
-        help="directory of table2.{json,md,rst} (default: results/; --quick writes nothing unless given)",
-    )
-    args = p.parse_args(argv)
-    args.write = args.out is not None or not args.quick
-    args.out = args.out or str(P.RESULTS_DIR)
+    args = P.parse_chain_arguments(p, argv, files="table2.{json,md,rst}", other="fig6")
     if args.quick:
         args.n, args.replicates, args.burn_in, args.gap, args.draws = 1000, 2, 20, 3, 20
         args.adam_steps, args.n_jobs = 200, 1
