@@ -50,6 +50,7 @@ import torch
 from joblib import Parallel, delayed
 
 import skgibbs
+from _tables import md_table, rst_table  # noqa: F401  (used as P.rst_table)
 from skgibbs.credible import posterior_quantile
 from skgibbs.datasets import gap_regression_function, make_gap_regression
 from skgibbs.model import MLPSpec
@@ -398,29 +399,6 @@ def mean_sd(values):
     """Mean and population sd, the paper's ``mean +- sd over chains``."""
     v = np.asarray(values, dtype=float)
     return float(v.mean()), float(v.std())
-
-
-def rst_table(header, rows):
-    """A reStructuredText grid table."""
-    cols = list(zip(header, *rows))
-    widths = [max(len(str(c)) for c in col) for col in cols]
-    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    head = "+" + "+".join("=" * (w + 2) for w in widths) + "+"
-
-    def fmt(row):
-        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |"
-
-    out = [line, fmt(header), head]
-    for row in rows:
-        out += [fmt(row), line]
-    return "\n".join(out)
-
-
-def md_table(header, rows):
-    """A GitHub-flavoured Markdown table."""
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(out)
 
 
 def environment():

@@ -59,16 +59,15 @@ import argparse
 import json
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
+from _tables import RESULTS, md_table, rst_table, write_results
 from skgibbs.credible import posterior_quantile
 from skgibbs.potential import FunctionPotential, Prior
 from skgibbs.samplers import ChainConfig, run_chains
 
-RESULTS = Path(__file__).resolve().parent / "results"
 THETA_STAR = np.array([0.5, 0.5])
 NOISE = 0.1
 # E[XX'] for X = (1, U), U ~ U(0, 1)
@@ -273,20 +272,6 @@ def summarise(per_rep, exact, res, cfg, seconds):
 
 
 # ---------------------------------------------------------------- reporting
-def rst_table(header, rows):
-    """A reStructuredText simple table."""
-    cells = [header] + rows
-    widths = [max(len(str(r[j])) for r in cells) for j in range(len(header))]
-    rule = "  ".join("=" * w for w in widths)
-    fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
-    return "\n".join([rule, fmt(header), rule, *[fmt(r) for r in rows], rule])
-
-
-def md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
-
-
 def radius_rows(result, convention, level):
     rows = []
     for m in METHODS:
@@ -519,11 +504,7 @@ def write(result, quick):
     if quick:  # a smoke run must not overwrite the reported results
         print("\nQuick run: nothing written to benchmarks/results.")
         return
-    RESULTS.mkdir(exist_ok=True)
-    stem = RESULTS / "example9"
-    stem.with_suffix(".json").write_text(json.dumps(result, indent=2, default=float))
-    stem.with_suffix(".md").write_text("\n".join(md))
-    stem.with_suffix(".rst").write_text("\n".join(rst))
+    write_results("example9", result, md, rst)
 
 
 def main(argv=None):

@@ -43,16 +43,15 @@ import math
 import re
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import torch
 from scipy.stats import chi2, norm
 
+from _tables import RESULTS, md_table, rst_table, write_results
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.datasets import make_gap_regression
 
-RESULTS = Path(__file__).resolve().parent / "results"
 RHOS = (0.1, 0.3, 0.5)
 MULTIPLES = (1, 10, 100)
 LEVEL = 0.9
@@ -317,19 +316,6 @@ def _row(ctx, sampler, rho, rule, reg, msgs, sec, cov):
 
 
 # ------------------------------------------------------------------ reporting
-def rst_table(header, rows):
-    cells = [header] + rows
-    widths = [max(len(str(r[j])) for r in cells) for j in range(len(header))]
-    rule = "  ".join("=" * w for w in widths)
-    fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
-    return "\n".join([rule, fmt(header), rule, *[fmt(r) for r in rows], rule])
-
-
-def md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
-
-
 def table(block, exact):
     """Header and rows of one problem's table (exact columns for the linear model)."""
     header = [
@@ -559,11 +545,7 @@ def write(result, quick):
     if quick:  # a smoke run must not overwrite the reported results
         print("\nQuick run: nothing written to benchmarks/results.")
         return
-    RESULTS.mkdir(exist_ok=True)
-    stem = RESULTS / "surrogate_gap"
-    stem.with_suffix(".json").write_text(json.dumps(result, indent=2, default=float))
-    stem.with_suffix(".md").write_text("\n".join(md))
-    stem.with_suffix(".rst").write_text("\n".join(rst))
+    write_results("surrogate_gap", result, md, rst)
 
 
 def main(argv=None):

@@ -1,0 +1,39 @@
+"""Tables and result files shared by the benchmark scripts."""
+
+import json
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def rst_table(header, rows):
+    """A reStructuredText grid table."""
+    cols = list(zip(header, *rows))
+    widths = [max(len(str(c)) for c in col) for col in cols]
+    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    head = "+" + "+".join("=" * (w + 2) for w in widths) + "+"
+
+    def fmt(row):
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |"
+
+    out = [line, fmt(header), head]
+    for row in rows:
+        out += [fmt(row), line]
+    return "\n".join(out)
+
+
+def md_table(header, rows):
+    """A GitHub-flavoured Markdown table."""
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def write_results(name, result, md_lines, rst_lines, directory=RESULTS):
+    """Write ``name.json`` (raw), ``name.md`` and ``name.rst`` (included by the docs)."""
+    directory = Path(directory)
+    directory.mkdir(exist_ok=True)
+    stem = directory / name
+    stem.with_suffix(".json").write_text(json.dumps(result, indent=2, default=float))
+    stem.with_suffix(".md").write_text("\n".join(md_lines))
+    stem.with_suffix(".rst").write_text("\n".join(rst_lines))
