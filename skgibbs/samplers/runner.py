@@ -113,7 +113,7 @@ class _Chains:
         self.h = torch.full((K,), float(cfg.step_size), dtype=self.dtype, device=self.device)
         self.tied = isinstance(cfg.proposal_std, str)
         self.s_fixed = None if self.tied else float(cfg.proposal_std)
-        self.zeta = 1.0 if cfg.correction == "auto" else float(cfg.correction)
+        self.set_zeta(1.0 if cfg.correction == "auto" else float(cfg.correction))
         self.restarts = np.zeros(K, dtype=np.int64)
         self.stuck = torch.zeros(K, dtype=torch.long, device=self.device)
         if cfg.sampler == "sgld":
@@ -128,28 +128,33 @@ class _Chains:
             self.cfg.sampler, self.cfg.lam, self.pot.n_data, self.rho, zeta, self.cfg.compensate
         )
 
+    def set_zeta(self, zeta):
+        """Set the correction and cache the batch-term constants (c, d) it implies."""
+        self.zeta = zeta
+        if np.ndim(zeta):  # burn-in: each chain its own correction
+            cd = [self.constants(z)[:2] for z in zeta]
+            self.cd = tuple(torch.tensor(v, dtype=self.dtype, device=self.device) for v in zip(*cd))
+        else:
+            self.cd = self.constants(zeta)[:2]
+
     def params(self, h=None):
         h = self.h if h is None else h
-        if np.ndim(self.zeta):  # burn-in: each chain its own correction
-            cd = [self.constants(z)[:2] for z in self.zeta]
-            c = torch.tensor([x[0] for x in cd], dtype=self.dtype, device=self.device)
-            d = torch.tensor([x[1] for x in cd], dtype=self.dtype, device=self.device)
-        else:
-            c, d, _ = self.constants(self.zeta)
         s = torch.sqrt(2 * h) if self.tied else torch.full_like(h, self.s_fixed)
-        return mala.MALAParams(c, d, self.rho, h, s)
+        return mala.MALAParams(*self.cd, self.rho, h, s)
 
     def move_scale(self):
         """lambda / (n rho): the batch estimate of lambda R_n used to adapt h when rho < 1."""
         return self.cfg.lam / (self.pot.n_data * self.rho) if self.rho < 1.0 else None
 
-    def advance(self, adapting=False):
+    def advance(self, adapting=False, params=None):
         """One step; returns (adaptation signal, accepted, batch sizes).
 
         The adaptation signal is the acceptance probability at rho = 1. With
         rho < 1 the acceptance is capped by batch-to-batch noise whatever h
         is, so during burn-in h follows the acceptance of the parameter move
-        alone (``MALAInfo.move_acceptance``).
+        alone (``MALAInfo.move_acceptance``). ``params`` are the frozen
+        kernel constants of the sampling phase (built from the current state
+        of adaptation when None).
         """
         if self.cfg.sampler == "sgld":
             self.state, info = langevin.step(
@@ -158,12 +163,13 @@ class _Chains:
             ones = torch.ones(self.K, dtype=self.dtype, device=self.device)
             return ones, torch.ones(self.K, dtype=torch.bool), info.batch_size
         scale = self.move_scale() if adapting else None
-        self.state, info = mala.step(self.gens, self.state, self.pot, self.params(), self.prior, scale)
-        self._restart(info.is_accepted)
+        params = self.params() if params is None else params
+        self.state, info = mala.step(self.gens, self.state, self.pot, params, self.prior, scale)
+        self._restart(info.is_accepted, params)
         signal = info.acceptance_prob if info.move_acceptance is None else info.move_acceptance
         return signal, info.is_accepted, info.batch_size
 
-    def _restart(self, accepted):
+    def _restart(self, accepted, params):
         # paper 000 §5: after `restart_after` rejections in a row, redraw the
         # batch of the current point (the restart perturbs the target).
         if self.cfg.restart_after is None or self.rho >= 1.0:
@@ -171,7 +177,7 @@ class _Chains:
         self.stuck = torch.where(accepted, torch.zeros_like(self.stuck), self.stuck + 1)
         which = self.stuck >= int(self.cfg.restart_after)
         if bool(which.any()):
-            self.state = mala.refresh(self.gens, self.state, self.pot, self.params(), self.prior, which)
+            self.state = mala.refresh(self.gens, self.state, self.pot, params, self.prior, which)
             self.restarts += which.cpu().numpy()
             self.stuck = torch.where(which, torch.zeros_like(self.stuck), self.stuck)
 
@@ -187,14 +193,14 @@ class _Chains:
             mala.solve_correction(r, self.cfg.lam, self.pot.n_data, self.rho, compensate=self.cfg.compensate)
             for r in np.atleast_1d(mean_risk)
         ]
-        self.zeta = np.array(solve) if np.ndim(mean_risk) else solve[0]
+        self.set_zeta(np.array(solve) if np.ndim(mean_risk) else solve[0])
 
     def initial_step_size(self, max_iter=40):
         """Double or halve h until the acceptance probability crosses 1/2."""
         if self.cfg.sampler == "sgld" or not self.tied:
             return
         h = self.h.clone()
-        acc, _, _ = self._trial(h)
+        acc = self._trial(h)
         direction = torch.where(acc > 0.5, 2.0, 0.5).to(self.dtype)
         done = torch.zeros(self.K, dtype=torch.bool, device=self.device)
         for _ in range(max_iter):
@@ -202,7 +208,7 @@ class _Chains:
             # chains already done must not consume random numbers, so that a
             # chain's path does not depend on the chains batched beside it
             frozen = [(g, g.get_state()) for g, d in zip(self.gens, done.tolist()) if d]
-            acc, _, _ = self._trial(new_h)
+            acc = self._trial(new_h)
             for g, st in frozen:
                 g.set_state(st)
             crossed = torch.where(direction > 1, acc <= 0.5, acc > 0.5)
@@ -213,10 +219,10 @@ class _Chains:
         self.h = h
 
     def _trial(self, h):
+        """Adaptation signal of one proposal at step ``h``; the state is left as it was."""
         _, info = mala.step(self.gens, self.state, self.pot, self.params(h), self.prior, self.move_scale())
         acc = info.acceptance_prob if info.move_acceptance is None else info.move_acceptance
-        acc = torch.where(info.is_finite, acc, torch.zeros_like(acc))
-        return acc, info.is_accepted, info.batch_size
+        return torch.where(info.is_finite, acc, torch.zeros_like(acc))
 
 
 class _DualAveraging:
@@ -280,9 +286,10 @@ def _sample(chains):
     acc_log = torch.zeros(total, K, dtype=torch.bool, device=chains.device)
     size_log = torch.zeros(total, K, dtype=torch.long, device=chains.device)
     kept, steps, interrupted = 0, 0, False
+    frozen = chains.params()  # nothing adapts from here on
     try:
         for i in range(total):
-            _, is_acc, bsize = chains.advance()
+            _, is_acc, bsize = chains.advance(params=frozen)
             acc_log[i], size_log[i] = is_acc, bsize
             steps += 1
             if (i + 1) % cfg.thin == 0:
