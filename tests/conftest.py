@@ -53,3 +53,23 @@ def effective_sample_size(draws):
 def ess():
     """The :func:`effective_sample_size` estimator."""
     return effective_sample_size
+
+
+class _NaNGradientWhere(torch.autograd.Function):
+    """Identity whose derivative is NaN where ``broken(t)``: a finite loss with a broken gradient."""
+
+    @staticmethod
+    def forward(ctx, t, broken):
+        ctx.save_for_backward(broken(t))
+        return t.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return torch.where(mask, torch.full_like(grad, torch.nan), grad), None
+
+
+@pytest.fixture
+def nan_gradient_where():
+    """``f(t, broken)``: the identity on ``t`` with a NaN gradient where ``broken(t)`` holds."""
+    return _NaNGradientWhere.apply

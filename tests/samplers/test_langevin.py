@@ -93,23 +93,9 @@ def test_noise_has_variance_two_h():
     assert abs(z.var() - 1) < 4 * math.sqrt(2 / Q)
 
 
-class _NaNGradientAboveHalf(torch.autograd.Function):
-    """Identity whose derivative is NaN above 0.5: a finite loss with a broken gradient."""
-
-    @staticmethod
-    def forward(ctx, t):
-        ctx.save_for_backward(t)
-        return t.clone()
-
-    @staticmethod
-    def backward(ctx, grad):
-        (t,) = ctx.saved_tensors
-        return torch.where(t > 0.5, torch.full_like(grad, torch.nan), grad)
-
-
-def test_non_finite_step_is_refused():
+def test_non_finite_step_is_refused(nan_gradient_where):
     def loss_fn(theta, idx):
-        return (Y[idx] - _NaNGradientAboveHalf.apply(theta[:, :1])) ** 2
+        return (Y[idx] - nan_gradient_where(theta[:, :1], lambda t: t > 0.5)) ** 2
 
     pot = FunctionPotential(loss_fn, N)
     theta = torch.tensor([[0.0], [0.9]], dtype=torch.float64)  # chain 1 sits where the gradient is NaN

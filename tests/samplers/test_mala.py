@@ -227,25 +227,11 @@ def test_nan_potential_proposal_is_rejected():
     assert n_nonfinite > 20  # most proposals of std 3 leave [-1, 1]
 
 
-class _NaNGradientBelowOne(torch.autograd.Function):
-    """Identity with a NaN derivative where the input is below 1 (finite value, broken gradient)."""
-
-    @staticmethod
-    def forward(ctx, t):
-        ctx.save_for_backward(t)
-        return t.clone()
-
-    @staticmethod
-    def backward(ctx, grad):
-        (t,) = ctx.saved_tensors
-        return torch.where(t < 1.0, torch.full_like(grad, torch.nan), grad)
-
-
-def test_nan_gradient_proposal_is_rejected():
+def test_nan_gradient_proposal_is_rejected(nan_gradient_where):
     y = torch.full((5,), 2.0, dtype=torch.float64)
 
     def loss_fn(theta, idx):
-        return (y[idx] - _NaNGradientBelowOne.apply(theta[:, :1])) ** 2
+        return (y[idx] - nan_gradient_where(theta[:, :1], lambda t: t < 1.0)) ** 2
 
     pot = FunctionPotential(loss_fn, n_data=5)
     gens = _gens(range(K))
