@@ -1,6 +1,5 @@
 """GibbsMLPRegressor: a multilayer perceptron sampled from its Gibbs posterior."""
 
-import contextlib
 import copy
 import warnings
 from numbers import Integral, Real
@@ -12,8 +11,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
+from ._threads import torch_threads
 from .credible import credible_radius, parameter_radius
-from .criteria import functional_variance, gaussian_log_likelihood
+from .criteria import functional_variance, gaussian_log_likelihood, langevin_waic
 from .exceptions import SamplerWarning
 from .model import ACTIVATIONS, MLPSpec
 from .potential import MLPPotential, Prior
@@ -361,7 +361,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         seeds = np.random.SeedSequence(check_random_state(self.random_state).randint(2**31)).generate_state(
             self.n_chains + 1
         )
-        with _torch_threads(device):
+        with torch_threads(device):
             theta0, heldout_mse = self._initial_points(spec, Xt, yt, seeds)
             self.temperature_ = 2.0 * heldout_mse if self.temperature == "auto" else float(self.temperature)
             self.rho_ = self._resolve_rho(n)
@@ -469,9 +469,9 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self.credible_radius_params_ = parameter_radius(
             self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
         )
-        self.lfv_ = functional_variance(gaussian_log_likelihood(y, F, self.noise_variance_))
-        self.train_loss_ = float(np.mean((y - fbar) ** 2) / (2 * self.noise_variance_))
-        self.waic_ = self.train_loss_ + self.lfv_ / X.shape[0]
+        log_lik = gaussian_log_likelihood(y, F, self.noise_variance_)
+        crit = langevin_waic(y, fbar, functional_variance(log_lik, pointwise=True), self.noise_variance_)
+        self.lfv_, self.train_loss_, self.waic_ = crit.functional_variance, crit.train_loss, crit.waic
         self._warn_if_unreliable()
 
     def _warn_if_unreliable(self):
@@ -708,16 +708,3 @@ def _pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10):
     if not bool(finite.all()):
         raise FloatingPointError("Pre-training diverged; lower the scale of X or set pretrain_iter=0.")
     return best.detach(), float(best_err.mean())
-
-
-@contextlib.contextmanager
-def _torch_threads(device):
-    # one thread: small matmuls run slower on two, and a busy second core
-    # collapses two spinning OpenMP threads (DESIGN §6)
-    before = torch.get_num_threads()
-    if device.type == "cpu":
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
