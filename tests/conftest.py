@@ -1,5 +1,6 @@
 """Shared test settings and Monte Carlo helpers."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -18,6 +19,34 @@ def ess():
     trailing axes) and returns a float (an array with trailing axes).
     """
     return effective_sample_size
+
+
+def _moment_errors(draws, mean, cov, k_sd=4.0):
+    """Errors of the mean and covariance of draws, in units of their Monte Carlo tolerance.
+
+    ``draws`` has shape ``(n_chains, n_draws, d)``. The mean of coordinate
+    ``j`` has Monte Carlo sd ``sd_j / sqrt(ESS_j)``; the covariance entry
+    ``(a, b)`` is the mean of ``z = (x_a - m_a)(x_b - m_b)`` with sd
+    ``sd(z) / sqrt(ESS(z))`` (delta method). An error below 1 is within
+    ``k_sd`` Monte Carlo standard errors.
+    """
+    m = draws.reshape(-1, draws.shape[-1]).mean(0)
+    errors = {}
+    for j in range(draws.shape[-1]):
+        tol = k_sd * draws[..., j].std() / np.sqrt(effective_sample_size(draws[..., j]))
+        errors[f"mean[{j}]"] = abs(m[j] - mean[j]) / tol
+    for a in range(draws.shape[-1]):
+        for b in range(a, draws.shape[-1]):
+            z = (draws[..., a] - m[a]) * (draws[..., b] - m[b])
+            tol = k_sd * z.std() / np.sqrt(effective_sample_size(z))
+            errors[f"cov[{a},{b}]"] = abs(z.mean() - cov[a, b]) / tol
+    return errors
+
+
+@pytest.fixture
+def moment_errors():
+    """``f(draws, mean, cov, k_sd=4.0) -> dict``: moment errors in units of ``k_sd`` Monte Carlo sds."""
+    return _moment_errors
 
 
 class _NaNGradientWhere(torch.autograd.Function):
