@@ -39,6 +39,14 @@ class _Target:
     mean = None
     cov = None
 
+    def log_prob(self, theta):  # pragma: no cover - interface
+        """``log pi(theta)`` at K points: tensor ``(K, d)`` -> ``(K,)``."""
+        raise NotImplementedError
+
+    def grad_log_prob(self, theta):  # pragma: no cover - interface
+        """``grad log pi(theta)``, in closed form: tensor ``(K, d)`` -> ``(K, d)``."""
+        raise NotImplementedError
+
     def potential(self):
         """:class:`~skgibbs.potential.LogDensityPotential` of this target."""
         return LogDensityPotential(self.log_prob, self.grad_log_prob)
