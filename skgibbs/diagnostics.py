@@ -200,6 +200,8 @@ def mcse(x, window="triangular", truncation=None):
     Returns
     -------
     float or ndarray of shape ``x.shape[1:]``
+        NaN where ``V_n < 0``, which windows other than the triangular one
+        allow on short chains.
 
     Examples
     --------
@@ -209,7 +211,8 @@ def mcse(x, window="triangular", truncation=None):
     0.01
     """
     x = _as_chain(x)
-    out = np.sqrt(np.maximum(spectral_variance(x, window, truncation), 0.0) / x.shape[0])
+    variance = np.asarray(spectral_variance(x, window, truncation))
+    out = np.sqrt(np.where(variance >= 0, variance, np.nan) / x.shape[0])
     return float(out) if np.ndim(out) == 0 else out
 
 
