@@ -253,19 +253,22 @@ class LogDensityPotential:
             raise ValueError("LogDensityPotential needs log_prob, grad_log_prob or both.")
         for name, fn in (("log_prob", log_prob), ("grad_log_prob", grad_log_prob)):
             if fn is not None and not callable(fn):
-                raise TypeError(f"{name} must be a callable on tensors of shape (K, d), got {type(fn).__name__}.")
+                kind = type(fn).__name__
+                raise TypeError(f"{name} must be a callable on tensors of shape (K, d), got {kind}.")
         self.log_prob, self.grad_log_prob = log_prob, grad_log_prob
 
     def _value(self, theta):
         value = self.log_prob(theta)
         if value.shape != theta.shape[:1]:
-            raise ValueError(f"log_prob must return shape (K,) = {tuple(theta.shape[:1])}, got {tuple(value.shape)}.")
+            expected, got = tuple(theta.shape[:1]), tuple(value.shape)
+            raise ValueError(f"log_prob must return shape (K,) = {expected}, got {got}.")
         return -value
 
     def _gradient(self, theta):
         grad = self.grad_log_prob(theta)
         if grad.shape != theta.shape:
-            raise ValueError(f"grad_log_prob must return shape (K, d) = {tuple(theta.shape)}, got {tuple(grad.shape)}.")
+            expected, got = tuple(theta.shape), tuple(grad.shape)
+            raise ValueError(f"grad_log_prob must return shape (K, d) = {expected}, got {got}.")
         return -grad
 
     @staticmethod
@@ -290,7 +293,10 @@ class LogDensityPotential:
         if self.grad_log_prob is not None:
             with torch.no_grad():
                 grad = self._gradient(theta)
-                value = self._value(theta) if self.log_prob is not None else torch.full_like(theta[:, 0], torch.nan)
+                if self.log_prob is None:
+                    value = torch.full_like(theta[:, 0], torch.nan)
+                else:
+                    value = self._value(theta)
         else:
             with torch.enable_grad():
                 th = theta.detach().requires_grad_(True)

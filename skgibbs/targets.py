@@ -76,7 +76,7 @@ class Gaussian(_Target):
         mean = np.asarray(mean, dtype=float)
         cov = np.asarray(cov, dtype=float)
         if mean.ndim != 1 or cov.shape != (mean.size, mean.size) or not np.allclose(cov, cov.T):
-            raise ValueError(f"cov must be a symmetric (d, d) matrix for mean of shape (d,); got {cov.shape}.")
+            raise ValueError(f"cov must be a symmetric (d, d) matrix for a mean of shape (d,), got {cov.shape}.")
         try:
             chol = np.linalg.cholesky(cov)
         except np.linalg.LinAlgError:
@@ -205,7 +205,7 @@ class LogisticRegressionGPrior(_Target):
     def __init__(self, X, y, g=100.0, fit_intercept=True):
         X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
         if X.ndim != 2 or y.shape != (X.shape[0],) or not np.all(np.isfinite(X)):
-            raise ValueError(f"X must be a finite (n, p) array and y of shape (n,); got {X.shape} and {y.shape}.")
+            raise ValueError(f"X must be finite of shape (n, p) and y of shape (n,), got {X.shape}, {y.shape}.")
         if not np.all((y == 0) | (y == 1)):
             raise ValueError("y must hold labels 0 and 1.")
         self.g, self.fit_intercept = _positive("g", g), bool(fit_intercept)
@@ -218,7 +218,7 @@ class LogisticRegressionGPrior(_Target):
         self._Z, self._y = torch.as_tensor(self.Z), torch.as_tensor(y)
 
     def whiten(self, X):
-        """Whitened covariates ``Z~`` of new inputs ``X`` (shape ``(m, p)`` -> ``(m, d)``), as for training."""
+        """Whitened covariates ``Z~`` of new inputs, as for training: ``(m, p)`` -> ``(m, d)``."""
         X = np.asarray(X, dtype=float)
         Z = np.c_[X, np.ones(len(X))] if self.fit_intercept else X
         return Z @ self._inv_sqrt
@@ -318,7 +318,9 @@ def sample_chains(
         raise ValueError("sampler='mala' needs target.log_prob for the Metropolis-Hastings ratio; use 'ula'.")
     if adapt_step_size and sampler != "mala":
         raise ValueError("adapt_step_size needs sampler='mala': ULA has no acceptance rate to adapt to.")
-    for name, value, least in (("n_samples", n_samples, 1), ("n_chains", n_chains, 1), ("thin", thin, 1), ("burn_in", burn_in, 0)):
+    counts = {"n_samples": (n_samples, 1), "n_chains": (n_chains, 1), "thin": (thin, 1)}
+    counts["burn_in"] = (burn_in, 0)
+    for name, (value, least) in counts.items():
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}.")
     h = _positive("step_size", step_size)
