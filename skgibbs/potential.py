@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import torch
 
-__all__ = ["Batch", "Prior", "MLPPotential", "LinearPotential", "FunctionPotential"]
+__all__ = ["Batch", "Prior", "MLPPotential", "LinearPotential", "FunctionPotential", "LogDensityPotential"]
 
 
 class Batch(NamedTuple):
@@ -269,3 +269,98 @@ class FunctionPotential(_BasePotential):
         if idx is None:
             idx = torch.arange(self.n_data, device=theta.device).expand(theta.shape[0], -1)
         return self.loss_fn(theta, idx)
+
+
+class LogDensityPotential:
+    """Potential ``-log pi(theta)`` of a target given by its log density.
+
+    The kernels see one "example" (``n_data = 1``) whose loss is
+    ``l_1(theta) = -log pi(theta)``. With ``ChainConfig(lam=1.0, rho=1.0)``
+    and a flat prior their potential is ``U = -log pi``: ``sampler="mala"``
+    samples ``pi`` exactly and ``sampler="sgld"`` is the unadjusted Langevin
+    algorithm (ULA) ``theta' = theta + h grad log pi(theta) + sqrt(2 h) xi``
+    of paper 003 §6. (With ``rho < 1`` the single term would enter a
+    Bernoulli batch only with probability ``rho``, which makes no sense for
+    a density: keep ``rho = 1``.)
+
+    Parameters
+    ----------
+    log_prob : callable, default=None
+        ``log_prob(theta) -> (K,)``: ``log pi`` up to a constant at K points
+        ``theta`` (tensor of shape ``(K, d)``). Needed by Metropolis-Hastings
+        (MALA); ULA needs only the gradient.
+    grad_log_prob : callable, default=None
+        ``grad_log_prob(theta) -> (K, d)``. When None, the gradient of
+        ``log_prob`` by torch autograd.
+
+    Examples
+    --------
+    >>> import torch
+    >>> pot = LogDensityPotential(lambda th: -0.5 * (th**2).sum(1))
+    >>> value, grad = pot.loss_sum_and_grad(torch.tensor([[1.0, 2.0]]), Batch())
+    >>> value, grad
+    (tensor([2.5000]), tensor([[1., 2.]]))
+    """
+
+    n_data = 1
+
+    def __init__(self, log_prob=None, grad_log_prob=None):
+        if log_prob is None and grad_log_prob is None:
+            raise ValueError("LogDensityPotential needs log_prob, grad_log_prob or both.")
+        for name, fn in (("log_prob", log_prob), ("grad_log_prob", grad_log_prob)):
+            if fn is not None and not callable(fn):
+                kind = type(fn).__name__
+                raise TypeError(f"{name} must be a callable on tensors of shape (K, d), got {kind}.")
+        self.log_prob, self.grad_log_prob = log_prob, grad_log_prob
+
+    def _value(self, theta):
+        value = self.log_prob(theta)
+        if value.shape != theta.shape[:1]:
+            expected, got = tuple(theta.shape[:1]), tuple(value.shape)
+            raise ValueError(f"log_prob must return shape (K,) = {expected}, got {got}.")
+        return -value
+
+    def _gradient(self, theta):
+        grad = self.grad_log_prob(theta)
+        if grad.shape != theta.shape:
+            expected, got = tuple(theta.shape), tuple(grad.shape)
+            raise ValueError(f"grad_log_prob must return shape (K, d) = {expected}, got {got}.")
+        return -grad
+
+    @staticmethod
+    def _weight(batch, like):
+        # |B| in {0, 1}: the one term is in the batch or not
+        if batch is None or batch.size is None:
+            return 1.0
+        return batch.size.to(dtype=like.dtype, device=like.device)
+
+    def loss_sum(self, theta, batch=None):
+        """``-log pi(theta)`` per point, shape ``(K,)``."""
+        if self.log_prob is None:
+            raise ValueError(
+                "This potential has no log_prob: Metropolis-Hastings (MALA) needs log pi(theta); "
+                "pass log_prob, or sample with ULA (sampler='sgld', rho=1)."
+            )
+        with torch.no_grad():
+            return self._weight(batch, theta) * self._value(theta).detach()
+
+    def loss_sum_and_grad(self, theta, batch=None):
+        """``-log pi`` ``(K,)`` and ``-grad log pi`` ``(K, d)``; the value is NaN without ``log_prob``."""
+        if self.grad_log_prob is not None:
+            with torch.no_grad():
+                grad = self._gradient(theta)
+                if self.log_prob is None:
+                    value = torch.full_like(theta[:, 0], torch.nan)
+                else:
+                    value = self._value(theta)
+        else:
+            with torch.enable_grad():
+                th = theta.detach().requires_grad_(True)
+                value = self._value(th)
+                (grad,) = torch.autograd.grad(value.sum(), th)
+        w = self._weight(batch, theta)
+        return w * value.detach(), (w[:, None] if torch.is_tensor(w) else w) * grad
+
+    def mean_loss(self, theta, chunk=None):
+        """``-log pi(theta)``, shape ``(K,)`` (the "risk" over the one example)."""
+        return self.loss_sum(theta)

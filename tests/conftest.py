@@ -4,55 +4,49 @@ import numpy as np
 import pytest
 import torch
 
+from skgibbs.diagnostics import effective_sample_size
+
 # One thread: the tests run beside other processes, and two spinning OpenMP
 # threads on a busy core slow a step down by an order of magnitude (DESIGN §6).
 torch.set_num_threads(1)
 
 
-def effective_sample_size(draws):
-    """Effective sample size of one scalar quantity over one or more chains.
+@pytest.fixture
+def ess():
+    """Multi-chain effective sample size, :func:`skgibbs.diagnostics.effective_sample_size`.
 
-    Multi-chain autocorrelation (within-chain autocovariances pooled over the
-    chains, normalised by the between/within variance estimate) truncated by
-    Geyer's initial positive and initial monotone sequence.
-
-    Parameters
-    ----------
-    draws : array-like of shape (n_draws,) or (n_chains, n_draws)
-
-    Returns
-    -------
-    float
+    Takes draws of shape ``(n_draws,)`` or ``(n_chains, n_draws)`` (and
+    trailing axes) and returns a float (an array with trailing axes).
     """
-    x = np.atleast_2d(np.asarray(draws, dtype=float))
-    m, n = x.shape
-    if n < 4:
-        return float(m * n)
-    centred = x - x.mean(1, keepdims=True)
-    size = 2 ** int(np.ceil(np.log2(2 * n)))
-    spec = np.fft.rfft(centred, size, axis=1)
-    acov = np.fft.irfft(spec * np.conj(spec), size, axis=1)[:, :n] / n  # biased, as Geyer's estimator wants
-    within = acov[:, 0].mean() * n / (n - 1)
-    between = n * x.mean(1).var(ddof=1) if m > 1 else 0.0
-    var_plus = within * (n - 1) / n + between / n
-    if var_plus <= 0:
-        return float(m * n)
-    rho = 1.0 - (within - acov.mean(0)) / var_plus
-    rho[0] = 1.0
-    # Geyer: sums of adjacent pairs are positive and decreasing for a reversible chain
-    n_pairs = n // 2
-    pairs = rho[: 2 * n_pairs].reshape(n_pairs, 2).sum(1)
-    positive = np.flatnonzero(pairs <= 0)
-    pairs = pairs[: positive[0]] if len(positive) else pairs
-    pairs = np.minimum.accumulate(pairs)
-    tau = -1.0 + 2.0 * pairs.sum()
-    return float(m * n / max(tau, 1.0 / np.log10(max(m * n, 10))))
+    return effective_sample_size
+
+
+def _moment_errors(draws, mean, cov, k_sd=4.0):
+    """Errors of the mean and covariance of draws, in units of their Monte Carlo tolerance.
+
+    ``draws`` has shape ``(n_chains, n_draws, d)``. The mean of coordinate
+    ``j`` has Monte Carlo sd ``sd_j / sqrt(ESS_j)``; the covariance entry
+    ``(a, b)`` is the mean of ``z = (x_a - m_a)(x_b - m_b)`` with sd
+    ``sd(z) / sqrt(ESS(z))`` (delta method). An error below 1 is within
+    ``k_sd`` Monte Carlo standard errors.
+    """
+    m = draws.reshape(-1, draws.shape[-1]).mean(0)
+    errors = {}
+    for j in range(draws.shape[-1]):
+        tol = k_sd * draws[..., j].std() / np.sqrt(effective_sample_size(draws[..., j]))
+        errors[f"mean[{j}]"] = abs(m[j] - mean[j]) / tol
+    for a in range(draws.shape[-1]):
+        for b in range(a, draws.shape[-1]):
+            z = (draws[..., a] - m[a]) * (draws[..., b] - m[b])
+            tol = k_sd * z.std() / np.sqrt(effective_sample_size(z))
+            errors[f"cov[{a},{b}]"] = abs(z.mean() - cov[a, b]) / tol
+    return errors
 
 
 @pytest.fixture
-def ess():
-    """The :func:`effective_sample_size` estimator."""
-    return effective_sample_size
+def moment_errors():
+    """``f(draws, mean, cov, k_sd=4.0) -> dict``: moment errors in units of ``k_sd`` Monte Carlo sds."""
+    return _moment_errors
 
 
 class _NaNGradientWhere(torch.autograd.Function):

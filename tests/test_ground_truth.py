@@ -31,28 +31,7 @@ def _linear_posterior(X1, y, T):
     return beta_hat, 0.5 * T * np.linalg.inv(X1.T @ X1)
 
 
-def _moment_errors(F, mean, cov, ess):
-    """Errors of the mean and covariance of f at the test points, in units of their tolerance.
-
-    ``F`` has shape (n_chains, n_draws, n_points). The mean of ``f_j`` has
-    Monte Carlo sd ``sd_j / sqrt(ESS_j)``; the covariance entry ``(a, b)``
-    is the mean of ``z = (f_a - m_a)(f_b - m_b)`` whose Monte Carlo sd is
-    ``sd(z) / sqrt(ESS(z))`` (delta method).
-    """
-    m = F.reshape(-1, F.shape[-1]).mean(0)
-    errors = {}
-    for j in range(F.shape[-1]):
-        tol = K_SD * np.sqrt(cov[j, j] / ess(F[..., j]))
-        errors[f"mean[{j}]"] = abs(m[j] - mean[j]) / tol
-    for a in range(F.shape[-1]):
-        for b in range(a, F.shape[-1]):
-            z = (F[..., a] - m[a]) * (F[..., b] - m[b])
-            tol = K_SD * z.std() / np.sqrt(ess(z))
-            errors[f"cov[{a},{b}]"] = abs(z.mean() - cov[a, b]) / tol
-    return errors
-
-
-def test_mala_linear_model_matches_closed_form_posterior(ess):
+def test_mala_linear_model_matches_closed_form_posterior(ess, moment_errors):
     rng = np.random.default_rng(0)
     n, d, T = 50, 2, 0.5
     X = rng.normal(size=(n, d))
@@ -66,15 +45,15 @@ def test_mala_linear_model_matches_closed_form_posterior(ess):
     res = run_chains(pot, torch.zeros(4, 3, dtype=torch.float64), [1, 2, 3, 4], cfg, prior=Prior())
     F = res.samples @ A.T
 
-    errors = _moment_errors(F, A @ beta_hat, A @ Sigma @ A.T, ess)
+    errors = moment_errors(F, A @ beta_hat, A @ Sigma @ A.T, K_SD)
     assert max(errors.values()) < 1.0, errors
     assert min(ess(F[..., j]) for j in range(3)) > 1000  # the tolerance is not vacuous
     # power: the posterior at twice the temperature is rejected
-    wrong = _moment_errors(F, A @ beta_hat, 2 * A @ Sigma @ A.T, ess)
+    wrong = moment_errors(F, A @ beta_hat, 2 * A @ Sigma @ A.T, K_SD)
     assert all(wrong[f"cov[{j},{j}]"] > 1.0 for j in range(3)), wrong
 
 
-def test_estimator_linear_model_matches_closed_form_posterior(ess):
+def test_estimator_linear_model_matches_closed_form_posterior(moment_errors):
     """End to end: the estimator standardizes X and y, samples at temperature T
     on that scale and maps the draws back to the scale of y."""
     rng = np.random.default_rng(1)
@@ -100,7 +79,7 @@ def test_estimator_linear_model_matches_closed_form_posterior(ess):
         random_state=0,
     ).fit(X, y)
     F = est.predict_samples(X_test).T.reshape(4, 2000, 3)  # chain by chain
-    errors = _moment_errors(F, mean, cov, ess)
+    errors = moment_errors(F, mean, cov, K_SD)
     assert max(errors.values()) < 1.0, errors
     np.testing.assert_allclose(est.predict(X_test), F.reshape(-1, 3).mean(0))
 
