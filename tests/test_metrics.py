@@ -118,9 +118,8 @@ def test_interval_scorers_go_through_the_pipeline(fitted_pipe):
 def test_grid_search_with_skgibbs_scorers():
     X, y = _data()
     scoring = {"r2": "r2", "coverage": make_coverage_scorer(0.9), "neg_waic": waic_scorer}
-    search = GridSearchCV(
-        GibbsMLPRegressor(**CHEAP, random_state=0), {"temperature": [0.1, 10.0]}, scoring=scoring, refit="r2", cv=2
-    )
+    est = GibbsMLPRegressor(**CHEAP, random_state=0)
+    search = GridSearchCV(est, {"temperature": [0.1, 10.0]}, scoring=scoring, refit="r2", cv=2)
     _fit(search, X, y)
     res = search.cv_results_
     assert np.all((res["mean_test_coverage"] >= 0) & (res["mean_test_coverage"] <= 1))
