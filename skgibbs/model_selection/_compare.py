@@ -65,7 +65,8 @@ class CVComparison:
 
     def _columns(self):
         return {
-            "params": [", ".join(f"{k}={v!r}" for k, v in p.items()) for p in self.params],
+            # a pipeline step's name says nothing the grid does not
+            "params": [", ".join(f"{k.split('__')[-1]}={v!r}" for k, v in p.items()) for p in self.params],
             "train_loss": self.train_loss,
             "penalty": self.penalty,
             "criterion": self.criterion,

@@ -47,6 +47,10 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
         penalty is used: ``estimator.alpha / n`` for ``Ridge`` and
         ``MLPRegressor`` (both penalise ``alpha ||w||^2`` against the
         *summed* squared error, (2) of paper 004 the *mean*), else 0.
+        Give a ``noise_variance`` shared by all candidates: with each
+        candidate's own residual variance the training loss is about 1/2
+        for every candidate, and the ranking is by the penalty alone (it
+        then favours the most regularised candidate).
     n_jobs : int or None, default=None
         joblib workers over candidates.
     refit : bool, default=True
