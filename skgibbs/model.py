@@ -223,18 +223,20 @@ class MLPSpec:
 
         Parameters
         ----------
-        theta : array-like of shape (Q,)
+        theta : array-like of shape (..., Q)
+            One flat parameter vector, or any batch of them.
 
         Returns
         -------
-        coefs : list of ndarray of shape (n_in, n_out)
-        intercepts : list of ndarray of shape (n_out,)
+        coefs : list of ndarray of shape (..., n_in, n_out)
+        intercepts : list of ndarray of shape (..., n_out)
         """
         theta = np.asarray(theta)
+        lead = theta.shape[:-1]
         coefs, intercepts = [], []
         for n_in, n_out, w, b in self._slices():
-            coefs.append(theta[w].reshape(n_in, n_out))
-            intercepts.append(theta[b].copy())
+            coefs.append(theta[..., w].reshape(lead + (n_in, n_out)))
+            intercepts.append(theta[..., b].copy())
         return coefs, intercepts
 
     def pack(self, coefs, intercepts):

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import torch
 
-__all__ = ["Batch", "Prior", "MLPPotential", "FunctionPotential"]
+__all__ = ["Batch", "Prior", "MLPPotential", "LinearPotential", "FunctionPotential"]
 
 
 class Batch(NamedTuple):
@@ -137,6 +137,62 @@ class _BasePotential:
                 idx = idx.expand(theta.shape[0], -1)
                 total = total + self.loss_sum(theta, Batch(idx, None, None))
         return total / self.n_data
+
+    def per_example_loss_and_grad(self, theta):
+        """Full-data losses ``(K, n)`` and the gradient ``(K, Q)`` of their sum, in one backward pass."""
+        with torch.enable_grad():
+            th = theta.detach().requires_grad_(True)
+            losses = self.per_example_loss(th, Batch())
+            (grad,) = torch.autograd.grad(losses.sum(), th)
+        return losses.detach(), grad
+
+
+class LinearPotential(_BasePotential):
+    """Squared loss of the linear model ``f(x) = x' b (+ c)`` on ``(X, y)``.
+
+    The flat parameters are ``b`` followed, with ``fit_intercept``, by the
+    intercept ``c``. ``y`` may hold one response per chain, so that K
+    responses sharing one design (replicates of a simulation) run as K
+    chains at once.
+
+    Parameters
+    ----------
+    X : torch.Tensor of shape (n, d)
+    y : torch.Tensor of shape (n,) or (K, n)
+    fit_intercept : bool, default=True
+
+    Examples
+    --------
+    >>> import torch
+    >>> pot = LinearPotential(torch.eye(2, dtype=torch.float64), torch.tensor([1.0, 2.0], dtype=torch.float64))
+    >>> losses, grad = pot.per_example_loss_and_grad(torch.zeros(1, 3, dtype=torch.float64))
+    >>> losses.tolist(), grad.tolist()
+    ([[1.0, 4.0]], [[-2.0, -4.0, -6.0]])
+    """
+
+    def __init__(self, X, y, fit_intercept=True):
+        ones = torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)
+        self.X = torch.cat([X, ones], 1) if fit_intercept else X
+        self.y, self.fit_intercept = y, fit_intercept
+        self.n_data = X.shape[0]
+
+    def per_example_loss(self, theta, batch):
+        if batch.idx is None:
+            resid = self.y - theta @ self.X.T
+        else:
+            y = self.y[batch.idx] if self.y.dim() == 1 else torch.gather(self.y, 1, batch.idx)
+            resid = y - torch.einsum("kmq,kq->km", self.X[batch.idx], theta)
+        return resid * resid
+
+    def per_example_loss_and_grad(self, theta):
+        resid = self.y - theta @ self.X.T  # (K, n)
+        return resid * resid, -2.0 * resid @ self.X
+
+    def loss_sum_and_grad(self, theta, batch):
+        if batch.idx is None:
+            losses, grad = self.per_example_loss_and_grad(theta)
+            return losses.sum(1), grad
+        return super().loss_sum_and_grad(theta, batch)
 
 
 class MLPPotential(_BasePotential):

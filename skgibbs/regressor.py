@@ -1,6 +1,5 @@
 """GibbsMLPRegressor: a multilayer perceptron sampled from its Gibbs posterior."""
 
-import contextlib
 import copy
 import warnings
 from numbers import Integral, Real
@@ -10,10 +9,13 @@ import torch
 from scipy.special import ndtr
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array, column_or_1d
 
+from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
+from ._threads import torch_threads
 from .credible import credible_radius, parameter_radius
-from .criteria import functional_variance, gaussian_log_likelihood
+from .criteria import functional_variance, gaussian_log_likelihood, langevin_waic
 from .exceptions import SamplerWarning
 from .model import ACTIVATIONS, MLPSpec
 from .potential import MLPPotential, Prior
@@ -361,7 +363,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         seeds = np.random.SeedSequence(check_random_state(self.random_state).randint(2**31)).generate_state(
             self.n_chains + 1
         )
-        with _torch_threads(device):
+        with torch_threads(device):
             theta0, heldout_mse = self._initial_points(spec, Xt, yt, seeds)
             self.temperature_ = 2.0 * heldout_mse if self.temperature == "auto" else float(self.temperature)
             self.rho_ = self._resolve_rho(n)
@@ -449,6 +451,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self.correction_ = float(result.correction)
         self.lambda_prime_ = float(result.lambda_prime)
         self.accepted_batch_sizes_ = result.accepted_batch_sizes
+        self.sample_stats_ = {"acceptance_rate": result.draw_acceptance}
 
     def _summarise(self, X, y):
         F = self._draws(X)  # (S, n) on the scale of y
@@ -456,6 +459,12 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         resid2 = (y[None, :] - F) ** 2
         self.noise_variance_ = float(resid2.mean())
         std_losses = resid2 / self.y_scale_**2
+        # log pi_lambda of each draw up to a constant: -lambda R_n(theta) + log Pi(theta)
+        with torch.no_grad():
+            theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
+            log_prior = self._prior(self.spec_, torch.device("cpu")).log_density(theta).double().numpy()
+        lp = log_prior - self.lambda_ * std_losses.mean(1)
+        self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
         # the per-example term of the batch potential is c * l_i: lambda' l_i / n
         # for csMALA, lambda l_i / (n rho) for sMALA (Lemmas 1 and 3)
         c, d, _ = surrogate_constants(self.sampler, self.lambda_, X.shape[0], self.rho_, self.correction_)
@@ -469,9 +478,9 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self.credible_radius_params_ = parameter_radius(
             self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
         )
-        self.lfv_ = functional_variance(gaussian_log_likelihood(y, F, self.noise_variance_))
-        self.train_loss_ = float(np.mean((y - fbar) ** 2) / (2 * self.noise_variance_))
-        self.waic_ = self.train_loss_ + self.lfv_ / X.shape[0]
+        log_lik = gaussian_log_likelihood(y, F, self.noise_variance_)
+        crit = langevin_waic(y, fbar, functional_variance(log_lik, pointwise=True), self.noise_variance_)
+        self.lfv_, self.train_loss_, self.waic_ = crit.functional_variance, crit.train_loss, crit.waic
         self._warn_if_unreliable()
 
     def _warn_if_unreliable(self):
@@ -628,6 +637,51 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         return [self.spec_.unpack(t) for t in self.samples_.reshape(-1, self.samples_.shape[-1])]
 
+    def to_arviz(self, X=None, y=None):
+        """The posterior draws as ArviZ data, with ``(chain, draw)`` dimensions.
+
+        Groups: ``posterior`` holds every layer's ``coefs_<l>`` (shape
+        ``(chain, draw, n_in, n_out)``) and ``intercepts_<l>`` (``(chain, draw,
+        n_out)``) on the standardized scale of ``samples_``; ``sample_stats``
+        holds ``acceptance_rate`` (fraction of accepted proposals over the
+        ``thin`` steps before each draw) and ``lp`` (``log pi_lambda`` up to a
+        constant). With ``X`` and ``y`` (e.g. the training data) it adds
+        ``log_likelihood`` (``y``: ``log N(y_i; f_theta(x_i),
+        noise_variance_)``, shape ``(chain, draw, n)``) and
+        ``observed_data``, so that ``az.waic`` / ``az.loo`` apply. ArviZ is
+        optional and imported here.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+        y : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        arviz.InferenceData (ArviZ 0.x) or xarray.DataTree (ArviZ 1.x)
+        """
+        check_is_fitted(self)
+        K, S, _ = self.samples_.shape
+        coefs, intercepts = self.spec_.unpack(self.samples_)
+        posterior, dims = {}, {}
+        for layer, (W, b) in enumerate(zip(coefs, intercepts)):
+            posterior[f"coefs_{layer}"], posterior[f"intercepts_{layer}"] = W, b
+            dims[f"coefs_{layer}"] = [f"n_in_{layer}", f"n_out_{layer}"]
+            dims[f"intercepts_{layer}"] = [f"n_out_{layer}"]
+        groups = {"posterior": posterior, "sample_stats": dict(self.sample_stats_)}
+        if (X is None) != (y is None):
+            raise ValueError("Pass both X and y (the data of the log-likelihood), or neither.")
+        if X is not None:
+            X = self._validated(X)
+            y = column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
+            if len(y) != X.shape[0]:
+                raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries.")
+            log_lik = gaussian_log_likelihood(y, self._draws(X), self.noise_variance_)
+            groups["log_likelihood"] = {"y": log_lik.reshape(K, S, -1)}
+            groups["observed_data"] = {"y": y}
+            dims["y"] = ["obs"]
+        return from_groups(groups, dims=dims)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
@@ -708,16 +762,3 @@ def _pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10):
     if not bool(finite.all()):
         raise FloatingPointError("Pre-training diverged; lower the scale of X or set pretrain_iter=0.")
     return best.detach(), float(best_err.mean())
-
-
-@contextlib.contextmanager
-def _torch_threads(device):
-    # one thread: small matmuls run slower on two, and a busy second core
-    # collapses two spinning OpenMP threads (DESIGN §6)
-    before = torch.get_num_threads()
-    if device.type == "cpu":
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)

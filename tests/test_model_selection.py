@@ -30,7 +30,7 @@ class _Result(NamedTuple):
 
 @pytest.fixture
 def lfv_calls(monkeypatch):
-    """Stand-in for criteria.langevin_functional_variance; records its calls.
+    """Fast, deterministic stand-in for criteria.langevin_functional_variance; records its calls.
 
     Training loss as documented; in place of LFV, the effective number of
     parameters: tr of the ridge hat matrix of (2) in paper 004 for linear
@@ -240,3 +240,13 @@ def test_compare_with_cv_to_frame_and_bad_cv():
     assert res.cv_name == "held-out MSE"
     with pytest.raises(ValueError, match="cv"):
         compare_with_cv(Ridge(), {"alpha": [1.0]}, X, y, criterion=_neg_r2, cv=1)
+
+
+def test_real_langevin_functional_variance_ranks_ridge():
+    X, y = _linear()
+    lfv_params = {"noise_variance": 0.25, "n_iter": 2000, "burn_in": 500, "random_state": 0}
+    search = CriterionGridSearch(Ridge(), {"alpha": [1e-2, 1e4]}, criterion="lfv", lfv_params=lfv_params)
+    res = search.fit(X, y).cv_results_
+    assert search.best_params_ == {"alpha": 1e-2}
+    assert np.all(res["noise_variance"] == 0.25) and np.all(res["penalty"] > 0)
+    np.testing.assert_allclose(res["criterion"], res["train_loss"] + res["penalty"])

@@ -90,6 +90,7 @@ class ChainResult(NamedTuple):
     lambda_prime: float  # lambda' of the batch terms
     accepted_batch_sizes: np.ndarray  # (n_accepted,) batch sizes |B| of accepted sampling steps
     interrupted: bool
+    draw_acceptance: np.ndarray = None  # (K, n_kept) fraction accepted over the thin steps before each draw
 
 
 def _generators(seeds, device):
@@ -301,7 +302,8 @@ def _sample(chains):
     acc_log, size_log = acc_log[:steps].cpu(), size_log[:steps].cpu()
     rate = (acc_log.double().sum(0) / max(steps, 1)).numpy()
     batch_sizes = size_log.T[acc_log.T].numpy() if chains.rho < 1.0 else np.zeros(0, dtype=np.int64)
-    return draws[:, :kept].cpu().numpy(), rate, batch_sizes, interrupted
+    per_draw = acc_log[: kept * cfg.thin].double().view(kept, cfg.thin, K).mean(1).T.numpy()
+    return draws[:, :kept].cpu().numpy(), rate, batch_sizes, interrupted, per_draw
 
 
 def _warmup_job(potential, prior, theta0, seeds, cfg):
@@ -396,4 +398,5 @@ def _collect(chains, results, cfg):
         lambda_prime=lam_eff,
         accepted_batch_sizes=np.concatenate([r[2] for r in results]),
         interrupted=interrupted,
+        draw_acceptance=np.concatenate([r[4][:, :n_kept] for r in results]),
     )

@@ -1,0 +1,143 @@
+"""WAIC and the functional variance from posterior draws (paper 004 (5), (13)).
+
+Pure functions; ``log_lik`` arrays have shape ``(S, n)``: S draws, n
+examples.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import logsumexp
+
+__all__ = ["gaussian_log_likelihood", "functional_variance", "waic", "WAICResult", "GibbsCriterion", "langevin_waic"]
+
+
+def gaussian_log_likelihood(y, draws, noise_variance):
+    """``log N(y_i; f_k(x_i), sigma^2)`` for every draw and example.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+    draws : array-like of shape (S, n)
+    noise_variance : float
+
+    Returns
+    -------
+    ndarray of shape (S, n)
+    """
+    r = np.asarray(y, dtype=float)[None, :] - np.asarray(draws, dtype=float)
+    return -0.5 * r**2 / noise_variance - 0.5 * np.log(2 * np.pi * noise_variance)
+
+
+def functional_variance(log_lik, pointwise=False):
+    """Functional variance ``sum_i Var_theta[log p(y_i | theta)]`` ((5), (13) of paper 004).
+
+    The variance over draws uses the divisor S, as (13) does.
+
+    Parameters
+    ----------
+    log_lik : array-like of shape (S, n)
+    pointwise : bool, default=False
+        Return the n variances instead of their sum.
+
+    Returns
+    -------
+    float, or ndarray of shape (n,) when ``pointwise``
+
+    Examples
+    --------
+    >>> functional_variance([[0.0, 1.0], [2.0, 1.0]])
+    1.0
+    """
+    v = np.var(np.asarray(log_lik, dtype=float), axis=0)
+    return v if pointwise else float(np.sum(v))
+
+
+class WAICResult(NamedTuple):
+    """WAIC on ArviZ's log scale (``elpd``), with its deviance form ``waic = -2 elpd_waic``."""
+
+    elpd_waic: float
+    se: float  # standard error of elpd_waic, sqrt(n Var_i elpd_i)
+    p_waic: float
+    waic: float  # -2 * elpd_waic
+    elpd_pointwise: np.ndarray  # (n,)
+    p_pointwise: np.ndarray  # (n,)
+
+
+def waic(log_lik):
+    """Widely applicable information criterion (Watanabe, 2010), as ArviZ computes it.
+
+    ``elpd_waic = sum_i log mean_k p(y_i | theta_k) - p_waic`` with
+    ``p_waic = sum_i Var_k log p(y_i | theta_k)``, the variance over draws
+    with divisor S (ArviZ's ``az.waic``): ``p_waic`` is then exactly the
+    functional variance (5) of the draws.
+
+    Parameters
+    ----------
+    log_lik : array-like of shape (S, n) or (n_chains, n_draws, n)
+        Pointwise log-likelihood of S draws (chains are pooled).
+
+    Returns
+    -------
+    WAICResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = waic(np.zeros((4, 3)))
+    >>> res.elpd_waic, res.p_waic
+    (0.0, 0.0)
+    """
+    L = np.asarray(log_lik, dtype=float)
+    L = L.reshape(-1, L.shape[-1])
+    S, n = L.shape
+    lppd_i = logsumexp(L, axis=0) - np.log(S)
+    p_i = np.var(L, axis=0)
+    elpd_i = lppd_i - p_i
+    elpd = float(np.sum(elpd_i))
+    se = float(np.sqrt(n * np.var(elpd_i)))
+    return WAICResult(elpd, se, float(np.sum(p_i)), -2.0 * elpd, elpd_i, p_i)
+
+
+class GibbsCriterion(NamedTuple):
+    """Training loss, functional variance and their sum per sample (paper 004 §4.3)."""
+
+    train_loss: float  # (1/n) sum_i (y_i - yhat_i)^2 / (2 sigma^2)
+    functional_variance: float  # sum_i Var[log p(y_i | theta)]
+    waic: float  # train_loss + functional_variance / n
+
+
+def langevin_waic(y, y_pred, pointwise_variance, noise_variance):
+    """Training loss plus functional variance, per sample (paper 004 §4.3).
+
+    ``train_loss = (1/n) sum_i (y_i - yhat_i)^2 / (2 sigma^2)`` and
+    ``waic = train_loss + FV / n`` with ``FV = sum_i v_i``: the "training
+    loss + LFV" of paper 004's Table 7 divided by n, on the scale of its
+    10-fold CV statistic ``(1/(2 sigma^2)) * mean held-out squared error``.
+    The Gaussian normalising constant is left out, as in the paper.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+    y_pred : array-like of shape (n,)
+        The point prediction on the training inputs (the fitted network,
+        or the posterior mean).
+    pointwise_variance : array-like of shape (n,)
+        ``v_i = Var[log p(y_i | theta)]`` over posterior draws or Langevin
+        iterates.
+    noise_variance : float
+        ``sigma^2``.
+
+    Returns
+    -------
+    GibbsCriterion
+
+    Examples
+    --------
+    >>> langevin_waic([1.0, -1.0], [0.0, 0.0], [0.5, 0.5], 1.0)
+    GibbsCriterion(train_loss=0.5, functional_variance=1.0, waic=1.0)
+    """
+    y, y_pred = np.asarray(y, dtype=float), np.asarray(y_pred, dtype=float)
+    train_loss = float(np.mean((y - y_pred) ** 2) / (2.0 * noise_variance))
+    fv = float(np.sum(pointwise_variance))
+    return GibbsCriterion(train_loss, fv, train_loss + fv / len(y))

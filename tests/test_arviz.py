@@ -1,0 +1,88 @@
+"""GibbsMLPRegressor.to_arviz: posterior, sample stats and log-likelihood with (chain, draw) dimensions."""
+
+import sys
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+from skgibbs import GibbsMLPRegressor
+from skgibbs.criteria import functional_variance, gaussian_log_likelihood, waic
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(40, 2))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=40)
+    reg = GibbsMLPRegressor((6,), n_samples=15, burn_in=60, thin=3, pretrain_iter=100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg.fit(X, y)
+    return reg, X, y
+
+
+def test_sample_stats_per_draw(fitted):
+    reg, X, y = fitted
+    acc = reg.sample_stats_["acceptance_rate"]
+    assert acc.shape == (2, 15) and np.all((acc >= 0) & (acc <= 1))
+    # every sampling step lies in exactly one thinning window
+    np.testing.assert_allclose(acc.mean(1), reg.acceptance_rate_)
+    lp = reg.sample_stats_["lp"]
+    theta = reg.samples_[1, 4].astype(float)
+    R_n = np.mean(((y - reg.predict_samples(X)[:, 15 + 4]) / reg.y_scale_) ** 2)
+    std = np.concatenate([np.full((a + 1) * b, a**-0.5) for a, b in reg.spec_.shapes])
+    expected = -reg.lambda_ * R_n - 0.5 * np.sum((theta / std) ** 2)
+    assert lp[1, 4] == pytest.approx(expected, rel=1e-4)
+
+
+def test_to_arviz_groups_and_waic(fitted):
+    az = pytest.importorskip("arviz")
+    reg, X, y = fitted
+    idata = reg.to_arviz(X, y)
+    post = idata.posterior
+    assert post["coefs_0"].shape == (2, 15, 2, 6) and post["intercepts_1"].shape == (2, 15, 1)
+    np.testing.assert_allclose(post["coefs_0"].values[1, 3].ravel(), reg.samples_[1, 3, :12])
+    assert idata.sample_stats["acceptance_rate"].dims == ("chain", "draw")
+    ll = idata.log_likelihood["y"].values
+    assert ll.shape == (2, 15, 40)
+    ours = waic(ll)
+    np.testing.assert_allclose(ll.reshape(30, 40), gaussian_log_likelihood(y, reg.predict_samples(X).T, reg.noise_variance_))
+    assert ours.p_waic == pytest.approx(reg.lfv_)  # one functional variance, divisor S
+    if int(az.__version__.split(".")[0]) < 1:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ref = az.waic(idata)
+        assert float(ref.elpd_waic) == pytest.approx(ours.elpd_waic, rel=1e-6)
+        assert float(ref.p_waic) == pytest.approx(functional_variance(ll.reshape(30, 40)), rel=1e-6)
+
+
+def test_to_arviz_without_data_and_bad_input(fitted):
+    pytest.importorskip("arviz")
+    reg, X, y = fitted
+    idata = reg.to_arviz()
+    assert "log_likelihood" not in idata.groups() and "posterior" in idata.groups()
+    with pytest.raises(ValueError, match="both X and y"):
+        reg.to_arviz(X)
+    with pytest.raises(ValueError, match="rows"):
+        reg.to_arviz(X, y[:-1])
+    with pytest.raises(ValueError, match="features"):
+        reg.to_arviz(X[:, :1], y)
+
+
+def test_to_arviz_speaks_the_1x_api(fitted, monkeypatch):
+    # ArviZ 1.x takes one positional mapping {group: {var: array}}; 0.x takes one keyword per group
+    reg, X, y = fitted
+    calls = []
+    fake = types.ModuleType("arviz")
+    fake.__version__ = "1.2.0"
+    fake.from_dict = lambda *args, **kwargs: calls.append((args, kwargs)) or "tree"
+    monkeypatch.setitem(sys.modules, "arviz", fake)
+    assert reg.to_arviz(X, y) == "tree"
+    (args, kwargs), = calls
+    assert set(args[0]) == {"posterior", "sample_stats", "log_likelihood", "observed_data"}
+    assert args[0]["log_likelihood"]["y"].shape == (2, 15, 40) and kwargs["dims"]["y"] == ["obs"]
+    fake.__version__ = "0.22.0"
+    reg.to_arviz()
+    assert "posterior" in calls[-1][1] and not calls[-1][0]
