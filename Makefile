@@ -43,6 +43,7 @@ docs: setup-docs
 # The figure included by doc/user_guide/surrogate.rst (committed).
 doc-figures: setup
 	$(PYTHON) examples/plot_accepted_batches.py doc/_static/accepted_batches.png
+	$(PYTHON) examples/plot_model_selection.py doc/_static/model_selection.png
 
 bench: setup
 	@test -f benchmarks/run_all.py || { echo "benchmarks/run_all.py does not exist" >&2; exit 1; }
