@@ -150,16 +150,18 @@ def _final_inputs(estimator, X):
 
 
 def waic_scorer(estimator, X=None, y=None):
-    """Negative Langevin-WAIC of a fitted skgibbs estimator (greater is better).
+    """Minus the WAIC generalization loss of a fitted skgibbs estimator (greater is better).
 
-    The value is ``-estimator.waic_``, computed by the estimator on the data
-    it was fitted on: in :class:`~sklearn.model_selection.GridSearchCV` that
-    is the training fold, and ``X`` and ``y`` (the test fold) are ignored.
+    The value is ``-estimator.generalization_loss_`` (Watanabe's WAIC per
+    sample for the estimator's tempered posterior), computed by the
+    estimator on the data it was fitted on: in
+    :class:`~sklearn.model_selection.GridSearchCV` that is the training
+    fold, and ``X`` and ``y`` (the test fold) are ignored.
 
     Parameters
     ----------
     estimator : fitted estimator or Pipeline
-        Its last step has the fitted attribute ``waic_``.
+        Its last step has the fitted attribute ``generalization_loss_``.
     X, y : ignored
 
     Returns
@@ -167,12 +169,12 @@ def waic_scorer(estimator, X=None, y=None):
     float
     """
     final = _split_pipeline(estimator)[1]
-    if not hasattr(final, "waic_"):
+    if not hasattr(final, "generalization_loss_"):
         raise TypeError(
-            f"waic_scorer needs a fitted estimator with a waic_ attribute (e.g. GibbsMLPRegressor), "
-            f"got {type(final).__name__}."
+            "waic_scorer needs a fitted estimator with a generalization_loss_ attribute "
+            f"(e.g. GibbsMLPRegressor), got {type(final).__name__}."
         )
-    return -float(final.waic_)
+    return -float(final.generalization_loss_)
 
 
 def _check_level(confidence_level):

@@ -15,7 +15,7 @@ from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._threads import torch_threads
 from .credible import credible_radius, parameter_radius
-from .criteria import functional_variance, gaussian_log_likelihood, langevin_waic
+from .criteria import gaussian_log_likelihood, langevin_waic, waic
 from .exceptions import SamplerWarning
 from .model import ACTIVATIONS, MLPSpec
 from .potential import MLPPotential, Prior
@@ -212,7 +212,22 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         posterior mean.
     waic_ : float
         ``train_loss_ + lfv_ / n``: the Langevin-WAIC of paper 004 §4.3 per
-        sample (on the scale of its Table 7).
+        sample (on the scale of its Table 7). Its training loss divides by
+        the model's own ``sigma^2``, so it compares fits on one data set only
+        through ``lfv_``: rank models by ``generalization_loss_``.
+    generalization_loss_ : float
+        Watanabe's WAIC per sample for the tempered posterior,
+        ``-(1/n) [sum_i log mean_theta p(y_i | theta) - beta sum_i
+        Var_theta log p(y_i | theta)]`` with ``p = N(f_theta(x_i),
+        noise_variance_)`` and ``beta = 2 sigma^2 / temperature_`` (the
+        power of this likelihood in the Gibbs posterior, ``sigma^2`` on the
+        standardized scale; 1 at the Bayesian temperature): an estimate of
+        the negative log predictive density of a new example (nats, on the
+        scale of ``y``). Lower is better; it is what
+        :class:`~skgibbs.model_selection.CriterionGridSearch` ranks with
+        ``criterion="waic"``.
+    waic_tempering_ : float
+        The ``beta`` of ``generalization_loss_``.
 
     See Also
     --------
@@ -479,7 +494,13 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
             self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
         )
         log_lik = gaussian_log_likelihood(y, F, self.noise_variance_)
-        crit = langevin_waic(y, fbar, functional_variance(log_lik, pointwise=True), self.noise_variance_)
+        # N(y; f, sigma^2) enters pi_lambda with the power beta = 2 sigma^2 / temperature
+        # (standardized scale): Watanabe's equation of state scales the penalty by beta
+        beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
+        self.waic_tempering_ = float(beta)
+        tempered = waic(log_lik, beta=beta)
+        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]
+        crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
         self.lfv_, self.train_loss_, self.waic_ = crit.functional_variance, crit.train_loss, crit.waic
         self._warn_if_unreliable()
 

@@ -99,9 +99,9 @@ def fitted_pipe():
 
 def test_waic_scorer_reads_the_fitted_criterion(fitted_pipe):
     reg = fitted_pipe[-1]
-    assert waic_scorer(fitted_pipe, None, None) == -reg.waic_
-    assert waic_scorer(reg, np.zeros((3, 2)), np.zeros(3)) == -reg.waic_  # test data ignored
-    with pytest.raises(TypeError, match="waic_"):
+    assert waic_scorer(fitted_pipe, None, None) == -reg.generalization_loss_
+    assert waic_scorer(reg, np.zeros((3, 2)), np.zeros(3)) == -reg.generalization_loss_  # test data ignored
+    with pytest.raises(TypeError, match="generalization_loss_"):
         waic_scorer(Ridge().fit(*_data()), None, None)
 
 

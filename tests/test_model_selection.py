@@ -26,6 +26,7 @@ class _Result(NamedTuple):
     waic: float
     noise_variance: float
     pointwise: np.ndarray
+    generalization_loss: float
 
 
 @pytest.fixture
@@ -50,7 +51,8 @@ def lfv_calls(monkeypatch):
             dof = sum(w.size for w in model.coefs_ + model.intercepts_)
         train = float(np.mean(resid**2) / (2 * s2))
         calls.append({"model": model, "X": X, "alpha": alpha, "noise_variance": noise_variance})
-        return _Result(float(dof), train, train + dof / n, s2, np.full(n, dof / n))
+        loss = 0.5 * np.log(2 * np.pi * s2) + train + dof / n
+        return _Result(float(dof), train, train + dof / n, s2, np.full(n, dof / n), loss)
 
     monkeypatch.setattr(skgibbs.criteria, "langevin_functional_variance", stand_in, raising=False)
     return calls
@@ -111,8 +113,8 @@ def test_waic_rejects_a_badly_mis_set_temperature():
     search = _quiet(CriterionGridSearch(GibbsMLPRegressor(**GIBBS, random_state=0), grid).fit, X, y)
     assert search.best_params_ == {"temperature": 0.1}
     reg = search.best_estimator_
-    assert search.best_score_ == reg.waic_
-    assert search.cv_results_["penalty"][0] == pytest.approx(reg.lfv_ / len(y))
+    assert search.best_score_ == reg.generalization_loss_
+    assert search.cv_results_["penalty"][0] == pytest.approx(reg.waic_tempering_ * reg.lfv_ / len(y))
     assert search.cv_results_["noise_variance"][0] == reg.noise_variance_
     assert search.predict(X[:5]).tolist() == reg.predict(X[:5]).tolist()
     assert search.score(X, y) == reg.score(X, y)
@@ -250,3 +252,9 @@ def test_real_langevin_functional_variance_ranks_ridge():
     assert search.best_params_ == {"alpha": 1e-2}
     assert np.all(res["noise_variance"] == 0.25) and np.all(res["penalty"] > 0)
     np.testing.assert_allclose(res["criterion"], res["train_loss"] + res["penalty"])
+    # each candidate's own sigma^2 = RSS / (n - 1): the normalising constant keeps them comparable
+    lfv_params.pop("noise_variance")
+    search = CriterionGridSearch(Ridge(), {"alpha": [1e-2, 1e4]}, criterion="lfv", lfv_params=lfv_params)
+    res = search.fit(X, y).cv_results_
+    assert search.best_params_ == {"alpha": 1e-2}
+    assert res["noise_variance"][1] > 4 * res["noise_variance"][0]

@@ -49,7 +49,12 @@ class LFVResult(NamedTuple):
     ``lfv`` is LFV (13), averaged over the processes when there are several
     (one per chain of a fitted skgibbs estimator); ``waic`` is the
     "training loss + LFV" of paper 004 §4.3 per sample: ``train_loss + lfv /
-    n``, on the scale of the paper's CV statistic.
+    n``, on the scale of the paper's CV statistic, where the Gaussian
+    normalising constant is dropped. ``generalization_loss`` adds it back,
+    ``log(2 pi sigma^2) / 2 + waic``: the estimated held-out negative
+    log-likelihood per sample, which stays comparable between models that
+    estimate different ``sigma^2`` (use it to rank models; ``waic`` ranks
+    them only under one shared ``noise_variance``).
     """
 
     lfv: float
@@ -61,6 +66,7 @@ class LFVResult(NamedTuple):
     step_size: float
     n_iter: int
     burn_in: int
+    generalization_loss: float
 
 
 def _grad_potential(potential, theta, lam, prec):
@@ -107,7 +113,7 @@ def langevin_fv_chains(
         Starting points ``gamma^(1)``, one per process.
     noise_variance : float or array-like of shape (K,)
         ``sigma^2``; ``kappa_n = n / sigma^2``.
-    alpha : float > 0
+    alpha : float >= 0
         Ridge weight of ``rho_alpha`` on the per-sample scale of (2).
     step_size : float or "auto", default="auto"
         ``delta`` of (10). ``"auto"`` is ``0.1 / lambda_max`` with
@@ -183,7 +189,10 @@ def langevin_functional_variance(
         Ridge weight of ``rho_alpha`` on the per-sample scale (2):
         ``(1/n) sum_i (y_i - g(x_i))^2 + alpha |theta|^2`` (all network
         parameters; a linear model's intercept is not penalised). For a
-        ``Ridge(alpha=a)`` fitted on n points this is ``a / n``.
+        ``Ridge(alpha=a)`` fitted on n points this is ``a / n``. With 0
+        (flat prior) the directions the data do not pin down diffuse freely,
+        which leaves LFV intact for a linear model but may not for a
+        network.
     noise_variance : float, default=None
         ``sigma^2`` on the scale of ``y``; None is ``RSS / (n - 1)`` of the
         model's prediction, as paper 004 §4.3.
@@ -216,8 +225,8 @@ def langevin_functional_variance(
     for name, value in (("n_iter", n_iter), ("burn_in", burn_in)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (1 if name == "n_iter" else 0):
             raise ValueError(f"{name} must be an integer >= {1 if name == 'n_iter' else 0}, got {value!r}.")
-    if not (isinstance(alpha, (int, float, np.number)) and alpha > 0):
-        raise ValueError(f"alpha must be a number > 0 (ridge weight of paper 004 (2)), got {alpha!r}.")
+    if not (isinstance(alpha, (int, float, np.number)) and alpha >= 0):
+        raise ValueError(f"alpha must be a number >= 0 (ridge weight of paper 004 (2)), got {alpha!r}.")
     if not (step_size == "auto" or (isinstance(step_size, (int, float, np.number)) and step_size > 0)):
         raise ValueError(f"step_size must be a positive number or 'auto', got {step_size!r}.")
     prob = langevin_problem(model, X, y)
@@ -239,9 +248,11 @@ def langevin_functional_variance(
     _warn_refused(out.n_refused, burn_in + n_iter)
     pointwise = out.pointwise.mean(0)
     crit = langevin_waic(prob.y, prob.y_pred, pointwise, sigma2)
+    sigma2_y = sigma2 * prob.var_scale
     return LFVResult(
-        crit.functional_variance, crit.train_loss, crit.waic, sigma2 * prob.var_scale, pointwise,
+        crit.functional_variance, crit.train_loss, crit.waic, sigma2_y, pointwise,
         out.lfv, float(out.step_size.min()), int(n_iter), int(burn_in),
+        0.5 * np.log(2 * np.pi * sigma2_y) + crit.waic,
     )  # fmt: skip
 
 

@@ -64,10 +64,10 @@ class WAICResult(NamedTuple):
     p_pointwise: np.ndarray  # (n,)
 
 
-def waic(log_lik):
+def waic(log_lik, beta=1.0):
     """Widely applicable information criterion (Watanabe, 2010), as ArviZ computes it.
 
-    ``elpd_waic = sum_i log mean_k p(y_i | theta_k) - p_waic`` with
+    ``elpd_waic = sum_i log mean_k p(y_i | theta_k) - beta * p_waic`` with
     ``p_waic = sum_i Var_k log p(y_i | theta_k)``, the variance over draws
     with divisor S (ArviZ's ``az.waic``): ``p_waic`` is then exactly the
     functional variance (5) of the draws.
@@ -76,6 +76,11 @@ def waic(log_lik):
     ----------
     log_lik : array-like of shape (S, n) or (n_chains, n_draws, n)
         Pointwise log-likelihood of S draws (chains are pooled).
+    beta : float > 0, default=1.0
+        Power of the likelihood in a tempered posterior
+        ``Pi(theta) prod_i p(y_i | theta)^beta``. Watanabe's equation of
+        state ``E[B_g] = E[B_t] + (beta / n) E[V]`` scales the penalty by
+        it; 1 is the Bayesian posterior and ArviZ's value.
 
     Returns
     -------
@@ -91,9 +96,11 @@ def waic(log_lik):
     L = np.asarray(log_lik, dtype=float)
     L = L.reshape(-1, L.shape[-1])
     S, n = L.shape
+    if not beta > 0:
+        raise ValueError(f"beta must be > 0 (the power of the likelihood), got {beta!r}.")
     lppd_i = logsumexp(L, axis=0) - np.log(S)
     p_i = np.var(L, axis=0)
-    elpd_i = lppd_i - p_i
+    elpd_i = lppd_i - beta * p_i
     elpd = float(np.sum(elpd_i))
     se = float(np.sqrt(n * np.var(elpd_i)))
     return WAICResult(elpd, se, float(np.sum(p_i)), -2.0 * elpd, elpd_i, p_i)

@@ -16,10 +16,11 @@ __all__ = ["CriterionGridSearch"]
 
 
 class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
-    r"""Grid search ranked by Langevin-WAIC: one fit per candidate, no folds.
+    r"""Grid search ranked by WAIC or LFV: one fit per candidate, no folds.
 
     Each candidate of ``param_grid`` is cloned, fitted once on all of
-    ``(X, y)`` and scored by ``criterion``; lower is better. Where k-fold
+    ``(X, y)`` and scored by ``criterion``, an estimate of the held-out
+    negative log-likelihood per example; lower is better. Where k-fold
     cross-validation costs k fits per candidate, this costs one fit plus
     the criterion.
 
@@ -27,19 +28,22 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
     ----------
     estimator : estimator or Pipeline
         A regressor; for ``criterion="waic"`` its last step must be a
-        skgibbs estimator (with ``waic_``).
+        skgibbs estimator (with ``generalization_loss_``).
     param_grid : dict or list of dicts
         As for :class:`~sklearn.model_selection.GridSearchCV`; must not be
         empty.
     criterion : {"waic", "lfv"} or callable, default="waic"
-        ``"waic"``: the fitted last step's ``waic_`` (training loss plus the
-        functional variance of its posterior draws, per sample).
-        ``"lfv"``: the ``waic`` field of
+        ``"waic"``: the fitted last step's ``generalization_loss_``,
+        Watanabe's WAIC per sample of its (tempered) posterior draws.
+        ``"lfv"``: the ``generalization_loss`` field of
         :func:`skgibbs.criteria.langevin_functional_variance` run at the
-        fitted last step, on ``X`` transformed by the earlier steps; works
-        for fitted ``Ridge``, ``LinearRegression``, ``MLPRegressor`` and
-        skgibbs estimators. A callable ``criterion(estimator, X, y) ->
-        float`` receives the fitted candidate (the whole pipeline).
+        fitted last step, on ``X`` transformed by the earlier steps (the
+        training loss plus LFV/n of paper 004 §4.3 with the Gaussian
+        normalising constant ``log(2 pi sigma^2) / 2``, which keeps
+        candidates with different ``sigma^2`` comparable); works for fitted
+        ``Ridge``, ``LinearRegression``, ``MLPRegressor`` and skgibbs
+        estimators. A callable ``criterion(estimator, X, y) -> float``
+        receives the fitted candidate (the whole pipeline).
     lfv_params : dict or None, default=None
         Keyword arguments of ``langevin_functional_variance`` (``alpha``,
         ``noise_variance``, ``step_size``, ``n_iter``, ``burn_in``,
@@ -47,10 +51,8 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
         penalty is used: ``estimator.alpha / n`` for ``Ridge`` and
         ``MLPRegressor`` (both penalise ``alpha ||w||^2`` against the
         *summed* squared error, (2) of paper 004 the *mean*), else 0.
-        Give a ``noise_variance`` shared by all candidates: with each
-        candidate's own residual variance the training loss is about 1/2
-        for every candidate, and the ranking is by the penalty alone (it
-        then favours the most regularised candidate).
+        Without ``noise_variance`` each candidate uses its own residual
+        variance ``RSS / (n - 1)`` (paper 004 §4.3).
     n_jobs : int or None, default=None
         joblib workers over candidates.
     refit : bool, default=True
@@ -62,8 +64,10 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
     ----------
     cv_results_ : dict of arrays of shape (n_candidates,)
         ``params`` (list of dicts), ``param_<name>`` (masked arrays, as
-        scikit-learn), ``criterion``, ``train_loss``, ``penalty``
-        (``lfv / n``), ``noise_variance`` (the ``sigma^2`` the criterion
+        scikit-learn), ``criterion = train_loss + penalty``, ``train_loss``
+        (the training negative log-likelihood per example), ``penalty``
+        (``beta * FV / n`` for ``"waic"``, ``LFV / n`` for ``"lfv"``),
+        ``noise_variance`` (the ``sigma^2`` the criterion
         used), ``rank_criterion`` (1 is best), ``fit_time`` and
         ``criterion_time`` in seconds. The three terms are NaN for a
         callable criterion.
@@ -230,21 +234,22 @@ def _criterion(est, X, y, criterion, lfv_params):
     final, Xt = _final_inputs(est, X)
     n = len(y)
     if criterion == "waic":
-        if not hasattr(final, "waic_"):
+        if not hasattr(final, "generalization_loss_"):
             raise TypeError(
-                f"criterion='waic' reads waic_ from the fitted last step, which {type(final).__name__} "
-                "lacks; use criterion='lfv' for models without posterior draws."
+                f"criterion='waic' reads generalization_loss_ from the fitted last step, which "
+                f"{type(final).__name__} lacks; use criterion='lfv' for models without posterior draws."
             )
+        penalty = final.waic_tempering_ * final.lfv_ / n
         return {
-            "criterion": float(final.waic_),
-            "train_loss": float(final.train_loss_),
-            "penalty": float(final.lfv_) / n,
+            "criterion": float(final.generalization_loss_),
+            "train_loss": float(final.generalization_loss_ - penalty),
+            "penalty": float(penalty),
             "noise_variance": float(final.noise_variance_),
         }
     res = _langevin(final, Xt, y, lfv_params)
     return {
-        "criterion": float(res.waic),
-        "train_loss": float(res.train_loss),
+        "criterion": float(res.generalization_loss),
+        "train_loss": float(res.generalization_loss - res.lfv / n),
         "penalty": float(res.lfv) / n,
         "noise_variance": float(res.noise_variance),
     }

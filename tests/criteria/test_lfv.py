@@ -85,6 +85,7 @@ def test_result_fields_and_scale(data):
     assert isinstance(res, LFVResult)
     assert res.pointwise.shape == (60,) and res.lfv == pytest.approx(res.pointwise.sum())
     assert res.waic == pytest.approx(res.train_loss + res.lfv / 60)
+    assert res.generalization_loss == pytest.approx(0.5 * np.log(2 * np.pi * res.noise_variance) + res.waic)
     resid = y - Ridge(alpha=0.5).fit(X, y).predict(X)
     assert res.noise_variance == pytest.approx(resid @ resid / 59)  # RSS / (n - 1), §4.3
     assert res.train_loss == pytest.approx(np.mean(resid**2) / (2 * res.noise_variance))
@@ -162,7 +163,7 @@ def test_skgibbs_estimator_one_process_per_chain(data):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"alpha": 0.0}, "alpha"),
+        ({"alpha": -0.1}, "alpha"),
         ({"alpha": "big"}, "alpha"),
         ({"n_iter": 0}, "n_iter"),
         ({"burn_in": -1}, "burn_in"),

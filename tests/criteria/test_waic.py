@@ -53,6 +53,15 @@ def test_waic_by_hand():
     assert res.se == pytest.approx(np.sqrt(8 * np.var(lppd - p)))
 
 
+def test_tempered_waic_scales_the_penalty():
+    L = np.random.default_rng(5).normal(size=(30, 6))
+    plain, hot = waic(L), waic(L, beta=0.25)
+    assert hot.p_waic == pytest.approx(plain.p_waic)  # p_waic stays the functional variance
+    assert hot.elpd_waic == pytest.approx(plain.elpd_waic + 0.75 * plain.p_waic)
+    with pytest.raises(ValueError, match="beta"):
+        waic(L, beta=0.0)
+
+
 def test_waic_single_draw_has_no_penalty():
     L = np.array([[-1.0, -2.0]])
     res = waic(L)
