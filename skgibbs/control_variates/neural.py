@@ -205,7 +205,7 @@ class NeuralControlVariate(_SteinControlVariate):
         y_scale = float(_scale(np.array([y[head].std()]))[0])
         gen = torch.Generator().manual_seed(int(check_random_state(self.random_state).randint(2**31)))
         sizes = (X.shape[1], *layers, 1)
-        data = [torch.as_tensor(a, dtype=torch.float64) for a in (X, score, y / y_scale)]
+        data = [torch.tensor(a, dtype=torch.float64) for a in (X, score, y / y_scale)]
         transform = _Standardize(m, s)
         with _one_thread():
             params = _init_params(sizes, gen)
@@ -286,16 +286,16 @@ class NeuralControlVariate(_SteinControlVariate):
 
     # -------------------------------------------------------------- predict
     def _control(self, X, score):
-        coefs = [torch.as_tensor(c) for c in self.coefs_]
-        intercepts = [torch.as_tensor(b) for b in self.intercepts_]
+        coefs = [torch.tensor(c) for c in self.coefs_]
+        intercepts = [torch.tensor(b) for b in self.intercepts_]
         width = max([X.shape[1], *(c.shape[1] for c in self.coefs_)])
         chunk = max(1, _CHUNK_ENTRIES // (X.shape[1] * width))
         out = []
         with torch.no_grad(), _one_thread():
             for i in range(0, X.shape[0], chunk):
-                Xc = torch.as_tensor(X[i : i + chunk])
+                Xc = torch.tensor(X[i : i + chunk])
                 _, grad, lap = mlp_derivatives(Xc, coefs, intercepts, self.activation, value=False)
-                out.append((lap + (torch.as_tensor(score[i : i + chunk]) * grad).sum(1)).numpy())
+                out.append((lap + (torch.tensor(score[i : i + chunk]) * grad).sum(1)).numpy())
         return np.concatenate(out) if out else np.zeros(0)
 
 
