@@ -64,7 +64,8 @@ class _SteinControlVariate(BaseEstimator):
         n = X.shape[0]
         if n < 2 and (reset or y is not None):
             raise ValueError(
-                f"{type(self).__name__} needs a chain of at least 2 points (n_samples >= 2), got n_samples={n}."
+                f"{type(self).__name__} needs a chain of at least 2 points (n_samples >= 2), "
+                f"got n_samples={n}."
             )
         return X, y
 

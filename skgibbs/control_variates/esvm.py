@@ -18,7 +18,7 @@ __all__ = ["default_truncation", "spectral_variance_torch", "windowed", "esvrr"]
 
 
 def default_truncation(n):
-    """Truncation point ``b_n = floor(sqrt(n))``, the default of :func:`~skgibbs.diagnostics.spectral_variance`.
+    """Default truncation point ``b_n = floor(sqrt(n))``, as in :func:`skgibbs.diagnostics.spectral_variance`.
 
     Examples
     --------

@@ -198,7 +198,7 @@ class NeuralControlVariate(_SteinControlVariate):
     def _fit(self, X, y, score):
         layers = self._check_layers()
         if self.activation == "relu":
-            warnings.warn(RELU_MESSAGE, ControlVariateWarning, stacklevel=4)
+            warnings.warn(RELU_MESSAGE, ControlVariateWarning, stacklevel=3)
         n_train, n_val = self._split(X.shape[0])
         head = slice(0, n_train)
         m, s = X[head].mean(0), _scale(X[head].std(0))
@@ -235,7 +235,8 @@ class NeuralControlVariate(_SteinControlVariate):
                 "Give a longer chain, change validation_fraction or set early_stopping=False."
             )
         n_train = n - n_val
-        self.truncation_ = self._truncation_for(n_train if self.batch_size is None else min(self.batch_size, n_train))
+        batch = n_train if self.batch_size is None else min(self.batch_size, n_train)
+        self.truncation_ = self._truncation_for(batch)
         return n_train, n_val
 
     def _train(self, params, transform, data, n_train, n_val, gen):
@@ -261,7 +262,8 @@ class NeuralControlVariate(_SteinControlVariate):
             if n_val:
                 with torch.no_grad():
                     tail = slice(n_train, None)
-                    val = self._objective(params, transform, X[tail], S[tail], y[tail], None).item()
+                    b_val = self._truncation_for(X.shape[0] - n_train)
+                    val = self._objective(params, transform, X[tail], S[tail], y[tail], b_val).item()
                 val_losses.append(val)
                 if val < best_val * (1 - self.tol) or not np.isfinite(best_val):
                     best, best_val, stale = [p.detach().clone() for p in params], val, 0

@@ -41,7 +41,10 @@ class GaussianAR1:
         return float(v @ self.cov @ v) * (1 + self.a) / (1 - self.a)
 
     def asymptotic_variance_square(self, i):
-        """``V_inf(x_i^2)``: ``Cov(x_0^2, x_s^2) = 2 S^2 a^(2s) + 4 m^2 S a^s``, ``S = Sigma_ii``, ``m = mu_i``."""
+        """``V_inf(x_i^2)`` from ``Cov(x_0^2, x_s^2) = 2 S^2 a^(2s) + 4 m^2 S a^s``.
+
+        ``S = Sigma_ii`` and ``m = mu_i``.
+        """
         S, m, a = self.cov[i, i], self.mean[i], self.a
         return 2 * S**2 * (1 + a**2) / (1 - a**2) + 4 * m**2 * S * (1 + a) / (1 - a)
 

@@ -66,10 +66,20 @@ def test_linear_and_quadratic_targets_over_repeated_chains(gaussian_ar1, activat
     assert np.abs(z).max() < 4.5 and np.mean(z**2) < 3.0
 
 
+def test_linear_phi_solves_a_linear_target(gaussian_ar1):
+    # f = x2: the Poisson solution is linear, phi = -(Sigma e_2) . x, in the class hidden_layer_sizes=()
+    X = gaussian_ar1.chain(1000, 12)
+    cv = NeuralControlVariate(grad_log_prob=gaussian_ar1.score, hidden_layer_sizes=(), learning_rate=0.05,
+                              max_iter=1000, random_state=0).fit(X, X[:, 1])
+    np.testing.assert_allclose(cv.coefs_[0][:, 0], -gaussian_ar1.cov[:, 1], rtol=1e-3)
+    assert cv.estimate(X, X[:, 1]) == pytest.approx(gaussian_ar1.mean[1], abs=1e-3)
+
+
 def test_relu_is_warned_and_weaker(gaussian_ar1):
     X = gaussian_ar1.chain(1000, 2)
     with pytest.warns(ControlVariateWarning, match="not twice continuously differentiable"):
-        relu = NeuralControlVariate(grad_log_prob=gaussian_ar1.score, activation="relu", **CHEAP).fit(X, _square(X))
+        relu = NeuralControlVariate(grad_log_prob=gaussian_ar1.score, activation="relu", **CHEAP)
+        relu.fit(X, _square(X))
     recu = NeuralControlVariate(grad_log_prob=gaussian_ar1.score, **CHEAP).fit(X, _square(X))
     Xte = gaussian_ar1.chain(4000, 3)
     assert relu.score(Xte, _square(Xte)) < recu.score(Xte, _square(Xte)) / 10

@@ -71,7 +71,8 @@ def test_esvm_minimises_the_training_spectral_variance(gaussian_ar1):
     X = t.chain(2000, 5)
     y = np.sin(X[:, 0]) + X[:, 1] ** 3
     esvm = PolynomialControlVariate(grad_log_prob=t.score, degree=2, truncation=30).fit(X, y)
-    ls = PolynomialControlVariate(grad_log_prob=t.score, degree=2, method="least_squares", truncation=30).fit(X, y)
+    ls = PolynomialControlVariate(grad_log_prob=t.score, degree=2, method="least_squares", truncation=30)
+    ls.fit(X, y)
     v_esvm = spectral_variance(y - esvm.predict(X), truncation=30)
     assert v_esvm < spectral_variance(y - ls.predict(X), truncation=30)
     rng = np.random.default_rng(0)
@@ -88,7 +89,8 @@ def test_unbiased_where_no_exact_solution(gaussian_ar1):
     t = gaussian_ar1
     f = lambda X: np.sin(X[:, 0])  # noqa: E731
     truth = np.sin(t.mean[0]) * np.exp(-t.cov[0, 0] / 2)
-    cv = PolynomialControlVariate(grad_log_prob=t.score, degree=3).fit(t.chain(20_000, 11), f(t.chain(20_000, 11)))
+    Xtr = t.chain(20_000, 11)
+    cv = PolynomialControlVariate(grad_log_prob=t.score, degree=3).fit(Xtr, f(Xtr))
     Xte = t.chain(20_000, 12)
     est, bounds = cv.predict_interval(Xte, f(Xte), confidence_level=0.999)
     assert bounds[0, 0] < truth < bounds[1, 0]
@@ -108,7 +110,8 @@ def test_indefinite_window_warns(gaussian_ar1):
     y = np.sin(3 * X[:, 0])
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        PolynomialControlVariate(grad_log_prob=gaussian_ar1.score, degree=4, lag_window="rectangular").fit(X, y)
+        cv = PolynomialControlVariate(grad_log_prob=gaussian_ar1.score, degree=4, lag_window="rectangular")
+        cv.fit(X, y)
     assert any(issubclass(w.category, ControlVariateWarning) for w in rec)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ControlVariateWarning)
