@@ -172,6 +172,15 @@ def test_same_random_state_same_fit_and_pickles(gaussian_ar1):
     assert not np.array_equal(a.coefs_[0], other.coefs_[0])
 
 
+def test_verbose_reports_the_objective(gaussian_ar1, capsys):
+    X = gaussian_ar1.chain(200, 13)
+    NeuralControlVariate(
+        grad_log_prob=standard_score, verbose=1, early_stopping=True, **{**CHEAP, "max_iter": 20}
+    ).fit(X, _square(X))
+    err = capsys.readouterr().err
+    assert "step 1: V_n(f - g)" in err and "held-out V_n" in err and "step 20:" in err
+
+
 def test_predict_interval_levels(fitted, gaussian_ar1):
     X = gaussian_ar1.chain(500, 8)
     est, bounds = fitted.predict_interval(X, _square(X), confidence_level=[0.5, 0.9, 0.99])
@@ -244,3 +253,12 @@ def test_score_callable_output_is_checked_at_predict(fitted):
     with pytest.raises(ValueError, match="grad_log_prob gave NaN"):
         fitted.predict(X)
     assert evaluate_score(X, standard_score).shape == X.shape
+
+
+def test_exported_lazily_from_the_package():
+    import skgibbs
+    import skgibbs.control_variates as cv_module
+
+    assert skgibbs.NeuralControlVariate is cv_module.NeuralControlVariate
+    assert skgibbs.PolynomialControlVariate is cv_module.PolynomialControlVariate
+    assert {"NeuralControlVariate", "PolynomialControlVariate", "ControlVariateWarning"} <= set(skgibbs.__all__)
