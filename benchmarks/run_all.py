@@ -20,6 +20,7 @@ SCRIPTS = [
     "repro_surrogate_gap.py",
     "repro_table2.py",
     "repro_fig6.py",
+    "bench_control_variates.py",
 ]
 
 

@@ -1,10 +1,17 @@
 """skgibbs: Gibbs-posterior neural networks for scikit-learn."""
 
-from .exceptions import SamplerWarning
+from .exceptions import ControlVariateWarning, SamplerWarning
 
 __version__ = "0.1.0"
 
-__all__ = ["SamplerWarning", "GibbsMLPRegressor", "__version__"]
+__all__ = [
+    "ControlVariateWarning",
+    "SamplerWarning",
+    "GibbsMLPRegressor",
+    "NeuralControlVariate",
+    "PolynomialControlVariate",
+    "__version__",
+]
 
 
 def __getattr__(name):
@@ -12,4 +19,8 @@ def __getattr__(name):
         from .regressor import GibbsMLPRegressor
 
         return GibbsMLPRegressor
+    if name in ("NeuralControlVariate", "PolynomialControlVariate"):
+        from . import control_variates
+
+        return getattr(control_variates, name)
     raise AttributeError(name)

@@ -2,7 +2,12 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skgibbs import GibbsMLPRegressor
+from skgibbs import GibbsMLPRegressor, NeuralControlVariate, PolynomialControlVariate
+
+
+def standard_gaussian_score(X):
+    """``grad log pi`` of N(0, I): the control variates need a target, any will do for the API checks."""
+    return -X
 
 
 def _cheap():
@@ -14,7 +19,14 @@ def _cheap():
             thin=1,
             pretrain_iter=50,
             random_state=0,
-        )
+        ),
+        NeuralControlVariate(
+            grad_log_prob=standard_gaussian_score,
+            hidden_layer_sizes=(4,),
+            max_iter=5,
+            random_state=0,
+        ),
+        PolynomialControlVariate(grad_log_prob=standard_gaussian_score, degree=2),
     ]
 
 
