@@ -100,9 +100,9 @@ class NeuralControlVariate(_SteinControlVariate):
     constant_ : float
         ``pi_n(f - g_phi)`` on the whole training chain; :meth:`predict`
         returns ``constant_ + g_phi``.
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (n_iter,)
         ``V_n(f - g_phi)`` on the (batch of the) training part, per step.
-    validation_loss_curve_ : ndarray of shape (n_iter_,) or None
+    validation_loss_curve_ : ndarray of shape (n_iter,) or None
         ``V_n(f - g_phi)`` on the held-out tail, per step.
     n_iter_ : int
     truncation_ : int

@@ -132,10 +132,10 @@ class PolynomialControlVariate(_SteinControlVariate):
 
     Attributes
     ----------
-    exponents_ : ndarray of shape (n_terms, n_features_in_)
+    exponents_ : ndarray of shape (n_terms, n_features)
     coef_ : ndarray of shape (n_terms,)
         ``beta``, for the monomials of ``u = (x - x_mean_) / x_scale_``.
-    x_mean_, x_scale_ : ndarray of shape (n_features_in_,)
+    x_mean_, x_scale_ : ndarray of shape (n_features,)
     constant_ : float
         ``pi_n(f - g)`` on the training chain.
     truncation_ : int
