@@ -11,12 +11,16 @@ whose last step is a skgibbs estimator.
 from numbers import Real
 
 import numpy as np
+from scipy.special import logsumexp
+
+from .criteria import gaussian_log_likelihood
 
 __all__ = [
     "coverage_score",
     "mean_width_score",
     "interval_score",
     "waic_scorer",
+    "log_predictive_density_scorer",
     "make_coverage_scorer",
     "make_width_scorer",
     "make_interval_scorer",
@@ -175,6 +179,36 @@ def waic_scorer(estimator, X=None, y=None):
             f"(e.g. GibbsMLPRegressor), got {type(final).__name__}."
         )
     return -float(final.generalization_loss_)
+
+
+def log_predictive_density_scorer(estimator, X, y):
+    """Mean held-out log predictive density of a fitted skgibbs estimator (greater is better).
+
+    ``(1/n) sum_i log mean_theta N(y_i; f_theta(x_i), noise_variance_)`` over
+    the estimator's draws, on ``(X, y)``: the held-out quantity that
+    ``-generalization_loss_`` (WAIC) estimates from the training data, so a
+    cross-validation scored by it and the WAIC search rank on one scale.
+
+    Parameters
+    ----------
+    estimator : fitted estimator or Pipeline
+        Its last step has ``predict_samples`` and ``noise_variance_``.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    float
+    """
+    final, Xt = _final_inputs(estimator, X)
+    if not (hasattr(final, "predict_samples") and hasattr(final, "noise_variance_")):
+        raise TypeError(
+            "log_predictive_density_scorer needs a fitted skgibbs estimator (predict_samples, "
+            f"noise_variance_), got {type(final).__name__}."
+        )
+    draws = final.predict_samples(Xt).T  # (S, n)
+    log_lik = gaussian_log_likelihood(np.asarray(y, dtype=float), draws, final.noise_variance_)
+    return float(np.mean(logsumexp(log_lik, axis=0) - np.log(draws.shape[0])))
 
 
 def _check_level(confidence_level):

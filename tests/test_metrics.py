@@ -18,6 +18,7 @@ from skgibbs.metrics import (
     make_width_scorer,
     mean_width_score,
     waic_scorer,
+    log_predictive_density_scorer,
 )
 
 CHEAP = {"hidden_layer_sizes": (4,), "n_samples": 10, "burn_in": 30, "thin": 1, "pretrain_iter": 30}
@@ -95,6 +96,17 @@ def test_bad_input_names_the_parameter(call, name):
 def fitted_pipe():
     X, y = _data()
     return _fit(make_pipeline(StandardScaler(), GibbsMLPRegressor(**CHEAP, random_state=0)), X, y)
+
+
+def test_log_predictive_density_scorer_by_hand(fitted_pipe):
+    X, y = _data(seed=1)
+    reg = fitted_pipe[-1]
+    F = reg.predict_samples(fitted_pipe[:-1].transform(X))  # (n, S)
+    s2 = reg.noise_variance_
+    dens = np.mean(np.exp(-((y[:, None] - F) ** 2) / (2 * s2)) / np.sqrt(2 * np.pi * s2), axis=1)
+    assert log_predictive_density_scorer(fitted_pipe, X, y) == pytest.approx(np.mean(np.log(dens)))
+    with pytest.raises(TypeError, match="skgibbs estimator"):
+        log_predictive_density_scorer(Ridge().fit(X, y), X, y)
 
 
 def test_waic_scorer_reads_the_fitted_criterion(fitted_pipe):

@@ -203,7 +203,7 @@ def test_compare_with_cv_statistic_by_hand(lfv_calls):
     res = compare_with_cv(Ridge(), grid, X, y, criterion="lfv", lfv_params=lfv_params, cv=5, random_state=0)
     assert isinstance(res, CVComparison)
     s2 = res.noise_variance
-    assert s2 == 0.25 and all(c["noise_variance"] == 0.25 for c in lfv_calls)
+    assert np.all(s2 == 0.25) and all(c["noise_variance"] == 0.25 for c in lfv_calls)
     folds = KFold(5, shuffle=True, random_state=0).split(X)
     held_out = np.array(
         [
@@ -211,8 +211,9 @@ def test_compare_with_cv_statistic_by_hand(lfv_calls):
             for tr, te in folds
         ]
     )
-    np.testing.assert_allclose(res.cv_score, held_out.mean(0) / (2 * s2))
-    np.testing.assert_allclose(res.cv_std, held_out.std(0) / (2 * s2))
+    # held-out Gaussian negative log-likelihood with each candidate's sigma^2
+    np.testing.assert_allclose(res.cv_score, 0.5 * np.log(2 * np.pi * 0.25) + held_out.mean(0) / 0.5)
+    np.testing.assert_allclose(res.cv_std, held_out.std(0) / 0.5)
     assert res.best_index_cv == 0 and res.same_best and res.spearman == pytest.approx(1.0)
     assert res.n_splits == 5 and res.criterion_time > 0 and res.cv_time > 0
     assert res.speedup == pytest.approx(res.cv_time / res.criterion_time)
@@ -229,8 +230,14 @@ def test_compare_with_cv_gibbs_waic_and_scoring():
     for name in ("criterion", "train_loss", "penalty", "cv_score", "cv_std"):
         assert getattr(res, name).shape == (3,), name
     assert -1 <= res.spearman <= 1 and res.criterion_time > 0 and res.cv_time > 0
-    assert res.cv_name == "minus mean r2" and np.isnan(res.noise_variance)
+    assert res.cv_name == "minus mean r2" and res.noise_variance.shape == (3,)
     assert np.all(res.cv_score > -1)  # minus R^2
+    # by default the folds are scored by the held-out log predictive density that WAIC estimates
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        res = compare_with_cv(est, {"temperature": [0.1, 1000.0]}, X, y, cv=3, random_state=0)
+    assert "log predictive density" in res.cv_name
+    assert res.best_index_cv == 0 and res.best_index_criterion == 0  # the prior-like posterior loses
 
 
 def test_compare_with_cv_to_frame_and_bad_cv():

@@ -9,6 +9,7 @@ import numpy as np
 from scipy.stats import rankdata, spearmanr
 from sklearn.model_selection import GridSearchCV, KFold, check_cv
 
+from ..metrics import log_predictive_density_scorer
 from ._search import CriterionGridSearch
 
 __all__ = ["CVComparison", "compare_with_cv"]
@@ -31,8 +32,9 @@ class CVComparison:
         Mean and standard deviation over the folds of the CV score
         described by ``cv_name``.
     cv_name : str
-    noise_variance : float
-        ``sigma^2`` dividing the CV statistic (NaN when it was not used).
+    noise_variance : ndarray
+        Each candidate's ``sigma^2`` as its criterion used it (NaN for a
+        callable criterion).
     spearman : float
         Spearman rank correlation of ``criterion`` and ``cv_score``; +1 when
         they rank the candidates alike (NaN when either is constant).
@@ -53,7 +55,7 @@ class CVComparison:
     cv_score: np.ndarray
     cv_std: np.ndarray
     cv_name: str
-    noise_variance: float
+    noise_variance: np.ndarray
     spearman: float
     same_best: bool
     best_index_criterion: int
@@ -163,9 +165,10 @@ def compare_with_cv(
     cv : int, CV splitter or iterable, default=10
         An int k gives ``KFold(k, shuffle=True, random_state=random_state)``.
     scoring : str, callable or None, default=None
-        None: the CV statistic of paper 004 §4.3 (below). Otherwise a
-        scikit-learn scorer (greater is better); ``cv_score`` is then minus
-        its mean over the folds.
+        None: the held-out negative log-likelihood per example, the
+        quantity both criteria estimate (below). Otherwise a scikit-learn
+        scorer (greater is better); ``cv_score`` is then minus its mean over
+        the folds.
     lfv_params : dict or None, default=None
         See :class:`CriterionGridSearch`.
     n_jobs : int or None, default=None
@@ -179,21 +182,28 @@ def compare_with_cv(
 
     Notes
     -----
-    With ``scoring=None`` both scores are per sample and on the scale of
-    Table 7 of paper 004: the criterion is the training loss plus LFV/n of
-    each candidate, and
+    With ``scoring=None`` both scores are held-out negative log-likelihoods
+    per example (nats), estimated by the criterion from one fit and measured
+    by the folds:
 
-    .. math::
+    - ``criterion="waic"``: each fold's fit is scored by
+      :func:`~skgibbs.metrics.log_predictive_density_scorer`, the log of the
+      posterior predictive density (mixture over the draws of
+      :math:`N(f_\theta(x), \hat\sigma^2)`) at the held-out points,
+      which ``generalization_loss_`` estimates;
+    - ``criterion="lfv"``: the Gaussian negative log-likelihood of the
+      held-out errors with each candidate's :math:`\hat\sigma^2_c` (the
+      ``noise_variance`` its criterion used),
 
-        \mathrm{CV} = \frac{1}{2\hat\sigma^2} \frac1k \sum_{j=1}^k
-        \frac{1}{n_{\mathrm{test}(j)}} \sum_{i \in \mathrm{test}(j)}
-        (y_i - \hat g_{\mathrm{train}(j)}(x_i))^2,
+      .. math::
 
-    with one :math:`\hat\sigma^2` for all candidates: the noise variance
-    the criterion used for its best candidate. A shared
-    :math:`\hat\sigma^2` keeps the CV ranking that of the held-out mean
-    squared error. For a callable criterion, which gives no noise
-    variance, ``cv_score`` is the held-out mean squared error itself.
+          \mathrm{CV}_c = \tfrac12 \log(2\pi\hat\sigma^2_c)
+          + \frac{1}{2\hat\sigma^2_c} \frac1k \sum_{j=1}^k
+          \frac{1}{n_{\mathrm{test}(j)}} \sum_{i \in \mathrm{test}(j)}
+          (y_i - \hat g_{\mathrm{train}(j)}(x_i))^2,
+
+      the CV statistic of paper 004 §4.3 with the normalising constant;
+    - a callable criterion: the held-out mean squared error.
 
     Examples
     --------
@@ -215,10 +225,14 @@ def compare_with_cv(
     search.fit(X, y)
     criterion_time = time.perf_counter() - start
     splitter = _splitter(cv, random_state)
+    if scoring is None:
+        scoring_used = log_predictive_density_scorer if criterion == "waic" else "neg_mean_squared_error"
+    else:
+        scoring_used = scoring
     grid = GridSearchCV(
         estimator,
         param_grid,
-        scoring="neg_mean_squared_error" if scoring is None else scoring,
+        scoring=scoring_used,
         cv=splitter,
         refit=False,
         n_jobs=n_jobs,
@@ -229,12 +243,13 @@ def compare_with_cv(
     cv_time = time.perf_counter() - start
     res = search.cv_results_
     folds = -_fold_scores(grid.cv_results_, grid.n_splits_)
-    cv_name, s2 = f"minus mean {scoring}" if scoring is not None else "held-out MSE", float("nan")
-    if scoring is None:
-        s2 = float(res["noise_variance"][search.best_index_])
-        if np.isfinite(s2) and s2 > 0:
-            folds = folds / (2 * s2)
-            cv_name = f"CV statistic, held-out MSE / (2 sigma^2), sigma^2 = {s2:.4g}"
+    cv_name = f"minus mean {scoring}" if scoring is not None else "held-out MSE"
+    if scoring is None and criterion == "waic":
+        cv_name = "held-out negative log predictive density per example"
+    elif scoring is None and criterion == "lfv":
+        s2 = np.asarray(res["noise_variance"], dtype=float)[:, None]
+        folds = 0.5 * np.log(2 * np.pi * s2) + folds / (2 * s2)
+        cv_name = "held-out Gaussian negative log-likelihood per example (each candidate's sigma^2)"
     cv_score = folds.mean(1)
     return CVComparison(
         params=res["params"],
@@ -244,7 +259,7 @@ def compare_with_cv(
         cv_score=cv_score,
         cv_std=folds.std(1),
         cv_name=cv_name,
-        noise_variance=s2,
+        noise_variance=res["noise_variance"],
         spearman=_spearman(res["criterion"], cv_score),
         same_best=bool(search.best_index_ == int(np.argmin(cv_score))),
         best_index_criterion=search.best_index_,
