@@ -6,36 +6,24 @@ Choose the temperature, and then the width, of a
 :class:`skgibbs.GibbsMLPRegressor` on the diabetes data of scikit-learn
 twice:
 
-- by the Langevin-WAIC ``waic_`` of each candidate (training loss plus the
-  functional variance of the posterior draws over n, paper 004 §4.3), one
-  fit per candidate on all 442 examples, with
-  :class:`skgibbs.model_selection.CriterionGridSearch`;
-- by 10-fold cross-validation, ten fits per candidate, scored by the CV
-  statistic of paper 004 §4.3 (held-out mean squared error over
-  ``2 sigma^2``, one ``sigma^2`` for all candidates).
+- by WAIC: each candidate's ``generalization_loss_`` (Watanabe's WAIC of its
+  tempered posterior draws, per example), one fit per candidate on all 442
+  examples, with :class:`skgibbs.model_selection.CriterionGridSearch`;
+- by 10-fold cross-validation, ten fits per candidate, scored by the
+  held-out log predictive density, the quantity WAIC estimates.
 
 :func:`skgibbs.model_selection.compare_with_cv` runs both and the script
 prints the per-candidate table, the Spearman rank correlation of the two
-scores (+1: same ranking), whether they choose the same temperature, and
-the speed-up of the criterion. It saves a figure with the two scores against
-the grid value and against each other.
+scores (+1: same ranking), whether they choose the same candidate, and the
+speed-up of the criterion. Both scores are negative log-likelihoods per
+example (nats, on the scale of y), so the figure plots them against the
+grid value and against each other with the 1:1 line.
 
-What it shows: both scores are per-sample losses of the same size (about
-0.5 here, as in Table 7 of paper 004) and the criterion costs one fit per
-candidate instead of ten. Over widths at ``temperature="auto"`` (the
-Bayesian temperature, where the theory of WAIC and FV holds) the CV
-differences between candidates are within their fold-to-fold noise, so the
-rank correlation says little. Over temperatures the criterion decreases as
-the posterior gets colder while CV prefers temperatures near the Bayesian
-one: ``waic_`` takes ``sigma^2`` from the candidate's own draws, its
-training loss stays near 1/2 and its penalty shrinks with the posterior's
-spread, so it does not measure the overfitting of a too-cold posterior.
-Use it to compare models at their Bayesian temperature, not to choose the
-temperature.
-
-When :func:`skgibbs.criteria.langevin_functional_variance` is available the
-script also ranks scikit-learn's own ``MLPRegressor`` over its ``alpha`` by
-the ``"lfv"`` criterion (Langevin process started at the trained network).
+Then it ranks scikit-learn's own ``MLPRegressor`` over ``alpha`` by the
+``"lfv"`` criterion: the Langevin process of paper 004 started at each
+trained network, training loss + LFV / n with each candidate's residual
+variance (and its Gaussian normalising constant), against the held-out
+Gaussian negative log-likelihood of 10-fold CV.
 
 Run ``python examples/plot_model_selection.py [output.png]`` (default
 ``build/model_selection.png``); a few minutes on one CPU core.
@@ -57,7 +45,7 @@ from sklearn.neural_network import MLPRegressor  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-from skgibbs import GibbsMLPRegressor, SamplerWarning, criteria  # noqa: E402
+from skgibbs import GibbsMLPRegressor, SamplerWarning  # noqa: E402
 from skgibbs.model_selection import compare_with_cv  # noqa: E402
 
 torch.set_num_threads(1)
@@ -98,32 +86,31 @@ for label, grid, values in grids:
     print(res.as_table(), end="\n\n")
     comparisons.append((f"GibbsMLPRegressor: {label}", values, res))
 
-if hasattr(criteria, "langevin_functional_variance"):
-    mlp = make_pipeline(
-        StandardScaler(), MLPRegressor(hidden_layer_sizes=(16,), max_iter=500, random_state=0)
+mlp = make_pipeline(
+    StandardScaler(), MLPRegressor(hidden_layer_sizes=(16,), max_iter=500, random_state=0)
+)
+alphas = [1e-2, 1.0, 10.0, 100.0]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    res_mlp = compare_with_cv(
+        mlp,
+        {"mlpregressor__alpha": alphas},
+        X,
+        (y - y.mean()) / y.std(),
+        criterion="lfv",
+        lfv_params={"random_state": 0},
+        cv=10,
+        random_state=0,
     )
-    alphas = [1e-2, 1.0, 10.0, 100.0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        res_mlp = compare_with_cv(
-            mlp,
-            {"mlpregressor__alpha": alphas},
-            X,
-            (y - y.mean()) / y.std(),
-            criterion="lfv",
-            lfv_params={"noise_variance": 0.5, "random_state": 0},
-            cv=10,
-            random_state=0,
-        )
-    print("MLPRegressor (standardized y) over alpha: criterion='lfv' vs 10-fold CV")
-    print(res_mlp.as_table(), end="\n\n")
-    comparisons.append(("MLPRegressor: alpha", alphas, res_mlp))
+print("MLPRegressor (standardized y) over alpha: criterion='lfv' vs 10-fold CV")
+print(res_mlp.as_table(), end="\n\n")
+comparisons.append(("MLPRegressor: alpha", alphas, res_mlp))
 
 fig, axes = plt.subplots(len(comparisons), 2, figsize=(10, 3.8 * len(comparisons)), squeeze=False)
 for (label, grid_values, r), (left, right) in zip(comparisons, axes):
     numeric = not isinstance(grid_values[0], str)
     x = grid_values if numeric else np.arange(len(grid_values))
-    left.plot(x, r.criterion, "o-", label="training loss + LFV / n")
+    left.plot(x, r.criterion, "o-", label="criterion (one fit)")
     sem = r.cv_std / np.sqrt(r.n_splits)
     left.errorbar(x, r.cv_score, yerr=sem, fmt="s--", label="10-fold CV (+/- 1 s.e.)")
     if numeric:
@@ -131,7 +118,7 @@ for (label, grid_values, r), (left, right) in zip(comparisons, axes):
     else:
         left.set_xticks(x, grid_values)
     left.set_xlabel(label.split(": ")[1])
-    left.set_ylabel("per-sample loss (lower is better)")
+    left.set_ylabel("NLL per example (lower is better)")
     left.set_title(label)
     left.legend()
     right.plot(r.criterion, r.cv_score, "o")
@@ -141,7 +128,7 @@ for (label, grid_values, r), (left, right) in zip(comparisons, axes):
     hi = max(r.criterion.max(), r.cv_score.max())
     right.plot([lo, hi], [lo, hi], color="grey", lw=0.8, label="1:1")
     right.set_xlabel("criterion")
-    right.set_ylabel("CV statistic")
+    right.set_ylabel("10-fold CV")
     right.set_title(f"Spearman {r.spearman:.2f}, speed-up {r.speedup:.1f}x")
     right.legend()
 fig.tight_layout()
