@@ -16,6 +16,7 @@ from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._threads import torch_threads
 from .credible import credible_radius, parameter_radius
 from .criteria import gaussian_log_likelihood, langevin_waic, waic
+from .diagnostics import effective_sample_size, rhat
 from .exceptions import SamplerWarning
 from .model import ACTIVATIONS, MLPSpec
 from .potential import MLPPotential, Prior
@@ -199,6 +200,14 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         the noise variance (the residual sum of squares plus the posterior
         spread, i.e. equipartition). Used by ``return_std``, predictive
         intervals, :meth:`sample_y` and the log-likelihood.
+    rhat_ : float
+        Largest rank-normalised split R-hat (Vehtari et al., 2021) of the
+        function values ``f_theta(x_i)`` at the training inputs, over the
+        chains (:func:`skgibbs.diagnostics.rhat`); above about 1.01 the
+        chains have not mixed. NaN with fewer than 4 draws per chain.
+    ess_ : float
+        Smallest bulk effective sample size of those function values
+        (:func:`skgibbs.diagnostics.effective_sample_size`).
     credible_radius_ : float
         ``tau_alpha`` of paper 000 (3.4) at ``confidence_level`` on the
         training inputs (scale of ``y``).
@@ -489,6 +498,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         terms = c * std_losses + d
         noise = np.sqrt(2 * self.rho_ * (1 - self.rho_) * (terms**2).sum(1))
         self.batch_noise_ = float(noise.mean()) if self.sampler != "sgld" else 0.0
+        self._mixing(F)
         self.credible_radius_ = credible_radius(F, self.confidence_level)
         self.credible_radius_params_ = parameter_radius(
             self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
@@ -503,6 +513,25 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
         self.lfv_, self.train_loss_, self.waic_ = crit.functional_variance, crit.train_loss, crit.waic
         self._warn_if_unreliable()
+
+    def _mixing(self, F):
+        """Rank-normalised R-hat and bulk ESS of the function values at the training inputs.
+
+        Function values, not weights: the weights of a network are not
+        identifiable (permuted hidden units give the same function).
+        """
+        K, S = self.samples_.shape[:2]
+        self.rhat_, self.ess_ = np.nan, np.nan
+        if S < 4:
+            return
+        chains = F.reshape(K, S, -1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.atleast_1d(rhat(chains))
+            e = np.atleast_1d(effective_sample_size(chains, split=True, rank_normalize=True))
+        if np.isfinite(r).any():
+            self.rhat_ = float(np.nanmax(r))
+        if np.isfinite(e).any():
+            self.ess_ = float(np.nanmin(e))
 
     def _warn_if_unreliable(self):
         if self.sampler in ("smala", "csmala") and self.rho_ < 1 and self.surrogate_scale_ > _SURROGATE_WARN:

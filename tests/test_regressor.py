@@ -513,3 +513,21 @@ def test_batch_noise_matches_its_formula():
     c = est.lambda_ / (len(y) * est.rho_)  # sMALA: lambda l_i / (n rho), no offset
     expect = np.mean(np.sqrt(2 * 0.5 * 0.5 * ((c * losses) ** 2).sum(1)))
     assert est.batch_noise_ == pytest.approx(expect, rel=1e-6)
+
+
+def test_mixing_diagnostics_use_the_library_functions():
+    from skgibbs.diagnostics import effective_sample_size, rhat
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 2))
+    y = X @ np.array([1.0, -1.0]) + 0.5 * rng.normal(size=80)
+    est = GibbsMLPRegressor(
+        hidden_layer_sizes=(), sampler="mala", n_chains=3, n_samples=300, burn_in=300, thin=2,
+        pretrain_iter=0, random_state=0,
+    ).fit(X, y)
+    F = est.predict_samples(X).T.reshape(3, 300, -1)
+    assert est.rhat_ == pytest.approx(np.max(rhat(F)))
+    assert est.ess_ == pytest.approx(np.min(effective_sample_size(F, split=True, rank_normalize=True)))
+    assert est.rhat_ < 1.05 and est.ess_ > 100  # a linear Gaussian posterior mixes
+    short = clone(est).set_params(n_samples=3).fit(X, y)
+    assert np.isnan(short.rhat_) and np.isnan(short.ess_)
