@@ -204,7 +204,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         Largest rank-normalised split R-hat (Vehtari et al., 2021) of the
         function values ``f_theta(x_i)`` at the training inputs, over the
         chains (:func:`skgibbs.diagnostics.rhat`); above about 1.01 the
-        chains have not mixed. NaN with fewer than 4 draws per chain.
+        chains have not mixed. NaN with fewer than 8 draws per chain.
     ess_ : float
         Smallest bulk effective sample size of those function values
         (:func:`skgibbs.diagnostics.effective_sample_size`).
@@ -522,7 +522,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         """
         K, S = self.samples_.shape[:2]
         self.rhat_, self.ess_ = np.nan, np.nan
-        if S < 4:
+        if S < 8:  # split halves of at least 4 draws
             return
         chains = F.reshape(K, S, -1)
         with np.errstate(invalid="ignore", divide="ignore"):

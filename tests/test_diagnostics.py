@@ -282,3 +282,8 @@ def test_unknown_window_names_window(fn):
 def test_unknown_rhat_method_names_method():
     with pytest.raises(ValueError, match="method"):
         rhat(np.zeros((2, 10)), method="bulk")
+
+
+def test_split_ess_needs_four_draws_per_half():
+    with pytest.raises(ValueError, match="at least 8"):
+        effective_sample_size(np.random.default_rng(0).normal(size=(2, 7)), split=True)

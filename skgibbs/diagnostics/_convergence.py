@@ -108,7 +108,7 @@ def effective_sample_size(x, *, split=False, rank_normalize=False):
     >>> e.shape, bool(e[1] < 10)                   # a random walk: almost no information
     ((2,), True)
     """
-    x, trailing = _as_chains(x)
+    x, trailing = _as_chains(x, min_draws=8 if split else 4)  # split halves need 4 draws each
     if split:
         x = _split(x)
     if rank_normalize:
