@@ -23,19 +23,11 @@ from skgibbs.criteria._adapters import langevin_problem
 from skgibbs.potential import LinearPotential
 
 
-def _design(n, p, decay, seed):
-    rng = np.random.default_rng(seed)
-    U, _ = np.linalg.qr(rng.normal(size=(n, n)))
-    V, _ = np.linalg.qr(rng.normal(size=(p, n)))
-    s = np.sqrt(n) * np.arange(1, n + 1, dtype=float) ** (-decay)
-    return (U * s) @ V.T
-
-
 @pytest.mark.slow
-def test_lfv_converges_to_expected_fv_of_lemma_2():
+def test_lfv_converges_to_expected_fv_of_lemma_2(spectral_design):
     # p = 1.5 n, spectrum (iii), K responses; each process starts at its ridge estimate (§4.1)
     n, p, alpha, K, T = 40, 60, 0.5, 64, 40000
-    X = _design(n, p, 0.5, 0)
+    X = spectral_design(n, p, 0.5, 0)
     rng = np.random.default_rng(1)
     beta0 = rng.normal(size=p) / np.sqrt(p)
     Y = (X @ beta0)[None, :] + rng.normal(size=(K, n))
@@ -55,8 +47,8 @@ def test_lfv_converges_to_expected_fv_of_lemma_2():
     assert diff.std() < 0.1 * expected
 
 
-def test_lfv_tracks_the_gap_across_alpha():
-    X = _design(30, 45, 0.5, 2)
+def test_lfv_tracks_the_gap_across_alpha(spectral_design):
+    X = spectral_design(30, 45, 0.5, 2)
     y = X @ (np.random.default_rng(2).normal(size=45) / np.sqrt(45)) + np.random.default_rng(3).normal(size=30)
     lfv, gap = [], []
     for alpha in (0.03, 0.3, 3.0):

@@ -14,15 +14,6 @@ from skgibbs.criteria import (
 )
 
 
-def _design(n, p, decay, seed):
-    """X = U diag(s) V' with Haar-like U, V and s_i = sqrt(n) i^(-decay) (paper 004 §4.1)."""
-    rng = np.random.default_rng(seed)
-    U, _ = np.linalg.qr(rng.normal(size=(n, n)))
-    V, _ = np.linalg.qr(rng.normal(size=(p, n)))
-    s = np.sqrt(n) * np.arange(1, n + 1, dtype=float) ** (-decay)
-    return (U * s) @ V.T
-
-
 def _hat_direct(X, alpha):
     n, p = X.shape
     return X @ np.linalg.solve(X.T @ X / n + alpha * np.eye(p), X.T) / n
@@ -44,9 +35,9 @@ def test_gap_setting_i_is_paper_value():
         assert gibbs_generalization_gap_linear(X, 0.1) == pytest.approx(9.0909, abs=1e-4)
 
 
-def test_expected_fv_matches_hadamard_form_of_lemma_2():
+def test_expected_fv_matches_hadamard_form_of_lemma_2(spectral_design):
     rng = np.random.default_rng(1)
-    X, beta0 = _design(25, 40, 0.5, 1), rng.normal(size=40) / np.sqrt(40)
+    X, beta0 = spectral_design(25, 40, 0.5, 1), rng.normal(size=40) / np.sqrt(40)
     H = _hat_direct(X, 0.2)
     m = (np.eye(25) - H) @ X @ beta0
     gap = np.trace(H)
@@ -63,11 +54,11 @@ def test_quasi_posterior_mean_is_ridge():
     np.testing.assert_allclose(np.linalg.inv(cov), (X.T @ X / 30 + 0.1 * np.eye(50)) * 30 / 2.0, rtol=1e-8)
 
 
-def test_exact_fv_equals_lemma_2_in_expectation():
+def test_exact_fv_equals_lemma_2_in_expectation(spectral_design):
     # E_y over K independent responses of the exact FV of each equals (7)
     n, p, K, sigma2 = 30, 45, 4000, 1.0
     rng = np.random.default_rng(3)
-    X = _design(n, p, 0.5, 3)
+    X = spectral_design(n, p, 0.5, 3)
     beta0 = rng.normal(size=p) / np.sqrt(p)
     Y = (X @ beta0)[:, None] + np.sqrt(sigma2) * rng.normal(size=(n, K))
     fv = functional_variance_linear(X, Y, 0.1, sigma2)
@@ -76,9 +67,9 @@ def test_exact_fv_equals_lemma_2_in_expectation():
     assert abs(fv.mean() - expected) < 4 * fv.std() / np.sqrt(K)
 
 
-def test_exact_fv_equals_quasi_posterior_sampling():
+def test_exact_fv_equals_quasi_posterior_sampling(spectral_design):
     rng = np.random.default_rng(4)
-    X = _design(20, 30, 0.5, 4)
+    X = spectral_design(20, 30, 0.5, 4)
     y = X @ (rng.normal(size=30) / np.sqrt(30)) + rng.normal(size=20)
     exact = functional_variance_linear(X, y, 0.1, 1.0)
     mc = np.array([functional_variance_linear(X, y, 0.1, 1.0, n_draws=4000, random_state=s) for s in range(8)])
@@ -100,19 +91,19 @@ def _tic_direct(X, y, alpha, sigma2, kappa):
 
 
 @pytest.mark.parametrize("kappa", [0.0, 0.5, 2.0])
-def test_tic_matches_direct_generalised_inverse(kappa):
+def test_tic_matches_direct_generalised_inverse(kappa, spectral_design):
     rng = np.random.default_rng(5)
-    X = _design(15, 25, 1.0, 5)
+    X = spectral_design(15, 25, 1.0, 5)
     y = rng.normal(size=15)
     assert tic_linear(X, y, 0.1, 0.8, kappa=kappa) == pytest.approx(_tic_direct(X, y, 0.1, 0.8, kappa), rel=1e-8)
 
 
-def test_tic_counts_nonzero_singular_values_instead_of_the_gap():
+def test_tic_counts_nonzero_singular_values_instead_of_the_gap(spectral_design):
     # paper 004 §4.1: with s_i = sqrt(n)/i (setting (ii)) every singular value is non-zero,
     # so TIC(0) grows like n while the gap tr(H) stays near 4.4
     n = 200
     rng = np.random.default_rng(6)
-    X = _design(n, 300, 1.0, 6)
+    X = spectral_design(n, 300, 1.0, 6)
     y = X @ (rng.normal(size=300) / np.sqrt(300)) + rng.normal(size=n)
     gap = gibbs_generalization_gap_linear(X, 0.1)
     assert gap < 5.0
