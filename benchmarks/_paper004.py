@@ -61,6 +61,11 @@ def ridge_fit(X, Y, alpha):
 
 
 # ------------------------------------------------------------ §4.2, §4.3
+def tanh(a):
+    """``tanh`` as ``2 sigmoid(2a) - 1``: torch's float64 tanh is several times slower than its sigmoid on CPU."""
+    return 2.0 * torch.sigmoid(2.0 * a) - 1.0
+
+
 class TanhNet(torch.nn.Module):
     """``g_theta(z) = <theta2, tanh(theta1 z + theta0)>`` (paper 004 §4.2), float64, no output bias."""
 
@@ -73,7 +78,7 @@ class TanhNet(torch.nn.Module):
             torch.nn.utils.vector_to_parameters(torch.as_tensor(theta, dtype=DTYPE), self.parameters())
 
     def forward(self, z):
-        return torch.tanh(z @ self.theta1.T + self.theta0) @ self.theta2
+        return tanh(z @ self.theta1.T + self.theta0) @ self.theta2
 
 
 def n_params(d, M):
@@ -88,14 +93,14 @@ def unpack(theta, d, M):
 def predict(theta, Z, M):
     """``g_theta(Z)`` for a flat ``theta`` (torch, no gradient)."""
     b, W, v = unpack(theta, Z.shape[1], M)
-    return torch.tanh(Z @ W.T + b) @ v
+    return tanh(Z @ W.T + b) @ v
 
 
 def objective_and_grad(theta, Z, y, M, alpha):
     """``rho_alpha(theta)`` and its gradient, by hand (one forward, one backward)."""
     n, d = Z.shape
     b, W, v = unpack(theta, d, M)
-    h = torch.tanh(Z @ W.T + b)  # (n, M)
+    h = torch.sigmoid(2.0 * (Z @ W.T + b)).mul_(2.0).sub_(1.0)  # tanh, (n, M)
     r = h @ v - y
     dg = (2.0 / n) * r
     da = torch.outer(dg, v) * (1.0 - h * h)
