@@ -185,6 +185,8 @@ def main(argv=None):
         "quick": args.quick, "n_jobs": args.n_jobs, "machine": cpu_name(),
         "torch": torch.__version__, "reps": reps, "paper_values": PAPER,
     }  # fmt: skip
+    if not args.quick:  # keep the raw numbers even if the report fails
+        write_results(NAME, result, [], [])
     write(result)
 
 

@@ -272,6 +272,8 @@ def main(argv=None):
         "runtime_s": time.perf_counter() - t0, "rows": rows, "spearman": correlations(rows), "skipped": skipped,
         "runs": raw, "paper_values": PAPER,
     }  # fmt: skip
+    if not args.quick:  # keep the raw numbers even if the report fails
+        write_results(NAME, result, [], [])
     write(result)
 
 
