@@ -61,6 +61,11 @@ BENCHMARK_SECTIONS = [
     ("lfv_speed", "Paper 004 Remark 5: time of LFV and FV", "``benchmarks/bench_lfv_speed.py``"),
     ("lfv_linear", "Paper 004 Tables 1-3: LFV in linear models", "``benchmarks/repro_lfv_linear.py``"),
     ("lfv_nn", "Paper 004 Tables 4-6: LFV of a tanh network", "``benchmarks/repro_lfv_nn.py``"),
+    (
+        "lfv_nn_init_sd01",
+        "Paper 004 Tables 4-6, variant: initial spread 0.1",
+        "``benchmarks/repro_lfv_nn.py --init-sd 0.1 --output lfv_nn_init_sd01``",
+    ),
     ("lfv_real", "Paper 004 Table 7 analogue: LFV against cross-validation", "``benchmarks/repro_lfv_real.py``"),
     (
         "surrogate_gap",
