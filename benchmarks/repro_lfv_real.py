@@ -233,7 +233,8 @@ def _correlation_text(result):
             "iterations on average (the relative-change rule fires early at the small learning rate) against "
             f"{min(r['gd_iter'] for r in rows):.0f}-{max(r['gd_iter'] for r in rows):.0f} for a fit from scratch, "
             f"and the warm CV is below the cold one on {lower} of {len(rows)} data sets (the folds stay near "
-            "the full-data fit, which has seen the held-out points); mean |train loss + LFV - CV|: warm "
+            "the full-data fit, which has seen the held-out points); mean absolute difference between training "
+            "loss + LFV and CV: warm "
             f"{np.mean([abs(r['waic'] - r['cv']) for r in rows]):.3f}, cold "
             f"{np.mean([abs(r['waic'] - r['cv_cold']) for r in rows]):.3f}; the cold CV took "
             + ", ".join(f"{r['seconds_cv_cold'] / r['seconds_lfv']:.1f}" for r in rows)
