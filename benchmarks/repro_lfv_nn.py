@@ -29,7 +29,7 @@ report. Each experiment draws its own data, theta_0 and initialisation.
 What differs: the draws; the full mode uses the paper's counts (25 LFV and
 200 gap experiments per cell), the results committed from a shared 2-core
 machine use fewer (stated in the table caption and the JSON). Taken as
-stated, the training diverges for most networks with M >= 100 (output
+stated, the training diverges for many networks with M >= 100 (output
 weights of variance 1 make the curvature of rho_alpha grow with M, and 0.1
 is then too large a step); diverged experiments are counted and left out.
 Where it is stable, the trained networks fit far more noise than the
@@ -209,7 +209,7 @@ def discussion(result):
     if n_div:
         setup += (
             "With the output weights started at variance init_sd^2 around theta_0, the largest curvature of "
-            "rho_alpha grows about linearly with M, which makes this learning rate unstable for the wider "
+            "rho_alpha grows about linearly with M, which makes this learning rate unstable for many of the wider "
             "networks. "
         )
     return (
