@@ -132,7 +132,7 @@ def gradient_descent(theta, Z, y, M, alpha, lr, n_iter=None, rtol=None, max_iter
 def true_parameter(d, M):
     """``theta~_0`` with ``g = mu = 3 tanh(<z, 1> / 2)``: the first unit carries mu, the others are zero."""
     theta = torch.zeros(n_params(d, M), dtype=DTYPE)
-    b, W, v = unpack(theta, d, M)
+    _, W, v = unpack(theta, d, M)
     W[0] = 0.5
     v[0] = 3.0
     return theta

@@ -98,7 +98,9 @@ def run_rep(rep, seed):
             "fv": lambda: functional_variance_linear(X, y, ALPHA, 1.0, n_draws=T, random_state=rep),
             "fv_exact": lambda: functional_variance_linear(X, y, ALPHA, 1.0),
             # the O(p^3) part of the sampled FV alone (its value: the log-determinant of the factor)
-            "cov": lambda: np.log(np.diag(np.linalg.cholesky(quasi_posterior_linear(X, y, ALPHA, 1.0)[1]))).sum(),
+            "cov": lambda: np.log(
+                np.diag(np.linalg.cholesky(quasi_posterior_linear(X, y, ALPHA, 1.0)[1]))
+            ).sum(),
         }
         out = {}
         for name, fn in calls.items():
@@ -134,7 +136,9 @@ def tables(result):
     gap = _ms([r["gap"] for r in reps])  # the spectrum is fixed, so Delta is too
     rows.append(["Delta = tr(H_alpha)", "", "", "", f"{gap[0]:.3f}"])
     header = ["method", "seconds (ours)", "seconds (paper)", "speed-up over sampled FV", "value"]
-    return [(f"Remark 5: time of LFV and FV, n = {N}, p = {P}, T = {T}, {len(reps)} repetitions", header, rows)]
+    return [
+        (f"Remark 5: time of LFV and FV, n = {N}, p = {P}, T = {T}, {len(reps)} repetitions", header, rows)
+    ]
 
 
 def discussion(result):
@@ -144,7 +148,8 @@ def discussion(result):
     ratio = float(np.mean(sec["fv"] / sec["lfv"]))
     return (
         f"Machine: {result['machine']}, one thread, torch {result['torch']}, load average "
-        f"{result['load_average']:.1f} when the run started (timings on a shared machine vary). LFV is {ratio:.0f} times faster "
+        f"{result['load_average']:.1f} when the run started (timings on a shared machine vary). "
+        f"LFV is {ratio:.0f} times faster "
         f"than the sampled FV here (paper: {PAPER['fv'][0] / PAPER['lfv'][0]:.1f} times). Our LFV takes "
         f"{sec['lfv'].mean():.3f} s for 500 iterations, each one gradient of the n x p least-squares loss "
         "(O(np), two matrix-vector products, not the O(p^2) of §3.2); the paper's 5.33 s for the same 500 "

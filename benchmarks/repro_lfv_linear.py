@@ -184,7 +184,9 @@ def discussion(result):
     ratio = {(c["setting"], c["n"]): c["rows"]["lfv"]["mean"] / c["rows"]["fv_exact"]["mean"] for c in cells}
     low, high = min(ratio, key=ratio.get), max(ratio, key=ratio.get)
     # sampled minus exact FV on the same responses, in standard errors of the paired mean
-    z = max(abs(d["mean"]) / (d["sd"] / result["n_rep"] ** 0.5) for d in (c["fv_minus_exact_fv"] for c in cells))
+    z = max(
+        abs(d["mean"]) / (d["sd"] / result["n_rep"] ** 0.5) for d in (c["fv_minus_exact_fv"] for c in cells)
+    )
     below = "everywhere" if max(ratio.values()) < 1 else "in most cells"
     kept = ", ".join(f"{c['n_s_above_0.1']} (n = {c['n']})" for c in cells if c["setting"] == "ii")
     return (
@@ -192,7 +194,8 @@ def discussion(result):
         f"{result['t_factor']} n, seed {result['seed']}; total runtime {result['runtime_s']:.0f} s with "
         f"{result['n_jobs']} job(s). Delta, E_y[FV] and the exact FV are closed forms; Delta and E_y[FV] "
         "agree with the paper's up to the draw of the design. The sampled FV (T = 15 n draws) minus the "
-        f"exact FV of the same response averages within {z:.1f} standard errors of zero in every cell. LFV is below FV {below}: LFV / exact FV goes "
+        f"exact FV of the same response averages within {z:.1f} standard errors of zero in every cell. "
+        f"LFV is below FV {below}: LFV / exact FV goes "
         f"from {ratio[low]:.3f} (setting ({low[0]}), n = {low[1]}) to {ratio[high]:.3f} "
         f"(({high[0]}), n = {high[1]}). The process starts at the mode beta_hat_alpha; in the direction of "
         "the j-th singular vector it is an AR(1) that relaxes at the rate c_j = delta (s_j^2 + n alpha) / 2 "
@@ -251,7 +254,9 @@ def main(argv=None):
     cells = [(s, n) for s, ns in NS.items() for n in (ns[:1] if args.quick else ns)]
     cells.sort(key=lambda c: -c[1])  # largest first: better load balance
     t0 = time.perf_counter()
-    out = Parallel(n_jobs=args.n_jobs)(delayed(run_cell)(s, n, n_rep, args.t_factor, args.seed) for s, n in cells)
+    out = Parallel(n_jobs=args.n_jobs)(
+        delayed(run_cell)(s, n, n_rep, args.t_factor, args.seed) for s, n in cells
+    )
     out.sort(key=lambda c: (list(NS).index(c["setting"]), c["n"]))
     result = {
         "alpha": ALPHA, "n_rep": n_rep, "t_factor": args.t_factor, "seed": args.seed, "quick": args.quick,

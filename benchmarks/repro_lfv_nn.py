@@ -55,7 +55,16 @@ import numpy as np
 import torch
 from joblib import Parallel, delayed
 
-from _paper004 import DTYPE, TanhNet, gradient_descent, mu, n_params, objective_and_grad, predict, true_parameter
+from _paper004 import (
+    DTYPE,
+    TanhNet,
+    gradient_descent,
+    mu,
+    n_params,
+    objective_and_grad,
+    predict,
+    true_parameter,
+)
 from _tables import RESULTS, md_table, rst_table, write_results
 from skgibbs.criteria import langevin_functional_variance
 
@@ -149,7 +158,19 @@ def _stats(name, v):
 
 
 # ---------------------------------------------------------------- reporting
-HEADER = ["d", "M", "p", "LFV", "paper LFV", "LFV median", "gap n Delta~", "paper gap", "diverged", "train MSE", "LFV s"]
+HEADER = [
+    "d",
+    "M",
+    "p",
+    "LFV",
+    "paper LFV",
+    "LFV median",
+    "gap n Delta~",
+    "paper gap",
+    "diverged",
+    "train MSE",
+    "LFV s",
+]
 
 
 def _cell(mean, spread, digits=2):
@@ -252,10 +273,14 @@ def main(argv=None):
     parser.add_argument("--gap-reps", type=int, default=None, help="gap experiments per cell (default 200)")
     parser.add_argument("--T", type=int, default=3000, help="Langevin iterations, first T/10 discarded")
     parser.add_argument("--lr", type=float, default=LR, help="GD learning rate (paper: 0.1)")
-    parser.add_argument("--init-sd", type=float, default=1.0, help="sd of the initialisation around theta_0 (paper: 1)")
+    parser.add_argument(
+        "--init-sd", type=float, default=1.0, help="sd of the initialisation around theta_0 (paper: 1)"
+    )
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", default=NAME, help=f"result file name (default {NAME}), e.g. for a variant")
+    parser.add_argument(
+        "--output", default=NAME, help=f"result file name (default {NAME}), e.g. for a variant"
+    )
     parser.add_argument("--report", action="store_true", help="only rewrite the tables from the saved JSON")
     args = parser.parse_args(argv)
     if args.report:
@@ -269,7 +294,9 @@ def main(argv=None):
              for r in range(reps)]  # fmt: skip
     tasks.sort(key=lambda t: -(t[0] * n_params(t[1], t[2]) * (30 if t[3] == "lfv" else 1)))  # longest first
     t0 = time.perf_counter()
-    raw = Parallel(n_jobs=args.n_jobs)(delayed(experiment)(*t, args.seed, args.T, args.lr, args.init_sd) for t in tasks)
+    raw = Parallel(n_jobs=args.n_jobs)(
+        delayed(experiment)(*t, args.seed, args.T, args.lr, args.init_sd) for t in tasks
+    )
     result = {
         "alpha": ALPHA, "lr": args.lr, "init_sd": args.init_sd, "delta": DELTA, "T": args.T, "seed": args.seed,
         "quick": args.quick, "lfv_reps": n_lfv, "gap_reps": n_gap, "output": args.output,

@@ -77,7 +77,8 @@ CLOSEST = {"cpus": "machineCPU", "auto5": "autoMPG6", "auto7": "autoMPG8"}
 RDATA = {  # name: (package, item, features, target)
     "cpus": ("MASS", "cpus", ["syct", "mmin", "mmax", "cach", "chmin", "chmax"], "perf"),
     "auto5": ("ISLR", "Auto", ["displacement", "horsepower", "weight", "acceleration", "year"], "mpg"),
-    "auto7": ("ISLR", "Auto", ["cylinders", "displacement", "horsepower", "weight", "acceleration", "year", "origin"], "mpg"),
+    "auto7": ("ISLR", "Auto", ["cylinders", "displacement", "horsepower", "weight", "acceleration", "year",
+                               "origin"], "mpg"),
     "boston": ("MASS", "Boston", ["crim", "zn", "indus", "chas", "nox", "rm", "age", "dis", "rad", "tax",
                                   "ptratio", "black", "lstat"], "medv"),
 }  # fmt: skip
@@ -156,7 +157,12 @@ def run_init(name, init, seed, T, max_iter, cold_cv=False):
     if cold_cv:  # the same folds, each refitted from the initialisation with the full-data learning rate
         t0 = time.perf_counter()
         cold, dropped, capped, _ = cross_validate(start, Xt, yt, sigma2, fold_seed, max_iter, lr=LR)
-        out.update(cv_cold=cold, cv_cold_dropped=dropped, cv_cold_capped=capped, seconds_cv_cold=time.perf_counter() - t0)
+        out.update(
+            cv_cold=cold,
+            cv_cold_dropped=dropped,
+            cv_cold_capped=capped,
+            seconds_cv_cold=time.perf_counter() - t0,
+        )
     return out
 
 
@@ -167,7 +173,13 @@ def summarise(raw):
         if not rs:
             continue
         X, _ = load(name)
-        row = {"dataset": name, "n": X.shape[0], "d": X.shape[1], "p": n_params(X.shape[1], M), "inits": len(rs)}
+        row = {
+            "dataset": name,
+            "n": X.shape[0],
+            "d": X.shape[1],
+            "p": n_params(X.shape[1], M),
+            "inits": len(rs),
+        }
         keys = ("cv", "waic", "train_loss", "lfv", "sigma2", "gd_iter", "cv_iter", "seconds_fit", "seconds_lfv",
                 "seconds_cv", "cv_cold", "seconds_cv_cold")  # fmt: skip
         for key in (k for k in keys if k in rs[0]):
@@ -209,7 +221,9 @@ def tables(result):
         ])  # fmt: skip
     header = ["data set", "n", "p", "inits", "CV", *(["CV cold"] if cold else []), "train loss + LFV", "LFV / n",
               "paper (closest) CV / TL+LFV", "GD iters", "CV iters", "LFV s", "CV s"]  # fmt: skip
-    paper_rows = [[k, v[0], v[1], f"{v[2]:.3f} ± {v[3]:.3f}", f"{v[4]:.3f} ± {v[5]:.3f}"] for k, v in PAPER.items()]
+    paper_rows = [
+        [k, v[0], v[1], f"{v[2]:.3f} ± {v[3]:.3f}", f"{v[4]:.3f} ± {v[5]:.3f}"] for k, v in PAPER.items()
+    ]
     return [
         (f"Training loss + LFV and 10-fold CV, mean ± sd over initialisations (T = {result['T']})", header, rows),
         ("Paper 004 Table 7 (KEEL data sets, 20 initialisations)", ["data set", "n", "p", "CV", "train loss + LFV"],
@@ -267,11 +281,16 @@ def discussion(result):
         "(where shown) refits each fold from the initialisation with learning rate 0.01; 'GD iters' and 'CV "
         "iters' are the mean iterations of the full-data fit and of one warm fold. The data sets are not the "
         "paper's: cpus and Auto are the R versions of machineCPU and autoMPG, diabetes and Boston have no "
-        "counterpart in Table 7. Training loss + LFV minus CV: " + gaps + ". " + _correlation_text(result) + " The "
+        "counterpart in Table 7. Training loss + LFV minus CV: "
+        + gaps
+        + ". "
+        + _correlation_text(result)
+        + " The "
         "training-loss term is (n - 1) / (2n) for every fit because sigma_hat^2 = RSS / (n - 1), so its rank "
         "correlation with CV only reflects the sample sizes; the information is in LFV / n. Cost: the 10 "
         f"warm CV fits took {speed} times the time of LFV (wall time per initialisation, one thread)"
-        + _cost_text(result) + ". "
+        + _cost_text(result)
+        + ". "
         f"Fits that hit the iteration cap: full data {sum(r['gd_not_converged'] for r in rows)}, CV folds "
         f"{sum(r['cv_capped'] for r in rows)}; CV folds dropped as non-finite: {sum(r['cv_dropped'] for r in rows)}."
     )
@@ -296,12 +315,16 @@ def write(result):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="diabetes and cpus, one initialisation, T = 2000, cap 5000")
+    parser.add_argument(
+        "--quick", action="store_true", help="diabetes and cpus, one initialisation, T = 2000, cap 5000"
+    )
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS))
     parser.add_argument("--inits", type=int, default=None, help="initialisations per data set (default 20)")
     parser.add_argument("--T", type=int, default=10000, help="Langevin iterations, first quarter discarded")
     parser.add_argument("--max-iter", type=int, default=100000, help="cap on the GD iterations of each fit")
-    parser.add_argument("--cold-cv", action="store_true", help="also refit every fold from the initialisation")
+    parser.add_argument(
+        "--cold-cv", action="store_true", help="also refit every fold from the initialisation"
+    )
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--report", action="store_true", help="only rewrite the tables from the saved JSON")
@@ -320,12 +343,15 @@ def main(argv=None):
     max_iter = 5000 if args.quick else args.max_iter
     t0 = time.perf_counter()
     raw = Parallel(n_jobs=args.n_jobs)(
-        delayed(run_init)(name, i, args.seed, T, max_iter, args.cold_cv) for name in names for i in range(inits)
+        delayed(run_init)(name, i, args.seed, T, max_iter, args.cold_cv)
+        for name in names
+        for i in range(inits)
     )
     rows = summarise(raw)
     result = {
         "M": M, "alpha": ALPHA, "lr": LR, "lr_cv": LR_CV, "rtol": RTOL, "max_iter": max_iter, "T": T,
-        "seed": args.seed, "quick": args.quick, "n_jobs": args.n_jobs, "inits_requested": inits, "cold_cv": args.cold_cv,
+        "seed": args.seed, "quick": args.quick, "n_jobs": args.n_jobs, "inits_requested": inits,
+        "cold_cv": args.cold_cv,
         "runtime_s": time.perf_counter() - t0, "rows": rows, "spearman": correlations(rows), "skipped": skipped,
         "runs": raw, "paper_values": PAPER,
     }  # fmt: skip

@@ -66,7 +66,11 @@ BENCHMARK_SECTIONS = [
         "Paper 004 Tables 4-6, variant: initial spread 0.1",
         "``benchmarks/repro_lfv_nn.py --init-sd 0.1 --output lfv_nn_init_sd01``",
     ),
-    ("lfv_real", "Paper 004 Table 7 analogue: LFV against cross-validation", "``benchmarks/repro_lfv_real.py``"),
+    (
+        "lfv_real",
+        "Paper 004 Table 7 analogue: LFV against cross-validation",
+        "``benchmarks/repro_lfv_real.py``",
+    ),
     (
         "surrogate_gap",
         "Distance of the surrogates from the Gibbs posterior",
