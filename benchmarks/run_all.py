@@ -1,7 +1,8 @@
 """Run every benchmark and paper reproduction, writing benchmarks/results/.
 
-    python benchmarks/run_all.py            # full runs (about an hour on one core)
-    python benchmarks/run_all.py --quick    # smoke runs, results not written
+    python benchmarks/run_all.py              # full runs (about four hours on one core)
+    python benchmarks/run_all.py --quick      # smoke runs, results not written
+    python benchmarks/run_all.py --n-jobs 16  # the paper-004 reproductions on 16 workers
 
 Each script prints its table and, in full mode, writes ``.json``, ``.md``
 and ``.rst`` files into ``benchmarks/results``; the documentation includes
@@ -21,16 +22,26 @@ SCRIPTS = [
     "repro_table2.py",
     "repro_fig6.py",
     "bench_control_variates.py",
+    "bench_lfv_speed.py",
+    "repro_lfv_linear.py",
+    "repro_lfv_nn.py",
+    "repro_lfv_real.py",
+    "bench_model_selection.py",
 ]
+# scripts whose replicates run through joblib and whose results do not depend on the worker count
+PARALLEL = {"repro_lfv_linear.py", "repro_lfv_nn.py", "repro_lfv_real.py"}
 
 
 def main(argv):
     quick = "--quick" in argv
+    n_jobs = argv[argv.index("--n-jobs") + 1] if "--n-jobs" in argv else None
     failed = []
     for name in SCRIPTS:
         cmd = [sys.executable, str(HERE / name)]
         if quick:
             cmd.append("--quick")
+        if n_jobs and name in PARALLEL:
+            cmd += ["--n-jobs", n_jobs]
         print(f"== {' '.join(cmd[1:])}", flush=True)
         start = time.perf_counter()
         code = subprocess.call(cmd)

@@ -58,6 +58,19 @@ BENCHMARK_SECTIONS = [
     ("example9", "Example 9: credible balls in a linear model", "``benchmarks/repro_example9.py``"),
     ("table2", "Table 2: credible radii on the data-gap regression", "``benchmarks/repro_table2.py``"),
     ("fig6", "Fig. 6: validation risk against n at constant n rho", "``benchmarks/repro_fig6.py``"),
+    ("lfv_speed", "Paper 004 Remark 5: time of LFV and FV", "``benchmarks/bench_lfv_speed.py``"),
+    ("lfv_linear", "Paper 004 Tables 1-3: LFV in linear models", "``benchmarks/repro_lfv_linear.py``"),
+    ("lfv_nn", "Paper 004 Tables 4-6: LFV of a tanh network", "``benchmarks/repro_lfv_nn.py``"),
+    (
+        "lfv_nn_init_sd01",
+        "Paper 004 Tables 4-6, variant: initial spread 0.1",
+        "``benchmarks/repro_lfv_nn.py --init-sd 0.1 --output lfv_nn_init_sd01``",
+    ),
+    (
+        "lfv_real",
+        "Paper 004 Table 7 analogue: LFV against cross-validation",
+        "``benchmarks/repro_lfv_real.py``",
+    ),
     (
         "surrogate_gap",
         "Distance of the surrogates from the Gibbs posterior",
