@@ -67,6 +67,7 @@ class LFVResult(NamedTuple):
     n_iter: int
     burn_in: int
     generalization_loss: float
+    n_refused: np.ndarray  # (K,) steps refused because the move was not finite
 
 
 def _grad_potential(potential, theta, lam, prec):
@@ -252,7 +253,7 @@ def langevin_functional_variance(
     return LFVResult(
         crit.functional_variance, crit.train_loss, crit.waic, sigma2_y, pointwise,
         out.lfv, float(out.step_size.min()), int(n_iter), int(burn_in),
-        0.5 * np.log(2 * np.pi * sigma2_y) + crit.waic,
+        0.5 * np.log(2 * np.pi * sigma2_y) + crit.waic, out.n_refused,
     )  # fmt: skip
 
 

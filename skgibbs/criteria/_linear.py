@@ -195,24 +195,28 @@ def functional_variance_linear(X, y, alpha, noise_variance, *, n_draws=None, ran
         r = r.reshape(len(h), -1)
         fv = np.sum(h[:, None] ** 2 / 2 + h[:, None] * r**2 / noise_variance, axis=0)
     else:
-        Y = np.asarray(y, dtype=float).reshape(X.shape[0], -1)
-        fv = np.array([_sampled_fv(X, Y[:, k], alpha, noise_variance, n_draws, random_state, chunk) for k in range(Y.shape[1])])
+        fv = _sampled_fv(X, y, alpha, noise_variance, n_draws, check_random_state(random_state), chunk)
     return float(fv[0]) if np.ndim(y) == 1 else fv
 
 
-def _sampled_fv(X, y, alpha, noise_variance, n_draws, random_state, chunk):
-    rng = check_random_state(random_state)
-    beta_hat, cov = quasi_posterior_linear(X, y, alpha, noise_variance)
-    L = np.linalg.cholesky(cov)
-    s1 = np.zeros(X.shape[0])
-    s2 = np.zeros(X.shape[0])
-    for start in range(0, n_draws, chunk):
-        z = rng.standard_normal((min(chunk, n_draws - start), len(beta_hat)))
-        ll = -((y - (beta_hat + z @ L.T) @ X.T) ** 2) / (2 * noise_variance)  # (T, n), constant dropped
-        s1 += ll.sum(0)
-        s2 += (ll * ll).sum(0)
-    mean = s1 / n_draws
-    return float(np.sum(np.maximum(s2 / n_draws - mean**2, 0.0)))  # divisor T, as (13)
+def _sampled_fv(X, y, alpha, noise_variance, n_draws, rng, chunk):
+    """FV over ``n_draws`` draws from (1) for every column of ``y``; independent draws per column."""
+    Y = np.asarray(y, dtype=float).reshape(X.shape[0], -1)
+    n, p = X.shape
+    precision = X.T @ X / n + alpha * np.eye(p)
+    B = np.linalg.solve(precision, X.T @ Y / n)  # (p, K) ridge estimates (2)
+    L = np.linalg.cholesky(noise_variance / n * np.linalg.inv(precision))  # (3), factored once
+    out = np.empty(Y.shape[1])
+    for k in range(Y.shape[1]):
+        s1, s2 = np.zeros(n), np.zeros(n)
+        for start in range(0, n_draws, chunk):
+            z = rng.standard_normal((min(chunk, n_draws - start), p))
+            ll = -((Y[:, k] - (B[:, k] + z @ L.T) @ X.T) ** 2) / (2 * noise_variance)  # (T, n), no constant
+            s1 += ll.sum(0)
+            s2 += (ll * ll).sum(0)
+        mean = s1 / n_draws
+        out[k] = np.sum(np.maximum(s2 / n_draws - mean**2, 0.0))  # divisor T, as (13)
+    return out
 
 
 def tic_linear(X, y, alpha, noise_variance, *, kappa=0.0):

@@ -125,3 +125,11 @@ def test_bad_input_names_the_parameter(kwargs, match):
         ridge_hat_matrix(np.ones(3), 0.1)
     with pytest.raises(ValueError, match="kappa"):
         tic_linear(X, y, 0.1, 1.0, kappa=-1.0)
+
+
+def test_sampled_fv_of_several_responses_uses_independent_draws(spectral_design):
+    X = spectral_design(15, 20, 0.5, 7)
+    y = np.random.default_rng(8).normal(size=15)
+    two = functional_variance_linear(X, np.c_[y, y], 0.1, 1.0, n_draws=500, random_state=0)
+    assert two.shape == (2,) and two[0] != two[1]  # same response, different Monte Carlo draws
+    assert two[0] == pytest.approx(functional_variance_linear(X, y, 0.1, 1.0, n_draws=500, random_state=0))
