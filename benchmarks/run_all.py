@@ -21,6 +21,7 @@ SCRIPTS = [
     "repro_table2.py",
     "repro_fig6.py",
     "bench_control_variates.py",
+    "repro_control_variates.py",
 ]
 
 

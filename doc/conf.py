@@ -63,6 +63,16 @@ BENCHMARK_SECTIONS = [
         "Distance of the surrogates from the Gibbs posterior",
         "``benchmarks/repro_surrogate_gap.py``",
     ),
+    (
+        "control_variates",
+        "Paper 003 §6: neural control variates on the funnel, banana and logistic regression",
+        "``benchmarks/repro_control_variates.py``",
+    ),
+    (
+        "control_variates_speed",
+        "Neural control variates: exact batched Laplacian vs per-point Hessians",
+        "``benchmarks/bench_control_variates.py``",
+    ),
 ]
 
 
