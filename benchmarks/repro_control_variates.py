@@ -83,7 +83,7 @@ def _spread_ratio(m):
 
 def _mean_se(values):
     v = np.asarray(values)
-    return f"{v.mean():.4f} ± {v.std(ddof=1) / np.sqrt(len(v)):.4f}"
+    return f"{v.mean():.4f} ± {v.std(ddof=1) / np.sqrt(len(v)):.2g}"
 
 
 def table(result):
@@ -177,7 +177,7 @@ def _funnel_text(exp):
         "per-chain ESVRRs spread over an order of magnitude: x_2^2 is heavy-tailed under the funnel "
         "(its mean exp(x_1) is log-normal), so the ratio of the averages is lower than the median."
         + _bias_text(exp)
-        + " Deviations of two to three standard errors of both signs, on 30 chains, say that the "
+        + " Deviations of two to three standard errors of both signs, on 30 chains, suggest that the "
         "spread over chains understates the error of this heavy-tailed f (rare excursions into the "
         "wide part of the funnel)." + _truncation_text(exp)
     )
@@ -233,7 +233,12 @@ def _banana_text(key, exp):
         text += (
             f"every {c['thin']}th ULA step kept (the authors' public configuration; the paper's "
             f"n_train and n_test count kept draws), the chains cover the banana and the ReCU ESVRR is "
-            f"{_median(m, 'neural, ReCU'):,.1f} (paper 28)."
+            f"{_median(m, 'neural, ReCU'):,.1f} (paper 28), with a plain variance ratio of "
+            f"{_median(m, 'neural, ReCU', 'iid_ratio'):,.1f}: most of the reduction is of the "
+            "autocorrelated part of f. Our 1000 full-chain Adam steps at a fixed step against the "
+            "authors' 300 decayed steps on sub-chains may explain the higher value; we did not "
+            "separate the causes. The degree-2 polynomial cannot follow the banana's twist and "
+            "reduces little."
         )
     text += (
         " ULA's invariant law differs from π by O(γ), so both estimates carry an O(γ) bias (π(g) = 0 "
@@ -289,8 +294,12 @@ def plot(result, path):
     import matplotlib.pyplot as plt
 
     names = list(result["experiments"])
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4.2), squeeze=False)
-    for ax, name in zip(axes[0], names):
+    cols = min(len(names), 2)
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.0 * cols, 4.0 * rows), squeeze=False)
+    for ax in axes.ravel()[len(names) :]:
+        ax.set_visible(False)
+    for ax, name in zip(axes.ravel(), names):
         exp = result["experiments"][name]
         models = exp["models"]
         first = next(iter(models.values()))
@@ -337,7 +346,7 @@ def write(result):
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="short chains, 4 test chains, 100 steps; prints only")
+    p.add_argument("--quick", action="store_true", help="short chains, 4 test chains, 50 steps; prints only")
     p.add_argument("--report", action="store_true", help="rewrite tables and figure from the saved JSON")
     p.add_argument("--n-jobs", type=int, default=1, help="joblib workers (chain blocks, fits)")
     p.add_argument("--n-test-chains", type=int, default=None, help="T (default: the paper's 30)")
@@ -346,8 +355,8 @@ def parse(argv):
         "--banana-thin",
         type=int,
         nargs="+",
-        default=[1, 100],
-        help="keep every k-th ULA step on the banana; one experiment per value (default: 1 and 100)",
+        default=None,
+        help="keep every k-th ULA step on the banana; one experiment per value (default: 1 and 100; --quick: 1)",
     )
     p.add_argument("--experiments", nargs="+", choices=["funnel", "banana", "logistic"])
     p.add_argument("--seed", type=int, default=0)
@@ -361,15 +370,16 @@ def main(argv=None):
         return
     torch.set_num_threads(1)
     exps = P.experiments()
-    max_iter = 100 if args.quick else args.max_iter
+    max_iter = 50 if args.quick else args.max_iter
     result = previous(args)
     result.update(date=str(datetime.date.today()), quick=args.quick, seed=args.seed)
     for name in args.experiments or list(exps):
-        for thin in args.banana_thin if name == "banana" else [1]:
+        thins = args.banana_thin or ([1] if args.quick else [1, 100])
+        for thin in thins if name == "banana" else [1]:
             key = name if thin == 1 else f"{name}, thin {thin}"
             exp, chains = exps[name], P.shrink(exps[name].chains, thin=thin)
             if args.quick:
-                chains = P.shrink(chains, n_train=3000, n_test=2000, n_test_chains=4, burn_in=2000)
+                chains = P.shrink(chains, n_train=2000, n_test=1000, n_test_chains=4, burn_in=1000)
             chains = P.shrink(chains, n_test_chains=args.n_test_chains)
             print(f"== {exp.title}, thin {thin}", file=sys.stderr, flush=True)
             start = time.perf_counter()
