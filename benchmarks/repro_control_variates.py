@@ -134,7 +134,8 @@ def settings_text(result):
     return (
         f"Run on {result['date']} ({'quick smoke run' if result['quick'] else 'settings below'}), "
         f"seed {result['seed']}, networks with one hidden layer of {P.WIDTH} units, Adam step "
-        f"{P.LEARNING_RATE:g}, joblib workers of one thread each on a shared 2-core machine (fit times "
+        f"{P.LEARNING_RATE:g}, joblib workers of one thread each on a shared {result.get('cpus', 2)}-CPU "
+        "machine (fit times "
         "are wall times of each fit, inflated by the load and by a second worker). " + " ".join(parts)
     )
 
@@ -372,7 +373,7 @@ def main(argv=None):
     exps = P.experiments()
     max_iter = 50 if args.quick else args.max_iter
     result = previous(args)
-    result.update(date=str(datetime.date.today()), quick=args.quick, seed=args.seed)
+    result.update(date=str(datetime.date.today()), quick=args.quick, seed=args.seed, cpus=os.cpu_count())
     for name in args.experiments or list(exps):
         thins = args.banana_thin or ([1] if args.quick else [1, 100])
         for thin in thins if name == "banana" else [1]:
