@@ -44,6 +44,7 @@ docs: setup-docs
 doc-figures: setup
 	$(PYTHON) examples/plot_accepted_batches.py doc/_static/accepted_batches.png
 	$(PYTHON) examples/plot_model_selection.py doc/_static/model_selection.png
+	$(PYTHON) examples/plot_control_variates.py doc/_static/control_variates.png
 
 bench: setup
 	@test -f benchmarks/run_all.py || { echo "benchmarks/run_all.py does not exist" >&2; exit 1; }

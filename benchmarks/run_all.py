@@ -22,6 +22,7 @@ SCRIPTS = [
     "repro_table2.py",
     "repro_fig6.py",
     "bench_control_variates.py",
+    "repro_control_variates.py",
     "bench_lfv_speed.py",
     "repro_lfv_linear.py",
     "repro_lfv_nn.py",

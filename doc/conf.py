@@ -72,9 +72,24 @@ BENCHMARK_SECTIONS = [
         "``benchmarks/repro_lfv_real.py``",
     ),
     (
+        "model_selection",
+        "WAIC search against 10-fold cross-validation: time and rankings",
+        "``benchmarks/bench_model_selection.py``",
+    ),
+    (
         "surrogate_gap",
         "Distance of the surrogates from the Gibbs posterior",
         "``benchmarks/repro_surrogate_gap.py``",
+    ),
+    (
+        "control_variates",
+        "Paper 003 §6: neural control variates on the funnel, banana and logistic regression",
+        "``benchmarks/repro_control_variates.py``",
+    ),
+    (
+        "control_variates_speed",
+        "Neural control variates: exact batched Laplacian vs per-point Hessians",
+        "``benchmarks/bench_control_variates.py``",
     ),
 ]
 
