@@ -37,3 +37,24 @@ def write_results(name, result, md_lines, rst_lines, directory=RESULTS):
     stem.with_suffix(".json").write_text(json.dumps(result, indent=2, default=float))
     stem.with_suffix(".md").write_text("\n".join(md_lines))
     stem.with_suffix(".rst").write_text("\n".join(rst_lines))
+
+
+def publish(name, result, heading, tables, notes):
+    """Print ``tables`` (``(title, header, rows)`` triples) and ``notes``; unless ``result["quick"]``, write them.
+
+    The Markdown file gets ``heading`` as its title; both files end with the
+    notes (paragraphs, in order).
+    """
+    md, rst = [f"# {heading}", ""], []
+    for title, header, rows in tables:
+        md += [f"## {title}", "", md_table(header, rows), ""]
+        rst += [f"**{title}**", "", rst_table(header, rows), ""]
+        print(f"\n{title}\n{rst_table(header, rows)}")
+    for note in notes:
+        md += [note, ""]
+        rst += [note, ""]
+        print(f"\n{note}")
+    if result["quick"]:
+        print("\nQuick run: nothing written to benchmarks/results.")
+        return
+    write_results(name, result, md, rst)

@@ -42,7 +42,7 @@ from sklearn.linear_model import Ridge
 from threadpoolctl import threadpool_limits
 
 from _paper004 import linear_design
-from _tables import RESULTS, md_table, rst_table, write_results
+from _tables import RESULTS, publish, write_results
 from skgibbs.criteria import (
     functional_variance_linear,
     gibbs_generalization_gap_linear,
@@ -167,20 +167,7 @@ def discussion(result):
 
 
 def write(result):
-    note = discussion(result)
-    md = ["# Paper 004 Remark 5: computation time of LFV and FV", ""]
-    rst = []
-    for title, header, rows in tables(result):
-        md += [f"## {title}", "", md_table(header, rows), ""]
-        rst += [f"**{title}**", "", rst_table(header, rows), ""]
-        print(f"\n{title}\n{rst_table(header, rows)}")
-    md += [note, ""]
-    rst += [note, ""]
-    print(f"\n{note}")
-    if result["quick"]:
-        print("\nQuick run: nothing written to benchmarks/results.")
-        return
-    write_results(NAME, result, md, rst)
+    publish(NAME, result, "Paper 004 Remark 5: computation time of LFV and FV", tables(result), [discussion(result)])
 
 
 def main(argv=None):

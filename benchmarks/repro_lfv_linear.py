@@ -46,7 +46,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from _paper004 import linear_design, ridge_fit, singular_values
-from _tables import RESULTS, md_table, rst_table, write_results
+from _tables import RESULTS, publish, write_results
 from skgibbs.criteria import (
     expected_functional_variance_linear,
     functional_variance_linear,
@@ -217,24 +217,12 @@ def discussion(result):
 
 
 def write(result):
-    note = discussion(result)
     caption = (
         f"Mean ± sd over {result['n_rep']} responses y ~ N(X beta_0, I) on one design per cell "
         f"({'quick run' if result['quick'] else 'the paper uses 50'}); 'paper' is paper 004's value."
     )
-    md = ["# Paper 004 Tables 1-3: generalization gap, TIC, FV and LFV in linear models", ""]
-    rst = []
-    for title, header, rows in tables(result):
-        md += [f"## {title}", "", md_table(header, rows), ""]
-        rst += [f"**{title}**", "", rst_table(header, rows), ""]
-        print(f"\n{title}\n{rst_table(header, rows)}")
-    md += [caption, "", note, ""]
-    rst += [caption, "", note, ""]
-    print(f"\n{caption}\n\n{note}")
-    if result["quick"]:
-        print("\nQuick run: nothing written to benchmarks/results.")
-        return
-    write_results(NAME, result, md, rst)
+    heading = "Paper 004 Tables 1-3: generalization gap, TIC, FV and LFV in linear models"
+    publish(NAME, result, heading, tables(result), [caption, discussion(result)])
 
 
 def main(argv=None):

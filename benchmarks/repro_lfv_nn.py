@@ -65,7 +65,7 @@ from _paper004 import (
     predict,
     true_parameter,
 )
-from _tables import RESULTS, md_table, rst_table, write_results
+from _tables import RESULTS, publish, write_results
 from skgibbs.criteria import langevin_functional_variance
 
 NAME = "lfv_nn"
@@ -249,20 +249,7 @@ def discussion(result):
 
 
 def write(result):
-    note = discussion(result)
-    md = ["# Paper 004 Tables 4-6: LFV and the generalization gap of a tanh network", ""]
-    rst = []
-    for title, header, rows in tables(result):
-        md += [f"## {title}", "", md_table(header, rows), ""]
-        rst += [f"**{title}**", "", rst_table(header, rows), ""]
-        print(f"\n{title}\n{rst_table(header, rows)}")
-    md += [note, ""]
-    rst += [note, ""]
-    print(f"\n{note}")
-    if result["quick"]:
-        print("\nQuick run: nothing written to benchmarks/results.")
-        return
-    write_results(result.get("output", NAME), result, md, rst)
+    publish(result.get("output", NAME), result, "Paper 004 Tables 4-6: LFV and the generalization gap of a tanh network", tables(result), [discussion(result)])
 
 
 def main(argv=None):

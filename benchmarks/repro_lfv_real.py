@@ -58,7 +58,7 @@ from sklearn.datasets import load_diabetes
 from sklearn.model_selection import KFold
 
 from _paper004 import DTYPE, TanhNet, gradient_descent, n_params, predict
-from _tables import RESULTS, md_table, rst_table, write_results
+from _tables import RESULTS, publish, write_results
 from skgibbs.criteria import langevin_functional_variance
 
 NAME = "lfv_real"
@@ -297,20 +297,7 @@ def discussion(result):
 
 
 def write(result):
-    note = discussion(result)
-    md = ["# Paper 004 Table 7 analogue: training loss + LFV against 10-fold CV", ""]
-    rst = []
-    for title, header, rows in tables(result):
-        md += [f"## {title}", "", md_table(header, rows), ""]
-        rst += [f"**{title}**", "", rst_table(header, rows), ""]
-        print(f"\n{title}\n{rst_table(header, rows)}")
-    md += [note, ""]
-    rst += [note, ""]
-    print(f"\n{note}")
-    if result["quick"]:
-        print("\nQuick run: nothing written to benchmarks/results.")
-        return
-    write_results(NAME, result, md, rst)
+    publish(NAME, result, "Paper 004 Table 7 analogue: training loss + LFV against 10-fold CV", tables(result), [discussion(result)])
 
 
 def main(argv=None):
