@@ -193,9 +193,13 @@ def main():
         f"Median of {repeats} interleaved timed blocks; the per-point loop ran on {args.loop_points} points "
         "and is scaled linearly to n. All three give the same weight gradients (checked to 1e-9 before "
         "timing). "
-        f"The machine was shared with other processes (load average {load_before:.1f} before, "
-        f"{load_after:.1f} after), so absolute times are inflated and noisy; the ratios, from interleaved "
-        "blocks, are more reliable."
+        f"Load average {load_before:.1f} before and {load_after:.1f} after the run"
+        + (
+            ": the machine was shared, so absolute times are inflated and noisy; the ratios, from "
+            "interleaved blocks, are more reliable."
+            if max(load_before, load_after) > 1.5
+            else "."
+        )
     )
     payload = {
         "machine": info,
