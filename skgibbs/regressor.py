@@ -19,6 +19,7 @@ from .criteria import gaussian_log_likelihood, langevin_waic, waic
 from .diagnostics import effective_sample_size, rhat
 from .exceptions import SamplerWarning
 from .model import ACTIVATIONS, MLPSpec
+from ._pretrain import pretrain
 from .potential import MLPPotential, Prior
 from .samplers import ChainConfig, run_chains, surrogate_constants
 
@@ -463,7 +464,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         theta = torch.cat([spec.init_params(g, 1, torch.float32) for g in gens]).to(Xt.device)
         if self.pretrain_iter == 0:
             return theta, 1.0
-        return _pretrain(spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]))
+        return pretrain(spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]))
 
     def _store(self, result, spec):
         self.spec_ = spec
@@ -776,39 +777,3 @@ def _mixture_quantiles(F, sigma, probs, n_iter=60):
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
     return 0.5 * (lo + hi)
-
-
-def _pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10):
-    """Adam on 80% of the data; keep each chain's best iterate on the other 20%."""
-    n = Xt.shape[0]
-    gen = torch.Generator(device="cpu").manual_seed(seed)
-    perm = torch.randperm(n, generator=gen).to(Xt.device)
-    n_val = max(1, n // 5) if n >= 5 else 0
-    val, train = perm[:n_val], perm[n_val:]
-    if n_val == 0:
-        val = train
-    theta = theta.clone().requires_grad_(True)
-    opt = torch.optim.Adam([theta], lr=lr)
-    best = theta.detach().clone()
-    best_err = torch.full((theta.shape[0],), torch.inf, device=Xt.device)
-
-    def check():
-        with torch.no_grad():
-            err = ((yt[val] - spec.forward(theta, Xt[val])) ** 2).mean(1)
-            better = err < best_err
-            best.copy_(torch.where(better[:, None], theta, best))
-            best_err.copy_(torch.where(better, err, best_err))
-
-    for it in range(n_iter):
-        if it % every == 0:
-            check()
-        idx = train if len(train) <= batch else train[torch.randint(len(train), (batch,), generator=gen)]
-        opt.zero_grad()
-        loss = ((yt[idx] - spec.forward(theta, Xt[idx])) ** 2).mean(1).sum()
-        loss.backward()
-        opt.step()
-    check()
-    finite = torch.isfinite(best_err)
-    if not bool(finite.all()):
-        raise FloatingPointError("Pre-training diverged; lower the scale of X or set pretrain_iter=0.")
-    return best.detach(), float(best_err.mean())

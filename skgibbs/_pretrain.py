@@ -1,0 +1,41 @@
+"""Pre-training of the chains' starting points (paper 000 §5): Adam with early stopping."""
+
+import torch
+
+__all__ = ["pretrain"]
+
+
+def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10):
+    """Adam on 80% of the data; keep each chain's best iterate on the other 20%."""
+    n = Xt.shape[0]
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    perm = torch.randperm(n, generator=gen).to(Xt.device)
+    n_val = max(1, n // 5) if n >= 5 else 0
+    val, train = perm[:n_val], perm[n_val:]
+    if n_val == 0:
+        val = train
+    theta = theta.clone().requires_grad_(True)
+    opt = torch.optim.Adam([theta], lr=lr)
+    best = theta.detach().clone()
+    best_err = torch.full((theta.shape[0],), torch.inf, device=Xt.device)
+
+    def check():
+        with torch.no_grad():
+            err = ((yt[val] - spec.forward(theta, Xt[val])) ** 2).mean(1)
+            better = err < best_err
+            best.copy_(torch.where(better[:, None], theta, best))
+            best_err.copy_(torch.where(better, err, best_err))
+
+    for it in range(n_iter):
+        if it % every == 0:
+            check()
+        idx = train if len(train) <= batch else train[torch.randint(len(train), (batch,), generator=gen)]
+        opt.zero_grad()
+        loss = ((yt[idx] - spec.forward(theta, Xt[idx])) ** 2).mean(1).sum()
+        loss.backward()
+        opt.step()
+    check()
+    finite = torch.isfinite(best_err)
+    if not bool(finite.all()):
+        raise FloatingPointError("Pre-training diverged; lower the scale of X or set pretrain_iter=0.")
+    return best.detach(), float(best_err.mean())
