@@ -13,6 +13,7 @@ from numbers import Real
 import numpy as np
 from scipy.special import logsumexp
 
+from ._levels import check_levels
 from .criteria import gaussian_log_likelihood
 
 __all__ = [
@@ -126,13 +127,11 @@ def interval_score(y_true, y_pis, confidence_level):
     """
     pis = _check_pis(y_pis)
     y = _check_y(y_true, pis)
-    levels = np.atleast_1d(np.asarray(confidence_level, dtype=float))
-    if levels.ndim != 1 or len(levels) not in (1, pis.shape[2]):
+    levels = check_levels(confidence_level)
+    if len(levels) not in (1, pis.shape[2]):
         raise ValueError(
             f"confidence_level must be a float or hold one level per slice of y_pis, got {levels}."
         )
-    if np.any(~(levels > 0) | ~(levels < 1)):
-        raise ValueError(f"confidence_level must lie in (0, 1), got {confidence_level!r}.")
     a = 1.0 - levels
     lower, upper = pis[:, 0], pis[:, 1]
     score = (upper - lower) + 2 / a * np.maximum(lower - y, 0) + 2 / a * np.maximum(y - upper, 0)

@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, column_or_1d
 
 from ._arviz import from_groups
+from ._levels import check_levels
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._threads import torch_threads
 from .credible import credible_radius, parameter_radius
@@ -627,7 +628,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         """
         if kind not in ("predictive", "credible"):
             raise ValueError(f"kind must be 'predictive' or 'credible', got {kind!r}.")
-        levels = _levels(self.confidence_level if confidence_level is None else confidence_level)
+        levels = check_levels(self.confidence_level if confidence_level is None else confidence_level)
         F = self._draws(self._validated(X))
         probs = np.concatenate([(1 - levels) / 2, (1 + levels) / 2])
         if kind == "credible":
@@ -754,13 +755,6 @@ def _check_numeric(a, name):
 def _scale(std):
     std = np.asarray(std, dtype=float)
     return np.where(std > 1e-12 * np.maximum(1.0, np.abs(std)), std, 1.0)
-
-
-def _levels(confidence_level):
-    levels = np.atleast_1d(np.asarray(confidence_level, dtype=float))
-    if levels.ndim != 1 or np.any(~(levels > 0) | ~(levels < 1)):
-        raise ValueError(f"confidence_level must lie in (0, 1), got {confidence_level!r}.")
-    return levels
 
 
 def _mixture_quantiles(F, sigma, probs, n_iter=60):

@@ -8,6 +8,7 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator
 
 from .._compat import Interval, StrOptions, check_is_fitted, validate_data
+from .._levels import check_levels
 from ..diagnostics import LAG_WINDOWS, spectral_variance
 from .esvm import _truncation, esvrr
 from .stein import evaluate_score
@@ -134,9 +135,7 @@ class _SteinControlVariate(BaseEstimator):
             ``(1 + confidence_level) / 2`` normal quantile and ``V_N`` the
             spectral variance (3.2) of the residual on this chain.
         """
-        levels = np.atleast_1d(np.asarray(confidence_level, dtype=float))
-        if levels.ndim != 1 or not np.all((levels > 0) & (levels < 1)):
-            raise ValueError(f"confidence_level must lie in (0, 1), got {confidence_level!r}.")
+        levels = check_levels(confidence_level)
         residual = self._residual(X, y)
         n = residual.shape[0]
         var = spectral_variance(residual, self.lag_window, self._truncation_for(n))
