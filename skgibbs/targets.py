@@ -258,7 +258,9 @@ def sample_chains(
     n_chains=1,
     thin=1,
     adapt_step_size=False,
-    target_accept=0.574,
+    target_accept=None,
+    metric="adaptive",
+    trajectory_length="auto",
     x0=None,
     random_state=None,
     return_result=False,
@@ -276,10 +278,12 @@ def sample_chains(
         tensors, and ``dim`` unless ``x0`` gives it.
     n_samples : int
         Draws kept per chain (after thinning).
-    sampler : {"ula", "mala"}, default="ula"
+    sampler : {"ula", "mala", "hmc"}, default="ula"
         ``"ula"``: ``x' = x + h grad log pi(x) + sqrt(2h) xi`` with fixed
         ``h``, biased by O(h) as in paper 003 §6. ``"mala"``: the same
         proposal with a Metropolis-Hastings correction, exact for any ``h``.
+        ``"hmc"``: Hamiltonian Monte Carlo (:mod:`skgibbs.samplers.hmc`),
+        its step size, metric and trajectory length adapted during burn-in.
     step_size : float, default=0.01
         ``h``; for MALA with ``adapt_step_size=True`` only the start of
         the adaptation.
@@ -289,7 +293,13 @@ def sample_chains(
     adapt_step_size : bool, default=False
         MALA only: tune ``h`` during burn-in (step doubling, then dual
         averaging toward ``target_accept``) and freeze it for sampling.
-    target_accept : float, default=0.574
+    target_accept : float, default=None
+        Acceptance aimed at by the adaptation: None is 0.574 for MALA and
+        0.8 for HMC.
+    metric : {"adaptive", "identity"}, default="adaptive"
+        HMC only: the diagonal metric (Stan's windowed estimate, or none).
+    trajectory_length : float, "auto" or "chees", default="auto"
+        HMC only: see :class:`~skgibbs.samplers.ChainConfig`.
     x0 : array-like of shape (d,) or (n_chains, d), default=None
         Starting points; the origin when None.
     random_state : int, RandomState instance or None, default=None
@@ -311,12 +321,12 @@ def sample_chains(
     >>> x.shape
     (2, 500, 2)
     """
-    if sampler not in ("ula", "mala"):
-        raise ValueError(f"sampler must be 'ula' or 'mala', got {sampler!r}.")
+    if sampler not in ("ula", "mala", "hmc"):
+        raise ValueError(f"sampler must be 'ula', 'mala' or 'hmc', got {sampler!r}.")
     log_prob = getattr(target, "log_prob", None)
-    if sampler == "mala" and log_prob is None:
-        raise ValueError("sampler='mala' needs target.log_prob for the Metropolis-Hastings ratio; use 'ula'.")
-    if adapt_step_size and sampler != "mala":
+    if sampler in ("mala", "hmc") and log_prob is None:
+        raise ValueError(f"sampler={sampler!r} needs target.log_prob for the Metropolis-Hastings ratio; use 'ula'.")
+    if adapt_step_size and sampler == "ula":
         raise ValueError("adapt_step_size needs sampler='mala': ULA has no acceptance rate to adapt to.")
     counts = {"n_samples": (n_samples, 1), "n_chains": (n_chains, 1), "thin": (thin, 1)}
     counts["burn_in"] = (burn_in, 0)
@@ -331,7 +341,7 @@ def sample_chains(
     theta0 = _initial_points(x0, int(n_chains), dim)
     seeds = np.random.SeedSequence(check_random_state(random_state).randint(2**31)).generate_state(n_chains)
     config = ChainConfig(
-        sampler="sgld" if sampler == "ula" else "mala",  # rho = 1: SGLD on the full "batch" is ULA
+        sampler={"ula": "sgld", "mala": "mala", "hmc": "hmc"}[sampler],  # rho = 1: SGLD on all data is ULA
         lam=1.0,
         rho=1.0,
         step_size=h,
@@ -340,7 +350,9 @@ def sample_chains(
         burn_in=int(burn_in),
         thin=int(thin),
         restart_after=None,
-        target_accept=float(target_accept),
+        target_accept=None if target_accept is None else float(target_accept),
+        metric=metric,
+        trajectory_length=trajectory_length,
     )
     potential = LogDensityPotential(log_prob, getattr(target, "grad_log_prob", None))
     result = run_chains(potential, theta0, [int(s) for s in seeds], config)

@@ -12,15 +12,28 @@ estimator, in the style of BlackJAX::
     cfg = ChainConfig(sampler="csmala", lam=200.0, rho=0.5, n_samples=100, burn_in=200)
     res = run_chains(pot, torch.zeros(2, 1, dtype=torch.float64), seeds=[0, 1], config=cfg)
     res.samples.shape     # (2, 100, 1)
+
+Exact Hamiltonian Monte Carlo on the same potential, with its step size,
+metric and trajectory length adapted during burn-in::
+
+    cfg = ChainConfig(sampler="hmc", lam=200.0, n_samples=100, burn_in=200)
+    res = run_chains(pot, torch.zeros(4, 1, dtype=torch.float64), seeds=[0, 1, 2, 3], config=cfg)
+    res.n_divergent, res.trajectory_length
 """
 
-from . import langevin, mala
+from . import adaptation, hmc, langevin, mala
+from .hmc import HMCInfo, HMCParams, HMCState
 from .mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
 from .runner import ChainConfig, ChainResult, run_chains
 
 __all__ = [
     "mala",
+    "hmc",
     "langevin",
+    "adaptation",
+    "HMCState",
+    "HMCInfo",
+    "HMCParams",
     "MALAState",
     "MALAInfo",
     "MALAParams",

@@ -2,20 +2,22 @@
 
 :func:`run_chains` drives K chains of one kernel in two phases:
 
-1. *burn-in*: step-size dual averaging toward ``target_accept`` (when the
-   proposal standard deviation is tied to the step size), and for csMALA with
-   ``correction="auto"`` the centring of the per-example term, recomputed from
-   the full-data risk every ``correction_every`` steps (paper 000 §5);
+1. *burn-in* (warm-up): for the Langevin kernels, step-size dual averaging
+   toward ``target_accept`` (when the proposal standard deviation is tied to
+   the step size), and for csMALA with ``correction="auto"`` the centring of
+   the per-example term, recomputed from the full-data risk every
+   ``correction_every`` steps (paper 000 §5); for HMC, the step size, the
+   diagonal metric and the trajectory length (:mod:`._hmc_chains`);
 2. *sampling*: everything frozen, every ``thin``-th state kept.
 
 Between the phases the correction is pooled over all chains so that every
-chain samples the same target. Chains run batched in one process
-(``vectorize=True``) or one by one, in this process or through joblib
-(``n_jobs``); a chain's draws depend only on its own seed.
+chain samples the same target. Chains of the Langevin kernels run batched
+in one process (``vectorize=True``) or one by one, in this process or
+through joblib (``n_jobs``); a chain's draws depend only on its own seed.
+HMC adapts its trajectory length across the chains, so its chains always
+share one process; ``vectorize=False`` then evaluates them one at a time.
 """
 
-import math
-import sys
 import warnings
 from typing import NamedTuple
 
@@ -26,8 +28,16 @@ from joblib import Parallel, delayed
 from ..exceptions import SamplerWarning
 from ..potential import Prior
 from . import langevin, mala
+from ._hmc_chains import HMCChains
+from ._progress import progress
+from .adaptation import DualAveraging, search_step_size
 
 __all__ = ["ChainConfig", "ChainResult", "run_chains"]
+
+SAMPLERS = ("csmala", "mala", "smala", "sgld", "hmc")
+# Burn-in steps between two measurements of the move acceptance (rho < 1).
+_MOVE_EVERY = 2
+METRICS = ("prior", "adaptive", "identity")
 
 
 class ChainConfig(NamedTuple):
@@ -35,31 +45,45 @@ class ChainConfig(NamedTuple):
 
     Attributes
     ----------
-    sampler : {"csmala", "mala", "smala", "sgld"}
+    sampler : {"csmala", "mala", "smala", "sgld", "hmc"}
     lam : float
         Inverse temperature ``lambda`` of the target ``exp(-lambda R_n)``.
     rho : float
-        Bernoulli batch probability (ignored by ``"mala"``).
+        Bernoulli batch probability (ignored by ``"mala"`` and ``"hmc"``).
     correction : float or "auto"
         csMALA's ``zeta``; ``"auto"`` centres the per-example term during
         burn-in (paper 000 §5).
     step_size : float
-        Langevin step ``h``; the initial value when adapted.
+        Langevin step ``h`` (leapfrog step for HMC); the initial value when
+        adapted.
     proposal_std : float or "auto"
         ``s``; ``"auto"`` is ``sqrt(2 h)`` with ``h`` adapted during burn-in,
-        a float fixes both ``h`` and ``s``.
+        a float fixes both ``h`` and ``s``. Not used by HMC.
     n_samples, burn_in, thin : int
-        Draws kept per chain, steps discarded first, keep every ``thin``-th.
+        Draws kept per chain, steps (HMC: transitions) discarded first, keep
+        every ``thin``-th.
     restart_after : int or None
         Redraw the batch of a chain after this many rejections in a row.
-    target_accept : float
-        Acceptance aimed at by the step-size adaptation.
+    target_accept : float or None
+        Acceptance aimed at by the step-size adaptation; None is 0.574 for
+        the Langevin kernels (Roberts & Rosenthal, 1998) and 0.8 for HMC
+        (Stan's default).
     correction_every : int
         Steps between updates of the automatic correction.
     compensate : bool
         Use ``lambda'`` in csMALA's batch terms (True) or ``lam`` as is.
     verbose : int
         Print progress to stderr.
+    metric : {"prior", "adaptive", "identity"}
+        HMC's diagonal inverse mass: the prior variances (the identity for a
+        flat prior), Stan's windowed variance estimate started from those,
+        or the identity.
+    trajectory_length : float or "auto"
+        HMC's trajectory length ``T`` (jittered: each transition runs
+        ``ceil(u T / h)`` leapfrog steps with ``u`` in (0, 1)); ``"auto"``
+        adapts it by the ChEES criterion during burn-in.
+    max_leapfrog : int
+        Cap on the leapfrog steps of one HMC transition.
     """
 
     sampler: str = "csmala"
@@ -72,14 +96,23 @@ class ChainConfig(NamedTuple):
     burn_in: int = 1000
     thin: int = 1
     restart_after: object = 100
-    target_accept: float = 0.574
+    target_accept: object = None
     correction_every: int = 100
     compensate: bool = True
     verbose: int = 0
+    metric: str = "prior"
+    trajectory_length: object = "auto"
+    max_leapfrog: int = 64
 
 
 class ChainResult(NamedTuple):
-    """Output of :func:`run_chains`; all arrays are NumPy."""
+    """Output of :func:`run_chains`; all arrays are NumPy.
+
+    ``draw_stats`` holds per-draw records of shape ``(K, n_kept)`` over the
+    ``thin`` transitions before each draw: ``acceptance_rate`` (fraction
+    accepted), and for HMC ``diverging`` (any divergence), ``n_steps``
+    (leapfrog steps) and ``energy_error``.
+    """
 
     samples: np.ndarray  # (K, n_kept, Q)
     acceptance_rate: np.ndarray  # (K,)
@@ -91,6 +124,11 @@ class ChainResult(NamedTuple):
     accepted_batch_sizes: np.ndarray  # (n_accepted,) batch sizes |B| of accepted sampling steps
     interrupted: bool
     draw_acceptance: np.ndarray = None  # (K, n_kept) fraction accepted over the thin steps before each draw
+    n_divergent: np.ndarray = None  # (K,) divergent transitions after burn-in (HMC)
+    trajectory_length: float = None  # frozen T (HMC)
+    inverse_mass: np.ndarray = None  # (Q,) frozen diagonal inverse metric (HMC)
+    n_grad: np.ndarray = None  # (K,) gradient evaluations, burn-in and sampling
+    draw_stats: dict = None
 
 
 def _generators(seeds, device):
@@ -122,6 +160,7 @@ class _Chains:
         else:
             self.state = mala.init(theta0, potential, self.gens, self.rho, prior)
         self.mean_risk = None
+        self.n_grad = np.zeros(K, dtype=np.int64)
 
     # -- the kernel, with the constants of the current phase ---------------
     def constants(self, zeta):
@@ -157,6 +196,7 @@ class _Chains:
         kernel constants of the sampling phase (built from the current state
         of adaptation when None).
         """
+        self.n_grad += 1
         if self.cfg.sampler == "sgld":
             self.state, info = langevin.step(
                 self.gens, self.state, self.pot, self.cfg.lam, self.rho, self.h, self.prior
@@ -169,6 +209,49 @@ class _Chains:
         self._restart(info.is_accepted, params)
         signal = info.acceptance_prob if info.move_acceptance is None else info.move_acceptance
         return signal, info.is_accepted, info.batch_size
+
+    def frozen_params(self):
+        return self.params()
+
+    def sample_step(self, params):
+        """One sampling transition; its per-chain records."""
+        _, accepted, batch_size = self.advance(params=params)
+        return {"accepted": accepted, "batch_size": batch_size}
+
+    def warmup(self):
+        """Burn-in: step-size dual averaging and, for csMALA, the automatic correction."""
+        cfg = self.cfg
+        self.update_correction()
+        self.initial_step_size()
+        adapt = self.tied and cfg.sampler != "sgld"
+        target = 0.574 if cfg.target_accept is None else cfg.target_accept
+        averager = DualAveraging(self.h, target) if adapt else None
+        for i in range(cfg.burn_in):
+            # with rho < 1 the signal (the move's acceptance) costs a forward pass of the
+            # current point on the new batch: measure it on every _MOVE_EVERY-th step only
+            measure = adapt and (self.rho >= 1.0 or i % _MOVE_EVERY == 0)
+            acc, _, _ = self.advance(adapting=measure)
+            if measure:
+                self.h = averager.update(acc)
+            if (i + 1) % cfg.correction_every == 0:
+                self.update_correction()
+            progress(cfg, "burn-in", i, cfg.burn_in)
+        if adapt and cfg.burn_in > 0:
+            self.h = averager.final()
+        self.update_correction()
+
+    def summary(self):
+        """Frozen constants of the run, for :class:`ChainResult`."""
+        _, _, lam_eff = self.constants(self.zeta)
+        csmala = self.cfg.sampler == "csmala" and self.rho < 1.0
+        return {
+            "n_restarts": self.restarts,
+            "step_size": self.h.cpu().numpy(),
+            "proposal_std": self.params().proposal_std.cpu().numpy(),
+            "correction": self.zeta if csmala else 0.0,
+            "lambda_prime": lam_eff,
+            "n_grad": self.n_grad,
+        }
 
     def _restart(self, accepted, params):
         # paper 000 §5: after `restart_after` rejections in a row, redraw the
@@ -196,28 +279,11 @@ class _Chains:
         ]
         self.set_zeta(np.array(solve) if np.ndim(mean_risk) else solve[0])
 
-    def initial_step_size(self, max_iter=40):
+    def initial_step_size(self):
         """Double or halve h until the acceptance probability crosses 1/2."""
         if self.cfg.sampler == "sgld" or not self.tied:
             return
-        h = self.h.clone()
-        acc = self._trial(h)
-        direction = torch.where(acc > 0.5, 2.0, 0.5).to(self.dtype)
-        done = torch.zeros(self.K, dtype=torch.bool, device=self.device)
-        for _ in range(max_iter):
-            new_h = torch.where(done, h, h * direction)
-            # chains already done must not consume random numbers, so that a
-            # chain's path does not depend on the chains batched beside it
-            frozen = [(g, g.get_state()) for g, d in zip(self.gens, done.tolist()) if d]
-            acc = self._trial(new_h)
-            for g, st in frozen:
-                g.set_state(st)
-            crossed = torch.where(direction > 1, acc <= 0.5, acc > 0.5)
-            h = torch.where(done, h, new_h)
-            done = done | crossed
-            if bool(done.all()):
-                break
-        self.h = h
+        self.h = search_step_size(self._trial, self.h, self.gens)
 
     def _trial(self, h):
         """Adaptation signal of one proposal at step ``h``; the state is left as it was."""
@@ -226,89 +292,62 @@ class _Chains:
         return torch.where(info.is_finite, acc, torch.zeros_like(acc))
 
 
-class _DualAveraging:
-    """Nesterov dual averaging of log h per chain (Hoffman & Gelman, 2014)."""
-
-    def __init__(self, h0, target, gamma=0.05, t0=10.0, kappa=0.75, span=1e3):
-        # log h stays within `span` of the searched start: where batch noise,
-        # not h, limits acceptance, the average would otherwise drift to 0.
-        self.lo, self.hi = torch.log(h0 / span), torch.log(h0 * span)
-        self.mu = torch.log(10 * h0)
-        self.target, self.gamma, self.t0, self.kappa = target, gamma, t0, kappa
-        self.hbar = torch.zeros_like(h0)
-        self.log_h_avg = torch.log(h0)
-        self.t = 0
-
-    def update(self, acc):
-        self.t += 1
-        eta = 1.0 / (self.t + self.t0)
-        self.hbar = (1 - eta) * self.hbar + eta * (self.target - acc)
-        log_h = self.mu - math.sqrt(self.t) / self.gamma * self.hbar
-        log_h = torch.minimum(torch.maximum(log_h, self.lo), self.hi)
-        w = self.t ** (-self.kappa)
-        self.log_h_avg = w * log_h + (1 - w) * self.log_h_avg
-        return torch.exp(log_h)
-
-    def final(self):
-        return torch.exp(self.log_h_avg)
-
-
-def _progress(cfg, phase, i, total):
-    if cfg.verbose and total and (i + 1) % max(1, total // 10) == 0:
-        print(f"[skgibbs] {phase}: {i + 1}/{total}", file=sys.stderr, flush=True)
-
-
-def _warmup(chains):
-    cfg = chains.cfg
-    chains.update_correction()
-    chains.initial_step_size()
-    adapt = chains.tied and cfg.sampler != "sgld"
-    averager = _DualAveraging(chains.h, cfg.target_accept) if adapt else None
-    for i in range(cfg.burn_in):
-        acc, _, _ = chains.advance(adapting=adapt)
-        if adapt:
-            chains.h = averager.update(acc)
-        if (i + 1) % cfg.correction_every == 0:
-            chains.update_correction()
-        _progress(cfg, "burn-in", i, cfg.burn_in)
-    if adapt and cfg.burn_in > 0:
-        chains.h = averager.final()
-    chains.update_correction()
-    return chains
-
-
 def _sample(chains):
+    """The sampling phase of any chains object: frozen constants, per-transition records."""
     cfg = chains.cfg
     K, Q = chains.state.theta.shape
     total = cfg.n_samples * cfg.thin
     draws = torch.empty(K, cfg.n_samples, Q, dtype=chains.dtype, device=chains.device)
     # per-step records stay on the device in preallocated buffers; nothing is
     # masked or copied to the host inside the loop
-    acc_log = torch.zeros(total, K, dtype=torch.bool, device=chains.device)
-    size_log = torch.zeros(total, K, dtype=torch.long, device=chains.device)
-    kept, steps, interrupted = 0, 0, False
-    frozen = chains.params()  # nothing adapts from here on
+    logs, kept, steps, interrupted = None, 0, 0, False
+    frozen = chains.frozen_params()  # nothing adapts from here on
     try:
         for i in range(total):
-            _, is_acc, bsize = chains.advance(params=frozen)
-            acc_log[i], size_log[i] = is_acc, bsize
+            record = chains.sample_step(frozen)
+            if logs is None:
+                logs = {k: torch.zeros((total, K), dtype=v.dtype, device=v.device) for k, v in record.items()}
+            for key, value in record.items():
+                logs[key][i] = value
             steps += 1
             if (i + 1) % cfg.thin == 0:
                 draws[:, kept] = chains.state.theta
                 kept += 1
-            _progress(cfg, "sampling", i, total)
+            progress(cfg, "sampling", i, total)
     except KeyboardInterrupt:
         interrupted = True
-    acc_log, size_log = acc_log[:steps].cpu(), size_log[:steps].cpu()
-    rate = (acc_log.double().sum(0) / max(steps, 1)).numpy()
-    batch_sizes = size_log.T[acc_log.T].numpy() if chains.rho < 1.0 else np.zeros(0, dtype=np.int64)
-    per_draw = acc_log[: kept * cfg.thin].double().view(kept, cfg.thin, K).mean(1).T.numpy()
-    return draws[:, :kept].cpu().numpy(), rate, batch_sizes, interrupted, per_draw
+    logs = {k: v[:steps].cpu() for k, v in (logs or {}).items()}
+    return draws[:, :kept].cpu().numpy(), logs, kept, interrupted
 
 
-def _warmup_job(potential, prior, theta0, seeds, cfg):
+def _draw_stats(logs, kept, thin):
+    """Per-draw summaries ``(K, kept)`` of the per-transition records ``(steps, K)``."""
+    out = {}
+    for key, log in logs.items():
+        if key == "batch_size":
+            continue
+        per = log[: kept * thin].view(kept, thin, -1)
+        if key == "accepted":
+            out["acceptance_rate"] = per.double().mean(1).T.numpy()
+        elif key == "diverging":
+            out[key] = per.any(1).T.numpy()
+        elif key == "n_steps":
+            out[key] = per.sum(1).T.numpy()
+        else:
+            out[key] = per[:, -1].T.numpy()  # the last transition before the draw
+    return out
+
+
+def _make_chains(potential, prior, theta0, seeds, cfg, vectorize):
+    if cfg.sampler == "hmc":
+        return HMCChains(potential, prior, theta0, _generators(seeds, theta0.device), cfg, vectorize)
+    return _Chains(potential, prior, theta0, seeds, cfg)
+
+
+def _warmup_job(potential, prior, theta0, seeds, cfg, vectorize):
     torch.set_num_threads(1)
-    chains = _warmup(_Chains(potential, prior, theta0, seeds, cfg))
+    chains = _make_chains(potential, prior, theta0, seeds, cfg, vectorize)
+    chains.warmup()
     gen_states = [g.get_state() for g in chains.gens]
     return chains, gen_states
 
@@ -327,7 +366,7 @@ def run_chains(potential, theta0, seeds, config, *, prior=None, vectorize=True, 
 
     Parameters
     ----------
-    potential : MLPPotential or FunctionPotential
+    potential : MLPPotential, FunctionPotential or LogDensityPotential
         Per-example losses of the model on the data.
     theta0 : torch.Tensor of shape (K, Q)
         Starting points.
@@ -339,17 +378,19 @@ def run_chains(potential, theta0, seeds, config, *, prior=None, vectorize=True, 
         Flat prior when None.
     vectorize : bool, default=True
         Advance all chains together (pays for small networks); otherwise one
-        chain at a time, or in parallel with ``n_jobs``.
+        chain at a time, or in parallel with ``n_jobs`` (Langevin kernels).
     n_jobs : int, default=None
-        joblib workers for the non-vectorized path.
+        joblib workers for the non-vectorized path of the Langevin kernels.
 
     Returns
     -------
     ChainResult
     """
+    _check_config(config)
     prior = Prior() if prior is None else prior
     K = theta0.shape[0]
-    groups = [list(range(K))] if vectorize else [[k] for k in range(K)]
+    batched = vectorize or config.sampler == "hmc"
+    groups = [list(range(K))] if batched else [[k] for k in range(K)]
     jobs = n_jobs if (n_jobs not in (None, 1) and len(groups) > 1) else None
     parallel = Parallel(n_jobs=jobs) if jobs else None
 
@@ -361,7 +402,8 @@ def run_chains(potential, theta0, seeds, config, *, prior=None, vectorize=True, 
     threads = torch.get_num_threads()
     try:
         warm = launch(
-            _warmup_job, [(potential, prior, theta0[g], [seeds[k] for k in g], config) for g in groups]
+            _warmup_job,
+            [(potential, prior, theta0[g], [seeds[k] for k in g], config, vectorize) for g in groups],
         )
         risks = [c.mean_risk for c, _ in warm if c.mean_risk is not None]
         pooled = float(np.mean(np.concatenate(risks))) if risks else None
@@ -371,8 +413,24 @@ def run_chains(potential, theta0, seeds, config, *, prior=None, vectorize=True, 
     return _collect([c for c, _ in out], [r for _, r in out], config)
 
 
+def _check_config(cfg):
+    if cfg.sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {cfg.sampler!r}.")
+    if cfg.target_accept is not None and not 0 < cfg.target_accept < 1:
+        raise ValueError(f"target_accept must lie in (0, 1), got {cfg.target_accept!r}.")
+    if cfg.sampler != "hmc":
+        return
+    if cfg.metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {cfg.metric!r}.")
+    length = cfg.trajectory_length
+    if not (length in ("auto", "chees") or (isinstance(length, (int, float)) and length > 0)):
+        raise ValueError(f"trajectory_length must be 'auto', 'chees' or a positive float, got {length!r}.")
+    if int(cfg.max_leapfrog) < 1:
+        raise ValueError(f"max_leapfrog must be a positive integer, got {cfg.max_leapfrog!r}.")
+
+
 def _collect(chains, results, cfg):
-    n_kept = min(r[0].shape[1] for r in results)
+    n_kept = min(r[2] for r in results)
     interrupted = any(r[3] for r in results)
     if interrupted and n_kept == 0:
         raise KeyboardInterrupt
@@ -382,21 +440,31 @@ def _collect(chains, results, cfg):
             SamplerWarning,
             stacklevel=3,
         )
+    steps = min(len(r[1]["accepted"]) for r in results)  # interrupted groups may differ
+    logs = {k: torch.cat([r[1][k][:steps] for r in results], 1) for k in results[0][1]}
+    accepted = logs["accepted"]
+    rate = (accepted.double().sum(0) / max(steps, 1)).numpy()
     first = chains[0]
-    s = [c.params().proposal_std.cpu().numpy() for c in chains]
-    _, _, lam_eff = mala.surrogate_constants(
-        cfg.sampler, cfg.lam, first.pot.n_data, first.rho, first.zeta, cfg.compensate
-    )
-    zeta = first.zeta if (cfg.sampler == "csmala" and first.rho < 1.0) else 0.0
+    if "batch_size" in logs and first.rho < 1.0:
+        batch_sizes = logs["batch_size"].T[accepted.T].numpy()
+    else:
+        batch_sizes = np.zeros(0, dtype=np.int64)
+    stats = _draw_stats(logs, n_kept, cfg.thin)
+    summary = [c.summary() for c in chains]
     return ChainResult(
         samples=np.concatenate([r[0][:, :n_kept] for r in results]),
-        acceptance_rate=np.concatenate([r[1] for r in results]),
-        n_restarts=np.concatenate([c.restarts for c in chains]),
-        step_size=np.concatenate([c.h.cpu().numpy() for c in chains]),
-        proposal_std=np.concatenate(s),
-        correction=zeta,
-        lambda_prime=lam_eff,
-        accepted_batch_sizes=np.concatenate([r[2] for r in results]),
+        acceptance_rate=rate,
+        n_restarts=np.concatenate([s["n_restarts"] for s in summary]),
+        step_size=np.concatenate([s["step_size"] for s in summary]),
+        proposal_std=np.concatenate([s["proposal_std"] for s in summary]),
+        correction=summary[0]["correction"],
+        lambda_prime=summary[0]["lambda_prime"],
+        accepted_batch_sizes=batch_sizes,
         interrupted=interrupted,
-        draw_acceptance=np.concatenate([r[4][:, :n_kept] for r in results]),
+        draw_acceptance=stats["acceptance_rate"],
+        n_divergent=logs["diverging"].sum(0).numpy() if "diverging" in logs else np.zeros(len(rate), int),
+        trajectory_length=summary[0].get("trajectory_length"),
+        inverse_mass=summary[0].get("inverse_mass"),
+        n_grad=np.concatenate([s["n_grad"] for s in summary]),
+        draw_stats=stats,
     )

@@ -1,0 +1,198 @@
+"""Metropolis-adjusted Hamiltonian Monte Carlo on the full data, batched over chains.
+
+The potential is the full-data one of :mod:`~skgibbs.samplers.mala` at
+``rho = 1``,
+
+    ``U(theta) = c * sum_i l_i(theta) - log Pi(theta)``,   ``c = lambda / n``,
+
+so ``exp(-U)`` is the Gibbs posterior ``pi_lambda`` itself. With a diagonal
+metric ``M = diag(1 / m)`` (``m``, the *inverse mass*, has the units of a
+variance of theta) and momentum ``p ~ N(0, M)``, the Hamiltonian is
+``H(theta, p) = U(theta) + p' diag(m) p / 2``. A transition draws ``p``,
+runs ``L`` leapfrog steps of size ``h``
+
+    ``p <- p - h/2 grad U(theta)``;  ``theta <- theta + h m * p``;  ``p <- p - h/2 grad U(theta)``
+
+(the inner half steps merged), and accepts the end point with probability
+``min(1, exp(H_0 - H_L))`` (Duane et al., 1987; Neal, 2011, §5.3.2). The
+leapfrog map is volume preserving and, followed by a momentum flip,
+reversible, so this ratio is the whole Metropolis-Hastings ratio.
+
+Every chain ``k`` has its own step size ``h_k`` and number of steps ``L_k``
+(a jittered trajectory length ``T`` gives ``L_k = ceil(u T / h_k)``, see
+:mod:`~skgibbs.samplers.adaptation`). Chains that have finished their
+trajectory, or diverged, drop out of the batch: a step evaluates the
+gradient of the active chains only. The gradient at the current point is
+cached in :class:`HMCState`, so a transition costs ``L`` gradients.
+
+A trajectory whose potential or gradient turns non-finite, or whose energy
+error ``H_l - H_0`` exceeds ``max_energy_error`` (1000, as Stan) at any step,
+is stopped there, rejected and reported as a divergence. A proposal outside
+the prior's box has ``U = inf`` and is a divergence too.
+"""
+
+from typing import NamedTuple
+
+import torch
+
+from ..potential import Batch
+from .mala import _noise, _select, _uniform
+
+__all__ = ["HMCState", "HMCInfo", "HMCParams", "init", "step", "leapfrog", "potential_and_grad"]
+
+_FULL = Batch()
+
+
+class HMCState(NamedTuple):
+    """Current point of K chains with its potential and gradient cached."""
+
+    theta: torch.Tensor  # (K, Q)
+    potential: torch.Tensor  # (K,) U(theta)
+    grad: torch.Tensor  # (K, Q) grad U(theta)
+
+
+class HMCInfo(NamedTuple):
+    """Diagnostics of one transition, for monitoring and warm-up only."""
+
+    acceptance_prob: torch.Tensor  # (K,) min(1, exp(-energy_error)), 0 when divergent
+    is_accepted: torch.Tensor  # (K,) bool
+    is_divergent: torch.Tensor  # (K,) bool
+    energy_error: torch.Tensor  # (K,) H_L - H_0 (inf when divergent)
+    num_steps: torch.Tensor  # (K,) leapfrog steps actually taken
+    proposal: torch.Tensor  # (K, Q) end point of the trajectory
+    momentum: torch.Tensor  # (K, Q) momentum at the end point
+
+
+class HMCParams(NamedTuple):
+    """Constants of one transition.
+
+    ``loss_scale`` is ``c = lambda / n``; ``step_size`` has shape ``(K,)``;
+    ``inverse_mass`` shape ``(Q,)`` or ``(K, Q)``; ``num_steps`` (long)
+    shape ``(K,)``.
+    """
+
+    loss_scale: float
+    step_size: torch.Tensor
+    inverse_mass: torch.Tensor
+    num_steps: torch.Tensor
+    max_energy_error: float = 1000.0
+
+
+def potential_and_grad(potential, prior, loss_scale, theta):
+    """``U(theta)`` ``(K,)`` and its gradient ``(K, Q)`` on the full data."""
+    loss, loss_grad = potential.loss_sum_and_grad(theta, _FULL)
+    u = loss_scale * loss - prior.log_density(theta)
+    grad = loss_scale * loss_grad
+    prior_grad = prior.grad_log_density(theta)
+    return u, (grad if prior_grad is None else grad - prior_grad)
+
+
+def init(theta, potential, prior, loss_scale):
+    """State at ``theta`` (shape ``(K, Q)``)."""
+    u, grad = potential_and_grad(potential, prior, loss_scale, theta)
+    return HMCState(theta.detach(), u, grad)
+
+
+def _rows(x, mask):
+    return x if mask is None else x[mask]
+
+
+def _kinetic(p, inverse_mass):
+    return 0.5 * (p * p * inverse_mass).sum(-1)
+
+
+def leapfrog(state, momentum, params, evaluate):
+    """Integrate K trajectories of ``params.num_steps`` leapfrog steps.
+
+    Parameters
+    ----------
+    state : HMCState
+        Start points with their cached potential and gradient.
+    momentum : torch.Tensor of shape (K, Q)
+    params : HMCParams
+    evaluate : callable
+        ``evaluate(theta) -> (U, grad U)`` for any subset of rows.
+
+    Returns
+    -------
+    end : HMCState
+        End points (the last finite point of a divergent trajectory).
+    momentum : torch.Tensor of shape (K, Q)
+        Momenta at the end points.
+    divergent : torch.Tensor of shape (K,), bool
+    steps : torch.Tensor of shape (K,), long
+        Steps taken (fewer than ``num_steps`` for a divergence).
+    """
+    theta, u, grad = (t.clone() for t in state)
+    K = theta.shape[0]
+    h = params.step_size[:, None]
+    m = params.inverse_mass.expand_as(theta)
+    h0 = u + _kinetic(momentum, m)
+    p = momentum - 0.5 * h * grad
+    n_steps = params.num_steps.to(theta.device)
+    divergent = torch.zeros(K, dtype=torch.bool, device=theta.device)
+    steps = torch.zeros(K, dtype=torch.long, device=theta.device)
+    for i in range(int(n_steps.max()) if K else 0):
+        active = (n_steps > i) & ~divergent
+        if not bool(active.any()):
+            break
+        rows = None if bool(active.all()) else active
+        th_new = _rows(theta, rows) + _rows(h, rows) * _rows(m, rows) * _rows(p, rows)
+        u_new, g_new = evaluate(th_new)
+        p_full = _rows(p, rows) - 0.5 * _rows(h, rows) * g_new  # momentum at the full step
+        error = u_new + _kinetic(p_full, _rows(m, rows)) - _rows(h0, rows)
+        bad = ~(torch.isfinite(error) & torch.isfinite(g_new.sum(1))) | (error > params.max_energy_error)
+        last = _rows(n_steps, rows) == i + 1
+        p_new = torch.where(last[:, None], p_full, p_full - 0.5 * _rows(h, rows) * g_new)
+        keep = ~bad
+        if rows is None:
+            theta = torch.where(keep[:, None], th_new, theta)
+            u = torch.where(keep, u_new, u)
+            grad = torch.where(keep[:, None], g_new, grad)
+            p = torch.where(keep[:, None], p_new, p)
+            divergent = bad
+            steps = steps + 1
+        else:
+            idx = active.nonzero()[:, 0]
+            ok = idx[keep]
+            theta[ok], u[ok], grad[ok], p[ok] = th_new[keep], u_new[keep], g_new[keep], p_new[keep]
+            divergent[idx[bad]] = True
+            steps[idx] += 1
+    return HMCState(theta, u, grad), p, divergent, steps
+
+
+def step(generators, state, potential, params, prior):
+    """One HMC transition of K chains.
+
+    Parameters
+    ----------
+    generators : list of torch.Generator
+        One per chain: chain ``k`` draws its momentum and its uniform from
+        ``generators[k]`` only.
+    state : HMCState
+    potential : MLPPotential, FunctionPotential or LogDensityPotential
+        Evaluated on the full data.
+    params : HMCParams
+    prior : Prior
+
+    Returns
+    -------
+    state : HMCState
+    info : HMCInfo
+    """
+    theta = state.theta
+    m = params.inverse_mass.expand_as(theta)
+    momentum = _noise(generators, theta.shape[1], theta) / torch.sqrt(m)
+    h0 = state.potential + _kinetic(momentum, m)
+
+    def evaluate(th):
+        return potential_and_grad(potential, prior, params.loss_scale, th)
+
+    end, p_end, divergent, steps = leapfrog(state, momentum, params, evaluate)
+    error = end.potential + _kinetic(p_end, m) - h0
+    error = torch.where(divergent, torch.full_like(error, torch.inf), error)
+    log_alpha = torch.where(divergent, torch.full_like(error, -torch.inf), -error)
+    accept = torch.log(_uniform(generators, theta)) < log_alpha
+    new_state = _select(accept, end, state)
+    info = HMCInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, divergent, error, steps, end.theta, p_end)
+    return new_state, info
