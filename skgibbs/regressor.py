@@ -1,7 +1,6 @@
 """GibbsMLPRegressor: a multilayer perceptron sampled from its Gibbs posterior."""
 
 import copy
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,25 +16,19 @@ from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._threads import torch_threads
 from .credible import credible_radius, parameter_radius
 from .criteria import gaussian_log_likelihood, langevin_waic, waic
-from .diagnostics import effective_sample_size, rhat
-from .exceptions import SamplerWarning
 from .model import ACTIVATIONS, MLPSpec
 from ._pretrain import pretrain
+from ._reliability import function_space_mixing, warn_if_unreliable
 from .potential import MLPPotential, Prior
 from .samplers import ChainConfig, run_chains, surrogate_constants
 
 __all__ = ["GibbsMLPRegressor"]
 
-# rho="auto": exact MALA up to this many examples, then batches of about this size.
-_AUTO_BATCH = 10000
+# burn_in="auto" and thin="auto" (see the class docstring and benchmarks/bench_mixing.py).
+_HMC_BURN_IN, _LANGEVIN_BURN_IN, _LANGEVIN_THIN = 400, 1000, 10
 # Chains are advanced together in one process while a step is this cheap
 # (examples in the batch times parameters); see benchmarks/bench_speed.py.
 _VECTORIZE_WORK = 5_000_000
-# The surrogates approach pi_lambda only while lambda' l_i / n << 1 (Lemmas 1, 3).
-_SURROGATE_WARN = 0.1
-# Beyond this spread of the log MH ratio between two independent batches,
-# proposals pass only when the batch happens to favour them: chains stick.
-_BATCH_NOISE_WARN = 2.0
 
 
 class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
@@ -61,6 +54,10 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
 
     Each ``sampler`` draws from the following density, exactly:
 
+    - ``"hmc"``: :math:`\pi_\lambda` itself, by Hamiltonian Monte Carlo on
+      the full data (:mod:`skgibbs.samplers.hmc`): jittered leapfrog
+      trajectories with a diagonal metric, step size adapted per chain during
+      burn-in; the default whenever the full data is used.
     - ``"mala"``: :math:`\pi_\lambda` itself (Metropolis-Hastings on the full
       data).
     - ``"smala"`` (paper 000 §2.2, (2.10)), batches
@@ -94,15 +91,19 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         Widths of the hidden layers; ``()`` is the linear model.
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
-    sampler : {"csmala", "mala", "smala", "sgld"}, default="csmala"
-        Markov kernel (see above).
+    sampler : {"auto", "hmc", "csmala", "mala", "smala", "sgld"}, default="auto"
+        Markov kernel (see above). ``"auto"`` is ``"hmc"`` when the full
+        data is used (``rho_ == 1``) and ``"csmala"`` when ``rho_ < 1``.
     temperature : float > 0 or "auto", default="auto"
         ``n / lambda`` on the standardized scale; ``"auto"`` is
         ``2 sigma^2`` with ``sigma^2`` the held-out mean squared error of the
         pre-trained networks (2 when ``pretrain_iter=0``).
     rho : float in (0, 1] or "auto", default="auto"
-        Bernoulli batch probability. ``"auto"`` is 1 (exact MALA) up to
-        10000 examples and ``10000 / n`` beyond.
+        Bernoulli batch probability. ``"auto"`` is 1 (the full data, exact
+        HMC or MALA) whatever ``n``: at the Bayesian temperature the batch
+        surrogates are far from the posterior (``surrogate_scale_`` about
+        1/2 whatever ``n``), so batches are left to an explicit ``rho < 1``
+        with a tempered ``temperature``.
     correction : float >= 0 or "auto", default="auto"
         csMALA's ``zeta``. ``"auto"`` (paper 000 §5) centres the per-example
         term during burn-in, ``zeta log rho = -lambda' Rbar_n / n`` with
@@ -118,14 +119,31 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         ``s``. ``"auto"`` is ``sqrt(2 h)`` (standard MALA, step size
         adapted); a float gives the decoupled proposal of paper 000 §5, with
         ``step_size`` and ``proposal_std`` both fixed.
-    n_samples : int, default=100
+    n_samples : int, default=200
         Draws kept per chain.
-    burn_in : int, default=1000
-        Steps discarded (and used for adaptation) per chain.
-    thin : int, default=10
-        Keep every ``thin``-th state after burn-in.
-    n_chains : int, default=2
+    burn_in : int or "auto", default="auto"
+        Transitions discarded (and used for adaptation) per chain; ``"auto"``
+        is 400 for HMC and 1000 for the Langevin kernels.
+    thin : int or "auto", default="auto"
+        Keep every ``thin``-th state after burn-in; ``"auto"`` is 1 for HMC
+        (whose draws are nearly independent) and 10 for the Langevin
+        kernels.
+    n_chains : int, default=4
         Independent chains, each started from its own pre-trained network.
+        HMC adapts its trajectory length across them.
+    target_accept : float in (0, 1) or "auto", default="auto"
+        Acceptance rate aimed at by the step-size adaptation: ``"auto"`` is
+        0.8 for HMC (Stan's default) and 0.574 for the Langevin kernels.
+    metric : {"prior", "adaptive", "identity"}, default="prior"
+        HMC's diagonal metric (inverse mass): the prior variances, so that
+        the sampler moves in the coordinates the prior makes isotropic;
+        ``"adaptive"`` re-estimates it from the warm-up draws in Stan's
+        windows; ``"identity"``.
+    trajectory_length : float > 0 or "auto", default="auto"
+        HMC's integration time ``T``: transition ``t`` runs ``ceil(u_t T /
+        h)`` leapfrog steps (at most 64), ``u_t`` a quasi-random jitter in
+        (0, 1). ``"auto"`` adapts ``T`` during burn-in by the ChEES criterion
+        across the chains (Hoffman, Radul & Sountsov, 2021).
     restart_after : int or None, default=100
         After this many rejections in a row the current state's batch is
         redrawn (paper 000 §5). This perturbs the target slightly; restarts
@@ -169,6 +187,8 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
     n_features_in_ : int
     temperature_ : float
         Temperature used (standardized scale).
+    sampler_ : str
+        The kernel used (``"auto"`` resolved).
     rho_ : float
         Batch probability used.
     lambda_ : float
@@ -177,6 +197,21 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         Inverse temperature of the batch terms (``lambda'`` for csMALA).
     correction_ : float
         Frozen ``zeta`` (0 unless csMALA with ``rho < 1``).
+    n_divergent_ : ndarray of shape (n_chains,)
+        Divergent HMC transitions after burn-in (energy error above 1000 or
+        a non-finite trajectory; always 0 for the Langevin kernels). Any
+        divergence raises a :class:`~skgibbs.SamplerWarning`.
+    trajectory_length_ : float or None
+        Frozen HMC integration time ``T`` (None for the Langevin kernels).
+    n_grad_evals_ : ndarray of shape (n_chains,)
+        Gradient evaluations of the full (or batch) potential per chain,
+        burn-in included: the cost of the fit.
+    sample_stats_ : dict of ndarray of shape (n_chains, n_samples)
+        Per draw, over the ``thin`` transitions before it:
+        ``acceptance_rate``, ``step_size``, ``lp`` (``log pi_lambda`` up to
+        a constant) and, for HMC, ``diverging``, ``n_steps`` (leapfrog
+        steps) and ``energy_error``; what :meth:`to_arviz` puts in
+        ``sample_stats``.
     step_size_, proposal_std_ : ndarray of shape (n_chains,)
         Frozen proposal parameters.
     acceptance_rate_ : ndarray of shape (n_chains,)
@@ -205,11 +240,14 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
     rhat_ : float
         Largest rank-normalised split R-hat (Vehtari et al., 2021) of the
         function values ``f_theta(x_i)`` at the training inputs, over the
-        chains (:func:`skgibbs.diagnostics.rhat`); above about 1.01 the
-        chains have not mixed. NaN with fewer than 8 draws per chain.
+        chains (:func:`skgibbs.diagnostics.rhat`). Above 1.05 a
+        :class:`~skgibbs.SamplerWarning` says that the chains have not mixed
+        (Vehtari et al. recommend 1.01 for final results). NaN with fewer
+        than 8 draws per chain.
     ess_ : float
         Smallest bulk effective sample size of those function values
-        (:func:`skgibbs.diagnostics.effective_sample_size`).
+        (:func:`skgibbs.diagnostics.effective_sample_size`); below 100 a
+        :class:`~skgibbs.SamplerWarning` is raised.
     credible_radius_ : float
         ``tau_alpha`` of paper 000 (3.4) at ``confidence_level`` on the
         training inputs (scale of ``y``).
@@ -272,7 +310,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
     >>> reg = GibbsMLPRegressor(hidden_layer_sizes=(16,), n_samples=20, burn_in=100,
     ...                         pretrain_iter=200, random_state=0).fit(X, y)
     >>> reg.samples_.shape
-    (2, 20, 49)
+    (4, 20, 49)
     >>> y_pred, y_pis = reg.predict_interval(X[:3], confidence_level=0.9)
     >>> y_pis.shape
     (3, 2, 1)
@@ -281,16 +319,19 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like"],
         "activation": [StrOptions(set(ACTIVATIONS))],
-        "sampler": [StrOptions({"csmala", "mala", "smala", "sgld"})],
+        "sampler": [StrOptions({"auto", "hmc", "csmala", "mala", "smala", "sgld"})],
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
         "correction": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "step_size": [Interval(Real, 0, None, closed="neither")],
         "proposal_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
-        "burn_in": [Interval(Integral, 0, None, closed="left")],
-        "thin": [Interval(Integral, 1, None, closed="left")],
+        "burn_in": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "thin": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_chains": [Interval(Integral, 1, None, closed="left")],
+        "target_accept": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
+        "metric": [StrOptions({"prior", "adaptive", "identity"})],
+        "trajectory_length": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "restart_after": [Interval(Integral, 1, None, closed="left"), None],
         "pretrain_iter": [Interval(Integral, 0, None, closed="left")],
         "weight_bound": [Interval(Real, 0, None, closed="neither"), None],
@@ -307,16 +348,19 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         hidden_layer_sizes=(100, 100),
         activation="relu",
         *,
-        sampler="csmala",
+        sampler="auto",
         temperature="auto",
         rho="auto",
         correction="auto",
         step_size=1e-4,
         proposal_std="auto",
-        n_samples=100,
-        burn_in=1000,
-        thin=10,
-        n_chains=2,
+        n_samples=200,
+        burn_in="auto",
+        thin="auto",
+        n_chains=4,
+        target_accept="auto",
+        metric="prior",
+        trajectory_length="auto",
         restart_after=100,
         pretrain_iter=1000,
         weight_bound=None,
@@ -339,6 +383,9 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self.burn_in = burn_in
         self.thin = thin
         self.n_chains = n_chains
+        self.target_accept = target_accept
+        self.metric = metric
+        self.trajectory_length = trajectory_length
         self.restart_after = restart_after
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
@@ -392,7 +439,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         with torch_threads(device):
             theta0, heldout_mse = self._initial_points(spec, Xt, yt, seeds)
             self.temperature_ = 2.0 * heldout_mse if self.temperature == "auto" else float(self.temperature)
-            self.rho_ = self._resolve_rho(n)
+            self.sampler_, self.rho_ = self._resolve_sampler()
             self.lambda_ = n / self.temperature_
             result = run_chains(
                 MLPPotential(spec, Xt, yt),
@@ -431,12 +478,14 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("device='cuda' was requested but torch sees no GPU; use device='cpu'.")
         return device
 
-    def _resolve_rho(self, n):
-        if self.sampler == "mala":
-            return 1.0
-        if self.rho == "auto":
-            return 1.0 if n <= _AUTO_BATCH else _AUTO_BATCH / n
-        return float(self.rho)
+    def _resolve_sampler(self):
+        """``(sampler_, rho_)``: "auto" is HMC on the full data and csMALA on batches."""
+        if self.sampler in ("mala", "hmc"):
+            return self.sampler, 1.0
+        rho = 1.0 if self.rho == "auto" else float(self.rho)
+        if self.sampler == "auto":
+            return ("hmc" if rho >= 1.0 else "csmala"), rho
+        return self.sampler, rho
 
     def _vectorize(self, n, n_params, device):
         if self.n_chains == 1 or device.type == "cuda":
@@ -445,18 +494,22 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         return batch * n_params <= _VECTORIZE_WORK
 
     def _chain_config(self):
+        hmc = self.sampler_ == "hmc"
         return ChainConfig(
-            sampler=self.sampler,
+            sampler=self.sampler_,
             lam=self.lambda_,
             rho=self.rho_,
             correction=self.correction,
             step_size=float(self.step_size),
             proposal_std=self.proposal_std,
             n_samples=self.n_samples,
-            burn_in=self.burn_in,
-            thin=self.thin,
+            burn_in=(_HMC_BURN_IN if hmc else _LANGEVIN_BURN_IN) if self.burn_in == "auto" else self.burn_in,
+            thin=(1 if hmc else _LANGEVIN_THIN) if self.thin == "auto" else self.thin,
             restart_after=self.restart_after,
+            target_accept=None if self.target_accept == "auto" else float(self.target_accept),
             verbose=self.verbose,
+            metric=self.metric,
+            trajectory_length=self.trajectory_length,
         )
 
     def _initial_points(self, spec, Xt, yt, seeds):
@@ -477,7 +530,12 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self.correction_ = float(result.correction)
         self.lambda_prime_ = float(result.lambda_prime)
         self.accepted_batch_sizes_ = result.accepted_batch_sizes
-        self.sample_stats_ = {"acceptance_rate": result.draw_acceptance}
+        self.n_divergent_ = result.n_divergent
+        self.trajectory_length_ = result.trajectory_length
+        self.n_grad_evals_ = result.n_grad
+        S = self.samples_.shape[1]
+        self.sample_stats_ = dict(result.draw_stats)
+        self.sample_stats_["step_size"] = np.repeat(result.step_size[:, None], S, axis=1)
 
     def _summarise(self, X, y):
         F = self._draws(X)  # (S, n) on the scale of y
@@ -493,14 +551,14 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
         # the per-example term of the batch potential is c * l_i: lambda' l_i / n
         # for csMALA, lambda l_i / (n rho) for sMALA (Lemmas 1 and 3)
-        c, d, _ = surrogate_constants(self.sampler, self.lambda_, X.shape[0], self.rho_, self.correction_)
+        c, d, _ = surrogate_constants(self.sampler_, self.lambda_, X.shape[0], self.rho_, self.correction_)
         self.surrogate_scale_ = float(c * std_losses.mean())
         # Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2 for Z_i ~ Ber(rho), t_i = c l_i + d;
         # the MH ratio holds the difference of two independent batches
         terms = c * std_losses + d
         noise = np.sqrt(2 * self.rho_ * (1 - self.rho_) * (terms**2).sum(1))
-        self.batch_noise_ = float(noise.mean()) if self.sampler != "sgld" else 0.0
-        self._mixing(F)
+        self.batch_noise_ = float(noise.mean()) if self.sampler_ != "sgld" else 0.0
+        self.rhat_, self.ess_ = function_space_mixing(F, self.samples_.shape[0])
         self.credible_radius_ = credible_radius(F, self.confidence_level)
         self.credible_radius_params_ = parameter_radius(
             self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
@@ -514,53 +572,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]
         crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
         self.lfv_, self.train_loss_, self.waic_ = crit.functional_variance, crit.train_loss, crit.waic
-        self._warn_if_unreliable()
-
-    def _mixing(self, F):
-        """Rank-normalised R-hat and bulk ESS of the function values at the training inputs.
-
-        Function values, not weights: the weights of a network are not
-        identifiable (permuted hidden units give the same function).
-        """
-        K, S = self.samples_.shape[:2]
-        self.rhat_, self.ess_ = np.nan, np.nan
-        if S < 8:  # split halves of at least 4 draws
-            return
-        chains = F.reshape(K, S, -1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.atleast_1d(rhat(chains))
-            e = np.atleast_1d(effective_sample_size(chains, split=True, rank_normalize=True))
-        if np.isfinite(r).any():
-            self.rhat_ = float(np.nanmax(r))
-        if np.isfinite(e).any():
-            self.ess_ = float(np.nanmin(e))
-
-    def _warn_if_unreliable(self):
-        if self.sampler in ("smala", "csmala") and self.rho_ < 1 and self.surrogate_scale_ > _SURROGATE_WARN:
-            warnings.warn(
-                f"lambda' l_i / n averages {self.surrogate_scale_:.3g} (> {_SURROGATE_WARN}): the "
-                f"{self.sampler} surrogate is far from the Gibbs posterior at rho={self.rho_:.3g}. "
-                "Raise rho or temperature.",
-                SamplerWarning,
-                stacklevel=3,
-            )
-        if self.rho_ < 1 and self.batch_noise_ > _BATCH_NOISE_WARN:
-            warnings.warn(
-                f"The log Metropolis-Hastings ratio fluctuates by about {self.batch_noise_:.3g} between "
-                "two Bernoulli batches, so proposals pass only when the batch favours them and the "
-                f"chains stick (acceptance {float(self.acceptance_rate_.mean()):.1%}). "
-                "Raise temperature or rho.",
-                SamplerWarning,
-                stacklevel=3,
-            )
-        if self.sampler != "sgld" and np.any(self.acceptance_rate_ < 0.01):
-            worst = float(self.acceptance_rate_.min())
-            warnings.warn(
-                f"A chain accepted only {worst:.1%} of its proposals after burn-in, so its draws barely "
-                "move. Lower step_size, raise burn_in, or raise rho or temperature.",
-                SamplerWarning,
-                stacklevel=3,
-            )
+        warn_if_unreliable(self)
 
     # -------------------------------------------------------------- predict
     def _draws(self, X):

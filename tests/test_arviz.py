@@ -16,7 +16,7 @@ def fitted():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(40, 2))
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=40)
-    reg = GibbsMLPRegressor((6,), n_samples=15, burn_in=60, thin=3, pretrain_iter=100, random_state=0)
+    reg = GibbsMLPRegressor((6,), n_samples=15, burn_in=60, thin=3, n_chains=2, pretrain_iter=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reg.fit(X, y)

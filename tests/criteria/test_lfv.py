@@ -148,7 +148,7 @@ def test_skgibbs_estimator_one_process_per_chain(data):
     prob = langevin_problem(reg, X, y)
     np.testing.assert_allclose(prob.y_pred * reg.y_scale_ + reg.y_mean_, reg.predict(X), atol=1e-5)
     res = langevin_functional_variance(reg, X, y, alpha=1e-3, n_iter=200, burn_in=20, random_state=0)
-    assert res.lfv_chains.shape == (2,) and res.lfv == pytest.approx(res.lfv_chains.mean())
+    assert res.lfv_chains.shape == (reg.n_chains,) and res.lfv == pytest.approx(res.lfv_chains.mean())
     assert res.noise_variance == pytest.approx(np.sum((y - reg.predict(X)) ** 2) / 59, rel=1e-4)
 
 

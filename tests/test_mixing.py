@@ -1,0 +1,140 @@
+"""GibbsMLPRegressor with HMC: the automatic sampler, divergences and the convergence warnings."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from skgibbs import GibbsMLPRegressor, SamplerWarning
+
+CHEAP = {"hidden_layer_sizes": (8,), "n_samples": 20, "burn_in": 30, "pretrain_iter": 50}
+
+
+def _data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    return X, np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
+
+
+def _fit(**params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        return GibbsMLPRegressor(**{**CHEAP, "random_state": 0, **params}).fit(*_data())
+
+
+def _messages(record):
+    return [str(w.message) for w in record if issubclass(w.category, SamplerWarning)]
+
+
+def test_auto_is_hmc_on_the_full_data_and_csmala_on_batches():
+    est = _fit()
+    assert est.sampler_ == "hmc" and est.rho_ == 1.0
+    assert est.samples_.shape[:2] == (4, 20)  # four chains by default, thin=1 for HMC
+    assert est.trajectory_length_ == pytest.approx(np.pi / 2)
+    assert est.n_divergent_.shape == (4,) and np.all(est.n_grad_evals_ > 30)
+    assert np.all(est.acceptance_rate_ > 0.3)
+    batched = _fit(rho=0.5, temperature=50.0)
+    assert batched.sampler_ == "csmala" and batched.trajectory_length_ is None
+    assert np.all(batched.n_divergent_ == 0)
+
+
+def test_hmc_sample_stats_reach_arviz():
+    est = _fit(n_samples=12)
+    stats = est.sample_stats_
+    for name in ("acceptance_rate", "step_size", "diverging", "n_steps", "energy_error", "lp"):
+        assert stats[name].shape == (4, 12), name
+    assert stats["diverging"].dtype == bool
+    np.testing.assert_allclose(stats["step_size"][:, 0], est.step_size_)
+    az = pytest.importorskip("arviz")
+    idata = est.to_arviz()
+    assert {"diverging", "step_size", "n_steps"} <= set(idata.sample_stats.data_vars)
+    summary = az.summary(idata, var_names=["intercepts_1"])
+    assert "r_hat" in summary.columns
+
+
+@pytest.mark.parametrize("metric", ["prior", "adaptive", "identity"])
+def test_every_metric_fits(metric):
+    est = _fit(metric=metric, burn_in=60)
+    assert np.isfinite(est.predict(_data()[0])).all()
+    assert np.isfinite(est.samples_).all()
+
+
+def test_fixed_trajectory_length_sets_the_leapfrog_steps():
+    est = _fit(trajectory_length=0.05)
+    assert est.trajectory_length_ == 0.05
+    # ceil(u T / h) with u in (0, 1): no transition runs more than ceil(T / h) steps
+    assert np.all(est.sample_stats_["n_steps"] <= np.ceil(0.05 / est.step_size_)[:, None])
+
+
+def test_target_accept_moves_the_step_size():
+    low, high = _fit(target_accept=0.6, burn_in=100), _fit(target_accept=0.95, burn_in=100)
+    assert np.all(high.step_size_ < low.step_size_)
+    assert high.acceptance_rate_.mean() > low.acceptance_rate_.mean()
+
+
+def test_unmixed_chains_warn_with_the_remedy():
+    X, y = _data()
+    est = GibbsMLPRegressor(**{**CHEAP, "n_samples": 10, "burn_in": 5, "random_state": 0})
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    assert est.ess_ < 100
+    mixing = [m for m in _messages(record) if "have not mixed" in m]
+    assert len(mixing) == 1
+    assert "burn_in" in mixing[0] and "n_chains" in mixing[0]
+    mala = GibbsMLPRegressor(**{**CHEAP, "sampler": "mala", "n_samples": 10, "burn_in": 5, "random_state": 0})
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        mala.fit(X, y)
+    assert any("sampler='hmc'" in m for m in _messages(record))
+
+
+def test_a_mixed_linear_posterior_does_not_warn():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 2))
+    y = X @ np.array([1.0, -1.0]) + 0.5 * rng.normal(size=80)
+    est = GibbsMLPRegressor(
+        hidden_layer_sizes=(), pretrain_iter=0, n_samples=150, burn_in=150, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplerWarning)
+        est.fit(X, y)
+    assert est.rhat_ <= 1.05 and est.ess_ >= 100
+
+
+def test_divergences_are_counted_and_reported(monkeypatch):
+    import skgibbs.samplers._hmc_chains as chains
+
+    # a step size frozen far too large for the posterior: every trajectory diverges
+    monkeypatch.setattr(chains.HMCChains, "_search", lambda self: self.h * 0 + 50.0)
+    monkeypatch.setattr(chains.DualAveraging, "final", lambda self: self.mu * 0 + 50.0)
+    X, y = _data()
+    est = GibbsMLPRegressor(**{**CHEAP, "burn_in": 5, "random_state": 0})
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    assert est.n_divergent_.sum() > 0
+    assert est.sample_stats_["diverging"].any()
+    assert any("divergent" in m and "target_accept" in m for m in _messages(record))
+    assert np.isfinite(est.samples_).all()
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("target_accept", 0.0),
+        ("target_accept", 1.0),
+        ("target_accept", 1.5),
+        ("trajectory_length", 0.0),
+        ("trajectory_length", -1.0),
+        ("trajectory_length", "long"),
+        ("metric", "dense"),
+        ("burn_in", "long"),
+        ("thin", "some"),
+        ("sampler", "nuts"),
+    ],
+)
+def test_bad_hmc_parameters_are_refused_naming_them(name, value):
+    est = GibbsMLPRegressor(**{**CHEAP, name: value})
+    with pytest.raises((ValueError, TypeError), match=name):
+        est.fit(*_data())
