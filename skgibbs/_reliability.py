@@ -9,6 +9,8 @@ do not yet represent the posterior (Vehtari et al. recommend 1.01 and 400
 for final results).
 """
 
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -19,6 +21,7 @@ from .exceptions import SamplerWarning
 __all__ = ["function_space_mixing", "warn_if_unreliable", "RHAT_WARN", "ESS_WARN"]
 
 RHAT_WARN, ESS_WARN = 1.05, 100.0
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 # The surrogates approach pi_lambda only while lambda' l_i / n << 1 (Lemmas 1, 3).
 SURROGATE_WARN = 0.1
 # Beyond this spread of the log MH ratio between two independent batches,
@@ -51,7 +54,11 @@ def function_space_mixing(F, n_chains):
 
 
 def _warn(message):
-    warnings.warn(message, SamplerWarning, stacklevel=4)
+    """Warn at the first frame outside skgibbs (the user's ``fit`` call)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, SamplerWarning, stacklevel=level)
 
 
 def warn_if_unreliable(est):

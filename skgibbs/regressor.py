@@ -25,7 +25,7 @@ from .samplers import ChainConfig, run_chains, surrogate_constants
 __all__ = ["GibbsMLPRegressor"]
 
 # burn_in="auto" and thin="auto" (see the class docstring and benchmarks/bench_mixing.py).
-_HMC_BURN_IN, _LANGEVIN_BURN_IN, _LANGEVIN_THIN = 400, 1000, 10
+_HMC_BURN_IN, _LANGEVIN_BURN_IN, _LANGEVIN_THIN = 300, 1000, 10
 # Chains are advanced together in one process while a step is this cheap
 # (examples in the batch times parameters); see benchmarks/bench_speed.py.
 _VECTORIZE_WORK = 5_000_000
@@ -123,7 +123,10 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         Draws kept per chain.
     burn_in : int or "auto", default="auto"
         Transitions discarded (and used for adaptation) per chain; ``"auto"``
-        is 400 for HMC and 1000 for the Langevin kernels.
+        is 300 for HMC and 1000 for the Langevin kernels. On the diabetes data
+        (442 rows, the default 10-100-100-1 network) a default HMC fit spends
+        about 8000 gradients per chain (four chains batched): 25 to 40 s on
+        one core, R-hat of the function values 1.03, bulk ESS 200 to 270.
     thin : int or "auto", default="auto"
         Keep every ``thin``-th state after burn-in; ``"auto"`` is 1 for HMC
         (whose draws are nearly independent) and 10 for the Langevin
