@@ -28,6 +28,9 @@ SCRIPTS = [
     "repro_lfv_nn.py",
     "repro_lfv_real.py",
     "bench_model_selection.py",
+    "bench_mixing.py",
+    "bench_uq.py",
+    "bench_large_n.py",
 ]
 # scripts whose replicates run through joblib and whose results do not depend on the worker count
 PARALLEL = {"repro_lfv_linear.py", "repro_lfv_nn.py", "repro_lfv_real.py"}

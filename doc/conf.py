@@ -91,6 +91,9 @@ BENCHMARK_SECTIONS = [
         "Neural control variates: exact batched Laplacian vs per-point Hessians",
         "``benchmarks/bench_control_variates.py``",
     ),
+    ("mixing", "Mixing per second: HMC, MALA, csMALA and BlackJAX NUTS", "``benchmarks/bench_mixing.py``"),
+    ("uq", "Held-out uncertainty against GPs, ensembles, NGBoost and conformal", "``benchmarks/bench_uq.py``"),
+    ("large_n", "Default fits at large n", "``benchmarks/bench_large_n.py``"),
 ]
 
 

@@ -1,22 +1,28 @@
 """
-Uncertainty in a data gap with corrected stochastic MALA
-========================================================
+Uncertainty in a data gap at the Bayesian temperature
+=====================================================
 
-The one-dimensional regression problem of paper 000 §5: 10000 noisy
-observations (noise standard deviation 0.02) of a function on
-``[-0.8, -0.2] U [0.2, 0.8]`` and no data in between. A 1 -> 100 -> 100 -> 1
-ReLU network (10401 weights) is sampled from its Gibbs posterior by
-:class:`skgibbs.GibbsMLPRegressor` with the corrected stochastic MALA
-(``sampler="csmala"``) on Bernoulli(0.1) batches, i.e. about 1000 examples per
-step.
+The one-dimensional regression problem of paper 000 §5: noisy observations
+(noise standard deviation 0.02) of a function on ``[-0.8, -0.2] U [0.2,
+0.8]`` and no data in between. A 1 -> 50 -> 50 -> 1 ReLU network is sampled
+from its Gibbs posterior by :class:`skgibbs.GibbsMLPRegressor` with the
+library's defaults: the temperature a user would pick (``"auto"``, the
+Bayesian posterior for the noise level the pre-training sees) and
+Hamiltonian Monte Carlo on the full data (``sampler="auto"``), four chains
+each started from its own pre-trained network.
 
-The script prints the accuracy of the posterior mean (against the true
-function on a grid and against held-out noisy data), the coverage of the 95%
-pointwise credible band inside the data and inside the gap, and the fitted
-diagnostics of the sampler. It writes a figure with the data, the true
-function, the posterior mean, the credible and predictive bands and 20
-individual draws; the bands widen in the gap, where no data constrain the
-network.
+The script prints the accuracy of the posterior mean, the coverage and
+width of the 95% pointwise credible band inside the data and inside the
+gap, and the sampler's diagnostics, R-hat and ESS of the function values
+included. It writes a figure with the data, the true function, the
+posterior mean, the bands and 20 draws: the bands open in the gap, where no
+data constrain the network.
+
+At this temperature the posterior of the network has several modes (each
+pre-trained start finds its own way through the gap), and HMC's chains stay
+near their own: the spread between chains is real information about the
+gap, and R-hat says that the chains disagree (a ``SamplerWarning`` is
+printed). More chains sample more modes.
 
 Run ``python examples/plot_gap_regression.py [output.png]`` (default
 ``gap_regression.png`` in the current directory). It takes one to two
@@ -25,6 +31,7 @@ minutes on one CPU core.
 
 import sys
 import time
+import warnings
 
 import matplotlib
 
@@ -34,7 +41,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from skgibbs import GibbsMLPRegressor
+from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.datasets import gap_regression_function, make_gap_regression
 
 torch.set_num_threads(1)
@@ -42,60 +49,17 @@ torch.set_num_threads(1)
 OUTPUT = sys.argv[1] if len(sys.argv) > 1 else "gap_regression.png"
 LEVEL = 0.95
 
-X, y = make_gap_regression(n_samples=10000, noise=0.02, random_state=0)
+X, y = make_gap_regression(n_samples=2000, noise=0.02, random_state=0)
 X_test, y_test = make_gap_regression(n_samples=5000, noise=0.02, random_state=1)
 
-# Temperature and rho. With rho < 1 csMALA samples the surrogate
-# prod_i (a exp(-lambda' l_i / n) + 1 - rho), which is close to the Gibbs
-# posterior only while lambda' l_i / n << 1 (Lemmas 1 and 3 of paper 000).
-# At the Bayesian temperature 2 sigma^2 (about 0.01 on the standardized
-# scale here) this ratio is about 1/2 and the estimator warns. The paper
-# itself runs far hotter: its lambda = n (2 - rho) on the raw targets is a
-# temperature of about 7 on the standardized scale. We take temperature=5:
-# lambda' l_i / n is then about 0.02 (printed as surrogate_scale_ below), and
-# the fluctuation of the Metropolis-Hastings ratio over two independent
-# batches, about sqrt(2 rho (1 - rho) n) * sd(lambda' l_i / n) ~ 1, still lets
-# about half of the proposals through. Colder temperatures push that
-# fluctuation up and the acceptance rate down (at temperature=1 it falls to
-# 5-10%).
-#
-# Step size. The batch noise caps the acceptance rate even for a vanishing
-# step. The automatic adaptation (which follows the acceptance of the
-# parameter move alone) picks a step at which only about 6% of proposals
-# survive the batch noise on this problem, and the chains then wander through
-# the broad, hot posterior. Here the step is fixed instead: h = 1e-7 with the
-# Langevin proposal standard deviation s = sqrt(2 h) (a float proposal_std
-# freezes both, as in paper 000 §5). About 60% of proposals are accepted and
-# the chains explore the neighbourhood of their pre-trained starts: a local
-# picture of the posterior, as in the paper's chains.
-#
-# Chains. Each chain starts from its own network pre-trained for 2000 steps
-# (as in paper 000 §5, with Adam) and its 5000 steps explore the
-# neighbourhood of that start; four chains let the spread between modes show
-# in the gap. At this temperature the draws fit the data somewhat worse than
-# the pre-trained networks: a hotter Gibbs posterior puts its mass on larger
-# risks.
-step_size = 1e-7
-reg = GibbsMLPRegressor(
-    hidden_layer_sizes=(100, 100),
-    activation="relu",
-    sampler="csmala",
-    rho=0.1,
-    temperature=5.0,
-    correction="auto",
-    step_size=step_size,
-    proposal_std=float(np.sqrt(2 * step_size)),
-    n_chains=4,
-    burn_in=3000,
-    n_samples=50,
-    thin=40,
-    pretrain_iter=2000,
-    confidence_level=LEVEL,
-    random_state=0,
-)
+# The defaults, with a smaller network and fewer draws so that the demo runs
+# in a minute or two: temperature="auto", sampler="auto" (HMC), 4 chains.
+reg = GibbsMLPRegressor(hidden_layer_sizes=(50, 50), n_samples=100, confidence_level=LEVEL, random_state=0)
 
 start = time.perf_counter()
-reg.fit(X, y)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always", SamplerWarning)
+    reg.fit(X, y)
 elapsed = time.perf_counter() - start
 
 # ---------------------------------------------------------------- accuracy
@@ -139,18 +103,18 @@ print(f"{LEVEL:.0%} predictive band (kind='predictive')")
 print(f"  coverage of held-out noisy y     {test_covered.mean():.3f}")
 print()
 print("fitted sampler state")
-print(f"  temperature_      {reg.temperature_:.4g}  (lambda_ = {reg.lambda_:.4g})")
-print(f"  rho_              {reg.rho_:.4g}")
-print(f"  correction_       {reg.correction_:.4g}  (zeta, centred during burn-in)")
-print(f"  lambda_prime_     {reg.lambda_prime_:.4g}")
-print(f"  surrogate_scale_  {reg.surrogate_scale_:.4g}  (lambda' l_i / n, should be << 1)")
-print(f"  batch_noise_      {reg.batch_noise_:.3g}  (sd of the log MH ratio between two batches)")
+print(f"  sampler_          {reg.sampler_}")
+print(f"  temperature_      {reg.temperature_:.4g}  (lambda_ = {reg.lambda_:.4g}; 'auto': 2 x held-out MSE)")
+print(f"  rhat_             {reg.rhat_:.3g}  (largest R-hat of f at the training inputs)")
+print(f"  ess_              {reg.ess_:.3g}  (smallest bulk ESS of f at the training inputs)")
 print(f"  acceptance_rate_  {np.array2string(reg.acceptance_rate_, precision=3)}")
-print(f"  n_restarts_       {reg.n_restarts_}")
+print(f"  step_size_        {np.array2string(reg.step_size_, precision=2)}")
+print(f"  n_divergent_      {reg.n_divergent_}")
+print(f"  n_grad_evals_     {reg.n_grad_evals_}")
 print(f"  noise_variance_   {reg.noise_variance_:.4g}  (true 0.02^2 = 0.0004)")
 print(f"  credible_radius_  {reg.credible_radius_:.4g}  (empirical L2 ball (3.4), training inputs)")
-print(f"  lfv_              {reg.lfv_:.4g}")
-print(f"  waic_             {reg.waic_:.4g}")
+for w in caught:
+    print(f"\nSamplerWarning: {w.message}")
 
 # ------------------------------------------------------------------ figure
 x = grid[:, 0]
@@ -168,15 +132,15 @@ for j, k in enumerate(pick):
     ax.plot(
         x, draws[:, k], color="tab:orange", lw=0.6, alpha=0.6, label="20 posterior draws" if j == 0 else None
     )
-ax.scatter(X[shown, 0], y[shown], s=2, color="0.35", alpha=0.5, label="training data (1500 of 10000)")
+ax.scatter(X[shown, 0], y[shown], s=2, color="0.35", alpha=0.5, label="training data (1500 of 2000)")
 left = x < 0  # f jumps at 0: draw its two pieces separately
 ax.plot(x[left], f_grid[left], "k--", lw=1.2, label="true f")
 ax.plot(x[~left], f_grid[~left], "k--", lw=1.2)
 ax.plot(x, f_mean, color="tab:red", lw=1.5, label="posterior mean")
 ax.set_ylabel("y")
 ax.set_title(
-    f"csMALA, rho={reg.rho_:g}, temperature={reg.temperature_:g}: "
-    f"{reg.samples_.shape[0]} chains x {reg.samples_.shape[1]} draws"
+    f"HMC at the Bayesian temperature ({reg.temperature_:.3g}): "
+    f"{reg.samples_.shape[0]} chains x {reg.samples_.shape[1]} draws, R-hat {reg.rhat_:.2f}"
 )
 ax.legend(loc="upper left", fontsize=8, ncol=2)
 

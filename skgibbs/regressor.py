@@ -5,13 +5,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from scipy.special import ndtr
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, column_or_1d
 
 from ._arviz import from_groups
-from ._levels import check_levels
+from ._data import check_numeric, safe_scale
+from ._levels import check_levels, mixture_quantiles
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._threads import torch_threads
 from .credible import credible_radius, parameter_radius
@@ -216,7 +216,9 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         steps) and ``energy_error``; what :meth:`to_arviz` puts in
         ``sample_stats``.
     step_size_, proposal_std_ : ndarray of shape (n_chains,)
-        Frozen proposal parameters.
+        Frozen proposal parameters: the Langevin ``h`` and ``s``, or HMC's
+        leapfrog step (in the coordinates of its metric; ``proposal_std_`` is
+        NaN for HMC).
     acceptance_rate_ : ndarray of shape (n_chains,)
         Fraction of accepted proposals after burn-in.
     n_restarts_ : ndarray of shape (n_chains,)
@@ -296,12 +298,23 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
     rho`` for csMALA). The value and gradient of the current point are cached,
     so a step costs one forward and one backward pass on the batch.
 
+    One HMC transition: draw ``p ~ N(0, M)`` with ``M = diag(1 / m)`` (``m``
+    the prior variances by default), run ``L = ceil(u T / h)`` leapfrog steps
+    on ``H = U(theta) + p' diag(m) p / 2`` with ``U = lambda R_n - log Pi``
+    and accept the end point with probability ``min(1, exp(H_0 - H_L))``;
+    ``L`` full-data gradients per transition.
+
     References
     ----------
     .. [1] Bieringer, Kasieczka, Steffen, Trabs. The surrogate
        Gibbs-posterior of a corrected stochastic MALA.
     .. [2] Okuno, Yano. A generalization gap estimation for
        overparameterized models via the Langevin functional variance.
+    .. [3] Neal. MCMC using Hamiltonian dynamics. Handbook of Markov Chain
+       Monte Carlo, 2011.
+    .. [4] Hoffman, Gelman. The No-U-Turn sampler, JMLR 2014 (dual averaging).
+    .. [5] Vehtari, Gelman, Simpson, Carpenter, Bürkner. Rank-normalization,
+       folding, and localization: an improved R-hat, Bayesian Analysis 2021.
 
     Examples
     --------
@@ -425,14 +438,14 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self._validate_params()
         layers = self._check_layers()
         device = self._check_device()
-        _check_numeric(X, "X")
-        _check_numeric(y, "y")
+        check_numeric(X, "X")
+        check_numeric(y, "y")
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         n = X.shape[0]
         if n < 2:
             raise ValueError(f"GibbsMLPRegressor needs at least 2 samples to fit, got n_samples={n}.")
-        self.x_mean_, self.x_scale_ = X.mean(0), _scale(X.std(0))
-        self.y_mean_, self.y_scale_ = float(y.mean()), float(_scale(np.array([y.std()]))[0])
+        self.x_mean_, self.x_scale_ = X.mean(0), safe_scale(X.std(0))
+        self.y_mean_, self.y_scale_ = float(y.mean()), float(safe_scale(np.array([y.std()]))[0])
         spec = MLPSpec(X.shape[1], layers, self.activation)
         Xt = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32, device=device)
         yt = torch.as_tensor((y - self.y_mean_) / self.y_scale_, dtype=torch.float32, device=device)
@@ -649,7 +662,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         if kind == "credible":
             q = np.quantile(F, probs, axis=0)
         else:
-            q = _mixture_quantiles(F, np.sqrt(self.noise_variance_), probs)
+            q = mixture_quantiles(F, np.sqrt(self.noise_variance_), probs)
         k = len(levels)
         y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
         return F.mean(0), y_pis
@@ -754,35 +767,3 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         tags.non_deterministic = False
         return tags
 
-
-def _check_numeric(a, name):
-    """Name the offending argument when strings cannot become numbers."""
-    if hasattr(a, "tocsr") or hasattr(a, "dtypes"):
-        return
-    arr = np.asarray(a) if not hasattr(a, "dtype") else a
-    if getattr(arr, "dtype", None) is not None and arr.dtype.kind in "USO":
-        try:
-            np.asarray(arr).astype(np.float64)
-        except ValueError as exc:
-            raise ValueError(f"{name} must hold numbers only, got dtype {arr.dtype}: {exc}") from exc
-
-
-def _scale(std):
-    std = np.asarray(std, dtype=float)
-    return np.where(std > 1e-12 * np.maximum(1.0, np.abs(std)), std, 1.0)
-
-
-def _mixture_quantiles(F, sigma, probs, n_iter=60):
-    """Quantiles of the equal-weight mixture of N(F[k, i], sigma^2) per column i."""
-    lo = F.min(0) - 10 * sigma
-    hi = F.max(0) + 10 * sigma
-    lo = np.broadcast_to(lo, (len(probs), F.shape[1])).copy()
-    hi = np.broadcast_to(hi, (len(probs), F.shape[1])).copy()
-    p = np.asarray(probs)[:, None]
-    for _ in range(n_iter):
-        mid = 0.5 * (lo + hi)
-        cdf = ndtr((mid[:, None, :] - F[None]) / sigma).mean(1)
-        below = cdf < p
-        lo = np.where(below, mid, lo)
-        hi = np.where(below, hi, mid)
-    return 0.5 * (lo + hi)

@@ -1,0 +1,23 @@
+"""Checks and scales of the training data, shared by the estimators."""
+
+import numpy as np
+
+__all__ = ["check_numeric", "safe_scale"]
+
+
+def check_numeric(a, name):
+    """Name the offending argument when strings cannot become numbers."""
+    if hasattr(a, "tocsr") or hasattr(a, "dtypes"):
+        return
+    arr = np.asarray(a) if not hasattr(a, "dtype") else a
+    if getattr(arr, "dtype", None) is not None and arr.dtype.kind in "USO":
+        try:
+            np.asarray(arr).astype(np.float64)
+        except ValueError as exc:
+            raise ValueError(f"{name} must hold numbers only, got dtype {arr.dtype}: {exc}") from exc
+
+
+def safe_scale(std):
+    """Standard deviations with zeros (constant columns) replaced by 1."""
+    std = np.asarray(std, dtype=float)
+    return np.where(std > 1e-12 * np.maximum(1.0, np.abs(std)), std, 1.0)
