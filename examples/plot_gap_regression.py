@@ -52,9 +52,11 @@ LEVEL = 0.95
 X, y = make_gap_regression(n_samples=2000, noise=0.02, random_state=0)
 X_test, y_test = make_gap_regression(n_samples=5000, noise=0.02, random_state=1)
 
-# The defaults, with a smaller network and fewer draws so that the demo runs
+# The defaults, with a smaller network, fewer draws and a shorter warm-up so that the demo runs
 # in a minute or two: temperature="auto", sampler="auto" (HMC), 4 chains.
-reg = GibbsMLPRegressor(hidden_layer_sizes=(50, 50), n_samples=100, confidence_level=LEVEL, random_state=0)
+reg = GibbsMLPRegressor(
+    hidden_layer_sizes=(50, 50), n_samples=100, burn_in=200, confidence_level=LEVEL, random_state=0
+)
 
 start = time.perf_counter()
 with warnings.catch_warnings(record=True) as caught:
@@ -108,7 +110,7 @@ print(f"  temperature_      {reg.temperature_:.4g}  (lambda_ = {reg.lambda_:.4g}
 print(f"  rhat_             {reg.rhat_:.3g}  (largest R-hat of f at the training inputs)")
 print(f"  ess_              {reg.ess_:.3g}  (smallest bulk ESS of f at the training inputs)")
 print(f"  acceptance_rate_  {np.array2string(reg.acceptance_rate_, precision=3)}")
-print(f"  step_size_        {np.array2string(reg.step_size_, precision=2)}")
+print(f"  step_size_        {np.array2string(reg.step_size_, formatter={'float_kind': '{:.2e}'.format})}")
 print(f"  n_divergent_      {reg.n_divergent_}")
 print(f"  n_grad_evals_     {reg.n_grad_evals_}")
 print(f"  noise_variance_   {reg.noise_variance_:.4g}  (true 0.02^2 = 0.0004)")
