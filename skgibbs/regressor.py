@@ -125,8 +125,12 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         Transitions discarded (and used for adaptation) per chain; ``"auto"``
         is 300 for HMC and 1000 for the Langevin kernels. On the diabetes data
         (442 rows, the default 10-100-100-1 network) a default HMC fit spends
-        about 8000 gradients per chain (four chains batched): 25 to 40 s on
-        one core, R-hat of the function values 1.03, bulk ESS 200 to 270.
+        about 8500 gradients per chain (the four chains batched, 3.5 ms a
+        batched gradient) after 6 s of pre-training: about 35 to 45 s on one
+        core; R-hat of the function values 1.03, bulk ESS 210 to 270 (three
+        seeds). The cost of a gradient grows with ``n`` times the number of
+        weights, and the leapfrog steps per transition (at most 64) with the
+        concentration of the posterior: see ``benchmarks/bench_large_n.py``.
     thin : int or "auto", default="auto"
         Keep every ``thin``-th state after burn-in; ``"auto"`` is 1 for HMC
         (whose draws are nearly independent) and 10 for the Langevin

@@ -141,6 +141,8 @@ class HMCChains:
                     self.m,
                 )
                 chees.update(*args, center=center)
+                h_mean = float(self.h.mean())
+                chees.bound(h_mean, int(cfg.max_leapfrog) * h_mean)
             if i >= first and var is None:
                 var = RunningVariance(self.m.shape[0], self.dtype, self.device)
             if var is not None:

@@ -231,7 +231,7 @@ class ChEES:
         self.log_t = math.log(trajectory_length)
         self.betas = betas
         self.log_t_avg = self.log_t
-        self.lr, self.clip, self.decay = learning_rate, clip, decay
+        self.lr, self.max_move, self.decay = learning_rate, clip, decay
         self.m1 = self.m2 = 0.0
         self.t = 0
 
@@ -275,10 +275,21 @@ class ChEES:
         self.m2 = b2 * self.m2 + (1 - b2) * grad * grad
         m1_hat, m2_hat = self.m1 / (1 - b1**self.t), self.m2 / (1 - b2**self.t)
         move = self.lr * m1_hat / (math.sqrt(m2_hat) + 1e-8)
-        self.log_t += max(-self.clip, min(self.clip, move))
+        self.log_t += max(-self.max_move, min(self.max_move, move))
         weight = self.t ** (-self.decay)
         self.log_t_avg = weight * self.log_t + (1 - weight) * self.log_t_avg
         return self.trajectory_length
+
+    def bound(self, low, high):
+        """Keep ``T`` (iterate and average) within ``[low, high]``, e.g. one to ``max_leapfrog`` steps.
+
+        Beyond the cap on the leapfrog steps the trajectory no longer
+        changes with ``T``, so the criterion's gradient would push ``T`` on
+        without bound.
+        """
+        lo, hi = math.log(low), math.log(high)
+        self.log_t = min(max(self.log_t, lo), hi)
+        self.log_t_avg = min(max(self.log_t_avg, lo), hi)
 
     def rescale(self, factor):
         """Multiply ``T`` (iterate and average) by ``factor``, e.g. when the metric changes."""
