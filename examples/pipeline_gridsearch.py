@@ -38,7 +38,7 @@ X, y = load_diabetes(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random_state=0)
 
 # Cheap settings: one hidden layer of 16 units, short chains. rho=1.0 is
-# exact MALA on the full training set.
+# exact HMC on the full training set (sampler="auto"); rho < 1 is csMALA.
 cheap = {
     "hidden_layer_sizes": (16,),
     "n_samples": 50,
@@ -64,7 +64,8 @@ def coverage(y_true, pis):
     return float(np.mean((pis[:, 0, 0] <= y_true) & (y_true <= pis[:, 1, 0])))
 
 
-print("pipeline: StandardScaler -> GibbsMLPRegressor(sampler='csmala', rho=1.0, temperature='auto')")
+print(f"pipeline: StandardScaler -> GibbsMLPRegressor(rho=1.0, temperature='auto'): sampler_ = {reg.sampler_!r}")
+print(f"  rhat_ = {reg.rhat_:.3f}, ess_ = {reg.ess_:.0f} (function values at the training inputs)")
 print(f"  temperature_ = {reg.temperature_:.3f} (2 sigma^2 of the pre-training, standardized scale)")
 print(f"  acceptance_rate_ = {np.array2string(reg.acceptance_rate_, precision=3)}")
 print(f"  held-out R^2 = {pipe.score(X_test, y_test):.3f}")
