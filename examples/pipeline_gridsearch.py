@@ -106,6 +106,6 @@ print(
 warned = [w for w in caught if issubclass(w.category, SamplerWarning)]
 if warned:
     print(
-        f"\n{len(warned)} of {len(res['params']) * search.n_splits_ + 1} fits raised a SamplerWarning; the first:"
+        f"\n{len(warned)} SamplerWarnings in {len(res['params']) * search.n_splits_ + 1} fits; the first:"
     )
     print(f"  {warned[0].message}")
