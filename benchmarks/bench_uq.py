@@ -404,7 +404,7 @@ def diagnostics_table(result):
             warned = f"{s['n_warnings']} in {s['fits_warned']} of {result['settings']['splits']} fits"
             rhat = f"{s['rhat_mean']:.3f} (max {s['rhat_max']:.3f})"
             rows.append([name, rhat, f"{s['ess_mean']:.1f} (min {s['ess_min']:.1f})", warned])
-    header = ["data set", "rhat_ mean", "ess_ mean", "SamplerWarnings"]
+    header = ["data set", "R-hat (rhat\\_) mean", "ESS (ess\\_) mean", "SamplerWarnings"]
     return f"GibbsMLPRegressor diagnostics per fit: {result['skgibbs_estimator']}", header, rows
 
 
@@ -437,7 +437,7 @@ def protocol_note(cfg):
         f"Protocol: {cfg['splits']} random 90/10 splits (seeds 0..{cfg['splits'] - 1}), inputs standardised "
         "on the training part; test LL is the mean Gaussian log-likelihood per test point on the original "
         "scale of y (nats; for GibbsMLPRegressor the posterior predictive mixture log mean_s N(y; f_s(x), "
-        "noise_variance_)); the 90% interval is mean ± 1.645 sd for the Gaussian models, the mixture "
+        "noise variance)); the 90% interval is mean ± 1.645 sd for the Gaussian models, the mixture "
         "quantiles (predict_interval) for GibbsMLPRegressor and the conformal interval for MAPIE. Fit time "
         f"on one core (one torch and BLAS thread). GP: {cfg['gp_restarts']} optimizer restarts. The MLP "
         f"ensemble fits {MEMBERS} MLPRegressor((100,), early_stopping=True, max_iter=2000) on 90% of the "
