@@ -31,6 +31,7 @@ SCRIPTS = [
     "bench_mixing.py",
     "bench_uq.py",
     "bench_large_n.py",
+    "bench_burn_in.py",
 ]
 # scripts whose replicates run through joblib and whose results do not depend on the worker count
 PARALLEL = {"repro_lfv_linear.py", "repro_lfv_nn.py", "repro_lfv_real.py"}

@@ -287,6 +287,7 @@ class _Chains:
 
     def _trial(self, h):
         """Adaptation signal of one proposal at step ``h``; the state is left as it was."""
+        self.n_grad += 1
         _, info = mala.step(self.gens, self.state, self.pot, self.params(h), self.prior, self.move_scale())
         acc = info.acceptance_prob if info.move_acceptance is None else info.move_acceptance
         return torch.where(info.is_finite, acc, torch.zeros_like(acc))
