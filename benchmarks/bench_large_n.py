@@ -13,7 +13,7 @@ thread, at ``n`` = 10000, 30000 and 100000 rows:
 * the time of one batched gradient of the four chains on the full data
   (the floor of a leapfrog step), and of one csMALA step at ``rho = 10000 /
   n`` for comparison;
-* the projected time of a default fit (300 warm-up and 200 sampling
+* the projected time of a default fit (250 warm-up and 175 sampling
   transitions of HMC; leapfrog steps per transition from a short warm-up at
   n = 10000, reused at larger n as a lower bound);
 * csMALA's per-example term at the Bayesian temperature, i.e. why batches
@@ -87,7 +87,7 @@ def _measure(n, warmup_transitions, steps_per_transition=None):
     with torch.no_grad():
         losses = (yt - spec.forward(theta, Xt)) ** 2
     scale = float((lam * (2 - rho) / n * losses).mean())  # csMALA's lambda' l_i / n at zeta = 1
-    projected = pretrain_s + 500 * steps_per_transition * grad_s
+    projected = pretrain_s + 425 * steps_per_transition * grad_s
     return {
         "n": n,
         "pretrain_s": pretrain_s,
@@ -137,7 +137,7 @@ def main():
     notes = [
         "Friedman #1 (20 inputs, noise 1), 20-100-100-1 ReLU network, four chains batched, float32, one "
         f"thread; load average during the run {result['load_average'][0]:.1f}. The projected fit is "
-        "pre-training plus 500 HMC transitions (300 warm-up, 200 draws) at the measured leapfrog steps "
+        "pre-training plus 425 HMC transitions (250 warm-up, 175 draws) at the measured leapfrog steps "
         "per transition of a short warm-up (10 transitions at n = 10000; the larger n reuse that count, a "
         "lower bound since the step size shrinks as n grows), each step one full-data gradient of the "
         "four chains.",

@@ -25,7 +25,7 @@ from .samplers import ChainConfig, run_chains, surrogate_constants
 __all__ = ["GibbsMLPRegressor"]
 
 # burn_in="auto" and thin="auto" (see the class docstring and benchmarks/bench_mixing.py).
-_HMC_BURN_IN, _LANGEVIN_BURN_IN, _LANGEVIN_THIN = 300, 1000, 10
+_HMC_BURN_IN, _LANGEVIN_BURN_IN, _LANGEVIN_THIN = 250, 1000, 10
 # Chains are advanced together in one process while a step is this cheap
 # (examples in the batch times parameters); see benchmarks/bench_speed.py.
 _VECTORIZE_WORK = 5_000_000
@@ -119,17 +119,18 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         ``s``. ``"auto"`` is ``sqrt(2 h)`` (standard MALA, step size
         adapted); a float gives the decoupled proposal of paper 000 §5, with
         ``step_size`` and ``proposal_std`` both fixed.
-    n_samples : int, default=200
+    n_samples : int, default=175
         Draws kept per chain.
     burn_in : int or "auto", default="auto"
         Transitions discarded (and used for adaptation) per chain; ``"auto"``
-        is 300 for HMC and 1000 for the Langevin kernels. On the diabetes data
-        (442 rows, the default 10-100-100-1 network) a default HMC fit spends
-        about 8500 gradients per chain (the four chains batched, 3.5 ms a
-        batched gradient) after 6 s of pre-training: about 35 to 45 s on one
-        core; R-hat of the function values 1.03, bulk ESS 210 to 270 (three
-        seeds). The cost of a gradient grows with ``n`` times the number of
-        weights, and the leapfrog steps per transition (at most 64) with the
+        is 250 for HMC and 1000 for the Langevin kernels. On the diabetes data
+        (442 rows, the default 10-100-100-1 network) a default HMC fit (250
+        warm-up transitions, 175 draws per chain) spends about 6500
+        gradients per chain (the four chains batched, 3.5 ms a batched
+        gradient) after 6 s of pre-training: 27 to 32 s on one core; R-hat
+        of the function values 1.03, bulk ESS 150 to 250 (three seeds). The
+        cost of a gradient grows with ``n`` times the number of weights, and
+        the leapfrog steps per transition (at most 64) with the
         concentration of the posterior: see ``benchmarks/bench_large_n.py``.
     thin : int or "auto", default="auto"
         Keep every ``thin``-th state after burn-in; ``"auto"`` is 1 for HMC
@@ -374,7 +375,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         correction="auto",
         step_size=1e-4,
         proposal_std="auto",
-        n_samples=200,
+        n_samples=175,
         burn_in="auto",
         thin="auto",
         n_chains=4,
