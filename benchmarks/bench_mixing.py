@@ -53,7 +53,7 @@ acceptance, divergences, step size and trajectory length. Everything runs on
 one thread (one torch thread, one XLA thread).
 
 Run ``python benchmarks/bench_mixing.py`` for all targets, or one at a time
-with ``--targets diabetes`` (about 20 minutes on one core), ``--targets gap``
+with ``--targets diabetes`` (about 10 minutes on one core), ``--targets gap``
 and ``--targets paper000`` (hours: full-data gradients at n = 10000). NUTS
 first runs a short pilot chain and, when the full run would exceed
 ``--nuts-budget`` seconds, runs fewer draws (or fewer warm-up steps) and says
