@@ -115,13 +115,18 @@ def make_logdensity(X, y, hidden_layer_sizes, activation, lam, prior_std, dtype=
     logdensity : callable
     n_params : int
     """
+    X, y, shapes, Q, prec, lam = _target_arrays(X, y, hidden_layer_sizes, prior_std, lam, dtype)
+    return _logdensity_fn(X, y, prec, lam, shapes, activation), Q
+
+
+def _target_arrays(X, y, hidden_layer_sizes, prior_std, lam, dtype):
+    """Data, layer shapes, parameter count, prior precision and lambda as JAX arrays of ``dtype``."""
     dt = _jnp_dtype(dtype)
     X = jnp.asarray(np.asarray(X, dtype=np.float64), dtype=dt)
     y = jnp.asarray(np.asarray(y, dtype=np.float64).ravel(), dtype=dt)
     shapes = _layer_shapes(X.shape[1], hidden_layer_sizes)
     Q = _n_params(shapes)
-    prec = _prior_precision(prior_std, Q, dt)
-    return _logdensity_fn(X, y, prec, jnp.asarray(lam, dtype=dt), shapes, activation), Q
+    return X, y, shapes, Q, _prior_precision(prior_std, Q, dt), jnp.asarray(lam, dtype=dt)
 
 
 def check_against_skgibbs(
@@ -329,12 +334,7 @@ def _run_chains(
     from blackjax.adaptation.base import get_filter_adapt_info_fn
 
     dt = _jnp_dtype(dtype)
-    Xj = jnp.asarray(np.asarray(X, dtype=np.float64), dtype=dt)
-    yj = jnp.asarray(np.asarray(y, dtype=np.float64).ravel(), dtype=dt)
-    shapes = _layer_shapes(Xj.shape[1], hidden_layer_sizes)
-    Q = _n_params(shapes)
-    prec = _prior_precision(prior_std, Q, dt)
-    lam_j = jnp.asarray(lam, dtype=dt)
+    Xj, yj, shapes, Q, prec, lam_j = _target_arrays(X, y, hidden_layer_sizes, prior_std, lam, dtype)
     theta0 = np.atleast_2d(np.asarray(theta0, dtype=np.float64))
     if theta0.shape[1] != Q:
         raise ValueError(f"theta0 must have {Q} columns for this network, got shape {theta0.shape}.")

@@ -119,7 +119,7 @@ class HMCChains:
         self.h = self._search()
         chees = ChEES(_CHEES_STEPS * float(self.h.mean())) if cfg.trajectory_length == "chees" else None
         windows = metric_windows(cfg.burn_in) if cfg.metric == "adaptive" else []
-        ends = {end: start for start, end in windows}
+        ends = {end for _, end in windows}
         first = windows[0][0] if windows else cfg.burn_in
         averager, var = DualAveraging(self.h, self.target), None
         center = self.state.theta.clone()

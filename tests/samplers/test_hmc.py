@@ -100,7 +100,6 @@ def test_non_finite_and_energy_blow_up_are_divergences():
     params = hmc.HMCParams(
         1.0, torch.tensor([0.5, 0.5], dtype=torch.float64), torch.ones(1), torch.tensor([4, 4])
     )
-    momentum_up = [torch.Generator().manual_seed(s) for s in (0, 1)]
     # find momenta that push chain 0 across the wall
     for seed in range(50):
         gens = [torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 100)]
@@ -110,7 +109,6 @@ def test_non_finite_and_energy_blow_up_are_divergences():
     assert info.is_divergent[0] and not info.is_accepted[0] and info.acceptance_prob[0] == 0
     assert torch.equal(new.theta[0], theta[0])
     assert info.num_steps[0] < 4 or torch.isinf(info.energy_error[0])
-    assert momentum_up  # the generators above are independent of the loop's
     # an energy error above the threshold is a divergence too
     steep = LogDensityPotential(lambda th: -1e4 * (th**2).sum(1))
     state = hmc.init(torch.tensor([[1.0]], dtype=torch.float64), steep, Prior(), 1.0)
