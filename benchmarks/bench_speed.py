@@ -45,7 +45,7 @@ from _timing import Variant, measure
 from skgibbs.datasets import make_gap_regression
 from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential, Prior
-from skgibbs.regressor import _VECTORIZE_WORK
+from skgibbs._base import _VECTORIZE_WORK
 from skgibbs.samplers import ChainConfig, mala, run_chains
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")

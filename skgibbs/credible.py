@@ -1,11 +1,14 @@
 """Credible balls of paper 000 §3.2 from posterior draws.
 
-Pure functions: arrays in, arrays out.
+Pure functions: arrays in, arrays out. :func:`credible_sets` adds the
+parameter-level and inflated balls of paper 001 §3.2.
 """
+
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["posterior_quantile", "credible_radius", "parameter_radius"]
+__all__ = ["posterior_quantile", "credible_radius", "parameter_radius", "credible_sets", "CredibleSets"]
 
 
 def posterior_quantile(distances, confidence_level):
@@ -64,8 +67,8 @@ def credible_radius(draws, confidence_level=0.95):
     return posterior_quantile(h, confidence_level)
 
 
-def parameter_radius(samples, confidence_level=0.95, center=None):
-    """Parameter-level radius: quantile of ``|theta_k - theta_0|_2`` (paper 000 §3.2).
+def parameter_radius(samples, confidence_level=0.95, center=None, ord=2):
+    """Parameter-level radius: quantile of ``|theta_k - theta_0|`` (paper 000 §3.2, paper 001 §3.2).
 
     Paper 000 writes ``tau^{theta_0}_alpha = Delta * radius`` with ``Delta``
     the Lipschitz constant of ``theta -> f_theta``; this returns the radius
@@ -77,6 +80,9 @@ def parameter_radius(samples, confidence_level=0.95, center=None):
     confidence_level : float, default=0.95
     center : array-like of shape (Q,), default=None
         ``theta_0``; the posterior mean when None.
+    ord : {2, inf}, default=2
+        The norm: Euclidean (paper 000) or the sup-norm of paper 001's
+        ``tau_alpha^I``.
 
     Returns
     -------
@@ -84,4 +90,76 @@ def parameter_radius(samples, confidence_level=0.95, center=None):
     """
     S = np.asarray(samples, dtype=float)
     c = S.mean(0) if center is None else np.asarray(center, dtype=float)
-    return posterior_quantile(np.linalg.norm(S - c, axis=1), confidence_level)
+    if ord not in (2, np.inf):
+        raise ValueError(f"ord must be 2 or numpy.inf, got {ord!r}.")
+    return posterior_quantile(np.linalg.norm(S - c, ord=ord, axis=1), confidence_level)
+
+
+class CredibleSets(NamedTuple):
+    """Radii of the credible balls of paper 001 §3.2 and whether they hold a known function.
+
+    Distances are empirical L2 norms on the evaluation inputs,
+    ``||h|| = (mean_j h(x_j)**2)**0.5``; every ball is centred at the
+    posterior mean ``fbar``.
+    """
+
+    radius: float  # tau_alpha: quantile of ||f_theta - fbar||
+    parameter_radius: float  # tau_alpha^I: quantile of |theta - theta_bar|_inf
+    inflated_radius: float  # inflation * tau_alpha^I
+    inflation: float
+    distance: float  # ||f - fbar|| (NaN without f)
+    covered: float  # distance <= radius (1.0 / 0.0; NaN without f)
+    covered_inflated: float  # distance <= inflated_radius
+
+
+def credible_sets(draws, samples, f_true=None, confidence_level=0.95, inflation=1.0):
+    """The function-level and inflated parameter-level credible balls of paper 001 §3.2.
+
+    ``tau_alpha`` is the ``confidence_level`` posterior quantile of
+    ``||f_theta - fbar||`` (:func:`credible_radius`); ``tau_alpha^I`` the
+    quantile of the sup-norm distance ``|theta - theta_bar|_inf`` of the
+    parameter draws to their mean, and the second ball
+    ``C(inflation * tau_alpha^I)`` has the inflated radius (paper 001 uses
+    ``inflation = log(n_train)``, after Theorem 5). Paper 001 §4 compares
+    the squared distance ``z = ||f - fbar||**2`` with the quantile of the
+    squared distances of the draws; for ``tau_alpha`` that is the same test
+    as here (squaring is monotone), and the parameter-level radius, a norm,
+    is compared with the norm ``||f - fbar||``.
+
+    Parameters
+    ----------
+    draws : array-like of shape (N, M)
+        Function values of N posterior draws at M inputs.
+    samples : array-like of shape (N, Q)
+        The parameter draws behind ``draws``.
+    f_true : array-like of shape (M,), default=None
+        The true function at the M inputs (a simulation); without it the
+        coverage fields are NaN.
+    confidence_level : float, default=0.95
+        ``1 - alpha``.
+    inflation : float, default=1.0
+
+    Returns
+    -------
+    CredibleSets
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> F = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    >>> theta = np.array([[0.0], [1.0], [2.0]])
+    >>> cs = credible_sets(F, theta, f_true=np.array([1.5, 1.5]), confidence_level=0.5, inflation=2.0)
+    >>> cs.radius, cs.parameter_radius, cs.inflated_radius, cs.covered, cs.covered_inflated
+    (1.0, 1.0, 2.0, 1.0, 1.0)
+    """
+    F = np.asarray(draws, dtype=float)
+    fbar = F.mean(0)
+    tau = credible_radius(F, confidence_level)
+    tau_param = parameter_radius(samples, confidence_level, ord=np.inf)
+    inflated = float(inflation) * tau_param
+    if f_true is None:
+        dist = covered = covered_inflated = float("nan")
+    else:
+        dist = float(np.sqrt(np.mean((np.asarray(f_true, dtype=float) - fbar) ** 2)))
+        covered, covered_inflated = float(dist <= tau), float(dist <= inflated)
+    return CredibleSets(tau, tau_param, inflated, float(inflation), dist, covered, covered_inflated)

@@ -1,37 +1,19 @@
 """GibbsMLPRegressor: a multilayer perceptron sampled from its Gibbs posterior."""
 
-import copy
 from numbers import Integral, Real
 
-import numpy as np
-import torch
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, column_or_1d
-
-from ._arviz import from_groups
-from ._data import check_numeric, safe_scale
-from ._levels import check_levels, mixture_quantiles
-from ._compat import Interval, StrOptions, check_is_fitted, validate_data
-from ._threads import torch_threads
-from .credible import credible_radius, parameter_radius
-from .criteria import gaussian_log_likelihood, langevin_waic, waic
-from .model import ACTIVATIONS, MLPSpec
-from ._pretrain import pretrain
-from ._reliability import function_space_mixing, warn_if_unreliable
-from .potential import MLPPotential, Prior
-from .samplers import ChainConfig, run_chains, surrogate_constants
+from ._base import BaseGibbsMLP
+from ._compat import Interval, StrOptions
+from ._regression import BaseGibbsRegressor
+from .samplers import ChainConfig
 
 __all__ = ["GibbsMLPRegressor"]
 
 # burn_in="auto" and thin="auto" (see the class docstring and benchmarks/bench_mixing.py).
 _HMC_BURN_IN, _LANGEVIN_BURN_IN, _LANGEVIN_THIN = 250, 1000, 10
-# Chains are advanced together in one process while a step is this cheap
-# (examples in the batch times parameters); see benchmarks/bench_speed.py.
-_VECTORIZE_WORK = 5_000_000
 
 
-class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
+class GibbsMLPRegressor(BaseGibbsRegressor):
     r"""Multilayer perceptron regressor sampled from its Gibbs posterior.
 
     The weights ``theta`` are drawn by Metropolis-adjusted Langevin chains
@@ -150,8 +132,10 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
     trajectory_length : float > 0 or "auto", default="auto"
         HMC's integration time ``T``: transition ``t`` runs ``ceil(u_t T /
         h)`` leapfrog steps (at most 64), ``u_t`` a quasi-random jitter in
-        (0, 1). ``"auto"`` adapts ``T`` during burn-in by the ChEES criterion
-        across the chains (Hoffman, Radul & Sountsov, 2021).
+        (0, 1). ``"auto"`` is ``T = pi / 2`` in the coordinates of the metric,
+        a quarter period of a direction the data leave at its prior scale
+        (measured against the ChEES criterion of Hoffman, Radul & Sountsov
+        (2021) in ``benchmarks/bench_mixing.py``).
     restart_after : int or None, default=100
         After this many rejections in a row the current state's batch is
         redrawn (paper 000 §5). This perturbs the target slightly; restarts
@@ -338,30 +322,13 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like"],
-        "activation": [StrOptions(set(ACTIVATIONS))],
+        **BaseGibbsMLP._parameter_constraints,
         "sampler": [StrOptions({"auto", "hmc", "csmala", "mala", "smala", "sgld"})],
-        "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
         "correction": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "step_size": [Interval(Real, 0, None, closed="neither")],
-        "proposal_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "n_samples": [Interval(Integral, 1, None, closed="left")],
-        "burn_in": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
-        "thin": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "n_chains": [Interval(Integral, 1, None, closed="left")],
-        "target_accept": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
         "metric": [StrOptions({"prior", "adaptive", "identity"})],
         "trajectory_length": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "restart_after": [Interval(Integral, 1, None, closed="left"), None],
-        "pretrain_iter": [Interval(Integral, 0, None, closed="left")],
-        "weight_bound": [Interval(Real, 0, None, closed="neither"), None],
-        "prior_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
-        "confidence_level": [Interval(Real, 0, 1, closed="neither")],
-        "n_jobs": [Integral, None],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -417,88 +384,6 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
-        """Sample the posterior of the network weights given ``(X, y)``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : GibbsMLPRegressor
-        """
-        saved = copy.copy(self.__dict__)
-        try:
-            return self._fit(X, y)
-        except BaseException:
-            # a failed re-fit leaves the earlier fit intact
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-
-    def _fit(self, X, y):
-        self._validate_params()
-        layers = self._check_layers()
-        device = self._check_device()
-        check_numeric(X, "X")
-        check_numeric(y, "y")
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        n = X.shape[0]
-        if n < 2:
-            raise ValueError(f"GibbsMLPRegressor needs at least 2 samples to fit, got n_samples={n}.")
-        self.x_mean_, self.x_scale_ = X.mean(0), safe_scale(X.std(0))
-        self.y_mean_, self.y_scale_ = float(y.mean()), float(safe_scale(np.array([y.std()]))[0])
-        spec = MLPSpec(X.shape[1], layers, self.activation)
-        Xt = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32, device=device)
-        yt = torch.as_tensor((y - self.y_mean_) / self.y_scale_, dtype=torch.float32, device=device)
-        seeds = np.random.SeedSequence(check_random_state(self.random_state).randint(2**31)).generate_state(
-            self.n_chains + 1
-        )
-        with torch_threads(device):
-            theta0, heldout_mse = self._initial_points(spec, Xt, yt, seeds)
-            self.temperature_ = 2.0 * heldout_mse if self.temperature == "auto" else float(self.temperature)
-            self.sampler_, self.rho_ = self._resolve_sampler()
-            self.lambda_ = n / self.temperature_
-            result = run_chains(
-                MLPPotential(spec, Xt, yt),
-                theta0,
-                [int(s) for s in seeds[1:]],
-                self._chain_config(),
-                prior=self._prior(spec, device),
-                vectorize=self._vectorize(n, spec.n_params, device),
-                n_jobs=self.n_jobs,
-            )
-        self._store(result, spec)
-        self._summarise(X, y)
-        return self
-
-    def _prior(self, spec, device):
-        std = self.prior_std
-        if std == "auto":
-            std = spec.fan_in_std(torch.float32).to(device)
-        return Prior(std, self.weight_bound)
-
-    def _check_layers(self):
-        layers = self.hidden_layer_sizes
-        layers = (layers,) if isinstance(layers, Integral) else tuple(layers)
-        if any(not isinstance(w, Integral) or isinstance(w, bool) or w < 1 for w in layers):
-            raise ValueError(
-                f"hidden_layer_sizes must hold positive integers (use () for a linear model), got {layers!r}."
-            )
-        return tuple(int(w) for w in layers)
-
-    def _check_device(self):
-        try:
-            device = torch.device(self.device)
-        except RuntimeError as exc:
-            raise ValueError(f"device={self.device!r} is not a torch device; use 'cpu' or 'cuda'.") from exc
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError("device='cuda' was requested but torch sees no GPU; use device='cpu'.")
-        return device
-
     def _resolve_sampler(self):
         """``(sampler_, rho_)``: "auto" is HMC on the full data and csMALA on batches."""
         if self.sampler in ("mala", "hmc"):
@@ -507,12 +392,6 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
         if self.sampler == "auto":
             return ("hmc" if rho >= 1.0 else "csmala"), rho
         return self.sampler, rho
-
-    def _vectorize(self, n, n_params, device):
-        if self.n_chains == 1 or device.type == "cuda":
-            return True
-        batch = n * (self.rho_ if self.rho_ < 1 else 1.0)
-        return batch * n_params <= _VECTORIZE_WORK
 
     def _chain_config(self):
         hmc = self.sampler_ == "hmc"
@@ -532,243 +411,3 @@ class GibbsMLPRegressor(RegressorMixin, BaseEstimator):
             metric=self.metric,
             trajectory_length=self.trajectory_length,
         )
-
-    def _initial_points(self, spec, Xt, yt, seeds):
-        """Glorot initialisation per chain, then Adam with early stopping (paper 000 §5)."""
-        gens = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds[1:]]
-        theta = torch.cat([spec.init_params(g, 1, torch.float32) for g in gens]).to(Xt.device)
-        if self.pretrain_iter == 0:
-            return theta, 1.0
-        return pretrain(spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]))
-
-    def _store(self, result, spec):
-        self.spec_ = spec
-        self.samples_ = result.samples.astype(np.float32)
-        self.acceptance_rate_ = result.acceptance_rate
-        self.n_restarts_ = result.n_restarts
-        self.step_size_ = result.step_size
-        self.proposal_std_ = result.proposal_std
-        self.correction_ = float(result.correction)
-        self.lambda_prime_ = float(result.lambda_prime)
-        self.accepted_batch_sizes_ = result.accepted_batch_sizes
-        self.n_divergent_ = result.n_divergent
-        self.trajectory_length_ = result.trajectory_length
-        self.n_grad_evals_ = result.n_grad
-        S = self.samples_.shape[1]
-        self.sample_stats_ = dict(result.draw_stats)
-        self.sample_stats_["step_size"] = np.repeat(result.step_size[:, None], S, axis=1)
-
-    def _summarise(self, X, y):
-        F = self._draws(X)  # (S, n) on the scale of y
-        fbar = F.mean(0)
-        resid2 = (y[None, :] - F) ** 2
-        self.noise_variance_ = float(resid2.mean())
-        std_losses = resid2 / self.y_scale_**2
-        # log pi_lambda of each draw up to a constant: -lambda R_n(theta) + log Pi(theta)
-        with torch.no_grad():
-            theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
-            log_prior = self._prior(self.spec_, torch.device("cpu")).log_density(theta).double().numpy()
-        lp = log_prior - self.lambda_ * std_losses.mean(1)
-        self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
-        # the per-example term of the batch potential is c * l_i: lambda' l_i / n
-        # for csMALA, lambda l_i / (n rho) for sMALA (Lemmas 1 and 3)
-        c, d, _ = surrogate_constants(self.sampler_, self.lambda_, X.shape[0], self.rho_, self.correction_)
-        self.surrogate_scale_ = float(c * std_losses.mean())
-        # Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2 for Z_i ~ Ber(rho), t_i = c l_i + d;
-        # the MH ratio holds the difference of two independent batches
-        terms = c * std_losses + d
-        noise = np.sqrt(2 * self.rho_ * (1 - self.rho_) * (terms**2).sum(1))
-        self.batch_noise_ = float(noise.mean()) if self.sampler_ != "sgld" else 0.0
-        self.rhat_, self.ess_ = function_space_mixing(F, self.samples_.shape[0])
-        self.credible_radius_ = credible_radius(F, self.confidence_level)
-        self.credible_radius_params_ = parameter_radius(
-            self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
-        )
-        log_lik = gaussian_log_likelihood(y, F, self.noise_variance_)
-        # N(y; f, sigma^2) enters pi_lambda with the power beta = 2 sigma^2 / temperature
-        # (standardized scale): Watanabe's equation of state scales the penalty by beta
-        beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
-        self.waic_tempering_ = float(beta)
-        tempered = waic(log_lik, beta=beta)
-        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]
-        crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
-        self.lfv_, self.train_loss_, self.waic_ = crit.functional_variance, crit.train_loss, crit.waic
-        warn_if_unreliable(self)
-
-    # -------------------------------------------------------------- predict
-    def _draws(self, X):
-        """Function values of every retained draw, shape (S, n), scale of y."""
-        Xs = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32)
-        theta = torch.as_tensor(self.samples_.reshape(-1, self.samples_.shape[-1]))
-        width = max(self.spec_.layer_sizes)
-        chunk = max(1, int(2e7 // max(1, X.shape[0] * width)))
-        with torch.no_grad():
-            F = torch.cat([self.spec_.forward(theta[i : i + chunk], Xs) for i in range(0, len(theta), chunk)])
-        return F.double().numpy() * self.y_scale_ + self.y_mean_
-
-    def _validated(self, X):
-        check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64)
-
-    def predict(self, X, return_std=False):
-        """Posterior mean of ``f(x)``, and optionally the predictive standard deviation.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        return_std : bool, default=False
-            Also return ``sqrt(Var_theta f_theta(x) + noise_variance_)``, the
-            standard deviation of the posterior predictive distribution of a
-            new observation, as ``BayesianRidge`` does.
-
-        Returns
-        -------
-        y_mean : ndarray of shape (n_samples,)
-        y_std : ndarray of shape (n_samples,), only if ``return_std``
-        """
-        F = self._draws(self._validated(X))
-        mean = F.mean(0)
-        if not return_std:
-            return mean
-        return mean, np.sqrt(F.var(0) + self.noise_variance_)
-
-    def predict_samples(self, X):
-        """Function values of every retained draw, chain by chain.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_chains * n_draws)
-        """
-        return self._draws(self._validated(X)).T
-
-    def predict_interval(self, X, confidence_level=None, kind="predictive"):
-        """Equal-tailed posterior intervals, in MAPIE's shapes.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        confidence_level : float or array-like of floats in (0, 1), default=None
-            ``self.confidence_level`` when None.
-        kind : {"predictive", "credible"}, default="predictive"
-            ``"predictive"``: quantiles of the posterior predictive of a new
-            observation (the mixture over draws of ``N(f_theta(x),
-            noise_variance_)``); ``"credible"``: quantiles of ``f_theta(x)``.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        y_pis : ndarray of shape (n_samples, 2, n_levels)
-        """
-        if kind not in ("predictive", "credible"):
-            raise ValueError(f"kind must be 'predictive' or 'credible', got {kind!r}.")
-        levels = check_levels(self.confidence_level if confidence_level is None else confidence_level)
-        F = self._draws(self._validated(X))
-        probs = np.concatenate([(1 - levels) / 2, (1 + levels) / 2])
-        if kind == "credible":
-            q = np.quantile(F, probs, axis=0)
-        else:
-            q = mixture_quantiles(F, np.sqrt(self.noise_variance_), probs)
-        k = len(levels)
-        y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
-        return F.mean(0), y_pis
-
-    def sample_y(self, X, n_samples=1, random_state=None):
-        """Draw from the posterior predictive at ``X``.
-
-        Each draw picks a retained parameter draw at random and adds
-        ``N(0, noise_variance_)`` noise.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples_X, n_features)
-        n_samples : int, default=1
-        random_state : int, RandomState instance or None, default=None
-
-        Returns
-        -------
-        ndarray of shape (n_samples_X, n_samples)
-        """
-        F = self._draws(self._validated(X))
-        rng = check_random_state(random_state)
-        pick = rng.randint(F.shape[0], size=n_samples)
-        noise = rng.normal(scale=np.sqrt(self.noise_variance_), size=(F.shape[1], n_samples))
-        return F[pick].T + noise
-
-    def credible_radius(self, X, confidence_level=None):
-        """Radius of the empirical-L2 credible ball (paper 000 (3.4)) on the inputs ``X``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        confidence_level : float, default=None
-            ``self.confidence_level`` when None.
-
-        Returns
-        -------
-        float
-        """
-        level = self.confidence_level if confidence_level is None else confidence_level
-        if not 0 < level < 1:
-            raise ValueError(f"confidence_level must lie in (0, 1), got {level!r}.")
-        return credible_radius(self._draws(self._validated(X)), level)
-
-    def unpack_samples(self):
-        """Every draw as scikit-learn ``coefs_`` / ``intercepts_`` lists (standardized data).
-
-        Returns
-        -------
-        list of (coefs, intercepts)
-        """
-        check_is_fitted(self)
-        return [self.spec_.unpack(t) for t in self.samples_.reshape(-1, self.samples_.shape[-1])]
-
-    def to_arviz(self, X=None, y=None):
-        """The posterior draws as ArviZ data, with ``(chain, draw)`` dimensions.
-
-        Groups: ``posterior`` holds every layer's ``coefs_<l>`` (shape
-        ``(chain, draw, n_in, n_out)``) and ``intercepts_<l>`` (``(chain, draw,
-        n_out)``) on the standardized scale of ``samples_``; ``sample_stats``
-        holds ``acceptance_rate`` (fraction of accepted proposals over the
-        ``thin`` steps before each draw) and ``lp`` (``log pi_lambda`` up to a
-        constant). With ``X`` and ``y`` (e.g. the training data) it adds
-        ``log_likelihood`` (``y``: ``log N(y_i; f_theta(x_i),
-        noise_variance_)``, shape ``(chain, draw, n)``) and
-        ``observed_data``, so that ``az.waic`` / ``az.loo`` apply. ArviZ is
-        optional and imported here.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), default=None
-        y : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        arviz.InferenceData (ArviZ 0.x) or xarray.DataTree (ArviZ 1.x)
-        """
-        check_is_fitted(self)
-        K, S, _ = self.samples_.shape
-        coefs, intercepts = self.spec_.unpack(self.samples_)
-        posterior, dims = {}, {}
-        for layer, (W, b) in enumerate(zip(coefs, intercepts)):
-            posterior[f"coefs_{layer}"], posterior[f"intercepts_{layer}"] = W, b
-            dims[f"coefs_{layer}"] = [f"n_in_{layer}", f"n_out_{layer}"]
-            dims[f"intercepts_{layer}"] = [f"n_out_{layer}"]
-        groups = {"posterior": posterior, "sample_stats": dict(self.sample_stats_)}
-        if (X is None) != (y is None):
-            raise ValueError("Pass both X and y (the data of the log-likelihood), or neither.")
-        if X is not None:
-            X = self._validated(X)
-            y = column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
-            if len(y) != X.shape[0]:
-                raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries.")
-            log_lik = gaussian_log_likelihood(y, self._draws(X), self.noise_variance_)
-            groups["log_likelihood"] = {"y": log_lik.reshape(K, S, -1)}
-            groups["observed_data"] = {"y": y}
-            dims["y"] = ["obs"]
-        return from_groups(groups, dims=dims)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
-        return tags
-

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-import skgibbs.regressor as regressor_module
+import skgibbs._regression as regressor_module
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 
 CHEAP = {

@@ -1,0 +1,221 @@
+"""What every Gibbs-posterior MLP regressor shares: squared loss, Gaussian outputs, criteria."""
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array, column_or_1d
+
+from ._base import BaseGibbsMLP
+from ._data import safe_scale
+from ._levels import check_levels, mixture_quantiles
+from ._reliability import function_space_mixing, warn_if_unreliable
+from .credible import credible_radius, credible_sets, parameter_radius
+from .criteria import gaussian_log_likelihood, langevin_waic, waic
+from .potential import MLPPotential
+from .samplers import surrogate_constants
+
+__all__ = ["BaseGibbsRegressor"]
+
+
+class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
+    """Squared loss on standardized ``y``; predictions, intervals and criteria on the scale of ``y``."""
+
+    def _encode_targets(self, y):
+        self.y_mean_, self.y_scale_ = float(y.mean()), float(safe_scale(np.array([y.std()]))[0])
+        return (y - self.y_mean_) / self.y_scale_
+
+    def _potential(self, spec, Xt, yt):
+        return MLPPotential(spec, Xt, yt)
+
+    def _check_targets(self, y):
+        return column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
+
+    def _log_likelihood(self, X, y):
+        return gaussian_log_likelihood(y, self._draws(X), self.noise_variance_)
+
+    def _summarise(self, X, y):
+        F = self._draws(X)  # (S, n) on the scale of y
+        fbar = F.mean(0)
+        resid2 = (y[None, :] - F) ** 2
+        self.noise_variance_ = float(resid2.mean())
+        std_losses = resid2 / self.y_scale_**2
+        # log pi_lambda of each draw up to a constant: -lambda R_n(theta) + log Pi(theta)
+        lp = self._log_prior_of_draws() - self.lambda_ * std_losses.mean(1)
+        self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
+        # the per-example term of the batch potential is c * l_i: lambda' l_i / n
+        # for csMALA, lambda l_i / (n rho) for sMALA (Lemmas 1 and 3)
+        c, d, _ = surrogate_constants(self.sampler_, self.lambda_, X.shape[0], self.rho_, self.correction_)
+        self.surrogate_scale_ = float(c * std_losses.mean())
+        # Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2 for Z_i ~ Ber(rho), t_i = c l_i + d;
+        # the MH ratio holds the difference of two independent batches
+        terms = c * std_losses + d
+        noise = np.sqrt(2 * self.rho_ * (1 - self.rho_) * (terms**2).sum(1))
+        self.batch_noise_ = float(noise.mean()) if self.sampler_ != "sgld" else 0.0
+        self.rhat_, self.ess_ = function_space_mixing(F, self.samples_.shape[0])
+        self.credible_radius_ = credible_radius(F, self.confidence_level)
+        self.credible_radius_params_ = parameter_radius(
+            self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
+        )
+        log_lik = gaussian_log_likelihood(y, F, self.noise_variance_)
+        # N(y; f, sigma^2) enters pi_lambda with the power beta = 2 sigma^2 / temperature
+        # (standardized scale): Watanabe's equation of state scales the penalty by beta
+        beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
+        self.waic_tempering_ = float(beta)
+        tempered = waic(log_lik, beta=beta)
+        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]
+        crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
+        self.lfv_, self.train_loss_, self.waic_ = crit.functional_variance, crit.train_loss, crit.waic
+        warn_if_unreliable(self)
+
+    # -------------------------------------------------------------- predict
+    def _draws(self, X):
+        """Function values of every retained draw, shape (S, n), scale of y."""
+        return self._network_outputs(X) * self.y_scale_ + self.y_mean_
+
+    def predict(self, X, return_std=False):
+        """Posterior mean of ``f(x)``, and optionally the predictive standard deviation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return ``sqrt(Var_theta f_theta(x) + noise_variance_)``, the
+            standard deviation of the posterior predictive distribution of a
+            new observation, as ``BayesianRidge`` does.
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,), only if ``return_std``
+        """
+        F = self._draws(self._validated(X))
+        mean = F.mean(0)
+        if not return_std:
+            return mean
+        return mean, np.sqrt(F.var(0) + self.noise_variance_)
+
+    def predict_samples(self, X):
+        """Function values of every retained draw, chain by chain.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_chains * n_draws)
+        """
+        return self._draws(self._validated(X)).T
+
+    def predict_interval(self, X, confidence_level=None, kind="predictive"):
+        """Equal-tailed posterior intervals, in MAPIE's shapes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        confidence_level : float or array-like of floats in (0, 1), default=None
+            ``self.confidence_level`` when None.
+        kind : {"predictive", "credible"}, default="predictive"
+            ``"predictive"``: quantiles of the posterior predictive of a new
+            observation (the mixture over draws of ``N(f_theta(x),
+            noise_variance_)``); ``"credible"``: quantiles of ``f_theta(x)``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        y_pis : ndarray of shape (n_samples, 2, n_levels)
+        """
+        if kind not in ("predictive", "credible"):
+            raise ValueError(f"kind must be 'predictive' or 'credible', got {kind!r}.")
+        levels = check_levels(self.confidence_level if confidence_level is None else confidence_level)
+        F = self._draws(self._validated(X))
+        probs = np.concatenate([(1 - levels) / 2, (1 + levels) / 2])
+        if kind == "credible":
+            q = np.quantile(F, probs, axis=0)
+        else:
+            q = mixture_quantiles(F, np.sqrt(self.noise_variance_), probs)
+        k = len(levels)
+        y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
+        return F.mean(0), y_pis
+
+    def sample_y(self, X, n_samples=1, random_state=None):
+        """Draw from the posterior predictive at ``X``.
+
+        Each draw picks a retained parameter draw at random and adds
+        ``N(0, noise_variance_)`` noise.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+        n_samples : int, default=1
+        random_state : int, RandomState instance or None, default=None
+
+        Returns
+        -------
+        ndarray of shape (n_samples_X, n_samples)
+        """
+        F = self._draws(self._validated(X))
+        rng = check_random_state(random_state)
+        pick = rng.randint(F.shape[0], size=n_samples)
+        noise = rng.normal(scale=np.sqrt(self.noise_variance_), size=(F.shape[1], n_samples))
+        return F[pick].T + noise
+
+    def _level(self, confidence_level):
+        level = self.confidence_level if confidence_level is None else confidence_level
+        if not 0 < level < 1:
+            raise ValueError(f"confidence_level must lie in (0, 1), got {level!r}.")
+        return level
+
+    def credible_radius(self, X, confidence_level=None):
+        """Radius of the empirical-L2 credible ball (paper 000 (3.4)) on the inputs ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        confidence_level : float, default=None
+            ``self.confidence_level`` when None.
+
+        Returns
+        -------
+        float
+        """
+        return credible_radius(self._draws(self._validated(X)), self._level(confidence_level))
+
+    def credible_sets(self, X, f_true=None, confidence_level=None, inflation="log_n"):
+        """The credible balls of paper 001 §3.2 on the inputs ``X``, and whether they hold ``f_true``.
+
+        With ``X`` a large sample of the input distribution (paper 001 §4:
+        ``M = 10000`` uniform points), the empirical L2 norm on ``X`` stands
+        for the ``L2(P^X)`` norm. The balls are centred at the posterior mean
+        ``fbar``: ``tau_alpha`` is the ``confidence_level`` quantile of
+        ``||f_theta - fbar||`` over the draws, ``tau_alpha^I`` that of the
+        sup-norm ``|theta - theta_bar|_inf`` of the parameter draws (of this
+        fit's prior: the full prior ``I = {1..Q}`` for
+        :class:`~skgibbs.GibbsMLPRegressor`), and the inflated radius is
+        ``inflation * tau_alpha^I``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        f_true : array-like of shape (n_samples,), default=None
+            Values of a known regression function at ``X`` (simulation
+            studies); the coverage fields are NaN when None.
+        confidence_level : float, default=None
+            ``1 - alpha``; ``self.confidence_level`` when None.
+        inflation : float or "log_n", default="log_n"
+            Factor of the parameter-level radius: ``"log_n"`` is
+            ``log(n_train)``, the inflation of paper 001 Theorem 5.
+
+        Returns
+        -------
+        CredibleSets
+        """
+        level = self._level(confidence_level)
+        X = self._validated(X)
+        if inflation == "log_n":
+            inflation = float(np.log(self.n_train_))
+        elif not (isinstance(inflation, (int, float)) and inflation > 0):
+            raise ValueError(f"inflation must be a positive float or 'log_n', got {inflation!r}.")
+        if f_true is not None:
+            f_true = column_or_1d(check_array(f_true, ensure_2d=False, dtype=np.float64, input_name="f_true"))
+            if len(f_true) != X.shape[0]:
+                raise ValueError(f"f_true has {len(f_true)} values but X has {X.shape[0]} rows.")
+        theta = self.samples_.reshape(-1, self.samples_.shape[-1])
+        return credible_sets(self._draws(X), theta, f_true, level, float(inflation))
+
