@@ -8,6 +8,7 @@ __all__ = [
     "ControlVariateWarning",
     "SamplerWarning",
     "GibbsMLPRegressor",
+    "SparseGibbsMLPRegressor",
     "NeuralControlVariate",
     "PolynomialControlVariate",
     "__version__",
@@ -19,6 +20,10 @@ def __getattr__(name):
         from .regressor import GibbsMLPRegressor
 
         return GibbsMLPRegressor
+    if name == "SparseGibbsMLPRegressor":
+        from .sparse import SparseGibbsMLPRegressor
+
+        return SparseGibbsMLPRegressor
     if name in ("NeuralControlVariate", "PolynomialControlVariate"):
         from . import control_variates
 

@@ -168,12 +168,19 @@ class BaseGibbsMLP(BaseEstimator):
         gens = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds[1:]]
         return torch.cat([spec.init_params(g, 1, torch.float32) for g in gens]).to(device)
 
+    def _initial_mask(self, theta, seeds):
+        """0/1 mask of the starting active sets, or None (every parameter active)."""
+        return None
+
     def _initial_points(self, spec, Xt, yt, seeds):
         """Glorot initialisation per chain, then Adam with early stopping (paper 000 §5)."""
         theta = self._initial_draws(spec, seeds, Xt.device)
+        mask = self._initial_mask(theta, seeds)
+        if mask is not None:
+            theta = theta * mask
         if self.pretrain_iter == 0:
             return theta, 1.0
-        return pretrain(spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]))
+        return pretrain(spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]), mask=mask)
 
     def _store(self, result, spec):
         self.spec_ = spec

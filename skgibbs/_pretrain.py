@@ -5,8 +5,12 @@ import torch
 __all__ = ["pretrain"]
 
 
-def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10):
-    """Adam on 80% of the data; keep each chain's best iterate on the other 20%."""
+def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, mask=None):
+    """Adam on 80% of the data; keep each chain's best iterate on the other 20%.
+
+    With ``mask`` (shape of ``theta``, 0/1), the coordinates outside it are
+    held at zero (projected Adam): a sparse network keeps its active set.
+    """
     n = Xt.shape[0]
     gen = torch.Generator(device="cpu").manual_seed(seed)
     perm = torch.randperm(n, generator=gen).to(Xt.device)
@@ -34,6 +38,9 @@ def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10):
         loss = ((yt[idx] - spec.forward(theta, Xt[idx])) ** 2).mean(1).sum()
         loss.backward()
         opt.step()
+        if mask is not None:
+            with torch.no_grad():
+                theta.mul_(mask)
     check()
     finite = torch.isfinite(best_err)
     if not bool(finite.all()):

@@ -218,4 +218,3 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
                 raise ValueError(f"f_true has {len(f_true)} values but X has {X.shape[0]} rows.")
         theta = self.samples_.reshape(-1, self.samples_.shape[-1])
         return credible_sets(self._draws(X), theta, f_true, level, float(inflation))
-

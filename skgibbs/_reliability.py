@@ -94,7 +94,7 @@ def _warn_if_not_mixed(est):
     if not (r > RHAT_WARN or e < ESS_WARN):  # NaN (too few draws) passes
         return
     remedies = ["raise burn_in and n_samples"]
-    if est.sampler_ != "hmc" and est.rho_ >= 1:
+    if est.sampler_ not in ("hmc", "rjmcmc") and est.rho_ >= 1:
         remedies.append("use sampler='hmc'")
     remedies.append("run more chains (n_chains)")
     disagree = (

@@ -12,9 +12,11 @@ The kernels turn these into a potential with the sampler's scale and offset
 
 from typing import NamedTuple
 
+import math
+
 import torch
 
-__all__ = ["Batch", "Prior", "MLPPotential", "LinearPotential", "FunctionPotential", "LogDensityPotential"]
+__all__ = ["Batch", "Prior", "MixingPrior", "MLPPotential", "LinearPotential", "FunctionPotential", "LogDensityPotential"]
 
 
 class Batch(NamedTuple):
@@ -61,6 +63,84 @@ class Prior(NamedTuple):
         if self.std is None:
             return None
         return -theta / self.std**2
+
+
+class MixingPrior(NamedTuple):
+    r"""Mixing prior over sparse active sets, (2.4) of paper 001.
+
+    The active set ``I = {i : theta_i != 0}`` has size ``k = |I| >= 1`` with
+    probability proportional to ``s^(-k)``, given ``k`` it is uniform over
+    the ``binom(Q, k)`` sets of that size, and given ``I`` the active
+    coordinates are independent with density ``p_i`` (``base``) while the
+    others are exactly zero. With respect to the sum over ``I`` of Lebesgue
+    measure on ``R^I``, the density is
+
+    .. math::
+
+        \Pi(\theta) = \frac{s^{-k}}{C_s \binom{Q}{k}} \prod_{i \in I} p_i(\theta_i),
+        \qquad C_s = \frac{1 - s^{-Q}}{s - 1},
+
+    where ``p_i`` is the uniform density ``1 / (2B)`` on ``[-B, B]`` (paper
+    001, ``base = Prior(bound=B)``), the Gaussian ``N(0, std_i^2)``
+    (``base = Prior(std)``), or that Gaussian truncated to ``[-B, B]`` (both).
+    Unlike :class:`Prior`, every constant that depends on ``k`` is kept:
+    reversible-jump moves compare densities on spaces of different dimension.
+
+    Parameters
+    ----------
+    base : Prior
+        Density of one active coordinate; it must be proper (``std`` or
+        ``bound`` given).
+    sparsity : float >= 2
+        ``s``; larger values favour sparser networks.
+    """
+
+    base: Prior
+    sparsity: float = 2.0
+
+    def check(self):
+        """Raise ValueError unless the prior is proper and ``s >= 2``."""
+        if self.base.std is None and self.base.bound is None:
+            raise ValueError(
+                "The mixing prior needs a proper density on the active weights: give prior_std "
+                "(Gaussian) or weight_bound (uniform on [-B, B])."
+            )
+        if not self.sparsity >= 2:
+            raise ValueError(f"sparsity must be >= 2 (paper 001 (2.4)), got {self.sparsity!r}.")
+        return self
+
+    def coordinate_log_density(self, theta):
+        """``log p_i(theta_i)`` of every coordinate as if active, normalised; shape ``(K, Q)``."""
+        std, bound = self.base.std, self.base.bound
+        if std is None:
+            out = torch.full_like(theta, -math.log(2.0 * bound))
+        else:
+            std = torch.as_tensor(std, dtype=theta.dtype, device=theta.device)
+            out = -0.5 * (theta / std) ** 2 - torch.log(std) - 0.5 * math.log(2.0 * math.pi)
+            if bound is not None:  # truncated to [-B, B]: divide by its mass
+                mass = torch.special.erf(bound / (std * math.sqrt(2.0)))
+                out = out - torch.log(mass)
+        if bound is not None:
+            out = torch.where(theta.abs() <= bound, out, torch.full_like(out, -torch.inf))
+        return out
+
+    def log_size_weight(self, k, n_params):
+        """``log(s^(-k) / binom(Q, k))`` (``C_s`` dropped: it is the same for every ``k``)."""
+        k = k.to(torch.float64)
+        log_binom = math.lgamma(n_params + 1) - torch.lgamma(k + 1) - torch.lgamma(n_params - k + 1)
+        weight = -k * math.log(self.sparsity) - log_binom
+        return torch.where(k >= 1, weight, torch.full_like(weight, -torch.inf))
+
+    def log_density(self, theta, active=None):
+        """``log Pi(theta)`` up to ``-log C_s``, shape ``(K,)``; ``active`` defaults to ``theta != 0``."""
+        active = theta != 0 if active is None else active
+        per = torch.where(active, self.coordinate_log_density(theta), torch.zeros_like(theta)).sum(1)
+        size = self.log_size_weight(active.sum(1), theta.shape[1]).to(theta.dtype)
+        return per + size
+
+    def grad_log_density(self, theta):
+        """Gradient of ``sum_i log p_i(theta_i)`` (zero at inactive coordinates, which are 0)."""
+        return self.base.grad_log_density(theta)
 
 
 def draw_batch(generators, n, rho, device=None):

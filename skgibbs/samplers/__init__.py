@@ -21,9 +21,10 @@ metric and trajectory length adapted during burn-in::
     res.n_divergent, res.trajectory_length
 """
 
-from . import adaptation, hmc, langevin, mala
+from . import adaptation, hmc, langevin, mala, rjmcmc
 from .hmc import HMCInfo, HMCParams, HMCState
 from .mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
+from .rjmcmc import RJInfo, RJParams, RJState
 from .runner import ChainConfig, ChainResult, run_chains
 
 __all__ = [
@@ -31,6 +32,10 @@ __all__ = [
     "hmc",
     "langevin",
     "adaptation",
+    "rjmcmc",
+    "RJState",
+    "RJInfo",
+    "RJParams",
     "HMCState",
     "HMCInfo",
     "HMCParams",

@@ -26,15 +26,16 @@ import torch
 from joblib import Parallel, delayed
 
 from ..exceptions import SamplerWarning
-from ..potential import Prior
+from ..potential import MixingPrior, Prior
 from . import langevin, mala
 from ._hmc_chains import HMCChains
+from ._rj_chains import RJChains
 from ._progress import progress
 from .adaptation import DualAveraging, search_step_size
 
 __all__ = ["ChainConfig", "ChainResult", "run_chains"]
 
-SAMPLERS = ("csmala", "mala", "smala", "sgld", "hmc")
+SAMPLERS = ("csmala", "mala", "smala", "sgld", "hmc", "rjmcmc")
 # Burn-in steps between two measurements of the move acceptance (rho < 1).
 _MOVE_EVERY = 2
 METRICS = ("prior", "adaptive", "identity")
@@ -45,7 +46,9 @@ class ChainConfig(NamedTuple):
 
     Attributes
     ----------
-    sampler : {"csmala", "mala", "smala", "sgld", "hmc"}
+    sampler : {"csmala", "mala", "smala", "sgld", "hmc", "rjmcmc"}
+        ``"rjmcmc"``: reversible-jump Langevin moves over sparse active sets
+        (:mod:`.rjmcmc`; full data, needs a :class:`~skgibbs.potential.MixingPrior`).
     lam : float
         Inverse temperature ``lambda`` of the target ``exp(-lambda R_n)``.
     rho : float
@@ -129,6 +132,7 @@ class ChainResult(NamedTuple):
     inverse_mass: np.ndarray = None  # (Q,) frozen diagonal inverse metric (HMC)
     n_grad: np.ndarray = None  # (K,) gradient evaluations, burn-in and sampling
     draw_stats: dict = None
+    move_acceptance: np.ndarray = None  # (K, 3) acceptance of death, within, birth moves (rjmcmc)
 
 
 def _generators(seeds, device):
@@ -342,6 +346,8 @@ def _draw_stats(logs, kept, thin):
 def _make_chains(potential, prior, theta0, seeds, cfg, vectorize):
     if cfg.sampler == "hmc":
         return HMCChains(potential, prior, theta0, _generators(seeds, theta0.device), cfg, vectorize)
+    if cfg.sampler == "rjmcmc":
+        return RJChains(potential, prior, theta0, _generators(seeds, theta0.device), cfg)
     return _Chains(potential, prior, theta0, seeds, cfg)
 
 
@@ -389,6 +395,11 @@ def run_chains(potential, theta0, seeds, config, *, prior=None, vectorize=True, 
     """
     _check_config(config)
     prior = Prior() if prior is None else prior
+    if (config.sampler == "rjmcmc") != isinstance(prior, MixingPrior):
+        raise ValueError(
+            "sampler='rjmcmc' samples the mixing prior of sparse networks and needs prior=MixingPrior(...); "
+            f"the other samplers take a Prior (got sampler={config.sampler!r}, prior {type(prior).__name__})."
+        )
     K = theta0.shape[0]
     batched = vectorize or config.sampler == "hmc"
     groups = [list(range(K))] if batched else [[k] for k in range(K)]
@@ -468,4 +479,7 @@ def _collect(chains, results, cfg):
         inverse_mass=summary[0].get("inverse_mass"),
         n_grad=np.concatenate([s["n_grad"] for s in summary]),
         draw_stats=stats,
+        move_acceptance=(
+            np.concatenate([s["move_acceptance"] for s in summary]) if "move_acceptance" in summary[0] else None
+        ),
     )

@@ -1,0 +1,276 @@
+r"""Reversible-jump Langevin moves over sparse networks (paper 001 §6).
+
+The target is the Gibbs posterior with the mixing prior (2.4),
+``pi(theta) ∝ exp(-lambda R_n(theta)) Pi(theta)``
+(:class:`~skgibbs.potential.MixingPrior`), a density with respect to the
+reference measure ``mu = sum_I Lebesgue(R^I)``: a point is an active set
+``I = {i : theta_i != 0}`` (``|I| >= 1``) and the values ``theta_I``;
+inactive parameters are exact zeros.
+
+Proposal
+--------
+With ``k = |I|`` and ``Q`` parameters, the move is drawn first: a *death*
+(remove one coordinate), a *within-model* move or a *birth* (add one) with
+probabilities proportional to ``(1/4, 1/2, 1/4)``, the impossible move
+dropped at the boundaries (``k = 1``: no death, ``k = Q``: no birth, so
+``(2/3, 1/3)`` as in §6). Then
+
+* death: ``i in I`` with weight ``w_i^- ∝ exp(-|theta_i|)``, ``I' = I \ {i}``;
+* birth: ``i notin I`` with weight ``w_i^+ ∝ r_i^2``, ``r_i = #{j notin I :
+  |d_j R_n(theta)| <= |d_i R_n(theta)|}`` the rank of its gradient,
+  ``I' = I ∪ {i}``;
+* within: ``I' = I``;
+
+and ``tau`` is the Langevin proposal on ``I'`` (``psi_I'`` of §6):
+``tau_j = theta_j - h g_j + s xi_j`` for ``j in I'`` (the newborn starts
+from ``theta_i = 0``), ``tau_j = 0`` otherwise, where
+``g = grad U(theta)`` with ``U = lambda R_n - sum_{i in I} log p_i``.
+The gradient of the risk with respect to the inactive (zero) coordinates
+comes out of the same backward pass as the active ones, so the birth
+weights and the newborn's drift need no extra evaluation: one gradient per
+step, the one at ``tau``, which the reverse move needs as well.
+
+Acceptance
+----------
+``tau`` determines ``I'``, and from ``I`` exactly one move type and one
+coordinate lead to ``I'``. The density of the proposal with respect to
+``mu`` is therefore
+
+.. math::
+
+    q(\tau \mid \theta) = P(m \mid k)\, w_i(\theta)\,
+        \psi_{I'}(\tau_{I'} \mid \theta), \qquad
+    \psi_{I'}(\tau_{I'} \mid \theta) = \prod_{j \in I'}
+        \frac{1}{\sqrt{2\pi s^2}} e^{-(\tau_j - \theta_j + h g_j)^2 / (2 s^2)},
+
+(``w_i = 1`` for a within-model move), a density on ``R^{|I'|}``. The
+reverse of a birth of ``i`` is the death of ``i`` from ``tau`` (weight
+``w_i^-(tau)``, the removed coordinate returning to its old value 0), the
+reverse of a death is the birth of ``i`` from ``tau`` (weight
+``w_i^+(tau)`` with the ranks of ``|d R_n(tau)|`` over the inactive set of
+``tau``, the newborn drawn back to ``theta_i``). The Metropolis-Hastings
+ratio with respect to ``mu`` (Green, 1995; Tierney, 1998) is
+
+.. math::
+
+    \alpha = \min\Big\{1,\;
+      \frac{e^{-\lambda R_n(\tau)}\, \Pi(\tau)\, P(m^{-1} \mid k')\, w_i(\tau)\,
+            \psi_I(\theta_I \mid \tau)}
+           {e^{-\lambda R_n(\theta)}\, \Pi(\theta)\, P(m \mid k)\, w_i(\theta)\,
+            \psi_{I'}(\tau_{I'} \mid \theta)}\Big\},
+
+with no Jacobian: the move draws every coordinate of ``I'`` afresh from a
+density, rather than mapping ``(theta, u)`` through a bijection. Both
+numerator and denominator are densities of dimension ``|I| + |I'|``, so the
+ratio is well defined: a birth's prior gains the factor ``p_i(tau_i) (k+1)
+/ (s (Q - k))`` (:meth:`MixingPrior.log_density`, with ``binom(Q, k) /
+binom(Q, k + 1) = (k + 1) / (Q - k)``) and its proposal the one-dimensional
+normal density of the newborn. Every constant that depends on the dimension
+is kept, in particular ``(2 pi s^2)^{-1/2}`` per coordinate and the
+normalisation of ``p_i``. A within-model move is MALA on ``R^I``. A
+proposal with a non-finite potential or gradient, or outside the prior's
+box, is rejected.
+"""
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from ..potential import Batch, MixingPrior
+from .mala import _noise, _select, _uniform
+
+__all__ = ["RJState", "RJInfo", "RJParams", "MOVES", "init", "step", "birth_weights", "death_weights"]
+
+# P(death), P(within), P(birth) of paper 001 §6 away from the boundaries
+MOVES = (0.25, 0.5, 0.25)
+_FULL = Batch()
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+class RJState(NamedTuple):
+    """Current point of K chains: parameters, active sets and the cached risk and gradient."""
+
+    theta: torch.Tensor  # (K, Q), exact zeros off the active set
+    active: torch.Tensor  # (K, Q) bool
+    loss_sum: torch.Tensor  # (K,) sum_i l_i(theta) on the full data
+    loss_grad: torch.Tensor  # (K, Q) its gradient, inactive coordinates included
+    log_prior: torch.Tensor  # (K,) MixingPrior.log_density
+
+
+class RJInfo(NamedTuple):
+    """Diagnostics of one step: the move tried (-1 death, 0 within, +1 birth) and its fate."""
+
+    acceptance_prob: torch.Tensor  # (K,)
+    is_accepted: torch.Tensor  # (K,) bool
+    move: torch.Tensor  # (K,) long
+    index: torch.Tensor  # (K,) long: the coordinate removed or added (-1 within)
+    n_active: torch.Tensor  # (K,) |I| after the step
+    is_finite: torch.Tensor  # (K,) bool
+
+
+class RJParams(NamedTuple):
+    """``loss_scale`` ``c = lambda / n``; per-chain step ``h`` and noise ``s`` of shape ``(K,)``.
+
+    ``moves`` are the unnormalised probabilities of death, within-model move
+    and birth; ``(0, 1, 0)`` keeps every active set fixed (MALA on it).
+    """
+
+    loss_scale: float
+    step_size: torch.Tensor
+    proposal_std: torch.Tensor
+    moves: tuple = MOVES
+
+
+def death_weights(theta, active):
+    """Unnormalised ``w_i^- = exp(-|theta_i|)`` on the active set, 0 elsewhere; shape ``(K, Q)``."""
+    w = torch.exp(-theta.abs().to(torch.float64))
+    return torch.where(active, w, torch.zeros_like(w))
+
+
+def birth_weights(loss_grad, active):
+    """Unnormalised ``w_i^+ = r_i^2`` off the active set, 0 on it; shape ``(K, Q)``.
+
+    ``r_i`` counts the inactive ``j`` with ``|grad_j| <= |grad_i|`` (ties
+    share the larger rank), as in §6.
+    """
+    a = torch.nan_to_num(loss_grad.abs().to(torch.float64), nan=0.0, posinf=1e300)
+    masked = torch.where(active, torch.full_like(a, torch.inf), a)
+    ranks = torch.searchsorted(masked.sort(1).values, masked.contiguous(), right=True)
+    w = ranks.to(torch.float64) ** 2
+    return torch.where(active, torch.zeros_like(w), w)
+
+
+def _move_probs(k, n_params, moves):
+    """``(K, 3)`` probabilities of death, within, birth given ``k = |I|``."""
+    d, w, b = (float(m) for m in moves)
+    p = torch.stack(
+        [
+            torch.where(k > 1, d, 0.0).to(torch.float64),
+            torch.full(k.shape, w, dtype=torch.float64, device=k.device),
+            torch.where(k < n_params, b, 0.0).to(torch.float64),
+        ],
+        1,
+    )
+    return p / p.sum(1, keepdim=True)
+
+
+def _pick(weights, u):
+    """Inverse-CDF draw of one index per row of ``weights`` ``(K, Q)`` from uniforms ``u`` ``(K,)``."""
+    cdf = weights.cumsum(1)
+    total = cdf[:, -1:]
+    idx = torch.searchsorted(cdf, (u.to(torch.float64)[:, None] * total).contiguous(), right=True)[:, 0]
+    return idx.clamp(max=weights.shape[1] - 1), total[:, 0]
+
+
+def _log_weight(weights, total, idx):
+    return torch.log(weights.gather(1, idx[:, None])[:, 0]) - torch.log(total)
+
+
+def _grad(loss_grad, theta, scale, prior):
+    g = scale * loss_grad
+    prior_grad = prior.grad_log_density(theta)
+    return g if prior_grad is None else g - prior_grad
+
+
+def _log_psi(residual, active, proposal_std):
+    """``log psi``: the normal density of the residuals on the active coordinates, per chain."""
+    s = proposal_std.to(torch.float64)
+    r2 = torch.where(active, residual.to(torch.float64) ** 2, torch.zeros_like(residual, dtype=torch.float64))
+    k = active.sum(1).to(torch.float64)
+    return -0.5 * r2.sum(1) / s**2 - k * (torch.log(s) + 0.5 * _LOG_2PI)
+
+
+def init(theta, potential, prior):
+    """State at ``theta`` (shape ``(K, Q)``): its non-zero coordinates are the active set."""
+    if not isinstance(prior, MixingPrior):
+        raise TypeError(f"rjmcmc samples a MixingPrior posterior, got {type(prior).__name__}.")
+    theta = theta.detach()
+    active = theta != 0
+    if not bool(active.any(1).all()):
+        raise ValueError("Every chain needs at least one non-zero parameter (|I| >= 1) to start.")
+    loss_sum, loss_grad = potential.loss_sum_and_grad(theta, _FULL)
+    return RJState(theta, active, loss_sum, loss_grad, prior.log_density(theta, active))
+
+
+def step(generators, state, potential, params, prior):
+    """One reversible-jump transition of K chains (see the module docstring).
+
+    Parameters
+    ----------
+    generators : list of torch.Generator
+        One per chain; chain ``k`` draws its move, coordinate, noise and
+        uniform from ``generators[k]`` only.
+    state : RJState
+    potential : MLPPotential or FunctionPotential
+        Full-data losses (``rho = 1``).
+    params : RJParams
+    prior : MixingPrior
+
+    Returns
+    -------
+    state : RJState
+    info : RJInfo
+    """
+    theta, active = state.theta, state.active
+    K, Q = theta.shape
+    k = active.sum(1)
+    probs = _move_probs(k, Q, params.moves)
+    u_move = _uniform(generators, theta)
+    u_pick = _uniform(generators, theta)
+    noise = _noise(generators, Q, theta)
+    cum = probs.cumsum(1)
+    move = torch.where(u_move < cum[:, 0], -1, torch.where(u_move < cum[:, 1], 0, 1)).to(torch.long)
+
+    w_death = death_weights(theta, active)
+    w_birth = birth_weights(state.loss_grad, active)
+    i_death, t_death = _pick(w_death, u_pick)
+    i_birth, t_birth = _pick(w_birth, u_pick)
+    index = torch.where(move < 0, i_death, torch.where(move > 0, i_birth, -1))
+    rows = torch.arange(K, device=theta.device)
+    jump = move != 0
+    new_active = active.clone()
+    new_active[rows[jump], index[jump]] = move[jump] > 0
+
+    # the Langevin proposal psi_I' (the newborn starts at theta_i = 0)
+    h, s = params.step_size[:, None], params.proposal_std[:, None]
+    grad_cur = _grad(state.loss_grad, theta, params.loss_scale, prior)
+    tau = torch.where(new_active, theta - h * grad_cur + s * noise, torch.zeros_like(theta))
+    loss_prop, lgrad_prop = potential.loss_sum_and_grad(tau, _FULL)
+    log_prior_prop = prior.log_density(tau, new_active)
+    grad_prop = _grad(lgrad_prop, tau, params.loss_scale, prior)
+
+    # forward: P(m | k) w_i(theta) psi_I'(tau | theta); the residual is s * noise exactly
+    log_fwd = torch.log(probs.gather(1, (move + 1)[:, None])[:, 0])
+    log_fwd = log_fwd + torch.where(
+        move < 0,
+        _log_weight(w_death, t_death, i_death),
+        torch.where(move > 0, _log_weight(w_birth, t_birth, i_birth), torch.zeros_like(log_fwd)),
+    )
+    log_fwd = log_fwd + _log_psi(s * noise, new_active, params.proposal_std)
+    # reverse: the opposite move from tau, and psi_I(theta | tau)
+    k_new = new_active.sum(1)
+    probs_rev = _move_probs(k_new, Q, params.moves)
+    log_rev = torch.log(probs_rev.gather(1, (1 - move)[:, None])[:, 0])
+    safe = index.clamp(min=0)
+    w_death_rev = death_weights(tau, new_active)
+    w_birth_rev = birth_weights(lgrad_prop, new_active)
+    log_rev = log_rev + torch.where(
+        move > 0,  # a birth is undone by the death of the newborn
+        _log_weight(w_death_rev, w_death_rev.sum(1), safe),
+        torch.where(move < 0, _log_weight(w_birth_rev, w_birth_rev.sum(1), safe), torch.zeros_like(log_rev)),
+    )
+    bwd = theta - tau + h * grad_prop
+    log_rev = log_rev + _log_psi(bwd, active, params.proposal_std)
+
+    c = params.loss_scale
+    log_target_cur = -c * state.loss_sum.to(torch.float64) + state.log_prior.to(torch.float64)
+    log_target_prop = -c * loss_prop.to(torch.float64) + log_prior_prop.to(torch.float64)
+    log_alpha = log_target_prop - log_target_cur + log_rev - log_fwd
+    finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
+    log_alpha = torch.where(finite, log_alpha, torch.full_like(log_alpha, -torch.inf))
+    accept = torch.log(_uniform(generators, theta)).to(torch.float64) < log_alpha
+    proposal = RJState(tau, new_active, loss_prop, lgrad_prop, log_prior_prop)
+    new_state = _select(accept, proposal, state)
+    info = RJInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, move, index, new_state.active.sum(1), finite)
+    return new_state, info

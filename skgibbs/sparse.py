@@ -1,0 +1,307 @@
+"""SparseGibbsMLPRegressor: sparse networks sampled by reversible jump (paper 001)."""
+
+from numbers import Real
+
+import numpy as np
+import torch
+
+from ._base import BaseGibbsMLP
+from ._compat import Interval, StrOptions, check_is_fitted
+from ._regression import BaseGibbsRegressor
+from .potential import MixingPrior
+from .samplers import ChainConfig
+
+__all__ = ["SparseGibbsMLPRegressor", "input_relevance"]
+
+# burn_in="auto" and thin="auto"; see the class docstring and benchmarks/bench_sparse.py.
+_RJ_BURN_IN, _RJ_THIN = 2000, 10
+
+
+def input_relevance(spec, samples):
+    """Which inputs reach the output through non-zero weights, per draw.
+
+    Input ``j`` is relevant in a draw when a chain of non-zero weights leads
+    from it to the output: a non-zero first-layer weight into a unit that
+    itself reaches the output, and so on (biases do not carry an input's
+    signal). Inputs without such a path cannot change the prediction.
+
+    Parameters
+    ----------
+    spec : MLPSpec
+    samples : ndarray of shape (N, Q)
+
+    Returns
+    -------
+    ndarray of bool, shape (N, n_features)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgibbs.model import MLPSpec
+    >>> spec = MLPSpec(2, (1,), "relu")
+    >>> theta = spec.pack([np.array([[1.0], [0.0]]), np.array([[2.0]])], [np.zeros(1), np.zeros(1)])
+    >>> input_relevance(spec, theta[None]).tolist()
+    [[True, False]]
+    """
+    coefs, _ = spec.unpack(np.asarray(samples))
+    reach = np.ones(coefs[-1].shape[:-2] + (coefs[-1].shape[-1],), dtype=bool)  # (N, 1): the output
+    for W in reversed(coefs):  # W: (N, n_in, n_out)
+        reach = np.einsum("nio,no->ni", (W != 0).astype(np.float64), reach.astype(np.float64)) > 0
+    return reach
+
+
+class SparseGibbsMLPRegressor(BaseGibbsRegressor):
+    r"""Sparse multilayer perceptron regressor: reversible-jump MCMC under the mixing prior.
+
+    Samples the Gibbs posterior of paper 001 (2.5) with the mixing prior
+    (2.4) over the active set ``I = {i : theta_i != 0}`` of the flat
+    parameters (``Q`` of them), with respect to the sum over ``I`` of
+    Lebesgue measure on ``R^I``:
+
+    .. math::
+
+        \pi_\lambda(\theta) \propto \exp(-\lambda R_n(\theta))
+        \frac{s^{-|I|}}{\binom{Q}{|I|}} \prod_{i \in I} p_i(\theta_i),
+        \quad |I| \ge 1,
+
+    where ``R_n`` is the mean squared error on the standardized data (as
+    :class:`GibbsMLPRegressor`: every column of ``X`` and ``y`` is centred
+    and scaled inside ``fit``), ``lambda = n / temperature``, ``s`` is
+    ``sparsity`` and ``p_i`` is the density of one active parameter: the
+    Gaussian ``N(0, prior_std_i^2)`` (default, ``prior_std="auto"`` is
+    ``1 / sqrt(fan_in)`` of its layer), the uniform ``1 / (2B)`` on ``[-B,
+    B]`` of the paper (``prior_std=None``, ``weight_bound=B``), or the
+    Gaussian truncated to ``[-B, B]`` (both given). Inactive parameters are
+    exact zeros in ``samples_``.
+
+    Every transition (:mod:`skgibbs.samplers.rjmcmc`) proposes with
+    probabilities ``1/4, 1/2, 1/4`` to remove one active parameter (chosen
+    with weight ``exp(-|theta_i|)``), to move the active ones by a Langevin
+    step, or to add one (chosen with weight the squared rank of its
+    ``|d R_n / d theta_i|`` among the inactive ones); every active
+    coordinate of the new set is moved by the Langevin proposal, and the
+    Metropolis-Hastings ratio accounts for the change of dimension. One
+    full-data gradient per step. The Langevin step size is adapted on the
+    within-model moves during burn-in toward ``target_accept``, then frozen.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(100, 100)
+        Widths of the hidden layers; ``()`` is the linear model (variable
+        selection).
+    activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
+    sparsity : float >= 2, default=2.0
+        ``s`` of the mixing prior: the prior odds of one more active
+        parameter are ``1 / s`` times the ratio of the numbers of active sets.
+    init_density : float in (0, 1], default=0.5
+        Fraction of the parameters active at the start of each chain (paper
+        001 §4 starts with about half); the others are zero through the
+        pre-training too.
+    temperature : float > 0 or "auto", default="auto"
+        ``n / lambda`` on the standardized scale; ``"auto"`` is ``2 sigma^2``
+        with ``sigma^2`` the held-out error of the (sparse) pre-trained
+        networks, as for :class:`GibbsMLPRegressor`.
+    rho : 1.0 or "auto", default="auto"
+        Only the full data (``rho = 1``) is supported: the reversible-jump
+        ratio is exact on the full data, and no csMALA correction of the
+        jumps has been derived. ``rho < 1`` raises a ``ValueError``.
+    step_size : float > 0, default=1e-4
+        Initial Langevin step ``h`` (adapted during burn-in when
+        ``proposal_std="auto"``).
+    proposal_std : float > 0 or "auto", default="auto"
+        ``s`` of the proposal ``N(theta - h grad U, s^2)``; ``"auto"`` is
+        ``sqrt(2 h)``. A float fixes both ``h`` and ``s`` (the paper's
+        ``sigma = gamma``: ``step_size = gamma / lambda``, ``proposal_std =
+        gamma`` on its scale).
+    n_samples : int, default=175
+        Draws kept per chain.
+    burn_in : int or "auto", default="auto"
+        Transitions discarded per chain; ``"auto"`` is 2000 (the active set
+        changes by at most one parameter a step).
+    thin : int or "auto", default="auto"
+        Keep every ``thin``-th state; ``"auto"`` is 10.
+    n_chains : int, default=4
+    target_accept : float in (0, 1) or "auto", default="auto"
+        Acceptance of the within-model moves aimed at; ``"auto"`` is 0.574.
+    pretrain_iter : int, default=1000
+        Adam steps on the masked network before sampling (see
+        :class:`GibbsMLPRegressor`).
+    weight_bound : float or None, default=None
+        ``B``: active parameters are uniform on (or truncated to) ``[-B, B]``.
+    prior_std : float, "auto" or None, default="auto"
+        Standard deviation of the Gaussian density of an active parameter;
+        None with ``weight_bound`` is the paper's uniform density. One of the
+        two must be given: the mixing prior must be proper.
+    confidence_level : float in (0, 1), default=0.95
+    n_jobs : int, default=None
+    device : str, default="cpu"
+    random_state : int, RandomState instance or None, default=None
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    samples_ : ndarray of shape (n_chains, n_samples, n_params)
+        Draws of the flat parameters (``MLPRegressor`` order), zeros off the
+        active set.
+    active_fraction_ : ndarray of shape (n_chains, n_samples)
+        ``|I| / Q`` of every draw.
+    inclusion_probability_ : ndarray of shape (n_params,)
+        Posterior probability that each parameter is active (fraction of the
+        draws where it is non-zero), in the flat order; see
+        :meth:`unpack_inclusion` for ``coefs_`` / ``intercepts_`` shapes.
+    feature_inclusion_ : ndarray of shape (n_features_in_,)
+        Posterior probability that each input reaches the output through
+        non-zero weights (:func:`input_relevance`): the relevance of the
+        input columns.
+    move_acceptance_ : ndarray of shape (n_chains, 3)
+        Acceptance rates after burn-in of the death, within-model and birth
+        moves.
+    sampler_ : str
+        ``"rjmcmc"``.
+    rhat_, ess_, credible_radius_, noise_variance_, lfv_, waic_, ...
+        As for :class:`GibbsMLPRegressor` (the HMC-only attributes
+        ``n_divergent_`` are zeros and ``trajectory_length_`` is None).
+
+    See Also
+    --------
+    GibbsMLPRegressor : the same network under a prior without sparsity.
+
+    References
+    ----------
+    .. [1] Steffen, Trabs. PAC-Bayes training for neural networks: sparsity
+       and uncertainty quantification (mixing prior (2.4), §6).
+    .. [2] Green. Reversible jump Markov chain Monte Carlo computation and
+       Bayesian model determination. Biometrika 82, 1995.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgibbs import SparseGibbsMLPRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (60, 3))
+    >>> y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=60)
+    >>> reg = SparseGibbsMLPRegressor(hidden_layer_sizes=(8,), n_samples=20, burn_in=200,
+    ...                               pretrain_iter=200, random_state=0).fit(X, y)
+    >>> reg.samples_.shape, reg.feature_inclusion_.shape
+    ((4, 20, 41), (3,))
+    >>> bool(np.all(reg.active_fraction_ > 0))
+    True
+    """
+
+    _parameter_constraints = {
+        **BaseGibbsMLP._parameter_constraints,
+        "sparsity": [Interval(Real, 2, None, closed="left")],
+        "init_density": [Interval(Real, 0, 1, closed="right")],
+        "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(100, 100),
+        activation="relu",
+        *,
+        sparsity=2.0,
+        init_density=0.5,
+        temperature="auto",
+        rho="auto",
+        step_size=1e-4,
+        proposal_std="auto",
+        n_samples=175,
+        burn_in="auto",
+        thin="auto",
+        n_chains=4,
+        target_accept="auto",
+        pretrain_iter=1000,
+        weight_bound=None,
+        prior_std="auto",
+        confidence_level=0.95,
+        n_jobs=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+    ):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.sparsity = sparsity
+        self.init_density = init_density
+        self.temperature = temperature
+        self.rho = rho
+        self.step_size = step_size
+        self.proposal_std = proposal_std
+        self.n_samples = n_samples
+        self.burn_in = burn_in
+        self.thin = thin
+        self.n_chains = n_chains
+        self.target_accept = target_accept
+        self.pretrain_iter = pretrain_iter
+        self.weight_bound = weight_bound
+        self.prior_std = prior_std
+        self.confidence_level = confidence_level
+        self.n_jobs = n_jobs
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_extra_params(self):
+        if self.rho != "auto" and float(self.rho) < 1.0:
+            raise ValueError(
+                f"SparseGibbsMLPRegressor samples on the full data: rho must be 1 or 'auto', got {self.rho!r} "
+                "(reversible-jump moves have no csMALA correction for batches)."
+            )
+        if self.prior_std is None and self.weight_bound is None:
+            raise ValueError(
+                "The mixing prior needs a proper density on the active parameters: set prior_std "
+                "(Gaussian, e.g. 'auto') or weight_bound (uniform on [-B, B])."
+            )
+
+    def _resolve_sampler(self):
+        return "rjmcmc", 1.0
+
+    def _prior(self, spec, device):
+        return MixingPrior(super()._prior(spec, device), float(self.sparsity))
+
+    def _initial_mask(self, theta, seeds):
+        """Each chain starts with ``init_density`` of its parameters active (at least one)."""
+        K, Q = theta.shape
+        masks = []
+        for s in seeds[1:]:
+            rng = np.random.default_rng([int(s), 1])
+            m = rng.random(Q) < self.init_density
+            if not m.any():
+                m[rng.integers(Q)] = True
+            masks.append(m)
+        return torch.as_tensor(np.array(masks), dtype=theta.dtype, device=theta.device)
+
+    def _chain_config(self):
+        return ChainConfig(
+            sampler="rjmcmc",
+            lam=self.lambda_,
+            rho=1.0,
+            step_size=float(self.step_size),
+            proposal_std=self.proposal_std,
+            n_samples=self.n_samples,
+            burn_in=_RJ_BURN_IN if self.burn_in == "auto" else self.burn_in,
+            thin=_RJ_THIN if self.thin == "auto" else self.thin,
+            target_accept=None if self.target_accept == "auto" else float(self.target_accept),
+            verbose=self.verbose,
+        )
+
+    def _store(self, result, spec):
+        super()._store(result, spec)
+        active = self.samples_ != 0
+        self.active_fraction_ = active.mean(-1)
+        self.inclusion_probability_ = active.reshape(-1, spec.n_params).mean(0)
+        flat = self.samples_.reshape(-1, spec.n_params)
+        self.feature_inclusion_ = input_relevance(spec, flat).mean(0)
+        self.move_acceptance_ = result.move_acceptance
+
+    def unpack_inclusion(self):
+        """``inclusion_probability_`` in scikit-learn's ``coefs_`` / ``intercepts_`` layout.
+
+        Returns
+        -------
+        coefs : list of ndarray of shape (n_in, n_out)
+        intercepts : list of ndarray of shape (n_out,)
+        """
+        check_is_fitted(self)
+        return self.spec_.unpack(self.inclusion_probability_)

@@ -1,0 +1,235 @@
+"""Reversible-jump kernel: exact model probabilities on an enumerable model, and its mechanics."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from skgibbs.potential import LinearPotential, MixingPrior, Prior
+from skgibbs.samplers import ChainConfig, rjmcmc, run_chains
+
+SETS = [I for I in itertools.product([0, 1], repeat=3) if any(I)]
+
+
+def _data(seed=3, n=12):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = 0.25 * X[:, 0] + 0.15 + 0.5 * rng.normal(size=n)
+    return X, y
+
+
+def _log_evidence_gaussian(A, y, c, std):
+    """log of int exp(-c |y - A t|^2) prod_j N(t_j; 0, std^2) dt (closed form)."""
+    k = A.shape[1]
+    P = 2 * c * A.T @ A + np.eye(k) / std**2
+    m = np.linalg.solve(P, 2 * c * A.T @ y)
+    return -k * math.log(std) - 0.5 * np.linalg.slogdet(P)[1] + 0.5 * m @ P @ m - c * y @ y
+
+
+def _log_evidence_box(A, y, c, bound, n_grid=161):
+    """log of int_{[-B, B]^k} exp(-c |y - A t|^2) (2B)^(-k) dt by the midpoint rule on a grid."""
+    k = A.shape[1]
+    # the integrand is negligible beyond 9 posterior standard deviations of the unbounded fit
+    P = 2 * c * A.T @ A
+    centre = np.linalg.solve(P, 2 * c * A.T @ y)
+    sd = np.sqrt(np.diag(np.linalg.inv(P)))
+    axes, widths = [], []
+    for j in range(k):
+        lo, hi = max(-bound, centre[j] - 9 * sd[j]), min(bound, centre[j] + 9 * sd[j])
+        edges = np.linspace(lo, hi, n_grid + 1)
+        axes.append(0.5 * (edges[1:] + edges[:-1]))
+        widths.append(edges[1] - edges[0])
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, k)
+    resid = y[None, :] - grid @ A.T
+    log_f = -c * (resid**2).sum(1)
+    top = log_f.max()
+    integral = np.exp(log_f - top).sum() * np.prod(widths)
+    return top + math.log(integral) - k * math.log(2 * bound)
+
+
+def _exact_model_probabilities(X, y, c, sparsity, log_evidence):
+    A_full = np.c_[X, np.ones(len(y))]
+    logs = {}
+    for I in SETS:
+        k = sum(I)
+        log_size = -k * math.log(sparsity) - math.log(math.comb(3, k))
+        logs[I] = log_size + log_evidence(A_full[:, np.array(I, bool)], y, c)
+    top = max(logs.values())
+    total = sum(math.exp(v - top) for v in logs.values())
+    return np.array([math.exp(logs[I] - top) / total for I in SETS])
+
+
+def _sampled_model_frequencies(X, y, c, prior, n_chains=8, n_samples=12000, seed=0):
+    pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
+    cfg = ChainConfig(sampler="rjmcmc", lam=c * len(y), n_samples=n_samples, burn_in=500, step_size=0.01)
+    theta0 = torch.full((n_chains, 3), 0.1, dtype=torch.float64)
+    res = run_chains(pot, theta0, list(range(seed, seed + n_chains)), cfg, prior=prior)
+    active = res.samples != 0  # (K, S, 3)
+    per_chain = np.stack([[np.all(a == np.array(I, bool), -1).mean() for I in SETS] for a in active])
+    return per_chain, res
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "base, evidence",
+    [
+        (Prior(std=1.0), lambda A, y, c: _log_evidence_gaussian(A, y, c, 1.0)),
+        (Prior(bound=1.5), lambda A, y, c: _log_evidence_box(A, y, c, 1.5)),
+    ],
+    ids=["gaussian", "uniform-box"],
+)
+def test_active_set_frequencies_match_exact_model_probabilities(base, evidence):
+    X, y = _data()
+    c, s = 1 / (2 * 0.25), 2.0
+    exact = _exact_model_probabilities(X, y, c, s, evidence)
+    assert exact.min() > 0.004 and exact.max() < 0.5  # every model matters
+    per_chain, res = _sampled_model_frequencies(X, y, c, MixingPrior(base, s))
+    freq = per_chain.mean(0)
+    # Monte Carlo error from the spread between the independent chains (autocorrelation included)
+    se = per_chain.std(0, ddof=1) / math.sqrt(len(per_chain))
+    assert np.all(np.abs(freq - exact) < 4 * se + 2e-3), (freq, exact, se)
+    tv = 0.5 * np.abs(freq - exact).sum()
+    assert tv < 0.5 * (4 * se + 2e-3).sum()
+    # every kind of move is tried and accepted
+    assert np.all(res.move_acceptance > 0.02)
+
+
+def test_within_model_moves_match_the_posterior_of_a_fixed_active_set():
+    X, y = _data()
+    c = 1 / (2 * 0.25)
+    I = np.array([True, False, True])
+    A = np.c_[X, np.ones(len(y))][:, I]
+    P = 2 * c * A.T @ A + np.eye(2)  # N(0, 1) prior on the active coordinates
+    cov = np.linalg.inv(P)
+    mean = cov @ (2 * c * A.T @ y)
+    pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
+    prior = MixingPrior(Prior(std=1.0), 2.0)
+    K = 8
+    theta = torch.zeros(K, 3, dtype=torch.float64)
+    theta[:, I] = 0.1
+    gens = [torch.Generator().manual_seed(k) for k in range(K)]
+    state = rjmcmc.init(theta, pot, prior)
+    h = torch.full((K,), 0.2 * float(np.min(np.diag(cov))), dtype=torch.float64)
+    params = rjmcmc.RJParams(c, h, torch.sqrt(2 * h), (0.0, 1.0, 0.0))
+    draws = []
+    for i in range(6000):
+        state, info = rjmcmc.step(gens, state, pot, params, prior)
+        assert bool((info.move == 0).all())
+        if i >= 500:
+            draws.append(state.theta.numpy().copy())
+    D = np.array(draws)  # (S, K, 3)
+    assert np.all(D[..., 1] == 0.0)  # the inactive coordinate stays an exact zero
+    chain_means = D[..., I].mean(0)  # (K, 2)
+    se = chain_means.std(0, ddof=1) / math.sqrt(K)
+    assert np.all(np.abs(chain_means.mean(0) - mean) < 4 * se + 1e-3)
+    pooled = D[..., I].reshape(-1, 2)
+    assert np.allclose(
+        np.cov(pooled.T), cov, rtol=0.15, atol=0.1 * np.sqrt(np.outer(np.diag(cov), np.diag(cov))).max()
+    )
+
+
+def test_birth_weights_are_squared_gradient_ranks_with_ties():
+    grad = torch.tensor([[0.5, -2.0, 0.1, 0.5, 3.0]])
+    active = torch.tensor([[False, False, False, False, True]])
+    w = rjmcmc.birth_weights(grad, active)
+    # inactive |grad| = 0.5, 2.0, 0.1, 0.5: ranks (count <=) 3, 4, 1, 3
+    assert w.tolist() == [[9.0, 16.0, 1.0, 9.0, 0.0]]
+    d = rjmcmc.death_weights(torch.tensor([[0.0, 1.0, -2.0]]), torch.tensor([[False, True, True]]))
+    assert torch.allclose(d, torch.tensor([[0.0, math.exp(-1.0), math.exp(-2.0)]], dtype=torch.float64))
+
+
+def test_boundary_moves_and_one_gradient_per_step():
+    X, y = _data()
+    calls = {"n": 0}
+
+    class Counting(LinearPotential):
+        def loss_sum_and_grad(self, theta, batch):
+            calls["n"] += 1
+            return super().loss_sum_and_grad(theta, batch)
+
+    pot = Counting(torch.as_tensor(X), torch.as_tensor(y))
+    prior = MixingPrior(Prior(std=1.0), 2.0)
+    theta = torch.tensor([[0.3, 0.0, 0.0], [0.1, -0.2, 0.3]], dtype=torch.float64)
+    gens = [torch.Generator().manual_seed(k) for k in range(2)]
+    state = rjmcmc.init(theta, pot, prior)
+    h = torch.full((2,), 1e-3, dtype=torch.float64)
+    params = rjmcmc.RJParams(2.0, h, torch.sqrt(2 * h))
+    calls["n"] = 0
+    moves = []
+    for _ in range(300):
+        k_before = state.active.sum(1)
+        state, info = rjmcmc.step(gens, state, pot, params, prior)
+        moves.append(info.move)
+        assert not bool(((k_before == 1) & (info.move < 0)).any())  # |I| = 1: no death
+        assert not bool(((k_before == 3) & (info.move > 0)).any())  # |I| = Q: no birth
+        assert torch.equal(state.active, state.theta != 0)
+        assert bool((state.active.sum(1) >= 1).all())
+    assert calls["n"] == 300
+    moves = torch.stack(moves)
+    assert set(moves.unique().tolist()) == {-1, 0, 1}
+
+
+def test_same_seeds_same_draws_and_non_finite_proposals_are_rejected():
+    X, y = _data()
+    pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
+    prior = MixingPrior(Prior(std=1.0), 2.0)
+    cfg = ChainConfig(sampler="rjmcmc", lam=24.0, n_samples=50, burn_in=50, step_size=0.01)
+    theta0 = torch.full((2, 3), 0.1, dtype=torch.float64)
+    a = run_chains(pot, theta0, [1, 2], cfg, prior=prior).samples
+    b = run_chains(pot, theta0, [1, 2], cfg, prior=prior).samples
+    assert np.array_equal(a, b)
+    # a step so large that the proposal overflows is rejected, never propagated
+    state = rjmcmc.init(theta0, pot, prior)
+    h = torch.full((2,), 1e300, dtype=torch.float64)
+    new, info = rjmcmc.step(
+        [torch.Generator().manual_seed(0) for _ in range(2)],
+        state,
+        pot,
+        rjmcmc.RJParams(24.0 / 12, h, torch.sqrt(h)),
+        prior,
+    )
+    assert not bool(info.is_accepted.any()) and torch.equal(new.theta, state.theta)
+
+
+def test_mixing_prior_density_and_checks():
+    prior = MixingPrior(Prior(std=torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64)), 3.0)
+    theta = torch.tensor([[0.5, 0.0, -1.0]], dtype=torch.float64)
+    norm = lambda x, s: -0.5 * (x / s) ** 2 - math.log(s) - 0.5 * math.log(2 * math.pi)  # noqa: E731
+    expected = -2 * math.log(3.0) - math.log(math.comb(3, 2)) + norm(0.5, 1.0) + norm(-1.0, 0.5)
+    assert float(prior.log_density(theta)) == pytest.approx(expected)
+    box = MixingPrior(Prior(bound=2.0), 2.0)
+    assert float(box.log_density(theta)) == pytest.approx(-2 * math.log(2) - math.log(3) - 2 * math.log(4.0))
+    assert float(box.log_density(torch.tensor([[3.0, 0.0, 0.0]]))) == -math.inf
+    assert float(prior.log_density(torch.zeros(1, 3))) == -math.inf  # |I| >= 1
+    with pytest.raises(ValueError, match="proper density"):
+        MixingPrior(Prior(), 2.0).check()
+    with pytest.raises(ValueError, match="sparsity must be >= 2"):
+        MixingPrior(Prior(std=1.0), 1.5).check()
+
+
+def test_runner_pairs_rjmcmc_with_the_mixing_prior_only():
+    X, y = _data()
+    pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
+    theta0 = torch.full((1, 3), 0.1, dtype=torch.float64)
+    with pytest.raises(ValueError, match="MixingPrior"):
+        run_chains(
+            pot, theta0, [0], ChainConfig(sampler="rjmcmc", n_samples=2, burn_in=0), prior=Prior(std=1.0)
+        )
+    with pytest.raises(ValueError, match="MixingPrior"):
+        run_chains(
+            pot,
+            theta0,
+            [0],
+            ChainConfig(sampler="mala", n_samples=2, burn_in=0),
+            prior=MixingPrior(Prior(std=1.0)),
+        )
+    with pytest.raises(ValueError, match="at least one non-zero"):
+        run_chains(
+            pot,
+            torch.zeros(1, 3, dtype=torch.float64),
+            [0],
+            ChainConfig(sampler="rjmcmc", n_samples=2, burn_in=0),
+            prior=MixingPrior(Prior(std=1.0)),
+        )
