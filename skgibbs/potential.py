@@ -10,13 +10,20 @@ The kernels turn these into a potential with the sampler's scale and offset
 (paper 000, Alg. 1 (b)); this module knows nothing about Metropolis-Hastings.
 """
 
-from typing import NamedTuple
-
 import math
+from typing import NamedTuple
 
 import torch
 
-__all__ = ["Batch", "Prior", "MixingPrior", "MLPPotential", "LinearPotential", "FunctionPotential", "LogDensityPotential"]
+__all__ = [
+    "Batch",
+    "Prior",
+    "MixingPrior",
+    "MLPPotential",
+    "LinearPotential",
+    "FunctionPotential",
+    "LogDensityPotential",
+]
 
 
 class Batch(NamedTuple):

@@ -245,7 +245,8 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     def _check_extra_params(self):
         if self.rho != "auto" and float(self.rho) < 1.0:
             raise ValueError(
-                f"SparseGibbsMLPRegressor samples on the full data: rho must be 1 or 'auto', got {self.rho!r} "
+                "SparseGibbsMLPRegressor samples on the full data: rho must be 1 or 'auto', "
+                f"got {self.rho!r} "
                 "(reversible-jump moves have no csMALA correction for batches)."
             )
         if self.prior_std is None and self.weight_bound is None:

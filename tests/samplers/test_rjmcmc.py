@@ -10,7 +10,7 @@ import torch
 from skgibbs.potential import LinearPotential, MixingPrior, Prior
 from skgibbs.samplers import ChainConfig, rjmcmc, run_chains
 
-SETS = [I for I in itertools.product([0, 1], repeat=3) if any(I)]
+SETS = [act for act in itertools.product([0, 1], repeat=3) if any(act)]
 
 
 def _data(seed=3, n=12):
@@ -52,13 +52,13 @@ def _log_evidence_box(A, y, c, bound, n_grid=161):
 def _exact_model_probabilities(X, y, c, sparsity, log_evidence):
     A_full = np.c_[X, np.ones(len(y))]
     logs = {}
-    for I in SETS:
-        k = sum(I)
+    for act in SETS:
+        k = sum(act)
         log_size = -k * math.log(sparsity) - math.log(math.comb(3, k))
-        logs[I] = log_size + log_evidence(A_full[:, np.array(I, bool)], y, c)
+        logs[act] = log_size + log_evidence(A_full[:, np.array(act, bool)], y, c)
     top = max(logs.values())
     total = sum(math.exp(v - top) for v in logs.values())
-    return np.array([math.exp(logs[I] - top) / total for I in SETS])
+    return np.array([math.exp(logs[act] - top) / total for act in SETS])
 
 
 def _sampled_model_frequencies(X, y, c, prior, n_chains=8, n_samples=12000, seed=0):
@@ -67,7 +67,7 @@ def _sampled_model_frequencies(X, y, c, prior, n_chains=8, n_samples=12000, seed
     theta0 = torch.full((n_chains, 3), 0.1, dtype=torch.float64)
     res = run_chains(pot, theta0, list(range(seed, seed + n_chains)), cfg, prior=prior)
     active = res.samples != 0  # (K, S, 3)
-    per_chain = np.stack([[np.all(a == np.array(I, bool), -1).mean() for I in SETS] for a in active])
+    per_chain = np.stack([[np.all(a == np.array(act, bool), -1).mean() for act in SETS] for a in active])
     return per_chain, res
 
 
@@ -99,8 +99,8 @@ def test_active_set_frequencies_match_exact_model_probabilities(base, evidence):
 def test_within_model_moves_match_the_posterior_of_a_fixed_active_set():
     X, y = _data()
     c = 1 / (2 * 0.25)
-    I = np.array([True, False, True])
-    A = np.c_[X, np.ones(len(y))][:, I]
+    act = np.array([True, False, True])
+    A = np.c_[X, np.ones(len(y))][:, act]
     P = 2 * c * A.T @ A + np.eye(2)  # N(0, 1) prior on the active coordinates
     cov = np.linalg.inv(P)
     mean = cov @ (2 * c * A.T @ y)
@@ -108,7 +108,7 @@ def test_within_model_moves_match_the_posterior_of_a_fixed_active_set():
     prior = MixingPrior(Prior(std=1.0), 2.0)
     K = 8
     theta = torch.zeros(K, 3, dtype=torch.float64)
-    theta[:, I] = 0.1
+    theta[:, act] = 0.1
     gens = [torch.Generator().manual_seed(k) for k in range(K)]
     state = rjmcmc.init(theta, pot, prior)
     h = torch.full((K,), 0.2 * float(np.min(np.diag(cov))), dtype=torch.float64)
@@ -121,10 +121,10 @@ def test_within_model_moves_match_the_posterior_of_a_fixed_active_set():
             draws.append(state.theta.numpy().copy())
     D = np.array(draws)  # (S, K, 3)
     assert np.all(D[..., 1] == 0.0)  # the inactive coordinate stays an exact zero
-    chain_means = D[..., I].mean(0)  # (K, 2)
+    chain_means = D[..., act].mean(0)  # (K, 2)
     se = chain_means.std(0, ddof=1) / math.sqrt(K)
     assert np.all(np.abs(chain_means.mean(0) - mean) < 4 * se + 1e-3)
-    pooled = D[..., I].reshape(-1, 2)
+    pooled = D[..., act].reshape(-1, 2)
     assert np.allclose(
         np.cov(pooled.T), cov, rtol=0.15, atol=0.1 * np.sqrt(np.outer(np.diag(cov), np.diag(cov))).max()
     )
@@ -162,8 +162,8 @@ def test_boundary_moves_and_one_gradient_per_step():
         k_before = state.active.sum(1)
         state, info = rjmcmc.step(gens, state, pot, params, prior)
         moves.append(info.move)
-        assert not bool(((k_before == 1) & (info.move < 0)).any())  # |I| = 1: no death
-        assert not bool(((k_before == 3) & (info.move > 0)).any())  # |I| = Q: no birth
+        assert not bool(((k_before == 1) & (info.move < 0)).any())  # |act| = 1: no death
+        assert not bool(((k_before == 3) & (info.move > 0)).any())  # |act| = Q: no birth
         assert torch.equal(state.active, state.theta != 0)
         assert bool((state.active.sum(1) >= 1).all())
     assert calls["n"] == 300
@@ -202,7 +202,7 @@ def test_mixing_prior_density_and_checks():
     box = MixingPrior(Prior(bound=2.0), 2.0)
     assert float(box.log_density(theta)) == pytest.approx(-2 * math.log(2) - math.log(3) - 2 * math.log(4.0))
     assert float(box.log_density(torch.tensor([[3.0, 0.0, 0.0]]))) == -math.inf
-    assert float(prior.log_density(torch.zeros(1, 3))) == -math.inf  # |I| >= 1
+    assert float(prior.log_density(torch.zeros(1, 3))) == -math.inf  # |act| >= 1
     with pytest.raises(ValueError, match="proper density"):
         MixingPrior(Prior(), 2.0).check()
     with pytest.raises(ValueError, match="sparsity must be >= 2"):
