@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
-__all__ = ["gap_regression_function", "make_gap_regression"]
+__all__ = ["gap_regression_function", "make_gap_regression", "make_sparse_sine", "sparse_sine_function"]
 
 
 def gap_regression_function(x):
@@ -61,3 +61,70 @@ def make_gap_regression(n_samples=10000, noise=0.02, random_state=None):
     x = sign * u
     y = gap_regression_function(x) + noise * rng.normal(size=n_samples)
     return x[:, None], y
+
+
+def sparse_sine_function(X, A):
+    """True regression function of paper 001 §4: ``f(x) = sin(2 pi |A x|_2^2)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, p)
+    A : array-like of shape (m, p)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> float(sparse_sine_function(np.array([[0.5]]), np.array([[1.0]]))[0])  # sin(pi / 2)
+    1.0
+    """
+    Z = np.asarray(X, dtype=float) @ np.asarray(A, dtype=float).T
+    return np.sin(2 * np.pi * (Z**2).sum(1))
+
+
+def make_sparse_sine(n_samples=1000, n_features=100, noise=0.1, random_state=None):
+    """Sparse high-dimensional regression of paper 001 §4.
+
+    ``X ~ U([0, 1]^p)`` and ``y = sin(2 pi |A X|^2) + N(0, noise^2)`` with a
+    random ``A`` of shape ``(2, p)`` whose rows each have two non-zero
+    entries (standard normal, then scaled to unit Euclidean norm), so that at
+    most four inputs matter. For ``p = 1`` the function is ``sin(2 pi x^2)``
+    (``A = [[1]]``). The paper's noise ``N(0, 0.01)`` is ``noise=0.1``.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+    n_features : int, default=100
+        ``p``.
+    noise : float, default=0.1
+        Standard deviation of the observation error.
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    A : ndarray of shape (2, n_features), or (1, 1) for ``p = 1``
+        The relevant inputs are the columns with a non-zero entry.
+
+    Examples
+    --------
+    >>> X, y, A = make_sparse_sine(50, 10, random_state=0)
+    >>> X.shape, A.shape, int((A != 0).sum(1).max())
+    ((50, 10), (2, 10), 2)
+    """
+    rng = check_random_state(random_state)
+    p = int(n_features)
+    if p == 1:
+        A = np.ones((1, 1))
+    else:
+        A = np.zeros((2, p))
+        for row in A:
+            cols = rng.choice(p, size=2, replace=False)
+            row[cols] = rng.normal(size=2)
+            row /= np.linalg.norm(row)
+    X = rng.uniform(size=(n_samples, p))
+    y = sparse_sine_function(X, A) + noise * rng.normal(size=n_samples)
+    return X, y, A

@@ -2,7 +2,7 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skgibbs import GibbsMLPRegressor, NeuralControlVariate, PolynomialControlVariate
+from skgibbs import GibbsMLPRegressor, NeuralControlVariate, PolynomialControlVariate, SparseGibbsMLPRegressor
 
 
 class StandardGaussianScore:
@@ -30,6 +30,14 @@ def _cheap():
             burn_in=10,
             thin=1,
             pretrain_iter=50,
+            random_state=0,
+        ),
+        SparseGibbsMLPRegressor(
+            hidden_layer_sizes=(8,),
+            n_samples=5,
+            burn_in=10,
+            thin=1,
+            pretrain_iter=200,
             random_state=0,
         ),
         NeuralControlVariate(

@@ -1,0 +1,139 @@
+"""SparseGibbsMLPRegressor: parameters, fitted state, variable selection and credible sets."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from skgibbs import SamplerWarning, SparseGibbsMLPRegressor
+from skgibbs.credible import CredibleSets
+from skgibbs.model import MLPSpec
+from skgibbs.sparse import input_relevance
+
+CHEAP = {"hidden_layer_sizes": (6,), "n_samples": 20, "burn_in": 100, "thin": 2, "pretrain_iter": 50, "n_chains": 2}
+
+
+def _quiet_fit(est, X, y):
+    """Fit without the SamplerWarning that a short cheap run always earns."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        return est.fit(X, y)
+
+
+def _data(n=80, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = _data()
+    return _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, random_state=0), X, y), X, y
+
+
+def test_fitted_state_shapes_and_exact_zeros(fitted):
+    est, X, y = fitted
+    Q = est.spec_.n_params
+    assert est.samples_.shape == (2, 20, Q) and est.sampler_ == "rjmcmc"
+    assert est.active_fraction_.shape == (2, 20)
+    assert np.allclose(est.active_fraction_, (est.samples_ != 0).mean(-1))
+    assert np.all(est.active_fraction_ > 0) and np.all(est.active_fraction_ <= 1)
+    assert est.inclusion_probability_.shape == (Q,)
+    assert np.all((0 <= est.inclusion_probability_) & (est.inclusion_probability_ <= 1))
+    assert est.feature_inclusion_.shape == (3,)
+    assert est.move_acceptance_.shape == (2, 3)
+    coefs, intercepts = est.unpack_inclusion()
+    assert [c.shape for c in coefs] == [(3, 6), (6, 1)] and [b.shape for b in intercepts] == [(6,), (1,)]
+    assert np.array_equal(est.spec_.pack(coefs, intercepts), est.inclusion_probability_)
+    assert est.sample_stats_["n_active"].shape == (2, 20)
+    # the outputs of the regressor base work unchanged
+    y_pred, y_pis = est.predict_interval(X[:5], confidence_level=[0.5, 0.9])
+    assert y_pis.shape == (5, 2, 2) and np.all(y_pis[:, 0] <= y_pis[:, 1])
+    assert np.isfinite(est.waic_) and np.isfinite(est.rhat_)
+
+
+def test_starting_density_and_reproducibility():
+    X, y = _data()
+    kw = {**CHEAP, "burn_in": 0, "n_samples": 1, "thin": 1, "pretrain_iter": 0}
+    for density in (0.2, 1.0):
+        est = _quiet_fit(SparseGibbsMLPRegressor(**kw, init_density=density, random_state=1), X, y)
+        assert abs(est.active_fraction_.mean() - density) < 0.2
+    a = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, random_state=3), X, y)
+    b = _quiet_fit(clone(a), X, y)
+    assert np.array_equal(a.samples_, b.samples_)
+    c = pickle.loads(pickle.dumps(a))
+    assert np.array_equal(c.predict(X), a.predict(X))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"sparsity": 1.5}, "sparsity"),
+        ({"init_density": 0.0}, "init_density"),
+        ({"init_density": 1.5}, "init_density"),
+        ({"rho": 0.5}, "rho must be 1"),
+        ({"prior_std": None}, "proper density"),
+    ],
+)
+def test_bad_parameters_get_clear_errors_and_keep_the_fit(fitted, params, match):
+    est, X, y = fitted
+    before = est.samples_.copy()
+    with pytest.raises(ValueError, match=match):
+        est.set_params(**params).fit(X, y)
+    est.set_params(**{k: SparseGibbsMLPRegressor().get_params()[k] for k in params})
+    assert np.array_equal(est.samples_, before)
+
+
+def test_uniform_box_prior_of_the_paper_keeps_weights_in_the_box():
+    X, y = _data()
+    est = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, prior_std=None, weight_bound=3.0, random_state=0), X, y)
+    assert np.abs(est.samples_).max() <= 3.0
+
+
+def test_input_relevance_follows_live_paths():
+    spec = MLPSpec(3, (2, 2), "relu")
+    coefs = [
+        np.array([[1.0, 1.0], [0.0, 2.0], [0.0, 0.0]]),  # input 2 unwired
+        np.array([[1.0, 0.0], [0.0, 1.0]]),
+        np.array([[1.0], [0.0]]),  # only the first unit of layer 2 reaches the output
+    ]
+    theta = spec.pack(coefs, [np.ones(2), np.ones(2), np.ones(1)])
+    # layer-2 unit 0 is fed only by layer-1 unit 0, so only layer-1 unit 0 is live
+    assert input_relevance(spec, theta[None]).tolist() == [[0.5, 0.0, 0.0]]
+
+
+def test_sparsity_drops_an_irrelevant_linear_input():
+    # a linear model with one relevant and two pure-noise inputs: the posterior keeps the first
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = 2.0 * X[:, 0] + 0.5 * rng.normal(size=200)
+    est = SparseGibbsMLPRegressor(
+        hidden_layer_sizes=(), n_samples=200, burn_in=500, pretrain_iter=0, n_chains=4, random_state=0
+    )
+    _quiet_fit(est, X, y)
+    assert est.feature_inclusion_[0] == 1.0
+    assert np.all(est.feature_inclusion_[1:] < 0.5)
+
+
+def test_credible_sets_of_paper_001(fitted):
+    est, X, y = fitted
+    f = np.sin(X[:, 0])
+    cs = est.credible_sets(X, f_true=f)
+    assert isinstance(cs, CredibleSets)
+    assert cs.radius == pytest.approx(est.credible_radius(X))
+    assert cs.inflation == pytest.approx(np.log(len(y)))
+    assert cs.inflated_radius == pytest.approx(np.log(len(y)) * cs.parameter_radius)
+    theta = est.samples_.reshape(-1, est.samples_.shape[-1])
+    sup = np.abs(theta - theta.mean(0)).max(1)
+    assert np.mean(sup <= cs.parameter_radius) >= 0.95
+    assert cs.covered == float(cs.distance <= cs.radius)
+    none = est.credible_sets(X, inflation=2.0)
+    assert np.isnan(none.distance) and none.inflated_radius == pytest.approx(2 * cs.parameter_radius)
+    with pytest.raises(ValueError, match="f_true"):
+        est.credible_sets(X, f_true=f[:-1])
+    with pytest.raises(ValueError, match="inflation"):
+        est.credible_sets(X, inflation=-1.0)
