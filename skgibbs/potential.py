@@ -132,18 +132,37 @@ class MixingPrior(NamedTuple):
         return out
 
     def log_size_weight(self, k, n_params):
-        """``log(s^(-k) / binom(Q, k))`` (``C_s`` dropped: it is the same for every ``k``)."""
-        k = k.to(torch.float64)
-        log_binom = math.lgamma(n_params + 1) - torch.lgamma(k + 1) - torch.lgamma(n_params - k + 1)
-        weight = -k * math.log(self.sparsity) - log_binom
-        return torch.where(k >= 1, weight, torch.full_like(weight, -torch.inf))
+        """``log(s^(-k) / binom(Q, k))`` per chain for sizes ``k`` (a list of int); ``-inf`` for ``k = 0``.
 
-    def log_density(self, theta, active=None):
-        """``log Pi(theta)`` up to ``-log C_s``, shape ``(K,)``; ``active`` defaults to ``theta != 0``."""
+        ``C_s`` is dropped: it is the same for every ``k``.
+        """
+        log_s, top = math.log(self.sparsity), math.lgamma(n_params + 1)
+        return [
+            -size * log_s - top + math.lgamma(size + 1) + math.lgamma(n_params - size + 1)
+            if size >= 1
+            else -math.inf
+            for size in k
+        ]
+
+    def log_density(self, theta, active=None, k=None):
+        """``log Pi(theta)`` up to ``-log C_s``, shape ``(K,)``.
+
+        ``active`` defaults to ``theta != 0``; ``k`` (list of int), the sizes
+        of the active sets, is counted from ``active`` when None.
+        """
         active = theta != 0 if active is None else active
-        per = torch.where(active, self.coordinate_log_density(theta), torch.zeros_like(theta)).sum(1)
-        size = self.log_size_weight(active.sum(1), theta.shape[1]).to(theta.dtype)
-        return per + size
+        k = active.sum(1).tolist() if k is None else k
+        if self.base.std is None:  # uniform on [-B, B]: the density is constant inside the box
+            inside = (theta.abs() <= self.base.bound).all(1)
+            per = torch.where(inside, 0.0, -torch.inf)
+            sizes = [
+                w - size * math.log(2.0 * self.base.bound)
+                for w, size in zip(self.log_size_weight(k, theta.shape[1]), k)
+            ]
+        else:
+            per = torch.where(active, self.coordinate_log_density(theta), 0.0).sum(1)
+            sizes = self.log_size_weight(k, theta.shape[1])
+        return per + torch.tensor(sizes, dtype=theta.dtype, device=theta.device)
 
     def grad_log_density(self, theta):
         """Gradient of ``sum_i log p_i(theta_i)`` (zero at inactive coordinates, which are 0)."""

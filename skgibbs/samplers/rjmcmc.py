@@ -78,7 +78,7 @@ from typing import NamedTuple
 import torch
 
 from ..potential import Batch, MixingPrior
-from .mala import _noise, _select, _uniform
+from .mala import _noise, _select
 
 __all__ = ["RJState", "RJInfo", "RJParams", "MOVES", "init", "step", "birth_weights", "death_weights"]
 
@@ -124,8 +124,7 @@ class RJParams(NamedTuple):
 
 def death_weights(theta, active):
     """Unnormalised ``w_i^- = exp(-|theta_i|)`` on the active set, 0 elsewhere; shape ``(K, Q)``."""
-    w = torch.exp(-theta.abs().to(torch.float64))
-    return torch.where(active, w, torch.zeros_like(w))
+    return torch.where(active, torch.exp(-theta.abs()), 0.0)
 
 
 def birth_weights(loss_grad, active):
@@ -134,37 +133,48 @@ def birth_weights(loss_grad, active):
     ``r_i`` counts the inactive ``j`` with ``|grad_j| <= |grad_i|`` (ties
     share the larger rank), as in §6.
     """
-    a = torch.nan_to_num(loss_grad.abs().to(torch.float64), nan=0.0, posinf=1e300)
-    masked = torch.where(active, torch.full_like(a, torch.inf), a)
-    ranks = torch.searchsorted(masked.sort(1).values, masked.contiguous(), right=True)
-    w = ranks.to(torch.float64) ** 2
-    return torch.where(active, torch.zeros_like(w), w)
+    a = torch.nan_to_num(loss_grad.abs(), nan=0.0, posinf=torch.finfo(loss_grad.dtype).max)
+    masked = torch.where(active, torch.inf, a)
+    ranks = torch.searchsorted(masked.sort(1).values, masked, right=True)
+    # float64: a squared rank reaches Q^2 and the sum Q^3 / 3, beyond float32's exact integers
+    return torch.where(active, 0.0, ranks.to(torch.float64) ** 2)
 
 
-def _move_probs(k, n_params, moves):
-    """``(K, 3)`` probabilities of death, within, birth given ``k = |I|``."""
+def _move_probs(size, n_params, moves):
+    """``(P(death), P(within), P(birth))`` given ``|I| = size``: ``moves`` without the impossible ones."""
     d, w, b = (float(m) for m in moves)
-    p = torch.stack(
-        [
-            torch.where(k > 1, d, 0.0).to(torch.float64),
-            torch.full(k.shape, w, dtype=torch.float64, device=k.device),
-            torch.where(k < n_params, b, 0.0).to(torch.float64),
-        ],
-        1,
-    )
-    return p / p.sum(1, keepdim=True)
+    death, birth = (d if size > 1 else 0.0), (b if size < n_params else 0.0)
+    total = death + w + birth
+    return death / total, w / total, birth / total
+
+
+def _draw_moves(u, k, n_params, moves):
+    """Moves (-1, 0, +1) from uniforms ``u``, and ``log P(reverse move | k') - log P(move | k)``."""
+    out, log_ratio = [], []
+    for ui, size in zip(u, k):
+        p = _move_probs(size, n_params, moves)
+        m = -1 if ui < p[0] else (0 if ui < p[0] + p[1] else 1)
+        rev = _move_probs(size + m, n_params, moves)
+        out.append(m)
+        log_ratio.append(math.log(rev[1 - m]) - math.log(p[m + 1]))
+    return out, log_ratio
 
 
 def _pick(weights, u):
-    """Inverse-CDF draw of one index per row of ``weights`` ``(K, Q)`` from uniforms ``u`` ``(K,)``."""
+    """Inverse-CDF draw of one index per row of ``weights`` ``(K, Q)`` from uniforms ``u`` ``(K,)``.
+
+    Returns the index and ``log(weights[idx] / sum(weights))``.
+    """
     cdf = weights.cumsum(1)
     total = cdf[:, -1:]
-    idx = torch.searchsorted(cdf, (u.to(torch.float64)[:, None] * total).contiguous(), right=True)[:, 0]
-    return idx.clamp(max=weights.shape[1] - 1), total[:, 0]
+    idx = torch.searchsorted(cdf, (u.to(cdf.dtype)[:, None] * total).contiguous(), right=True)
+    idx = idx.clamp(max=weights.shape[1] - 1)
+    return idx[:, 0], torch.log(weights.gather(1, idx)[:, 0] / total[:, 0])
 
 
-def _log_weight(weights, total, idx):
-    return torch.log(weights.gather(1, idx[:, None])[:, 0]) - torch.log(total)
+def _log_weight(weights, idx):
+    """``log(weights[idx] / sum(weights))`` per row."""
+    return torch.log(weights.gather(1, idx[:, None])[:, 0] / weights.sum(1))
 
 
 def _grad(loss_grad, theta, scale, prior):
@@ -173,12 +183,14 @@ def _grad(loss_grad, theta, scale, prior):
     return g if prior_grad is None else g - prior_grad
 
 
-def _log_psi(residual, active, proposal_std):
-    """``log psi``: the normal density of the residuals on the active coordinates, per chain."""
-    s = proposal_std.to(torch.float64)
-    r2 = torch.where(active, residual.to(torch.float64) ** 2, torch.zeros_like(residual, dtype=torch.float64))
-    k = active.sum(1).to(torch.float64)
-    return -0.5 * r2.sum(1) / s**2 - k * (torch.log(s) + 0.5 * _LOG_2PI)
+def _log_psi(sq_sum, k, proposal_std):
+    """``log psi`` from the sum of squared residuals on the ``k`` moved coordinates, per chain."""
+    return -0.5 * sq_sum / proposal_std**2 - k * (torch.log(proposal_std) + 0.5 * _LOG_2PI)
+
+
+def _uniforms(generators, n, like):
+    """``(K, n)`` uniforms, row ``k`` from ``generators[k]``."""
+    return torch.stack([torch.rand(n, generator=g, dtype=like.dtype, device=like.device) for g in generators])
 
 
 def init(theta, potential, prior):
@@ -214,62 +226,71 @@ def step(generators, state, potential, params, prior):
     """
     theta, active = state.theta, state.active
     K, Q = theta.shape
+    zero = torch.zeros(K, dtype=theta.dtype, device=theta.device)
     k = active.sum(1)
-    probs = _move_probs(k, Q, params.moves)
-    u_move = _uniform(generators, theta)
-    u_pick = _uniform(generators, theta)
+    k_list = k.tolist()
+    u = _uniforms(generators, 3, theta)  # the move, the coordinate, the acceptance
     noise = _noise(generators, Q, theta)
-    cum = probs.cumsum(1)
-    move = torch.where(u_move < cum[:, 0], -1, torch.where(u_move < cum[:, 1], 0, 1)).to(torch.long)
-
-    w_death = death_weights(theta, active)
-    w_birth = birth_weights(state.loss_grad, active)
-    i_death, t_death = _pick(w_death, u_pick)
-    i_birth, t_birth = _pick(w_birth, u_pick)
-    index = torch.where(move < 0, i_death, torch.where(move > 0, i_birth, -1))
-    rows = torch.arange(K, device=theta.device)
-    jump = move != 0
-    new_active = active.clone()
-    new_active[rows[jump], index[jump]] = move[jump] > 0
+    move_list, log_move_ratio = _draw_moves(u[:, 0].tolist(), k_list, Q, params.moves)
+    move = torch.tensor(move_list, device=theta.device)
+    births, deaths = move > 0, move < 0
+    any_birth, any_death = 1 in move_list, -1 in move_list
+    # the chosen coordinate and log w_i(theta); weights are only built when some chain needs them
+    index = torch.full((K,), -1, dtype=torch.long, device=theta.device)
+    log_sel = zero
+    if any_death:
+        i_death, log_w = _pick(death_weights(theta, active), u[:, 1])
+        index, log_sel = (
+            torch.where(deaths, i_death, index),
+            torch.where(deaths, log_w.to(zero.dtype), log_sel),
+        )
+    if any_birth:
+        i_birth, log_w = _pick(birth_weights(state.loss_grad, active), u[:, 1])
+        index, log_sel = (
+            torch.where(births, i_birth, index),
+            torch.where(births, log_w.to(zero.dtype), log_sel),
+        )
+    new_active = active
+    if any_birth or any_death:
+        rows = (move != 0).nonzero()[:, 0]
+        new_active = active.clone()
+        new_active[rows, index[rows]] = births[rows]
 
     # the Langevin proposal psi_I' (the newborn starts at theta_i = 0)
     h, s = params.step_size[:, None], params.proposal_std[:, None]
     grad_cur = _grad(state.loss_grad, theta, params.loss_scale, prior)
-    tau = torch.where(new_active, theta - h * grad_cur + s * noise, torch.zeros_like(theta))
+    tau = torch.where(new_active, torch.addcmul(theta - h * grad_cur, s, noise), 0.0)
     loss_prop, lgrad_prop = potential.loss_sum_and_grad(tau, _FULL)
-    log_prior_prop = prior.log_density(tau, new_active)
+    k_new_list = [a + m for a, m in zip(k_list, move_list)]
+    log_prior_prop = prior.log_density(tau, new_active, k_new_list)
     grad_prop = _grad(lgrad_prop, tau, params.loss_scale, prior)
 
-    # forward: P(m | k) w_i(theta) psi_I'(tau | theta); the residual is s * noise exactly
-    log_fwd = torch.log(probs.gather(1, (move + 1)[:, None])[:, 0])
-    log_fwd = log_fwd + torch.where(
-        move < 0,
-        _log_weight(w_death, t_death, i_death),
-        torch.where(move > 0, _log_weight(w_birth, t_birth, i_birth), torch.zeros_like(log_fwd)),
-    )
-    log_fwd = log_fwd + _log_psi(s * noise, new_active, params.proposal_std)
+    # forward: P(m | k) w_i(theta) psi_I'(tau | theta), whose residual is s * noise exactly;
     # reverse: the opposite move from tau, and psi_I(theta | tau)
-    k_new = new_active.sum(1)
-    probs_rev = _move_probs(k_new, Q, params.moves)
-    log_rev = torch.log(probs_rev.gather(1, (1 - move)[:, None])[:, 0])
+    k_new = k + move
+    fwd_sq = torch.where(new_active, noise * noise, 0.0).sum(1) * params.proposal_std**2
+    log_fwd = log_sel + _log_psi(fwd_sq, k_new, params.proposal_std)
+    log_rev_sel = zero
     safe = index.clamp(min=0)
-    w_death_rev = death_weights(tau, new_active)
-    w_birth_rev = birth_weights(lgrad_prop, new_active)
-    log_rev = log_rev + torch.where(
-        move > 0,  # a birth is undone by the death of the newborn
-        _log_weight(w_death_rev, w_death_rev.sum(1), safe),
-        torch.where(move < 0, _log_weight(w_birth_rev, w_birth_rev.sum(1), safe), torch.zeros_like(log_rev)),
-    )
-    bwd = theta - tau + h * grad_prop
-    log_rev = log_rev + _log_psi(bwd, active, params.proposal_std)
+    if any_birth:  # a birth is undone by the death of the newborn
+        log_w = _log_weight(death_weights(tau, new_active), safe)
+        log_rev_sel = torch.where(births, log_w.to(zero.dtype), log_rev_sel)
+    if any_death:  # a death by the birth of the removed coordinate, ranked by the gradient at tau
+        log_w = _log_weight(birth_weights(lgrad_prop, new_active), safe)
+        log_rev_sel = torch.where(deaths, log_w.to(zero.dtype), log_rev_sel)
+    bwd = torch.addcmul(theta - tau, h, grad_prop)
+    bwd_sq = torch.where(active, bwd * bwd, 0.0).sum(1)
+    log_rev = log_rev_sel + _log_psi(bwd_sq, k, params.proposal_std)
+    log_rev = log_rev + torch.tensor(log_move_ratio, dtype=log_rev.dtype, device=log_rev.device)
 
-    c = params.loss_scale
-    log_target_cur = -c * state.loss_sum.to(torch.float64) + state.log_prior.to(torch.float64)
-    log_target_prop = -c * loss_prop.to(torch.float64) + log_prior_prop.to(torch.float64)
-    log_alpha = log_target_prop - log_target_cur + log_rev - log_fwd
+    log_alpha = (
+        params.loss_scale * (state.loss_sum - loss_prop)
+        + (log_prior_prop - state.log_prior)
+        + (log_rev - log_fwd)
+    )
     finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
-    log_alpha = torch.where(finite, log_alpha, torch.full_like(log_alpha, -torch.inf))
-    accept = torch.log(_uniform(generators, theta)).to(torch.float64) < log_alpha
+    log_alpha = torch.where(finite, log_alpha, -torch.inf)
+    accept = torch.log(u[:, 2]) < log_alpha
     proposal = RJState(tau, new_active, loss_prop, lgrad_prop, log_prior_prop)
     new_state = _select(accept, proposal, state)
     info = RJInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, move, index, new_state.active.sum(1), finite)

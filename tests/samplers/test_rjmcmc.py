@@ -137,7 +137,7 @@ def test_birth_weights_are_squared_gradient_ranks_with_ties():
     # inactive |grad| = 0.5, 2.0, 0.1, 0.5: ranks (count <=) 3, 4, 1, 3
     assert w.tolist() == [[9.0, 16.0, 1.0, 9.0, 0.0]]
     d = rjmcmc.death_weights(torch.tensor([[0.0, 1.0, -2.0]]), torch.tensor([[False, True, True]]))
-    assert torch.allclose(d, torch.tensor([[0.0, math.exp(-1.0), math.exp(-2.0)]], dtype=torch.float64))
+    assert torch.allclose(d, torch.tensor([[0.0, math.exp(-1.0), math.exp(-2.0)]]))
 
 
 def test_boundary_moves_and_one_gradient_per_step():
