@@ -116,19 +116,25 @@ class MixingPrior(NamedTuple):
             raise ValueError(f"sparsity must be >= 2 (paper 001 (2.4)), got {self.sparsity!r}.")
         return self
 
+    def _log_norm(self, like):
+        """``-log`` of each active coordinate's normalising constant, ``(Q,)`` or a float."""
+        std, bound = self.base.std, self.base.bound
+        if std is None:
+            return math.log(2.0 * bound)
+        std = torch.as_tensor(std, dtype=like.dtype, device=like.device)
+        out = torch.log(std) + 0.5 * math.log(2.0 * math.pi)
+        if bound is not None:  # truncated to [-B, B]: divide by its mass
+            out = out + torch.log(torch.special.erf(bound / (std * math.sqrt(2.0))))
+        return out
+
     def coordinate_log_density(self, theta):
         """``log p_i(theta_i)`` of every coordinate as if active, normalised; shape ``(K, Q)``."""
         std, bound = self.base.std, self.base.bound
-        if std is None:
-            out = torch.full_like(theta, -math.log(2.0 * bound))
-        else:
-            std = torch.as_tensor(std, dtype=theta.dtype, device=theta.device)
-            out = -0.5 * (theta / std) ** 2 - torch.log(std) - 0.5 * math.log(2.0 * math.pi)
-            if bound is not None:  # truncated to [-B, B]: divide by its mass
-                mass = torch.special.erf(bound / (std * math.sqrt(2.0)))
-                out = out - torch.log(mass)
+        out = -torch.as_tensor(self._log_norm(theta), dtype=theta.dtype, device=theta.device).expand_as(theta)
+        if std is not None:
+            out = out - 0.5 * (theta / torch.as_tensor(std, dtype=theta.dtype, device=theta.device)) ** 2
         if bound is not None:
-            out = torch.where(theta.abs() <= bound, out, torch.full_like(out, -torch.inf))
+            out = torch.where(theta.abs() <= bound, out, -torch.inf)
         return out
 
     def log_size_weight(self, k, n_params):
@@ -147,21 +153,23 @@ class MixingPrior(NamedTuple):
     def log_density(self, theta, active=None, k=None):
         """``log Pi(theta)`` up to ``-log C_s``, shape ``(K,)``.
 
-        ``active`` defaults to ``theta != 0``; ``k`` (list of int), the sizes
-        of the active sets, is counted from ``active`` when None.
+        ``theta`` must be zero off ``active``, which defaults to ``theta !=
+        0``; ``k`` (list of int), the sizes of the active sets, is counted
+        from ``active`` when None.
         """
         active = theta != 0 if active is None else active
         k = active.sum(1).tolist() if k is None else k
-        if self.base.std is None:  # uniform on [-B, B]: the density is constant inside the box
-            inside = (theta.abs() <= self.base.bound).all(1)
-            per = torch.where(inside, 0.0, -torch.inf)
-            sizes = [
-                w - size * math.log(2.0 * self.base.bound)
-                for w, size in zip(self.log_size_weight(k, theta.shape[1]), k)
-            ]
+        std, bound = self.base.std, self.base.bound
+        log_norm = self._log_norm(theta)
+        sizes = self.log_size_weight(k, theta.shape[1])
+        if std is None:  # uniform on [-B, B]: the density is constant inside the box
+            sizes = [w - size * log_norm for w, size in zip(sizes, k)]
+            per = torch.zeros(theta.shape[0], dtype=theta.dtype, device=theta.device)
         else:
-            per = torch.where(active, self.coordinate_log_density(theta), 0.0).sum(1)
-            sizes = self.log_size_weight(k, theta.shape[1])
+            # inactive coordinates are exact zeros: the quadratic term needs no mask
+            per = -0.5 * ((theta / std) ** 2).sum(1) - (active.to(theta.dtype) * log_norm).sum(1)
+        if bound is not None:
+            per = torch.where((theta.abs() <= bound).all(1), per, -torch.inf)
         return per + torch.tensor(sizes, dtype=theta.dtype, device=theta.device)
 
     def grad_log_density(self, theta):

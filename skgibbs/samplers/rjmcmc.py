@@ -133,11 +133,40 @@ def birth_weights(loss_grad, active):
     ``r_i`` counts the inactive ``j`` with ``|grad_j| <= |grad_i|`` (ties
     share the larger rank), as in §6.
     """
+    w_sorted, order = _sorted_birth_weights(loss_grad, active)
+    return torch.zeros_like(w_sorted).scatter(1, order, w_sorted)
+
+
+def _sorted_birth_weights(loss_grad, active):
+    """Birth weights in ascending order of ``|grad|`` (active coordinates last, weight 0), and that order.
+
+    One sort per row: in sorted order the rank of position ``j`` is one plus
+    the last position holding the same value, a reversed running minimum.
+    """
     a = torch.nan_to_num(loss_grad.abs(), nan=0.0, posinf=torch.finfo(loss_grad.dtype).max)
-    masked = torch.where(active, torch.inf, a)
-    ranks = torch.searchsorted(masked.sort(1).values, masked, right=True)
+    values, order = torch.where(active, torch.inf, a).sort(1)
+    Q = values.shape[1]
+    positions = torch.arange(1, Q + 1, device=values.device).expand_as(values)
+    last = torch.ones_like(values, dtype=torch.bool)
+    last[:, :-1] = values[:, 1:] != values[:, :-1]
+    ranks = torch.where(last, positions, Q).flip(1).cummin(1).values.flip(1)
     # float64: a squared rank reaches Q^2 and the sum Q^3 / 3, beyond float32's exact integers
-    return torch.where(active, 0.0, ranks.to(torch.float64) ** 2)
+    w = torch.where(torch.isinf(values), 0.0, ranks.to(torch.float64) ** 2)
+    return w, order
+
+
+def _pick_birth(loss_grad, active, u):
+    """A coordinate drawn with the birth weights, and its ``log w_i^+``, without unsorting."""
+    w, order = _sorted_birth_weights(loss_grad, active)
+    pos, log_w = _pick(w, u)
+    return order.gather(1, pos[:, None])[:, 0], log_w
+
+
+def _log_birth_weight(loss_grad, active, idx):
+    """``log w_i^+`` of the coordinates ``idx`` (inactive), per row."""
+    w, order = _sorted_birth_weights(loss_grad, active)
+    pos = (order == idx[:, None]).to(torch.int8).argmax(1)
+    return torch.log(w.gather(1, pos[:, None])[:, 0] / w.sum(1))
 
 
 def _move_probs(size, n_params, moves):
@@ -245,7 +274,7 @@ def step(generators, state, potential, params, prior):
             torch.where(deaths, log_w.to(zero.dtype), log_sel),
         )
     if any_birth:
-        i_birth, log_w = _pick(birth_weights(state.loss_grad, active), u[:, 1])
+        i_birth, log_w = _pick_birth(state.loss_grad, active, u[:, 1])
         index, log_sel = (
             torch.where(births, i_birth, index),
             torch.where(births, log_w.to(zero.dtype), log_sel),
@@ -268,7 +297,7 @@ def step(generators, state, potential, params, prior):
     # forward: P(m | k) w_i(theta) psi_I'(tau | theta), whose residual is s * noise exactly;
     # reverse: the opposite move from tau, and psi_I(theta | tau)
     k_new = k + move
-    fwd_sq = torch.where(new_active, noise * noise, 0.0).sum(1) * params.proposal_std**2
+    fwd_sq = (noise * noise * new_active).sum(1) * params.proposal_std**2
     log_fwd = log_sel + _log_psi(fwd_sq, k_new, params.proposal_std)
     log_rev_sel = zero
     safe = index.clamp(min=0)
@@ -276,10 +305,10 @@ def step(generators, state, potential, params, prior):
         log_w = _log_weight(death_weights(tau, new_active), safe)
         log_rev_sel = torch.where(births, log_w.to(zero.dtype), log_rev_sel)
     if any_death:  # a death by the birth of the removed coordinate, ranked by the gradient at tau
-        log_w = _log_weight(birth_weights(lgrad_prop, new_active), safe)
+        log_w = _log_birth_weight(lgrad_prop, new_active, safe)
         log_rev_sel = torch.where(deaths, log_w.to(zero.dtype), log_rev_sel)
     bwd = torch.addcmul(theta - tau, h, grad_prop)
-    bwd_sq = torch.where(active, bwd * bwd, 0.0).sum(1)
+    bwd_sq = (bwd * bwd * active).sum(1)
     log_rev = log_rev_sel + _log_psi(bwd_sq, k, params.proposal_std)
     log_rev = log_rev + torch.tensor(log_move_ratio, dtype=log_rev.dtype, device=log_rev.device)
 
