@@ -96,6 +96,8 @@ BENCHMARK_SECTIONS = [
     ("large_n", "Default fits at large n", "``benchmarks/bench_large_n.py``"),
     ("burn_in", "csMALA burn-in steps against sampling steps", "``benchmarks/bench_burn_in.py``"),
     ("uq_mcycle", "Held-out uncertainty on a small 1-D data set (MASS mcycle)", "``benchmarks/bench_uq.py``"),
+    ("sparse_tables", "Paper 001 Tables 1-2: full and sparse priors", "``benchmarks/repro_sparse.py``"),
+    ("sparse", "Sparse networks: kernel speed and input relevance", "``benchmarks/bench_sparse.py``"),
 ]
 
 

@@ -154,7 +154,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         Posterior probability that each parameter is active (fraction of the
         draws where it is non-zero), in the flat order; see
         :meth:`unpack_inclusion` for ``coefs_`` / ``intercepts_`` shapes.
-    feature_inclusion_ : ndarray of shape (n_features_in_,)
+    feature_inclusion_ : ndarray of shape (n_features,)
         Posterior mean of the fraction of each input's first-layer weights
         that are active and lead to the output (:func:`input_relevance`):
         the relevance of the input columns, 0 for an input the network
