@@ -11,9 +11,11 @@ gamma = 0.01, the proposal N(theta - gamma grad R_n, gamma^2) of Algorithm 1
 terms), burn-in b, m = 100 draws with gap c = 100, from a Glorot start on
 the raw (unstandardized) data, as the paper. The sparse chain runs the
 reversible-jump kernel (:mod:`skgibbs.samplers.rjmcmc`) with the mixing prior
-(s = 2, uniform on [-B, B] with B = 2: the paper omits the box in its
-implementation, but the dimension-changing moves need a proper density) and
-about half of the parameters zero at the start. Gradient descent runs b
+(s = 2, uniform on [-B, B]: the paper omits the box in its implementation,
+but the dimension-changing moves need a proper density, and ``1 / (2B)``
+per active parameter acts as extra sparsity, so B = 1, the smallest the
+paper allows, and B = 2 are both run) and about half of the parameters zero
+at the start. Gradient descent runs b
 steps at learning rate gamma from the same start.
 
 Excess risks are mean squared distances to the true f on M = 10000 fresh
@@ -49,13 +51,16 @@ PAPER_T2 = {  # coverage (average radius)
     "inflated": {1: (1.0, 1.8207), 10: (0.88, 0.7555), 100: (1.0, 1.8402)},
 }
 PAPER_NONZERO = {1: 0.47, 10: 0.46, 100: 0.42}
-N_TRAIN, GAMMA, M_EVAL, BOUND = 750, 0.01, 10_000, 2.0
+N_TRAIN, GAMMA, M_EVAL = 750, 0.01, 10_000
 
 
-def one_run(p, rep, burn_in, n_draws, gap):
+def one_run(p, rep, burn_in, n_draws, gap, bounds):
     torch.set_num_threads(1)
     X, y, A = make_sparse_sine(1000, p, noise=0.1, random_state=1000 * p + rep)
-    Xtr, ytr = torch.as_tensor(X[:N_TRAIN], dtype=torch.float32), torch.as_tensor(y[:N_TRAIN], dtype=torch.float32)
+    Xtr, ytr = (
+        torch.as_tensor(X[:N_TRAIN], dtype=torch.float32),
+        torch.as_tensor(y[:N_TRAIN], dtype=torch.float32),
+    )
     X_eval = np.random.default_rng(rep).uniform(size=(M_EVAL, p))
     f_eval = sparse_sine_function(X_eval, A)
     Xe = torch.as_tensor(X_eval, dtype=torch.float32)
@@ -65,7 +70,13 @@ def one_run(p, rep, burn_in, n_draws, gap):
     gen = torch.Generator().manual_seed(rep)
     theta0 = spec.init_params(gen, 1, torch.float32)
     cfg = ChainConfig(
-        sampler="mala", lam=lam, step_size=GAMMA / lam, proposal_std=GAMMA, n_samples=n_draws, burn_in=burn_in, thin=gap
+        sampler="mala",
+        lam=lam,
+        step_size=GAMMA / lam,
+        proposal_std=GAMMA,
+        n_samples=n_draws,
+        burn_in=burn_in,
+        thin=gap,
     )
     out = {"p": p, "rep": rep}
     t = time.perf_counter()
@@ -78,21 +89,26 @@ def one_run(p, rep, burn_in, n_draws, gap):
     out["full_acceptance"] = float(full.acceptance_rate[0])
     cs = credible_sets(F, draws, f_eval, 0.95, math.log(N_TRAIN))
     out.update(
-        ball_cover=cs.covered, ball_radius=cs.radius, infl_cover=cs.covered_inflated, infl_radius=cs.inflated_radius
+        ball_cover=cs.covered,
+        ball_radius=cs.radius,
+        infl_cover=cs.covered_inflated,
+        infl_radius=cs.inflated_radius,
     )
     # the sparse chain: about half of the parameters zero at the start (§4)
     mask = torch.as_tensor(np.random.default_rng([rep, 1]).random(spec.n_params) < 0.5, dtype=torch.float32)
-    theta_sparse = (theta0 * mask).clamp(-BOUND, BOUND)
-    t = time.perf_counter()
-    sparse = run_chains(
-        pot, theta_sparse, [rep + 1], cfg._replace(sampler="rjmcmc"), prior=MixingPrior(Prior(bound=BOUND), 2.0)
-    )
-    out["time_sparse_s"] = time.perf_counter() - t
-    S = sparse.samples[0]
-    Fs = spec.forward(torch.as_tensor(S), Xe).double().numpy()
-    out["sparse_mean"] = float(np.mean((Fs.mean(0) - f_eval) ** 2))
-    out["nonzero"] = float((S != 0).mean())
-    out["sparse_acceptance"] = float(sparse.acceptance_rate[0])
+    for bound in bounds:
+        t = time.perf_counter()
+        prior = MixingPrior(Prior(bound=bound), 2.0)
+        sparse = run_chains(
+            pot, (theta0 * mask).clamp(-bound, bound), [rep + 1], cfg._replace(sampler="rjmcmc"), prior=prior
+        )
+        out[f"time_sparse_s_B{bound:g}"] = time.perf_counter() - t
+        S = sparse.samples[0]
+        Fs = spec.forward(torch.as_tensor(S), Xe).double().numpy()
+        out[f"sparse_mean_B{bound:g}"] = float(np.mean((Fs.mean(0) - f_eval) ** 2))
+        out[f"nonzero_B{bound:g}"] = float((S != 0).mean())
+        out[f"sparse_acceptance_B{bound:g}"] = float(sparse.acceptance_rate[0])
+        out[f"move_acceptance_B{bound:g}"] = sparse.move_acceptance[0].tolist()
     # gradient descent on R_n, same start and step
     theta = theta0.clone().requires_grad_(True)
     for _ in range(burn_in):
@@ -118,29 +134,37 @@ def main():
     ap.add_argument("--gap", type=int, default=100)
     ap.add_argument("--dims", type=int, nargs="+", default=[1, 10, 100])
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--bounds", type=float, nargs="+", default=[1.0, 2.0])
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     t0 = time.perf_counter()
     jobs = [(p, rep) for p in args.dims for rep in range(args.reps)]
-    runs = Parallel(n_jobs=args.n_jobs)(delayed(one_run)(p, r, args.burn_in, args.draws, args.gap) for p, r in jobs)
+    runs = Parallel(n_jobs=args.n_jobs)(
+        delayed(one_run)(p, r, args.burn_in, args.draws, args.gap, args.bounds) for p, r in jobs
+    )
     load = os.getloadavg()[0]
     by_p = {p: [r for r in runs if r["p"] == p] for p in args.dims}
     t1_rows = []
-    for key, label in [
-        ("full_mean", "posterior mean, full prior"),
-        ("full_draw", "one draw, full prior"),
-        ("sparse_mean", "posterior mean, mixing prior"),
-        ("gd", "gradient descent"),
-    ]:
+    rows_spec = [
+        ("full_mean", "full_mean", "posterior mean, full prior"),
+        ("full_draw", "full_draw", "one draw, full prior"),
+    ]
+    rows_spec += [
+        (f"sparse_mean_B{b:g}", "sparse_mean", f"posterior mean, mixing prior, B = {b:g}")
+        for b in args.bounds
+    ]
+    rows_spec += [("gd", "gd", "gradient descent")]
+    for key, paper_key, label in rows_spec:
         row = [label]
         for p in args.dims:
-            paper = PAPER_T1[key][p]
+            paper = PAPER_T1[paper_key][p]
             row += [_fmt([r[key] for r in by_p[p]]), f"{paper[0]:.4f} ({paper[1]:.4f})"]
         t1_rows.append(row)
-    nz = ["non-zero fraction, mixing prior"]
-    for p in args.dims:
-        nz += [f"{np.mean([r['nonzero'] for r in by_p[p]]):.0%}", f"{PAPER_NONZERO[p]:.0%}"]
-    t1_rows.append(nz)
+    for b in args.bounds:
+        nz = [f"non-zero fraction, mixing prior, B = {b:g}"]
+        for p in args.dims:
+            nz += [f"{np.mean([r[f'nonzero_B{b:g}'] for r in by_p[p]]):.0%}", f"{PAPER_NONZERO[p]:.0%}"]
+        t1_rows.append(nz)
     header = ["estimator"] + [f"{w} p={p}" for p in args.dims for w in ("skgibbs", "paper")]
     t2_rows = []
     for key, label in [("ball", "C(tau_alpha)"), ("infl", "C(log(n) tau_alpha^I)")]:
@@ -151,13 +175,15 @@ def main():
             paper = PAPER_T2["ball" if key == "ball" else "inflated"][p]
             row += [f"{cover:.0%} ({radius:.4f})", f"{paper[0]:.0%} ({paper[1]:.4f})"]
         t2_rows.append(row)
+    b0 = f"B{args.bounds[0]:g}"
     acc_rows = [
         [
             p,
             f"{np.mean([r['full_acceptance'] for r in by_p[p]]):.3f}",
-            f"{np.mean([r['sparse_acceptance'] for r in by_p[p]]):.3f}",
+            f"{np.mean([r[f'sparse_acceptance_{b0}'] for r in by_p[p]]):.3f}",
+            " / ".join(f"{v:.3f}" for v in np.mean([r[f"move_acceptance_{b0}"] for r in by_p[p]], 0)),
             f"{np.mean([r['time_full_s'] for r in by_p[p]]):.1f}",
-            f"{np.mean([r['time_sparse_s'] for r in by_p[p]]):.1f}",
+            f"{np.mean([r[f'time_sparse_s_{b0}'] for r in by_p[p]]):.1f}",
         ]
         for p in args.dims
     ]
@@ -177,7 +203,11 @@ def main():
         [
             ("Table 1: excess risk, mean (sd)", header, t1_rows),
             ("Table 2: coverage (average radius)", header, t2_rows),
-            ("Acceptance and time per chain", ["p", "MALA acc.", "RJ acc.", "MALA s", "RJ s"], acc_rows),
+            (
+                f"Acceptance and time per chain (RJ: B = {args.bounds[0]:g})",
+                ["p", "MALA acc.", "RJ acc.", "RJ death / within / birth", "MALA s", "RJ s"],
+                acc_rows,
+            ),
         ],
         notes,
     )

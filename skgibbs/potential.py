@@ -150,6 +150,32 @@ class MixingPrior(NamedTuple):
             for size in k
         ]
 
+    def size_part(self, k, n_params):
+        """The part of ``log Pi`` that depends on ``theta`` only through ``k = |I|``, per chain (list).
+
+        ``log(s^(-k) / binom(Q, k))``, and ``-k log(2B)`` for the uniform density.
+        """
+        sizes = self.log_size_weight(k, n_params)
+        if self.base.std is None:
+            log_2b = math.log(2.0 * self.base.bound)
+            sizes = [w - size * log_2b for w, size in zip(sizes, k)]
+        return sizes
+
+    def coordinate_part(self, theta, active):
+        """The rest of ``log Pi``: ``sum_{i in I} log p_i(theta_i)`` less the ``size_part``, shape ``(K,)``.
+
+        ``theta`` must be zero off ``active``; ``-inf`` outside the box.
+        """
+        std, bound = self.base.std, self.base.bound
+        if std is None:
+            per = torch.zeros(theta.shape[0], dtype=theta.dtype, device=theta.device)
+        else:
+            # inactive coordinates are exact zeros: the quadratic term needs no mask
+            per = -0.5 * ((theta / std) ** 2).sum(1) - (active.to(theta.dtype) * self._log_norm(theta)).sum(1)
+        if bound is not None:
+            per = torch.where((theta.abs() <= bound).all(1), per, -torch.inf)
+        return per
+
     def log_density(self, theta, active=None, k=None):
         """``log Pi(theta)`` up to ``-log C_s``, shape ``(K,)``.
 
@@ -159,18 +185,8 @@ class MixingPrior(NamedTuple):
         """
         active = theta != 0 if active is None else active
         k = active.sum(1).tolist() if k is None else k
-        std, bound = self.base.std, self.base.bound
-        log_norm = self._log_norm(theta)
-        sizes = self.log_size_weight(k, theta.shape[1])
-        if std is None:  # uniform on [-B, B]: the density is constant inside the box
-            sizes = [w - size * log_norm for w, size in zip(sizes, k)]
-            per = torch.zeros(theta.shape[0], dtype=theta.dtype, device=theta.device)
-        else:
-            # inactive coordinates are exact zeros: the quadratic term needs no mask
-            per = -0.5 * ((theta / std) ** 2).sum(1) - (active.to(theta.dtype) * log_norm).sum(1)
-        if bound is not None:
-            per = torch.where((theta.abs() <= bound).all(1), per, -torch.inf)
-        return per + torch.tensor(sizes, dtype=theta.dtype, device=theta.device)
+        sizes = torch.tensor(self.size_part(k, theta.shape[1]), dtype=theta.dtype, device=theta.device)
+        return self.coordinate_part(theta, active) + sizes
 
     def grad_log_density(self, theta):
         """Gradient of ``sum_i log p_i(theta_i)`` (zero at inactive coordinates, which are 0)."""

@@ -127,7 +127,7 @@ def test_credible_sets_of_paper_001(fitted):
     assert cs.radius == pytest.approx(est.credible_radius(X))
     assert cs.inflation == pytest.approx(np.log(len(y)))
     assert cs.inflated_radius == pytest.approx(np.log(len(y)) * cs.parameter_radius)
-    theta = est.samples_.reshape(-1, est.samples_.shape[-1])
+    theta = est.samples_.reshape(-1, est.samples_.shape[-1]).astype(np.float64)
     sup = np.abs(theta - theta.mean(0)).max(1)
     assert np.mean(sup <= cs.parameter_radius) >= 0.95
     assert cs.covered == float(cs.distance <= cs.radius)

@@ -75,6 +75,7 @@ box, is rejected.
 import math
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from ..potential import Batch, MixingPrior
@@ -155,18 +156,63 @@ def _sorted_birth_weights(loss_grad, active):
     return w, order
 
 
+def _host_rows(loss_grad, active):
+    """``|grad|`` (NaN as 0, inf as the largest float) and the inactive masks as NumPy rows."""
+    a = np.abs(loss_grad.detach().cpu().numpy())
+    a = np.nan_to_num(a, nan=0.0, posinf=np.finfo(a.dtype).max)
+    return a, ~active.cpu().numpy()
+
+
+def _sorted_rank_weights(values):
+    """Squared tie-aware ranks of ascending ``values``: the rank of a position is one plus the last
+    position holding the same value (a reversed running minimum, no second sort)."""
+    m = len(values)
+    last = np.empty(m, dtype=bool)
+    last[:-1] = values[1:] != values[:-1]
+    last[-1] = True
+    ranks = np.minimum.accumulate(np.where(last, np.arange(1, m + 1), m)[::-1])[::-1]
+    return ranks.astype(np.float64) ** 2
+
+
 def _pick_birth(loss_grad, active, u):
-    """A coordinate drawn with the birth weights, and its ``log w_i^+``, without unsorting."""
-    w, order = _sorted_birth_weights(loss_grad, active)
-    pos, log_w = _pick(w, u)
-    return order.gather(1, pos[:, None])[:, 0], log_w
+    """Coordinates drawn with the birth weights, and their ``log w_i^+``; one value sort per chain.
+
+    A position of the sorted inactive values is drawn with the squared-rank
+    weights; within a group of tied values (equal weights) the position's
+    offset picks the coordinate, so every coordinate has its weight
+    ``r_i^2``. The sort runs on the host (NumPy sorts values several times
+    faster than torch sorts values with indices).
+    """
+    a, inactive = _host_rows(loss_grad, active)
+    u = u.detach().cpu().numpy()
+    idx, log_w = [], []
+    for row, free, ui in zip(a, inactive, u):
+        values = np.sort(row[free])
+        if len(values) == 0:  # no birth is possible: the value is never used
+            idx.append(0)
+            log_w.append(-np.inf)
+            continue
+        w = _sorted_rank_weights(values)
+        cdf = np.cumsum(w)
+        pos = min(int(np.searchsorted(cdf, ui * cdf[-1], side="right")), len(values) - 1)
+        first = int(np.searchsorted(values, values[pos], side="left"))
+        tied = np.flatnonzero(free & (row == values[pos]))
+        idx.append(int(tied[pos - first]))
+        log_w.append(math.log(w[pos] / cdf[-1]))
+    dev = loss_grad.device
+    return torch.tensor(idx, device=dev), torch.tensor(log_w, dtype=loss_grad.dtype, device=dev)
 
 
 def _log_birth_weight(loss_grad, active, idx):
-    """``log w_i^+`` of the coordinates ``idx`` (inactive), per row."""
-    w, order = _sorted_birth_weights(loss_grad, active)
-    pos = (order == idx[:, None]).to(torch.int8).argmax(1)
-    return torch.log(w.gather(1, pos[:, None])[:, 0] / w.sum(1))
+    """``log w_i^+`` of the (inactive) coordinates ``idx``, per row."""
+    a, inactive = _host_rows(loss_grad, active)
+    out = []
+    for row, free, i in zip(a, inactive, idx.tolist()):
+        values = row[free]
+        total = _sorted_rank_weights(np.sort(values)).sum() if len(values) else 0.0
+        rank = np.count_nonzero(values <= row[i])
+        out.append(math.log(rank**2 / total) if rank and total > 0 else -math.inf)
+    return torch.tensor(out, dtype=loss_grad.dtype, device=loss_grad.device)
 
 
 def _move_probs(size, n_params, moves):
@@ -212,13 +258,10 @@ def _grad(loss_grad, theta, scale, prior):
     return g if prior_grad is None else g - prior_grad
 
 
-def _log_psi(sq_sum, k, proposal_std):
-    """``log psi`` from the sum of squared residuals on the ``k`` moved coordinates, per chain."""
-    return -0.5 * sq_sum / proposal_std**2 - k * (torch.log(proposal_std) + 0.5 * _LOG_2PI)
-
-
 def _uniforms(generators, n, like):
     """``(K, n)`` uniforms, row ``k`` from ``generators[k]``."""
+    if len(generators) == 1:
+        return torch.rand(1, n, generator=generators[0], dtype=like.dtype, device=like.device)
     return torch.stack([torch.rand(n, generator=g, dtype=like.dtype, device=like.device) for g in generators])
 
 
@@ -256,31 +299,27 @@ def step(generators, state, potential, params, prior):
     theta, active = state.theta, state.active
     K, Q = theta.shape
     zero = torch.zeros(K, dtype=theta.dtype, device=theta.device)
-    k = active.sum(1)
-    k_list = k.tolist()
+    k_list = active.sum(1).tolist()
     u = _uniforms(generators, 3, theta)  # the move, the coordinate, the acceptance
     noise = _noise(generators, Q, theta)
     move_list, log_move_ratio = _draw_moves(u[:, 0].tolist(), k_list, Q, params.moves)
     move = torch.tensor(move_list, device=theta.device)
-    births, deaths = move > 0, move < 0
     any_birth, any_death = 1 in move_list, -1 in move_list
-    # the chosen coordinate and log w_i(theta); weights are only built when some chain needs them
+    jumps = any_birth or any_death
+    births, deaths = (move > 0, move < 0) if jumps else (None, None)
+    # the chosen coordinate and -log w_i(theta); weights are only built when some chain needs them
     index = torch.full((K,), -1, dtype=torch.long, device=theta.device)
-    log_sel = zero
+    log_sel_fwd = zero
     if any_death:
         i_death, log_w = _pick(death_weights(theta, active), u[:, 1])
-        index, log_sel = (
-            torch.where(deaths, i_death, index),
-            torch.where(deaths, log_w.to(zero.dtype), log_sel),
-        )
+        index = torch.where(deaths, i_death, index)
+        log_sel_fwd = log_sel_fwd - torch.where(deaths, log_w.to(zero.dtype), 0.0)
     if any_birth:
         i_birth, log_w = _pick_birth(state.loss_grad, active, u[:, 1])
-        index, log_sel = (
-            torch.where(births, i_birth, index),
-            torch.where(births, log_w.to(zero.dtype), log_sel),
-        )
+        index = torch.where(births, i_birth, index)
+        log_sel_fwd = log_sel_fwd - torch.where(births, log_w, 0.0)
     new_active = active
-    if any_birth or any_death:
+    if jumps:
         rows = (move != 0).nonzero()[:, 0]
         new_active = active.clone()
         new_active[rows, index[rows]] = births[rows]
@@ -290,32 +329,33 @@ def step(generators, state, potential, params, prior):
     grad_cur = _grad(state.loss_grad, theta, params.loss_scale, prior)
     tau = torch.where(new_active, torch.addcmul(theta - h * grad_cur, s, noise), 0.0)
     loss_prop, lgrad_prop = potential.loss_sum_and_grad(tau, _FULL)
-    k_new_list = [a + m for a, m in zip(k_list, move_list)]
-    log_prior_prop = prior.log_density(tau, new_active, k_new_list)
     grad_prop = _grad(lgrad_prop, tau, params.loss_scale, prior)
+    # host-side terms in one transfer: the size part of log Pi(tau) and log P(m^-1 | k') / P(m | k)
+    k_new = [a + m for a, m in zip(k_list, move_list)]
+    host = torch.tensor([prior.size_part(k_new, Q), log_move_ratio], dtype=theta.dtype, device=theta.device)
+    log_prior_prop = prior.coordinate_part(tau, new_active) + host[0]
 
-    # forward: P(m | k) w_i(theta) psi_I'(tau | theta), whose residual is s * noise exactly;
-    # reverse: the opposite move from tau, and psi_I(theta | tau)
-    k_new = k + move
-    fwd_sq = (noise * noise * new_active).sum(1) * params.proposal_std**2
-    log_fwd = log_sel + _log_psi(fwd_sq, k_new, params.proposal_std)
-    log_rev_sel = zero
-    safe = index.clamp(min=0)
+    # selection weights: log w_i(tau) of the reverse move minus log w_i(theta) (0 for within-model moves)
+    log_sel = log_sel_fwd if jumps else zero
     if any_birth:  # a birth is undone by the death of the newborn
-        log_w = _log_weight(death_weights(tau, new_active), safe)
-        log_rev_sel = torch.where(births, log_w.to(zero.dtype), log_rev_sel)
+        log_w = _log_weight(death_weights(tau, new_active), index.clamp(min=0))
+        log_sel = log_sel + torch.where(births, log_w.to(zero.dtype), 0.0)
     if any_death:  # a death by the birth of the removed coordinate, ranked by the gradient at tau
-        log_w = _log_birth_weight(lgrad_prop, new_active, safe)
-        log_rev_sel = torch.where(deaths, log_w.to(zero.dtype), log_rev_sel)
+        log_w = _log_birth_weight(lgrad_prop, new_active, index.clamp(min=0))
+        log_sel = log_sel + torch.where(deaths, log_w, 0.0)
+    # log psi_I(theta | tau) - log psi_I'(tau | theta): the forward residual is s * noise exactly,
+    # and each coordinate's normal density carries -log(s sqrt(2 pi))
     bwd = torch.addcmul(theta - tau, h, grad_prop)
-    bwd_sq = (bwd * bwd * active).sum(1)
-    log_rev = log_rev_sel + _log_psi(bwd_sq, k, params.proposal_std)
-    log_rev = log_rev + torch.tensor(log_move_ratio, dtype=log_rev.dtype, device=log_rev.device)
-
+    sd = params.proposal_std
+    log_psi = 0.5 * (noise * noise * new_active).sum(1) - 0.5 * (bwd * bwd * active).sum(1) / sd**2
+    if jumps:
+        log_psi = log_psi + move.to(sd.dtype) * (torch.log(sd) + 0.5 * _LOG_2PI)
     log_alpha = (
         params.loss_scale * (state.loss_sum - loss_prop)
         + (log_prior_prop - state.log_prior)
-        + (log_rev - log_fwd)
+        + host[1]
+        + log_sel
+        + log_psi
     )
     finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
     log_alpha = torch.where(finite, log_alpha, -torch.inf)

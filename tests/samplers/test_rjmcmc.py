@@ -233,3 +233,34 @@ def test_runner_pairs_rjmcmc_with_the_mixing_prior_only():
             ChainConfig(sampler="rjmcmc", n_samples=2, burn_in=0),
             prior=MixingPrior(Prior(std=1.0)),
         )
+
+
+def test_chains_one_by_one_or_in_workers_give_the_batched_draws():
+    X, y = _data()
+    pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
+    cfg = ChainConfig(sampler="rjmcmc", lam=24.0, n_samples=30, burn_in=30, step_size=0.01)
+    theta0 = torch.full((2, 3), 0.1, dtype=torch.float64)
+    prior = MixingPrior(Prior(std=1.0), 2.0)
+    batched = run_chains(pot, theta0, [1, 2], cfg, prior=prior)
+    workers = run_chains(pot, theta0, [1, 2], cfg, prior=prior, vectorize=False, n_jobs=2)
+    assert np.allclose(batched.samples, workers.samples, atol=1e-10)
+    assert np.array_equal(batched.samples != 0, workers.samples != 0)
+    assert workers.move_acceptance.shape == (2, 3)
+
+
+def test_fast_birth_draws_follow_the_reference_weights_with_ties():
+    grad = torch.tensor([[0.5, -2.0, 0.0, 0.5, 3.0, 0.0, 0.0, 1.0]] * 2)
+    active = torch.tensor([[False, False, False, False, True, False, False, True]] * 2)
+    ref = rjmcmc.birth_weights(grad, active)[0]
+    probs = (ref / ref.sum()).numpy()
+    u = torch.rand(20000, generator=torch.Generator().manual_seed(0))
+    counts = np.zeros(8)
+    for chunk in u.view(-1, 2):
+        idx, log_w = rjmcmc._pick_birth(grad, active, chunk)
+        assert np.allclose(log_w.numpy(), np.log(probs[idx.numpy()]))
+        np.add.at(counts, idx.numpy(), 1)
+    freq = counts / counts.sum()
+    assert np.all(np.abs(freq - probs) < 4 * np.sqrt(probs * (1 - probs) / counts.sum()) + 1e-12)
+    for i in np.flatnonzero(probs):
+        log_w = rjmcmc._log_birth_weight(grad, active, torch.tensor([i, i]))
+        assert np.allclose(log_w.numpy(), np.log(probs[i]))
