@@ -150,19 +150,30 @@ class MixingPrior(NamedTuple):
             for size in k
         ]
 
+    def _scalar_log_norm(self):
+        """The ``-log`` normalising constant shared by every coordinate, or None when it varies."""
+        std, bound = self.base.std, self.base.bound
+        if std is None:
+            return math.log(2.0 * bound)
+        if torch.is_tensor(std) and std.numel() > 1:
+            return None
+        std = float(std)
+        out = math.log(std) + 0.5 * math.log(2.0 * math.pi)
+        return out if bound is None else out + math.log(math.erf(bound / (std * math.sqrt(2.0))))
+
     def size_part(self, k, n_params):
         """The part of ``log Pi`` that depends on ``theta`` only through ``k = |I|``, per chain (list).
 
-        ``log(s^(-k) / binom(Q, k))``, and ``-k log(2B)`` for the uniform density.
+        ``log(s^(-k) / binom(Q, k))``, and ``-k log c`` when every active
+        coordinate has the same normalising constant ``c`` (``2B`` for the
+        uniform density, ``std sqrt(2 pi)`` for one Gaussian scale).
         """
         sizes = self.log_size_weight(k, n_params)
-        if self.base.std is None:
-            log_2b = math.log(2.0 * self.base.bound)
-            sizes = [w - size * log_2b for w, size in zip(sizes, k)]
-        return sizes
+        c = self._scalar_log_norm()
+        return sizes if c is None else [w - size * c for w, size in zip(sizes, k)]
 
     def coordinate_part(self, theta, active):
-        """The rest of ``log Pi``: ``sum_{i in I} log p_i(theta_i)`` less the ``size_part``, shape ``(K,)``.
+        """The rest of ``log Pi``, shape ``(K,)``: ``log Pi(theta) - size_part``.
 
         ``theta`` must be zero off ``active``; ``-inf`` outside the box.
         """
@@ -171,7 +182,9 @@ class MixingPrior(NamedTuple):
             per = torch.zeros(theta.shape[0], dtype=theta.dtype, device=theta.device)
         else:
             # inactive coordinates are exact zeros: the quadratic term needs no mask
-            per = -0.5 * ((theta / std) ** 2).sum(1) - (active.to(theta.dtype) * self._log_norm(theta)).sum(1)
+            per = ((theta / std) ** 2).sum(1).mul_(-0.5)
+            if self._scalar_log_norm() is None:
+                per = per - (active.to(theta.dtype) * self._log_norm(theta)).sum(1)
         if bound is not None:
             per = torch.where((theta.abs() <= bound).all(1), per, -torch.inf)
         return per
