@@ -156,11 +156,10 @@ def _sorted_birth_weights(loss_grad, active):
     return w, order
 
 
-def _host_rows(loss_grad, active):
-    """``|grad|`` (NaN as 0, inf as the largest float) and the inactive masks as NumPy rows."""
-    a = np.abs(loss_grad.detach().cpu().numpy())
-    a = np.nan_to_num(a, nan=0.0, posinf=np.finfo(a.dtype).max)
-    return a, ~active.cpu().numpy()
+def _host_abs(grad_row):
+    """``|grad|`` on the host, NaN as 0 and inf as the largest float (the ranks stay defined)."""
+    a = np.abs(grad_row)
+    return np.nan_to_num(a, nan=0.0, posinf=np.finfo(a.dtype).max)
 
 
 def _sorted_rank_weights(values):
@@ -174,45 +173,61 @@ def _sorted_rank_weights(values):
     return ranks.astype(np.float64) ** 2
 
 
-def _pick_birth(loss_grad, active, u):
-    """Coordinates drawn with the birth weights, and their ``log w_i^+``; one value sort per chain.
+def _host_pick_birth(grad_row, free, u):
+    """One inactive coordinate drawn with the birth weights, and its ``log w_i^+`` (host, one chain).
 
     A position of the sorted inactive values is drawn with the squared-rank
     weights; within a group of tied values (equal weights) the position's
     offset picks the coordinate, so every coordinate has its weight
-    ``r_i^2``. The sort runs on the host (NumPy sorts values several times
-    faster than torch sorts values with indices).
+    ``r_i^2``. NumPy sorts values several times faster than torch sorts
+    values with indices.
     """
-    a, inactive = _host_rows(loss_grad, active)
-    u = u.detach().cpu().numpy()
-    idx, log_w = [], []
-    for row, free, ui in zip(a, inactive, u):
-        values = np.sort(row[free])
-        if len(values) == 0:  # no birth is possible: the value is never used
-            idx.append(0)
-            log_w.append(-np.inf)
-            continue
-        w = _sorted_rank_weights(values)
-        cdf = np.cumsum(w)
-        pos = min(int(np.searchsorted(cdf, ui * cdf[-1], side="right")), len(values) - 1)
-        first = int(np.searchsorted(values, values[pos], side="left"))
-        tied = np.flatnonzero(free & (row == values[pos]))
-        idx.append(int(tied[pos - first]))
-        log_w.append(math.log(w[pos] / cdf[-1]))
-    dev = loss_grad.device
-    return torch.tensor(idx, device=dev), torch.tensor(log_w, dtype=loss_grad.dtype, device=dev)
+    a = _host_abs(grad_row)
+    values = np.sort(a[free])
+    w = _sorted_rank_weights(values)
+    cdf = np.cumsum(w)
+    pos = min(int(np.searchsorted(cdf, u * cdf[-1], side="right")), len(values) - 1)
+    first = int(np.searchsorted(values, values[pos], side="left"))
+    tied = np.flatnonzero(free & (a == values[pos]))
+    return int(tied[pos - first]), math.log(w[pos] / cdf[-1])
+
+
+def _host_log_birth(grad_row, free, i):
+    """``log w_i^+`` of the inactive coordinate ``i`` (host, one chain)."""
+    a = _host_abs(grad_row)
+    values = a[free]
+    rank = np.count_nonzero(values <= a[i])
+    return math.log(rank**2 / _sorted_rank_weights(np.sort(values)).sum())
+
+
+def _host_pick_death(theta_row, active_row, u):
+    """One active coordinate drawn with weight ``exp(-|theta_i|)``, and its ``log w_i^-`` (host)."""
+    where = np.flatnonzero(active_row)
+    w = np.exp(-np.abs(theta_row[where].astype(np.float64)))
+    cdf = np.cumsum(w)
+    pos = min(int(np.searchsorted(cdf, u * cdf[-1], side="right")), len(w) - 1)
+    return int(where[pos]), math.log(w[pos] / cdf[-1])
+
+
+def _host_log_death(theta_row, active_row, i):
+    """``log w_i^-`` of the active coordinate ``i`` (host, one chain)."""
+    w = np.exp(-np.abs(theta_row[active_row].astype(np.float64)))
+    return -abs(float(theta_row[i])) - math.log(w.sum())
+
+
+def _pick_birth(loss_grad, active, u):
+    """Per chain, a coordinate drawn with the birth weights and its ``log w_i^+`` (tensors)."""
+    grads, free = loss_grad.detach().cpu().numpy(), ~active.cpu().numpy()
+    picks = [_host_pick_birth(g, f, float(ui)) for g, f, ui in zip(grads, free, u.tolist())]
+    idx, log_w = zip(*picks)
+    return torch.tensor(idx), torch.tensor(log_w, dtype=loss_grad.dtype)
 
 
 def _log_birth_weight(loss_grad, active, idx):
-    """``log w_i^+`` of the (inactive) coordinates ``idx``, per row."""
-    a, inactive = _host_rows(loss_grad, active)
-    out = []
-    for row, free, i in zip(a, inactive, idx.tolist()):
-        values = row[free]
-        total = _sorted_rank_weights(np.sort(values)).sum() if len(values) else 0.0
-        rank = np.count_nonzero(values <= row[i])
-        out.append(math.log(rank**2 / total) if rank and total > 0 else -math.inf)
-    return torch.tensor(out, dtype=loss_grad.dtype, device=loss_grad.device)
+    """``log w_i^+`` of the inactive coordinates ``idx``, per chain (tensor)."""
+    grads, free = loss_grad.detach().cpu().numpy(), ~active.cpu().numpy()
+    out = [_host_log_birth(g, f, int(i)) for g, f, i in zip(grads, free, idx.tolist())]
+    return torch.tensor(out, dtype=loss_grad.dtype)
 
 
 def _move_probs(size, n_params, moves):
@@ -233,23 +248,6 @@ def _draw_moves(u, k, n_params, moves):
         out.append(m)
         log_ratio.append(math.log(rev[1 - m]) - math.log(p[m + 1]))
     return out, log_ratio
-
-
-def _pick(weights, u):
-    """Inverse-CDF draw of one index per row of ``weights`` ``(K, Q)`` from uniforms ``u`` ``(K,)``.
-
-    Returns the index and ``log(weights[idx] / sum(weights))``.
-    """
-    cdf = weights.cumsum(1)
-    total = cdf[:, -1:]
-    idx = torch.searchsorted(cdf, (u.to(cdf.dtype)[:, None] * total).contiguous(), right=True)
-    idx = idx.clamp(max=weights.shape[1] - 1)
-    return idx[:, 0], torch.log(weights.gather(1, idx)[:, 0] / total[:, 0])
-
-
-def _log_weight(weights, idx):
-    """``log(weights[idx] / sum(weights))`` per row."""
-    return torch.log(weights.gather(1, idx[:, None])[:, 0] / weights.sum(1))
 
 
 def _grad(loss_grad, theta, scale, prior):
@@ -298,31 +296,28 @@ def step(generators, state, potential, params, prior):
     """
     theta, active = state.theta, state.active
     K, Q = theta.shape
-    zero = torch.zeros(K, dtype=theta.dtype, device=theta.device)
     k_list = active.sum(1).tolist()
     u = _uniforms(generators, 3, theta)  # the move, the coordinate, the acceptance
     noise = _noise(generators, Q, theta)
-    move_list, log_move_ratio = _draw_moves(u[:, 0].tolist(), k_list, Q, params.moves)
-    move = torch.tensor(move_list, device=theta.device)
-    any_birth, any_death = 1 in move_list, -1 in move_list
-    jumps = any_birth or any_death
-    births, deaths = (move > 0, move < 0) if jumps else (None, None)
-    # the chosen coordinate and -log w_i(theta); weights are only built when some chain needs them
-    index = torch.full((K,), -1, dtype=torch.long, device=theta.device)
-    log_sel_fwd = zero
-    if any_death:
-        i_death, log_w = _pick(death_weights(theta, active), u[:, 1])
-        index = torch.where(deaths, i_death, index)
-        log_sel_fwd = log_sel_fwd - torch.where(deaths, log_w.to(zero.dtype), 0.0)
-    if any_birth:
-        i_birth, log_w = _pick_birth(state.loss_grad, active, u[:, 1])
-        index = torch.where(births, i_birth, index)
-        log_sel_fwd = log_sel_fwd - torch.where(births, log_w, 0.0)
+    u_host = u.tolist()
+    moves, log_move_ratio = _draw_moves([r[0] for r in u_host], k_list, Q, params.moves)
+    # the chosen coordinates and -log w_i(theta), on the host; the weights only for the chains that jump
+    index, log_sel = [-1] * K, [0.0] * K
+    jumps = any(moves)
     new_active = active
     if jumps:
-        rows = (move != 0).nonzero()[:, 0]
+        th, act = theta.detach().cpu().numpy(), active.cpu().numpy()
+        grads = state.loss_grad.detach().cpu().numpy() if 1 in moves else None
         new_active = active.clone()
-        new_active[rows, index[rows]] = births[rows]
+        for c, m in enumerate(moves):
+            if m == 0:
+                continue
+            pick = _host_pick_death if m < 0 else _host_pick_birth
+            index[c], log_w = (
+                pick(th[c], act[c], u_host[c][1]) if m < 0 else pick(grads[c], ~act[c], u_host[c][1])
+            )
+            log_sel[c] -= log_w
+            new_active[c, index[c]] = m > 0
 
     # the Langevin proposal psi_I' (the newborn starts at theta_i = 0)
     h, s = params.step_size[:, None], params.proposal_std[:, None]
@@ -330,37 +325,46 @@ def step(generators, state, potential, params, prior):
     tau = torch.where(new_active, torch.addcmul(theta - h * grad_cur, s, noise), 0.0)
     loss_prop, lgrad_prop = potential.loss_sum_and_grad(tau, _FULL)
     grad_prop = _grad(lgrad_prop, tau, params.loss_scale, prior)
-    # host-side terms in one transfer: the size part of log Pi(tau) and log P(m^-1 | k') / P(m | k)
-    k_new = [a + m for a, m in zip(k_list, move_list)]
-    host = torch.tensor([prior.size_part(k_new, Q), log_move_ratio], dtype=theta.dtype, device=theta.device)
+
+    # + log w_i(tau) of the reverse move: a birth is undone by the death of the newborn, a death by
+    # the birth of the removed coordinate, ranked by the gradient at tau
+    if jumps:
+        tau_h, new_act = tau.cpu().numpy(), new_active.cpu().numpy()
+        grads = lgrad_prop.detach().cpu().numpy() if -1 in moves else None
+        for c, m in enumerate(moves):
+            if m > 0:
+                log_sel[c] += _host_log_death(tau_h[c], new_act[c], index[c])
+            elif m < 0:
+                log_sel[c] += _host_log_birth(grads[c], ~new_act[c], index[c])
+    # host-side terms in one transfer: the size part of log Pi(tau), and log P(m^-1 | k') / P(m | k)
+    # + the selection weights + the -log(s sqrt(2 pi)) of the one coordinate a jump adds or removes
+    k_new = [a + m for a, m in zip(k_list, moves)]
+    log_s = [math.log(v) + 0.5 * _LOG_2PI for v in params.proposal_std.tolist()] if jumps else [0.0] * K
+    extra = [r + w + m * ls for r, w, m, ls in zip(log_move_ratio, log_sel, moves, log_s)]
+    host = torch.tensor([prior.size_part(k_new, Q), extra], dtype=theta.dtype, device=theta.device)
     log_prior_prop = prior.coordinate_part(tau, new_active) + host[0]
 
-    # selection weights: log w_i(tau) of the reverse move minus log w_i(theta) (0 for within-model moves)
-    log_sel = log_sel_fwd if jumps else zero
-    if any_birth:  # a birth is undone by the death of the newborn
-        log_w = _log_weight(death_weights(tau, new_active), index.clamp(min=0))
-        log_sel = log_sel + torch.where(births, log_w.to(zero.dtype), 0.0)
-    if any_death:  # a death by the birth of the removed coordinate, ranked by the gradient at tau
-        log_w = _log_birth_weight(lgrad_prop, new_active, index.clamp(min=0))
-        log_sel = log_sel + torch.where(deaths, log_w, 0.0)
-    # log psi_I(theta | tau) - log psi_I'(tau | theta): the forward residual is s * noise exactly,
-    # and each coordinate's normal density carries -log(s sqrt(2 pi))
+    # log psi_I(theta | tau) - log psi_I'(tau | theta) up to the constants above; the forward
+    # residual is s * noise exactly
     bwd = torch.addcmul(theta - tau, h, grad_prop)
     sd = params.proposal_std
     log_psi = 0.5 * (noise * noise * new_active).sum(1) - 0.5 * (bwd * bwd * active).sum(1) / sd**2
-    if jumps:
-        log_psi = log_psi + move.to(sd.dtype) * (torch.log(sd) + 0.5 * _LOG_2PI)
     log_alpha = (
-        params.loss_scale * (state.loss_sum - loss_prop)
-        + (log_prior_prop - state.log_prior)
-        + host[1]
-        + log_sel
-        + log_psi
+        params.loss_scale * (state.loss_sum - loss_prop) + (log_prior_prop - state.log_prior) + host[1]
     )
+    log_alpha = log_alpha + log_psi
     finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
     log_alpha = torch.where(finite, log_alpha, -torch.inf)
     accept = torch.log(u[:, 2]) < log_alpha
     proposal = RJState(tau, new_active, loss_prop, lgrad_prop, log_prior_prop)
     new_state = _select(accept, proposal, state)
-    info = RJInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, move, index, new_state.active.sum(1), finite)
+    move_index = torch.tensor([moves, index], device=theta.device)
+    info = RJInfo(
+        torch.exp(log_alpha.clamp(max=0.0)),
+        accept,
+        move_index[0],
+        move_index[1],
+        new_state.active.sum(1),
+        finite,
+    )
     return new_state, info
