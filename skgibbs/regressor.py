@@ -177,6 +177,8 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
         ``MLPRegressor`` order: per layer ``coefs_[l]`` row-major, then
         ``intercepts_[l]``), for the standardized data.
     n_features_in_ : int
+    n_train_ : int
+        Number of training examples (the ``log(n)`` of :meth:`credible_sets`).
     temperature_ : float
         Temperature used (standardized scale).
     sampler_ : str
