@@ -24,7 +24,7 @@ from ._pretrain import pretrain
 from ._threads import torch_threads
 from .model import ACTIVATIONS, MLPSpec
 from .potential import Prior
-from .samplers import run_chains
+from .samplers import ChainConfig, run_chains
 
 __all__ = ["BaseGibbsMLP"]
 
@@ -162,6 +162,21 @@ class BaseGibbsMLP(BaseEstimator):
             return True
         batch = n * (self.rho_ if self.rho_ < 1 else 1.0)
         return batch * n_params <= _VECTORIZE_WORK
+
+    def _config(self, sampler, burn_in, thin, **extra):
+        """A :class:`ChainConfig` with the settings every Gibbs MLP shares, and the kernel's own."""
+        return ChainConfig(
+            sampler=sampler,
+            lam=self.lambda_,
+            step_size=float(self.step_size),
+            proposal_std=self.proposal_std,
+            n_samples=self.n_samples,
+            burn_in=burn_in if self.burn_in == "auto" else self.burn_in,
+            thin=thin if self.thin == "auto" else self.thin,
+            target_accept=None if self.target_accept == "auto" else float(self.target_accept),
+            verbose=self.verbose,
+            **extra,
+        )
 
     def _initial_draws(self, spec, seeds, device):
         """Glorot initialisation, one generator per chain."""

@@ -5,7 +5,6 @@ from numbers import Integral, Real
 from ._base import BaseGibbsMLP
 from ._compat import Interval, StrOptions
 from ._regression import BaseGibbsRegressor
-from .samplers import ChainConfig
 
 __all__ = ["GibbsMLPRegressor"]
 
@@ -397,19 +396,13 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
 
     def _chain_config(self):
         hmc = self.sampler_ == "hmc"
-        return ChainConfig(
-            sampler=self.sampler_,
-            lam=self.lambda_,
+        return self._config(
+            self.sampler_,
+            _HMC_BURN_IN if hmc else _LANGEVIN_BURN_IN,
+            1 if hmc else _LANGEVIN_THIN,
             rho=self.rho_,
             correction=self.correction,
-            step_size=float(self.step_size),
-            proposal_std=self.proposal_std,
-            n_samples=self.n_samples,
-            burn_in=(_HMC_BURN_IN if hmc else _LANGEVIN_BURN_IN) if self.burn_in == "auto" else self.burn_in,
-            thin=(1 if hmc else _LANGEVIN_THIN) if self.thin == "auto" else self.thin,
             restart_after=self.restart_after,
-            target_accept=None if self.target_accept == "auto" else float(self.target_accept),
-            verbose=self.verbose,
             metric=self.metric,
             trajectory_length=self.trajectory_length,
         )

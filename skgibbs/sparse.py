@@ -9,7 +9,6 @@ from ._base import BaseGibbsMLP
 from ._compat import Interval, StrOptions, check_is_fitted
 from ._regression import BaseGibbsRegressor
 from .potential import MixingPrior
-from .samplers import ChainConfig
 
 __all__ = ["SparseGibbsMLPRegressor", "input_relevance"]
 
@@ -280,18 +279,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         return torch.as_tensor(np.array(masks), dtype=theta.dtype, device=theta.device)
 
     def _chain_config(self):
-        return ChainConfig(
-            sampler="rjmcmc",
-            lam=self.lambda_,
-            rho=1.0,
-            step_size=float(self.step_size),
-            proposal_std=self.proposal_std,
-            n_samples=self.n_samples,
-            burn_in=_RJ_BURN_IN if self.burn_in == "auto" else self.burn_in,
-            thin=_RJ_THIN if self.thin == "auto" else self.thin,
-            target_accept=None if self.target_accept == "auto" else float(self.target_accept),
-            verbose=self.verbose,
-        )
+        return self._config("rjmcmc", _RJ_BURN_IN, _RJ_THIN)
 
     def _store(self, result, spec):
         super()._store(result, spec)
