@@ -215,21 +215,6 @@ def _host_log_death(theta_row, active_row, i):
     return -abs(float(theta_row[i])) - math.log(w.sum())
 
 
-def _pick_birth(loss_grad, active, u):
-    """Per chain, a coordinate drawn with the birth weights and its ``log w_i^+`` (tensors)."""
-    grads, free = loss_grad.detach().cpu().numpy(), ~active.cpu().numpy()
-    picks = [_host_pick_birth(g, f, float(ui)) for g, f, ui in zip(grads, free, u.tolist())]
-    idx, log_w = zip(*picks)
-    return torch.tensor(idx), torch.tensor(log_w, dtype=loss_grad.dtype)
-
-
-def _log_birth_weight(loss_grad, active, idx):
-    """``log w_i^+`` of the inactive coordinates ``idx``, per chain (tensor)."""
-    grads, free = loss_grad.detach().cpu().numpy(), ~active.cpu().numpy()
-    out = [_host_log_birth(g, f, int(i)) for g, f, i in zip(grads, free, idx.tolist())]
-    return torch.tensor(out, dtype=loss_grad.dtype)
-
-
 def _move_probs(size, n_params, moves):
     """``(P(death), P(within), P(birth))`` given ``|I| = size``: ``moves`` without the impossible ones."""
     d, w, b = (float(m) for m in moves)

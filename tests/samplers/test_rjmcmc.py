@@ -248,19 +248,27 @@ def test_chains_one_by_one_or_in_workers_give_the_batched_draws():
     assert workers.move_acceptance.shape == (2, 3)
 
 
-def test_fast_birth_draws_follow_the_reference_weights_with_ties():
-    grad = torch.tensor([[0.5, -2.0, 0.0, 0.5, 3.0, 0.0, 0.0, 1.0]] * 2)
-    active = torch.tensor([[False, False, False, False, True, False, False, True]] * 2)
-    ref = rjmcmc.birth_weights(grad, active)[0]
-    probs = (ref / ref.sum()).numpy()
-    u = torch.rand(20000, generator=torch.Generator().manual_seed(0))
-    counts = np.zeros(8)
-    for chunk in u.view(-1, 2):
-        idx, log_w = rjmcmc._pick_birth(grad, active, chunk)
-        assert np.allclose(log_w.numpy(), np.log(probs[idx.numpy()]))
-        np.add.at(counts, idx.numpy(), 1)
-    freq = counts / counts.sum()
-    assert np.all(np.abs(freq - probs) < 4 * np.sqrt(probs * (1 - probs) / counts.sum()) + 1e-12)
-    for i in np.flatnonzero(probs):
-        log_w = rjmcmc._log_birth_weight(grad, active, torch.tensor([i, i]))
-        assert np.allclose(log_w.numpy(), np.log(probs[i]))
+def test_host_draws_follow_the_reference_weights_with_ties():
+    grad = torch.tensor([[0.5, -2.0, 0.0, 0.5, 3.0, 0.0, 0.0, 1.0]])
+    active = torch.tensor([[False, False, False, False, True, False, False, True]])
+    theta = torch.tensor([[0.0, 0.0, 0.0, 0.0, -0.3, 0.0, 0.0, 1.2]])
+    g, free, th = grad[0].numpy(), ~active[0].numpy(), theta[0].numpy()
+    for draw, log_weight, ref, args in [
+        (rjmcmc._host_pick_birth, rjmcmc._host_log_birth, rjmcmc.birth_weights(grad, active)[0], (g, free)),
+        (
+            rjmcmc._host_pick_death,
+            rjmcmc._host_log_death,
+            rjmcmc.death_weights(theta, active)[0],
+            (th, ~free),
+        ),
+    ]:
+        probs = (ref / ref.sum()).double().numpy()
+        counts = np.zeros(8)
+        for u in np.random.default_rng(0).random(20000):
+            i, log_w = draw(*args, u)
+            assert log_w == pytest.approx(np.log(probs[i]), rel=1e-6)
+            counts[i] += 1
+        freq = counts / counts.sum()
+        assert np.all(np.abs(freq - probs) < 4 * np.sqrt(probs * (1 - probs) / counts.sum()) + 1e-12)
+        for i in np.flatnonzero(probs):
+            assert log_weight(*args, i) == pytest.approx(np.log(probs[i]), rel=1e-6)
