@@ -58,3 +58,16 @@ def publish(name, result, heading, tables, notes):
         print("\nQuick run: nothing written to benchmarks/results.")
         return
     write_results(name, result, md, rst)
+
+
+def names(values, choices, what, in_choice_order=True):
+    """Comma-separated command-line names, checked against ``choices``.
+
+    Returns them in the order of ``choices`` (default) or as given; an
+    unknown name ends the script with a message listing the choices.
+    """
+    out = [v for value in values for v in value.split(",") if v]
+    bad = sorted(set(out) - set(choices))
+    if bad:
+        raise SystemExit(f"unknown {what}: {', '.join(bad)} (choose from {', '.join(choices)})")
+    return [c for c in choices if c in out] if in_choice_order else out

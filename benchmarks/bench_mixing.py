@@ -78,7 +78,7 @@ import torch
 from sklearn.datasets import load_diabetes
 from sklearn.utils import check_random_state
 
-from _tables import RESULTS, publish
+from _tables import RESULTS, names, publish
 from skgibbs import GibbsMLPRegressor
 from skgibbs.datasets import make_gap_regression
 from skgibbs.diagnostics import effective_sample_size, rhat
@@ -674,14 +674,6 @@ def tables(result):
 def write(result):
     tabs, text = tables(result)
     publish(NAME, result, "Mixing per second: skgibbs samplers and BlackJAX NUTS", tabs, text)
-
-
-def names(values, choices, what):
-    out = [v for value in values for v in value.split(",") if v]
-    bad = sorted(set(out) - set(choices))
-    if bad:
-        raise SystemExit(f"unknown {what}: {', '.join(bad)} (choose from {', '.join(choices)})")
-    return [c for c in choices if c in out]
 
 
 def main(argv=None):

@@ -90,7 +90,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from _tables import RESULTS, publish, rst_table, write_results
+from _tables import RESULTS, names, publish, rst_table, write_results
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 
 NAME = "uq"
@@ -499,14 +499,6 @@ def write(result, save, name=NAME):
     print("\nGibbsMLPRegressor not run: nothing written to benchmarks/results.")
 
 
-def names(values, choices, what):
-    out = [v for value in values for v in value.split(",") if v]
-    bad = sorted(set(out) - set(choices))
-    if bad:
-        raise SystemExit(f"unknown {what}: {', '.join(bad)} (choose from {', '.join(choices)})")
-    return out
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -525,7 +517,11 @@ def main(argv=None):
         write(json.loads((RESULTS / f"{args.output}.json").read_text()), save=True, name=args.output)
         return
     torch.set_num_threads(1)
-    result = run(args, names(args.datasets, CHOICES, "data sets"), names(args.models, MODELS, "models"))
+    result = run(
+        args,
+        names(args.datasets, CHOICES, "data sets", in_choice_order=False),
+        names(args.models, MODELS, "models", in_choice_order=False),
+    )
     save = not args.quick and "skgibbs" in result["models"]
     if save:  # keep the raw numbers even if the report fails
         write_results(args.output, result, [], [])
