@@ -47,6 +47,7 @@ import torch  # noqa: E402
 
 from skgibbs import SamplerWarning, SparseGibbsMLPRegressor  # noqa: E402
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function  # noqa: E402
+from skgibbs.sparse import input_relevance  # noqa: E402
 
 torch.set_num_threads(1)
 out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/sparse_inclusion.png")
@@ -81,6 +82,9 @@ for row, p in zip(axes, (10, 100)):
     print(f"  held-out RMSE {rmse:.3f} (noise 0.1, sd of y {y_test.std():.3f})")
     print(f"  excess risk {np.mean((y_pred - sparse_sine_function(X_test, A)) ** 2):.3f}")
     print(f"  relevant inputs {relevant.tolist()} rank {ranks} of {p} in feature_inclusion_")
+    for k, chain in enumerate(reg.samples_):  # the chains need not agree: look at each
+        top = np.argsort(-input_relevance(reg.spec_, chain).mean(0), kind="stable")[: len(relevant)]
+        print(f"  chain {k}: top {len(relevant)} inputs {sorted(top.tolist())}")
 
     coefs, _ = reg.unpack_inclusion()
     colors = np.where(np.isin(np.arange(p), relevant), "tab:orange", "tab:blue")
