@@ -4,7 +4,7 @@
 pre-trains the chains' starting points, calls the chain runner and stores
 the draws as NumPy arrays; it evaluates the stored draws and exports them to
 ArviZ. A subclass says what differs: how the targets are encoded and which
-loss they enter (``_encode_targets``, ``_potential``), the prior, the kernel
+loss they enter (``_encode_targets``, ``_loss``, ``_n_outputs``), the prior, the kernel
 and its settings (``_prior``, ``_resolve_sampler``, ``_chain_config``), the
 starting points, and what is summarised and predicted from the draws.
 """
@@ -23,8 +23,8 @@ from ._data import check_numeric, safe_scale
 from ._pretrain import pretrain
 from ._threads import torch_threads
 from .model import ACTIVATIONS, MLPSpec
-from .potential import Prior
-from .samplers import ChainConfig, run_chains
+from .potential import MLPPotential, Prior
+from .samplers import ChainConfig, run_chains, surrogate_constants
 
 __all__ = ["BaseGibbsMLP"]
 
@@ -99,7 +99,7 @@ class BaseGibbsMLP(BaseEstimator):
         self.n_train_ = n
         self.x_mean_, self.x_scale_ = X.mean(0), safe_scale(X.std(0))
         targets = self._encode_targets(y)
-        spec = MLPSpec(X.shape[1], layers, self.activation)
+        spec = MLPSpec(X.shape[1], layers, self.activation, self._n_outputs())
         Xt = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32, device=device)
         yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
         seeds = np.random.SeedSequence(check_random_state(self.random_state).randint(2**31)).generate_state(
@@ -195,7 +195,7 @@ class BaseGibbsMLP(BaseEstimator):
             theta = theta * mask
         if self.pretrain_iter == 0:
             return theta, 1.0
-        return pretrain(spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]), mask=mask)
+        return pretrain(spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]), mask=mask, loss=self._loss)
 
     def _store(self, result, spec):
         self.spec_ = spec
@@ -214,6 +214,25 @@ class BaseGibbsMLP(BaseEstimator):
         self.sample_stats_ = dict(result.draw_stats)
         self.sample_stats_["step_size"] = np.repeat(result.step_size[:, None], S, axis=1)
 
+    def _record_losses(self, losses):
+        """``lp``, ``surrogate_scale_`` and ``batch_noise_`` from the per-example losses ``(S, n)``.
+
+        ``losses`` are the ``l_i(theta)`` the potential saw (standardized scale).
+        """
+        # log pi_lambda of each draw up to a constant: -lambda R_n(theta) + log Pi(theta)
+        lp = self._log_prior_of_draws() - self.lambda_ * losses.mean(1)
+        self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
+        # the per-example term of the batch potential is c * l_i: lambda' l_i / n
+        # for csMALA, lambda l_i / (n rho) for sMALA (Lemmas 1 and 3)
+        n = losses.shape[1]
+        c, d, _ = surrogate_constants(self.sampler_, self.lambda_, n, self.rho_, self.correction_)
+        self.surrogate_scale_ = float(c * losses.mean())
+        # Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2 for Z_i ~ Ber(rho), t_i = c l_i + d;
+        # the MH ratio holds the difference of two independent batches
+        terms = c * losses + d
+        noise = np.sqrt(2 * self.rho_ * (1 - self.rho_) * (terms**2).sum(1))
+        self.batch_noise_ = float(noise.mean()) if self.sampler_ != "sgld" else 0.0
+
     def _log_prior_of_draws(self):
         """``log Pi`` of every draw (up to a constant), shape ``(n_chains * n_samples,)``."""
         with torch.no_grad():
@@ -222,7 +241,10 @@ class BaseGibbsMLP(BaseEstimator):
 
     # ------------------------------------------------------------ the draws
     def _network_outputs(self, X):
-        """Network outputs of every retained draw on validated ``X``, shape (S, n), float64."""
+        """Network outputs of every retained draw on validated ``X``, float64.
+
+        Shape ``(S, n)``, or ``(S, n, n_outputs)`` with several outputs.
+        """
         Xs = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32)
         theta = torch.as_tensor(self.samples_.reshape(-1, self.samples_.shape[-1]))
         width = max(self.spec_.layer_sizes)
@@ -293,12 +315,19 @@ class BaseGibbsMLP(BaseEstimator):
         tags.non_deterministic = False
         return tags
 
-    # --------------------------------------------------- subclass interface
-    def _encode_targets(self, y):  # pragma: no cover - interface
-        """Set the target scaling attributes; return the targets the loss sees (NumPy)."""
-        raise NotImplementedError
+    def _potential(self, spec, Xt, yt):
+        return MLPPotential(spec, Xt, yt, loss=self._loss)
 
-    def _potential(self, spec, Xt, yt):  # pragma: no cover - interface
+    # --------------------------------------------------- subclass interface
+    #: the per-example loss (:data:`skgibbs.model.LOSSES`) of ``R_n``
+    _loss = "squared"
+
+    def _n_outputs(self):
+        """Width of the output layer (after ``_encode_targets``)."""
+        return 1
+
+    def _encode_targets(self, y):  # pragma: no cover - interface
+        """Set the target encoding attributes; return the targets the loss sees (NumPy)."""
         raise NotImplementedError
 
     def _resolve_sampler(self):  # pragma: no cover - interface

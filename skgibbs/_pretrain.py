@@ -2,11 +2,16 @@
 
 import torch
 
+from .model import per_example_loss
+
 __all__ = ["pretrain"]
 
 
-def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, mask=None):
+def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, mask=None, loss="squared"):
     """Adam on 80% of the data; keep each chain's best iterate on the other 20%.
+
+    ``loss`` names the per-example loss (:data:`skgibbs.model.LOSSES`); the
+    returned held-out loss is its mean over the 20%.
 
     With ``mask`` (shape of ``theta``, 0/1), the coordinates outside it are
     held at zero (projected Adam): a sparse network keeps its active set.
@@ -23,9 +28,13 @@ def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, m
     best = theta.detach().clone()
     best_err = torch.full((theta.shape[0],), torch.inf, device=Xt.device)
 
+    def mean_loss(idx):
+        out = spec.forward(theta, Xt[idx])
+        return per_example_loss(loss, out, yt[idx].expand(out.shape[:2])).mean(1)
+
     def check():
         with torch.no_grad():
-            err = ((yt[val] - spec.forward(theta, Xt[val])) ** 2).mean(1)
+            err = mean_loss(val)
             better = err < best_err
             best.copy_(torch.where(better[:, None], theta, best))
             best_err.copy_(torch.where(better, err, best_err))
@@ -35,8 +44,7 @@ def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, m
             check()
         idx = train if len(train) <= batch else train[torch.randint(len(train), (batch,), generator=gen)]
         opt.zero_grad()
-        loss = ((yt[idx] - spec.forward(theta, Xt[idx])) ** 2).mean(1).sum()
-        loss.backward()
+        mean_loss(idx).sum().backward()
         opt.step()
         if mask is not None:
             with torch.no_grad():

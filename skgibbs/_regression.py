@@ -11,8 +11,6 @@ from ._levels import check_levels, mixture_quantiles
 from ._reliability import function_space_mixing, warn_if_unreliable
 from .credible import credible_radius, credible_sets, parameter_radius
 from .criteria import gaussian_log_likelihood, langevin_waic, waic
-from .potential import MLPPotential
-from .samplers import surrogate_constants
 
 __all__ = ["BaseGibbsRegressor"]
 
@@ -23,9 +21,6 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     def _encode_targets(self, y):
         self.y_mean_, self.y_scale_ = float(y.mean()), float(safe_scale(np.array([y.std()]))[0])
         return (y - self.y_mean_) / self.y_scale_
-
-    def _potential(self, spec, Xt, yt):
-        return MLPPotential(spec, Xt, yt)
 
     def _check_targets(self, y):
         return column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
@@ -38,19 +33,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         fbar = F.mean(0)
         resid2 = (y[None, :] - F) ** 2
         self.noise_variance_ = float(resid2.mean())
-        std_losses = resid2 / self.y_scale_**2
-        # log pi_lambda of each draw up to a constant: -lambda R_n(theta) + log Pi(theta)
-        lp = self._log_prior_of_draws() - self.lambda_ * std_losses.mean(1)
-        self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
-        # the per-example term of the batch potential is c * l_i: lambda' l_i / n
-        # for csMALA, lambda l_i / (n rho) for sMALA (Lemmas 1 and 3)
-        c, d, _ = surrogate_constants(self.sampler_, self.lambda_, X.shape[0], self.rho_, self.correction_)
-        self.surrogate_scale_ = float(c * std_losses.mean())
-        # Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2 for Z_i ~ Ber(rho), t_i = c l_i + d;
-        # the MH ratio holds the difference of two independent batches
-        terms = c * std_losses + d
-        noise = np.sqrt(2 * self.rho_ * (1 - self.rho_) * (terms**2).sum(1))
-        self.batch_noise_ = float(noise.mean()) if self.sampler_ != "sgld" else 0.0
+        self._record_losses(resid2 / self.y_scale_**2)
         self.rhat_, self.ess_ = function_space_mixing(F, self.samples_.shape[0])
         self.credible_radius_ = credible_radius(F, self.confidence_level)
         self.credible_radius_params_ = parameter_radius(

@@ -4,6 +4,13 @@ The network is ``forward(theta, X)`` with ``theta`` of shape ``(K, Q)`` (K
 chains at once) and no state of its own. The flat order is scikit-learn's
 ``MLPRegressor`` order: for each layer ``l`` the weights ``coefs_[l]`` of shape
 ``(n_in, n_out)`` in row-major order, then ``intercepts_[l]``.
+
+Two per-example losses of the outputs are known (:data:`LOSSES`):
+``"squared"``, ``(y_i - f(x_i))**2`` of a one-output network, and
+``"cross_entropy"``, ``-log p(y_i | x_i)`` of a classifier whose outputs are
+the logit of the second class (one output, sigmoid) or the K class logits
+(softmax). Both have a hand-written backward pass
+(:meth:`MLPSpec.loss_and_grad`).
 """
 
 from dataclasses import dataclass
@@ -11,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["MLPSpec", "ACTIVATIONS"]
+__all__ = ["MLPSpec", "ACTIVATIONS", "LOSSES", "per_example_loss"]
 
 ACTIVATIONS = {
     "relu": torch.relu,
@@ -41,9 +48,71 @@ def _act_grad(name, h, grad_h):
     return grad_h
 
 
+def _squared(out, y, mask, with_grad=True):
+    """Per-example ``(y - f)**2`` and ``d/d out`` for outputs ``(..., m, 1)``."""
+    resid = y - out[..., 0]
+    if mask is not None:
+        resid = resid * mask
+    return resid * resid, (-2.0 * resid).unsqueeze(-1) if with_grad else None
+
+
+def _cross_entropy(out, y, mask, with_grad=True):
+    """Per-example ``-log p(y | logits)`` and ``d/d out`` for logits ``(..., m, C)``.
+
+    One output (``C = 1``) is the logit ``z`` of class 1 with labels ``y`` in
+    {0, 1}: ``l = log(1 + e^z) - y z``, ``dl/dz = sigmoid(z) - y``. With
+    ``C >= 2`` the labels are class indices: ``l = logsumexp(z) - z_y``,
+    ``dl/dz = softmax(z) - onehot(y)``. Without ``with_grad`` the derivative
+    is None and the loss stays differentiable by autograd.
+    """
+    if out.shape[-1] == 1:
+        z = out[..., 0]
+        y = y.to(z.dtype)
+        loss = torch.nn.functional.softplus(z) - y * z
+        if mask is not None:
+            loss = loss * mask
+        if not with_grad:
+            return loss, None
+        g = torch.sigmoid(z) - y
+        if mask is not None:
+            g = g * mask
+        return loss, g.unsqueeze(-1)
+    y = y.long().expand(out.shape[:-1]).unsqueeze(-1)
+    log_p = torch.log_softmax(out, -1)
+    loss = -log_p.gather(-1, y)[..., 0]
+    if not with_grad:
+        return (loss if mask is None else loss * mask), None
+    g = log_p.exp_()
+    g.scatter_add_(-1, y, torch.full_like(y, -1, dtype=g.dtype))
+    if mask is not None:
+        loss, g = loss * mask, g * mask.unsqueeze(-1)
+    return loss, g
+
+
+#: Per-example losses by name: ``loss(out, y, mask) -> (losses, d losses / d out)``.
+LOSSES = {"squared": _squared, "cross_entropy": _cross_entropy}
+
+
+def per_example_loss(name, out, y):
+    """Per-example losses ``(..., m)`` of network outputs ``out`` (``(..., m)`` or ``(..., m, C)``).
+
+    Differentiable by autograd (used where a gradient of something else than
+    the loss sum is needed, e.g. pre-training).
+
+    Examples
+    --------
+    >>> out = torch.tensor([[0.0, 0.0], [2.0, 0.0]])    # two examples, two logits
+    >>> per_example_loss("cross_entropy", out, torch.tensor([0, 1]))
+    tensor([0.6931, 2.1269])
+    """
+    if out.dim() == y.dim():
+        out = out.unsqueeze(-1)
+    return LOSSES[name](out, y, None, with_grad=False)[0]
+
+
 @dataclass(frozen=True)
 class MLPSpec:
-    """Architecture of a fully connected network with one output.
+    """Architecture of a fully connected network.
 
     Parameters
     ----------
@@ -54,6 +123,9 @@ class MLPSpec:
         ``f(x) = x @ w + b``.
     activation : {"relu", "tanh", "logistic", "identity"}
         Hidden-layer activation.
+    n_outputs : int, default=1
+        Width of the (linear) output layer: 1 for a regressor or a binary
+        classifier's logit, the number of classes for a softmax classifier.
 
     Examples
     --------
@@ -63,15 +135,18 @@ class MLPSpec:
     >>> theta = torch.zeros(3, spec.n_params)
     >>> spec.forward(theta, torch.ones(5, 1)).shape
     torch.Size([3, 5])
+    >>> MLPSpec(4, (8,), "tanh", n_outputs=3).forward(torch.zeros(2, 67), torch.ones(5, 4)).shape
+    torch.Size([2, 5, 3])
     """
 
     n_features: int
     hidden_layer_sizes: tuple = (100, 100)
     activation: str = "relu"
+    n_outputs: int = 1
 
     @property
     def layer_sizes(self):
-        return (self.n_features, *self.hidden_layer_sizes, 1)
+        return (self.n_features, *self.hidden_layer_sizes, self.n_outputs)
 
     @property
     def shapes(self):
@@ -104,7 +179,7 @@ class MLPSpec:
 
         Returns
         -------
-        torch.Tensor of shape (K, n)
+        torch.Tensor of shape (K, n), or (K, n, n_outputs) with several outputs
         """
         act = ACTIVATIONS[self.activation]
         K = theta.shape[0]
@@ -120,14 +195,21 @@ class MLPSpec:
                 h = torch.matmul(h, W) + bias if h.dim() == 2 else torch.baddbmm(bias, h, W)
             if layer < n_layers - 1:
                 h = act(h)
+        if self.n_outputs > 1:
+            return h[None] if single else h
         return h[None, :, 0] if single else h[..., 0]
 
     def squared_loss_and_grad(self, theta, X, y, mask=None, augmented=False):
-        """``sum_i (y_i - f(x_i))^2`` per chain and its gradient, by a hand-written backward pass.
+        """``sum_i (y_i - f(x_i))^2`` per chain and its gradient: :meth:`loss_and_grad` with ``"squared"``."""
+        return self.loss_and_grad(theta, X, y, mask, augmented, loss="squared")
+
+    def loss_and_grad(self, theta, X, y, mask=None, augmented=False, loss="squared"):
+        """``sum_i l_i(theta)`` per chain and its gradient, by a hand-written backward pass.
 
         Equivalent to autograd on :meth:`forward` (tested), but it writes the
         gradient straight into one flat buffer, which avoids autograd's
-        per-slice bookkeeping on the flat parameter vector.
+        per-slice bookkeeping on the flat parameter vector. The loss enters
+        only through ``d l_i / d output`` (:data:`LOSSES`).
 
         Parameters
         ----------
@@ -136,26 +218,29 @@ class MLPSpec:
             Inputs; with ``augmented=True`` and one chain, shape ``(n, d + 1)``
             with a last column of ones.
         y : torch.Tensor of shape (n,) or (K, n)
+            Targets; class indices (any dtype) for ``"cross_entropy"``.
         mask : torch.Tensor of shape (K, n), default=None
             Weights of the examples (padding entries 0).
         augmented : bool, default=False
             Whether ``X`` already carries the column of ones.
+        loss : {"squared", "cross_entropy"}, default="squared"
 
         Returns
         -------
         loss : torch.Tensor of shape (K,)
         grad : torch.Tensor of shape (K, Q)
         """
+        head = LOSSES[loss]
         K = theta.shape[0]
         if K == 1 and X.dim() == 2:
             if not augmented:
                 X = torch.cat([X, torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)], 1)
-            return self._single_loss_and_grad(theta, X, y, None if mask is None else mask[0])
+            return self._single_loss_and_grad(theta, X, y, None if mask is None else mask[0], head)
         if augmented:
             X = X[..., :-1]
-        return self._batched_loss_and_grad(theta, X, y, mask)
+        return self._batched_loss_and_grad(theta, X, y, mask, head)
 
-    def _single_loss_and_grad(self, theta, X_aug, y, mask):
+    def _single_loss_and_grad(self, theta, X_aug, y, mask, head):
         # In the flat order a layer's weights (n_in, n_out) are followed by its
         # biases, so theta[w.start:b.stop] viewed as (n_in + 1, n_out) is [W; b]
         # without a copy. With a column of ones on every activation, a layer is
@@ -166,7 +251,7 @@ class MLPSpec:
         for layer, (n_in, n_out, w, b) in enumerate(slices):
             Wb = t[w.start : b.stop].view(n_in + 1, n_out)
             if layer == len(slices) - 1:
-                out = torch.mm(acts[-1], Wb)[:, 0]
+                out = torch.mm(acts[-1], Wb)
                 break
             buf = torch.empty(m, n_out + 1, dtype=t.dtype, device=t.device)
             h = buf[:, :n_out]
@@ -174,12 +259,8 @@ class MLPSpec:
             _act_inplace(self.activation, h)
             buf[:, n_out] = 1.0
             acts.append(buf)
-        resid = y - out
-        if mask is not None:
-            resid = resid * mask
-        loss = torch.dot(resid, resid).reshape(1)
+        losses, g = head(out, y, mask)  # g = dL/d(output), (m, n_outputs)
         grad = torch.empty_like(theta)
-        g = (-2.0 * resid).unsqueeze(1)  # dL/d(output)
         for layer in range(len(slices) - 1, -1, -1):
             n_in, n_out, w, b = slices[layer]
             h_aug = acts[layer]
@@ -187,9 +268,9 @@ class MLPSpec:
             if layer:
                 gh = torch.mm(g, t[w].view(n_in, n_out).t())
                 g = _act_grad(self.activation, h_aug[:, :n_in], gh)
-        return loss, grad
+        return losses.sum().reshape(1), grad
 
-    def _batched_loss_and_grad(self, theta, X, y, mask):
+    def _batched_loss_and_grad(self, theta, X, y, mask, head):
         K = theta.shape[0]
         slices = list(self._slices())
         hs = [X]
@@ -200,12 +281,8 @@ class MLPSpec:
             a = torch.matmul(h, W) + bias if h.dim() == 2 else torch.baddbmm(bias, h, W)
             hs.append(ACTIVATIONS[self.activation](a) if layer < len(slices) - 1 else a)
         out = hs.pop()
-        resid = (y.expand(K, -1) if y.dim() == 1 else y) - out[..., 0]
-        if mask is not None:
-            resid = resid * mask
-        loss = (resid * resid).sum(-1)
+        losses, g = head(out, y.expand(K, -1) if y.dim() == 1 else y, mask)  # g: (K, m, n_outputs)
         grad = torch.empty_like(theta)
-        g = (-2.0 * resid).unsqueeze(-1)  # dL/d(output)
         for layer in range(len(slices) - 1, -1, -1):
             n_in, n_out, w, b = slices[layer]
             h = hs[layer]
@@ -216,7 +293,7 @@ class MLPSpec:
             if layer:
                 gh = torch.matmul(g, theta[:, w].view(K, n_in, n_out).transpose(-1, -2))
                 g = _act_grad(self.activation, h, gh)
-        return loss, grad
+        return losses.sum(-1), grad
 
     def unpack(self, theta):
         """Split flat parameters into scikit-learn's ``coefs_`` and ``intercepts_``.

@@ -1,8 +1,10 @@
 """Per-example losses, priors and the batch potential the kernels evaluate.
 
 For data ``(x_i, y_i)``, ``i = 1..n``, the per-example loss is
-``l_i(theta) = (y_i - f_theta(x_i))**2`` and a batch ``B`` (an index set per
-chain) enters the Metropolis-Hastings ratio only through
+``l_i(theta) = (y_i - f_theta(x_i))**2`` for regression, or the
+cross-entropy ``-log p_theta(y_i | x_i)`` for classification, and a batch
+``B`` (an index set per chain) enters the Metropolis-Hastings ratio only
+through
 
     ``sum_{i in B} l_i(theta)``,  its gradient,  and  ``|B|``.
 
@@ -14,6 +16,8 @@ import math
 from typing import NamedTuple
 
 import torch
+
+from .model import LOSSES, per_example_loss
 
 __all__ = [
     "Batch",
@@ -339,40 +343,51 @@ class LinearPotential(_BasePotential):
 
 
 class MLPPotential(_BasePotential):
-    """Squared loss of an :class:`~skgibbs.model.MLPSpec` network on ``(X, y)``.
+    """Per-example loss of an :class:`~skgibbs.model.MLPSpec` network on ``(X, y)``.
 
     Parameters
     ----------
     spec : MLPSpec
     X : torch.Tensor of shape (n, d)
     y : torch.Tensor of shape (n,)
+        Targets; for ``"cross_entropy"`` the class indices (0/1 with one
+        output, ``0..C-1`` with ``C`` outputs).
+    loss : {"squared", "cross_entropy"}, default="squared"
+        ``(y_i - f(x_i))**2``, or ``-log p(y_i | x_i)`` of the sigmoid (one
+        output) or softmax (``C`` outputs) of the network
+        (:data:`skgibbs.model.LOSSES`).
     """
 
-    def __init__(self, spec, X, y):
-        self.spec, self.X, self.y = spec, X, y
+    def __init__(self, spec, X, y, loss="squared"):
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
+        if loss == "cross_entropy" and spec.n_outputs > 1:
+            y = y.long()  # class indices, gathered from the logits
+        self.spec, self.X, self.y, self.loss = spec, X, y, loss
         self.n_data = X.shape[0]
         # inputs with a column of ones: the single-chain gradient's layout
         self.X_aug = torch.cat([X, torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)], 1)
 
     def per_example_loss(self, theta, batch):
         if batch.idx is None:
-            resid = self.y - self.spec.forward(theta, self.X)
+            X, y = self.X, self.y
         elif batch.idx.shape[0] == 1:
-            i = batch.idx[0]
-            resid = self.y[i] - self.spec.forward(theta, self.X[i])
+            X, y = self.X[batch.idx[0]], self.y[batch.idx[0]]
         else:
-            resid = self.y[batch.idx] - self.spec.forward(theta, self.X[batch.idx])
-        return resid * resid
+            X, y = self.X[batch.idx], self.y[batch.idx]
+        out = self.spec.forward(theta, X)
+        return per_example_loss(self.loss, out, y.expand(out.shape[:2]) if y.dim() == 1 else y)
 
     def loss_sum_and_grad(self, theta, batch):
         single = theta.shape[0] == 1
         X = self.X_aug if single else self.X
+        grad_of = self.spec.loss_and_grad
         if batch.idx is None:
-            return self.spec.squared_loss_and_grad(theta, X, self.y, augmented=single)
+            return grad_of(theta, X, self.y, augmented=single, loss=self.loss)
         if batch.idx.shape[0] == 1:
             i = batch.idx[0]
-            return self.spec.squared_loss_and_grad(theta, X[i], self.y[i], augmented=single)
-        return self.spec.squared_loss_and_grad(theta, self.X[batch.idx], self.y[batch.idx], batch.mask)
+            return grad_of(theta, X[i], self.y[i], augmented=single, loss=self.loss)
+        return grad_of(theta, self.X[batch.idx], self.y[batch.idx], batch.mask, loss=self.loss)
 
     def predict(self, theta, X):
         with torch.no_grad():

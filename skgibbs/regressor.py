@@ -1,18 +1,12 @@
 """GibbsMLPRegressor: a multilayer perceptron sampled from its Gibbs posterior."""
 
-from numbers import Integral, Real
-
-from ._base import BaseGibbsMLP
-from ._compat import Interval, StrOptions
+from ._dense import DenseKernelMixin
 from ._regression import BaseGibbsRegressor
 
 __all__ = ["GibbsMLPRegressor"]
 
-# burn_in="auto" and thin="auto" (see the class docstring and benchmarks/bench_mixing.py).
-_HMC_BURN_IN, _LANGEVIN_BURN_IN, _LANGEVIN_THIN = 250, 1000, 10
 
-
-class GibbsMLPRegressor(BaseGibbsRegressor):
+class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
     r"""Multilayer perceptron regressor sampled from its Gibbs posterior.
 
     The weights ``theta`` are drawn by Metropolis-adjusted Langevin chains
@@ -322,16 +316,6 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
     (3, 2, 1)
     """
 
-    _parameter_constraints = {
-        **BaseGibbsMLP._parameter_constraints,
-        "sampler": [StrOptions({"auto", "hmc", "csmala", "mala", "smala", "sgld"})],
-        "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
-        "correction": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "metric": [StrOptions({"prior", "adaptive", "identity"})],
-        "trajectory_length": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "restart_after": [Interval(Integral, 1, None, closed="left"), None],
-    }
-
     def __init__(
         self,
         hidden_layer_sizes=(100, 100),
@@ -384,25 +368,3 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
-
-    def _resolve_sampler(self):
-        """``(sampler_, rho_)``: "auto" is HMC on the full data and csMALA on batches."""
-        if self.sampler in ("mala", "hmc"):
-            return self.sampler, 1.0
-        rho = 1.0 if self.rho == "auto" else float(self.rho)
-        if self.sampler == "auto":
-            return ("hmc" if rho >= 1.0 else "csmala"), rho
-        return self.sampler, rho
-
-    def _chain_config(self):
-        hmc = self.sampler_ == "hmc"
-        return self._config(
-            self.sampler_,
-            _HMC_BURN_IN if hmc else _LANGEVIN_BURN_IN,
-            1 if hmc else _LANGEVIN_THIN,
-            rho=self.rho_,
-            correction=self.correction,
-            restart_after=self.restart_after,
-            metric=self.metric,
-            trajectory_length=self.trajectory_length,
-        )

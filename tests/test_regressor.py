@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-import skgibbs._regression as regressor_module
+import skgibbs._base as base_module
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 
 CHEAP = {
@@ -440,7 +440,7 @@ def test_keyboard_interrupt_keeps_the_draws_so_far(monkeypatch):
     calls = {"n": 0}
     burn_in = 20
 
-    class Interrupted(regressor_module.MLPPotential):
+    class Interrupted(base_module.MLPPotential):
         def loss_sum_and_grad(self, theta, batch):
             calls["n"] += 1
             # one gradient at the start and one per step: fail in sampling step 6
@@ -448,7 +448,7 @@ def test_keyboard_interrupt_keeps_the_draws_so_far(monkeypatch):
                 raise KeyboardInterrupt
             return super().loss_sum_and_grad(theta, batch)
 
-    monkeypatch.setattr(regressor_module, "MLPPotential", Interrupted)
+    monkeypatch.setattr(base_module, "MLPPotential", Interrupted)
     X, y = _data()
     est = GibbsMLPRegressor(
         **{**CHEAP, "sampler": "mala", "burn_in": burn_in, "proposal_std": 0.01, "step_size": 1e-4},
@@ -467,14 +467,14 @@ def test_keyboard_interrupt_before_any_draw_propagates(monkeypatch):
     burn_in = CHEAP["burn_in"]
     calls = {"n": 0}
 
-    class Interrupted(regressor_module.MLPPotential):
+    class Interrupted(base_module.MLPPotential):
         def loss_sum_and_grad(self, theta, batch):
             calls["n"] += 1
             if calls["n"] > 1 + burn_in:
                 raise KeyboardInterrupt
             return super().loss_sum_and_grad(theta, batch)
 
-    monkeypatch.setattr(regressor_module, "MLPPotential", Interrupted)
+    monkeypatch.setattr(base_module, "MLPPotential", Interrupted)
     est.set_params(sampler="mala", proposal_std=0.01)
     with pytest.raises(KeyboardInterrupt):
         est.fit(X0, Y0)
