@@ -8,6 +8,7 @@ __all__ = [
     "ControlVariateWarning",
     "SamplerWarning",
     "GibbsMLPRegressor",
+    "GibbsMLPClassifier",
     "SparseGibbsMLPRegressor",
     "NeuralControlVariate",
     "PolynomialControlVariate",
@@ -20,6 +21,10 @@ def __getattr__(name):
         from .regressor import GibbsMLPRegressor
 
         return GibbsMLPRegressor
+    if name == "GibbsMLPClassifier":
+        from .classifier import GibbsMLPClassifier
+
+        return GibbsMLPClassifier
     if name == "SparseGibbsMLPRegressor":
         from .sparse import SparseGibbsMLPRegressor
 

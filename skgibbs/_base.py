@@ -63,19 +63,28 @@ class BaseGibbsMLP(BaseEstimator):
     }
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Sample the posterior of the network weights given ``(X, y)``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        **fit_params : dict
+            Refused with a ``TypeError``: the Gibbs posterior weighs every
+            example equally (no ``sample_weight``).
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
+        if fit_params:
+            names = ", ".join(sorted(fit_params))
+            raise TypeError(
+                f"{type(self).__name__}.fit got {names}, which it does not take: the risk R_n weighs every "
+                "example equally. To weight examples, repeat or resample rows of X and y."
+            )
         saved = copy.copy(self.__dict__)
         try:
             return self._fit(X, y)
@@ -91,7 +100,6 @@ class BaseGibbsMLP(BaseEstimator):
         layers = self._check_layers()
         device = self._check_device()
         check_numeric(X, "X")
-        check_numeric(y, "y")
         X, y = self._validate_fit_data(X, y)
         n = X.shape[0]
         if n < 2:
@@ -125,6 +133,7 @@ class BaseGibbsMLP(BaseEstimator):
         return self
 
     def _validate_fit_data(self, X, y):
+        check_numeric(y, "y")
         return validate_data(self, X, y, y_numeric=True, dtype=np.float64)
 
     def _check_extra_params(self):

@@ -2,7 +2,13 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skgibbs import GibbsMLPRegressor, NeuralControlVariate, PolynomialControlVariate, SparseGibbsMLPRegressor
+from skgibbs import (
+    GibbsMLPClassifier,
+    GibbsMLPRegressor,
+    NeuralControlVariate,
+    PolynomialControlVariate,
+    SparseGibbsMLPRegressor,
+)
 
 
 class StandardGaussianScore:
@@ -29,6 +35,13 @@ def _cheap():
             n_samples=5,
             burn_in=10,
             thin=1,
+            pretrain_iter=50,
+            random_state=0,
+        ),
+        GibbsMLPClassifier(
+            hidden_layer_sizes=(8,),
+            n_samples=5,
+            burn_in=10,
             pretrain_iter=50,
             random_state=0,
         ),

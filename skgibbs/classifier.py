@@ -1,0 +1,350 @@
+"""GibbsMLPClassifier: a multilayer perceptron classifier sampled from its Gibbs posterior."""
+
+from numbers import Real
+
+import numpy as np
+from scipy.special import expit, log_expit, log_softmax, softmax
+from sklearn.base import ClassifierMixin
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
+
+from ._base import BaseGibbsMLP
+from ._compat import Interval, validate_data
+from ._dense import DenseKernelMixin, fill_doc
+from ._levels import check_levels
+from ._reliability import function_space_mixing, warn_if_unreliable
+from .criteria import waic
+
+__all__ = ["GibbsMLPClassifier"]
+
+
+@fill_doc
+class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
+    r"""Multilayer perceptron classifier sampled from its Gibbs posterior.
+
+    The weights ``theta`` are drawn by Markov chains from
+
+    .. math::
+
+        \pi_\lambda(\theta) \propto \Pi(\theta) \exp(-\lambda R_n(\theta)),
+        \quad R_n(\theta) = -\frac1n \sum_{i=1}^n \log p_\theta(y_i \mid x_i),
+        \quad \lambda = n / \mathrm{temperature},
+
+    the mean cross-entropy of the network's class probabilities
+    ``p_theta(. | x)``: the softmax of its ``n_classes`` outputs, or for two
+    classes the sigmoid of one output (the logit of ``classes_[1]``). Since
+    ``exp(-lambda R_n) = prod_i p_theta(y_i | x_i)^(1 / temperature)``,
+    ``temperature=1`` is the Bayesian posterior with the categorical
+    likelihood, below 1 a "cold" and above 1 a tempered posterior (papers
+    001 and 002 state their Gibbs posteriors for this loss). The columns of
+    ``X`` are standardized inside ``fit``. The kernels and their surrogate
+    densities for ``rho < 1`` are those of
+    :class:`~skgibbs.GibbsMLPRegressor` with ``ell_i`` the cross-entropy of
+    example ``i``.
+
+    Predictions average over the retained draws: :meth:`predict_proba` is the
+    posterior predictive ``E_theta p_theta(c | x)``, :meth:`predict` its
+    argmax, and :meth:`predict_interval` gives equal-tailed credible bands of
+    every class probability (where they are wide, the draws disagree about
+    ``x``: epistemic uncertainty, as opposed to a confident probability near
+    1/2).
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(100, 100)
+        Widths of the hidden layers; ``()`` is (multinomial) logistic
+        regression.
+    activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
+        Hidden-layer activation.
+    sampler : {"auto", "hmc", "csmala", "mala", "smala", "sgld"}, default="auto"
+        Markov kernel, as for :class:`~skgibbs.GibbsMLPRegressor`: ``"auto"``
+        is ``"hmc"`` on the full data (``rho_ == 1``) and ``"csmala"`` when
+        ``rho_ < 1``.
+    temperature : float > 0, default=1.0
+        ``n / lambda``; 1 is the Bayesian posterior.
+    rho : float in (0, 1] or "auto", default="auto"
+        Bernoulli batch probability; ``"auto"`` is 1 (the full data). The
+        batch surrogates approach :math:`\pi_\lambda` only while
+        ``lambda' l_i / n`` (``surrogate_scale_``) is small, i.e. for
+        temperatures well above the mean cross-entropy.
+    correction : float >= 0 or "auto", default="auto"
+        csMALA's ``zeta`` (see :class:`~skgibbs.GibbsMLPRegressor`).
+    {kernel_parameters}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, in the order of the columns of :meth:`predict_proba`.
+    samples_ : ndarray of shape (n_chains, n_samples, n_params)
+        Posterior draws of the flat parameters (per layer ``coefs_[l]``
+        row-major, then ``intercepts_[l]``; the output layer has one unit
+        for two classes, ``n_classes`` otherwise), for standardized ``X``.
+    n_features_in_ : int
+    n_train_ : int
+        Number of training examples.
+    temperature_ : float
+        Temperature used.
+    {kernel_attributes}
+    rhat_ : float
+        Largest rank-normalised split R-hat (Vehtari et al., 2021) over the
+        chains of the predicted probabilities at the training inputs (of
+        ``classes_[1]`` for two classes, of every class otherwise). Above
+        1.05 a :class:`~skgibbs.SamplerWarning` says that the chains have not
+        mixed. NaN with fewer than 8 draws per chain.
+    ess_ : float
+        Smallest bulk effective sample size of those probabilities; below 100
+        a :class:`~skgibbs.SamplerWarning` is raised.
+    lfv_ : float
+        Functional variance ``sum_i Var_theta[log p_theta(y_i | x_i)]`` over
+        the draws (paper 004 (13)).
+    train_loss_ : float
+        ``-(1/n) sum_i log pbar(y_i | x_i)``, the cross-entropy of
+        :meth:`predict_proba` on the training data.
+    waic_ : float
+        ``train_loss_ + lfv_ / n`` (paper 004 §4.3).
+    generalization_loss_ : float
+        Watanabe's WAIC per sample for the tempered posterior,
+        ``-(1/n) [sum_i log mean_theta p_theta(y_i | x_i) - beta sum_i
+        Var_theta log p_theta(y_i | x_i)]`` with ``beta = 1 / temperature_``
+        (the power of the likelihood in :math:`\pi_\lambda`): an estimate of
+        the held-out log loss (nats). Lower is better.
+    waic_tempering_ : float
+        The ``beta`` of ``generalization_loss_``.
+
+    See Also
+    --------
+    GibbsMLPRegressor : the regressor on the same engine.
+    sklearn.neural_network.MLPClassifier : the same network, trained.
+    skgibbs.metrics.expected_calibration_error : how calibrated the probabilities are.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from skgibbs import GibbsMLPClassifier
+    >>> X, y = make_moons(80, noise=0.2, random_state=0)
+    >>> clf = GibbsMLPClassifier(hidden_layer_sizes=(16,), n_samples=20, burn_in=50,
+    ...                          pretrain_iter=200, random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 2)
+    >>> proba, bands = clf.predict_interval(X[:2], confidence_level=[0.5, 0.9])
+    >>> bands.shape                          # (n, lower/upper, n_classes, n_levels)
+    (2, 2, 2, 2)
+    """
+
+    _parameter_constraints = {
+        **DenseKernelMixin._parameter_constraints,
+        "temperature": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(100, 100),
+        activation="relu",
+        *,
+        sampler="auto",
+        temperature=1.0,
+        rho="auto",
+        correction="auto",
+        step_size=1e-4,
+        proposal_std="auto",
+        n_samples=175,
+        burn_in="auto",
+        thin="auto",
+        n_chains=4,
+        target_accept="auto",
+        metric="prior",
+        trajectory_length="auto",
+        restart_after=100,
+        pretrain_iter=1000,
+        weight_bound=None,
+        prior_std="auto",
+        confidence_level=0.95,
+        n_jobs=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+    ):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.sampler = sampler
+        self.temperature = temperature
+        self.rho = rho
+        self.correction = correction
+        self.step_size = step_size
+        self.proposal_std = proposal_std
+        self.n_samples = n_samples
+        self.burn_in = burn_in
+        self.thin = thin
+        self.n_chains = n_chains
+        self.target_accept = target_accept
+        self.metric = metric
+        self.trajectory_length = trajectory_length
+        self.restart_after = restart_after
+        self.pretrain_iter = pretrain_iter
+        self.weight_bound = weight_bound
+        self.prior_std = prior_std
+        self.confidence_level = confidence_level
+        self.n_jobs = n_jobs
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    _loss = "cross_entropy"
+
+    # ------------------------------------------------------------------ fit
+    def _validate_fit_data(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        return X, y
+
+    def _encode_targets(self, y):
+        encoder = LabelEncoder().fit(y)
+        if len(encoder.classes_) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs examples of at least 2 classes in y, got only the class "
+                f"{encoder.classes_[0]!r}."
+            )
+        self.classes_ = encoder.classes_
+        return encoder.transform(y).astype(np.float64)
+
+    def _n_outputs(self):
+        return 1 if len(self.classes_) == 2 else len(self.classes_)
+
+    def _check_targets(self, y):
+        y = column_or_1d(np.asarray(y))
+        known = np.isin(y, self.classes_)
+        if not known.all():
+            raise ValueError(
+                f"y holds labels the classifier was not fitted on: {np.unique(y[~known])[:5].tolist()}; "
+                f"classes_ are {self.classes_.tolist()}."
+            )
+        return np.searchsorted(self.classes_, y)
+
+    def _log_likelihood(self, X, y):
+        return self._log_proba_draws(X)[:, np.arange(len(y)), y]
+
+    def _summarise(self, X, y):
+        codes = np.searchsorted(self.classes_, y)
+        log_p = self._log_proba_draws(X)  # (S, n, C)
+        log_lik = log_p[:, np.arange(len(codes)), codes]  # (S, n)
+        self._record_losses(-log_lik)
+        P = np.exp(log_p)
+        watched = P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
+        self.rhat_, self.ess_ = function_space_mixing(watched, self.samples_.shape[0])
+        # p_theta(y_i | x_i)^(1 / temperature) enters pi_lambda: Watanabe's penalty scales by beta
+        beta = 1.0 / self.temperature_
+        self.waic_tempering_ = beta
+        tempered = waic(log_lik, beta=beta)
+        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]
+        # paper 004 §4.3 with the log loss of the posterior predictive as the training loss
+        pbar = P.mean(0)[np.arange(len(codes)), codes]
+        self.train_loss_ = float(-np.mean(np.log(pbar)))
+        self.lfv_ = float(tempered.p_waic)
+        self.waic_ = self.train_loss_ + self.lfv_ / X.shape[0]
+        warn_if_unreliable(self)
+
+    # -------------------------------------------------------------- predict
+    def _log_proba_draws(self, X):
+        """``log p_theta(c | x)`` of every retained draw on validated ``X``, shape ``(S, n, n_classes)``."""
+        out = self._network_outputs(X)
+        if out.ndim == 2:  # one logit: the log-probabilities of classes_[0] and classes_[1]
+            return np.stack([log_expit(-out), log_expit(out)], axis=-1)
+        return log_softmax(out, axis=-1)
+
+    def _proba_draws(self, X):
+        out = self._network_outputs(X)
+        if out.ndim == 2:
+            p1 = expit(out)
+            return np.stack([1.0 - p1, p1], axis=-1)
+        return softmax(out, axis=-1)
+
+    def predict_proba(self, X):
+        """Posterior predictive class probabilities, the mean over the draws of ``p_theta(c | x)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        return self._proba_draws(self._validated(X)).mean(0)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """The class of largest posterior predictive probability.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)  # checks that the classifier is fitted
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def predict_samples(self, X):
+        """Class probabilities of every retained draw, chain by chain.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_chains * n_draws, n_classes)
+        """
+        return self._proba_draws(self._validated(X)).transpose(1, 0, 2)
+
+    def predict_interval(self, X, confidence_level=None):
+        """Equal-tailed credible bands of the class probabilities.
+
+        For each input and class, the ``(1 - level) / 2`` and ``(1 + level) /
+        2`` quantiles over the draws of ``p_theta(c | x)``: the posterior
+        uncertainty about the probability itself (a band around 0.5 that is
+        narrow means "a coin flip, surely"; a wide band means the draws
+        disagree).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        confidence_level : float or array-like of floats in (0, 1), default=None
+            ``self.confidence_level`` when None.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            :meth:`predict_proba`.
+        bands : ndarray of shape (n_samples, 2, n_classes, n_levels)
+            Lower bounds in ``[:, 0]``, upper bounds in ``[:, 1]``.
+        """
+        levels = check_levels(self.confidence_level if confidence_level is None else confidence_level)
+        P = self._proba_draws(self._validated(X))
+        probs = np.concatenate([(1 - levels) / 2, (1 + levels) / 2])
+        q = np.quantile(P, probs, axis=0)  # (2 L, n, C)
+        k = len(levels)
+        bands = np.stack([q[:k], q[k:]], axis=0).transpose(2, 0, 3, 1)  # (n, 2, C, L)
+        return P.mean(0), bands
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags

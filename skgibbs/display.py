@@ -1,0 +1,331 @@
+"""Reliability diagrams of probabilistic classifiers.
+
+matplotlib is imported only when a diagram is drawn; install it with the
+``plot`` extra, ``pip install "skgibbs[plot]"``.
+"""
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .metrics import _ece, _split_pipeline, reliability_curve
+
+__all__ = ["ReliabilityDisplay"]
+
+_REF_LABEL = "Perfectly calibrated"
+_COUNTS_GID = "skgibbs-reliability-counts"  # marks the twin axes that hold the bin sizes
+_COUNTS_SHARE = 0.25  # the largest bar fills this share of the height
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            'ReliabilityDisplay needs matplotlib; install it with pip install "skgibbs[plot]".'
+        ) from exc
+    return plt
+
+
+def _counts_axes(ax):
+    """The twin axes of ``ax`` that hold the bin sizes, made on first use and shared afterwards."""
+    for other in ax.get_shared_x_axes().get_siblings(ax):
+        if other is not ax and other.get_gid() == _COUNTS_GID:
+            return other
+    twin = ax.twinx()
+    twin.set_gid(_COUNTS_GID)
+    twin.set_ylabel("Fraction of samples in bin")
+    ax.set_zorder(twin.get_zorder() + 1)  # the curves above the bars
+    ax.patch.set_visible(False)
+    return twin
+
+
+class ReliabilityDisplay:
+    """Top-label reliability diagram: accuracy against confidence, bin by bin.
+
+    The x coordinate of each marker is the mean confidence ``max_c p_c(x)``
+    of the samples in a bin, the y coordinate the fraction of them whose most
+    probable class is the true one; a calibrated classifier lies on the
+    diagonal. Bars on a twin axis (right) show the share of the samples in
+    each bin, and the legend gives the expected calibration error. Build it
+    with :meth:`from_estimator` or :meth:`from_predictions`; the constructor
+    only stores a curve, :meth:`plot` draws it.
+
+    Parameters
+    ----------
+    confidence : array-like of shape (n_bins,)
+        Mean confidence of each non-empty bin.
+    accuracy : array-like of shape (n_bins,)
+        Accuracy of each non-empty bin.
+    count : array-like of shape (n_bins,)
+        Number of samples in each non-empty bin.
+    edges : array-like of shape (n_bins, 2), default=None
+        Lower and upper edge of each bin, for the bars of ``show_counts``.
+    estimator_name : str, default=None
+        Name of the classifier, for the legend.
+
+    Attributes
+    ----------
+    confidence, accuracy, count, edges : ndarray
+        The curve, as given.
+    ece : float
+        Expected calibration error of the curve,
+        ``sum_b count_b / n * |accuracy_b - confidence_b|``.
+    estimator_name : str or None
+    line_ : matplotlib.lines.Line2D
+        The reliability curve.
+    bars_ : matplotlib.container.BarContainer or None
+        The bars of the bin sizes; None without ``show_counts``.
+    counts_ax_ : matplotlib.axes.Axes or None
+        The twin axes of the bars, shared by every display drawn on ``ax_``.
+    ax_ : matplotlib.axes.Axes
+        Axes of the curve.
+    figure_ : matplotlib.figure.Figure
+
+    See Also
+    --------
+    skgibbs.metrics.reliability_curve : The curve drawn here.
+    sklearn.calibration.CalibrationDisplay : Positive-class calibration curve.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> matplotlib = pytest.importorskip("matplotlib")  # the example needs the plot extra
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = LogisticRegression(max_iter=1000).fit(X, y)
+    >>> disp = ReliabilityDisplay.from_estimator(clf, X, y, n_bins=10)
+    >>> disp.line_.get_label() == f"LogisticRegression (ECE {disp.ece:.3f})"
+    True
+    >>> int(disp.count.sum())
+    150
+    """
+
+    def __init__(self, confidence, accuracy, count, *, edges=None, estimator_name=None):
+        self.confidence = np.asarray(confidence, dtype=float)
+        self.accuracy = np.asarray(accuracy, dtype=float)
+        self.count = np.asarray(count)
+        if not self.confidence.shape == self.accuracy.shape == self.count.shape or self.confidence.ndim != 1:
+            raise ValueError(
+                "confidence, accuracy and count must be 1-d arrays of one length, got shapes "
+                f"{self.confidence.shape}, {self.accuracy.shape} and {self.count.shape}."
+            )
+        self.edges = None if edges is None else np.asarray(edges, dtype=float).reshape(-1, 2)
+        if self.edges is not None and len(self.edges) != len(self.count):
+            raise ValueError(f"edges must have shape ({len(self.count)}, 2), got {np.shape(edges)}.")
+        self.estimator_name = estimator_name
+        self.ece = _ece(self.confidence, self.accuracy, self.count)
+
+    def plot(self, ax=None, *, name=None, ref_line=True, show_counts=True, **kwargs):
+        """Draw the diagram.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, default=None
+            Axes to draw on; by default a new figure. Several displays can
+            share one: the reference line and the axes of the bars are drawn
+            once.
+        name : str, default=None
+            Legend name; by default ``estimator_name``. The legend label is
+            ``"name (ECE 0.031)"``, or ``"ECE 0.031"`` without a name.
+        ref_line : bool, default=True
+            Draw the diagonal of perfect calibration.
+        show_counts : bool, default=True
+            Draw the share of the samples in each bin as bars on a twin axis
+            (needs ``edges``).
+        **kwargs : dict
+            Passed to :meth:`matplotlib.axes.Axes.plot` for the curve (e.g.
+            ``color``, ``marker``, ``label`` to replace the legend label).
+
+        Returns
+        -------
+        ReliabilityDisplay
+            ``self``, with ``line_``, ``bars_``, ``counts_ax_``, ``ax_`` and
+            ``figure_`` set.
+
+        Examples
+        --------
+        >>> import pytest
+        >>> matplotlib = pytest.importorskip("matplotlib")
+        >>> matplotlib.use("Agg")
+        >>> disp = ReliabilityDisplay([0.6, 0.9], [0.5, 0.95], [40, 60], edges=[[0.5, 0.75], [0.75, 1.0]])
+        >>> disp.plot(name="model").line_.get_label()
+        'model (ECE 0.070)'
+        """
+        plt = _pyplot()
+        from matplotlib.ticker import MaxNLocator
+
+        if ax is None:
+            _, ax = plt.subplots()
+        name = self.estimator_name if name is None else name
+        label = f"ECE {self.ece:.3f}" if name is None else f"{name} (ECE {self.ece:.3f})"
+        if ref_line and not any(line.get_label() == _REF_LABEL for line in ax.get_lines()):
+            ax.plot([0, 1], [0, 1], linestyle=":", color="black", label=_REF_LABEL)
+        self.line_ = ax.plot(self.confidence, self.accuracy, **{"marker": "s", "label": label, **kwargs})[0]
+
+        self.bars_ = self.counts_ax_ = None
+        if show_counts:
+            if self.edges is None:
+                raise ValueError("show_counts=True needs the bin edges: pass edges= or show_counts=False.")
+            self.counts_ax_ = _counts_axes(ax)
+            lower, upper = self.edges[:, 0], self.edges[:, 1]
+            share = self.count / self.count.sum()
+            self.bars_ = self.counts_ax_.bar(
+                lower,
+                share,
+                width=np.maximum(upper - lower, 0.005),  # quantile bins of tied confidences have width 0
+                align="edge",
+                color=self.line_.get_color(),
+                alpha=0.25,
+                edgecolor="none",
+            )
+            tallest = max(patch.get_height() for patch in self.counts_ax_.patches)
+            self.counts_ax_.set_ylim(0, tallest / _COUNTS_SHARE)
+            ticks = MaxNLocator(nbins=3).tick_values(0, tallest)
+            self.counts_ax_.set_yticks(ticks[ticks <= tallest * (1 + 1e-9)])  # ticks by the bars only
+
+        ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="Confidence (largest probability)")
+        ax.set_ylabel("Accuracy")
+        ax.legend(loc="upper left")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y,
+        *,
+        n_bins=15,
+        strategy="uniform",
+        name=None,
+        ax=None,
+        ref_line=True,
+        show_counts=True,
+        **kwargs,
+    ):
+        """Reliability diagram of a fitted classifier on ``(X, y)``.
+
+        Parameters
+        ----------
+        estimator : fitted classifier or Pipeline
+            Has ``predict_proba`` and ``classes_``, which names the columns
+            of ``predict_proba``.
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels.
+        n_bins : int >= 1, default=15
+        strategy : {"uniform", "quantile"}, default="uniform"
+            Binning, see :func:`skgibbs.metrics.reliability_curve`.
+        name : str, default=None
+            Legend name; by default the class name of the estimator (of the
+            last step of a Pipeline).
+        ax : matplotlib.axes.Axes, default=None
+        ref_line : bool, default=True
+        show_counts : bool, default=True
+        **kwargs : dict
+            Passed to :meth:`matplotlib.axes.Axes.plot`.
+
+        Returns
+        -------
+        ReliabilityDisplay
+
+        Examples
+        --------
+        >>> import pytest
+        >>> matplotlib = pytest.importorskip("matplotlib")
+        >>> matplotlib.use("Agg")
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> X, y = load_iris(return_X_y=True)
+        >>> pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
+        >>> disp = ReliabilityDisplay.from_estimator(pipe, X, y, strategy="quantile", n_bins=5)
+        >>> disp.estimator_name
+        'LogisticRegression'
+        """
+        if not hasattr(estimator, "predict_proba"):
+            raise TypeError(
+                f"{type(estimator).__name__} has no predict_proba method; ReliabilityDisplay needs a "
+                "probabilistic classifier."
+            )
+        check_is_fitted(estimator)
+        classes = getattr(estimator, "classes_", None)
+        if classes is None:
+            raise TypeError(
+                f"{type(estimator).__name__} has no classes_ to name the columns of predict_proba."
+            )
+        name = type(_split_pipeline(estimator)[1]).__name__ if name is None else name
+        return cls.from_predictions(
+            y,
+            estimator.predict_proba(X),
+            labels=classes,
+            n_bins=n_bins,
+            strategy=strategy,
+            name=name,
+            ax=ax,
+            ref_line=ref_line,
+            show_counts=show_counts,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true,
+        y_prob,
+        *,
+        labels=None,
+        n_bins=15,
+        strategy="uniform",
+        name=None,
+        ax=None,
+        ref_line=True,
+        show_counts=True,
+        **kwargs,
+    ):
+        """Reliability diagram of predicted probabilities.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            True labels.
+        y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Predicted probabilities, columns in the order of ``labels``; a
+            1-d array is the probability of the positive (second) class of a
+            binary problem.
+        labels : array-like of shape (n_classes,), default=None
+            The class of each column of ``y_prob``; by default
+            ``np.unique(y_true)``.
+        n_bins : int >= 1, default=15
+        strategy : {"uniform", "quantile"}, default="uniform"
+            Binning, see :func:`skgibbs.metrics.reliability_curve`.
+        name : str, default=None
+            Legend name.
+        ax : matplotlib.axes.Axes, default=None
+        ref_line : bool, default=True
+        show_counts : bool, default=True
+        **kwargs : dict
+            Passed to :meth:`matplotlib.axes.Axes.plot`.
+
+        Returns
+        -------
+        ReliabilityDisplay
+
+        Examples
+        --------
+        >>> import pytest
+        >>> matplotlib = pytest.importorskip("matplotlib")
+        >>> matplotlib.use("Agg")
+        >>> y_prob = [[0.9, 0.1], [0.8, 0.2], [0.4, 0.6], [0.3, 0.7]]
+        >>> disp = ReliabilityDisplay.from_predictions(["a", "b", "a", "b"], y_prob, n_bins=4)
+        >>> disp.accuracy, round(disp.ece, 6)
+        (array([0.5, 0.5]), 0.25)
+        """
+        curve = reliability_curve(y_true, y_prob, n_bins=n_bins, strategy=strategy, labels=labels)
+        display = cls(curve.confidence, curve.accuracy, curve.count, edges=curve.edges, estimator_name=name)
+        return display.plot(ax=ax, ref_line=ref_line, show_counts=show_counts, **kwargs)
