@@ -142,10 +142,13 @@ class BaseGibbsMLP(BaseEstimator):
     def _auto_temperature(self, heldout_loss):
         return 2.0 * heldout_loss if self.temperature == "auto" else float(self.temperature)
 
+    #: ``prior_std="auto"`` is this factor times ``1 / sqrt(fan_in)`` of each parameter's layer
+    _prior_gain = 1.0
+
     def _prior(self, spec, device):
         std = self.prior_std
         if std == "auto":
-            std = spec.fan_in_std(torch.float32).to(device)
+            std = (self._prior_gain * spec.fan_in_std(torch.float32)).to(device)
         return Prior(std, self.weight_bound)
 
     def _check_layers(self):

@@ -109,10 +109,12 @@ _KERNEL_PARAMETERS = """\
     prior_std : float, "auto" or None, default="auto"
         Standard deviation of a Gaussian prior on the flat parameters (on
         the standardized scale). ``"auto"`` gives each weight and bias
-        ``1 / sqrt(n_in)`` of its layer, so that every unit's pre-activation
-        has prior variance of order one; a float is the same for all; None
-        is the flat prior (with ``weight_bound``, the uniform box of paper
-        000).
+        ``g / sqrt(n_in)`` of its layer, so that every unit's pre-activation
+        has prior variance of order one: ``g = 1`` for the regressors, ``g =
+        2`` for the classifier, whose logits must reach a few units (see
+        :class:`~skgibbs.GibbsMLPClassifier`). A float is the same for all;
+        None is the flat prior (with ``weight_bound``, the uniform box of
+        paper 000).
     confidence_level : float in (0, 1), default=0.95
         Default level of :meth:`predict_interval` (and of the regressors'
         ``credible_radius_``).

@@ -89,6 +89,11 @@ def warn_if_unreliable(est):
     _warn_if_not_mixed(est)
 
 
+def _watched(est):
+    """What R-hat and ESS are computed on."""
+    return "predicted probabilities" if hasattr(est, "classes_") else "function values"
+
+
 def _warn_if_not_mixed(est):
     r, e = est.rhat_, est.ess_
     if not (r > RHAT_WARN or e < ESS_WARN):  # NaN (too few draws) passes
@@ -104,7 +109,7 @@ def _warn_if_not_mixed(est):
         else ""
     )
     _warn(
-        f"The chains have not mixed: at the training inputs the function values have R-hat up to "
+        f"The chains have not mixed: at the training inputs the {_watched(est)} have R-hat up to "
         f"{r:.3g} and a bulk effective sample size down to {e:.3g} (thresholds {RHAT_WARN} and "
         f"{ESS_WARN:g}), so intervals, radii and criteria rest on fewer effective draws than they "
         f"show.{disagree} To improve: {', '.join(remedies)}."

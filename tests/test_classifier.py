@@ -215,3 +215,28 @@ def _assert_same_moments(draws_a, draws_b):
     se_sd = np.sqrt(sd_a**2 / (2 * ess_a) + sd_b**2 / (2 * ess_b))
     assert np.all(np.abs(mean_a - mean_b) < 4 * se_mean), (mean_a, mean_b, se_mean)
     assert np.all(np.abs(sd_a - sd_b) < 4 * se_sd), (sd_a, sd_b, se_sd)
+
+
+def test_model_selection_by_waic_and_by_calibration():
+    from sklearn.model_selection import GridSearchCV
+
+    from skgibbs.metrics import neg_expected_calibration_error_scorer, neg_log_loss_scorer
+    from skgibbs.model_selection import CriterionGridSearch
+
+    X, y = make_moons(80, noise=0.3, random_state=2)
+    est = GibbsMLPClassifier((4,), n_samples=10, burn_in=10, pretrain_iter=20, n_chains=2, random_state=0)
+    grid = {"temperature": [0.5, 2.0]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        search = CriterionGridSearch(est, grid, criterion="waic").fit(X, y)
+        cv = GridSearchCV(
+            est, grid, cv=2, refit="nll",
+            scoring={"ece": neg_expected_calibration_error_scorer, "nll": neg_log_loss_scorer},
+        ).fit(X, y)
+    values = search.cv_results_["criterion"]
+    fitted = [_quiet_fit(clone(est).set_params(temperature=t), X, y) for t in grid["temperature"]]
+    assert np.allclose(values, [f.generalization_loss_ for f in fitted])
+    assert search.best_params_["temperature"] == grid["temperature"][int(np.argmin(values))]
+    assert np.isnan(search.cv_results_["noise_variance"]).all()
+    assert np.all(cv.cv_results_["mean_test_ece"] <= 0)
+    assert cv.best_params_["temperature"] in grid["temperature"]

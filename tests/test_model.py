@@ -164,3 +164,34 @@ def test_squared_loss_and_grad_single_chain_with_per_chain_input():
     ref_loss, ref_grad = _autograd_loss_and_grad(spec, theta, X, y)
     torch.testing.assert_close(loss, ref_loss)
     torch.testing.assert_close(grad, ref_grad)
+
+
+@pytest.mark.parametrize("n_outputs", [1, 3])
+@pytest.mark.parametrize("layers", [(), (5, 3)])
+@pytest.mark.parametrize("case", ["single", "single_mask", "shared", "per_chain_mask"])
+def test_cross_entropy_loss_and_grad_equals_autograd(n_outputs, layers, case):
+    # the sigmoid head (one output, labels 0/1) and the softmax head (class indices)
+    spec = MLPSpec(3, layers, "tanh", n_outputs=n_outputs)
+    gen = torch.Generator().manual_seed(7)
+    K = 1 if case.startswith("single") else 3
+    n, n_classes = 11, max(2, n_outputs)
+    theta = torch.randn(K, spec.n_params, generator=gen, dtype=torch.float64)
+    shape = (K, n) if case.startswith("per_chain") else (n,)
+    X = torch.randn(*shape, 3, generator=gen, dtype=torch.float64)
+    y = torch.randint(n_classes, shape, generator=gen).to(torch.float64)
+    mask = None
+    if case.endswith("mask"):
+        mask = (torch.rand(K, n, generator=gen) < 0.6).to(torch.float64)
+        mask[:, 0] = 0.0
+    loss, grad = spec.loss_and_grad(theta, X, y, mask, loss="cross_entropy")
+    th = theta.clone().requires_grad_(True)
+    logits = spec.forward(th, X).reshape(K, n, n_outputs)
+    log_p = torch.log_softmax(torch.cat([torch.zeros_like(logits), logits], -1), -1) if n_outputs == 1 else (
+        torch.log_softmax(logits, -1)
+    )
+    # one output is the logit of class 1 against a zero logit of class 0
+    nll = -log_p.gather(-1, y.long().expand(K, n).unsqueeze(-1))[..., 0]
+    ref_loss = (nll if mask is None else nll * mask).sum(1)
+    (ref_grad,) = torch.autograd.grad(ref_loss.sum(), th)
+    torch.testing.assert_close(loss, ref_loss.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad, ref_grad, rtol=1e-10, atol=1e-12)

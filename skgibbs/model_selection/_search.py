@@ -244,7 +244,8 @@ def _criterion(est, X, y, criterion, lfv_params):
             "criterion": float(final.generalization_loss_),
             "train_loss": float(final.generalization_loss_ - penalty),
             "penalty": float(penalty),
-            "noise_variance": float(final.noise_variance_),
+            # classifiers have no noise variance
+            "noise_variance": float(getattr(final, "noise_variance_", nan)),
         }
     res = _langevin(final, Xt, y, lfv_params)
     return {
