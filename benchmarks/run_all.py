@@ -30,6 +30,7 @@ SCRIPTS = [
     "bench_model_selection.py",
     "bench_mixing.py",
     "bench_uq.py",
+    "bench_classification.py",
     "bench_large_n.py",
     "bench_burn_in.py",
     "repro_sparse.py",

@@ -93,6 +93,11 @@ BENCHMARK_SECTIONS = [
     ),
     ("mixing", "Mixing per second: HMC, MALA, csMALA and BlackJAX NUTS", "``benchmarks/bench_mixing.py``"),
     ("uq", "Held-out uncertainty against GPs, ensembles, NGBoost and conformal", "``benchmarks/bench_uq.py``"),
+    (
+        "classification",
+        "Classification: calibration against what users pick instead",
+        "``benchmarks/bench_classification.py``",
+    ),
     ("large_n", "Default fits at large n", "``benchmarks/bench_large_n.py``"),
     ("burn_in", "csMALA burn-in steps against sampling steps", "``benchmarks/bench_burn_in.py``"),
     ("uq_mcycle", "Held-out uncertainty on a small 1-D data set (MASS mcycle)", "``benchmarks/bench_uq.py``"),
