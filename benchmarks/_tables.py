@@ -39,11 +39,12 @@ def write_results(name, result, md_lines, rst_lines, directory=RESULTS):
     stem.with_suffix(".rst").write_text("\n".join(rst_lines))
 
 
-def publish(name, result, heading, tables, notes):
-    """Print ``tables`` (``(title, header, rows)`` triples) and ``notes``; unless ``result["quick"]``, write them.
+def publish(name, result, heading, tables, notes, unwritten=None):
+    """Print ``tables`` (``(title, header, rows)`` triples) and ``notes``; unless quick, write them.
 
     The Markdown file gets ``heading`` as its title; both files end with the
-    notes (paragraphs, in order).
+    notes (paragraphs, in order). With ``unwritten`` (a message saying why)
+    nothing is written either.
     """
     md, rst = [f"# {heading}", ""], []
     for title, header, rows in tables:
@@ -54,8 +55,8 @@ def publish(name, result, heading, tables, notes):
         md += [note, ""]
         rst += [note, ""]
         print(f"\n{note}")
-    if result["quick"]:
-        print("\nQuick run: nothing written to benchmarks/results.")
+    if result["quick"] or unwritten:
+        print("\n" + (unwritten or "Quick run: nothing written to benchmarks/results."))
         return
     write_results(name, result, md, rst)
 

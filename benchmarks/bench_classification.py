@@ -462,13 +462,9 @@ def write(result, name):
     goal, wins = goal_table(summary)
     tabs.append(goal)
     text = notes(result, summary, wins)
-    if result["quick"] or any(r["model"] == "skgibbs" for r in result["runs"]):
-        publish(name, result, "Classification: GibbsMLPClassifier and the alternatives", tabs, text)
-        return
-    for title, header, rows in tabs:
-        print(f"\n{title}\n{rst_table(header, rows)}")
-    print("\n" + "\n\n".join(text))
-    print("\nNo GibbsMLPClassifier fit stored: only the JSON file written.")
+    stored = any(r["model"] == "skgibbs" for r in result["runs"])
+    unwritten = None if stored else "No GibbsMLPClassifier fit stored: only the JSON file written."
+    publish(name, result, "Classification: GibbsMLPClassifier and the alternatives", tabs, text, unwritten)
 
 
 def main(argv=None):

@@ -490,13 +490,8 @@ def tables(result):
 
 def write(result, save, name=NAME):
     tabs, text = tables(result)
-    if save or result["quick"]:
-        publish(name, result, "Held-out uncertainty: GibbsMLPRegressor and the alternatives", tabs, text)
-        return
-    for title, header, rows in tabs:
-        print(f"\n{title}\n{rst_table(header, rows)}")
-    print("\n" + "\n\n".join(text))
-    print("\nGibbsMLPRegressor not run: nothing written to benchmarks/results.")
+    unwritten = None if save else "GibbsMLPRegressor not run: nothing written to benchmarks/results."
+    publish(name, result, "Held-out uncertainty: GibbsMLPRegressor and the alternatives", tabs, text, unwritten)
 
 
 def main(argv=None):
