@@ -31,6 +31,7 @@ SCRIPTS = [
     "bench_mixing.py",
     "bench_uq.py",
     "bench_classification.py",
+    "bench_classifier_prior.py",
     "bench_large_n.py",
     "bench_burn_in.py",
     "repro_sparse.py",

@@ -98,6 +98,11 @@ BENCHMARK_SECTIONS = [
         "Classification: calibration against what users pick instead",
         "``benchmarks/bench_classification.py``",
     ),
+    (
+        "classifier_prior",
+        "The scale of the classifier's default prior",
+        "``benchmarks/bench_classifier_prior.py``",
+    ),
     ("large_n", "Default fits at large n", "``benchmarks/bench_large_n.py``"),
     ("burn_in", "csMALA burn-in steps against sampling steps", "``benchmarks/bench_burn_in.py``"),
     ("uq_mcycle", "Held-out uncertainty on a small 1-D data set (MASS mcycle)", "``benchmarks/bench_uq.py``"),
