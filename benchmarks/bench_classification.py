@@ -77,7 +77,7 @@ from importlib import metadata
 
 import numpy as np
 import torch
-from _tables import RESULTS, names, publish, rst_table
+from _tables import RESULTS, names, publish
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -268,8 +268,13 @@ def run(args, datasets, models, path):
     if reused:
         print(f"{reused} fits taken from {path} (--force refits them)")
     result["runs"] = list(stored.values())
-    result["runtime_s"] = time.perf_counter() - start
-    result["load_average"] = [load_before, os.getloadavg()[0]]
+    # every run that fitted something is one session: runs on other data or models add to the file
+    result.setdefault("sessions", []).append({
+        "datasets": datasets, "models": models, "runtime_s": time.perf_counter() - start,
+        "load_average": [load_before, os.getloadavg()[0]],
+    })  # fmt: skip
+    if not args.quick:
+        save(path, result)
     return result
 
 
@@ -446,11 +451,12 @@ def notes(result, summary, wins):
     if result.get("skipped"):
         out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")
     ver = ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v)
-    load = result["load_average"]
-    out.append(
-        f"Versions: {ver}. Runtime of the last run {result['runtime_s']:.0f} s; load average {load[0]:.1f} "
-        f"before, {load[1]:.1f} after."
+    sessions = "; ".join(
+        f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {x['runtime_s']:.0f} s, load average "
+        f"{x['load_average'][0]:.1f} before, {x['load_average'][1]:.1f} after"
+        for x in result.get("sessions", [])
     )
+    out.append(f"Versions: {ver}. Runs (in parallel where two ran at once on the two cores): {sessions}.")
     return out
 
 

@@ -90,7 +90,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from _tables import RESULTS, names, publish, rst_table, write_results
+from _tables import RESULTS, names, publish, write_results
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 
 NAME = "uq"
@@ -491,7 +491,8 @@ def tables(result):
 def write(result, save, name=NAME):
     tabs, text = tables(result)
     unwritten = None if save else "GibbsMLPRegressor not run: nothing written to benchmarks/results."
-    publish(name, result, "Held-out uncertainty: GibbsMLPRegressor and the alternatives", tabs, text, unwritten)
+    heading = "Held-out uncertainty: GibbsMLPRegressor and the alternatives"
+    publish(name, result, heading, tabs, text, unwritten)
 
 
 def main(argv=None):
