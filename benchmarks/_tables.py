@@ -72,3 +72,16 @@ def names(values, choices, what, in_choice_order=True):
     if bad:
         raise SystemExit(f"unknown {what}: {', '.join(bad)} (choose from {', '.join(choices)})")
     return [c for c in choices if c in out] if in_choice_order else out
+
+
+def load_available(datasets, load):
+    """``(data, skipped)``: ``load(name)`` of each data set, or the reason (a string) it is not available."""
+    data, skipped = {}, {}
+    for name in datasets:
+        loaded = load(name)
+        if isinstance(loaded, str):
+            print(f"skipping data set {name}: {loaded}")
+            skipped[name] = loaded
+        else:
+            data[name] = loaded
+    return data, skipped

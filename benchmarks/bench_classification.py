@@ -77,7 +77,7 @@ from importlib import metadata
 
 import numpy as np
 import torch
-from _tables import RESULTS, names, publish
+from _tables import RESULTS, load_available, names, publish
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -223,14 +223,7 @@ def run(args, datasets, models, path):
         print(f"{len(result['runs'])} fits stored in {path}")
     result.update(quick=args.quick, settings=cfg, versions=versions())
     stored = {(r["dataset"], r["model"], r["split"]): r for r in result["runs"]}
-    data, skipped = {}, {}
-    for name in datasets:
-        loaded = load(name)
-        if isinstance(loaded, str):
-            print(f"skipping data set {name}: {loaded}")
-            skipped[name] = loaded
-        else:
-            data[name] = loaded
+    data, skipped = load_available(datasets, load)
     result["skipped"] = skipped
     start, load_before, reused = time.perf_counter(), os.getloadavg()[0], 0
     with threadpool_limits(1):
@@ -468,7 +461,7 @@ def write(result, name):
     goal, wins = goal_table(summary)
     tabs.append(goal)
     text = notes(result, summary, wins)
-    stored = any(r["model"] == "skgibbs" for r in result["runs"])
+    stored = result["quick"] or any(r["model"] == "skgibbs" for r in result["runs"])
     unwritten = None if stored else "No GibbsMLPClassifier fit stored: only the JSON file written."
     publish(name, result, "Classification: GibbsMLPClassifier and the alternatives", tabs, text, unwritten)
 

@@ -90,7 +90,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from _tables import RESULTS, names, publish, write_results
+from _tables import RESULTS, load_available, names, publish, write_results
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 
 NAME = "uq"
@@ -334,14 +334,7 @@ def run(args, datasets, models):
         "gp_restarts": 0 if args.quick else 2,
         "skgibbs": {**(QUICK_SKGIBBS if args.quick else {}), **json.loads(args.skgibbs_params)},
     }
-    data, skipped = {}, {}
-    for name in datasets:
-        loaded = load(name)
-        if isinstance(loaded, str):
-            print(f"skipping data set {name}: {loaded}")
-            skipped[name] = loaded
-        else:
-            data[name] = loaded
+    data, skipped = load_available(datasets, load)
     for model in list(models):
         reason = missing(model)
         if reason:

@@ -3,7 +3,7 @@
 from numbers import Real
 
 import numpy as np
-from scipy.special import expit, log_expit, log_softmax, softmax
+from scipy.special import log_expit, log_softmax
 from sklearn.base import ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
@@ -267,11 +267,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         return log_softmax(out, axis=-1)
 
     def _proba_draws(self, X):
-        out = self._network_outputs(X)
-        if out.ndim == 2:
-            p1 = expit(out)
-            return np.stack([1.0 - p1, p1], axis=-1)
-        return softmax(out, axis=-1)
+        return np.exp(self._log_proba_draws(X))
 
     def predict_proba(self, X):
         """Posterior predictive class probabilities, the mean over the draws of ``p_theta(c | x)``.
