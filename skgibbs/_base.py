@@ -119,18 +119,26 @@ class BaseGibbsMLP(BaseEstimator):
             self.sampler_, self.rho_ = self._resolve_sampler()
             self.lambda_ = n / self.temperature_
             prior = self._prior(spec, device)
-            result = run_chains(
-                self._potential(spec, Xt, yt),
-                theta0,
-                [int(s) for s in seeds[1:]],
-                self._chain_config(),
-                prior=prior,
-                vectorize=self._vectorize(n, spec.n_params, device),
-                n_jobs=self.n_jobs,
-            )
+            result = self._sample(spec, Xt, yt, theta0, [int(s) for s in seeds[1:]], prior)
         self._store(result, spec)
         self._summarise(X, y)
         return self
+
+    def _sample(self, spec, Xt, yt, theta0, seeds, prior):
+        """Run the kernel from the starting points ``theta0``; a :class:`ChainResult`."""
+        return run_chains(
+            self._potential(spec, Xt, yt),
+            theta0,
+            seeds,
+            self._chain_config(),
+            prior=prior,
+            vectorize=self._vectorize(Xt.shape[0], spec.n_params, Xt.device),
+            n_jobs=self.n_jobs,
+        )
+
+    def _n_starts(self):
+        """How many starting points to pre-train (one per chain)."""
+        return self.n_chains
 
     def _validate_fit_data(self, X, y):
         check_numeric(y, "y")
@@ -201,7 +209,7 @@ class BaseGibbsMLP(BaseEstimator):
 
     def _initial_points(self, spec, Xt, yt, seeds):
         """Glorot initialisation per chain, then Adam with early stopping (paper 000 §5)."""
-        theta = self._initial_draws(spec, seeds, Xt.device)
+        theta = self._initial_draws(spec, seeds, Xt.device)[: self._n_starts()]
         mask = self._initial_mask(theta, seeds)
         if mask is not None:
             theta = theta * mask

@@ -2,8 +2,12 @@
 
 from numbers import Integral, Real
 
+import numpy as np
+import torch
+
 from ._base import BaseGibbsMLP
 from ._compat import Interval, StrOptions
+from .samplers import ChainResult, vi
 
 __all__ = ["DenseKernelMixin", "fill_doc"]
 
@@ -16,17 +20,54 @@ class DenseKernelMixin:
 
     _parameter_constraints = {
         **BaseGibbsMLP._parameter_constraints,
-        "sampler": [StrOptions({"auto", "hmc", "csmala", "mala", "smala", "sgld"})],
+        "sampler": [StrOptions({"auto", "hmc", "csmala", "mala", "smala", "sgld", "vi"})],
         "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
         "correction": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "metric": [StrOptions({"prior", "adaptive", "identity"})],
         "trajectory_length": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "restart_after": [Interval(Integral, 1, None, closed="left"), None],
+        "kl_weight": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "tau": [Interval(Real, 0, None, closed="neither")],
+        "parametrization": [StrOptions({"standard", "mean-field"})],
+        "vi_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "vi_learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "vi_batch_size": [Interval(Integral, 1, None, closed="left")],
+        "vi_early_stopping": ["boolean"],
+        "vi_gradient": [StrOptions({"local", "reparam"})],
     }
+
+    def _check_extra_params(self):
+        if self.sampler == "vi":
+            if self.rho != "auto" and float(self.rho) < 1.0:
+                raise ValueError(
+                    f"rho={self.rho!r} is the batch probability of the Langevin kernels; sampler='vi' draws "
+                    "its own minibatches of vi_batch_size examples. Leave rho='auto'."
+                )
+            if self.prior_std is None or self.weight_bound is not None:
+                raise ValueError(
+                    "sampler='vi' needs a Gaussian prior (the KL term of the ELBO is computed in closed "
+                    "form): set prior_std to 'auto' or a float, and weight_bound=None."
+                )
+            return
+        if self.kl_weight != "auto":
+            raise ValueError(
+                f"kl_weight={self.kl_weight!r} weighs the KL term of the variational objective and only "
+                f"applies to sampler='vi' (got sampler={self.sampler!r}). Leave kl_weight='auto' or set "
+                "sampler='vi'."
+            )
+        if self.parametrization != "standard":
+            raise ValueError(
+                f"parametrization={self.parametrization!r} sets the coordinates of the variational "
+                f"optimisation and only applies to sampler='vi' (got sampler={self.sampler!r})."
+            )
+
+    def _n_starts(self):
+        # VI optimises one q from one pre-trained network
+        return 1 if self.sampler == "vi" else self.n_chains
 
     def _resolve_sampler(self):
         """``(sampler_, rho_)``: "auto" is HMC on the full data and csMALA on batches."""
-        if self.sampler in ("mala", "hmc"):
+        if self.sampler in ("mala", "hmc", "vi"):
             return self.sampler, 1.0
         rho = 1.0 if self.rho == "auto" else float(self.rho)
         if self.sampler == "auto":
@@ -44,6 +85,94 @@ class DenseKernelMixin:
             restart_after=self.restart_after,
             metric=self.metric,
             trajectory_length=self.trajectory_length,
+        )
+
+    # ---------------------------------------------------- variational inference
+    def _output_scale(self, spec):
+        """``theta = scale * w``: 1, but ``1 / N_L`` on the mean-field parametrization's output weights."""
+        scale = torch.ones(spec.n_params, dtype=torch.float32)
+        if self.parametrization == "mean-field" and spec.hidden_layer_sizes:
+            n_in, _, w, _ = list(spec._slices())[-1]
+            scale[w] = 1.0 / n_in
+        return scale
+
+    def _prior(self, spec, device):
+        prior = super()._prior(spec, device)
+        if self.parametrization != "mean-field" or not spec.hidden_layer_sizes:
+            return prior
+        # paper 002 (3): f = (1/N) sum_j a_j h_j with the prior on a_j; on the network's output
+        # weights theta = a / N that is the prior std divided by N ("auto": its fan-in factor
+        # g / sqrt(N) becomes g / N, i.e. a_j ~ N(0, g^2))
+        std = torch.as_tensor(prior.std, dtype=torch.float32).expand(spec.n_params).clone()
+        n_in, _, w, _ = list(spec._slices())[-1]
+        std[w] = std[w] * (n_in**-0.5 if self.prior_std == "auto" else 1.0 / n_in)
+        return prior._replace(std=std.to(device))
+
+    def _kl_weights(self, spec):
+        """``eta`` per coordinate, and its value on the hidden layers (``kl_weight_``)."""
+        Q = spec.n_params
+        if self.kl_weight != "auto":
+            return torch.full((Q,), float(self.kl_weight)), float(self.kl_weight)
+        if not spec.hidden_layer_sizes:  # no neurons to balance: Prop. 5 does not apply
+            return torch.full((Q,), float(self.tau)), float(self.tau)
+        # Prop. 5: eta = tau n / N, N the width of the widest hidden layer
+        eta = float(self.tau) * self.n_train_ / max(spec.hidden_layer_sizes)
+        weights = torch.full((Q,), eta)
+        if self.parametrization == "standard":
+            # App. D: with the 1/sqrt(N) output scale only the KL of the hidden layers is cooled
+            _, _, w, b = list(spec._slices())[-1]
+            weights[w.start : b.stop] = 1.0
+        return weights, eta
+
+    def _record_losses(self, losses):
+        super()._record_losses(losses)
+        if self.sampler_ == "vi":
+            # E_q sum_i log L(y_i | x_i, theta) with log L = -lambda l_i / n, by the draws
+            self.expected_log_likelihood_ = float(-self.lambda_ * losses.mean())
+
+    def _sample(self, spec, Xt, yt, theta0, seeds, prior):
+        if self.sampler_ != "vi":
+            return super()._sample(spec, Xt, yt, theta0, seeds, prior)
+        eta, self.kl_weight_ = self._kl_weights(spec)
+        config = vi.VIConfig(
+            lam=self.lambda_,
+            eta=eta,
+            n_iter=self.vi_max_iter,
+            learning_rate=float(self.vi_learning_rate),
+            batch_size=self.vi_batch_size,
+            local=self.vi_gradient == "local",
+            early_stopping=bool(self.vi_early_stopping),
+            verbose=self.verbose,
+        )
+        seed = int(np.random.SeedSequence(seeds).generate_state(1)[0])
+        gen = torch.Generator(device=Xt.device).manual_seed(seed)
+        scale = self._output_scale(spec)
+        res = vi.fit(spec, Xt, yt, theta0[0], prior.std, config, gen, loss=self._loss, scale=scale)
+        self.elbo_, self.kl_, self.n_iter_ = res.elbo, res.kl, res.n_iter
+        self.vi_stopped_early_, self.vi_validation_objective_ = res.stopped_early, res.validation_objective
+        self.variational_mean_, self.variational_std_ = res.mean, res.std
+        # the draws: n_samples from q per group ("chain"), each group from its own generator
+        draws, log_q = [], []
+        for s in seeds:
+            gen = torch.Generator().manual_seed(s)
+            d = vi.sample(res.mean, res.std, self.n_samples, gen).double().numpy()
+            draws.append(d)
+            log_q.append(-0.5 * (((d - res.mean) / res.std) ** 2).sum(1) - np.log(res.std).sum())
+        K = len(seeds)
+        nan = np.full(K, np.nan)
+        return ChainResult(
+            samples=np.stack(draws),
+            acceptance_rate=nan,
+            n_restarts=np.zeros(K, dtype=np.int64),
+            step_size=nan,
+            proposal_std=nan,
+            correction=0.0,
+            lambda_prime=self.lambda_,
+            accepted_batch_sizes=np.empty(0, dtype=np.int64),
+            interrupted=False,
+            n_divergent=np.zeros(K, dtype=np.int64),
+            n_grad=np.full(K, res.n_iter, dtype=np.int64),
+            draw_stats={"log_q": np.stack(log_q)},
         )
 
 
@@ -99,6 +228,60 @@ _KERNEL_PARAMETERS = """\
         redrawn (paper 000 §5). This perturbs the target slightly; restarts
         are counted in ``n_restarts_``. ``None`` disables it. Only active
         for ``rho < 1``.
+    kl_weight : float > 0 or "auto", default="auto"
+        ``sampler="vi"`` only (a float with another sampler raises): the
+        cooling ``eta`` of the KL term of the tempered ELBO (paper 002 (6),
+        (9)), ``ELBO_eta(q) = E_q[-lambda R_n] - eta KL(q || Pi)``, where
+        ``-lambda R_n`` is the log-likelihood at this estimator's
+        ``temperature``: the two knobs are separate, ``temperature`` sets the
+        target ``pi_lambda`` and ``eta`` how strongly ``q`` is pulled to the
+        prior (the maximiser over all distributions is
+        ``pi_{lambda / eta}``). ``1.0`` is the classical ELBO. ``"auto"`` is
+        Prop. 5's ``eta = tau n / N``, ``n`` the training examples and ``N``
+        the width of the widest hidden layer: for one hidden layer the
+        paper's number of neurons, and for deeper networks the layer whose
+        neurons (and fan-out weights) the KL term counts most of, so that the
+        balance holds as that layer widens. With
+        ``parametrization="standard"`` (output scaled by ``1 / sqrt(N)``)
+        ``eta`` multiplies the KL of the hidden layers and the output layer's
+        keeps weight 1 (App. D); with ``"mean-field"`` it multiplies all of
+        it. Without hidden layers ``"auto"`` is ``eta = tau``.
+    tau : float > 0, default=0.01
+        The constant of ``kl_weight="auto"``. The default is the best test
+        log loss of a sweep on the digits data and close to the best on the
+        diabetes data (``benchmarks/repro_vi.py``); larger values pull ``q``
+        toward the prior (underconfident), smaller ones toward a point mass.
+    parametrization : {"standard", "mean-field"}, default="standard"
+        ``sampler="vi"`` only. ``"standard"``: the network as the other
+        samplers see it, whose default prior scales the output weights by
+        ``1 / sqrt(N)`` (App. D). ``"mean-field"``: the output is
+        ``(1 / N) sum_j a_j h_j`` (paper 002 (3)), ``N`` the last hidden
+        layer's width, with the prior on the unscaled ``a_j``
+        (``prior_std="auto"`` gives ``a_j`` the standard deviation ``g``, a
+        float ``s`` gives ``s``) and Adam moving ``a``; ``samples_`` and
+        ``variational_*_`` hold the network's weights ``a_j / N`` either way.
+    vi_max_iter : int, default=5000
+        ``sampler="vi"``: most Adam steps (the learning rate is
+        cosine-annealed to 1% of ``vi_learning_rate`` over them).
+    vi_learning_rate : float > 0, default=1e-2
+        ``sampler="vi"``: Adam's initial learning rate on the means and on
+        ``rho`` (``sigma = softplus(rho)``, started at 1% of the prior
+        standard deviation).
+    vi_batch_size : int, default=128
+        ``sampler="vi"``: examples per step (an epoch's permutation), so
+        that each step's ELBO estimate is unbiased.
+    vi_early_stopping : bool, default=True
+        ``sampler="vi"``: hold out 10% of the examples, estimate the
+        held-out negative ELBO (their risk in place of the training risk,
+        8 draws of ``q``) every 50 steps, stop after 10 estimates without
+        improvement and keep the best ``q``. False uses every example and
+        all ``vi_max_iter`` steps.
+    vi_gradient : {"local", "reparam"}, default="local"
+        ``sampler="vi"``: ``"local"`` draws every example's pre-activations
+        from their Gaussian law under ``q`` (the local reparametrisation of
+        Kingma, Salimans & Welling (2015): exact in each example's marginal,
+        lower-variance gradients); ``"reparam"`` draws one weight vector per
+        step (Bayes by Backprop, App. F).
     pretrain_iter : int, default=1000
         Adam steps (learning rate 1e-3) on 80% of the data before sampling,
         keeping the iterate with the lowest loss on the other 20%. 0 starts
@@ -155,8 +338,10 @@ _KERNEL_ATTRIBUTES = """\
         Per draw, over the ``thin`` transitions before it:
         ``acceptance_rate``, ``step_size``, ``lp`` (``log pi_lambda`` up to
         a constant) and, for HMC, ``diverging``, ``n_steps`` (leapfrog
-        steps) and ``energy_error``; what :meth:`to_arviz` puts in
-        ``sample_stats``.
+        steps) and ``energy_error``; for VI, ``lp``, ``step_size`` (NaN) and
+        ``log_q`` (``log q`` of the draw, so that ``lp - log_q`` are the log
+        importance ratios of ``q`` against ``pi_lambda``); what
+        :meth:`to_arviz` puts in ``sample_stats``.
     step_size_, proposal_std_ : ndarray of shape (n_chains,)
         Frozen proposal parameters: the Langevin ``h`` and ``s``, or HMC's
         leapfrog step (in the coordinates of its metric; ``proposal_std_`` is
@@ -173,6 +358,29 @@ _KERNEL_ATTRIBUTES = """\
         ``sqrt(2 rho (1 - rho) sum_i (c l_i + d)^2)`` averaged over the draws
         (0 for ``rho = 1``). Above about 2 the chains stick to favourable
         batches and a :class:`~skgibbs.SamplerWarning` is raised.
+    elbo_ : ndarray of shape (n_iter_,)
+        ``sampler="vi"`` only, as are the attributes below: the estimate of
+        ``ELBO_eta`` at every Adam step (one batch, one draw, scaled to the
+        full data).
+    kl_ : float
+        ``KL(q || Pi)`` of the fitted ``q`` (unweighted).
+    kl_weight_ : float
+        ``eta`` (of the hidden layers, see ``kl_weight``).
+    expected_log_likelihood_ : float
+        ``E_q sum_i log L(y_i | x_i, theta) = -lambda E_q R_n``, from the
+        draws on the training data.
+    variational_mean_, variational_std_ : ndarray of shape (n_params,)
+        ``mu`` and ``sigma`` of ``q`` in the order of ``samples_``
+        (standardized data).
+    n_iter_ : int
+        Adam steps taken.
+    vi_stopped_early_ : bool
+        Whether the held-out objective stopped improving before
+        ``vi_max_iter``; when it did not, a :class:`~skgibbs.SamplerWarning`
+        asks for more steps.
+    vi_validation_objective_ : ndarray
+        The held-out negative ELBO at every check (empty without early
+        stopping).
     surrogate_scale_ : float
         Mean over draws and examples of the per-example term ``c l_i(theta)``
         of the batch potential: ``lambda' l_i / n`` for csMALA, ``lambda l_i /

@@ -80,13 +80,20 @@ def warn_if_unreliable(est):
             f"A chain accepted only {float(est.acceptance_rate_.min()):.1%} of its proposals after burn-in, "
             "so its draws barely move. Lower step_size, raise burn_in, or raise rho or temperature."
         )
+    if sampler == "vi" and len(est.vi_validation_objective_) and not est.vi_stopped_early_:
+        _warn(
+            f"The variational optimisation ran all vi_max_iter={est.n_iter_} steps while its held-out "
+            "objective was still improving, so q may be far from the optimum of the tempered ELBO. "
+            "Raise vi_max_iter or vi_learning_rate."
+        )
     n_div = int(np.sum(est.n_divergent_))
     if n_div:
         _warn(
             f"{n_div} divergent HMC transitions after warm-up: the step size is too large for parts of "
             "the posterior, which may then be missed. Raise target_accept (e.g. 0.9) or burn_in."
         )
-    _warn_if_not_mixed(est)
+    if sampler != "vi":  # independent draws of q: R-hat and ESS cannot judge q
+        _warn_if_not_mixed(est)
 
 
 def _watched(est):

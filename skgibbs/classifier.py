@@ -57,10 +57,11 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         regression.
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
-    sampler : {"auto", "hmc", "csmala", "mala", "smala", "sgld"}, default="auto"
+    sampler : {"auto", "hmc", "csmala", "mala", "smala", "sgld", "vi"}, default="auto"
         Markov kernel, as for :class:`~skgibbs.GibbsMLPRegressor`: ``"auto"``
         is ``"hmc"`` on the full data (``rho_ == 1``) and ``"csmala"`` when
-        ``rho_ < 1``.
+        ``rho_ < 1``. ``"vi"`` fits a mean-field Gaussian ``q`` by the
+        tempered ELBO instead of running chains (see ``kl_weight``).
     temperature : float > 0, default=1.0
         ``n / lambda``; 1 is the Bayesian posterior.
     rho : float in (0, 1] or "auto", default="auto"
@@ -168,6 +169,14 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         metric="prior",
         trajectory_length="auto",
         restart_after=100,
+        kl_weight="auto",
+        tau=0.01,
+        parametrization="standard",
+        vi_max_iter=5000,
+        vi_learning_rate=1e-2,
+        vi_batch_size=128,
+        vi_early_stopping=True,
+        vi_gradient="local",
         pretrain_iter=1000,
         weight_bound=None,
         prior_std="auto",
@@ -193,6 +202,14 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         self.metric = metric
         self.trajectory_length = trajectory_length
         self.restart_after = restart_after
+        self.kl_weight = kl_weight
+        self.tau = tau
+        self.parametrization = parametrization
+        self.vi_max_iter = vi_max_iter
+        self.vi_learning_rate = vi_learning_rate
+        self.vi_batch_size = vi_batch_size
+        self.vi_early_stopping = vi_early_stopping
+        self.vi_gradient = vi_gradient
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
         self.prior_std = prior_std

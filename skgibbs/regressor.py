@@ -52,6 +52,15 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
       (2-\rho)\lambda`, Lemma 3). The drift uses the same :math:`\lambda'`.
     - ``"sgld"``: unadjusted Langevin on Bernoulli(rho) batches, which
       targets :math:`\pi_\lambda` only as the step size goes to zero.
+    - ``"vi"`` (paper 002): no chain. A mean-field Gaussian
+      :math:`q = \prod_j N(\mu_j, \sigma_j^2)` maximises the tempered ELBO
+      :math:`-\lambda E_q R_n - \eta\,\mathrm{KL}(q \| \Pi)`, whose
+      maximiser over all distributions is :math:`\pi_{\lambda/\eta}`
+      (``kl_weight`` sets :math:`\eta`); ``n_chains`` groups of
+      ``n_samples`` independent draws of ``q`` then stand in for the chains.
+      An approximation, documented as one: ``q`` ignores every correlation
+      between weights, and R-hat and ESS of independent draws say nothing
+      about how far ``q`` is from :math:`\pi_\lambda`.
 
     At ``rho = 1`` ``"smala"`` and ``"csmala"`` are ``"mala"``. For
     ``rho < 1`` the surrogates are close to :math:`\pi_\lambda` only while
@@ -67,7 +76,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         Widths of the hidden layers; ``()`` is the linear model.
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
-    sampler : {"auto", "hmc", "csmala", "mala", "smala", "sgld"}, default="auto"
+    sampler : {"auto", "hmc", "csmala", "mala", "smala", "sgld", "vi"}, default="auto"
         Markov kernel (see above). ``"auto"`` is ``"hmc"`` when the full
         data is used (``rho_ == 1``) and ``"csmala"`` when ``rho_ < 1``.
     temperature : float > 0 or "auto", default="auto"
@@ -215,6 +224,14 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         metric="prior",
         trajectory_length="auto",
         restart_after=100,
+        kl_weight="auto",
+        tau=0.01,
+        parametrization="standard",
+        vi_max_iter=5000,
+        vi_learning_rate=1e-2,
+        vi_batch_size=128,
+        vi_early_stopping=True,
+        vi_gradient="local",
         pretrain_iter=1000,
         weight_bound=None,
         prior_std="auto",
@@ -240,6 +257,14 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         self.metric = metric
         self.trajectory_length = trajectory_length
         self.restart_after = restart_after
+        self.kl_weight = kl_weight
+        self.tau = tau
+        self.parametrization = parametrization
+        self.vi_max_iter = vi_max_iter
+        self.vi_learning_rate = vi_learning_rate
+        self.vi_batch_size = vi_batch_size
+        self.vi_early_stopping = vi_early_stopping
+        self.vi_gradient = vi_gradient
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
         self.prior_std = prior_std

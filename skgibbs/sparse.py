@@ -101,6 +101,11 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         Fraction of the parameters active at the start of each chain (paper
         001 §4 starts with about half); the others are zero through the
         pre-training too.
+    sampler : {"rjmcmc"}, default="rjmcmc"
+        The reversible-jump kernel, the only one that moves between active
+        sets. ``"vi"`` is refused: a mean-field Gaussian ``q`` cannot put mass
+        on the exact zeros of the mixing prior (use
+        ``GibbsMLPRegressor(sampler="vi")`` for a dense network).
     temperature : float > 0 or "auto", default="auto"
         ``n / lambda`` on the standardized scale; ``"auto"`` is ``2 sigma^2``
         with ``sigma^2`` the held-out error of the (sparse) pre-trained
@@ -197,6 +202,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         **BaseGibbsMLP._parameter_constraints,
         "sparsity": [Interval(Real, 2, None, closed="left")],
         "init_density": [Interval(Real, 0, 1, closed="right")],
+        "sampler": [StrOptions({"rjmcmc", "vi"})],
         "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
     }
 
@@ -207,6 +213,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         *,
         sparsity=2.0,
         init_density=0.5,
+        sampler="rjmcmc",
         temperature="auto",
         rho="auto",
         step_size=1e-4,
@@ -229,6 +236,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         self.activation = activation
         self.sparsity = sparsity
         self.init_density = init_density
+        self.sampler = sampler
         self.temperature = temperature
         self.rho = rho
         self.step_size = step_size
@@ -248,6 +256,12 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         self.verbose = verbose
 
     def _check_extra_params(self):
+        if self.sampler == "vi":
+            raise ValueError(
+                "SparseGibbsMLPRegressor has no variational fit (sampler='vi'): the mixing prior puts "
+                "mass on exact zeros, which a mean-field Gaussian q cannot hold. Use "
+                "GibbsMLPRegressor(sampler='vi') for a dense network, or sampler='rjmcmc'."
+            )
         if self.rho != "auto" and float(self.rho) < 1.0:
             raise ValueError(
                 "SparseGibbsMLPRegressor samples on the full data: rho must be 1 or 'auto', "

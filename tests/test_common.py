@@ -45,6 +45,22 @@ def _cheap():
             pretrain_iter=50,
             random_state=0,
         ),
+        GibbsMLPRegressor(
+            hidden_layer_sizes=(8,),
+            sampler="vi",
+            n_samples=5,
+            vi_max_iter=100,
+            pretrain_iter=50,
+            random_state=0,
+        ),
+        GibbsMLPClassifier(
+            hidden_layer_sizes=(8,),
+            sampler="vi",
+            n_samples=5,
+            vi_max_iter=100,
+            pretrain_iter=50,
+            random_state=0,
+        ),
         SparseGibbsMLPRegressor(
             hidden_layer_sizes=(8,),
             n_samples=5,

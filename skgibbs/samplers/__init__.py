@@ -21,7 +21,7 @@ metric and trajectory length adapted during burn-in::
     res.n_divergent, res.trajectory_length
 """
 
-from . import adaptation, hmc, langevin, mala, rjmcmc
+from . import adaptation, hmc, langevin, mala, rjmcmc, vi
 from .hmc import HMCInfo, HMCParams, HMCState
 from .mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
 from .rjmcmc import RJInfo, RJParams, RJState
@@ -33,6 +33,7 @@ __all__ = [
     "langevin",
     "adaptation",
     "rjmcmc",
+    "vi",
     "RJState",
     "RJInfo",
     "RJParams",

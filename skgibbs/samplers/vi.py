@@ -1,0 +1,362 @@
+r"""Tempered mean-field Gaussian variational inference (Bayes by Backprop), paper 002.
+
+The variational family is ``q = prod_j N(mu_j, sigma_j^2)`` over the flat
+parameters, ``sigma_j = softplus(rho_j)`` (paper 002 App. F). For the Gibbs
+target :math:`\pi_\lambda \propto \Pi \exp(-\lambda R_n)` the tempered ELBO
+(paper 002 (6), (9)) is
+
+.. math::
+
+    \mathrm{ELBO}_\eta(q) = -\lambda\, \mathbb{E}_q R_n(\theta)
+        - \sum_j \eta_j \mathrm{KL}(q_j \,\|\, \Pi_j),
+
+the log-likelihood of example ``i`` being ``-lambda l_i / n`` (so that the
+estimator's ``temperature`` keeps its meaning) and ``eta`` the cooling of the
+KL term, one value per coordinate (App. D rescales only part of it). Its
+maximiser over all distributions is :math:`\propto \Pi\exp(-\lambda R_n/\eta)`
+for a scalar ``eta``: ``eta = 1`` is the classical ELBO of
+:math:`\pi_\lambda`.
+
+The optimisation runs in *variational coordinates* ``w`` with the network's
+parameters ``theta = scale * w`` (``scale`` is 1 except for the output layer
+of the mean-field parametrization, paper 002 (3)), so that Adam's steps have
+the size the parametrization implies. Each step draws a batch of ``B``
+examples without replacement (an epoch's permutation) and one Monte Carlo
+sample; the loss term ``lambda / B sum_{i in B} l_i`` is an unbiased estimate of
+``lambda E_q R_n``. With ``local=True`` the sample is taken per example of the
+pre-activations (the local reparametrisation of Kingma, Salimans & Welling,
+2015), which is exact for each example's marginal and lowers the variance of
+the gradient; otherwise the weights themselves are drawn
+(``w = mu + sigma * eps``, Alg. 1 of App. F).
+
+Everything here is a function of tensors and an explicit
+``torch.Generator``; nothing prints except :func:`fit`'s progress lines with
+``verbose``.
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from ..model import ACTIVATIONS, per_example_loss
+from ._progress import progress
+
+__all__ = [
+    "VIConfig",
+    "VIResult",
+    "AdamState",
+    "softplus",
+    "inverse_softplus",
+    "kl_divergence",
+    "expected_loss_sample",
+    "fit",
+    "sample",
+]
+
+
+class VIConfig(NamedTuple):
+    """Settings of :func:`fit`.
+
+    Attributes
+    ----------
+    lam : float
+        Inverse temperature ``lambda`` of the target ``exp(-lambda R_n)``.
+    eta : float or torch.Tensor of shape (Q,)
+        KL weight (cooling) ``eta``, per coordinate when a tensor.
+    n_iter : int
+        Maximal number of Adam steps.
+    learning_rate : float
+        Adam's initial learning rate; cosine-annealed to
+        ``final_lr_fraction * learning_rate`` over ``n_iter`` steps.
+    batch_size : int
+        Examples per step (all of them when larger than ``n``).
+    n_mc : int
+        Monte Carlo samples per step.
+    local : bool
+        Local reparametrisation of the pre-activations.
+    early_stopping : bool
+        Hold out ``validation_fraction`` of the examples; every
+        ``check_every`` steps estimate the held-out negative ELBO (the
+        validation risk in place of the training risk, ``n_val_mc`` draws)
+        and stop after ``patience`` checks without improvement, keeping the
+        best ``q``.
+    init_std : float
+        Initial ``sigma`` as a fraction of the prior standard deviation.
+    verbose : int
+        Print progress to stderr.
+    """
+
+    lam: float = 1.0
+    eta: object = 1.0
+    n_iter: int = 3000
+    learning_rate: float = 1e-2
+    batch_size: int = 128
+    n_mc: int = 1
+    local: bool = True
+    early_stopping: bool = True
+    validation_fraction: float = 0.1
+    check_every: int = 50
+    patience: int = 10
+    n_val_mc: int = 8
+    init_std: float = 0.01
+    final_lr_fraction: float = 0.01
+    verbose: int = 0
+
+
+class VIResult(NamedTuple):
+    """Output of :func:`fit`; all arrays are NumPy, in the network's coordinates ``theta``."""
+
+    mean: np.ndarray  # (Q,)
+    std: np.ndarray  # (Q,)
+    elbo: np.ndarray  # (n_iter,) the per-step estimate of ELBO_eta (full-data scale)
+    kl: float  # KL(q || prior), unweighted
+    weighted_kl: float  # sum_j eta_j KL_j
+    n_iter: int
+    stopped_early: bool  # the held-out objective stopped improving before n_iter
+    validation_objective: np.ndarray  # (n_checks,) held-out negative ELBO estimates (empty without)
+
+
+class AdamState(NamedTuple):
+    """First and second moments of Adam (Kingma & Ba, 2015) and the step count."""
+
+    m: tuple
+    v: tuple
+    t: int
+
+
+def softplus(rho):
+    """``log(1 + e^rho)``, the standard deviation of a coordinate (App. F)."""
+    return torch.nn.functional.softplus(rho)
+
+
+def inverse_softplus(sigma):
+    """``rho`` with ``softplus(rho) = sigma`` (stable for small and large ``sigma``)."""
+    sigma = torch.as_tensor(sigma)
+    return sigma + torch.log(-torch.expm1(-sigma))
+
+
+def kl_divergence(mu, sigma, prior_std):
+    """Per-coordinate ``KL(N(mu, sigma^2) || N(0, prior_std^2))``.
+
+    Examples
+    --------
+    >>> kl_divergence(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 1.0]), 1.0)
+    tensor([0.0000, 0.5000])
+    """
+    ratio = sigma / prior_std
+    return 0.5 * (ratio * ratio + (mu / prior_std) ** 2 - 1.0) - torch.log(ratio)
+
+
+def _adam_init(params):
+    return AdamState(
+        tuple(torch.zeros_like(p) for p in params), tuple(torch.zeros_like(p) for p in params), 0
+    )
+
+
+def _adam_step(params, grads, state, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+    """One Adam update in place of ``params``; returns the new moments."""
+    t = state.t + 1
+    ms, vs = [], []
+    for p, g, m, v in zip(params, grads, state.m, state.v):
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
+        p.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+        ms.append(m)
+        vs.append(v)
+    return AdamState(tuple(ms), tuple(vs), t)
+
+
+def _local_forward(spec, mean, std, X, generator):
+    """One draw of the outputs per example by the local reparametrisation; ``(1, m)`` or ``(1, m, C)``."""
+    act = ACTIVATIONS[spec.activation]
+    h = X
+    var = std * std
+    n_layers = len(spec.shapes)
+    for layer, (n_in, n_out, w, b) in enumerate(spec._slices()):
+        m = torch.addmm(mean[b], h, mean[w].view(n_in, n_out))
+        v = torch.addmm(var[b], h * h, var[w].view(n_in, n_out))
+        eps = torch.randn(m.shape, generator=generator, dtype=m.dtype, device=m.device)
+        h = m + eps * v.clamp_min(1e-30).sqrt()
+        if layer < n_layers - 1:
+            h = act(h)
+    return h[None] if spec.n_outputs > 1 else h[None, :, 0]
+
+
+def expected_loss_sample(spec, loss, mean, std, X, y, generator, n_mc=1, local=True):
+    """A one-draw (per Monte Carlo sample) estimate of ``sum_i E_q l_i`` on ``(X, y)``, differentiable.
+
+    Parameters
+    ----------
+    spec : MLPSpec
+    loss : {"squared", "cross_entropy"}
+    mean, std : torch.Tensor of shape (Q,)
+        ``q`` in the network's coordinates.
+    X : torch.Tensor of shape (m, d)
+    y : torch.Tensor of shape (m,)
+    generator : torch.Generator
+    n_mc : int, default=1
+    local : bool, default=True
+        Draw the pre-activations per example (local reparametrisation) rather
+        than one weight vector shared by the examples.
+
+    Returns
+    -------
+    torch.Tensor
+        Scalar: the mean over the ``n_mc`` draws of ``sum_i l_i``.
+    """
+    if local:
+        total = sum(
+            per_example_loss(loss, _local_forward(spec, mean, std, X, generator), y[None]).sum()
+            for _ in range(n_mc)
+        )
+        return total / n_mc
+    eps = torch.randn((n_mc, mean.shape[0]), generator=generator, dtype=mean.dtype, device=mean.device)
+    theta = mean + std * eps
+    out = spec.forward(theta, X)
+    return per_example_loss(loss, out, y.expand(out.shape[:2])).sum() / n_mc
+
+
+def _split(n, cfg, generator, device):
+    """Indices of the fitting and held-out examples."""
+    if not cfg.early_stopping:
+        return torch.arange(n, device=device), None
+    n_val = int(round(cfg.validation_fraction * n))
+    if n_val < 1 or n - n_val < 1:
+        return torch.arange(n, device=device), None
+    perm = torch.randperm(n, generator=generator).to(device)
+    return perm[n_val:], perm[:n_val]
+
+
+def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=None):
+    """Maximise the tempered ELBO of ``q`` over ``(mu, rho)`` by Adam.
+
+    Parameters
+    ----------
+    spec : MLPSpec
+    X : torch.Tensor of shape (n, d)
+    y : torch.Tensor of shape (n,)
+        Targets (class indices for ``"cross_entropy"``).
+    mu0 : torch.Tensor of shape (Q,)
+        Starting mean, in the network's coordinates.
+    prior_std : torch.Tensor of shape (Q,) or float
+        The Gaussian prior's standard deviations, in the network's
+        coordinates.
+    config : VIConfig
+    generator : torch.Generator
+        The only source of randomness (split, batches, Monte Carlo draws).
+    loss : {"squared", "cross_entropy"}, default="squared"
+    scale : torch.Tensor of shape (Q,), default=None
+        ``theta = scale * w``: the variational coordinates ``w`` in which
+        Adam moves (None: ``w = theta``).
+
+    Returns
+    -------
+    VIResult
+
+    Examples
+    --------
+    A linear model, whose optimal ``q`` is known in closed form (see the
+    tests)::
+
+        >>> from skgibbs.model import MLPSpec
+        >>> spec = MLPSpec(1, ())
+        >>> X = torch.linspace(-1, 1, 50)[:, None]
+        >>> y = 2 * X[:, 0]
+        >>> cfg = VIConfig(lam=50.0, n_iter=500, batch_size=50, early_stopping=False)
+        >>> res = fit(spec, X, y, torch.zeros(2), 1.0, cfg, torch.Generator().manual_seed(0))
+        >>> bool(abs(res.mean[0] - 2.0) < 0.2), res.std.shape
+        (True, (2,))
+    """
+    device, dtype = X.device, X.dtype
+    Q = spec.n_params
+    if loss == "cross_entropy" and spec.n_outputs > 1:
+        y = y.long()
+    scale = torch.ones(Q, dtype=dtype, device=device) if scale is None else scale.to(device, dtype)
+    prior_std = torch.as_tensor(prior_std, dtype=dtype, device=device).expand(Q)
+    eta = torch.as_tensor(config.eta, dtype=dtype, device=device).expand(Q)
+    s_w = prior_std / scale  # the prior in the variational coordinates
+    mu = (mu0.to(device, dtype) / scale).clone()
+    rho = inverse_softplus(config.init_std * s_w).to(device, dtype).clone()
+    params = (mu, rho)
+    adam = _adam_init(params)
+    fit_idx, val_idx = _split(X.shape[0], config, generator, device)
+    n_fit = fit_idx.shape[0]
+    batch = min(int(config.batch_size), n_fit)
+    lam = float(config.lam)
+
+    def objective(mu, rho, idx):
+        sigma = softplus(rho)
+        kl = (eta * kl_divergence(mu, sigma, s_w)).sum()
+        data = expected_loss_sample(
+            spec, loss, scale * mu, scale * sigma, X[idx], y[idx], generator, config.n_mc, config.local
+        )
+        return lam * data / idx.shape[0] + kl
+
+    def held_out(mu, rho):
+        with torch.no_grad():
+            sigma = softplus(rho)
+            eps = torch.randn((config.n_val_mc, Q), generator=generator, dtype=dtype, device=device)
+            out = spec.forward(scale * (mu + sigma * eps), X[val_idx])
+            risk = per_example_loss(loss, out, y[val_idx].expand(out.shape[:2])).mean()
+            return float(lam * risk + (eta * kl_divergence(mu, sigma, s_w)).sum())
+
+    elbo = np.empty(config.n_iter)
+    best = (mu.clone(), rho.clone())
+    best_score, since_best, checks = math.inf, 0, []
+    perm, pos = None, n_fit
+    stopped = False
+    it = 0
+    for it in range(config.n_iter):
+        if pos + batch > n_fit:  # a new epoch
+            perm, pos = fit_idx[torch.randperm(n_fit, generator=generator).to(device)], 0
+        idx = perm[pos : pos + batch]
+        pos += batch
+        mu.requires_grad_(True)
+        rho.requires_grad_(True)
+        neg = objective(mu, rho, idx)
+        grads = torch.autograd.grad(neg, (mu, rho))
+        elbo[it] = -float(neg.detach())
+        mu.requires_grad_(False)
+        rho.requires_grad_(False)
+        frac = it / max(1, config.n_iter - 1)
+        lr = config.learning_rate * (
+            config.final_lr_fraction + (1 - config.final_lr_fraction) * 0.5 * (1 + math.cos(math.pi * frac))
+        )
+        with torch.no_grad():
+            adam = _adam_step(params, grads, adam, lr)
+        if not (torch.isfinite(mu).all() and torch.isfinite(rho).all()):
+            raise FloatingPointError(
+                "The variational optimisation diverged (non-finite parameters); lower vi_learning_rate."
+            )
+        progress(config, "vi", it, config.n_iter)
+        if val_idx is not None and (it + 1) % config.check_every == 0:
+            score = held_out(mu, rho)
+            checks.append(score)
+            if score < best_score:
+                best_score, since_best = score, 0
+                best = (mu.clone(), rho.clone())
+            else:
+                since_best += 1
+                if since_best >= config.patience:
+                    stopped = True
+                    break
+    n_done = it + 1
+    if val_idx is not None and checks:
+        mu, rho = best
+    with torch.no_grad():
+        sigma = softplus(rho)
+        kl_j = kl_divergence(mu, sigma, s_w)
+        kl, wkl = float(kl_j.sum()), float((eta * kl_j).sum())
+        mean, std = (scale * mu).cpu().double().numpy(), (scale * sigma).cpu().double().numpy()
+    return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, np.asarray(checks))
+
+
+def sample(mean, std, n_draws, generator, dtype=torch.float32):
+    """``n_draws`` independent draws from ``q = N(mean, diag(std^2))``, shape ``(n_draws, Q)``."""
+    mean = torch.as_tensor(mean, dtype=dtype)
+    std = torch.as_tensor(std, dtype=dtype)
+    eps = torch.randn((n_draws, mean.shape[0]), generator=generator, dtype=dtype)
+    return mean + std * eps

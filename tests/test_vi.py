@@ -1,0 +1,242 @@
+"""sampler="vi": the estimators' tempered mean-field VI (paper 002)."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+
+from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
+from skgibbs.samplers import vi
+
+CHEAP = dict(hidden_layer_sizes=(8,), sampler="vi", n_samples=20, vi_max_iter=300, pretrain_iter=100)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_regression(80, 3, noise=5.0, random_state=0)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        return GibbsMLPRegressor(**CHEAP, random_state=0).fit(*data)
+
+
+def _standardized(reg, X, y):
+    return (X - reg.x_mean_) / reg.x_scale_, (y - reg.y_mean_) / reg.y_scale_
+
+
+@pytest.mark.parametrize("eta", [1.0, 2.5])
+def test_linear_model_recovers_the_mean_field_optimum(eta):
+    """Gaussian prior and likelihood: q* has the means of N(m, Lambda_eta^-1), variances 1 / (Lambda_eta)_jj.
+
+    ``exp(-sum_i (y_i - x_i theta)^2 / T)`` is the Gaussian likelihood with ``sigma^2 = T / 2``, and
+    ELBO_eta is maximised by the posterior of the likelihood to the power 1 / eta:
+    Lambda_eta = S0^-1 + X'X / (eta sigma^2), m_eta = Lambda_eta^-1 X'y / (eta sigma^2).
+    """
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 3))
+    X[:, 2] += 0.8 * X[:, 0]
+    y = X @ np.array([1.0, -0.5, 0.3]) + rng.normal(size=150)
+    T, s0 = 0.5, 0.8
+    reg = GibbsMLPRegressor(
+        hidden_layer_sizes=(),
+        sampler="vi",
+        temperature=T,
+        prior_std=s0,
+        kl_weight=eta,
+        vi_max_iter=3000,
+        vi_batch_size=150,
+        vi_early_stopping=False,
+        pretrain_iter=0,
+        random_state=0,
+    ).fit(X, y)
+    Xs, ys = _standardized(reg, X, y)
+    Xa = np.c_[Xs, np.ones(len(ys))]
+    sigma2 = T / 2
+    precision = np.eye(4) / s0**2 + Xa.T @ Xa / (eta * sigma2)
+    mean = np.linalg.solve(precision, Xa.T @ ys / (eta * sigma2))
+    sd = 1 / np.sqrt(np.diag(precision))
+    # optimisation tolerance measured over seeds: means within 0.03 sd, sds within 3.5%
+    assert np.max(np.abs(reg.variational_mean_ - mean) / sd) < 0.08
+    assert np.max(np.abs(reg.variational_std_ / sd - 1)) < 0.06
+    # the draws are q's: their spread is the variational sd
+    draws = reg.samples_.reshape(-1, 4)
+    assert np.allclose(draws.std(0), reg.variational_std_, rtol=0.15)
+    assert reg.kl_weight_ == eta and reg.n_iter_ == 3000 and len(reg.elbo_) == 3000
+
+
+def test_fitted_state_and_every_method_work(fitted, data):
+    X, y = data
+    reg = fitted
+    Q = reg.spec_.n_params
+    assert reg.sampler_ == "vi" and reg.samples_.shape == (4, 20, Q)
+    assert reg.variational_mean_.shape == (Q,) and np.all(reg.variational_std_ > 0)
+    assert len(reg.elbo_) == reg.n_iter_ and np.isfinite(reg.elbo_).all()
+    y_pred, y_pis = reg.predict_interval(X[:5], confidence_level=[0.5, 0.9])
+    assert y_pis.shape == (5, 2, 2) and np.all(y_pis[:, 0] <= y_pis[:, 1])
+    assert reg.predict(X[:5], return_std=True)[1].shape == (5,)
+    assert np.isfinite([reg.lfv_, reg.waic_, reg.credible_radius_, reg.generalization_loss_]).all()
+    assert reg.sample_y(X[:3], 2, random_state=0).shape == (3, 2)
+    idata = reg.to_arviz(X, y)
+    stats = idata["sample_stats"] if not hasattr(idata, "sample_stats") else idata.sample_stats
+    assert "log_q" in stats and "lp" in stats
+    # KL(q || prior) in closed form, with the default prior 1 / sqrt(fan_in)
+    prior = reg.spec_.fan_in_std().numpy()
+    kl = vi.kl_divergence(
+        torch.as_tensor(reg.variational_mean_), torch.as_tensor(reg.variational_std_), torch.as_tensor(prior)
+    )
+    assert reg.kl_ == pytest.approx(float(kl.sum()), rel=1e-4)
+    # E_q sum_i log L_i = -lambda E_q R_n, with R_n on the standardized scale
+    F = reg.predict_samples(X)
+    risk = (((y[:, None] - F) / reg.y_scale_) ** 2).mean(0)
+    assert reg.expected_log_likelihood_ == pytest.approx(-reg.lambda_ * risk.mean(), rel=1e-4)
+    # the draws' log q
+    d = reg.samples_[0, 0].astype(float)
+    z = (d - reg.variational_mean_) / reg.variational_std_
+    assert reg.sample_stats_["log_q"][0, 0] == pytest.approx(
+        -0.5 * (z**2).sum() - np.log(reg.variational_std_).sum(), rel=1e-4
+    )
+
+
+def test_kl_weight_auto_is_tau_n_over_the_widest_layer(data):
+    X, y = data
+    reg = GibbsMLPRegressor(**{**CHEAP, "hidden_layer_sizes": (6, 10)}, tau=0.5, random_state=0)
+    reg.set_params(vi_max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        reg.fit(X, y)
+    assert reg.kl_weight_ == pytest.approx(0.5 * 80 / 10)
+    weights, eta = reg._kl_weights(reg.spec_)
+    n_out = (10 + 1) * 1
+    # standard parametrization: App. D cools the hidden layers only
+    assert (
+        eta == reg.kl_weight_
+        and np.all(weights[:-n_out].numpy() == eta)
+        and np.all(weights[-n_out:].numpy() == 1)
+    )
+    reg.set_params(parametrization="mean-field")
+    assert np.all(reg._kl_weights(reg.spec_)[0].numpy() == eta)
+    reg.set_params(kl_weight=3.0)
+    assert np.all(reg._kl_weights(reg.spec_)[0].numpy() == 3.0)
+    lin = GibbsMLPRegressor(hidden_layer_sizes=(), sampler="vi", tau=0.7)
+    lin.n_train_ = 80
+    assert lin._kl_weights(reg.spec_.__class__(3, ()))[1] == 0.7
+
+
+def test_mean_field_parametrization_scales_the_output_layer(data):
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        reg = GibbsMLPRegressor(**CHEAP, parametrization="mean-field", random_state=0).fit(X, y)
+    spec = reg.spec_
+    n_in, _, w, b = list(spec._slices())[-1]
+    prior = reg._prior(spec, torch.device("cpu")).std.numpy()
+    fan_in = spec.fan_in_std().numpy()
+    # a_j ~ N(0, 1) on the unscaled output weights, theta = a / N
+    assert np.allclose(prior[w], 1.0 / n_in) and np.allclose(prior[: w.start], fan_in[: w.start])
+    assert np.allclose(prior[b], fan_in[b])
+    scale = reg._output_scale(spec).numpy()
+    assert np.allclose(scale[w], 1 / n_in) and np.all(scale[: w.start] == 1) and np.all(scale[b] == 1)
+    reg.set_params(prior_std=0.5)
+    assert np.allclose(reg._prior(spec, torch.device("cpu")).std.numpy()[w], 0.5 / n_in)
+
+
+def test_a_larger_kl_weight_keeps_q_closer_to_the_prior(data):
+    X, y = data
+    kls = []
+    for eta in (0.05, 20.0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SamplerWarning)
+            reg = GibbsMLPRegressor(
+                **{**CHEAP, "vi_max_iter": 1500, "vi_early_stopping": False}, kl_weight=eta, random_state=0
+            ).fit(X, y)
+        kls.append(reg.kl_)
+    assert kls[1] < 0.5 * kls[0]
+
+
+def test_reproducible_and_survives_clone_and_pickle(fitted, data):
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        again = clone(fitted).fit(X, y)
+    assert np.array_equal(again.samples_, fitted.samples_)
+    assert np.array_equal(again.elbo_, fitted.elbo_)
+    restored = pickle.loads(pickle.dumps(fitted))
+    assert np.array_equal(restored.predict(X), fitted.predict(X))
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        (dict(tau=0.0), "tau"),
+        (dict(tau=-1.0), "tau"),
+        (dict(parametrization="ntk"), "parametrization"),
+        (dict(kl_weight=0.0), "kl_weight"),
+        (dict(vi_gradient="score"), "vi_gradient"),
+        (dict(sampler="hmc", kl_weight=1.0), "only applies to sampler='vi'"),
+        (dict(sampler="csmala", rho=0.5, kl_weight=2.0), "kl_weight"),
+        (dict(sampler="hmc", parametrization="mean-field"), "parametrization"),
+        (dict(rho=0.5), "vi_batch_size"),
+        (dict(prior_std=None), "Gaussian prior"),
+        (dict(weight_bound=3.0), "weight_bound=None"),
+    ],
+)
+def test_bad_parameters_raise_and_keep_the_earlier_fit(fitted, data, params, match):
+    reg = pickle.loads(pickle.dumps(fitted))
+    before = reg.samples_.copy()
+    reg.set_params(**params)
+    with pytest.raises(ValueError, match=match):
+        reg.fit(*data)
+    assert np.array_equal(reg.samples_, before)
+
+
+def test_sparse_regressor_refuses_vi(data):
+    with pytest.raises(ValueError, match="no variational fit"):
+        SparseGibbsMLPRegressor(sampler="vi").fit(*data)
+
+
+def test_unfinished_optimisation_warns(data):
+    X, y = data
+    reg = GibbsMLPRegressor(**{**CHEAP, "vi_max_iter": 120}, random_state=0)
+    with pytest.warns(SamplerWarning, match="vi_max_iter"):
+        reg.fit(X, y)
+    assert not reg.vi_stopped_early_ and len(reg.vi_validation_objective_) == 2
+
+
+def test_no_early_stopping_uses_all_steps(data):
+    reg = GibbsMLPRegressor(**{**CHEAP, "vi_early_stopping": False, "vi_max_iter": 50}, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reg.fit(*data)
+    assert not any("vi_max_iter" in str(w.message) for w in caught)  # nothing held out to judge by
+    assert reg.n_iter_ == 50 and len(reg.vi_validation_objective_) == 0
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifier_vi(n_classes):
+    X, y = make_classification(150, 4, n_informative=3, n_redundant=0, n_classes=n_classes, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        clf = GibbsMLPClassifier(**{**CHEAP, "vi_max_iter": 1000}, random_state=0).fit(X, y)
+    P = clf.predict_proba(X)
+    assert P.shape == (150, n_classes) and np.allclose(P.sum(1), 1)
+    assert clf.score(X, y) > 0.7
+    proba, bands = clf.predict_interval(X[:4], confidence_level=0.9)
+    assert bands.shape == (4, 2, n_classes, 1)
+    assert np.isfinite([clf.generalization_loss_, clf.waic_, clf.kl_, clf.expected_log_likelihood_]).all()
+    # the classifier's likelihood is the categorical one at temperature 1: lambda = n
+    assert clf.lambda_ == 150
+
+
+def test_progress_is_printed_with_verbose(data, capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        GibbsMLPRegressor(**{**CHEAP, "vi_max_iter": 100}, verbose=1, random_state=0).fit(*data)
+    assert "vi: 100/100" in capsys.readouterr().err
