@@ -32,6 +32,8 @@ SCRIPTS = [
     "bench_uq.py",
     "bench_classification.py",
     "bench_classifier_prior.py",
+    "repro_vi.py",
+    "bench_vi_gradient.py",
     "bench_large_n.py",
     "bench_burn_in.py",
     "repro_sparse.py",

@@ -358,9 +358,9 @@ _KERNEL_ATTRIBUTES = """\
         ``sqrt(2 rho (1 - rho) sum_i (c l_i + d)^2)`` averaged over the draws
         (0 for ``rho = 1``). Above about 2 the chains stick to favourable
         batches and a :class:`~skgibbs.SamplerWarning` is raised.
-    elbo_ : ndarray of shape (n_iter_,)
+    elbo_ : ndarray
         ``sampler="vi"`` only, as are the attributes below: the estimate of
-        ``ELBO_eta`` at every Adam step (one batch, one draw, scaled to the
+        ``ELBO_eta`` at every Adam step (``n_iter_`` entries) (one batch, one draw, scaled to the
         full data).
     kl_ : float
         ``KL(q || Pi)`` of the fitted ``q`` (unweighted).
