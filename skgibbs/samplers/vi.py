@@ -29,8 +29,10 @@ pre-activations (the local reparametrisation of Kingma, Salimans & Welling,
 the gradient; otherwise the weights themselves are drawn
 (``w = mu + sigma * eps``, Alg. 1 of App. F).
 
-Everything here is a function of tensors and an explicit
-``torch.Generator``; nothing prints except :func:`fit`'s progress lines with
+As for the Markov kernels, :func:`init` and :func:`step` are pure functions
+of NamedTuple states, tensors and an explicit ``torch.Generator``;
+:func:`fit` drives them (batches, learning-rate schedule, early stopping)
+as the runner drives a chain, and only it prints progress, with
 ``verbose``.
 """
 
@@ -46,7 +48,14 @@ from ._progress import progress
 __all__ = [
     "VIConfig",
     "VIResult",
+    "VIParams",
+    "VIState",
+    "VIInfo",
     "AdamState",
+    "init",
+    "step",
+    "negative_elbo",
+    "held_out_objective",
     "softplus",
     "inverse_softplus",
     "kl_divergence",
@@ -219,6 +228,87 @@ def expected_loss_sample(spec, loss, mean, std, X, y, generator, n_mc=1, local=T
     return per_example_loss(loss, out, y.expand(out.shape[:2])).sum() / n_mc
 
 
+class VIParams(NamedTuple):
+    """The constants of a step, in the variational coordinates ``w`` (``theta = scale * w``)."""
+
+    lam: float
+    eta: torch.Tensor  # (Q,) KL weights
+    prior_std: torch.Tensor  # (Q,) the Gaussian prior of w
+    scale: torch.Tensor  # (Q,)
+    loss: str = "squared"
+    learning_rate: float = 1e-2
+    n_mc: int = 1
+    local: bool = True
+
+
+class VIState(NamedTuple):
+    """``q`` in the variational coordinates, ``sigma = softplus(rho)``, and Adam's moments."""
+
+    mu: torch.Tensor
+    rho: torch.Tensor
+    adam: AdamState
+
+
+class VIInfo(NamedTuple):
+    """What a step saw: its estimate of ``ELBO_eta`` (the full-data scale) before the update."""
+
+    elbo: float
+
+
+def init(mu0, params, init_std=0.01):
+    """The state with means ``mu0`` (network coordinates) and ``sigma = init_std * prior_std``."""
+    mu = (mu0 / params.scale).clone()
+    rho = inverse_softplus(init_std * params.prior_std).to(mu.dtype).clone()
+    return VIState(mu, rho, _adam_init((mu, rho)))
+
+
+def negative_elbo(generator, mu, rho, spec, X, y, params):
+    """Unbiased one-batch estimate of ``-ELBO_eta`` at ``(mu, rho)``, differentiable.
+
+    ``lambda / B sum_{i in B} l_i`` at one draw of ``q`` (per example with the
+    local reparametrisation) plus ``sum_j eta_j KL_j`` in closed form.
+    """
+    sigma = softplus(rho)
+    kl = (params.eta * kl_divergence(mu, sigma, params.prior_std)).sum()
+    data = expected_loss_sample(
+        spec, params.loss, params.scale * mu, params.scale * sigma, X, y, generator, params.n_mc, params.local
+    )
+    return params.lam * data / X.shape[0] + kl
+
+
+def step(generator, state, spec, X, y, params):
+    """One Adam step on the batch ``(X, y)``; returns ``(VIState, VIInfo)``.
+
+    Raises ``FloatingPointError`` when the update leaves non-finite
+    parameters (the state is never propagated).
+    """
+    mu = state.mu.detach().requires_grad_(True)
+    rho = state.rho.detach().requires_grad_(True)
+    neg = negative_elbo(generator, mu, rho, spec, X, y, params)
+    grads = torch.autograd.grad(neg, (mu, rho))
+    with torch.no_grad():
+        mu, rho = mu.detach().clone(), rho.detach().clone()
+        adam = _adam_step((mu, rho), grads, state.adam, params.learning_rate)
+    if not (torch.isfinite(mu).all() and torch.isfinite(rho).all()):
+        raise FloatingPointError(
+            "The variational optimisation diverged (non-finite parameters); lower vi_learning_rate."
+        )
+    return VIState(mu, rho, adam), VIInfo(-float(neg.detach()))
+
+
+def held_out_objective(generator, state, spec, X, y, params, n_draws=8):
+    """``lambda`` times the mean loss on ``(X, y)`` over ``n_draws`` draws of ``q``, plus the weighted KL."""
+    with torch.no_grad():
+        sigma = softplus(state.rho)
+        eps = torch.randn(
+            (n_draws, state.mu.shape[0]), generator=generator, dtype=state.mu.dtype, device=state.mu.device
+        )
+        out = spec.forward(params.scale * (state.mu + sigma * eps), X)
+        risk = per_example_loss(params.loss, out, y.expand(out.shape[:2])).mean()
+        kl = (params.eta * kl_divergence(state.mu, sigma, params.prior_std)).sum()
+        return float(params.lam * risk + kl)
+
+
 def _split(n, cfg, generator, device):
     """Indices of the fitting and held-out examples."""
     if not cfg.early_stopping:
@@ -276,36 +366,23 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
         y = y.long()
     scale = torch.ones(Q, dtype=dtype, device=device) if scale is None else scale.to(device, dtype)
     prior_std = torch.as_tensor(prior_std, dtype=dtype, device=device).expand(Q)
-    eta = torch.as_tensor(config.eta, dtype=dtype, device=device).expand(Q)
-    s_w = prior_std / scale  # the prior in the variational coordinates
-    mu = (mu0.to(device, dtype) / scale).clone()
-    rho = inverse_softplus(config.init_std * s_w).to(device, dtype).clone()
-    params = (mu, rho)
-    adam = _adam_init(params)
+    params = VIParams(
+        lam=float(config.lam),
+        eta=torch.as_tensor(config.eta, dtype=dtype, device=device).expand(Q),
+        prior_std=prior_std / scale,  # the prior in the variational coordinates
+        scale=scale,
+        loss=loss,
+        learning_rate=config.learning_rate,
+        n_mc=config.n_mc,
+        local=config.local,
+    )
+    state = init(mu0.to(device, dtype), params, config.init_std)
     fit_idx, val_idx = _split(X.shape[0], config, generator, device)
     n_fit = fit_idx.shape[0]
     batch = min(int(config.batch_size), n_fit)
-    lam = float(config.lam)
-
-    def objective(mu, rho, idx):
-        sigma = softplus(rho)
-        kl = (eta * kl_divergence(mu, sigma, s_w)).sum()
-        data = expected_loss_sample(
-            spec, loss, scale * mu, scale * sigma, X[idx], y[idx], generator, config.n_mc, config.local
-        )
-        return lam * data / idx.shape[0] + kl
-
-    def held_out(mu, rho):
-        with torch.no_grad():
-            sigma = softplus(rho)
-            eps = torch.randn((config.n_val_mc, Q), generator=generator, dtype=dtype, device=device)
-            out = spec.forward(scale * (mu + sigma * eps), X[val_idx])
-            risk = per_example_loss(loss, out, y[val_idx].expand(out.shape[:2])).mean()
-            return float(lam * risk + (eta * kl_divergence(mu, sigma, s_w)).sum())
 
     elbo = np.empty(config.n_iter)
-    best = (mu.clone(), rho.clone())
-    best_score, since_best, checks = math.inf, 0, []
+    best, best_score, since_best, checks = state, math.inf, 0, []
     perm, pos = None, n_fit
     stopped = False
     it = 0
@@ -314,30 +391,20 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
             perm, pos = fit_idx[torch.randperm(n_fit, generator=generator).to(device)], 0
         idx = perm[pos : pos + batch]
         pos += batch
-        mu.requires_grad_(True)
-        rho.requires_grad_(True)
-        neg = objective(mu, rho, idx)
-        grads = torch.autograd.grad(neg, (mu, rho))
-        elbo[it] = -float(neg.detach())
-        mu.requires_grad_(False)
-        rho.requires_grad_(False)
-        frac = it / max(1, config.n_iter - 1)
+        frac = it / max(1, config.n_iter - 1)  # cosine annealing of the learning rate
         lr = config.learning_rate * (
             config.final_lr_fraction + (1 - config.final_lr_fraction) * 0.5 * (1 + math.cos(math.pi * frac))
         )
-        with torch.no_grad():
-            adam = _adam_step(params, grads, adam, lr)
-        if not (torch.isfinite(mu).all() and torch.isfinite(rho).all()):
-            raise FloatingPointError(
-                "The variational optimisation diverged (non-finite parameters); lower vi_learning_rate."
-            )
+        state, info = step(generator, state, spec, X[idx], y[idx], params._replace(learning_rate=lr))
+        elbo[it] = info.elbo
         progress(config, "vi", it, config.n_iter)
         if val_idx is not None and (it + 1) % config.check_every == 0:
-            score = held_out(mu, rho)
+            score = held_out_objective(
+                generator, state, spec, X[val_idx], y[val_idx], params, config.n_val_mc
+            )
             checks.append(score)
             if score < best_score:
-                best_score, since_best = score, 0
-                best = (mu.clone(), rho.clone())
+                best, best_score, since_best = state, score, 0
             else:
                 since_best += 1
                 if since_best >= config.patience:
@@ -345,12 +412,12 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
                     break
     n_done = it + 1
     if val_idx is not None and checks:
-        mu, rho = best
+        state = best
     with torch.no_grad():
-        sigma = softplus(rho)
-        kl_j = kl_divergence(mu, sigma, s_w)
-        kl, wkl = float(kl_j.sum()), float((eta * kl_j).sum())
-        mean, std = (scale * mu).cpu().double().numpy(), (scale * sigma).cpu().double().numpy()
+        sigma = softplus(state.rho)
+        kl_j = kl_divergence(state.mu, sigma, params.prior_std)
+        kl, wkl = float(kl_j.sum()), float((params.eta * kl_j).sum())
+        mean, std = (scale * state.mu).cpu().double().numpy(), (scale * sigma).cpu().double().numpy()
     return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, np.asarray(checks))
 
 

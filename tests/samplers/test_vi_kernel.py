@@ -169,3 +169,21 @@ def test_sample_draws_from_q():
     gen = torch.Generator().manual_seed(0)
     d = vi.sample(np.array([1.0, -2.0]), np.array([0.5, 3.0]), 100_000, gen, dtype=torch.float64).numpy()
     assert np.allclose(d.mean(0), [1.0, -2.0], atol=0.05) and np.allclose(d.std(0), [0.5, 3.0], rtol=0.02)
+
+
+def test_step_is_pure_and_descends():
+    X, y = _linear_problem()
+    Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+    spec = MLPSpec(3, ())
+    ones = torch.ones(4)
+    params = vi.VIParams(lam=200.0, eta=ones, prior_std=ones, scale=ones, learning_rate=0.05)
+    state = vi.init(torch.zeros(4), params)
+    mu0 = state.mu.clone()
+    gen = torch.Generator().manual_seed(0)
+    new, info = vi.step(gen, state, spec, Xt, yt, params)
+    assert torch.equal(state.mu, mu0) and new.adam.t == 1 and np.isfinite(info.elbo)
+    for _ in range(300):
+        new, _ = vi.step(gen, new, spec, Xt, yt, params)
+    before = vi.held_out_objective(gen, state, spec, Xt, yt, params, n_draws=64)
+    after = vi.held_out_objective(gen, new, spec, Xt, yt, params, n_draws=64)
+    assert after < before
