@@ -333,7 +333,8 @@ _KERNEL_ATTRIBUTES = """\
         Frozen HMC integration time ``T`` (None for the Langevin kernels).
     n_grad_evals_ : ndarray of shape (n_chains,)
         Gradient evaluations of the full (or batch) potential per chain,
-        burn-in included: the cost of the fit.
+        burn-in included: the cost of the fit. For VI, the Adam steps of its
+        one optimisation (on batches of ``vi_batch_size``), in every entry.
     sample_stats_ : dict of ndarray of shape (n_chains, n_samples)
         Per draw, over the ``thin`` transitions before it:
         ``acceptance_rate``, ``step_size``, ``lp`` (``log pi_lambda`` up to
@@ -347,7 +348,8 @@ _KERNEL_ATTRIBUTES = """\
         leapfrog step (in the coordinates of its metric; ``proposal_std_`` is
         NaN for HMC).
     acceptance_rate_ : ndarray of shape (n_chains,)
-        Fraction of accepted proposals after burn-in.
+        Fraction of accepted proposals after burn-in (NaN for VI, as are
+        ``step_size_`` and ``proposal_std_``).
     n_restarts_ : ndarray of shape (n_chains,)
     accepted_batch_sizes_ : ndarray of shape (n_accepted,)
         ``|Z|_1`` of every accepted step after burn-in (paper 000 Fig. 4);
