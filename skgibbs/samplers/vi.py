@@ -355,7 +355,7 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
         >>> spec = MLPSpec(1, ())
         >>> X = torch.linspace(-1, 1, 50)[:, None]
         >>> y = 2 * X[:, 0]
-        >>> cfg = VIConfig(lam=50.0, n_iter=500, batch_size=50, early_stopping=False)
+        >>> cfg = VIConfig(lam=50.0, n_iter=1000, learning_rate=0.05, batch_size=50, early_stopping=False)
         >>> res = fit(spec, X, y, torch.zeros(2), 1.0, cfg, torch.Generator().manual_seed(0))
         >>> bool(abs(res.mean[0] - 2.0) < 0.2), res.std.shape
         (True, (2,))
