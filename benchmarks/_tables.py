@@ -85,3 +85,26 @@ def load_available(datasets, load):
         else:
             data[name] = loaded
     return data, skipped
+
+
+# The goal of the VI rows of bench_classification.py and bench_uq.py (the VI issue's calibration table)
+VI_NLL_RATIO, VI_TIME_RATIO = 1.05, 1 / 5
+VI_GOAL = "VI's test NLL within 5% of the best MCMC sampler's at <= 1/5 of its fit time"
+
+
+def vi_diagnostics(summaries, title):
+    """The optimisation of the ``sampler='vi'`` row: ``summaries`` maps data sets to that row's summary."""
+    rows = []
+    for name, s in summaries.items():
+        lo, hi = s["n_iter_range"]
+        warned = f"{s['n_warnings']} in {s['fits_warned']} of {s['n']} fits"
+        steps, stopped = f"{s['n_iter_median']:.0f} ({lo} to {hi})", f"{s['stopped_early']} of {s['n']}"
+        rows.append([name, steps, stopped, f"{s['kl_weight']:.4g}", warned])
+    header = [
+        "data set",
+        "Adam steps (n\\_iter\\_) median (range)",
+        "stopped early",
+        "KL weight (kl\\_weight\\_)",
+        "SamplerWarnings",
+    ]
+    return title, header, rows

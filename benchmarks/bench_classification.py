@@ -36,6 +36,13 @@ error over the splits. The models:
   defaults (``--skgibbs-params`` overrides keyword arguments); R-hat
   (``rhat_``), ESS (``ess_``) and the number of ``SamplerWarning`` raised are
   recorded per fit.
+* ``skgibbs_vi``: ``GibbsMLPClassifier(sampler="vi", random_state=split)``,
+  otherwise the library defaults (``--vi-params`` overrides keyword
+  arguments): tempered mean-field Gaussian variational inference (paper
+  002) in place of the chains, the same network, prior, pre-training and
+  number of draws. Its Adam steps (``n_iter_``), whether early stopping
+  ended them (``vi_stopped_early_``), the KL weight (``kl_weight_``) and the
+  number of ``SamplerWarning`` raised are recorded per fit.
 * ``logistic``: ``LogisticRegression(max_iter=5000)``.
 * ``mlp``: ``MLPClassifier(max_iter=2000, random_state=split)``: one hidden
   layer of 100 units, Adam, no early stopping.
@@ -48,15 +55,26 @@ error over the splits. The models:
 Everything runs on one core (one torch thread, BLAS limited to one thread,
 no ``n_jobs``) so that the fit times compare.
 
+Besides the tables per data set, the summary compares ``skgibbs_vi`` with
+the MCMC row ``skgibbs`` (the default sampler, HMC) per data set: the ratio
+of the mean test NLLs (VI / MCMC) and of the mean fit times (VI / MCMC),
+against the goal "VI's test NLL within 5% of the best MCMC sampler's at
+<= 1/5 of its fit time" (NLL ratio <= 1.05 and fit-time ratio <= 0.2),
+met or not met per data set. The peer goal (the ranking of ``skgibbs``
+against the five peers) leaves the ``skgibbs_vi`` row out.
+
 Run ``python benchmarks/bench_classification.py``; it writes
 ``benchmarks/results/classification.{json,md,rst}``. The peers take about
 40 minutes on one core for their forty fits each, nearly all of it the
 Gaussian process on ``digits`` (ten one-vs-rest classifiers on 1347 points:
 about 3.5 minutes per fit; every other fit of a peer takes under 10 s); the
-time of the forty GibbsMLPClassifier fits is not measured yet. Every fit is
+forty GibbsMLPClassifier fits took about an hour, the forty with
+``sampler="vi"`` a few minutes (see the tables). Every fit is
 stored in the JSON file as soon as it is scored, and a later run skips the
 fits stored there with the same estimator (so an interrupted run resumes;
-``--force`` refits them); the tables show the fits stored for the splits of
+``--force`` refits them) and keeps every stored fit it does not redo, so
+that ``--models skgibbs_vi`` adds the VI row to the stored results of the
+other models; the tables show the fits stored for the splits of
 the last run, whichever run made them. ``--datasets`` and ``--models``
 select (comma- or space-separated); ``--n-splits`` sets the number of
 splits; ``--output`` names the result files (a path writes them elsewhere).
@@ -77,7 +95,16 @@ from importlib import metadata
 
 import numpy as np
 import torch
-from _tables import RESULTS, load_available, names, publish
+from _tables import (
+    RESULTS,
+    VI_GOAL,
+    VI_NLL_RATIO,
+    VI_TIME_RATIO,
+    load_available,
+    names,
+    publish,
+    vi_diagnostics,
+)
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -98,6 +125,9 @@ NAME = "classification"
 N_SPLITS, TEST_SIZE, N_BINS = 10, 0.25, 15
 GOAL_WINS, ACCURACY_SLACK = 3, 0.01  # best NLL with the accuracy within one point of the best
 QUICK_SKGIBBS = {"hidden_layer_sizes": [16], "n_samples": 20, "burn_in": 50, "pretrain_iter": 100}
+QUICK_VI = {"hidden_layer_sizes": [16], "n_samples": 20, "pretrain_iter": 100}
+GIBBS = ("skgibbs", "skgibbs_vi")  # the library's rows; the others are the peers
+# the goal of the VI row against the MCMC row (skgibbs): NLL ratio and fit-time ratio, VI / MCMC
 QUICK_LEFT_OUT = {("digits", "gpc")}  # minutes per fit: ten one-vs-rest Gaussian processes on 1347 points
 DATASETS = ("breast_cancer", "digits", "pima", "synth")
 RDATA = {  # name: (MASS items, stacked in this order, target)
@@ -151,12 +181,19 @@ def make_skgibbs(seed, cfg):
     return GibbsMLPClassifier(**{**cfg["skgibbs"], "random_state": seed})
 
 
+def make_skgibbs_vi(seed, cfg):
+    from skgibbs import GibbsMLPClassifier
+
+    return GibbsMLPClassifier(**{**cfg["skgibbs_vi"], "sampler": "vi", "random_state": seed})
+
+
 def mlp(seed):
     return MLPClassifier(max_iter=2000, random_state=seed)
 
 
 MODELS = {  # name: (description, constructor)
     "skgibbs": ("GibbsMLPClassifier", make_skgibbs),
+    "skgibbs_vi": ("GibbsMLPClassifier(sampler='vi')", make_skgibbs_vi),
     "logistic": ("LogisticRegression(max_iter=5000)", lambda seed, cfg: LogisticRegression(max_iter=5000)),
     "mlp": ("MLPClassifier(max_iter=2000): 100 hidden units, Adam", lambda seed, cfg: mlp(seed)),
     "mlp_isotonic": (
@@ -190,6 +227,11 @@ def fit(model, est, X, y):
     if model == "skgibbs":
         out["rhat"] = float(np.max(est.rhat_))
         out["ess"] = float(np.min(est.ess_))
+    if model == "skgibbs_vi":
+        out["n_iter"] = int(est.n_iter_)
+        out["stopped_early"] = bool(est.vi_stopped_early_)
+        out["kl_weight"] = float(est.kl_weight_)
+    if model in GIBBS:
         out["warnings"] = [str(w.message) for w in caught if issubclass(w.category, SamplerWarning)]
     return out
 
@@ -216,6 +258,7 @@ def run(args, datasets, models, path):
         "n_splits": args.n_splits or (2 if args.quick else N_SPLITS),
         "test_size": TEST_SIZE,
         "skgibbs": {**(QUICK_SKGIBBS if args.quick else {}), **json.loads(args.skgibbs_params)},
+        "skgibbs_vi": {**(QUICK_VI if args.quick else {}), **json.loads(args.vi_params)},
     }
     result = {"runs": [], "shapes": {}}
     if not args.quick and path.exists():
@@ -303,14 +346,25 @@ def summarise(result):
             s.update(fit_s=float(np.mean([r["fit_s"] for r in rs])), n=len(rs))
             s["convergence_warnings"] = sum(r["convergence_warnings"] for r in rs)
             s["estimators"] = sorted({r["estimator"] for r in rs})
-            if model == "skgibbs":
+            if model in GIBBS:
                 messages = [m for r in rs for m in r["warnings"]]
                 s.update(
-                    rhat_median=float(np.median([r["rhat"] for r in rs])),
-                    ess_min=float(min(r["ess"] for r in rs)),
                     n_warnings=len(messages),
                     fits_warned=sum(bool(r["warnings"]) for r in rs),
                     messages=warning_kinds(messages),
+                )
+            if model == "skgibbs":
+                s.update(
+                    rhat_median=float(np.median([r["rhat"] for r in rs])),
+                    ess_min=float(min(r["ess"] for r in rs)),
+                )
+            if model == "skgibbs_vi":
+                n_iter = [r["n_iter"] for r in rs]
+                s.update(
+                    n_iter_median=float(np.median(n_iter)),
+                    n_iter_range=[min(n_iter), max(n_iter)],
+                    stopped_early=sum(r["stopped_early"] for r in rs),
+                    kl_weight=float(np.mean([r["kl_weight"] for r in rs])),
                 )
             out.setdefault(name, {})[model] = s
     return out
@@ -363,10 +417,52 @@ def diagnostics_table(summary):
     return "GibbsMLPClassifier diagnostics over the fits", header, rows
 
 
+def vi_diagnostics_table(summary):
+    vi = {name: models["skgibbs_vi"] for name, models in summary.items() if "skgibbs_vi" in models}
+    return vi_diagnostics(vi, "GibbsMLPClassifier(sampler='vi') diagnostics over the fits")
+
+
+def vi_comparison(models):
+    """``(NLL ratio, fit-time ratio, met)`` of the VI row against the MCMC row (VI / MCMC)."""
+    vi, mcmc = models["skgibbs_vi"], models["skgibbs"]
+    nll_ratio, time_ratio = vi["nll"][0] / mcmc["nll"][0], vi["fit_s"] / mcmc["fit_s"]
+    return nll_ratio, time_ratio, nll_ratio <= VI_NLL_RATIO and time_ratio <= VI_TIME_RATIO
+
+
+def vi_table(summary):
+    """The VI row against the MCMC row per data set, and the goal met or not met on each."""
+    rows = []
+    for name, models in summary.items():
+        if "skgibbs_vi" not in models or "skgibbs" not in models:
+            continue
+        vi, mcmc = models["skgibbs_vi"], models["skgibbs"]
+        nll_ratio, time_ratio, met = vi_comparison(models)
+        rows.append([name, fmt(vi["nll"]), fmt(mcmc["nll"]), f"{nll_ratio:.3f}", f"{vi['fit_s']:.2f}",
+                     f"{mcmc['fit_s']:.2f}", f"{time_ratio:.3f}", "met" if met else "not met"])  # fmt: skip
+    header = ["data set", "VI NLL", "MCMC NLL", "NLL ratio VI / MCMC", "VI fit s", "MCMC fit s",
+              "fit-time ratio VI / MCMC", "goal"]  # fmt: skip
+    title = f"sampler='vi' against the MCMC row (skgibbs, HMC). Goal: {VI_GOAL}"
+    return title, header, rows
+
+
+def vi_line(summary):
+    both = {name: models for name, models in summary.items() if set(GIBBS) <= set(models)}
+    if not both:
+        return None
+    met = [name for name, models in both.items() if vi_comparison(models)[2]]
+    return (
+        f"VI goal: {VI_GOAL}, i.e. the mean test NLL of skgibbs_vi at most {VI_NLL_RATIO} times that of "
+        f"skgibbs (the MCMC row: the default sampler, HMC; the only MCMC sampler run here) and its mean fit "
+        f"time at most {VI_TIME_RATIO:.1f} times skgibbs's, means over the same splits and seeds. Met on "
+        f"{len(met)} of the {len(both)} data sets" + (f" ({', '.join(met)})." if met else ".")
+    )
+
+
 def goal_table(summary):
     """The goal per data set, and the number of data sets on which it is met."""
     rows, wins = [], 0
     for name, models in summary.items():
+        models = {m: s for m, s in models.items() if m != "skgibbs_vi"}  # skgibbs against the peers
         best_nll = min(models, key=lambda m: models[m]["nll"][0])
         best_acc = max(models, key=lambda m: models[m]["accuracy"][0])
         row = [name, f"{best_nll} ({models[best_nll]['nll'][0]:.3f})",
@@ -388,7 +484,7 @@ def goal_table(summary):
         "skgibbs accuracy",
         "goal",
     ]
-    return ("Goal per data set (means over the splits)", header, rows), wins
+    return ("Goal per data set (means over the splits; skgibbs_vi left out)", header, rows), wins
 
 
 def goal_line(summary, wins):
@@ -422,23 +518,27 @@ def protocol_note(result):
 
 
 def notes(result, summary, wins):
-    out = [goal_line(summary, wins), protocol_note(result)]
+    out = [goal_line(summary, wins), vi_line(summary), protocol_note(result)]
+    out = [line for line in out if line]
     ran = [m for m in MODELS if any(m in models for models in summary.values())]
     out.append("Models: " + "; ".join(f"{m}: {escape(MODELS[m][0])}" for m in ran) + ".")
-    skgibbs = {  # the estimators of the skgibbs fits, seed left out
-        re.sub(r"random_state=\d+", "random_state=split", e)
-        for models in summary.values()
-        for e in models.get("skgibbs", {}).get("estimators", [])
-    }
-    if skgibbs:
-        out.append("skgibbs fits: " + "; ".join(escape(e) for e in sorted(skgibbs)) + ".")
-    for name, models in summary.items():
-        if models.get("skgibbs", {}).get("messages"):
-            out.append(
-                f"SamplerWarnings on {name}: " + "; ".join(escape(m) for m in models["skgibbs"]["messages"])
-            )
+    for model in GIBBS:
+        fits = {  # the estimators of the model's fits, seed left out
+            re.sub(r"random_state=\d+", "random_state=split", e)
+            for models in summary.values()
+            for e in models.get(model, {}).get("estimators", [])
+        }
+        if fits:
+            out.append(f"{model} fits: " + "; ".join(escape(e) for e in sorted(fits)) + ".")
+    for model in GIBBS:
+        for name, models in summary.items():
+            if models.get(model, {}).get("messages"):
+                out.append(
+                    f"SamplerWarnings of {model} on {name}: "
+                    + "; ".join(escape(m) for m in models[model]["messages"])
+                )
     warned = [f"{m} on {name} ({s['convergence_warnings']})" for name, models in summary.items()
-              for m, s in models.items() if m != "skgibbs" and s["convergence_warnings"]]  # fmt: skip
+              for m, s in models.items() if m not in GIBBS and s["convergence_warnings"]]  # fmt: skip
     if warned:
         out.append("ConvergenceWarnings raised during the fits of the peers: " + ", ".join(warned) + ".")
     if result.get("skipped"):
@@ -458,8 +558,13 @@ def write(result, name):
     tabs = [dataset_table(d, summary, result) for d in summary]
     if any("skgibbs" in models for models in summary.values()):
         tabs.append(diagnostics_table(summary))
+    if any("skgibbs_vi" in models for models in summary.values()):
+        tabs.append(vi_diagnostics_table(summary))
     goal, wins = goal_table(summary)
     tabs.append(goal)
+    vi = vi_table(summary)
+    if vi[2]:
+        tabs.append(vi)
     text = notes(result, summary, wins)
     stored = result["quick"] or any(r["model"] == "skgibbs" for r in result["runs"])
     unwritten = None if stored else "No GibbsMLPClassifier fit stored: only the JSON file written."
@@ -474,6 +579,9 @@ def main(argv=None):
     parser.add_argument("--n-splits", type=int, default=None, help=f"number of splits (default {N_SPLITS})")
     parser.add_argument(
         "--skgibbs-params", default="{}", help='GibbsMLPClassifier keyword arguments, JSON: {"n_samples": 50}'
+    )
+    parser.add_argument(
+        "--vi-params", default="{}", help='keyword arguments of the skgibbs_vi row, JSON: {"tau": 0.03}'
     )
     parser.add_argument("--force", action="store_true", help="refit the fits already stored in the JSON file")
     parser.add_argument(
