@@ -33,6 +33,7 @@ SCRIPTS = [
     "bench_classification.py",
     "bench_classifier_prior.py",
     "repro_vi.py",
+    "sweep_vi_tau.py",
     "bench_vi_gradient.py",
     "bench_large_n.py",
     "bench_burn_in.py",

@@ -107,6 +107,7 @@ BENCHMARK_SECTIONS = [
     ("vi_e2", "Paper 002 App. E.2: the two terms of the ELBO as the width grows", "``benchmarks/repro_vi.py``"),
     ("vi_fig1", "Paper 002 Fig. 1 analogue: VI against the cooling tau", "``benchmarks/repro_vi.py``"),
     ("vi_fig3", "Paper 002 Fig. 3 analogue: the classical ELBO against the width", "``benchmarks/repro_vi.py``"),
+    ("vi_tau", "The default cooling tau of sampler='vi'", "``benchmarks/sweep_vi_tau.py``"),
     (
         "vi_gradient",
         "VI gradients: local reparametrisation against weight draws",

@@ -170,7 +170,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         trajectory_length="auto",
         restart_after=100,
         kl_weight="auto",
-        tau=0.01,
+        tau=0.03,
         parametrization="standard",
         vi_max_iter=5000,
         vi_learning_rate=1e-2,

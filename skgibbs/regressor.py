@@ -225,7 +225,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         trajectory_length="auto",
         restart_after=100,
         kl_weight="auto",
-        tau=0.01,
+        tau=0.03,
         parametrization="standard",
         vi_max_iter=5000,
         vi_learning_rate=1e-2,
