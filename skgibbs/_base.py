@@ -213,9 +213,21 @@ class BaseGibbsMLP(BaseEstimator):
         mask = self._initial_mask(theta, seeds)
         if mask is not None:
             theta = theta * mask
+        scale = self._pretrain_scale(spec)
+        if scale is not None:
+            # Glorot draws of the coordinates w = theta / scale have the size of Glorot's theta
+            # times 1 / sqrt(scale): shrink theta by sqrt(scale) to keep w of the prior's order
+            scale = scale.to(theta.device, theta.dtype)
+            theta = theta * scale.sqrt()
         if self.pretrain_iter == 0:
             return theta, 1.0
-        return pretrain(spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]), mask=mask, loss=self._loss)
+        return pretrain(
+            spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]), mask=mask, loss=self._loss, scale=scale
+        )
+
+    def _pretrain_scale(self, spec):
+        """``theta = scale * w`` for the pre-training's Adam, or None (``w = theta``)."""
+        return None
 
     def _store(self, result, spec):
         self.spec_ = spec

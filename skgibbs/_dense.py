@@ -96,6 +96,14 @@ class DenseKernelMixin:
             scale[w] = 1.0 / n_in
         return scale
 
+    def _pretrain_scale(self, spec):
+        # the mean-field parametrization pre-trains in its own coordinates, so that q starts
+        # with output weights a_j of the prior's order (N theta_j of a standard network is of
+        # order sqrt(N), far in the prior's tail)
+        if self.sampler == "vi" and self.parametrization == "mean-field" and spec.hidden_layer_sizes:
+            return self._output_scale(spec)
+        return None
+
     def _prior(self, spec, device):
         prior = super()._prior(spec, device)
         if self.parametrization != "mean-field" or not spec.hidden_layer_sizes:

@@ -7,11 +7,15 @@ from .model import per_example_loss
 __all__ = ["pretrain"]
 
 
-def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, mask=None, loss="squared"):
+def pretrain(
+    spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, mask=None, loss="squared", scale=None
+):
     """Adam on 80% of the data; keep each chain's best iterate on the other 20%.
 
     ``loss`` names the per-example loss (:data:`skgibbs.model.LOSSES`); the
-    returned held-out loss is its mean over the 20%.
+    returned held-out loss is its mean over the 20%. With ``scale`` (shape
+    ``(Q,)``) Adam moves ``w = theta / scale`` instead of ``theta`` (the
+    mean-field parametrization of the variational fit).
 
     With ``mask`` (shape of ``theta``, 0/1), the coordinates outside it are
     held at zero (projected Adam): a sparse network keeps its active set.
@@ -23,20 +27,22 @@ def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, m
     val, train = perm[:n_val], perm[n_val:]
     if n_val == 0:
         val = train
-    theta = theta.clone().requires_grad_(True)
-    opt = torch.optim.Adam([theta], lr=lr)
+    scale = torch.ones(theta.shape[1], dtype=theta.dtype, device=theta.device) if scale is None else scale
+    scale = scale.to(theta.device, theta.dtype)
+    w = (theta / scale).requires_grad_(True)
+    opt = torch.optim.Adam([w], lr=lr)
     best = theta.detach().clone()
     best_err = torch.full((theta.shape[0],), torch.inf, device=Xt.device)
 
     def mean_loss(idx):
-        out = spec.forward(theta, Xt[idx])
+        out = spec.forward(w * scale, Xt[idx])
         return per_example_loss(loss, out, yt[idx].expand(out.shape[:2])).mean(1)
 
     def check():
         with torch.no_grad():
             err = mean_loss(val)
             better = err < best_err
-            best.copy_(torch.where(better[:, None], theta, best))
+            best.copy_(torch.where(better[:, None], w * scale, best))
             best_err.copy_(torch.where(better, err, best_err))
 
     for it in range(n_iter):
@@ -48,7 +54,7 @@ def pretrain(spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, m
         opt.step()
         if mask is not None:
             with torch.no_grad():
-                theta.mul_(mask)
+                w.mul_(mask)
     check()
     finite = torch.isfinite(best_err)
     if not bool(finite.all()):

@@ -240,3 +240,26 @@ def test_progress_is_printed_with_verbose(data, capsys):
         warnings.simplefilter("ignore", SamplerWarning)
         GibbsMLPRegressor(**{**CHEAP, "vi_max_iter": 100}, verbose=1, random_state=0).fit(*data)
     assert "vi: 100/100" in capsys.readouterr().err
+
+
+def test_mean_field_pretrains_in_its_own_coordinates():
+    """q starts (and ends) with output weights a_j = N theta_j of the prior's order, not sqrt(N) larger."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, 300)
+    y = x**3 + 0.03 * rng.normal(size=300)
+    reg = GibbsMLPRegressor(
+        hidden_layer_sizes=(400,),
+        sampler="vi",
+        parametrization="mean-field",
+        vi_max_iter=300,
+        pretrain_iter=300,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        reg.fit(x[:, None], y)
+    n_in, _, w, _ = list(reg.spec_._slices())[-1]
+    a = reg.variational_mean_[w] * n_in
+    assert np.sqrt(np.mean(a**2)) < 5  # a standard network's N theta_j has rms about sqrt(6 N / 3) = 28
+    assert reg.kl_ / reg.spec_.n_params < 10
+    assert reg.score(x[:, None], y) > 0.5
