@@ -9,7 +9,7 @@ network at the same ``temperature="auto"``:
 
 - ``sampler="hmc"``: the chains, the reference;
 - ``sampler="vi"`` at the default cooling ``kl_weight="auto"``,
-  ``eta = tau n / N`` with ``tau=0.01``;
+  ``eta = tau n / N`` with ``tau=0.03``;
 - ``sampler="vi", tau=1``: Proposition 5's form with a larger constant;
 - ``sampler="vi", kl_weight=1.0``: the classical ELBO.
 
@@ -19,18 +19,18 @@ kind="credible")``). The script prints, per fit, its time, ``eta``, the
 RMSE of the mean against the true function, the band's coverage of the true
 function and mean width in the data and in the gap, and ``KL(q || prior)``.
 
-What to look for (one run, with other jobs on the machine): VI took 9 to 15
-s against HMC's 93 s. At the default cooling and with the classical ELBO the
-mean is as close to the function as HMC's (RMSE 0.041 and 0.038 against
-0.036), but the band in the gap is a third to a half as wide (mean width
-0.024 and 0.031 against 0.064): a mean-field ``q`` ignores the correlations
-between weights, and with them most of the ways the network can bend through
-the gap, while in the data its band is wider than HMC's (0.03 to 0.04
+What to look for (one run, with other jobs on the machine): VI took 11 to
+16 s against HMC's 108 s. At the default cooling and with the classical
+ELBO the mean is about as close to the function as HMC's (RMSE 0.042 and
+0.038 against 0.036), but the band in the gap is half as wide (mean width
+0.034 and 0.031 against 0.064): a mean-field ``q`` ignores the correlations
+between weights, and with them most of the ways the network can bend
+through the gap, while in the data its band is wider than HMC's (0.044
 against 0.015). With ``tau=1`` (``eta = 20``) the pull to the prior wins:
-the fit misses the data (RMSE 0.075) and the band is wide everywhere.
-In the gap no fit covers the true function (coverage 0.07 for HMC, 0.10
-and 0.16 for VI; 0.49 for ``tau=1`` only because its band is wide
-everywhere): the sharp peak at 0 is beyond what any of them can infer.
+the fit misses the data (RMSE 0.075) and the band is wide everywhere. In
+the gap no fit covers the true function (coverage 0.07 for HMC, 0.13 and
+0.16 for VI; 0.49 for ``tau=1`` only because its band is wide everywhere):
+the sharp peak at 0 is beyond what any of them can infer.
 
 Run ``python examples/plot_vi_tempering.py [output.png]`` (default
 ``build/vi_tempering.png``); about a minute on one core.
@@ -64,7 +64,7 @@ in_gap = np.abs(grid[:, 0]) < 0.2
 common = dict(hidden_layer_sizes=(50, 50), random_state=0)
 fits = {
     "HMC (reference)": GibbsMLPRegressor(**common, n_samples=100, burn_in=200),
-    "VI, default (tau = 0.01)": GibbsMLPRegressor(**common, sampler="vi"),
+    "VI, default (tau = 0.03)": GibbsMLPRegressor(**common, sampler="vi"),
     "VI, tau = 1": GibbsMLPRegressor(**common, sampler="vi", tau=1.0),
     "VI, classical ELBO (eta = 1)": GibbsMLPRegressor(**common, sampler="vi", kl_weight=1.0),
 }
