@@ -322,7 +322,7 @@ def notes(result, summary, scores, worst, chosen, left_out):
         "GibbsMLPClassifier or GibbsMLPRegressor(sampler='vi', tau=tau), otherwise the library defaults"
         + (f" and {bc.QUICK_VI} (quick run)" if result["quick"] else "")
         + ". Test NLL: log_loss for the classifiers; for the regressors minus the mean log-likelihood per "
-        "test point of the posterior predictive mixture log mean_s N(y; f_s(x), noise_variance_) (nats, "
+        "test point of the posterior predictive mixture log mean_s N(y; f_s(x), noise_variance\\_) (nats, "
         "original scale of y), the test LL of bench_uq with the sign changed. Data loading, fitting and "
         "scoring are those of bench_classification.py and bench_uq.py. Fit time on one core (one torch and "
         "BLAS thread), while another benchmark job shared the machine's two cores."
