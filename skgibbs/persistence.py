@@ -1,0 +1,72 @@
+"""Saving fitted estimators with ``skops.io``, the format scikit-learn recommends for files from others.
+
+``pickle`` runs whatever code a file names, so a pickled model from an
+untrusted source is unsafe to load. ``skops.io`` stores only data and the
+names of the types it rebuilds, and refuses types it was not told to trust.
+A fitted skgibbs estimator holds NumPy arrays, numbers, strings and one
+skgibbs type besides itself, its network's description
+:class:`skgibbs.model.MLPSpec`, so the types to trust are few:
+:data:`TRUSTED_TYPES`. :func:`dump` and :func:`load` wrap ``skops.io`` with
+that list; :func:`load` refuses a file that needs any other type beyond
+those ``skops`` trusts by default (NumPy arrays, scikit-learn's own
+estimators such as ``StandardScaler``).
+
+``skops`` is optional (``pip install skops``); this module imports it only
+when called::
+
+    from skgibbs.persistence import dump, load
+    dump(reg, "model.skops")
+    reg = load("model.skops")
+"""
+
+__all__ = ["TRUSTED_TYPES", "dump", "load"]
+
+#: The skgibbs types a saved estimator (or a :mod:`skgibbs.pipeline` pipeline ending in one) may hold.
+TRUSTED_TYPES = (
+    "skgibbs.model.MLPSpec",
+    "skgibbs.regressor.GibbsMLPRegressor",
+    "skgibbs.sparse.SparseGibbsMLPRegressor",
+    "skgibbs.classifier.GibbsMLPClassifier",
+    "skgibbs.pipeline.Pipeline",
+)
+
+
+def _skops_io():
+    try:
+        import skops.io as sio
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("skgibbs.persistence needs skops: pip install skops") from exc
+    return sio
+
+
+def dump(estimator, file):
+    """Write a fitted estimator (or pipeline) to ``file`` in the ``skops`` format.
+
+    Parameters
+    ----------
+    estimator : object
+    file : str or path-like
+    """
+    _skops_io().dump(estimator, file)
+
+
+def load(file, trusted=()):
+    """Read an estimator written by :func:`dump`, trusting only :data:`TRUSTED_TYPES`.
+
+    Parameters
+    ----------
+    file : str or path-like
+    trusted : sequence of str, default=()
+        Further type names to trust (e.g. a transformer of your own in a
+        pipeline); check them with ``skops.io.get_untrusted_types`` first.
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    skops.io.exceptions.UntrustedTypesFoundException
+        When the file holds a type outside the trusted ones.
+    """
+    return _skops_io().load(file, trusted=list(TRUSTED_TYPES) + list(trusted))
