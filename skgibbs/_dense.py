@@ -325,7 +325,11 @@ _KERNEL_PARAMETERS = """\
         Seeds one ``torch.Generator`` per chain. The global torch RNG is
         never used.
     verbose : int, default=0
-        Print progress to stderr.
+        With 1, one live progress bar per phase on stderr (warm-up,
+        sampling, or the VI optimisation): steps per second, ETA and, while
+        sampling, the acceptance rate so far; a ``tqdm`` bar when tqdm is
+        installed (the ``progress`` extra), else one line rewritten in
+        place. Nothing at 0.
 """
 
 _KERNEL_ATTRIBUTES = """\

@@ -29,8 +29,8 @@ from ..exceptions import SamplerWarning
 from ..potential import MixingPrior, Prior
 from . import langevin, mala
 from ._hmc_chains import HMCChains
+from ._progress import progress, progress_close
 from ._rj_chains import RJChains
-from ._progress import progress
 from .adaptation import DualAveraging, search_step_size
 
 __all__ = ["ChainConfig", "ChainResult", "run_chains"]
@@ -297,6 +297,12 @@ class _Chains:
         return torch.where(info.is_finite, acc, torch.zeros_like(acc))
 
 
+def _acceptance_so_far(logs, steps):
+    """The fraction of proposals accepted over the first ``steps`` sampling steps, for the progress bar."""
+    accepted = (logs or {}).get("accepted")
+    return "n/a" if accepted is None else f"{float(accepted[:steps].float().mean()):.2f}"
+
+
 def _sample(chains):
     """The sampling phase of any chains object: frozen constants, per-transition records."""
     cfg = chains.cfg
@@ -318,9 +324,10 @@ def _sample(chains):
             if (i + 1) % cfg.thin == 0:
                 draws[:, kept] = chains.state.theta
                 kept += 1
-            progress(cfg, "sampling", i, total)
+            progress(cfg, "sampling", i, total, acceptance=lambda: _acceptance_so_far(logs, steps))
     except KeyboardInterrupt:
         interrupted = True
+    progress_close(cfg, "sampling")
     logs = {k: v[:steps].cpu() for k, v in (logs or {}).items()}
     return draws[:, :kept].cpu().numpy(), logs, kept, interrupted
 
@@ -480,6 +487,8 @@ def _collect(chains, results, cfg):
         n_grad=np.concatenate([s["n_grad"] for s in summary]),
         draw_stats=stats,
         move_acceptance=(
-            np.concatenate([s["move_acceptance"] for s in summary]) if "move_acceptance" in summary[0] else None
+            np.concatenate([s["move_acceptance"] for s in summary])
+            if "move_acceptance" in summary[0]
+            else None
         ),
     )

@@ -43,7 +43,7 @@ import numpy as np
 import torch
 
 from ..model import ACTIVATIONS, per_example_loss
-from ._progress import progress
+from ._progress import progress, progress_close
 
 __all__ = [
     "VIConfig",
@@ -410,6 +410,7 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
                 if since_best >= config.patience:
                     stopped = True
                     break
+    progress_close(config, "vi")
     n_done = it + 1
     if val_idx is not None and checks:
         state = best

@@ -1,0 +1,62 @@
+"""Progress output: one live bar per phase with verbose, nothing without."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs.samplers import _progress
+
+CHEAP = dict(hidden_layer_sizes=(4,), n_samples=15, burn_in=12, pretrain_iter=20, n_chains=2, random_state=0)
+
+
+def _fit(verbose, **kw):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        GibbsMLPRegressor(**{**CHEAP, **kw}, verbose=verbose).fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize("with_tqdm", [True, False])
+@pytest.mark.parametrize("sampler", ["hmc", "mala"])
+def test_one_bar_per_phase_with_rate_and_eta(capsys, monkeypatch, with_tqdm, sampler):
+    if with_tqdm:
+        pytest.importorskip("tqdm")
+    else:
+        monkeypatch.setattr(_progress, "_tqdm", None)
+    _fit(1, sampler=sampler, thin=1)
+    err = capsys.readouterr().err
+    assert "[skgibbs] burn-in" in err and "12/12" in err
+    assert "[skgibbs] sampling" in err and "15/15" in err
+    assert "acceptance" in err
+    if not with_tqdm:
+        assert "steps/s" in err and "ETA" in err and "\r" in err
+        # each phase ends its line
+        assert err.count("\n") == 2
+    assert not _progress._BARS  # every bar closed
+
+
+def test_nothing_on_stderr_at_verbose_0(capsys):
+    _fit(0)
+    assert capsys.readouterr().err == ""
+
+
+def test_an_optimiser_stopping_early_closes_its_bar(capsys, monkeypatch):
+    monkeypatch.setattr(_progress, "_tqdm", None)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        reg = GibbsMLPRegressor(
+            hidden_layer_sizes=(4,),
+            sampler="vi",
+            vi_max_iter=20000,
+            pretrain_iter=20,
+            verbose=1,
+            random_state=0,
+        ).fit(X, X[:, 0])
+    assert reg.vi_stopped_early_
+    err = capsys.readouterr().err
+    assert "[skgibbs] vi" in err and err.endswith("\n") and not _progress._BARS
