@@ -109,6 +109,7 @@ fig.savefig(OUTPUT, dpi=110)
 hmc = fits["HMC (reference)"]
 print(
     f"\nHMC: R-hat {hmc.rhat_:.3g}, bulk ESS {hmc.ess_:.3g} of the function values at the training inputs "
-    "(R-hat above 1.05: the chains sit in different modes of the gap, so the reference itself is a local picture)"
+    "(R-hat above 1.05: the chains sit in different modes of the gap, so the reference itself is "
+    "a local picture)"
 )
 print(f"figure written to {OUTPUT}")
