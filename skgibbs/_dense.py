@@ -92,7 +92,7 @@ class DenseKernelMixin:
         """``theta = scale * w``: 1, but ``1 / N_L`` on the mean-field parametrization's output weights."""
         scale = torch.ones(spec.n_params, dtype=torch.float32)
         if self.parametrization == "mean-field" and spec.hidden_layer_sizes:
-            n_in, _, w, _ = list(spec._slices())[-1]
+            n_in, _, w, _ = spec.output_layer()
             scale[w] = 1.0 / n_in
         return scale
 
@@ -112,7 +112,7 @@ class DenseKernelMixin:
         # weights theta = a / N that is the prior std divided by N ("auto": its fan-in factor
         # g / sqrt(N) becomes g / N, i.e. a_j ~ N(0, g^2))
         std = torch.as_tensor(prior.std, dtype=torch.float32).expand(spec.n_params).clone()
-        n_in, _, w, _ = list(spec._slices())[-1]
+        n_in, _, w, _ = spec.output_layer()
         std[w] = std[w] * (n_in**-0.5 if self.prior_std == "auto" else 1.0 / n_in)
         return prior._replace(std=std.to(device))
 
@@ -128,7 +128,7 @@ class DenseKernelMixin:
         weights = torch.full((Q,), eta)
         if self.parametrization == "standard":
             # App. D: with the 1/sqrt(N) output scale only the KL of the hidden layers is cooled
-            _, _, w, b = list(spec._slices())[-1]
+            _, _, w, b = spec.output_layer()
             weights[w.start : b.stop] = 1.0
         return weights, eta
 

@@ -167,6 +167,10 @@ class MLPSpec:
             offset += n_out
             yield n_in, n_out, w, b
 
+    def output_layer(self):
+        """``(n_in, n_out, weight_slice, bias_slice)`` of the output layer in the flat vector."""
+        return list(self._slices())[-1]
+
     def forward(self, theta, X):
         """Network outputs for every chain.
 

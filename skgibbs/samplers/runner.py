@@ -324,7 +324,8 @@ def _sample(chains):
             if (i + 1) % cfg.thin == 0:
                 draws[:, kept] = chains.state.theta
                 kept += 1
-            progress(cfg, "sampling", i, total, acceptance=lambda: _acceptance_so_far(logs, steps))
+            if cfg.verbose:  # no closure per step otherwise
+                progress(cfg, "sampling", i, total, acceptance=lambda: _acceptance_so_far(logs, steps))
     except KeyboardInterrupt:
         interrupted = True
     progress_close(cfg, "sampling")
