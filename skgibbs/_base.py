@@ -133,7 +133,8 @@ class BaseGibbsMLP(BaseEstimator):
             self._chain_config(),
             prior=prior,
             vectorize=self._vectorize(Xt.shape[0], spec.n_params, Xt.device),
-            n_jobs=self.n_jobs,
+            # one GPU batches all chains; worker processes would each need a device of their own
+            n_jobs=None if Xt.device.type == "cuda" else self.n_jobs,
         )
 
     def _n_starts(self):

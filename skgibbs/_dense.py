@@ -316,8 +316,16 @@ _KERNEL_PARAMETERS = """\
         Default level of :meth:`predict_interval` (and of the regressors'
         ``credible_radius_``).
     n_jobs : int, default=None
-        joblib workers running chains in parallel when the network is too
-        large for chains to be batched in one process.
+        joblib jobs over groups of chains. Chains of a network too large to
+        batch run one per job; batched chains are split into ``n_jobs``
+        groups when it is a positive integer (HMC's warm-up stays joint,
+        its sampling is split). Jobs run under the active joblib backend,
+        e.g. on Dask workers inside ``joblib.parallel_backend("dask")``
+        (see :doc:`/user_guide/distributed`). Draws depend on
+        ``random_state`` and on the groups, never on the backend or the
+        worker: a run on a cluster repeats a local one bit for bit. With
+        ``device="cuda"`` all chains are batched on the device and
+        ``n_jobs`` is not used.
     device : str, default="cpu"
         torch device for sampling (``"cuda"`` where available). Fitted
         state is NumPy either way.

@@ -143,6 +143,8 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         two must be given: the mixing prior must be proper.
     confidence_level : float in (0, 1), default=0.95
     n_jobs : int, default=None
+        joblib jobs over groups of chains, as for
+        :class:`~skgibbs.GibbsMLPRegressor`.
     device : str, default="cpu"
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0

@@ -11,7 +11,7 @@ from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, Spars
 from skgibbs.persistence import TRUSTED_TYPES, dump, load
 from skgibbs.pipeline import make_pipeline
 
-sio = pytest.importorskip("skops.io", reason="skops is optional: pip install skops")
+sio = pytest.importorskip("skops.io", reason="skops is optional: pip install 'skgibbs[persist]'")
 
 CHEAP = dict(hidden_layer_sizes=(8,), n_samples=10, burn_in=10, pretrain_iter=50, random_state=0)
 

@@ -54,7 +54,10 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
         Without ``noise_variance`` each candidate uses its own residual
         variance ``RSS / (n - 1)`` (paper 004 §4.3).
     n_jobs : int or None, default=None
-        joblib workers over candidates.
+        joblib jobs over candidates, under the active joblib backend (Dask
+        workers inside ``joblib.parallel_backend("dask")``); the fitted
+        candidates, their criteria and ``best_params_`` do not depend on
+        where they ran.
     refit : bool, default=True
         Keep the best fitted candidate as ``best_estimator_``. It was
         fitted on all the data, so nothing is refitted; ``False`` drops it.

@@ -25,7 +25,7 @@ from . import adaptation, hmc, langevin, mala, rjmcmc, vi
 from .hmc import HMCInfo, HMCParams, HMCState
 from .mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
 from .rjmcmc import RJInfo, RJParams, RJState
-from .runner import ChainConfig, ChainResult, run_chains
+from .runner import ChainConfig, ChainResult, chain_groups, run_chains
 
 __all__ = [
     "mala",
@@ -48,4 +48,5 @@ __all__ = [
     "ChainConfig",
     "ChainResult",
     "run_chains",
+    "chain_groups",
 ]

@@ -25,6 +25,7 @@ Transition ``t`` runs ``L_k = ceil(u_t T / h_k)`` leapfrog steps (at most
 similar step sizes finish together.
 """
 
+import copy
 import math
 
 import numpy as np
@@ -173,6 +174,18 @@ class HMCChains:
 
     def frozen_params(self):
         return self.h, self.T, self.m
+
+    def take(self, rows):
+        """The chains ``rows`` after warm-up, as chains of their own: what the sampling phase needs.
+
+        The adapted ``T`` and metric and the jitter's position are shared;
+        states, generators, step sizes and counts are sliced.
+        """
+        part = copy.copy(self)
+        part.state = type(self.state)(*(v[rows] for v in self.state))
+        part.gens = [self.gens[k] for k in rows]
+        part.h, part.n_grad, part.K = self.h[rows], self.n_grad[rows], len(rows)
+        return part
 
     def sample_step(self, params):
         _, _, info = self._transition(*params)

@@ -11,14 +11,18 @@
 2. *sampling*: everything frozen, every ``thin``-th state kept.
 
 Between the phases the correction is pooled over all chains so that every
-chain samples the same target. Chains of the Langevin kernels run batched
-in one process (``vectorize=True``) or one by one, in this process or
-through joblib (``n_jobs``); a chain's draws depend only on its own seed.
-HMC adapts its trajectory length across the chains, so its chains always
-share one process; ``vectorize=False`` then evaluates them one at a time.
+chain samples the same target. Chains run in groups (:func:`chain_groups`):
+all K batched in one group (``vectorize=True``), split into ``n_jobs``
+batched groups, or one chain per group. Groups are joblib jobs, so they run
+in this process, in worker processes, or on a cluster under
+``joblib.parallel_backend``; a chain's draws depend on its own seed and its
+group, not on where the group runs. HMC adapts its trajectory length and
+metric across the chains, so its warm-up keeps all chains in this process
+and only its sampling phase is split.
 """
 
 import warnings
+from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
@@ -33,7 +37,7 @@ from ._progress import progress, progress_close
 from ._rj_chains import RJChains
 from .adaptation import DualAveraging, search_step_size
 
-__all__ = ["ChainConfig", "ChainResult", "run_chains"]
+__all__ = ["ChainConfig", "ChainResult", "chain_groups", "run_chains"]
 
 SAMPLERS = ("csmala", "mala", "smala", "sgld", "hmc", "rjmcmc")
 # Burn-in steps between two measurements of the move acceptance (rho < 1).
@@ -392,14 +396,29 @@ def run_chains(potential, theta0, seeds, config, *, prior=None, vectorize=True, 
     prior : Prior, default=None
         Flat prior when None.
     vectorize : bool, default=True
-        Advance all chains together (pays for small networks); otherwise one
-        chain at a time, or in parallel with ``n_jobs`` (Langevin kernels).
+        Advance the chains of a group together (pays for small networks);
+        otherwise every chain is a group of its own.
     n_jobs : int, default=None
-        joblib workers for the non-vectorized path of the Langevin kernels.
+        With ``vectorize``, a positive ``n_jobs`` splits the chains into
+        ``min(n_jobs, K)`` groups of consecutive chains. The groups run as
+        joblib jobs, under the active backend
+        (``joblib.parallel_backend("dask")`` sends them to Dask workers);
+        ``n_jobs`` is passed to :class:`joblib.Parallel` as is.
 
     Returns
     -------
     ChainResult
+
+    Notes
+    -----
+    A chain's draws are a function of its seed and of the chains it is
+    grouped with (batched arithmetic pads and sums over the group), never
+    of the backend or of the worker a group runs on. The groups depend
+    only on ``K``, ``vectorize`` and a positive ``n_jobs``, so a run on a
+    cluster repeats a local run with the same arguments bit for bit. HMC
+    adapts its trajectory length and metric across all chains, so its
+    warm-up runs in this process; its sampling phase, where nothing is
+    shared, is split into the groups.
     """
     _check_config(config)
     prior = Prior() if prior is None else prior
@@ -409,28 +428,54 @@ def run_chains(potential, theta0, seeds, config, *, prior=None, vectorize=True, 
             f"the other samplers take a Prior (got sampler={config.sampler!r}, prior {type(prior).__name__})."
         )
     K = theta0.shape[0]
-    batched = vectorize or config.sampler == "hmc"
-    groups = [list(range(K))] if batched else [[k] for k in range(K)]
-    jobs = n_jobs if (n_jobs not in (None, 1) and len(groups) > 1) else None
-    parallel = Parallel(n_jobs=jobs) if jobs else None
+    groups = chain_groups(K, vectorize, n_jobs)
+    joint = config.sampler == "hmc"  # cross-chain warm-up: one group until sampling
+    warm_groups = [list(range(K))] if joint else groups
 
     def launch(fn, args_list):
-        if parallel is None:
-            return [fn(*a) for a in args_list]
-        return parallel(delayed(fn)(*a) for a in args_list)
+        if len(args_list) == 1:
+            return [fn(*args_list[0])]
+        return Parallel(n_jobs=n_jobs)(delayed(fn)(*a) for a in args_list)
 
     threads = torch.get_num_threads()
     try:
         warm = launch(
             _warmup_job,
-            [(potential, prior, theta0[g], [seeds[k] for k in g], config, vectorize) for g in groups],
+            [(potential, prior, theta0[g], [seeds[k] for k in g], config, vectorize) for g in warm_groups],
         )
         risks = [c.mean_risk for c, _ in warm if c.mean_risk is not None]
         pooled = float(np.mean(np.concatenate(risks))) if risks else None
+        if joint and len(groups) > 1:
+            chains, states = warm[0]
+            warm = [(chains.take(g), [states[k] for k in g]) for g in groups]
         out = launch(_sample_job, [(c, st, pooled) for c, st in warm])
     finally:
         torch.set_num_threads(threads)
     return _collect([c for c, _ in out], [r for _, r in out], config)
+
+
+def chain_groups(K, vectorize, n_jobs):
+    """The groups of chains :func:`run_chains` advances together: lists of chain indices.
+
+    One group of all ``K`` chains when ``vectorize``, split into
+    ``min(n_jobs, K)`` groups of consecutive chains for a positive
+    ``n_jobs``; one group per chain otherwise. Nothing else enters, so the
+    grouping (and with it every draw) is the same on any backend.
+
+    Examples
+    --------
+    >>> from skgibbs.samplers import chain_groups
+    >>> chain_groups(4, vectorize=True, n_jobs=None)
+    [[0, 1, 2, 3]]
+    >>> chain_groups(4, vectorize=True, n_jobs=2)
+    [[0, 1], [2, 3]]
+    >>> chain_groups(3, vectorize=False, n_jobs=None)
+    [[0], [1], [2]]
+    """
+    if not vectorize:
+        return [[k] for k in range(K)]
+    n = int(n_jobs) if isinstance(n_jobs, Integral) and n_jobs > 1 else 1
+    return [g.tolist() for g in np.array_split(np.arange(K), min(n, K))]
 
 
 def _check_config(cfg):

@@ -2,6 +2,7 @@
 
 import math
 
+import joblib
 import numpy as np
 import pytest
 import torch
@@ -9,7 +10,7 @@ import torch
 from skgibbs import SamplerWarning
 from skgibbs.model import MLPSpec
 from skgibbs.potential import FunctionPotential, MLPPotential, Prior
-from skgibbs.samplers import ChainConfig, ChainResult, mala, run_chains, surrogate_constants
+from skgibbs.samplers import ChainConfig, ChainResult, chain_groups, mala, run_chains, surrogate_constants
 
 K = 3
 SEEDS = [11, 12, 13]
@@ -87,6 +88,53 @@ def test_n_jobs_gives_the_same_draws():
     b = run_chains(pot, theta0, SEEDS, cfg, prior=Prior(std=1.0), vectorize=False, n_jobs=2)
     np.testing.assert_allclose(a.samples, b.samples, rtol=1e-12, atol=1e-14)
     np.testing.assert_array_equal(a.acceptance_rate, b.acceptance_rate)
+
+
+def test_chain_groups():
+    assert chain_groups(5, True, None) == [[0, 1, 2, 3, 4]]
+    assert chain_groups(5, True, 1) == [[0, 1, 2, 3, 4]]
+    assert chain_groups(5, True, -1) == [[0, 1, 2, 3, 4]]  # only a positive n_jobs splits
+    assert chain_groups(5, True, 2) == [[0, 1, 2], [3, 4]]
+    assert chain_groups(3, True, 8) == [[0], [1], [2]]
+    assert chain_groups(3, False, 2) == [[0], [1], [2]]
+
+
+GROUPED = {
+    "csmala": {"sampler": "csmala", "rho": 0.5, "correction": "auto", "correction_every": 20},
+    "hmc": {"sampler": "hmc", "metric": "adaptive", "trajectory_length": "chees"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(GROUPED))
+def test_batched_groups_sample_what_one_batch_samples(name):
+    # n_jobs splits the batched chains into groups; a chain's draws stay those of its seed.
+    # HMC adapts T and the metric over all chains, so its warm-up is the same either way.
+    pot, theta0 = _mlp_problem()
+    cfg = ChainConfig(lam=30.0, n_samples=30, burn_in=100, **GROUPED[name])
+    a = run_chains(pot, theta0, SEEDS, cfg, prior=Prior(std=1.0), vectorize=True, n_jobs=None)
+    b = run_chains(pot, theta0, SEEDS, cfg, prior=Prior(std=1.0), vectorize=True, n_jobs=2)
+    np.testing.assert_allclose(a.samples, b.samples, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(a.step_size, b.step_size, rtol=1e-8)
+    assert math.isclose(a.correction, b.correction, rel_tol=1e-8)
+    if name == "hmc":
+        assert math.isclose(a.trajectory_length, b.trajectory_length, rel_tol=1e-8)
+        np.testing.assert_allclose(a.inverse_mass, b.inverse_mass, rtol=1e-8)
+        np.testing.assert_array_equal(a.draw_stats["n_steps"], b.draw_stats["n_steps"])
+
+
+@pytest.mark.parametrize("name", sorted(GROUPED))
+def test_groups_give_identical_draws_on_any_backend(name):
+    # the grouping depends on the arguments only: worker processes repeat an in-process run bit for bit
+    pot, theta0 = _mlp_problem()
+    pot = MLPPotential(pot.spec, pot.X.float(), pot.y.float())
+    theta0 = theta0.float()
+    cfg = ChainConfig(lam=30.0, n_samples=20, burn_in=50, **GROUPED[name])
+    with joblib.parallel_backend("sequential"):
+        a = run_chains(pot, theta0, SEEDS, cfg, prior=Prior(std=1.0), vectorize=True, n_jobs=2)
+    with joblib.parallel_backend("loky", n_jobs=2):
+        b = run_chains(pot, theta0, SEEDS, cfg, prior=Prior(std=1.0), vectorize=True, n_jobs=2)
+    np.testing.assert_array_equal(a.samples, b.samples)
+    np.testing.assert_array_equal(a.step_size, b.step_size)
 
 
 def test_result_fields_are_numpy_with_documented_shapes():
