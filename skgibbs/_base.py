@@ -223,7 +223,16 @@ class BaseGibbsMLP(BaseEstimator):
         if self.pretrain_iter == 0:
             return theta, 1.0
         return pretrain(
-            spec, theta, Xt, yt, self.pretrain_iter, int(seeds[0]), mask=mask, loss=self._loss, scale=scale
+            spec,
+            theta,
+            Xt,
+            yt,
+            self.pretrain_iter,
+            int(seeds[0]),
+            mask=mask,
+            loss=self._loss,
+            scale=scale,
+            owner=self,
         )
 
     def _pretrain_scale(self, spec):

@@ -3,12 +3,25 @@
 import torch
 
 from .model import per_example_loss
+from .samplers._progress import progress
 
 __all__ = ["pretrain"]
 
 
 def pretrain(
-    spec, theta, Xt, yt, n_iter, seed, lr=1e-3, batch=1024, every=10, mask=None, loss="squared", scale=None
+    spec,
+    theta,
+    Xt,
+    yt,
+    n_iter,
+    seed,
+    lr=1e-3,
+    batch=1024,
+    every=10,
+    mask=None,
+    loss="squared",
+    scale=None,
+    owner=None,
 ):
     """Adam on 80% of the data; keep each chain's best iterate on the other 20%.
 
@@ -19,6 +32,9 @@ def pretrain(
 
     With ``mask`` (shape of ``theta``, 0/1), the coordinates outside it are
     held at zero (projected Adam): a sparse network keeps its active set.
+
+    ``owner`` (an object with ``verbose``, e.g. the estimator) gets a
+    progress bar with the best held-out loss so far.
     """
     n = Xt.shape[0]
     gen = torch.Generator(device="cpu").manual_seed(seed)
@@ -55,6 +71,8 @@ def pretrain(
         if mask is not None:
             with torch.no_grad():
                 w.mul_(mask)
+        if owner is not None and owner.verbose:
+            progress(owner, "pre-training", it, n_iter, held_out_loss=lambda: f"{float(best_err.min()):.4g}")
     check()
     finite = torch.isfinite(best_err)
     if not bool(finite.all()):

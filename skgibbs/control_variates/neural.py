@@ -1,7 +1,6 @@
 r"""NeuralControlVariate: a Stein control variate with an MLP ``phi``, fitted by ESVM (paper 003)."""
 
 import contextlib
-import sys
 import warnings
 from numbers import Integral, Real
 
@@ -11,6 +10,7 @@ from sklearn.utils import check_random_state
 
 from .._compat import Interval, StrOptions
 from ..exceptions import ControlVariateWarning
+from ..samplers._progress import progress, progress_close
 from ._base import COMMON_CONSTRAINTS, _SteinControlVariate
 from .esvm import spectral_variance_torch
 from .stein import RELU_MESSAGE, STEIN_ACTIVATIONS, mlp_derivatives
@@ -88,7 +88,9 @@ class NeuralControlVariate(_SteinControlVariate):
         through a private ``torch.Generator``; the global torch RNG is
         never used.
     verbose : int, default=0
-        Print the objective to stderr.
+        With 1, a live progress bar on stderr with the objective ``V_n`` of
+        the last batch and the best held-out ``V_n`` (standardized ``f``);
+        a ``tqdm`` bar when tqdm is installed.
 
     Attributes
     ----------
@@ -272,6 +274,7 @@ class NeuralControlVariate(_SteinControlVariate):
             self._report(it, losses, val_losses)
             if n_val and stale >= self.n_iter_no_change:
                 break
+        progress_close(self, "ESVM")
         return (best if n_val else params), (losses, val_losses)
 
     def _objective(self, params, transform, X, S, y, truncation):
@@ -281,10 +284,11 @@ class NeuralControlVariate(_SteinControlVariate):
         return spectral_variance_torch(y - g, self.lag_window, truncation)  # (3.2)
 
     def _report(self, it, losses, val_losses):
-        every = max(1, self.max_iter // 10)
-        if self.verbose and (it % every == 0 or it == self.max_iter - 1):
-            val = f", held-out V_n {val_losses[-1]:.4g}" if val_losses else ""
-            print(f"step {it + 1}: V_n(f - g) {losses[-1]:.4g}{val} (standardized f)", file=sys.stderr)
+        if self.verbose:
+            stats = {"V_n": lambda: f"{losses[-1]:.4g}"}
+            if val_losses:
+                stats["held_out_V_n"] = lambda: f"{min(val_losses):.4g}"
+            progress(self, "ESVM", it, self.max_iter, **stats)
 
     # -------------------------------------------------------------- predict
     def _control(self, X, score):

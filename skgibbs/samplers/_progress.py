@@ -67,6 +67,10 @@ class _Bar:
 def progress(cfg, phase, i, total, **stats):
     """Report step ``i`` (0-based) of ``total`` of ``phase`` when ``cfg.verbose``.
 
+    ``cfg`` is whatever runs the phase and has a ``verbose`` attribute (a
+    :class:`~skgibbs.samplers.ChainConfig`, an estimator); its bars are
+    keyed by its identity.
+
     ``stats`` are callables returning short strings (e.g. the acceptance
     rate so far), evaluated only when the display refreshes. The bar of a
     phase starts at ``i = 0`` and ends at ``i = total - 1`` or with

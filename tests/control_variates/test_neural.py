@@ -13,6 +13,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from skgibbs import ControlVariateWarning, NeuralControlVariate
 from skgibbs.control_variates import evaluate_score, stein_operator
 from skgibbs.diagnostics import spectral_variance
+from skgibbs.samplers import _progress
 
 CHEAP = {"hidden_layer_sizes": (16,), "max_iter": 300, "random_state": 0}
 
@@ -172,13 +173,16 @@ def test_same_random_state_same_fit_and_pickles(gaussian_ar1):
     assert not np.array_equal(a.coefs_[0], other.coefs_[0])
 
 
-def test_verbose_reports_the_objective(gaussian_ar1, capsys):
+def test_verbose_shows_a_bar_with_the_objective(gaussian_ar1, capsys, monkeypatch):
+    monkeypatch.setattr(_progress, "_tqdm", None)  # the plain line: its text does not depend on tqdm
     X = gaussian_ar1.chain(200, 13)
-    NeuralControlVariate(
-        grad_log_prob=standard_score, verbose=1, early_stopping=True, **{**CHEAP, "max_iter": 20}
-    ).fit(X, _square(X))
+    params = dict(grad_log_prob=standard_score, early_stopping=True, **{**CHEAP, "max_iter": 20})
+    NeuralControlVariate(verbose=1, **params).fit(X, _square(X))
     err = capsys.readouterr().err
-    assert "step 1: V_n(f - g)" in err and "held-out V_n" in err and "step 20:" in err
+    assert "[skgibbs] ESVM: 1/20" in err and "V_n" in err and "held_out_V_n" in err
+    assert err.endswith("\n") and not _progress._BARS  # closed, also after an early stop
+    NeuralControlVariate(verbose=0, **params).fit(X, _square(X))
+    assert capsys.readouterr().err == ""
 
 
 def test_predict_interval_levels(fitted, gaussian_ar1):

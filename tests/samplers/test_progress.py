@@ -28,13 +28,14 @@ def test_one_bar_per_phase_with_rate_and_eta(capsys, monkeypatch, with_tqdm, sam
         monkeypatch.setattr(_progress, "_tqdm", None)
     _fit(1, sampler=sampler, thin=1)
     err = capsys.readouterr().err
+    assert "[skgibbs] pre-training" in err and "20/20" in err and "held_out_loss" in err
     assert "[skgibbs] burn-in" in err and "12/12" in err
     assert "[skgibbs] sampling" in err and "15/15" in err
     assert "acceptance" in err
     if not with_tqdm:
         assert "steps/s" in err and "ETA" in err and "\r" in err
         # each phase ends its line
-        assert err.count("\n") == 2
+        assert err.count("\n") == 3
     assert not _progress._BARS  # every bar closed
 
 
