@@ -19,7 +19,7 @@ distributed = pytest.importorskip(
 
 from sklearn.datasets import load_diabetes  # noqa: E402
 
-from skgibbs import GibbsMLPRegressor, SamplerWarning  # noqa: E402
+from skgibbs import GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor  # noqa: E402
 from skgibbs.model import MLPSpec  # noqa: E402
 from skgibbs.model_selection import CriterionGridSearch  # noqa: E402
 from skgibbs.potential import MLPPotential, Prior  # noqa: E402
@@ -59,18 +59,20 @@ def _fit(est, X, y):
 
 
 @pytest.mark.parametrize(
-    "params",
+    "cls, params",
     [
-        {},  # HMC: joint warm-up here, the sampling of each group on a worker
-        {"sampler": "csmala", "rho": 0.3},  # warm-up and sampling of each group on a worker
+        # HMC: joint warm-up here, the sampling of each group on a worker
+        (GibbsMLPRegressor, {}),
+        # csMALA and reversible jumps: warm-up and sampling of each group on a worker
+        (GibbsMLPRegressor, {"sampler": "csmala", "rho": 0.3}),
+        (SparseGibbsMLPRegressor, {}),
     ],
-    ids=["hmc", "csmala"],
+    ids=["hmc", "csmala", "rjmcmc"],
 )
-def test_chains_on_the_cluster_repeat_a_local_run(client, data, params):
+def test_chains_on_the_cluster_repeat_a_local_run(client, data, cls, params):
     X, y = data
-    est = GibbsMLPRegressor(
-        hidden_layer_sizes=(8,), n_chains=4, n_samples=30, burn_in=60, n_jobs=2, random_state=3, **params
-    )
+    settings = dict(hidden_layer_sizes=(8,), n_chains=4, n_samples=30, burn_in=60, n_jobs=2, random_state=3)
+    est = cls(**settings, **params)
     local = _fit(est, X, y)
     local_draws, local_pred = local.samples_.copy(), local.predict(X)
     remote, n_tasks = _on_cluster(client, lambda: _fit(est, X, y))

@@ -363,6 +363,18 @@ def _make_chains(potential, prior, theta0, seeds, cfg, vectorize):
     return _Chains(potential, prior, theta0, seeds, cfg)
 
 
+def _own_arrays(chains):
+    """Writable copies of the chains' read-only NumPy arrays, in place.
+
+    A job may receive its arguments read-only: Ray's object store hands
+    arrays over without a copy, and joblib memory-maps large ones. The
+    chains update their counters in place.
+    """
+    for name, value in vars(chains).items():
+        if isinstance(value, np.ndarray) and not value.flags.writeable:
+            setattr(chains, name, value.copy())
+
+
 def _warmup_job(potential, prior, theta0, seeds, cfg, vectorize):
     torch.set_num_threads(1)
     chains = _make_chains(potential, prior, theta0, seeds, cfg, vectorize)
@@ -373,6 +385,7 @@ def _warmup_job(potential, prior, theta0, seeds, cfg, vectorize):
 
 def _sample_job(chains, gen_states, mean_risk):
     torch.set_num_threads(1)
+    _own_arrays(chains)
     for g, st in zip(chains.gens, gen_states):
         g.set_state(st)
     if mean_risk is not None:

@@ -10,7 +10,15 @@ import torch
 from skgibbs import SamplerWarning
 from skgibbs.model import MLPSpec
 from skgibbs.potential import FunctionPotential, MLPPotential, Prior
-from skgibbs.samplers import ChainConfig, ChainResult, chain_groups, mala, run_chains, surrogate_constants
+from skgibbs.samplers import (
+    ChainConfig,
+    ChainResult,
+    chain_groups,
+    mala,
+    run_chains,
+    runner,
+    surrogate_constants,
+)
 
 K = 3
 SEEDS = [11, 12, 13]
@@ -135,6 +143,20 @@ def test_groups_give_identical_draws_on_any_backend(name):
         b = run_chains(pot, theta0, SEEDS, cfg, prior=Prior(std=1.0), vectorize=True, n_jobs=2)
     np.testing.assert_array_equal(a.samples, b.samples)
     np.testing.assert_array_equal(a.step_size, b.step_size)
+
+
+@pytest.mark.parametrize("sampler", ["csmala", "hmc"])
+def test_a_job_accepts_chains_whose_arrays_arrive_read_only(sampler):
+    # Ray's object store (and joblib's memory-mapping of large arrays) hands a job read-only arrays
+    pot, theta0 = _mlp_problem()
+    rho = 0.5 if sampler == "csmala" else 1.0
+    cfg = ChainConfig(sampler=sampler, lam=30.0, rho=rho, n_samples=5, burn_in=5)
+    chains, states = runner._warmup_job(pot, Prior(std=1.0), theta0, SEEDS, cfg, True)
+    frozen = [v for v in vars(chains).values() if isinstance(v, np.ndarray)]
+    for array in frozen:
+        array.flags.writeable = False
+    chains, (draws, _, kept, _) = runner._sample_job(chains, states, None)
+    assert kept == 5 and draws.shape[:2] == (K, 5)
 
 
 def test_result_fields_are_numpy_with_documented_shapes():
