@@ -39,6 +39,7 @@ SCRIPTS = [
     "bench_burn_in.py",
     "repro_sparse.py",
     "bench_sparse.py",
+    "bench_distributed.py",
 ]
 # scripts whose replicates run through joblib and whose results do not depend on the worker count
 PARALLEL = {"repro_lfv_linear.py", "repro_lfv_nn.py", "repro_lfv_real.py"}

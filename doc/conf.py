@@ -118,6 +118,11 @@ BENCHMARK_SECTIONS = [
     ("uq_mcycle", "Held-out uncertainty on a small 1-D data set (MASS mcycle)", "``benchmarks/bench_uq.py``"),
     ("sparse_tables", "Paper 001 Tables 1-2: full and sparse priors", "``benchmarks/repro_sparse.py``"),
     ("sparse", "Sparse networks: kernel speed and input relevance", "``benchmarks/bench_sparse.py``"),
+    (
+        "distributed",
+        "Chains and searches in parallel: one process, loky, Dask",
+        "``benchmarks/bench_distributed.py``",
+    ),
 ]
 
 
