@@ -16,8 +16,9 @@ back) and
    cluster, one candidate per job.
 
 The workers are started without Dask's default ``MALLOC_TRIM_THRESHOLD_``,
-which slows torch in a worker by a factor of about 1.8 (see the user guide's
-page on distributed execution).
+which made the chains' jobs in a worker about twice as slow in
+``benchmarks/bench_distributed.py`` (see the user guide's page on
+distributed execution).
 
 Run ``python examples/distributed_chains.py`` (about a minute on two cores);
 it needs ``pip install 'skgibbs[distributed]'``.
