@@ -1,12 +1,14 @@
-"""The shell every Gibbs-posterior MLP estimator shares (DESIGN §2).
+"""The shell every Gibbs-posterior MLP estimator shares (see :doc:`/developers`).
 
-:class:`BaseGibbsMLP` validates the data, standardizes the inputs,
-pre-trains the chains' starting points, calls the chain runner and stores
-the draws as NumPy arrays; it evaluates the stored draws and exports them to
-ArviZ. A subclass says what differs: how the targets are encoded and which
-loss they enter (``_encode_targets``, ``_loss``, ``_n_outputs``), the prior, the kernel
-and its settings (``_prior``, ``_resolve_sampler``, ``_chain_config``), the
-starting points, and what is summarised and predicted from the draws.
+:class:`BaseGibbsMLP` builds the posterior problem
+(:func:`skgibbs.problem.build_problem`: validation, standardization,
+pre-trained starting points, prior, target), runs its sampler object and
+stores the draws and the sampler's own results as NumPy arrays; it evaluates
+the stored draws and exports them to ArviZ. A subclass says what differs:
+how the targets are encoded and which loss they enter (``_encode_targets``,
+``_loss``, ``_n_outputs``), the prior (``_prior``), the starting active
+sets, and what is summarised and predicted from the draws. Nothing here
+depends on the kernel: its settings live on the sampler object.
 """
 
 import copy
@@ -19,18 +21,15 @@ from sklearn.utils import check_random_state
 
 from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
-from ._data import check_numeric, safe_scale
+from ._data import check_numeric
 from ._pretrain import pretrain
-from ._threads import torch_threads
-from .model import ACTIVATIONS, MLPSpec
-from .potential import MLPPotential, Prior
-from .samplers import ChainConfig, run_chains, surrogate_constants
+from ._reliability import warn_if_unreliable
+from .model import ACTIVATIONS
+from .priors import Prior
+from .problem import build_problem
+from .samplers import Sampler, available_samplers
 
 __all__ = ["BaseGibbsMLP"]
-
-# Chains are advanced together in one process while a step is this cheap
-# (examples in the batch times parameters); see benchmarks/bench_speed.py.
-_VECTORIZE_WORK = 5_000_000
 
 
 class BaseGibbsMLP(BaseEstimator):
@@ -45,13 +44,10 @@ class BaseGibbsMLP(BaseEstimator):
         "hidden_layer_sizes": ["array-like"],
         "activation": [StrOptions(set(ACTIVATIONS))],
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "step_size": [Interval(Real, 0, None, closed="neither")],
-        "proposal_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
         "burn_in": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "thin": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_chains": [Interval(Integral, 1, None, closed="left")],
-        "target_accept": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
         "pretrain_iter": [Interval(Integral, 0, None, closed="left")],
         "weight_bound": [Interval(Real, 0, None, closed="neither"), None],
         "prior_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
@@ -95,58 +91,26 @@ class BaseGibbsMLP(BaseEstimator):
             raise
 
     def _fit(self, X, y):
-        self._validate_params()
-        self._check_extra_params()
-        layers = self._check_layers()
-        device = self._check_device()
-        check_numeric(X, "X")
-        X, y = self._validate_fit_data(X, y)
-        n = X.shape[0]
-        if n < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 samples to fit, got n_samples={n}.")
-        self.n_train_ = n
-        self.x_mean_, self.x_scale_ = X.mean(0), safe_scale(X.std(0))
-        targets = self._encode_targets(y)
-        spec = MLPSpec(X.shape[1], layers, self.activation, self._n_outputs())
-        Xt = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32, device=device)
-        yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
-        seeds = np.random.SeedSequence(check_random_state(self.random_state).randint(2**31)).generate_state(
-            self.n_chains + 1
-        )
-        with torch_threads(device):
-            theta0, heldout_loss = self._initial_points(spec, Xt, yt, seeds)
-            self.temperature_ = self._auto_temperature(heldout_loss)
-            self.sampler_, self.rho_ = self._resolve_sampler()
-            self.lambda_ = n / self.temperature_
-            prior = self._prior(spec, device)
-            result = self._sample(spec, Xt, yt, theta0, [int(s) for s in seeds[1:]], prior)
-        self._store(result, spec)
+        problem = build_problem(self, X, y)
+        self._store(problem.sample(), problem.spec)
         self._summarise(X, y)
+        warn_if_unreliable(self)
         return self
 
-    def _sample(self, spec, Xt, yt, theta0, seeds, prior):
-        """Run the kernel from the starting points ``theta0``; a :class:`ChainResult`."""
-        return run_chains(
-            self._potential(spec, Xt, yt),
-            theta0,
-            seeds,
-            self._chain_config(),
-            prior=prior,
-            vectorize=self._vectorize(Xt.shape[0], spec.n_params, Xt.device),
-            # one GPU batches all chains; worker processes would each need a device of their own
-            n_jobs=None if Xt.device.type == "cuda" else self.n_jobs,
-        )
+    #: the kind of prior the estimator samples (``Sampler.prior_kind``)
+    _prior_kind = "dense"
 
-    def _n_starts(self):
-        """How many starting points to pre-train (one per chain)."""
-        return self.n_chains
+    @classmethod
+    def _sampler_constraint(cls):
+        return [StrOptions({"auto", *available_samplers(cls._prior_kind)}), Sampler]
+
+    def _requested_rho(self):
+        """The ``rho`` asked for (1 without batches)."""
+        return 1.0
 
     def _validate_fit_data(self, X, y):
         check_numeric(y, "y")
         return validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-
-    def _check_extra_params(self):
-        """Checks of a subclass's own parameters beyond their constraints."""
 
     def _auto_temperature(self, heldout_loss):
         return 2.0 * heldout_loss if self.temperature == "auto" else float(self.temperature)
@@ -154,11 +118,12 @@ class BaseGibbsMLP(BaseEstimator):
     #: ``prior_std="auto"`` is this factor times ``1 / sqrt(fan_in)`` of each parameter's layer
     _prior_gain = 1.0
 
-    def _prior(self, spec, device):
+    def _prior(self, spec, device, sampler):
+        """The prior ``sampler`` samples under (the sampler may change its coordinates)."""
         std = self.prior_std
         if std == "auto":
             std = (self._prior_gain * spec.fan_in_std(torch.float32)).to(device)
-        return Prior(std, self.weight_bound)
+        return sampler.adjust_prior(Prior(std, self.weight_bound), spec, self.prior_std, device)
 
     def _check_layers(self):
         layers = self.hidden_layer_sizes
@@ -178,27 +143,6 @@ class BaseGibbsMLP(BaseEstimator):
             raise ValueError("device='cuda' was requested but torch sees no GPU; use device='cpu'.")
         return device
 
-    def _vectorize(self, n, n_params, device):
-        if self.n_chains == 1 or device.type == "cuda":
-            return True
-        batch = n * (self.rho_ if self.rho_ < 1 else 1.0)
-        return batch * n_params <= _VECTORIZE_WORK
-
-    def _config(self, sampler, burn_in, thin, **extra):
-        """A :class:`ChainConfig` with the settings every Gibbs MLP shares, and the kernel's own."""
-        return ChainConfig(
-            sampler=sampler,
-            lam=self.lambda_,
-            step_size=float(self.step_size),
-            proposal_std=self.proposal_std,
-            n_samples=self.n_samples,
-            burn_in=burn_in if self.burn_in == "auto" else self.burn_in,
-            thin=thin if self.thin == "auto" else self.thin,
-            target_accept=None if self.target_accept == "auto" else float(self.target_accept),
-            verbose=self.verbose,
-            **extra,
-        )
-
     def _initial_draws(self, spec, seeds, device):
         """Glorot initialisation, one generator per chain."""
         gens = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds[1:]]
@@ -208,13 +152,13 @@ class BaseGibbsMLP(BaseEstimator):
         """0/1 mask of the starting active sets, or None (every parameter active)."""
         return None
 
-    def _initial_points(self, spec, Xt, yt, seeds):
+    def _initial_points(self, spec, Xt, yt, seeds, sampler):
         """Glorot initialisation per chain, then Adam with early stopping (paper 000 §5)."""
-        theta = self._initial_draws(spec, seeds, Xt.device)[: self._n_starts()]
+        theta = self._initial_draws(spec, seeds, Xt.device)[: sampler.n_starts(self.n_chains)]
         mask = self._initial_mask(theta, seeds)
         if mask is not None:
             theta = theta * mask
-        scale = self._pretrain_scale(spec)
+        scale = sampler.pretrain_scale(spec)
         if scale is not None:
             # Glorot draws of the coordinates w = theta / scale have the size of Glorot's theta
             # times 1 / sqrt(scale): shrink theta by sqrt(scale) to keep w of the prior's order
@@ -235,51 +179,42 @@ class BaseGibbsMLP(BaseEstimator):
             owner=self,
         )
 
-    def _pretrain_scale(self, spec):
-        """``theta = scale * w`` for the pre-training's Adam, or None (``w = theta``)."""
-        return None
-
     def _store(self, result, spec):
+        """The draws, the statistics every kernel has, and the sampler's own results as ``<name>_``."""
         self.spec_ = spec
-        self.samples_ = result.samples.astype(np.float32)
-        self.acceptance_rate_ = result.acceptance_rate
-        self.n_restarts_ = result.n_restarts
-        self.step_size_ = result.step_size
-        self.proposal_std_ = result.proposal_std
-        self.correction_ = float(result.correction)
-        self.lambda_prime_ = float(result.lambda_prime)
-        self.accepted_batch_sizes_ = result.accepted_batch_sizes
-        self.n_divergent_ = result.n_divergent
-        self.trajectory_length_ = result.trajectory_length
+        self.samples_ = result.samples
         self.n_grad_evals_ = result.n_grad
-        S = self.samples_.shape[1]
+        if result.acceptance_rate is not None:
+            self.acceptance_rate_ = result.acceptance_rate
         self.sample_stats_ = dict(result.draw_stats)
-        self.sample_stats_["step_size"] = np.repeat(result.step_size[:, None], S, axis=1)
+        for name, value in result.info.items():
+            setattr(self, name + "_", value)
+        if "step_size" in result.info:
+            S = self.samples_.shape[1]
+            self.sample_stats_["step_size"] = np.repeat(result.info["step_size"][:, None], S, axis=1)
 
     def _record_losses(self, losses):
-        """``lp``, ``surrogate_scale_`` and ``batch_noise_`` from the per-example losses ``(S, n)``.
+        """``lp`` and the sampler's loss statistics from the per-example losses ``(S, n)``.
 
-        ``losses`` are the ``l_i(theta)`` the potential saw (standardized scale).
+        ``losses`` are the ``l_i(theta)`` the potential saw (standardized
+        scale); the sampler reports what they say about its potential
+        (``surrogate_scale_``, ``batch_noise_``, VI's
+        ``expected_log_likelihood_``).
         """
         # log pi_lambda of each draw up to a constant: -lambda R_n(theta) + log Pi(theta)
         lp = self._log_prior_of_draws() - self.lambda_ * losses.mean(1)
         self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
-        # the per-example term of the batch potential is c * l_i: lambda' l_i / n
-        # for csMALA, lambda l_i / (n rho) for sMALA (Lemmas 1 and 3)
-        n = losses.shape[1]
-        c, d, _ = surrogate_constants(self.sampler_, self.lambda_, n, self.rho_, self.correction_)
-        self.surrogate_scale_ = float(c * losses.mean())
-        # Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2 for Z_i ~ Ber(rho), t_i = c l_i + d;
-        # the MH ratio holds the difference of two independent batches
-        terms = c * losses + d
-        noise = np.sqrt(2 * self.rho_ * (1 - self.rho_) * (terms**2).sum(1))
-        self.batch_noise_ = float(noise.mean()) if self.sampler_ != "sgld" else 0.0
+        info = {k[:-1]: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("_")}
+        stats = self.kernel_.loss_statistics(losses, self.lambda_, self.rho_, info)
+        for name, value in stats.items():
+            setattr(self, name + "_", value)
 
     def _log_prior_of_draws(self):
         """``log Pi`` of every draw (up to a constant), shape ``(n_chains * n_samples,)``."""
         with torch.no_grad():
             theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
-            return self._prior(self.spec_, torch.device("cpu")).log_density(theta).double().numpy()
+            prior = self._prior(self.spec_, torch.device("cpu"), self.kernel_)
+            return prior.log_density(theta).double().numpy()
 
     # ------------------------------------------------------------ the draws
     def _network_outputs(self, X):
@@ -357,9 +292,6 @@ class BaseGibbsMLP(BaseEstimator):
         tags.non_deterministic = False
         return tags
 
-    def _potential(self, spec, Xt, yt):
-        return MLPPotential(spec, Xt, yt, loss=self._loss)
-
     # --------------------------------------------------- subclass interface
     #: the per-example loss (:data:`skgibbs.model.LOSSES`) of ``R_n``
     _loss = "squared"
@@ -370,13 +302,6 @@ class BaseGibbsMLP(BaseEstimator):
 
     def _encode_targets(self, y):  # pragma: no cover - interface
         """Set the target encoding attributes; return the targets the loss sees (NumPy)."""
-        raise NotImplementedError
-
-    def _resolve_sampler(self):  # pragma: no cover - interface
-        """``(sampler_, rho_)``."""
-        raise NotImplementedError
-
-    def _chain_config(self):  # pragma: no cover - interface
         raise NotImplementedError
 
     def _summarise(self, X, y):  # pragma: no cover - interface

@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_array, column_or_1d
 from ._base import BaseGibbsMLP
 from ._data import safe_scale
 from ._levels import check_levels, mixture_quantiles
-from ._reliability import function_space_mixing, warn_if_unreliable
+from ._reliability import function_space_mixing
 from .credible import credible_radius, credible_sets, parameter_radius
 from .criteria import gaussian_log_likelihood, langevin_waic, waic
 
@@ -48,7 +48,6 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]
         crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
         self.lfv_, self.train_loss_, self.waic_ = crit.functional_variance, crit.train_loss, crit.waic
-        warn_if_unreliable(self)
 
     # -------------------------------------------------------------- predict
     def _draws(self, X):

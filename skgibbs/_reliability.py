@@ -22,11 +22,6 @@ __all__ = ["function_space_mixing", "warn_if_unreliable", "RHAT_WARN", "ESS_WARN
 
 RHAT_WARN, ESS_WARN = 1.05, 100.0
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
-# The surrogates approach pi_lambda only while lambda' l_i / n << 1 (Lemmas 1, 3).
-SURROGATE_WARN = 0.1
-# Beyond this spread of the log MH ratio between two independent batches,
-# proposals pass only when the batch happens to favour them: chains stick.
-BATCH_NOISE_WARN = 2.0
 
 
 def function_space_mixing(F, n_chains):
@@ -62,37 +57,17 @@ def _warn(message):
 
 
 def warn_if_unreliable(est):
-    """Raise a :class:`~skgibbs.SamplerWarning` for each way the fitted ``est`` falls short."""
-    sampler, rho = est.sampler_, est.rho_
-    if sampler in ("smala", "csmala") and rho < 1 and est.surrogate_scale_ > SURROGATE_WARN:
-        _warn(
-            f"lambda' l_i / n averages {est.surrogate_scale_:.3g} (> {SURROGATE_WARN}): the "
-            f"{sampler} surrogate is far from the Gibbs posterior at rho={rho:.3g}. Raise rho or temperature."
-        )
-    if rho < 1 and est.batch_noise_ > BATCH_NOISE_WARN:
-        _warn(
-            f"The log Metropolis-Hastings ratio fluctuates by about {est.batch_noise_:.3g} between "
-            "two Bernoulli batches, so proposals pass only when the batch favours them and the "
-            f"chains stick (acceptance {float(est.acceptance_rate_.mean()):.1%}). Raise temperature or rho."
-        )
-    if sampler != "sgld" and np.any(est.acceptance_rate_ < 0.01):
-        _warn(
-            f"A chain accepted only {float(est.acceptance_rate_.min()):.1%} of its proposals after burn-in, "
-            "so its draws barely move. Lower step_size, raise burn_in, or raise rho or temperature."
-        )
-    if sampler == "vi" and len(est.vi_validation_objective_) and not est.vi_stopped_early_:
-        _warn(
-            f"The variational optimisation ran all vi_max_iter={est.n_iter_} steps while its held-out "
-            "objective was still improving, so q may be far from the optimum of the tempered ELBO. "
-            "Raise vi_max_iter or vi_learning_rate."
-        )
-    n_div = int(np.sum(est.n_divergent_))
-    if n_div:
-        _warn(
-            f"{n_div} divergent HMC transitions after warm-up: the step size is too large for parts of "
-            "the posterior, which may then be missed. Raise target_accept (e.g. 0.9) or burn_in."
-        )
-    if sampler != "vi":  # independent draws of q: R-hat and ESS cannot judge q
+    """Raise a :class:`~skgibbs.SamplerWarning` for each way the fitted ``est`` falls short.
+
+    The sampler object (``est.kernel_``) says what falls short for its kernel
+    (:meth:`~skgibbs.samplers.Sampler.diagnose`) and whether R-hat and ESS
+    can judge its draws (``mixing_diagnostics``).
+    """
+    fit = {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
+    fit.setdefault("acceptance_rate_", None)
+    for message in est.kernel_.diagnose(fit):
+        _warn(message)
+    if est.kernel_.mixing_diagnostics:
         _warn_if_not_mixed(est)
 
 
@@ -105,10 +80,7 @@ def _warn_if_not_mixed(est):
     r, e = est.rhat_, est.ess_
     if not (r > RHAT_WARN or e < ESS_WARN):  # NaN (too few draws) passes
         return
-    remedies = ["raise burn_in and n_samples"]
-    if est.sampler_ not in ("hmc", "rjmcmc") and est.rho_ >= 1:
-        remedies.append("use sampler='hmc'")
-    remedies.append("run more chains (n_chains)")
+    remedies = est.kernel_.mixing_remedies(est.rho_)
     disagree = (
         f" The chains disagree (R-hat {r:.3g} > {RHAT_WARN}): the posterior may have several modes, "
         "and more chains sample more of them."

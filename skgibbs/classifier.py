@@ -13,7 +13,7 @@ from ._base import BaseGibbsMLP
 from ._compat import Interval, validate_data
 from ._dense import DenseKernelMixin, fill_doc
 from ._levels import check_levels
-from ._reliability import function_space_mixing, warn_if_unreliable
+from ._reliability import function_space_mixing
 from .criteria import waic
 
 __all__ = ["GibbsMLPClassifier"]
@@ -57,11 +57,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         regression.
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
-    sampler : {"auto", "hmc", "csmala", "mala", "smala", "sgld", "vi"}, default="auto"
-        Markov kernel, as for :class:`~skgibbs.GibbsMLPRegressor`: ``"auto"``
-        is ``"hmc"`` on the full data (``rho_ == 1``) and ``"csmala"`` when
-        ``rho_ < 1``. ``"vi"`` fits a mean-field Gaussian ``q`` by the
-        tempered ELBO instead of running chains (see ``kl_weight``).
+
     temperature : float > 0, default=1.0
         ``n / lambda``; 1 is the Bayesian posterior.
     rho : float in (0, 1] or "auto", default="auto"
@@ -69,8 +65,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         batch surrogates approach :math:`\pi_\lambda` only while
         ``lambda' l_i / n`` (``surrogate_scale_``) is small, i.e. for
         temperatures well above the mean cross-entropy.
-    correction : float >= 0 or "auto", default="auto"
-        csMALA's ``zeta`` (see :class:`~skgibbs.GibbsMLPRegressor`).
+
     {kernel_parameters}
 
     Attributes
@@ -158,25 +153,10 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         sampler="auto",
         temperature=1.0,
         rho="auto",
-        correction="auto",
-        step_size=1e-4,
-        proposal_std="auto",
         n_samples=175,
         burn_in="auto",
         thin="auto",
         n_chains=4,
-        target_accept="auto",
-        metric="prior",
-        trajectory_length="auto",
-        restart_after=100,
-        kl_weight="auto",
-        tau=0.03,
-        parametrization="standard",
-        vi_max_iter=5000,
-        vi_learning_rate=1e-2,
-        vi_batch_size=128,
-        vi_early_stopping=True,
-        vi_gradient="local",
         pretrain_iter=1000,
         weight_bound=None,
         prior_std="auto",
@@ -191,25 +171,10 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         self.sampler = sampler
         self.temperature = temperature
         self.rho = rho
-        self.correction = correction
-        self.step_size = step_size
-        self.proposal_std = proposal_std
         self.n_samples = n_samples
         self.burn_in = burn_in
         self.thin = thin
         self.n_chains = n_chains
-        self.target_accept = target_accept
-        self.metric = metric
-        self.trajectory_length = trajectory_length
-        self.restart_after = restart_after
-        self.kl_weight = kl_weight
-        self.tau = tau
-        self.parametrization = parametrization
-        self.vi_max_iter = vi_max_iter
-        self.vi_learning_rate = vi_learning_rate
-        self.vi_batch_size = vi_batch_size
-        self.vi_early_stopping = vi_early_stopping
-        self.vi_gradient = vi_gradient
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
         self.prior_std = prior_std
@@ -273,7 +238,6 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         self.train_loss_ = float(-np.mean(np.log(pbar)))
         self.lfv_ = float(tempered.p_waic)
         self.waic_ = self.train_loss_ + self.lfv_ / X.shape[0]
-        warn_if_unreliable(self)
 
     # -------------------------------------------------------------- predict
     def _log_proba_draws(self, X):

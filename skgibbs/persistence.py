@@ -28,6 +28,13 @@ TRUSTED_TYPES = (
     "skgibbs.sparse.SparseGibbsMLPRegressor",
     "skgibbs.classifier.GibbsMLPClassifier",
     "skgibbs.pipeline.Pipeline",
+    "skgibbs.samplers._hmc_chains.HMC",
+    "skgibbs.samplers._langevin_chains.MALA",
+    "skgibbs.samplers._langevin_chains.SMALA",
+    "skgibbs.samplers._langevin_chains.CSMALA",
+    "skgibbs.samplers._langevin_chains.SGLD",
+    "skgibbs.samplers._rj_chains.RJMCMC",
+    "skgibbs.samplers._vi_sampler.MeanFieldVI",
 )
 
 

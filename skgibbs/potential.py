@@ -1,4 +1,4 @@
-"""Per-example losses, priors and the batch potential the kernels evaluate.
+"""Per-example losses: what the kernels evaluate on the data.
 
 For data ``(x_i, y_i)``, ``i = 1..n``, the per-example loss is
 ``l_i(theta) = (y_i - f_theta(x_i))**2`` for regression, or the
@@ -8,21 +8,22 @@ through
 
     ``sum_{i in B} l_i(theta)``,  its gradient,  and  ``|B|``.
 
-The kernels turn these into a potential with the sampler's scale and offset
-(paper 000, Alg. 1 (b)); this module knows nothing about Metropolis-Hastings.
+A :class:`~skgibbs.samplers.Target` turns these and a prior
+(:mod:`skgibbs.priors`) into the potential with the sampler's scale and
+offset (paper 000, Alg. 1 (b)); batches are drawn by
+:func:`skgibbs.samplers.draw_batch`. This module knows nothing about
+Metropolis-Hastings.
 """
 
-import math
 from typing import NamedTuple
 
 import torch
 
 from .model import LOSSES, per_example_loss
+from .priors import MixingPrior, Prior  # noqa: F401  (their home before skgibbs.priors)
 
 __all__ = [
     "Batch",
-    "Prior",
-    "MixingPrior",
     "MLPPotential",
     "LinearPotential",
     "FunctionPotential",
@@ -42,214 +43,6 @@ class Batch(NamedTuple):
     idx: torch.Tensor = None
     mask: torch.Tensor = None
     size: torch.Tensor = None
-
-
-class Prior(NamedTuple):
-    """Prior on the flat parameters.
-
-    Parameters
-    ----------
-    std : float, torch.Tensor of shape (Q,) or None
-        ``None`` is the flat prior; otherwise the Gaussian
-        ``N(0, diag(std**2))``.
-    bound : float or None
-        ``B`` of the uniform box ``[-B, B]^Q`` (paper 000 §2.1); proposals
-        outside are rejected. ``None`` is no box.
-    """
-
-    std: float = None
-    bound: float = None
-
-    def log_density(self, theta):
-        """``log Pi(theta)`` up to a constant, ``-inf`` outside the box; shape ``(K,)``."""
-        out = torch.zeros(theta.shape[0], dtype=theta.dtype, device=theta.device)
-        if self.std is not None:
-            out = out - 0.5 * ((theta / self.std) ** 2).sum(1)
-        if self.bound is not None:
-            inside = (theta.abs() <= self.bound).all(1)
-            out = torch.where(inside, out, torch.full_like(out, -torch.inf))
-        return out
-
-    def grad_log_density(self, theta):
-        if self.std is None:
-            return None
-        return -theta / self.std**2
-
-
-class MixingPrior(NamedTuple):
-    r"""Mixing prior over sparse active sets, (2.4) of paper 001.
-
-    The active set ``I = {i : theta_i != 0}`` has size ``k = |I| >= 1`` with
-    probability proportional to ``s^(-k)``, given ``k`` it is uniform over
-    the ``binom(Q, k)`` sets of that size, and given ``I`` the active
-    coordinates are independent with density ``p_i`` (``base``) while the
-    others are exactly zero. With respect to the sum over ``I`` of Lebesgue
-    measure on ``R^I``, the density is
-
-    .. math::
-
-        \Pi(\theta) = \frac{s^{-k}}{C_s \binom{Q}{k}} \prod_{i \in I} p_i(\theta_i),
-        \qquad C_s = \frac{1 - s^{-Q}}{s - 1},
-
-    where ``p_i`` is the uniform density ``1 / (2B)`` on ``[-B, B]`` (paper
-    001, ``base = Prior(bound=B)``), the Gaussian ``N(0, std_i^2)``
-    (``base = Prior(std)``), or that Gaussian truncated to ``[-B, B]`` (both).
-    Unlike :class:`Prior`, every constant that depends on ``k`` is kept:
-    reversible-jump moves compare densities on spaces of different dimension.
-
-    Parameters
-    ----------
-    base : Prior
-        Density of one active coordinate; it must be proper (``std`` or
-        ``bound`` given).
-    sparsity : float >= 2
-        ``s``; larger values favour sparser networks.
-    """
-
-    base: Prior
-    sparsity: float = 2.0
-
-    def check(self):
-        """Raise ValueError unless the prior is proper and ``s >= 2``."""
-        if self.base.std is None and self.base.bound is None:
-            raise ValueError(
-                "The mixing prior needs a proper density on the active weights: give prior_std "
-                "(Gaussian) or weight_bound (uniform on [-B, B])."
-            )
-        if not self.sparsity >= 2:
-            raise ValueError(f"sparsity must be >= 2 (paper 001 (2.4)), got {self.sparsity!r}.")
-        return self
-
-    def _log_norm(self, like):
-        """``-log`` of each active coordinate's normalising constant, ``(Q,)`` or a float."""
-        std, bound = self.base.std, self.base.bound
-        if std is None:
-            return math.log(2.0 * bound)
-        std = torch.as_tensor(std, dtype=like.dtype, device=like.device)
-        out = torch.log(std) + 0.5 * math.log(2.0 * math.pi)
-        if bound is not None:  # truncated to [-B, B]: divide by its mass
-            out = out + torch.log(torch.special.erf(bound / (std * math.sqrt(2.0))))
-        return out
-
-    def coordinate_log_density(self, theta):
-        """``log p_i(theta_i)`` of every coordinate as if active, normalised; shape ``(K, Q)``."""
-        std, bound = self.base.std, self.base.bound
-        out = -torch.as_tensor(self._log_norm(theta), dtype=theta.dtype, device=theta.device).expand_as(theta)
-        if std is not None:
-            out = out - 0.5 * (theta / torch.as_tensor(std, dtype=theta.dtype, device=theta.device)) ** 2
-        if bound is not None:
-            out = torch.where(theta.abs() <= bound, out, -torch.inf)
-        return out
-
-    def log_size_weight(self, k, n_params):
-        """``log(s^(-k) / binom(Q, k))`` per chain for sizes ``k`` (a list of int); ``-inf`` for ``k = 0``.
-
-        ``C_s`` is dropped: it is the same for every ``k``.
-        """
-        log_s, top = math.log(self.sparsity), math.lgamma(n_params + 1)
-        return [
-            -size * log_s - top + math.lgamma(size + 1) + math.lgamma(n_params - size + 1)
-            if size >= 1
-            else -math.inf
-            for size in k
-        ]
-
-    def _scalar_log_norm(self):
-        """The ``-log`` normalising constant shared by every coordinate, or None when it varies."""
-        std, bound = self.base.std, self.base.bound
-        if std is None:
-            return math.log(2.0 * bound)
-        if torch.is_tensor(std) and std.numel() > 1:
-            return None
-        std = float(std)
-        out = math.log(std) + 0.5 * math.log(2.0 * math.pi)
-        return out if bound is None else out + math.log(math.erf(bound / (std * math.sqrt(2.0))))
-
-    def size_part(self, k, n_params):
-        """The part of ``log Pi`` that depends on ``theta`` only through ``k = |I|``, per chain (list).
-
-        ``log(s^(-k) / binom(Q, k))``, and ``-k log c`` when every active
-        coordinate has the same normalising constant ``c`` (``2B`` for the
-        uniform density, ``std sqrt(2 pi)`` for one Gaussian scale).
-        """
-        sizes = self.log_size_weight(k, n_params)
-        c = self._scalar_log_norm()
-        return sizes if c is None else [w - size * c for w, size in zip(sizes, k)]
-
-    def coordinate_part(self, theta, active):
-        """The rest of ``log Pi``, shape ``(K,)``: ``log Pi(theta) - size_part``.
-
-        ``theta`` must be zero off ``active``; ``-inf`` outside the box.
-        """
-        std, bound = self.base.std, self.base.bound
-        if std is None:
-            per = torch.zeros(theta.shape[0], dtype=theta.dtype, device=theta.device)
-        else:
-            # inactive coordinates are exact zeros: the quadratic term needs no mask
-            per = ((theta / std) ** 2).sum(1).mul_(-0.5)
-            if self._scalar_log_norm() is None:
-                per = per - (active.to(theta.dtype) * self._log_norm(theta)).sum(1)
-        if bound is not None:
-            per = torch.where((theta.abs() <= bound).all(1), per, -torch.inf)
-        return per
-
-    def log_density(self, theta, active=None, k=None):
-        """``log Pi(theta)`` up to ``-log C_s``, shape ``(K,)``.
-
-        ``theta`` must be zero off ``active``, which defaults to ``theta !=
-        0``; ``k`` (list of int), the sizes of the active sets, is counted
-        from ``active`` when None.
-        """
-        active = theta != 0 if active is None else active
-        k = active.sum(1).tolist() if k is None else k
-        sizes = torch.tensor(self.size_part(k, theta.shape[1]), dtype=theta.dtype, device=theta.device)
-        return self.coordinate_part(theta, active) + sizes
-
-    def grad_log_density(self, theta):
-        """Gradient of ``sum_i log p_i(theta_i)`` (zero at inactive coordinates, which are 0)."""
-        return self.base.grad_log_density(theta)
-
-
-def draw_batch(generators, n, rho, device=None):
-    """Bernoulli(rho) index sets, one per chain and generator (Alg. 1 (c)(i)).
-
-    Batches are gathered by index, never by masking the full data (DESIGN §6).
-    """
-    if rho >= 1.0:
-        return Batch(None, None, torch.full((len(generators),), n, device=device))
-    rows = [_bernoulli_indices(g, n, rho, device) for g in generators]
-    sizes = torch.tensor([len(r) for r in rows], device=device)
-    if len(rows) == 1:
-        return Batch(rows[0][None], None, sizes)
-    m = max(int(sizes.max()), 1)
-    idx = torch.zeros(len(rows), m, dtype=torch.long, device=device)
-    mask = torch.zeros(len(rows), m, device=device)
-    for k, r in enumerate(rows):
-        idx[k, : len(r)] = r
-        mask[k, : len(r)] = 1.0
-    return Batch(idx, mask, sizes)
-
-
-def _bernoulli_indices(generator, n, rho, device=None):
-    """Indices ``{i : Z_i = 1}`` of ``Z ~ Ber(rho)^n`` in O(n rho) work.
-
-    The gaps between successive successes of a Bernoulli sequence are i.i.d.
-    Geometric(rho), so the index set is the running sum of geometric draws
-    that stays below n: the same law as thresholding n uniforms, without
-    touching all n of them.
-    """
-    mean = n * rho
-    chunk = int(mean + 6.0 * (mean * (1 - rho)) ** 0.5 + 16)
-    parts, last = [], torch.zeros((), dtype=torch.long, device=device)
-    while True:
-        gaps = torch.empty(chunk, device=device).geometric_(rho, generator=generator)
-        pos = last + torch.cumsum(gaps.long(), 0) - 1
-        parts.append(pos)
-        if int(pos[-1]) >= n - 1:
-            break
-        last = pos[-1] + 1
-    pos = torch.cat(parts) if len(parts) > 1 else parts[0]
-    return pos[: int(torch.searchsorted(pos, n))]
 
 
 class _BasePotential:
@@ -433,7 +226,7 @@ class LogDensityPotential:
     """Potential ``-log pi(theta)`` of a target given by its log density.
 
     The kernels see one "example" (``n_data = 1``) whose loss is
-    ``l_1(theta) = -log pi(theta)``. With ``ChainConfig(lam=1.0, rho=1.0)``
+    ``l_1(theta) = -log pi(theta)``. With ``Target(potential, lam=1.0)`` on the full data
     and a flat prior their potential is ``U = -log pi``: ``sampler="mala"``
     samples ``pi`` exactly and ``sampler="sgld"`` is the unadjusted Langevin
     algorithm (ULA) ``theta' = theta + h grad log pi(theta) + sqrt(2 h) xi``

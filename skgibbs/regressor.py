@@ -76,9 +76,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         Widths of the hidden layers; ``()`` is the linear model.
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
-    sampler : {"auto", "hmc", "csmala", "mala", "smala", "sgld", "vi"}, default="auto"
-        Markov kernel (see above). ``"auto"`` is ``"hmc"`` when the full
-        data is used (``rho_ == 1``) and ``"csmala"`` when ``rho_ < 1``.
+
     temperature : float > 0 or "auto", default="auto"
         ``n / lambda`` on the standardized scale; ``"auto"`` is
         ``2 sigma^2`` with ``sigma^2`` the held-out mean squared error of the
@@ -89,11 +87,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         surrogates are far from the posterior (``surrogate_scale_`` about
         1/2 whatever ``n``), so batches are left to an explicit ``rho < 1``
         with a tempered ``temperature``.
-    correction : float >= 0 or "auto", default="auto"
-        csMALA's ``zeta``. ``"auto"`` (paper 000 §5) centres the per-example
-        term during burn-in, ``zeta log rho = -lambda' Rbar_n / n`` with
-        ``Rbar_n`` the full-data risk averaged over chains, recomputed every
-        100 steps, then freezes it.
+
     {kernel_parameters}
 
     Attributes
@@ -213,25 +207,10 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         sampler="auto",
         temperature="auto",
         rho="auto",
-        correction="auto",
-        step_size=1e-4,
-        proposal_std="auto",
         n_samples=175,
         burn_in="auto",
         thin="auto",
         n_chains=4,
-        target_accept="auto",
-        metric="prior",
-        trajectory_length="auto",
-        restart_after=100,
-        kl_weight="auto",
-        tau=0.03,
-        parametrization="standard",
-        vi_max_iter=5000,
-        vi_learning_rate=1e-2,
-        vi_batch_size=128,
-        vi_early_stopping=True,
-        vi_gradient="local",
         pretrain_iter=1000,
         weight_bound=None,
         prior_std="auto",
@@ -246,25 +225,10 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         self.sampler = sampler
         self.temperature = temperature
         self.rho = rho
-        self.correction = correction
-        self.step_size = step_size
-        self.proposal_std = proposal_std
         self.n_samples = n_samples
         self.burn_in = burn_in
         self.thin = thin
         self.n_chains = n_chains
-        self.target_accept = target_accept
-        self.metric = metric
-        self.trajectory_length = trajectory_length
-        self.restart_after = restart_after
-        self.kl_weight = kl_weight
-        self.tau = tau
-        self.parametrization = parametrization
-        self.vi_max_iter = vi_max_iter
-        self.vi_learning_rate = vi_learning_rate
-        self.vi_batch_size = vi_batch_size
-        self.vi_early_stopping = vi_early_stopping
-        self.vi_gradient = vi_gradient
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
         self.prior_std = prior_std

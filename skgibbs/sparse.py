@@ -8,13 +8,10 @@ import torch
 from ._base import BaseGibbsMLP
 from ._compat import Interval, StrOptions, check_is_fitted
 from ._regression import BaseGibbsRegressor
-from .potential import MixingPrior
+from .priors import MixingPrior
+from .samplers import Sampler, available_samplers
 
 __all__ = ["SparseGibbsMLPRegressor", "input_relevance"]
-
-# burn_in="auto" and thin="auto"; see the class docstring and benchmarks/bench_sparse.py.
-_RJ_BURN_IN, _RJ_THIN = 2000, 10
-
 
 def input_relevance(spec, samples):
     """Fraction of each input's first-layer weights that are active and lead to the output, per draw.
@@ -101,27 +98,21 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         Fraction of the parameters active at the start of each chain (paper
         001 §4 starts with about half); the others are zero through the
         pre-training too.
-    sampler : {"rjmcmc"}, default="rjmcmc"
-        The reversible-jump kernel, the only one that moves between active
-        sets. ``"vi"`` is refused: a mean-field Gaussian ``q`` cannot put mass
-        on the exact zeros of the mixing prior (use
-        ``GibbsMLPRegressor(sampler="vi")`` for a dense network).
+    sampler : RJMCMC or "rjmcmc", default="rjmcmc"
+        The reversible-jump kernel (:class:`~skgibbs.samplers.RJMCMC`), the
+        only one that moves between active sets; an object carries its
+        settings (``RJMCMC(step_size=..., proposal_std=..., target_accept=...)``:
+        the Langevin step ``h`` of the within-model moves, adapted during
+        burn-in toward ``target_accept``, 0.574, when ``proposal_std="auto"``;
+        a float ``proposal_std`` fixes ``h`` and ``s``, the paper's ``sigma =
+        gamma``). The dense kernels are refused: a mean-field Gaussian ``q``
+        (``"vi"``) cannot put mass on the exact zeros of the mixing prior
+        (use ``GibbsMLPRegressor(sampler="vi")`` for a dense network).
     temperature : float > 0 or "auto", default="auto"
         ``n / lambda`` on the standardized scale; ``"auto"`` is ``2 sigma^2``
         with ``sigma^2`` the held-out error of the (sparse) pre-trained
         networks, as for :class:`GibbsMLPRegressor`.
-    rho : 1.0 or "auto", default="auto"
-        Only the full data (``rho = 1``) is supported: the reversible-jump
-        ratio is exact on the full data, and no csMALA correction of the
-        jumps has been derived. ``rho < 1`` raises a ``ValueError``.
-    step_size : float > 0, default=1e-4
-        Initial Langevin step ``h`` (adapted during burn-in when
-        ``proposal_std="auto"``).
-    proposal_std : float > 0 or "auto", default="auto"
-        ``s`` of the proposal ``N(theta - h grad U, s^2)``; ``"auto"`` is
-        ``sqrt(2 h)``. A float fixes both ``h`` and ``s`` (the paper's
-        ``sigma = gamma``: ``step_size = gamma / lambda``, ``proposal_std =
-        gamma`` on its scale).
+
     n_samples : int, default=175
         Draws kept per chain.
     burn_in : int or "auto", default="auto"
@@ -130,8 +121,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     thin : int or "auto", default="auto"
         Keep every ``thin``-th state; ``"auto"`` is 10.
     n_chains : int, default=4
-    target_accept : float in (0, 1) or "auto", default="auto"
-        Acceptance of the within-model moves aimed at; ``"auto"`` is 0.574.
+
     pretrain_iter : int, default=1000
         Adam steps on the masked network before sampling (see
         :class:`GibbsMLPRegressor`).
@@ -170,9 +160,12 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         moves.
     sampler_ : str
         ``"rjmcmc"``.
+    kernel_ : RJMCMC
+        The sampler object used.
+    step_size_, proposal_std_ : ndarray of shape (n_chains,)
+        The frozen Langevin step and proposal standard deviation.
     rhat_, ess_, credible_radius_, noise_variance_, lfv_, waic_, ...
-        As for :class:`GibbsMLPRegressor` (the HMC-only attributes
-        ``n_divergent_`` are zeros and ``trajectory_length_`` is None).
+        As for :class:`GibbsMLPRegressor`.
 
     See Also
     --------
@@ -204,9 +197,9 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         **BaseGibbsMLP._parameter_constraints,
         "sparsity": [Interval(Real, 2, None, closed="left")],
         "init_density": [Interval(Real, 0, 1, closed="right")],
-        "sampler": [StrOptions({"rjmcmc", "vi"})],
-        "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
+        "sampler": [StrOptions(set(available_samplers("sparse"))), Sampler],
     }
+    _prior_kind = "sparse"
 
     def __init__(
         self,
@@ -217,14 +210,10 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         init_density=0.5,
         sampler="rjmcmc",
         temperature="auto",
-        rho="auto",
-        step_size=1e-4,
-        proposal_std="auto",
         n_samples=175,
         burn_in="auto",
         thin="auto",
         n_chains=4,
-        target_accept="auto",
         pretrain_iter=1000,
         weight_bound=None,
         prior_std="auto",
@@ -240,14 +229,10 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         self.init_density = init_density
         self.sampler = sampler
         self.temperature = temperature
-        self.rho = rho
-        self.step_size = step_size
-        self.proposal_std = proposal_std
         self.n_samples = n_samples
         self.burn_in = burn_in
         self.thin = thin
         self.n_chains = n_chains
-        self.target_accept = target_accept
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
         self.prior_std = prior_std
@@ -257,30 +242,16 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _check_extra_params(self):
-        if self.sampler == "vi":
-            raise ValueError(
-                "SparseGibbsMLPRegressor has no variational fit (sampler='vi'): the mixing prior puts "
-                "mass on exact zeros, which a mean-field Gaussian q cannot hold. Use "
-                "GibbsMLPRegressor(sampler='vi') for a dense network, or sampler='rjmcmc'."
-            )
-        if self.rho != "auto" and float(self.rho) < 1.0:
-            raise ValueError(
-                "SparseGibbsMLPRegressor samples on the full data: rho must be 1 or 'auto', "
-                f"got {self.rho!r} "
-                "(reversible-jump moves have no csMALA correction for batches)."
-            )
+    def _validate_fit_data(self, X, y):
         if self.prior_std is None and self.weight_bound is None:
             raise ValueError(
                 "The mixing prior needs a proper density on the active parameters: set prior_std "
                 "(Gaussian, e.g. 'auto') or weight_bound (uniform on [-B, B])."
             )
+        return super()._validate_fit_data(X, y)
 
-    def _resolve_sampler(self):
-        return "rjmcmc", 1.0
-
-    def _prior(self, spec, device):
-        return MixingPrior(super()._prior(spec, device), float(self.sparsity))
+    def _prior(self, spec, device, sampler):
+        return MixingPrior(super()._prior(spec, device, sampler), float(self.sparsity))
 
     def _initial_mask(self, theta, seeds):
         """Each chain starts with ``init_density`` of its parameters active (at least one)."""
@@ -294,9 +265,6 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
             masks.append(m)
         return torch.as_tensor(np.array(masks), dtype=theta.dtype, device=theta.device)
 
-    def _chain_config(self):
-        return self._config("rjmcmc", _RJ_BURN_IN, _RJ_THIN)
-
     def _store(self, result, spec):
         super()._store(result, spec)
         active = self.samples_ != 0
@@ -304,7 +272,6 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         self.inclusion_probability_ = active.reshape(-1, spec.n_params).mean(0)
         flat = self.samples_.reshape(-1, spec.n_params)
         self.feature_inclusion_ = input_relevance(spec, flat).mean(0)
-        self.move_acceptance_ = result.move_acceptance
 
     def unpack_inclusion(self):
         """``inclusion_probability_`` in scikit-learn's ``coefs_`` / ``intercepts_`` layout.

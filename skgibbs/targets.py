@@ -15,7 +15,7 @@ import torch
 from sklearn.utils import check_random_state
 
 from .potential import LogDensityPotential
-from .samplers import ChainConfig, run_chains
+from .samplers import HMC, MALA, SGLD, Target, run_chains
 
 __all__ = ["Gaussian", "Funnel", "Banana", "LogisticRegressionGPrior", "sample_chains"]
 
@@ -299,7 +299,7 @@ def sample_chains(
     metric : {"adaptive", "identity"}, default="adaptive"
         HMC only: the diagonal metric (Stan's windowed estimate, or none).
     trajectory_length : float, "auto" or "chees", default="auto"
-        HMC only: see :class:`~skgibbs.samplers.ChainConfig`.
+        HMC only: see :class:`~skgibbs.samplers.HMC`.
     x0 : array-like of shape (d,) or (n_chains, d), default=None
         Starting points; the origin when None.
     random_state : int, RandomState instance or None, default=None
@@ -340,20 +340,21 @@ def sample_chains(
         raise ValueError("target has no dim: pass x0 of shape (d,) or (n_chains, d).")
     theta0 = _initial_points(x0, int(n_chains), dim)
     seeds = np.random.SeedSequence(check_random_state(random_state).randint(2**31)).generate_state(n_chains)
-    config = ChainConfig(
-        sampler={"ula": "sgld", "mala": "mala", "hmc": "hmc"}[sampler],  # rho = 1: SGLD on all data is ULA
-        lam=1.0,
-        rho=1.0,
-        step_size=h,
-        proposal_std="auto" if adapt_step_size else math.sqrt(2.0 * h),
+    accept = {} if target_accept is None else {"target_accept": float(target_accept)}
+    if sampler == "ula":  # SGLD on all the data is ULA
+        kernel = SGLD(step_size=h)
+    elif sampler == "mala":
+        kernel = MALA(step_size=h, proposal_std="auto" if adapt_step_size else math.sqrt(2.0 * h), **accept)
+    else:
+        kernel = HMC(step_size=h, metric=metric, trajectory_length=trajectory_length, **accept)
+    potential = LogDensityPotential(log_prob, getattr(target, "grad_log_prob", None))
+    result = run_chains(
+        Target(potential, lam=1.0),
+        theta0,
+        [int(s) for s in seeds],
+        kernel,
         n_samples=int(n_samples),
         burn_in=int(burn_in),
         thin=int(thin),
-        restart_after=None,
-        target_accept=None if target_accept is None else float(target_accept),
-        metric=metric,
-        trajectory_length=trajectory_length,
     )
-    potential = LogDensityPotential(log_prob, getattr(target, "grad_log_prob", None))
-    result = run_chains(potential, theta0, [int(s) for s in seeds], config)
     return (result.samples, result) if return_result else result.samples

@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 
 from .._threads import torch_threads
 from ..exceptions import SamplerWarning
-from ..samplers.mala import _noise
+from ..samplers._random import normal
 from ._adapters import langevin_problem
 from ._waic import langevin_waic
 
@@ -157,7 +157,7 @@ def langevin_fv_chains(
             d = losses - ref
             s1 += d
             s2 += d * d
-        new = theta - h * grad + torch.sqrt(2 * h) * _noise(gens, Q, theta)
+        new = theta - h * grad + torch.sqrt(2 * h) * normal(gens, Q, theta)
         new_losses, new_grad = _grad_potential(potential, new, lam, prec)
         ok = torch.isfinite(new_grad).all(1) & torch.isfinite(new_losses).all(1)
         refused += ~ok

@@ -1,4 +1,4 @@
-"""HMC chains for :func:`~skgibbs.samplers.run_chains`: warm-up and sampling.
+"""The HMC sampler: its settings, the cross-chain warm-up, and sampling.
 
 Warm-up of ``burn_in`` transitions, everything frozen afterwards:
 
@@ -27,12 +27,14 @@ similar step sizes finish together.
 
 import copy
 import math
+from numbers import Integral, Real
 
 import numpy as np
 import torch
 
 from . import hmc
 from ._progress import progress
+from .base import Sampler, low_acceptance, register
 from .adaptation import (
     ChEES,
     DualAveraging,
@@ -42,7 +44,7 @@ from .adaptation import (
     search_step_size,
 )
 
-__all__ = ["HMCChains"]
+__all__ = ["HMC", "HMCChains"]
 
 # trajectory_length="auto": a quarter period of a unit-variance direction of the metric.
 AUTO_LENGTH = math.pi / 2
@@ -53,13 +55,13 @@ _CENTER_MEMORY = 100
 
 
 class _RowLoop:
-    """A potential evaluated one chain at a time (networks too large to batch)."""
+    """A target evaluated one chain at a time (networks too large to batch)."""
 
-    def __init__(self, potential):
-        self.pot, self.n_data = potential, potential.n_data
+    def __init__(self, target):
+        self.target = target
 
-    def loss_sum_and_grad(self, theta, batch):
-        parts = [self.pot.loss_sum_and_grad(theta[k : k + 1], batch) for k in range(theta.shape[0])]
+    def value_and_grad(self, theta):
+        parts = [self.target.value_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
 
@@ -70,61 +72,143 @@ def _prior_variance(prior, n_params, dtype, device):
     return (std * std).expand(n_params).clone()
 
 
+METRICS = ("prior", "adaptive", "identity")
+
+
+@register
+class HMC(Sampler):
+    """Hamiltonian Monte Carlo on the full data (:mod:`~skgibbs.samplers.hmc`), exact for ``pi_lambda``.
+
+    Each transition runs ``L = ceil(u T / h)`` leapfrog steps (at most
+    ``max_leapfrog``, ``u`` a quasi-random jitter in (0, 1)) with a diagonal
+    metric and accepts the end point by Metropolis-Hastings; ``L``
+    full-data gradients per transition. Step size, metric and (with
+    ``"chees"``) trajectory length are adapted during warm-up, across the
+    chains, then frozen (see the module docstring). ``rho`` does not apply.
+
+    Parameters
+    ----------
+    step_size : float > 0, default=1e-4
+        Initial leapfrog step (searched, then adapted per chain).
+    target_accept : float in (0, 1), default=0.8
+        Acceptance aimed at by the step-size adaptation (Stan's default).
+    metric : {"prior", "adaptive", "identity"}, default="prior"
+        Diagonal inverse mass: the prior variances (the coordinates the prior
+        makes isotropic), Stan's windowed estimate started from them, or the
+        identity.
+    trajectory_length : float > 0, "auto" or "chees", default="auto"
+        ``T``; ``"auto"`` is ``pi / 2`` in the coordinates of the metric,
+        ``"chees"`` adapts it by the ChEES criterion.
+    max_leapfrog : int, default=64
+        Most leapfrog steps of one transition.
+
+    Examples
+    --------
+    >>> from skgibbs import GibbsMLPRegressor
+    >>> from skgibbs.samplers import HMC
+    >>> reg = GibbsMLPRegressor(sampler=HMC(target_accept=0.9))
+    >>> reg.get_params()["sampler__target_accept"]
+    0.9
+    """
+
+    name = "hmc"
+    default_burn_in, default_thin = 250, 1
+    joint_warmup = True
+    record_reductions = {"diverging": "any", "n_steps": "sum"}
+    _shared_info = ("trajectory_length", "inverse_mass")
+
+    def __init__(self, step_size=1e-4, target_accept=0.8, metric="prior", trajectory_length="auto", max_leapfrog=64):
+        self.step_size = step_size
+        self.target_accept = target_accept
+        self.metric = metric
+        self.trajectory_length = trajectory_length
+        self.max_leapfrog = max_leapfrog
+
+    def check(self, prior, rho):
+        if not (isinstance(self.step_size, Real) and self.step_size > 0):
+            raise ValueError(f"step_size must be a positive float, got {self.step_size!r}.")
+        if not 0 < self.target_accept < 1:
+            raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept!r}.")
+        if self.metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}.")
+        length = self.trajectory_length
+        if not (length in ("auto", "chees") or (isinstance(length, Real) and length > 0)):
+            raise ValueError(f"trajectory_length must be 'auto', 'chees' or a positive float, got {length!r}.")
+        if not (isinstance(self.max_leapfrog, Integral) and self.max_leapfrog >= 1):
+            raise ValueError(f"max_leapfrog must be a positive integer, got {self.max_leapfrog!r}.")
+        return super().check(prior, rho)
+
+    def chains(self, target, theta0, generators, run, vectorize=True):
+        return HMCChains(self, target, theta0, generators, run, vectorize)
+
+    def summarize_records(self, logs, rho):
+        """``n_divergent``: divergent transitions after warm-up, per chain."""
+        return {"n_divergent": logs["diverging"].sum(0).numpy()}
+
+    def diagnose(self, fit):
+        out = low_acceptance(fit)
+        n_div = int(np.sum(fit["n_divergent_"]))
+        if n_div:
+            out.append(
+                f"{n_div} divergent HMC transitions after warm-up: the step size is too large for parts of "
+                "the posterior, which may then be missed. Raise target_accept (e.g. 0.9) or burn_in."
+            )
+        return out
+
+
 class HMCChains:
     """K chains of :mod:`~skgibbs.samplers.hmc` with cross-chain warm-up."""
 
-    def __init__(self, potential, prior, theta0, generators, cfg, vectorize=True):
+    def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
         K, Q = theta0.shape
-        self.pot = potential if (vectorize or K == 1) else _RowLoop(potential)
-        self.prior, self.cfg, self.gens = prior, cfg, generators
+        self.kernel, self.run, self.gens = sampler, run, generators
+        self.target = target if (vectorize or K == 1) else _RowLoop(target)
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
-        self.rho, self.mean_risk = 1.0, None
-        self.scale = cfg.lam / potential.n_data
-        self.target = 0.8 if cfg.target_accept is None else float(cfg.target_accept)
-        self.reference = _prior_variance(prior, Q, self.dtype, self.device)
-        self.m = torch.ones_like(self.reference) if cfg.metric == "identity" else self.reference
-        self.h = torch.full((K,), float(cfg.step_size), dtype=self.dtype, device=self.device)
-        length = cfg.trajectory_length
+        self.accept_target = float(sampler.target_accept)
+        self.reference = _prior_variance(target.prior, Q, self.dtype, self.device)
+        self.m = torch.ones_like(self.reference) if sampler.metric == "identity" else self.reference
+        self.h = torch.full((K,), float(sampler.step_size), dtype=self.dtype, device=self.device)
+        length = sampler.trajectory_length
         self.T = AUTO_LENGTH if length == "auto" else (None if length == "chees" else float(length))
-        self.state = hmc.init(theta0, self.pot, prior, self.scale)
+        self.state = hmc.init(generators, self.target, theta0)
         self.n_grad = np.ones(K, dtype=np.int64)
         self.t = 0  # transitions so far: the index of the jitter
 
     # -- one transition -----------------------------------------------------
     def _params(self, h, T, u, m):
         """``ceil(u T / h)`` leapfrog steps per chain, at least 1 and at most ``max_leapfrog``."""
-        steps = torch.ceil(u * T / h).clamp(1, int(self.cfg.max_leapfrog)).long()
-        return hmc.HMCParams(self.scale, h, m, steps)
+        steps = torch.ceil(u * T / h).clamp(1, int(self.kernel.max_leapfrog)).long()
+        return hmc.HMCParams(h, m, steps)
 
     def _transition(self, h, T, m):
         self.t += 1
         u = halton(self.t)
         start = self.state.theta
         params = self._params(h, T, u, m)
-        self.state, info = hmc.step(self.gens, self.state, self.pot, params, self.prior)
+        self.state, info = hmc.step(self.gens, self.state, self.target, params)
         self.n_grad += info.num_steps.cpu().numpy()
         return start, u, info
 
     def _trial(self, h):
         """Acceptance of one leapfrog step at ``h``; the state is left as it was."""
-        _, info = hmc.step(self.gens, self.state, self.pot, self._params(h, h, 1.0, self.m), self.prior)
+        _, info = hmc.step(self.gens, self.state, self.target, self._params(h, h, 1.0, self.m))
         self.n_grad += 1
         return info.acceptance_prob
 
     def _search(self):
-        return search_step_size(self._trial, self.h, self.gens, threshold=self.target)
+        return search_step_size(self._trial, self.h, self.gens, threshold=self.accept_target)
 
     # -- the runner's interface --------------------------------------------
     def warmup(self):
-        cfg = self.cfg
+        cfg, run = self.kernel, self.run
         self.h = self._search()
         chees = ChEES(_CHEES_STEPS * float(self.h.mean())) if cfg.trajectory_length == "chees" else None
-        windows = metric_windows(cfg.burn_in) if cfg.metric == "adaptive" else []
+        windows = metric_windows(run.burn_in) if cfg.metric == "adaptive" else []
         ends = {end for _, end in windows}
-        first = windows[0][0] if windows else cfg.burn_in
-        averager, var = DualAveraging(self.h, self.target), None
+        first = windows[0][0] if windows else run.burn_in
+        averager, var = DualAveraging(self.h, self.accept_target), None
         center = self.state.theta.clone()
-        for i in range(cfg.burn_in):
+        for i in range(run.burn_in):
             if chees is not None:
                 self.T = chees.trajectory_length
             start, u, info = self._transition(self.h, self.T, self.m)
@@ -150,8 +234,8 @@ class HMCChains:
                 var.update(self.state.theta)
             if i in ends:
                 averager, var = self._new_metric(var, averager, chees), None
-            progress(cfg, "burn-in", i, cfg.burn_in)
-        if cfg.burn_in > 0:
+            progress(run, "burn-in", i, run.burn_in)
+        if run.burn_in > 0:
             self.h = averager.final()
         if chees is not None:
             self.T = chees.final()
@@ -170,7 +254,7 @@ class HMCChains:
         self.h = self._search()
         if chees is not None and old_width > 0 and new_width > 0:
             chees.rescale(new_width / old_width)
-        return DualAveraging(self.h, self.target)
+        return DualAveraging(self.h, self.accept_target)
 
     def frozen_params(self):
         return self.h, self.T, self.m
@@ -197,14 +281,8 @@ class HMCChains:
         }
 
     def summary(self):
-        h = self.h.cpu().numpy()
         return {
-            "n_restarts": np.zeros(self.K, dtype=np.int64),
-            "step_size": h,
-            "proposal_std": np.full(self.K, np.nan),
-            "correction": 0.0,
-            "lambda_prime": self.cfg.lam,
-            "n_grad": self.n_grad,
+            "step_size": self.h.cpu().numpy(),
             "trajectory_length": float(self.T),
             "inverse_mass": self.m.cpu().numpy(),
         }

@@ -68,7 +68,7 @@ def progress(cfg, phase, i, total, **stats):
     """Report step ``i`` (0-based) of ``total`` of ``phase`` when ``cfg.verbose``.
 
     ``cfg`` is whatever runs the phase and has a ``verbose`` attribute (a
-    :class:`~skgibbs.samplers.ChainConfig`, an estimator); its bars are
+    :class:`~skgibbs.samplers.RunSettings`, an estimator); its bars are
     keyed by its identity.
 
     ``stats`` are callables returning short strings (e.g. the acceptance

@@ -1,4 +1,4 @@
-"""Reversible-jump chains for the runner: warm-up of the Langevin step, then frozen sampling.
+"""The reversible-jump sampler: settings, warm-up of the Langevin step, then frozen sampling.
 
 During burn-in the step size ``h`` (with ``s = sqrt(2 h)`` when
 ``proposal_std="auto"``) follows dual averaging toward ``target_accept``
@@ -11,28 +11,75 @@ trial moves.
 import numpy as np
 import torch
 
+from ..priors import MixingPrior
 from . import rjmcmc
 from ._progress import progress
 from .adaptation import DualAveraging, search_step_size
+from .base import Sampler, low_acceptance, register
 
-__all__ = ["RJChains"]
+__all__ = ["RJMCMC", "RJChains"]
+
+
+@register
+class RJMCMC(Sampler):
+    """Reversible-jump MCMC over the active sets of the mixing prior (:mod:`~skgibbs.samplers.rjmcmc`).
+
+    Every transition proposes with probabilities ``1/4, 1/2, 1/4`` a death,
+    a within-model Langevin move or a birth, and moves every active
+    coordinate of the new set by the Langevin proposal; one full-data
+    gradient per step. Needs a :class:`~skgibbs.priors.MixingPrior`; ``rho``
+    does not apply (the jump ratio is exact on the full data only).
+
+    Parameters
+    ----------
+    step_size : float > 0, default=1e-4
+        Initial Langevin step ``h`` (adapted on the within-model moves during
+        burn-in when ``proposal_std="auto"``).
+    proposal_std : float > 0 or "auto", default="auto"
+        ``s``; ``"auto"`` is ``sqrt(2 h)``; a float fixes ``h`` and ``s``
+        (the paper's ``sigma = gamma``).
+    target_accept : float in (0, 1), default=0.574
+        Acceptance of the within-model moves aimed at.
+    """
+
+    name = "rjmcmc"
+    prior_kind = "sparse"
+    default_burn_in, default_thin = 2000, 10
+
+    def __init__(self, step_size=1e-4, proposal_std="auto", target_accept=0.574):
+        self.step_size = step_size
+        self.proposal_std = proposal_std
+        self.target_accept = target_accept
+
+    def check(self, prior, rho):
+        if not isinstance(prior, MixingPrior):
+            raise ValueError(
+                "sampler='rjmcmc' samples the mixing prior of sparse networks and needs a MixingPrior; "
+                f"got {type(prior).__name__}."
+            )
+        if not 0 < self.target_accept < 1:
+            raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept!r}.")
+        return 1.0
+
+    def chains(self, target, theta0, generators, run, vectorize=True):
+        return RJChains(self, target, theta0, generators, run)
+
+    def diagnose(self, fit):
+        return low_acceptance(fit)
 
 
 class RJChains:
     """K reversible-jump chains advanced together in one process."""
 
-    rho = 1.0
-    mean_risk = None
-
-    def __init__(self, potential, prior, theta0, generators, cfg):
-        self.pot, self.prior, self.cfg, self.gens = potential, prior.check(), cfg, generators
+    def __init__(self, sampler, target, theta0, generators, run):
+        self.kernel, self.target, self.run, self.gens = sampler, target, run, generators
+        target.prior.check()
         K = theta0.shape[0]
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
-        self.scale = cfg.lam / potential.n_data
-        self.h = torch.full((K,), float(cfg.step_size), dtype=self.dtype, device=self.device)
-        self.tied = isinstance(cfg.proposal_std, str)
-        self.s_fixed = None if self.tied else float(cfg.proposal_std)
-        self.state = rjmcmc.init(theta0, potential, prior)
+        self.h = torch.full((K,), float(sampler.step_size), dtype=self.dtype, device=self.device)
+        self.tied = isinstance(sampler.proposal_std, str)
+        self.s_fixed = None if self.tied else float(sampler.proposal_std)
+        self.state = rjmcmc.init(generators, target, theta0)
         self.n_grad = np.ones(K, dtype=np.int64)
         # proposed / accepted per move type (death, within, birth) after burn-in
         self.proposed = np.zeros((K, 3), dtype=np.int64)
@@ -41,33 +88,33 @@ class RJChains:
     def params(self, h=None, moves=rjmcmc.MOVES):
         h = self.h if h is None else h
         s = torch.sqrt(2 * h) if self.tied else torch.full_like(h, self.s_fixed)
-        return rjmcmc.RJParams(self.scale, h, s, moves)
+        return rjmcmc.RJParams(h, s, moves)
 
     def _trial(self, h):
         """Acceptance probability of one within-model proposal at ``h``; the state is kept."""
         self.n_grad += 1
-        _, info = rjmcmc.step(self.gens, self.state, self.pot, self.params(h, (0.0, 1.0, 0.0)), self.prior)
+        _, info = rjmcmc.step(self.gens, self.state, self.target, self.params(h, (0.0, 1.0, 0.0)))
         return torch.where(info.is_finite, info.acceptance_prob, torch.zeros_like(info.acceptance_prob)).to(
             self.dtype
         )
 
     def warmup(self):
-        cfg = self.cfg
-        if self.tied and cfg.burn_in > 0:
+        run = self.run
+        if self.tied and run.burn_in > 0:
             self.h = search_step_size(self._trial, self.h, self.gens)
-        target = 0.574 if cfg.target_accept is None else cfg.target_accept
+        target = float(self.kernel.target_accept)
         averager = DualAveraging(self.h, target) if self.tied else None
-        for i in range(cfg.burn_in):
+        for i in range(run.burn_in):
             self.n_grad += 1
-            self.state, info = rjmcmc.step(self.gens, self.state, self.pot, self.params(), self.prior)
+            self.state, info = rjmcmc.step(self.gens, self.state, self.target, self.params())
             if averager is not None:
                 within = info.move == 0
                 acc = info.acceptance_prob.to(self.dtype)
                 # chains that jumped keep their step: feed the target itself
                 h_new = averager.update(torch.where(within, acc, torch.full_like(acc, target)))
                 self.h = h_new
-            progress(cfg, "burn-in", i, cfg.burn_in)
-        if averager is not None and cfg.burn_in > 0:
+            progress(run, "burn-in", i, run.burn_in)
+        if averager is not None and run.burn_in > 0:
             self.h = averager.final()
 
     def frozen_params(self):
@@ -75,7 +122,7 @@ class RJChains:
 
     def sample_step(self, params):
         self.n_grad += 1
-        self.state, info = rjmcmc.step(self.gens, self.state, self.pot, params, self.prior)
+        self.state, info = rjmcmc.step(self.gens, self.state, self.target, params)
         kind = (info.move + 1).cpu().numpy()
         rows = np.arange(self.K)
         self.proposed[rows, kind] += 1
@@ -86,11 +133,7 @@ class RJChains:
         with np.errstate(invalid="ignore", divide="ignore"):
             rates = self.accepted / self.proposed
         return {
-            "n_restarts": np.zeros(self.K, dtype=np.int64),
             "step_size": self.h.cpu().numpy(),
             "proposal_std": self.params().proposal_std.cpu().numpy(),
-            "correction": 0.0,
-            "lambda_prime": self.cfg.lam,
-            "n_grad": self.n_grad,
             "move_acceptance": rates,
         }

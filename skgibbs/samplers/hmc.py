@@ -35,12 +35,9 @@ from typing import NamedTuple
 
 import torch
 
-from ..potential import Batch
-from .mala import _noise, _select, _uniform
+from ._random import normal, select, uniform
 
-__all__ = ["HMCState", "HMCInfo", "HMCParams", "init", "step", "leapfrog", "potential_and_grad"]
-
-_FULL = Batch()
+__all__ = ["HMCState", "HMCInfo", "HMCParams", "init", "step", "leapfrog"]
 
 
 class HMCState(NamedTuple):
@@ -66,30 +63,19 @@ class HMCInfo(NamedTuple):
 class HMCParams(NamedTuple):
     """Constants of one transition.
 
-    ``loss_scale`` is ``c = lambda / n``; ``step_size`` has shape ``(K,)``;
-    ``inverse_mass`` shape ``(Q,)`` or ``(K, Q)``; ``num_steps`` (long)
-    shape ``(K,)``.
+    ``step_size`` has shape ``(K,)``; ``inverse_mass`` shape ``(Q,)`` or
+    ``(K, Q)``; ``num_steps`` (long) shape ``(K,)``.
     """
 
-    loss_scale: float
     step_size: torch.Tensor
     inverse_mass: torch.Tensor
     num_steps: torch.Tensor
     max_energy_error: float = 1000.0
 
 
-def potential_and_grad(potential, prior, loss_scale, theta):
-    """``U(theta)`` ``(K,)`` and its gradient ``(K, Q)`` on the full data."""
-    loss, loss_grad = potential.loss_sum_and_grad(theta, _FULL)
-    u = loss_scale * loss - prior.log_density(theta)
-    grad = loss_scale * loss_grad
-    prior_grad = prior.grad_log_density(theta)
-    return u, (grad if prior_grad is None else grad - prior_grad)
-
-
-def init(theta, potential, prior, loss_scale):
-    """State at ``theta`` (shape ``(K, Q)``)."""
-    u, grad = potential_and_grad(potential, prior, loss_scale, theta)
+def init(generators, target, theta, params=None):
+    """State at ``theta`` (shape ``(K, Q)``); draws nothing."""
+    u, grad = target.value_and_grad(theta)
     return HMCState(theta.detach(), u, grad)
 
 
@@ -161,7 +147,7 @@ def leapfrog(state, momentum, params, evaluate):
     return HMCState(theta, u, grad), p, divergent, steps
 
 
-def step(generators, state, potential, params, prior):
+def step(generators, state, target, params):
     """One HMC transition of K chains.
 
     Parameters
@@ -170,10 +156,9 @@ def step(generators, state, potential, params, prior):
         One per chain: chain ``k`` draws its momentum and its uniform from
         ``generators[k]`` only.
     state : HMCState
-    potential : MLPPotential, FunctionPotential or LogDensityPotential
+    target : Target
         Evaluated on the full data.
     params : HMCParams
-    prior : Prior
 
     Returns
     -------
@@ -182,17 +167,13 @@ def step(generators, state, potential, params, prior):
     """
     theta = state.theta
     m = params.inverse_mass.expand_as(theta)
-    momentum = _noise(generators, theta.shape[1], theta) / torch.sqrt(m)
+    momentum = normal(generators, theta.shape[1], theta) / torch.sqrt(m)
     h0 = state.potential + _kinetic(momentum, m)
-
-    def evaluate(th):
-        return potential_and_grad(potential, prior, params.loss_scale, th)
-
-    end, p_end, divergent, steps = leapfrog(state, momentum, params, evaluate)
+    end, p_end, divergent, steps = leapfrog(state, momentum, params, target.value_and_grad)
     error = end.potential + _kinetic(p_end, m) - h0
     error = torch.where(divergent, torch.full_like(error, torch.inf), error)
     log_alpha = torch.where(divergent, torch.full_like(error, -torch.inf), -error)
-    accept = torch.log(_uniform(generators, theta)) < log_alpha
-    new_state = _select(accept, end, state)
+    accept = torch.log(uniform(generators, theta)) < log_alpha
+    new_state = select(accept, end, state)
     info = HMCInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, divergent, error, steps, end.theta, p_end)
     return new_state, info

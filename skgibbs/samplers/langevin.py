@@ -14,10 +14,10 @@ from typing import NamedTuple
 
 import torch
 
-from ..potential import draw_batch
-from .mala import _noise, langevin_proposal
+from ._random import normal
+from .mala import langevin_proposal
 
-__all__ = ["SGLDState", "SGLDInfo", "init", "step"]
+__all__ = ["SGLDState", "SGLDInfo", "SGLDParams", "init", "step"]
 
 
 class SGLDState(NamedTuple):
@@ -30,36 +30,36 @@ class SGLDInfo(NamedTuple):
     is_finite: torch.Tensor  # (K,)
 
 
-def init(theta):
+class SGLDParams(NamedTuple):
+    """``rho``, the Bernoulli batch probability, and the step ``h`` of shape ``(K,)``."""
+
+    rho: float
+    step_size: torch.Tensor
+
+
+def init(generators, target, theta, params=None):
+    """State at ``theta``; draws nothing."""
     return SGLDState(theta.detach())
 
 
-def step(generators, state, potential, lam, rho, step_size, prior):
-    """One SGLD step of K chains; ``step_size`` has shape ``(K,)``.
+def step(generators, state, target, params):
+    """One SGLD step of K chains.
 
     Parameters
     ----------
     generators : list of torch.Generator
     state : SGLDState
-    potential : MLPPotential or FunctionPotential
-    lam : float
-        Inverse temperature.
-    rho : float
-        Bernoulli batch probability.
-    step_size : torch.Tensor of shape (K,)
-    prior : Prior
+    target : Target
+    params : SGLDParams
     """
-    theta = state.theta
-    n = potential.n_data
-    batch = draw_batch(generators, n, rho, theta.device)
-    loss_sum, loss_grad = potential.loss_sum_and_grad(theta, batch)
-    grad = (lam / (n * min(rho, 1.0))) * loss_grad
-    prior_grad = prior.grad_log_density(theta)
-    if prior_grad is not None:
-        grad = grad - prior_grad
-    noise = _noise(generators, theta.shape[1], theta)
+    theta, rho, step_size = state.theta, params.rho, params.step_size
+    batch = target.draw_batch(generators, rho, theta.device)
+    loss_sum, loss_grad = target.loss_sum_and_grad(theta, batch)
+    # lambda / (n rho) sum_B l_i: the unbiased batch estimate of lambda R_n
+    grad = target.grad(loss_grad, theta, target.lam / (target.n_data * min(rho, 1.0)))
+    noise = normal(generators, theta.shape[1], theta)
     new = langevin_proposal(theta, grad, step_size, torch.sqrt(2 * step_size), noise)
-    ok = torch.isfinite(new).all(1) & torch.isfinite(prior.log_density(new))
+    ok = torch.isfinite(new).all(1) & torch.isfinite(target.log_prior(new))
     new = torch.where(ok[:, None], new, theta)
     size = batch.size.to(loss_sum.dtype).clamp(min=1)
     return SGLDState(new), SGLDInfo(loss_sum / size, batch.size, ok)

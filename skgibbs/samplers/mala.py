@@ -33,7 +33,8 @@ from typing import NamedTuple
 
 import torch
 
-from ..potential import draw_batch
+from ._random import normal, select, uniform
+from .target import Target
 
 __all__ = [
     "MALAState",
@@ -87,7 +88,9 @@ class MALAParams(NamedTuple):
     ``step_size`` (h) and ``proposal_std`` (s) have shape ``(K,)``: every
     chain may carry its own adapted step size. ``loss_scale`` (c) and
     ``batch_offset`` (d) are floats, or tensors of shape ``(K,)`` while each
-    chain adapts its own correction during burn-in.
+    chain adapts its own correction during burn-in. ``move_scale``, when
+    given, makes :func:`step` also report ``MALAInfo.move_acceptance`` (one
+    extra forward pass of the current point on the proposal's batch).
     """
 
     loss_scale: object
@@ -95,6 +98,7 @@ class MALAParams(NamedTuple):
     rho: float
     step_size: torch.Tensor
     proposal_std: torch.Tensor
+    move_scale: float = None
 
 
 def surrogate_constants(sampler, lam, n, rho, zeta=1.0, compensate=True):
@@ -183,19 +187,10 @@ def solve_correction(mean_risk, lam, n, rho, tol=1e-10, compensate=True):
     return 0.5 * (lo + hi)
 
 
-def _potential(state_like, params):
-    loss_sum, batch_size, log_prior = state_like
-    return params.loss_scale * loss_sum + params.batch_offset * batch_size.to(loss_sum.dtype) - log_prior
 
 
-def _per_chain(value):
-    return value[:, None] if torch.is_tensor(value) else value
 
 
-def _grad(loss_grad, theta, params, prior):
-    g = _per_chain(params.loss_scale) * loss_grad
-    prior_grad = prior.grad_log_density(theta)
-    return g if prior_grad is None else g - prior_grad
 
 
 def langevin_proposal(theta, grad, step_size, proposal_std, noise):
@@ -228,53 +223,36 @@ def log_proposal_ratio(theta, theta_prop, grad_cur, grad_prop, params, noise=Non
     return inv2s2 * (fwd2 - (bwd * bwd).sum(1))
 
 
-def _noise(generators, shape, like):
-    if len(generators) == 1:
-        return torch.randn(1, shape, generator=generators[0], dtype=like.dtype, device=like.device)
-    return torch.stack([torch.randn(shape, generator=g, dtype=like.dtype, device=like.device) for g in generators])
 
 
-def _uniform(generators, like):
-    if len(generators) == 1:
-        return torch.rand(1, generator=generators[0], dtype=like.dtype, device=like.device)
-    return torch.cat([torch.rand(1, generator=g, dtype=like.dtype, device=like.device) for g in generators])
 
 
-def init(theta, potential, generators, rho, prior):
+def init(generators, target, theta, params):
     """State at ``theta`` (shape ``(K, Q)``) with a fresh Bernoulli(rho) batch (Alg. 1 (a)-(b))."""
-    batch = draw_batch(generators, potential.n_data, rho, theta.device)
-    loss_sum, loss_grad = potential.loss_sum_and_grad(theta, batch)
-    return MALAState(theta.detach(), loss_sum, loss_grad, batch.size, prior.log_density(theta))
+    batch = target.draw_batch(generators, params.rho, theta.device)
+    loss_sum, loss_grad = target.loss_sum_and_grad(theta, batch)
+    return MALAState(theta.detach(), loss_sum, loss_grad, batch.size, target.log_prior(theta))
 
 
-def refresh(generators, state, potential, params, prior, which=None):
+def refresh(generators, state, target, params, which=None):
     """Restart: redraw the batch of the current point (paper 000 §5).
 
     ``which`` (bool, shape ``(K,)``) selects the chains to refresh. This
     perturbs the target and is counted by the runner.
     """
     if which is None:
-        return init(state.theta, potential, generators, params.rho, prior)
+        return init(generators, target, state.theta, params)
     # only the chosen chains draw: the others' generators stay untouched
     rows = which.nonzero()[:, 0].tolist()
-    new = init(state.theta[rows], potential, [generators[k] for k in rows], params.rho, prior)
+    new = init([generators[k] for k in rows], target, state.theta[rows], params)
     out = [t.clone() for t in state]
     for field, value in zip(out, new):
         field[rows] = value.to(field.dtype)
     return MALAState(*out)
 
 
-def _select(mask, new, old):
-    if mask.numel() == 1:  # one chain: pick, don't blend
-        return new if bool(mask) else old
-    out = []
-    for a, b in zip(new, old):
-        m = mask.view(-1, *([1] * (a.dim() - 1)))
-        out.append(torch.where(m, a, b))
-    return type(old)(*out)
 
-
-def step(generators, state, potential, params, prior, move_scale=None):
+def step(generators, state, target, params):
     """One csMALA transition of K chains (Alg. 1 (c)(i)-(iv)).
 
     Parameters
@@ -284,12 +262,8 @@ def step(generators, state, potential, params, prior, move_scale=None):
         ``generators[k]`` only, so a chain's path does not depend on how many
         chains run beside it.
     state : MALAState
-    potential : MLPPotential or FunctionPotential
+    target : Target
     params : MALAParams
-    prior : Prior
-    move_scale : float, default=None
-        When given, also report ``MALAInfo.move_acceptance`` (one extra
-        forward pass of the current point on the proposal's batch).
 
     Returns
     -------
@@ -297,29 +271,30 @@ def step(generators, state, potential, params, prior, move_scale=None):
     info : MALAInfo
     """
     theta = state.theta
-    grad_cur = _grad(state.loss_grad, theta, params, prior)
-    batch = draw_batch(generators, potential.n_data, params.rho, theta.device)  # (c)(i)
-    noise = _noise(generators, theta.shape[1], theta)
+    c, d = params.loss_scale, params.batch_offset
+    grad_cur = target.grad(state.loss_grad, theta, c)
+    batch = target.draw_batch(generators, params.rho, theta.device)  # (c)(i)
+    noise = normal(generators, theta.shape[1], theta)
     theta_prop = langevin_proposal(theta, grad_cur, params.step_size, params.proposal_std, noise)  # (c)(ii)
-    loss_prop, lgrad_prop = potential.loss_sum_and_grad(theta_prop, batch)
-    log_prior_prop = prior.log_density(theta_prop)
-    grad_prop = _grad(lgrad_prop, theta_prop, params, prior)
-    u_cur = _potential((state.loss_sum, state.batch_size, state.log_prior), params)
-    u_prop = _potential((loss_prop, batch.size, log_prior_prop), params)
+    loss_prop, lgrad_prop = target.loss_sum_and_grad(theta_prop, batch)
+    log_prior_prop = target.log_prior(theta_prop)
+    grad_prop = target.grad(lgrad_prop, theta_prop, c)
+    u_cur = Target.energy(state.loss_sum, state.batch_size, state.log_prior, c, d)
+    u_prop = Target.energy(loss_prop, batch.size, log_prior_prop, c, d)
     log_q = log_proposal_ratio(theta, theta_prop, grad_cur, grad_prop, params, noise)
     log_alpha = u_cur - u_prop + log_q  # (c)(iii)
     # a non-finite gradient entry makes its row sum non-finite too: one reduction
     finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
     log_alpha = torch.where(finite, log_alpha, torch.full_like(log_alpha, -torch.inf))
     move = None
-    if move_scale is not None:
+    if params.move_scale is not None:
         with torch.no_grad():
-            loss_cur_on_prop = potential.loss_sum(theta, batch)
-        log_move = move_scale * (loss_cur_on_prop - loss_prop) + log_prior_prop - state.log_prior + log_q
+            loss_cur_on_prop = target.loss_sum(theta, batch)
+        log_move = params.move_scale * (loss_cur_on_prop - loss_prop) + log_prior_prop - state.log_prior + log_q
         log_move = torch.where(finite & torch.isfinite(log_move), log_move, torch.full_like(log_move, -torch.inf))
         move = torch.exp(log_move.clamp(max=0.0))
-    accept = torch.log(_uniform(generators, theta)) < log_alpha  # (c)(iv)
+    accept = torch.log(uniform(generators, theta)) < log_alpha  # (c)(iv)
     proposal = MALAState(theta_prop, loss_prop, lgrad_prop, batch.size, log_prior_prop)
-    new_state = _select(accept, proposal, state)
+    new_state = select(accept, proposal, state)
     info = MALAInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, batch.size, finite, move)
     return new_state, info

@@ -2,7 +2,7 @@ r"""Reversible-jump Langevin moves over sparse networks (paper 001 §6).
 
 The target is the Gibbs posterior with the mixing prior (2.4),
 ``pi(theta) ∝ exp(-lambda R_n(theta)) Pi(theta)``
-(:class:`~skgibbs.potential.MixingPrior`), a density with respect to the
+(:class:`~skgibbs.priors.MixingPrior`), a density with respect to the
 reference measure ``mu = sum_I Lebesgue(R^I)``: a point is an active set
 ``I = {i : theta_i != 0}`` (``|I| >= 1``) and the values ``theta_I``;
 inactive parameters are exact zeros.
@@ -78,14 +78,13 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..potential import Batch, MixingPrior
-from .mala import _noise, _select
+from ..priors import MixingPrior
+from ._random import normal, select, uniforms
 
 __all__ = ["RJState", "RJInfo", "RJParams", "MOVES", "init", "step", "birth_weights", "death_weights"]
 
 # P(death), P(within), P(birth) of paper 001 §6 away from the boundaries
 MOVES = (0.25, 0.5, 0.25)
-_FULL = Batch()
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
@@ -111,13 +110,12 @@ class RJInfo(NamedTuple):
 
 
 class RJParams(NamedTuple):
-    """``loss_scale`` ``c = lambda / n``; per-chain step ``h`` and noise ``s`` of shape ``(K,)``.
+    """Per-chain step ``h`` and noise ``s`` of shape ``(K,)`` (``c = lambda / n`` is the target's).
 
     ``moves`` are the unnormalised probabilities of death, within-model move
     and birth; ``(0, 1, 0)`` keeps every active set fixed (MALA on it).
     """
 
-    loss_scale: float
     step_size: torch.Tensor
     proposal_std: torch.Tensor
     moves: tuple = MOVES
@@ -235,32 +233,23 @@ def _draw_moves(u, k, n_params, moves):
     return out, log_ratio
 
 
-def _grad(loss_grad, theta, scale, prior):
-    g = scale * loss_grad
-    prior_grad = prior.grad_log_density(theta)
-    return g if prior_grad is None else g - prior_grad
 
 
-def _uniforms(generators, n, like):
-    """``(K, n)`` uniforms, row ``k`` from ``generators[k]``."""
-    if len(generators) == 1:
-        return torch.rand(1, n, generator=generators[0], dtype=like.dtype, device=like.device)
-    return torch.stack([torch.rand(n, generator=g, dtype=like.dtype, device=like.device) for g in generators])
 
 
-def init(theta, potential, prior):
-    """State at ``theta`` (shape ``(K, Q)``): its non-zero coordinates are the active set."""
-    if not isinstance(prior, MixingPrior):
-        raise TypeError(f"rjmcmc samples a MixingPrior posterior, got {type(prior).__name__}.")
+def init(generators, target, theta, params=None):
+    """State at ``theta`` (shape ``(K, Q)``): its non-zero coordinates are the active set; draws nothing."""
+    if not isinstance(target.prior, MixingPrior):
+        raise TypeError(f"rjmcmc samples a MixingPrior posterior, got {type(target.prior).__name__}.")
     theta = theta.detach()
     active = theta != 0
     if not bool(active.any(1).all()):
         raise ValueError("Every chain needs at least one non-zero parameter (|I| >= 1) to start.")
-    loss_sum, loss_grad = potential.loss_sum_and_grad(theta, _FULL)
-    return RJState(theta, active, loss_sum, loss_grad, prior.log_density(theta, active))
+    loss_sum, loss_grad = target.loss_sum_and_grad(theta)
+    return RJState(theta, active, loss_sum, loss_grad, target.log_prior(theta, active))
 
 
-def step(generators, state, potential, params, prior):
+def step(generators, state, target, params):
     """One reversible-jump transition of K chains (see the module docstring).
 
     Parameters
@@ -269,10 +258,9 @@ def step(generators, state, potential, params, prior):
         One per chain; chain ``k`` draws its move, coordinate, noise and
         uniform from ``generators[k]`` only.
     state : RJState
-    potential : MLPPotential or FunctionPotential
-        Full-data losses (``rho = 1``).
+    target : Target
+        Full-data losses (``rho = 1``) and a :class:`~skgibbs.priors.MixingPrior`.
     params : RJParams
-    prior : MixingPrior
 
     Returns
     -------
@@ -282,8 +270,9 @@ def step(generators, state, potential, params, prior):
     theta, active = state.theta, state.active
     K, Q = theta.shape
     k_list = active.sum(1).tolist()
-    u = _uniforms(generators, 3, theta)  # the move, the coordinate, the acceptance
-    noise = _noise(generators, Q, theta)
+    prior = target.prior
+    u = uniforms(generators, 3, theta)  # the move, the coordinate, the acceptance
+    noise = normal(generators, Q, theta)
     u_host = u.tolist()
     moves, log_move_ratio = _draw_moves([r[0] for r in u_host], k_list, Q, params.moves)
     # the chosen coordinates and -log w_i(theta), on the host; the weights only for the chains that jump
@@ -306,10 +295,10 @@ def step(generators, state, potential, params, prior):
 
     # the Langevin proposal psi_I' (the newborn starts at theta_i = 0)
     h, s = params.step_size[:, None], params.proposal_std[:, None]
-    grad_cur = _grad(state.loss_grad, theta, params.loss_scale, prior)
+    grad_cur = target.grad(state.loss_grad, theta)
     tau = torch.where(new_active, torch.addcmul(theta - h * grad_cur, s, noise), 0.0)
-    loss_prop, lgrad_prop = potential.loss_sum_and_grad(tau, _FULL)
-    grad_prop = _grad(lgrad_prop, tau, params.loss_scale, prior)
+    loss_prop, lgrad_prop = target.loss_sum_and_grad(tau)
+    grad_prop = target.grad(lgrad_prop, tau)
 
     # + log w_i(tau) of the reverse move: a birth is undone by the death of the newborn, a death by
     # the birth of the removed coordinate, ranked by the gradient at tau
@@ -335,14 +324,14 @@ def step(generators, state, potential, params, prior):
     sd = params.proposal_std
     log_psi = 0.5 * (noise * noise * new_active).sum(1) - 0.5 * (bwd * bwd * active).sum(1) / sd**2
     log_alpha = (
-        params.loss_scale * (state.loss_sum - loss_prop) + (log_prior_prop - state.log_prior) + host[1]
+        target.scale * (state.loss_sum - loss_prop) + (log_prior_prop - state.log_prior) + host[1]
     )
     log_alpha = log_alpha + log_psi
     finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
     log_alpha = torch.where(finite, log_alpha, -torch.inf)
     accept = torch.log(u[:, 2]) < log_alpha
     proposal = RJState(tau, new_active, loss_prop, lgrad_prop, log_prior_prop)
-    new_state = _select(accept, proposal, state)
+    new_state = select(accept, proposal, state)
     move_index = torch.tensor([moves, index], device=theta.device)
     info = RJInfo(
         torch.exp(log_alpha.clamp(max=0.0)),

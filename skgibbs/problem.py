@@ -1,0 +1,174 @@
+"""The posterior problem a fit samples, built once and shared by the estimators, benchmarks and users.
+
+:func:`build_problem` does what ``fit`` does before it samples: it validates
+and standardizes the data, encodes the targets, pre-trains the starting
+points, resolves ``temperature``, ``sampler`` and ``rho``, and builds the
+prior and the :class:`~skgibbs.samplers.Target`. ``fit`` is then one call of
+the sampler on the problem. Running another sampler on the same problem
+(a benchmark comparing kernels from the same starting points) needs no
+private method::
+
+    problem = build_problem(GibbsMLPRegressor(random_state=0), X, y)
+    result = run_chains(problem.target, problem.theta0, problem.seeds, MALA(),
+                        n_samples=200, burn_in=500)
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from sklearn.utils import check_random_state
+
+from ._data import check_numeric, safe_scale
+from ._threads import torch_threads
+from .model import MLPSpec
+from .potential import MLPPotential
+from .samplers import RunSettings, Target, get_sampler
+
+__all__ = ["PosteriorProblem", "build_problem"]
+
+# Chains are advanced together in one process while a step is this cheap
+# (examples in the batch times parameters); see the speed benchmark.
+_VECTORIZE_WORK = 5_000_000
+
+
+class PosteriorProblem(NamedTuple):
+    """Everything a fit samples from, on the standardized scale.
+
+    Attributes
+    ----------
+    spec : MLPSpec
+        The network (flat parameters in scikit-learn's order).
+    X, y : torch.Tensor
+        Standardized inputs ``(n, d)`` and encoded targets.
+    potential : MLPPotential
+        Per-example losses of the network on ``(X, y)``.
+    prior : Prior or MixingPrior
+    target : Target
+        ``pi_lambda ∝ exp(-lambda R_n) Pi``, what every kernel samples.
+    temperature : float
+        Resolved ``temperature`` (``n / lambda``).
+    sampler : Sampler
+        The resolved sampler object (``"auto"`` and names turned into objects).
+    theta0 : torch.Tensor of shape (n_starts, Q)
+        Pre-trained starting points.
+    seeds : list of int
+        One seed per chain.
+    run : RunSettings
+        Draws, warm-up (``"auto"`` resolved by the sampler), thinning, ``rho``, verbosity.
+    vectorize : bool
+        Whether the chains of a group are advanced in one batch.
+    n_jobs : int or None
+        joblib jobs over groups of chains.
+    """
+
+    spec: MLPSpec
+    X: torch.Tensor
+    y: torch.Tensor
+    potential: MLPPotential
+    prior: object
+    target: Target
+    temperature: float
+    sampler: object
+    theta0: torch.Tensor
+    seeds: list
+    run: RunSettings
+    vectorize: bool
+    n_jobs: object
+
+    def sample(self):
+        """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`."""
+        with torch_threads(self.X.device):
+            return self.sampler.sample(
+                self.target, self.theta0, self.seeds, self.run, vectorize=self.vectorize, n_jobs=self.n_jobs
+            )
+
+
+def build_problem(estimator, X, y):
+    """The posterior problem ``estimator.fit(X, y)`` samples, without sampling it.
+
+    Validates the parameters and the data, then sets the estimator's
+    preprocessing attributes as ``fit`` does (``n_features_in_``,
+    ``n_train_``, ``x_mean_``, ``x_scale_``, the target encoding,
+    ``temperature_``, ``lambda_``, ``sampler_``, ``kernel_``, ``rho_``), and
+    pre-trains the starting points.
+
+    Parameters
+    ----------
+    estimator : GibbsMLPRegressor, SparseGibbsMLPRegressor or GibbsMLPClassifier
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    PosteriorProblem
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgibbs import GibbsMLPRegressor
+    >>> from skgibbs.problem import build_problem
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.normal(size=(50, 2)), rng.normal(size=50)
+    >>> problem = build_problem(GibbsMLPRegressor(hidden_layer_sizes=(4,), pretrain_iter=10,
+    ...                                           random_state=0), X, y)
+    >>> problem.theta0.shape, problem.sampler, problem.run.burn_in
+    (torch.Size([4, 17]), HMC(), 250)
+    """
+    est = estimator
+    est._validate_params()
+    layers = est._check_layers()
+    device = est._check_device()
+    check_numeric(X, "X")
+    X, y = est._validate_fit_data(X, y)
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
+    sampler = get_sampler(est.sampler, est._requested_rho())
+    # the kind of prior is known before any work: a kernel that cannot run under it fails now
+    rho = sampler.check(est._prior(MLPSpec(X.shape[1], layers, est.activation), device, sampler), est._requested_rho())
+    est.n_train_ = n
+    est.x_mean_, est.x_scale_ = X.mean(0), safe_scale(X.std(0))
+    targets = est._encode_targets(y)
+    spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs())
+    Xt = torch.as_tensor((X - est.x_mean_) / est.x_scale_, dtype=torch.float32, device=device)
+    yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
+    seeds = np.random.SeedSequence(check_random_state(est.random_state).randint(2**31)).generate_state(
+        est.n_chains + 1
+    )
+    with torch_threads(device):
+        theta0, heldout_loss = est._initial_points(spec, Xt, yt, seeds, sampler)
+    est.temperature_ = est._auto_temperature(heldout_loss)
+    est.kernel_, est.sampler_, est.rho_ = sampler, sampler.name, rho
+    est.lambda_ = n / est.temperature_
+    prior = est._prior(spec, device, sampler)
+    potential = MLPPotential(spec, Xt, yt, loss=est._loss)
+    run = RunSettings(
+        n_samples=est.n_samples,
+        burn_in=sampler.default_burn_in if est.burn_in == "auto" else est.burn_in,
+        thin=sampler.default_thin if est.thin == "auto" else est.thin,
+        rho=rho,
+        verbose=est.verbose,
+    )
+    return PosteriorProblem(
+        spec=spec,
+        X=Xt,
+        y=yt,
+        potential=potential,
+        prior=prior,
+        target=Target(potential, prior, est.lambda_),
+        temperature=est.temperature_,
+        sampler=sampler,
+        theta0=theta0,
+        seeds=[int(s) for s in seeds[1:]],
+        run=run,
+        vectorize=_vectorize(est.n_chains, n * (rho if rho < 1 else 1.0), spec.n_params, device),
+        # one GPU batches all chains; worker processes would each need a device of their own
+        n_jobs=None if device.type == "cuda" else est.n_jobs,
+    )
+
+
+def _vectorize(n_chains, batch, n_params, device):
+    if n_chains == 1 or device.type == "cuda":
+        return True
+    return batch * n_params <= _VECTORIZE_WORK

@@ -1,0 +1,229 @@
+"""The tempered mean-field VI sampler (paper 002): settings, the optimisation, draws of q.
+
+No chain: :func:`~skgibbs.samplers.vi.fit` optimises one mean-field
+Gaussian ``q`` from one pre-trained network, and ``n_chains`` groups of
+``n_samples`` independent draws of ``q`` (each group from its own
+generator) stand in for the chains. It needs the network itself (the local
+reparametrisation draws every example's pre-activations), so it reads the
+:class:`~skgibbs.potential.MLPPotential` of its target, and a Gaussian
+prior (the KL term is computed in closed form).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+
+from ..potential import MLPPotential
+from . import vi
+from .base import ChainResult, Sampler, register
+
+__all__ = ["MeanFieldVI"]
+
+PARAMETRIZATIONS = ("standard", "mean-field")
+GRADIENTS = ("local", "reparam")
+
+
+@register
+class MeanFieldVI(Sampler):
+    """Tempered mean-field Gaussian variational inference (paper 002), ``sampler="vi"``.
+
+    ``q = prod_j N(mu_j, sigma_j^2)`` maximises the tempered ELBO
+    ``E_q[-lambda R_n] - eta KL(q || Pi)`` (paper 002 (6), (9)), whose
+    maximiser over all distributions is ``pi_{lambda / eta}``: an
+    approximation, documented as one. ``temperature`` sets the target,
+    ``eta`` how strongly ``q`` is pulled to the prior.
+
+    Parameters
+    ----------
+    kl_weight : float > 0 or "auto", default="auto"
+        ``eta``. ``1.0`` is the classical ELBO. ``"auto"`` is Prop. 5's
+        ``eta = tau n / N``, ``N`` the width of the widest hidden layer
+        (``eta = tau`` without hidden layers). With
+        ``parametrization="standard"`` it weighs the hidden layers' KL and
+        the output layer's keeps weight 1 (App. D); with ``"mean-field"``
+        all of it.
+    tau : float > 0, default=0.03
+        The constant of ``kl_weight="auto"`` (chosen by the ``sweep_vi_tau``
+        study over eight data sets).
+    parametrization : {"standard", "mean-field"}, default="standard"
+        ``"mean-field"``: the output is ``(1 / N) sum_j a_j h_j`` (paper 002
+        (3)) with the prior on the unscaled ``a_j`` and Adam moving ``a``;
+        the draws hold the network's weights either way.
+    max_iter : int, default=5000
+        Most Adam steps (the learning rate cosine-annealed to 1%).
+    learning_rate : float > 0, default=1e-2
+        Adam's initial learning rate on the means and on ``rho``
+        (``sigma = softplus(rho)``).
+    batch_size : int, default=128
+        Examples per step (an epoch's permutation).
+    early_stopping : bool, default=True
+        Hold out 10% of the examples, estimate the held-out negative ELBO
+        every 50 steps, stop after 10 estimates without improvement and keep
+        the best ``q``.
+    gradient : {"local", "reparam"}, default="local"
+        Local reparametrisation of the pre-activations (Kingma, Salimans &
+        Welling, 2015) or one weight draw per step (Bayes by Backprop).
+
+    Examples
+    --------
+    >>> from skgibbs import GibbsMLPRegressor
+    >>> from skgibbs.samplers import MeanFieldVI
+    >>> GibbsMLPRegressor(sampler=MeanFieldVI(tau=0.1)).get_params()["sampler__tau"]
+    0.1
+    """
+
+    name = "vi"
+    default_burn_in, default_thin = 0, 1
+    mixing_diagnostics = False  # independent draws of q: R-hat and ESS cannot judge q
+
+    def __init__(
+        self,
+        kl_weight="auto",
+        tau=0.03,
+        parametrization="standard",
+        max_iter=5000,
+        learning_rate=1e-2,
+        batch_size=128,
+        early_stopping=True,
+        gradient="local",
+    ):
+        self.kl_weight = kl_weight
+        self.tau = tau
+        self.parametrization = parametrization
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.early_stopping = early_stopping
+        self.gradient = gradient
+
+    def check(self, prior, rho):
+        super().check(prior, rho)
+        if not (self.kl_weight == "auto" or (isinstance(self.kl_weight, Real) and self.kl_weight > 0)):
+            raise ValueError(f"kl_weight must be 'auto' or a positive float, got {self.kl_weight!r}.")
+        for name in ("tau", "learning_rate"):
+            if not (isinstance(getattr(self, name), Real) and getattr(self, name) > 0):
+                raise ValueError(f"{name} must be a positive float, got {getattr(self, name)!r}.")
+        for name in ("max_iter", "batch_size"):
+            if not (isinstance(getattr(self, name), Integral) and getattr(self, name) >= 1):
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}.")
+        if self.parametrization not in PARAMETRIZATIONS:
+            raise ValueError(f"parametrization must be one of {PARAMETRIZATIONS}, got {self.parametrization!r}.")
+        if self.gradient not in GRADIENTS:
+            raise ValueError(f"gradient must be one of {GRADIENTS}, got {self.gradient!r}.")
+        if float(rho) < 1.0:
+            raise ValueError(
+                f"rho={rho!r} is the batch probability of the Langevin kernels; sampler='vi' draws "
+                "its own minibatches of batch_size examples. Leave rho='auto'."
+            )
+        if prior.std is None or prior.bound is not None:
+            raise ValueError(
+                "sampler='vi' needs a Gaussian prior (the KL term of the ELBO is computed in closed "
+                "form): set prior_std to 'auto' or a float, and weight_bound=None."
+            )
+        return 1.0
+
+    # -- what the estimators ask ------------------------------------------------------
+    def n_starts(self, n_chains):
+        return 1  # one q from one pre-trained network
+
+    def output_scale(self, spec):
+        """``theta = scale * w``: 1, but ``1 / N_L`` on the mean-field parametrization's output weights."""
+        scale = torch.ones(spec.n_params, dtype=torch.float32)
+        if self.parametrization == "mean-field" and spec.hidden_layer_sizes:
+            n_in, _, w, _ = spec.output_layer()
+            scale[w] = 1.0 / n_in
+        return scale
+
+    def pretrain_scale(self, spec):
+        # the mean-field parametrization pre-trains in its own coordinates, so that q starts
+        # with output weights a_j of the prior's order (N theta_j of a standard network is of
+        # order sqrt(N), far in the prior's tail)
+        if self.parametrization == "mean-field" and spec.hidden_layer_sizes:
+            return self.output_scale(spec)
+        return None
+
+    def adjust_prior(self, prior, spec, prior_std, device):
+        if self.parametrization != "mean-field" or not spec.hidden_layer_sizes:
+            return prior
+        # paper 002 (3): f = (1/N) sum_j a_j h_j with the prior on a_j; on the network's output
+        # weights theta = a / N that is the prior std divided by N ("auto": its fan-in factor
+        # g / sqrt(N) becomes g / N, i.e. a_j ~ N(0, g^2))
+        std = torch.as_tensor(prior.std, dtype=torch.float32).expand(spec.n_params).clone()
+        n_in, _, w, _ = spec.output_layer()
+        std[w] = std[w] * (n_in**-0.5 if prior_std == "auto" else 1.0 / n_in)
+        return prior._replace(std=std.to(device))
+
+    def kl_weights(self, spec, n):
+        """``eta`` per coordinate, and its value on the hidden layers (``kl_weight_``)."""
+        Q = spec.n_params
+        if self.kl_weight != "auto":
+            return torch.full((Q,), float(self.kl_weight)), float(self.kl_weight)
+        if not spec.hidden_layer_sizes:  # no neurons to balance: Prop. 5 does not apply
+            return torch.full((Q,), float(self.tau)), float(self.tau)
+        # Prop. 5: eta = tau n / N, N the width of the widest hidden layer
+        eta = float(self.tau) * n / max(spec.hidden_layer_sizes)
+        weights = torch.full((Q,), eta)
+        if self.parametrization == "standard":
+            # App. D: with the 1/sqrt(N) output scale only the KL of the hidden layers is cooled
+            _, _, w, b = spec.output_layer()
+            weights[w.start : b.stop] = 1.0
+        return weights, eta
+
+    # -- the fit ----------------------------------------------------------------------------
+    def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None):
+        """Fit ``q`` from ``theta0[0]``, then ``len(seeds)`` groups of ``run.n_samples`` draws of it."""
+        self.check(target.prior, run.rho)
+        pot = target.potential
+        if not isinstance(pot, MLPPotential):
+            raise TypeError(f"sampler='vi' needs the network's MLPPotential, got {type(pot).__name__}.")
+        spec = pot.spec
+        eta, kl_weight = self.kl_weights(spec, target.n_data)
+        config = vi.VIConfig(
+            lam=target.lam,
+            eta=eta,
+            n_iter=self.max_iter,
+            learning_rate=float(self.learning_rate),
+            batch_size=self.batch_size,
+            local=self.gradient == "local",
+            early_stopping=bool(self.early_stopping),
+            verbose=run.verbose,
+        )
+        seed = int(np.random.SeedSequence(list(seeds)).generate_state(1)[0])
+        gen = torch.Generator(device=pot.X.device).manual_seed(seed)
+        scale = self.output_scale(spec)
+        res = vi.fit(spec, pot.X, pot.y, theta0[0], target.prior.std, config, gen, loss=pot.loss, scale=scale)
+        draws, log_q = [], []
+        for s in seeds:
+            d = vi.sample(res.mean, res.std, run.n_samples, torch.Generator().manual_seed(int(s))).numpy()
+            draws.append(d)
+            z = (d.astype(np.float64) - res.mean) / res.std
+            log_q.append(-0.5 * (z**2).sum(1) - np.log(res.std).sum())
+        info = {
+            "elbo": res.elbo,
+            "kl": res.kl,
+            "kl_weight": float(kl_weight),
+            "n_iter": res.n_iter,
+            "vi_stopped_early": res.stopped_early,
+            "vi_validation_objective": res.validation_objective,
+            "variational_mean": res.mean,
+            "variational_std": res.std,
+        }
+        K = len(seeds)
+        n_grad = np.full(K, res.n_iter, dtype=np.int64)
+        return ChainResult(np.stack(draws), None, n_grad, {"log_q": np.stack(log_q)}, False, info)
+
+    def loss_statistics(self, losses, lam, rho, info):
+        out = super().loss_statistics(losses, lam, rho, info)
+        # E_q sum_i log L(y_i | x_i, theta) with log L = -lambda l_i / n, by the draws
+        out["expected_log_likelihood"] = float(-lam * losses.mean())
+        return out
+
+    def diagnose(self, fit):
+        if len(fit["vi_validation_objective_"]) and not fit["vi_stopped_early_"]:
+            return [
+                f"The variational optimisation ran all max_iter={fit['n_iter_']} steps while its held-out "
+                "objective was still improving, so q may be far from the optimum of the tempered ELBO. "
+                "Raise the sampler's max_iter or learning_rate."
+            ]
+        return []

@@ -1,0 +1,274 @@
+"""The kernel protocol: sampler objects, their registry, and what a run returns.
+
+A *sampler* is an object that owns a kernel's settings (``HMC(target_accept=0.9)``),
+its warm-up, its per-transition records and its summary, in the spirit of
+NumPyro's ``MCMC(NUTS(...))`` and BlackJAX's ``SamplingAlgorithm``. The chain
+runner (:func:`~skgibbs.samplers.run_chains`) knows none of them: it asks the
+sampler for a *driver* per group of chains and schedules the groups, the
+thinning, the threads, the progress and interruption. A sampler is a
+scikit-learn estimator-like object (``get_params`` / ``set_params``), so that
+``GibbsMLPRegressor(sampler=HMC())`` is cloned by :func:`sklearn.base.clone`
+and ``GridSearchCV`` reaches ``sampler__target_accept``, as it reaches
+``kernel__length_scale`` of a Gaussian process.
+
+A driver (one group of ``K`` chains in one process) has
+
+- ``warmup()``: burn-in and adaptation; afterwards nothing adapts;
+- ``frozen_params()``: the constants of the sampling phase;
+- ``sample_step(params) -> dict``: one transition; per-chain records of shape
+  ``(K,)`` (``"accepted"`` for a kernel with a Metropolis-Hastings step, and
+  any other record the kernel keeps, e.g. ``"diverging"``);
+- ``summary() -> dict``: the kernel's own results of the group (per-chain
+  arrays of shape ``(K,)`` are concatenated over the groups);
+- ``state.theta`` (``(K, Q)``), ``gens`` (the chains' generators),
+  ``n_grad`` (``(K,)`` gradient evaluations) and ``K``.
+
+A new kernel is one module (its pure ``init`` / ``step`` functions, its driver
+and its :class:`Sampler` subclass) and one registration (:func:`register`).
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+
+from ..priors import MixingPrior
+
+__all__ = [
+    "Sampler",
+    "RunSettings",
+    "ChainResult",
+    "register",
+    "get_sampler",
+    "available_samplers",
+    "low_acceptance",
+]
+
+_REGISTRY = {}
+
+
+class RunSettings(NamedTuple):
+    """The budget of a run, the same for every kernel.
+
+    Attributes
+    ----------
+    n_samples : int
+        Draws kept per chain.
+    burn_in : int
+        Transitions discarded (and used for adaptation) first.
+    thin : int
+        Keep every ``thin``-th state.
+    rho : float
+        Bernoulli batch probability of the kernels that read batches.
+    verbose : int
+        Progress bars on stderr.
+    """
+
+    n_samples: int = 100
+    burn_in: int = 1000
+    thin: int = 1
+    rho: float = 1.0
+    verbose: int = 0
+
+
+class ChainResult(NamedTuple):
+    """What a run returns: the draws, the statistics every kernel has, and the kernel's own.
+
+    Attributes
+    ----------
+    samples : ndarray of shape (K, n_kept, Q)
+    acceptance_rate : ndarray of shape (K,) or None
+        Fraction of accepted proposals after burn-in; None for a kernel
+        without a Metropolis-Hastings step (SGLD, VI).
+    n_grad : ndarray of shape (K,)
+        Gradient evaluations per chain, burn-in included.
+    draw_stats : dict of ndarray of shape (K, n_kept)
+        Per-draw records over the ``thin`` transitions before each draw
+        (``acceptance_rate``, and the kernel's own, e.g. HMC's
+        ``diverging``, ``n_steps``, ``energy_error``).
+    interrupted : bool
+        Sampling stopped by ``KeyboardInterrupt`` (the draws so far kept).
+    info : dict
+        The kernel's own summary (:meth:`Sampler.summary`), e.g. step sizes,
+        HMC's ``n_divergent`` and ``trajectory_length``, csMALA's
+        ``correction``. Its entries are also read as attributes
+        (``result.n_divergent``).
+    """
+
+    samples: np.ndarray
+    acceptance_rate: object
+    n_grad: np.ndarray
+    draw_stats: dict
+    interrupted: bool
+    info: dict
+
+    def __getattr__(self, name):
+        info = self[5]
+        if name in info:
+            return info[name]
+        raise AttributeError(f"{type(self).__name__} of this kernel has no {name!r} (its info has {sorted(info)}).")
+
+
+def register(cls):
+    """Class decorator: make ``cls`` reachable by its ``name`` (``sampler="name"``)."""
+    if not cls.name or cls.name in _REGISTRY:
+        raise ValueError(f"a sampler needs a new, non-empty name; got {cls.name!r}.")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available_samplers(kind=None):
+    """Names of the registered samplers, optionally those for one kind of prior (``"dense"``, ``"sparse"``)."""
+    return sorted(name for name, cls in _REGISTRY.items() if kind is None or cls.prior_kind == kind)
+
+
+def get_sampler(sampler, rho=1.0):
+    """A new sampler object for a name, an object, or ``"auto"``.
+
+    ``"auto"`` is :class:`~skgibbs.samplers.HMC` on the full data
+    (``rho = 1``) and :class:`~skgibbs.samplers.CSMALA` on batches
+    (``rho < 1``). An object is cloned, so the caller's is never changed.
+
+    Examples
+    --------
+    >>> from skgibbs.samplers import get_sampler
+    >>> get_sampler("auto", rho=0.5)
+    CSMALA()
+    >>> get_sampler("hmc").target_accept
+    0.8
+    """
+    if isinstance(sampler, Sampler):
+        return clone(sampler)
+    if sampler == "auto":
+        return _REGISTRY["hmc" if rho >= 1.0 else "csmala"]()
+    if sampler not in _REGISTRY:
+        raise ValueError(f"sampler must be 'auto', one of {available_samplers()} or a Sampler object, got {sampler!r}.")
+    return _REGISTRY[sampler]()
+
+
+class Sampler(BaseEstimator):
+    """Base class of the sampler objects (see the module docstring).
+
+    Class attributes say what the estimators and the runner need to know:
+    ``name`` (the registry key), ``prior_kind`` (``"dense"``: a
+    :class:`~skgibbs.priors.Prior`, ``"sparse"``: a
+    :class:`~skgibbs.priors.MixingPrior`), ``uses_batches`` (reads a
+    Bernoulli(``rho``) batch per step), ``default_burn_in`` and
+    ``default_thin`` (what ``burn_in="auto"`` and ``thin="auto"`` mean),
+    ``joint_warmup`` (warm-up adapts across all chains, so it runs as one
+    group) and ``mixing_diagnostics`` (the draws form Markov chains that
+    R-hat and ESS can judge).
+    """
+
+    name = None
+    prior_kind = "dense"
+    uses_batches = False
+    default_burn_in = 1000
+    default_thin = 10
+    joint_warmup = False
+    mixing_diagnostics = True
+
+    # -- the run ------------------------------------------------------------------
+    def check(self, prior, rho):
+        """Raise a ``ValueError`` for settings the kernel cannot run under ``prior``; the ``rho`` it uses."""
+        if self.prior_kind == "dense" and isinstance(prior, MixingPrior):
+            raise ValueError(
+                f"sampler={self.name!r} samples a dense network and takes a Prior; the MixingPrior of "
+                "sparse networks needs sampler='rjmcmc'."
+            )
+        return float(rho) if self.uses_batches else 1.0
+
+    def chains(self, target, theta0, generators, run, vectorize=True):  # pragma: no cover - interface
+        """The driver of one group of chains started at ``theta0`` ``(K, Q)``."""
+        raise NotImplementedError
+
+    def pool(self, drivers):
+        """What the groups share between warm-up and sampling (None: nothing)."""
+        return None
+
+    def share(self, driver, pooled):
+        """Hand ``pooled`` (from :meth:`pool`) to a group before it samples."""
+
+    def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None):
+        """Run the kernel from ``theta0`` ``(K, Q)``; a :class:`ChainResult`.
+
+        Markov chain kernels go through :func:`~skgibbs.samplers.run_chains`;
+        a kernel without chains (VI) overrides this.
+        """
+        from .runner import run_chains
+
+        return run_chains(target, theta0, seeds, self, **run._asdict(), vectorize=vectorize, n_jobs=n_jobs)
+
+    def merge(self, summaries):
+        """The kernel's info from the groups' :meth:`summary` dicts (per-chain arrays concatenated)."""
+        out = {}
+        for key, value in summaries[0].items():
+            if isinstance(value, np.ndarray) and value.ndim >= 1 and key not in self._shared_info:
+                out[key] = np.concatenate([s[key] for s in summaries])
+            else:
+                out[key] = value
+        return out
+
+    #: info entries shared by the groups (not concatenated)
+    _shared_info = ()
+
+    # -- what the estimators ask ----------------------------------------------------
+    def n_starts(self, n_chains):
+        """How many pre-trained starting points the kernel needs."""
+        return n_chains
+
+    def adjust_prior(self, prior, spec, prior_std, device):
+        """The prior the kernel samples under, from the estimator's (default: as is)."""
+        return prior
+
+    def pretrain_scale(self, spec):
+        """``theta = scale * w`` for the pre-training's Adam, or None (``w = theta``)."""
+        return None
+
+    def batch_terms(self, lam, n, rho, info):
+        """``(c, d)`` of the per-example term ``c l_i + d`` the kernel's potential uses."""
+        return lam / n, 0.0
+
+    def loss_statistics(self, losses, lam, rho, info):
+        """Statistics of the per-example losses ``(S, n)`` of the draws that the kernel reports.
+
+        ``surrogate_scale``: the mean per-example term ``c l_i`` of the
+        kernel's potential; ``batch_noise``: the mean of
+        :meth:`batch_noise`.
+        """
+        c, d = self.batch_terms(lam, losses.shape[1], rho, info)
+        noise = self.batch_noise(c * losses + d, rho)
+        return {"surrogate_scale": float(c * losses.mean()), "batch_noise": float(noise.mean())}
+
+    def batch_noise(self, terms, rho):
+        """Standard deviation of the log MH ratio caused by two independent batches, per draw.
+
+        ``terms`` ``(S, n)`` are the per-example terms ``c l_i + d``: for
+        ``Z_i ~ Ber(rho)``, ``Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2``
+        and the ratio holds the difference of two batches. Zero on the full
+        data.
+        """
+        return np.sqrt(2 * rho * (1 - rho) * (terms**2).sum(1))
+
+    def diagnose(self, fit):
+        """Messages for what falls short in a fit, from its fitted attributes ``fit`` (a dict).
+
+        The messages say what to change; the estimator raises each as a
+        :class:`~skgibbs.SamplerWarning`.
+        """
+        return []
+
+    def mixing_remedies(self, rho):
+        """What to change when the chains have not mixed."""
+        return ["raise burn_in and n_samples", "run more chains (n_chains)"]
+
+
+def low_acceptance(fit):
+    """The message for chains that accepted almost nothing after burn-in (a list of 0 or 1)."""
+    rate = fit["acceptance_rate_"]
+    if rate is not None and np.any(rate < 0.01):
+        return [
+            f"A chain accepted only {float(rate.min()):.1%} of its proposals after burn-in, so its draws "
+            "barely move. Lower step_size, raise burn_in, or raise rho or temperature."
+        ]
+    return []

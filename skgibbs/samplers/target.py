@@ -1,0 +1,117 @@
+"""The target every kernel samples: a per-example loss, a prior and the scale lambda.
+
+For per-example losses ``l_i`` on ``n`` examples, a prior ``Pi`` and the
+inverse temperature ``lambda``, the Gibbs posterior is
+
+    ``pi_lambda(theta) ∝ exp(-lambda R_n(theta)) Pi(theta)``,
+    ``R_n = (1/n) sum_i l_i``,
+
+and a kernel sees it through the potential of a batch ``B`` (an index set
+per chain; the full data when ``B`` is the full batch)
+
+    ``U_B(theta) = c sum_{i in B} l_i(theta) + d |B| - log Pi(theta)``.
+
+``c = lambda / n``, ``d = 0`` on the full data: ``U = lambda R_n - log Pi``,
+``exp(-U) = pi_lambda``. The Langevin kernels on batches use other constants
+(paper 000, Alg. 1 (b): ``c = lambda' / n`` and ``d = zeta log rho`` for
+csMALA, ``c = lambda / (n rho)`` for sMALA and SGLD). :class:`Target`
+assembles ``U_B`` and ``grad U_B`` in one place, so that every kernel
+evaluates the same density with the same arithmetic.
+"""
+
+import torch
+
+from ..potential import Batch
+from ..priors import Prior
+from ._random import draw_batch
+
+__all__ = ["Target", "FULL_BATCH"]
+
+FULL_BATCH = Batch()
+
+
+def _per_chain(value):
+    return value[:, None] if torch.is_tensor(value) else value
+
+
+class Target:
+    """``pi_lambda ∝ exp(-lambda R_n) Pi`` for a potential's per-example losses.
+
+    Parameters
+    ----------
+    potential : MLPPotential, LinearPotential, FunctionPotential or LogDensityPotential
+        Per-example losses ``l_i`` (``loss_sum_and_grad(theta, batch)``).
+    prior : Prior or MixingPrior, default=None
+        The flat prior when None.
+    lam : float, default=1.0
+        Inverse temperature ``lambda = n / temperature``.
+
+    Attributes
+    ----------
+    n_data : int
+        ``n``.
+    scale : float
+        ``c = lambda / n`` of the full-data potential.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skgibbs.potential import FunctionPotential
+    >>> from skgibbs.priors import Prior
+    >>> from skgibbs.samplers import Target
+    >>> y = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64)
+    >>> pot = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=3)
+    >>> target = Target(pot, Prior(std=1.0), lam=3.0)
+    >>> u, grad = target.value_and_grad(torch.ones(1, 1, dtype=torch.float64))
+    >>> float(u[0]), float(grad[0, 0])   # 2 + 0.5 and 0 + 1
+    (2.5, 1.0)
+    """
+
+    def __init__(self, potential, prior=None, lam=1.0):
+        self.potential = potential
+        self.prior = Prior() if prior is None else prior
+        self.lam = float(lam)
+        self.n_data = potential.n_data
+        self.scale = self.lam / self.n_data
+
+    # -- the data term ---------------------------------------------------------
+    def draw_batch(self, generators, rho, device=None):
+        """Bernoulli(``rho``) index sets, one per generator (the full data for ``rho = 1``)."""
+        return draw_batch(generators, self.n_data, rho, device)
+
+    def loss_sum_and_grad(self, theta, batch=FULL_BATCH):
+        """``sum_{i in B} l_i(theta)`` ``(K,)`` and its gradient ``(K, Q)``."""
+        return self.potential.loss_sum_and_grad(theta, batch)
+
+    def loss_sum(self, theta, batch=FULL_BATCH):
+        """``sum_{i in B} l_i(theta)`` without a gradient."""
+        return self.potential.loss_sum(theta, batch)
+
+    def mean_loss(self, theta):
+        """``R_n(theta)`` per chain, ``(K,)``."""
+        return self.potential.mean_loss(theta)
+
+    # -- the prior ----------------------------------------------------------------
+    def log_prior(self, theta, *args):
+        """``log Pi(theta)`` up to a constant, ``(K,)`` (``-inf`` outside a box)."""
+        return self.prior.log_density(theta, *args)
+
+    # -- the potential --------------------------------------------------------------
+    def grad(self, loss_grad, theta, c=None):
+        """``c grad sum_B l_i - grad log Pi`` from the loss gradient; ``c`` a float or ``(K,)``.
+
+        ``c`` is ``scale`` (``lambda / n``) when None.
+        """
+        g = _per_chain(self.scale if c is None else c) * loss_grad
+        prior_grad = self.prior.grad_log_density(theta)
+        return g if prior_grad is None else g - prior_grad
+
+    @staticmethod
+    def energy(loss_sum, batch_size, log_prior, c, d):
+        """``U_B = c sum_B l_i + d |B| - log Pi`` from the cached batch terms; ``c``, ``d`` floats or ``(K,)``."""
+        return c * loss_sum + d * batch_size.to(loss_sum.dtype) - log_prior
+
+    def value_and_grad(self, theta):
+        """``U(theta) = lambda R_n - log Pi`` ``(K,)`` and its gradient ``(K, Q)`` on the full data."""
+        loss, loss_grad = self.potential.loss_sum_and_grad(theta, FULL_BATCH)
+        return self.scale * loss - self.prior.log_density(theta), self.grad(loss_grad, theta)
