@@ -2,8 +2,9 @@
 #
 #   make demo    install (if needed) and run examples/plot_gap_regression.py
 #   make test    install (if needed) and run the whole test suite
+#   make test-fast  the same without the slow statistical tests (development)
 #   make docs    install the documentation tools (if needed) and build doc/_build/html
-#   make bench   run benchmarks/run_all.py
+#   make bench   run every benchmark (python -m benchmarks run all; BENCH="--quick" for a smoke run)
 #
 # PYTHON selects the interpreter (e.g. make test PYTHON=.venv/bin/python).
 
@@ -14,10 +15,10 @@ PIP = $(PYTHON) -m pip
 TORCH ?= torch==2.13.0
 DEMO_PNG ?= build/gap_regression.png
 
-.PHONY: help setup setup-docs test demo docs doc-figures bench clean
+.PHONY: help setup setup-docs test test-fast demo docs doc-figures bench clean
 
 help:
-	@sed -n '3,8p' Makefile
+	@sed -n '3,9p' Makefile
 
 # Idempotent: .ci/installed.py exits 0 when this checkout is already
 # installed with every requirement of the named extras, and pip is skipped.
@@ -33,6 +34,10 @@ setup-docs:
 test: setup
 	$(PYTHON) -m pytest -n 2 -p no:cacheprovider
 
+# The fast lane for development; CI runs `make test` (slow tests included).
+test-fast: setup
+	$(PYTHON) -m pytest -n 2 -p no:cacheprovider -m "not slow"
+
 demo: setup
 	@mkdir -p $(dir $(DEMO_PNG))
 	$(PYTHON) examples/plot_gap_regression.py $(DEMO_PNG)
@@ -46,9 +51,9 @@ doc-figures: setup
 	$(PYTHON) examples/plot_model_selection.py doc/_static/model_selection.png
 	$(PYTHON) examples/plot_control_variates.py doc/_static/control_variates.png
 
+# BENCH passes options on, e.g. make bench BENCH="--quick" or BENCH="--n-jobs 16".
 bench: setup
-	@test -f benchmarks/run_all.py || { echo "benchmarks/run_all.py does not exist" >&2; exit 1; }
-	$(PYTHON) benchmarks/run_all.py
+	$(PYTHON) -m benchmarks run all $(BENCH)
 
 clean:
 	rm -rf doc/_build $(DEMO_PNG)

@@ -29,11 +29,12 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         return gaussian_log_likelihood(y, self._draws(X), self.noise_variance_)
 
     def _summarise(self, X, y):
-        F = self._draws(X)  # (S, n) on the scale of y
+        G = self._network_outputs(X)  # (S, n): the standardized outputs the potential saw
+        # the losses l_i of the draws, on the standardized scale of the potential
+        self._record_losses(((y - self.y_mean_) / self.y_scale_ - G) ** 2)
+        F = G * self.y_scale_ + self.y_mean_  # on the scale of y
         fbar = F.mean(0)
-        resid2 = (y[None, :] - F) ** 2
-        self.noise_variance_ = float(resid2.mean())
-        self._record_losses(resid2 / self.y_scale_**2)
+        self.noise_variance_ = float(((y[None, :] - F) ** 2).mean())
         self.rhat_, self.ess_ = function_space_mixing(F, self.samples_.shape[0])
         self.credible_radius_ = credible_radius(F, self.confidence_level)
         self.credible_radius_params_ = parameter_radius(

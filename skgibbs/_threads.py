@@ -1,4 +1,4 @@
-"""torch's thread count, set deliberately (DESIGN §6)."""
+"""torch's thread count, set deliberately (:doc:`/developers`, Rules)."""
 
 import contextlib
 

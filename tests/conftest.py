@@ -7,7 +7,7 @@ import torch
 from skgibbs.diagnostics import effective_sample_size
 
 # One thread: the tests run beside other processes, and two spinning OpenMP
-# threads on a busy core slow a step down by an order of magnitude (DESIGN §6).
+# threads on a busy core slow a step down by an order of magnitude (doc/developers.rst, Rules).
 torch.set_num_threads(1)
 
 

@@ -341,7 +341,7 @@ def _scale(std):
 @contextlib.contextmanager
 def _one_thread():
     # one thread: small matmuls gain nothing from two, and a busy second core
-    # collapses two spinning OpenMP threads (DESIGN §6)
+    # collapses two spinning OpenMP threads (:doc:`/developers`, Rules)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

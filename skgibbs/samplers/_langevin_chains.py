@@ -55,9 +55,12 @@ class _MALAFamily(Sampler):
     _shared_info = ("correction", "lambda_prime")
     record_reductions = {"batch_size": None}
 
-    def constants(self, lam, n, rho, zeta):
-        """``(c, d, lambda_eff)`` of the batch potential (:func:`~.mala.surrogate_constants`)."""
-        return mala.surrogate_constants(self.name, lam, n, rho, zeta, getattr(self, "compensate", True))
+    #: the centring ``zeta`` of the per-example term is adapted and reported (csMALA)
+    corrected = False
+
+    def constants(self, lam, n, rho, zeta=1.0, compensate=True):
+        """``(c, d, lambda_eff)`` of the batch potential: the full data's (MALA)."""
+        return mala.full_data_constants(lam, n)
 
     def initial_correction(self):
         return 1.0
@@ -103,7 +106,7 @@ def _surrogate_messages(sampler, fit):
     rho, out = fit["rho_"], []
     if rho >= 1:
         return out
-    if sampler.name != "mala" and fit["surrogate_scale_"] > SURROGATE_WARN:
+    if fit["surrogate_scale_"] > SURROGATE_WARN:
         out.append(
             f"lambda' l_i / n averages {fit['surrogate_scale_']:.3g} (> {SURROGATE_WARN}): the "
             f"{sampler.name} surrogate is far from the Gibbs posterior at rho={rho:.3g}. Raise rho or temperature."
@@ -172,6 +175,10 @@ class SMALA(_MALAFamily):
     name = "smala"
     uses_batches = True
 
+    def constants(self, lam, n, rho, zeta=1.0, compensate=True):
+        """``lambda / (n rho) sum_B l_i``: the surrogate (2.10)."""
+        return mala.unbiased_constants(lam, n, rho)
+
     def __init__(self, step_size=1e-4, proposal_std="auto", target_accept=0.574, restart_after=100):
         self.step_size = step_size
         self.proposal_std = proposal_std
@@ -207,6 +214,12 @@ class CSMALA(_MALAFamily):
 
     name = "csmala"
     uses_batches = True
+    corrected = True
+
+    def constants(self, lam, n, rho, zeta=1.0, compensate=None):
+        """``lambda' l_i / n + zeta log rho``: the surrogate (2.12), compensated (Lemma 3)."""
+        compensate = self.compensate if compensate is None else compensate
+        return mala.corrected_constants(lam, n, rho, zeta, compensate)
 
     def __init__(
         self,
@@ -330,7 +343,7 @@ class LangevinChains:
     def summary(self):
         """The frozen constants of the group."""
         _, _, lam_eff = self.constants(self.zeta)
-        csmala = self.kernel.name == "csmala" and self.rho < 1.0
+        csmala = self.kernel.corrected and self.rho < 1.0
         out = {
             "step_size": self.h.cpu().numpy(),
             "proposal_std": self.params().proposal_std.cpu().numpy(),
@@ -405,8 +418,12 @@ class SGLD(Sampler):
     def chains(self, target, theta0, generators, run, vectorize=True):
         return SGLDChains(self, target, theta0, generators, run)
 
+    def constants(self, lam, n, rho, zeta=1.0, compensate=True):
+        """``lambda / (n rho) sum_B l_i``, the unbiased batch estimate of ``lambda R_n``."""
+        return mala.unbiased_constants(lam, n, rho)
+
     def batch_terms(self, lam, n, rho, info):
-        return lam / (n * rho), 0.0
+        return self.constants(lam, n, rho)[:2]
 
     def batch_noise(self, terms, rho):
         return np.zeros(terms.shape[0])  # no Metropolis-Hastings ratio to disturb

@@ -1,7 +1,7 @@
 """Randomness of the kernels: every draw from the chains' own generators.
 
-Chain ``k`` draws only from ``generators[k]`` (DESIGN: one
-``torch.Generator`` per chain, the global RNG never touched), so that a
+Chain ``k`` draws only from ``generators[k]`` (:doc:`/developers`:
+one ``torch.Generator`` per chain, the global RNG never touched), so that a
 chain's path does not depend on how many chains run beside it. A single
 chain draws with one call (no stacking), which keeps its stream identical
 whether it runs alone or in a group of one.
@@ -49,7 +49,7 @@ def select(mask, new, old):
 def draw_batch(generators, n, rho, device=None):
     """Bernoulli(rho) index sets, one per chain and generator (Alg. 1 (c)(i)).
 
-    Batches are gathered by index, never by masking the full data (DESIGN §6).
+    Batches are gathered by index, never by masking the full data (:doc:`/developers`, Rules).
     """
     if rho >= 1.0:
         return Batch(None, None, torch.full((len(generators),), n, device=device))

@@ -106,7 +106,8 @@ def surrogate_constants(sampler, lam, n, rho, zeta=1.0, compensate=True):
 
     Parameters
     ----------
-    sampler : {"mala", "smala", "csmala"}
+    sampler : {"mala", "smala", "csmala", "sgld"}
+        A registered name; the sampler object computes the constants.
     lam : float
         Inverse temperature ``lambda = n / temperature``.
     n : int
@@ -141,10 +142,27 @@ def surrogate_constants(sampler, lam, n, rho, zeta=1.0, compensate=True):
     >>> round(lam_eff, 6)          # Lemma 3: (2 - rho) lambda
     150.0
     """
-    if sampler == "mala" or rho >= 1.0:
-        return lam / n, 0.0, lam
-    if sampler in ("smala", "sgld"):
-        return lam / (n * rho), 0.0, lam
+    from .base import get_sampler  # the sampler objects import this module
+
+    return get_sampler(sampler).constants(lam, n, rho, zeta, compensate)
+
+
+def full_data_constants(lam, n):
+    """``(c, d, lambda_eff)`` of the full-data potential ``lambda R_n``: MALA, and any kernel at ``rho = 1``."""
+    return lam / n, 0.0, lam
+
+
+def unbiased_constants(lam, n, rho):
+    """sMALA's (2.10) and SGLD's batch terms: ``lambda / (n rho) sum_B l_i``, unbiased for ``lambda R_n``."""
+    if rho >= 1.0:
+        return full_data_constants(lam, n)
+    return lam / (n * rho), 0.0, lam
+
+
+def corrected_constants(lam, n, rho, zeta=1.0, compensate=True):
+    """csMALA's batch terms ``lambda' l_i / n + zeta log rho`` (Alg. 1 (b), (2.12), Lemma 3)."""
+    if rho >= 1.0:
+        return full_data_constants(lam, n)
     a = rho ** (1.0 - zeta)
     lam_eff = lam * (a + 1.0 - rho) / a if compensate else lam
     return lam_eff / n, zeta * math.log(rho), lam_eff
