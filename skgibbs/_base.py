@@ -50,7 +50,7 @@ class BaseGibbsMLP(BaseEstimator):
         "n_chains": [Interval(Integral, 1, None, closed="left")],
         "pretrain_iter": [Interval(Integral, 0, None, closed="left")],
         "weight_bound": [Interval(Real, 0, None, closed="neither"), None],
-        "prior_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
+        "prior_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), "array-like", None],
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "n_jobs": [Integral, None],
         "device": [str],
@@ -121,9 +121,22 @@ class BaseGibbsMLP(BaseEstimator):
     def _prior(self, spec, device, sampler):
         """The prior ``sampler`` samples under (the sampler may change its coordinates)."""
         std = self.prior_std
-        if std == "auto":
+        if isinstance(std, str):  # "auto"
             std = (self._prior_gain * spec.fan_in_std(torch.float32)).to(device)
+        elif std is not None and not isinstance(std, Real):
+            std = self._prior_std_array(std, spec, device)
         return sampler.adjust_prior(Prior(std, self.weight_bound), spec, self.prior_std, device)
+
+    @staticmethod
+    def _prior_std_array(std, spec, device):
+        std = np.asarray(std, dtype=np.float64)
+        if std.shape != (spec.n_params,) or not np.all(np.isfinite(std) & (std > 0)):
+            raise ValueError(
+                f"prior_std as an array gives one positive standard deviation per parameter: shape "
+                f"({spec.n_params},) for this network (MLPSpec(...).n_params, in the order of samples_), "
+                f"got shape {std.shape}. Use a float for one value, or 'auto'."
+            )
+        return torch.as_tensor(std, dtype=torch.float32, device=device)
 
     def _check_layers(self):
         layers = self.hidden_layer_sizes

@@ -62,15 +62,17 @@ _KERNEL_PARAMETERS = """\
     weight_bound : float or None, default=None
         ``B`` of the uniform prior box ``[-B, B]^Q`` (proposals outside are
         rejected); None is no box.
-    prior_std : float, "auto" or None, default="auto"
+    prior_std : float, "auto", array-like of shape (n_params,) or None, default="auto"
         Standard deviation of a Gaussian prior on the flat parameters (on
         the standardized scale). ``"auto"`` gives each weight and bias
         ``g / sqrt(n_in)`` of its layer, so that every unit's pre-activation
         has prior variance of order one: ``g = 1`` for the regressors, ``g =
         2`` for the classifier, whose logits must reach a few units (see
         :class:`~skgibbs.GibbsMLPClassifier`). A float is the same for all;
-        None is the flat prior (with ``weight_bound``, the uniform box of
-        paper 000).
+        an array gives each parameter its own, in the order of ``samples_``
+        (e.g. another gain: ``g * MLPSpec(n_features, hidden_layer_sizes,
+        activation, n_outputs).fan_in_std().numpy()``); None is the flat
+        prior (with ``weight_bound``, the uniform box of paper 000).
     confidence_level : float in (0, 1), default=0.95
         Default level of :meth:`predict_interval` (and of the regressors'
         ``credible_radius_``).

@@ -125,12 +125,12 @@ def build_problem(estimator, X, y):
     if n < 2:
         raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
     sampler = get_sampler(est.sampler, est._requested_rho())
-    # the kind of prior is known before any work: a kernel that cannot run under it fails now
-    rho = sampler.check(est._prior(MLPSpec(X.shape[1], layers, est.activation), device, sampler), est._requested_rho())
     est.n_train_ = n
     est.x_mean_, est.x_scale_ = X.mean(0), safe_scale(X.std(0))
     targets = est._encode_targets(y)
     spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs())
+    # the prior is known before any work: a kernel that cannot run under it fails now
+    rho = sampler.check(est._prior(spec, device, sampler), est._requested_rho())
     Xt = torch.as_tensor((X - est.x_mean_) / est.x_scale_, dtype=torch.float32, device=device)
     yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
     seeds = np.random.SeedSequence(check_random_state(est.random_state).randint(2**31)).generate_state(

@@ -127,9 +127,9 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         :class:`GibbsMLPRegressor`).
     weight_bound : float or None, default=None
         ``B``: active parameters are uniform on (or truncated to) ``[-B, B]``.
-    prior_std : float, "auto" or None, default="auto"
-        Standard deviation of the Gaussian density of an active parameter;
-        None with ``weight_bound`` is the paper's uniform density. One of the
+    prior_std : float, "auto", array-like of shape (n_params,) or None, default="auto"
+        Standard deviation of the Gaussian density of an active parameter
+        (an array: one per parameter, in the order of ``samples_``); None with ``weight_bound`` is the paper's uniform density. One of the
         two must be given: the mixing prior must be proper.
     confidence_level : float in (0, 1), default=0.95
     n_jobs : int, default=None

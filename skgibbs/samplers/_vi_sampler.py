@@ -151,7 +151,7 @@ class MeanFieldVI(Sampler):
         # g / sqrt(N) becomes g / N, i.e. a_j ~ N(0, g^2))
         std = torch.as_tensor(prior.std, dtype=torch.float32).expand(spec.n_params).clone()
         n_in, _, w, _ = spec.output_layer()
-        std[w] = std[w] * (n_in**-0.5 if prior_std == "auto" else 1.0 / n_in)
+        std[w] = std[w] * (n_in**-0.5 if isinstance(prior_std, str) else 1.0 / n_in)
         return prior._replace(std=std.to(device))
 
     def kl_weights(self, spec, n):
