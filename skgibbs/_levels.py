@@ -1,28 +1,131 @@
-"""Confidence levels given as a float or a sequence of floats, checked in one place."""
+"""Confidence levels given as a float or a sequence of floats, checked in one place.
+
+Every public entry point that takes a ``confidence_level`` (the regressors'
+and the classifier's intervals, the interval metrics and scorers, the
+control-variate bounds) validates it here, so that a bad level is rejected
+with the same message everywhere.
+"""
 
 import numpy as np
 from scipy.special import ndtr
 
-__all__ = ["check_levels", "mixture_quantiles"]
+__all__ = ["check_level", "check_levels", "mixture_quantiles"]
+
+
+def _invalid(confidence_level):
+    return ValueError(f"confidence_level must lie in (0, 1), got {confidence_level!r}.")
 
 
 def check_levels(confidence_level):
     """``confidence_level`` as a 1-D float array with every entry in (0, 1).
 
+    Parameters
+    ----------
+    confidence_level : float or array-like of floats
+        One level or a flat sequence of levels.
+
+    Returns
+    -------
+    ndarray of shape (n_levels,)
+
     Raises
     ------
     ValueError
-        Naming ``confidence_level`` when an entry lies outside (0, 1) or
-        the input is not a float or a flat sequence.
+        Naming ``confidence_level`` when an entry lies outside (0, 1), or
+        the input is not a number or a flat sequence of numbers (strings
+        are refused rather than parsed).
+
+    Examples
+    --------
+    >>> check_levels(0.9)
+    array([0.9])
+    >>> check_levels([0.5, 0.95])
+    array([0.5 , 0.95])
+    >>> check_levels(1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence_level must lie in (0, 1), got 1.0.
     """
-    levels = np.atleast_1d(np.asarray(confidence_level, dtype=float))
+    if np.asarray(confidence_level).dtype.kind not in "biufO":  # "0.9" would parse as a float
+        raise _invalid(confidence_level)
+    try:
+        levels = np.atleast_1d(np.asarray(confidence_level, dtype=float))
+    except (TypeError, ValueError) as exc:
+        raise _invalid(confidence_level) from exc
+    # ``~(x > 0)`` rather than ``x <= 0`` so that NaN is refused too
     if levels.ndim != 1 or np.any(~(levels > 0) | ~(levels < 1)):
-        raise ValueError(f"confidence_level must lie in (0, 1), got {confidence_level!r}.")
+        raise _invalid(confidence_level)
     return levels
 
 
+def check_level(confidence_level):
+    """``confidence_level`` as one float in (0, 1), for methods that take a single level.
+
+    The checks are those of :func:`check_levels`, with the same message;
+    a sequence is refused as well.
+
+    Parameters
+    ----------
+    confidence_level : float
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Naming ``confidence_level``.
+
+    Examples
+    --------
+    >>> check_level(0.9)
+    0.9
+    >>> check_level("0.9")
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence_level must lie in (0, 1), got '0.9'.
+    >>> check_level([0.5, 0.9])
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence_level must be one float in (0, 1), got [0.5, 0.9].
+    """
+    levels = check_levels(confidence_level)
+    if np.ndim(confidence_level) != 0:
+        raise ValueError(f"confidence_level must be one float in (0, 1), got {confidence_level!r}.")
+    return float(levels[0])
+
+
 def mixture_quantiles(F, sigma, probs, n_iter=60):
-    """Quantiles of the equal-weight mixture of N(F[k, i], sigma^2) per column i."""
+    """Quantiles of the equal-weight mixture of ``N(F[k, i], sigma^2)`` per column ``i``.
+
+    Bisection on the mixture CDF, between the smallest and the largest mean
+    widened by ten standard deviations: the mixture has no closed-form
+    quantile, and the bracket always holds it.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n_components, n_columns)
+        Means of the components.
+    sigma : float
+        Common standard deviation of the components.
+    probs : array-like of shape (n_probs,)
+        Probabilities in (0, 1).
+    n_iter : int, default=60
+        Bisection steps; each halves the bracket.
+
+    Returns
+    -------
+    ndarray of shape (n_probs, n_columns)
+
+    Examples
+    --------
+    One component per column, so the quantiles are those of a normal:
+
+    >>> mixture_quantiles(np.array([[1.0, 2.0]]), 1.0, [0.5, 0.975]).round(6)
+    array([[1.      , 2.      ],
+           [2.959964, 3.959964]])
+    """
     lo = F.min(0) - 10 * sigma
     hi = F.max(0) + 10 * sigma
     lo = np.broadcast_to(lo, (len(probs), F.shape[1])).copy()

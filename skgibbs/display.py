@@ -7,7 +7,7 @@ matplotlib is imported only when a diagram is drawn; install it with the
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .metrics import _ece, _split_pipeline, reliability_curve
+from .metrics import ReliabilityCurve, final_step, reliability_curve
 
 __all__ = ["ReliabilityDisplay"]
 
@@ -69,7 +69,8 @@ class ReliabilityDisplay:
         The curve, as given.
     ece : float
         Expected calibration error of the curve,
-        ``sum_b count_b / n * |accuracy_b - confidence_b|``.
+        ``sum_b count_b / n * |accuracy_b - confidence_b|``
+        (:attr:`skgibbs.metrics.ReliabilityCurve.ece`).
     estimator_name : str or None
     line_ : matplotlib.lines.Line2D
         The reliability curve.
@@ -115,7 +116,7 @@ class ReliabilityDisplay:
         if self.edges is not None and len(self.edges) != len(self.count):
             raise ValueError(f"edges must have shape ({len(self.count)}, 2), got {np.shape(edges)}.")
         self.estimator_name = estimator_name
-        self.ece = _ece(self.confidence, self.accuracy, self.count)
+        self.ece = ReliabilityCurve(self.confidence, self.accuracy, self.count).ece
 
     def plot(self, ax=None, *, name=None, ref_line=True, show_counts=True, **kwargs):
         """Draw the diagram.
@@ -259,7 +260,7 @@ class ReliabilityDisplay:
             raise TypeError(
                 f"{type(estimator).__name__} has no classes_ to name the columns of predict_proba."
             )
-        name = type(_split_pipeline(estimator)[1]).__name__ if name is None else name
+        name = type(final_step(estimator)[0]).__name__ if name is None else name
         return cls.from_predictions(
             y,
             estimator.predict_proba(X),

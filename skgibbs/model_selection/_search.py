@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 
 from .._compat import HasMethods, StrOptions, check_is_fitted
-from ..metrics import _final_inputs
+from ..metrics import final_step
 
 __all__ = ["CriterionGridSearch"]
 
@@ -234,7 +234,7 @@ def _criterion(est, X, y, criterion, lfv_params):
     if callable(criterion):
         value = float(criterion(est, X, y))
         return {"criterion": value, "train_loss": nan, "penalty": nan, "noise_variance": nan}
-    final, Xt = _final_inputs(est, X)
+    final, Xt = final_step(est, X)
     n = len(y)
     if criterion == "waic":
         if not hasattr(final, "generalization_loss_"):

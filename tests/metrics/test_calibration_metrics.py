@@ -1,25 +1,13 @@
-"""Calibration metrics, probability scorers and the reliability diagram."""
+"""Calibration metrics: reliability curve, ECE, MCE and predictive entropy."""
 
 import numpy as np
 import pytest
 from scipy.stats import entropy
-from sklearn.datasets import make_classification
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import brier_score_loss, log_loss
-from sklearn.model_selection import GridSearchCV
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from skgibbs.metrics import (
     ReliabilityCurve,
     expected_calibration_error,
-    make_ece_scorer,
-    make_mce_scorer,
     maximum_calibration_error,
-    neg_brier_scorer,
-    neg_expected_calibration_error_scorer,
-    neg_log_loss_scorer,
-    neg_maximum_calibration_error_scorer,
     predictive_entropy,
     reliability_curve,
 )
@@ -106,7 +94,7 @@ def test_binary_vector_equals_two_columns():
             )
         a = reliability_curve(y, p, n_bins=7, strategy=strategy)
         b = reliability_curve(y, both, labels=["no", "yes"], n_bins=7, strategy=strategy)
-        for field_a, field_b in zip(a, b):
+        for field_a, field_b in zip(a, b, strict=True):
             np.testing.assert_allclose(field_a, field_b)
     # 1-d probabilities belong to the second label
     flipped = expected_calibration_error(y, p, labels=["yes", "no"])
@@ -223,176 +211,14 @@ def test_predictive_entropy_matches_scipy():
         predictive_entropy([[0.7, 0.7]])
 
 
-# ----------------------------------------------------------------- scorers
-def _problem(n_classes, string_labels=False, n=240, seed=0):
-    X, y = make_classification(
-        n_samples=n,
-        n_features=6,
-        n_informative=4,
-        n_classes=n_classes,
-        n_clusters_per_class=1,
-        random_state=seed,
-    )
-    if string_labels:
-        y = np.array(["zebra", "ant", "moth", "cow"])[y]
-    return X, y
-
-
-@pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.parametrize("string_labels", [False, True])
-@pytest.mark.parametrize("pipeline", [False, True])
-def test_scorers_equal_minus_the_metrics(n_classes, string_labels, pipeline):
-    X, y = _problem(n_classes, string_labels)
-    est = make_pipeline(StandardScaler(), LogisticRegression()) if pipeline else LogisticRegression()
-    est.fit(X[:160], y[:160])
-    X_te, y_te = X[160:], y[160:]
-    proba = est.predict_proba(X_te)
-    expected = {
-        neg_expected_calibration_error_scorer: expected_calibration_error(y_te, proba),
-        neg_maximum_calibration_error_scorer: maximum_calibration_error(y_te, proba),
-        make_ece_scorer(n_bins=5, strategy="quantile"): expected_calibration_error(
-            y_te, proba, n_bins=5, strategy="quantile"
-        ),
-        make_mce_scorer(n_bins=4): maximum_calibration_error(y_te, proba, n_bins=4),
-        neg_log_loss_scorer: log_loss(y_te, proba),
-        neg_brier_scorer: brier_score_loss(y_te, proba, labels=est.classes_),
-    }
-    for scorer, value in expected.items():
-        score = scorer(est, X_te, y_te)
-        assert isinstance(score, float)
-        assert score == pytest.approx(-value, abs=1e-12), repr(scorer)
-
-
-def test_scorers_name_columns_by_classes_when_a_class_is_missing():
-    X, y = _problem(3, string_labels=True)
-    est = LogisticRegression().fit(X, y)
-    keep = y != "moth"  # the test data lack one class: np.unique(y) cannot name the columns
-    proba = est.predict_proba(X[keep])
-    assert neg_expected_calibration_error_scorer(est, X[keep], y[keep]) == pytest.approx(
-        -expected_calibration_error(y[keep], proba, labels=est.classes_)
-    )
-    assert neg_log_loss_scorer(est, X[keep], y[keep]) == pytest.approx(
-        -log_loss(y[keep], proba, labels=est.classes_)
-    )
-    assert neg_brier_scorer(est, X[keep], y[keep]) == pytest.approx(
-        -brier_score_loss(y[keep], proba, labels=est.classes_)
-    )
-    with pytest.raises(ValueError, match="pass labels="):
-        expected_calibration_error(y[keep], proba)
-
-
-def test_binary_scorer_with_one_class_in_the_fold():
-    X, y = _problem(2, string_labels=True)
-    est = LogisticRegression().fit(X, y)
-    keep = y == est.classes_[0]
-    proba = est.predict_proba(X[keep])
-    assert neg_expected_calibration_error_scorer(est, X[keep], y[keep]) == pytest.approx(
-        -expected_calibration_error(y[keep], proba, labels=est.classes_)
-    )
-    assert neg_brier_scorer(est, X[keep], y[keep]) == pytest.approx(
-        -brier_score_loss(y[keep], proba[:, 1], pos_label=est.classes_[1])
-    )
-
-
-@pytest.mark.parametrize("n_classes", [2, 3])
-def test_grid_search_with_calibration_scorers(n_classes):
-    X, y = _problem(n_classes, string_labels=True, n=150)
-    search = GridSearchCV(
-        LogisticRegression(), {"C": [0.01, 1, 100]}, scoring=neg_expected_calibration_error_scorer, cv=3
-    ).fit(X, y)
-    scores = search.cv_results_["mean_test_score"]
-    assert scores.shape == (3,) and np.all((scores <= 0) & (scores >= -1))
-    pipe = make_pipeline(StandardScaler(), LogisticRegression())
-    scoring = {
-        "ece": make_ece_scorer(n_bins=10),
-        "mce": neg_maximum_calibration_error_scorer,
-        "nll": neg_log_loss_scorer,
-        "brier": neg_brier_scorer,
-    }
-    search = GridSearchCV(pipe, {"logisticregression__C": [0.01, 1]}, scoring=scoring, refit="ece", cv=3)
-    search.fit(X, y)
-    for key in scoring:
-        assert np.all(np.isfinite(search.cv_results_[f"mean_test_{key}"]))
-    assert search.best_params_["logisticregression__C"] in (0.01, 1)
-
-
-def test_scorer_factories_validate_and_print():
-    assert repr(make_ece_scorer(n_bins=10, strategy="quantile")) == (
-        "make_ece_scorer(n_bins=10, strategy='quantile')"
-    )
-    assert repr(neg_maximum_calibration_error_scorer) == "make_mce_scorer(n_bins=15, strategy='uniform')"
-    with pytest.raises(ValueError, match="n_bins"):
-        make_ece_scorer(n_bins=0)
-    with pytest.raises(ValueError, match="strategy"):
-        make_mce_scorer(strategy="equal")
-
-
-# ----------------------------------------------------------------- display
-@pytest.fixture
-def pyplot():
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    yield plt
-    plt.close("all")
-
-
-def test_display_from_estimator(pyplot):
-    from skgibbs.display import ReliabilityDisplay
-
-    X, y = _problem(3, string_labels=True)
-    pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
-    disp = ReliabilityDisplay.from_estimator(pipe, X, y, n_bins=8)
-    curve = reliability_curve(y, pipe.predict_proba(X), n_bins=8, labels=pipe.classes_)
-    np.testing.assert_allclose(disp.line_.get_xdata(), curve.confidence)
-    np.testing.assert_allclose(disp.line_.get_ydata(), curve.accuracy)
-    np.testing.assert_array_equal(disp.count, curve.count)
-    assert disp.ece == pytest.approx(expected_calibration_error(y, pipe.predict_proba(X), n_bins=8))
-    assert disp.estimator_name == "LogisticRegression"
-    assert disp.line_.get_label() == f"LogisticRegression (ECE {disp.ece:.3f})"
-    assert disp.ax_.get_xlabel().startswith("Confidence") and disp.ax_.get_ylabel() == "Accuracy"
-    assert disp.figure_ is disp.ax_.figure
-    legend = [text.get_text() for text in disp.ax_.get_legend().get_texts()]
-    assert legend == ["Perfectly calibrated", disp.line_.get_label()]
-    heights = [bar.get_height() for bar in disp.bars_]
-    np.testing.assert_allclose(heights, curve.count / curve.count.sum())
-    np.testing.assert_allclose([bar.get_x() for bar in disp.bars_], curve.edges[:, 0])
-
-
-def test_display_from_predictions_shares_axes(pyplot):
-    from skgibbs.display import ReliabilityDisplay
-
-    rng = np.random.default_rng(6)
-    p = rng.uniform(size=500)
-    y = (rng.uniform(size=500) < p).astype(int)
-    first = ReliabilityDisplay.from_predictions(y, p, n_bins=5, name="calibrated")
-    sharp = np.clip(0.5 + 1.5 * (p - 0.5), 0, 1)
-    second = ReliabilityDisplay.from_predictions(y, sharp, n_bins=5, ax=first.ax_, color="tab:red")
-    assert second.ax_ is first.ax_ and second.counts_ax_ is first.counts_ax_
-    labels = [line.get_label() for line in first.ax_.get_lines()]
-    assert labels.count("Perfectly calibrated") == 1
-    assert labels[1] == f"calibrated (ECE {expected_calibration_error(y, p, n_bins=5):.3f})"
-    assert labels[2] == f"ECE {expected_calibration_error(y, sharp, n_bins=5):.3f}"
-    assert second.line_.get_color() == "tab:red"
-    assert len(first.counts_ax_.patches) == len(first.count) + len(second.count)
-
-
-def test_display_options(pyplot):
-    from skgibbs.display import ReliabilityDisplay
-
-    y_prob = [[0.9, 0.1], [0.8, 0.2], [0.4, 0.6], [0.3, 0.7]]
-    disp = ReliabilityDisplay.from_predictions(
-        ["a", "b", "a", "b"], y_prob, n_bins=4, ref_line=False, show_counts=False, label="mine"
-    )
-    assert disp.bars_ is None and disp.counts_ax_ is None
-    assert [line.get_label() for line in disp.ax_.get_lines()] == ["mine"]
-    assert len(disp.figure_.axes) == 1
-    np.testing.assert_allclose(disp.confidence, [0.65, 0.85])
-    assert disp.ece == pytest.approx(0.25)
-    bare = ReliabilityDisplay([0.6], [0.5], [3])
-    with pytest.raises(ValueError, match="edges"):
-        bare.plot()
-    assert bare.plot(show_counts=False).line_.get_label() == "ECE 0.100"
-    with pytest.raises(TypeError, match="predict_proba"):
-        ReliabilityDisplay.from_estimator(StandardScaler().fit([[0.0], [1.0]]), [[0.0]], [0])
+# ----------------------------------------------------------- curve fields
+def test_curve_gives_ece_and_mce():
+    curve = reliability_curve(Y6, PROBA6, n_bins=7)
+    assert curve.ece == expected_calibration_error(Y6, PROBA6, n_bins=7)
+    assert curve.mce == maximum_calibration_error(Y6, PROBA6, n_bins=7)
+    # from stored bins, without the samples or the edges
+    stored = ReliabilityCurve(curve.confidence.tolist(), curve.accuracy.tolist(), curve.count.tolist())
+    assert stored.edges is None
+    assert stored.ece == pytest.approx(curve.ece, abs=1e-15)
+    assert stored.mce == pytest.approx(curve.mce, abs=1e-15)
+    assert len(stored) == 4 and stored._fields == ("confidence", "accuracy", "count", "edges")

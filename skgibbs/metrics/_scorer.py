@@ -1,0 +1,148 @@
+"""The one design of the scorers: a metric of one response of the estimator's last step.
+
+Every scorer of :mod:`skgibbs.metrics` is a :class:`Scorer`: it reaches the
+last step of the estimator through a Pipeline (:func:`final_step`), asks it
+for one *response* (``predict_interval``, ``predict_proba``,
+``predict_samples`` or the fitted WAIC) and returns
+``sign * metric(y, response, **kwargs)``. A scorer holds module-level
+functions and plain values only, so it pickles (joblib sends it to worker
+processes), and it prints as the call that made it.
+"""
+
+__all__ = ["Scorer", "final_step"]
+
+
+def final_step(estimator, X=None):
+    """The last step of a pipeline, and ``X`` pushed through the steps before it.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        A fitted estimator. A :class:`~sklearn.pipeline.Pipeline` (anything
+        with ``steps`` that slices) is split into its transformers and its
+        last step; any other estimator is its own last step.
+    X : array-like of shape (n_samples, n_features), default=None
+        Input of ``estimator``; None when only the last step is wanted.
+
+    Returns
+    -------
+    final : estimator
+        The last step.
+    Xt : array-like or None
+        ``X`` transformed by the steps before the last, ``X`` itself when
+        there are none, None when ``X`` is None.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> X, y = [[0.0], [1.0], [2.0]], [0.0, 1.0, 2.0]
+    >>> pipe = make_pipeline(StandardScaler(), LinearRegression()).fit(X, y)
+    >>> final, Xt = final_step(pipe, X)
+    >>> type(final).__name__, Xt.ravel().round(3).tolist()
+    ('LinearRegression', [-1.225, 0.0, 1.225])
+    >>> final_step(final, X)[1] is X
+    True
+    """
+    if not (hasattr(estimator, "steps") and hasattr(estimator, "__getitem__")):
+        return estimator, X
+    if X is not None and len(estimator.steps) > 1:
+        X = estimator[:-1].transform(X)
+    return estimator[-1], X
+
+
+# ----------------------------------------------------------- responses
+# Each response takes the last step, the transformed X and the scorer's
+# keyword arguments, and returns the prediction with the keyword arguments
+# of the metric.
+def _interval_bounds(final, Xt, kwargs):
+    _, y_pis = final.predict_interval(Xt, confidence_level=kwargs["confidence_level"])
+    return y_pis, kwargs
+
+
+def _probabilities(final, Xt, kwargs):
+    # As scikit-learn's scorers, a binary classifier gives the column of
+    # classes_[-1]; labels name the columns even when the test fold lacks a class.
+    proba = final.predict_proba(Xt)
+    if len(final.classes_) == 2:
+        proba = proba[:, 1]
+    return proba, {**kwargs, "labels": final.classes_}
+
+
+def _posterior_draws(final, Xt, kwargs):
+    return final.predict_samples(Xt).T, {**kwargs, "noise_variance": final.noise_variance_}
+
+
+def _fitted_waic(final, Xt, kwargs):
+    return final.generalization_loss_, kwargs
+
+
+# response name: (how to get it, what the last step needs, what it is)
+_RESPONSES = {
+    "predict_interval": (_interval_bounds, ("predict_interval",), "a skgibbs regressor"),
+    "predict_proba": (_probabilities, ("predict_proba", "classes_"), "a fitted classifier"),
+    "predict_samples": (
+        _posterior_draws,
+        ("predict_samples", "noise_variance_"),
+        "a fitted skgibbs estimator",
+    ),
+    "waic": (_fitted_waic, ("generalization_loss_",), "a fitted skgibbs estimator (e.g. GibbsMLPRegressor)"),
+}
+
+
+class Scorer:
+    """``scorer(estimator, X, y) = sign * metric(y, response, **kwargs)``.
+
+    Parameters
+    ----------
+    metric : callable
+        ``metric(y_true, response, **kwargs) -> float``; a module-level
+        function, so that the scorer pickles.
+    response : {"predict_interval", "predict_proba", "predict_samples", "waic"}
+        What the last step of the estimator is asked for.
+    sign : {1, -1}
+        -1 turns a loss into a greater-is-better score.
+    name : str
+        The ``repr``: the call that makes an equal scorer.
+    **kwargs : dict
+        Passed to ``metric`` (and ``confidence_level`` to ``predict_interval``).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.metrics import log_loss
+    >>> X, y = [[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1]
+    >>> clf = LogisticRegression().fit(X, y)
+    >>> scorer = Scorer(log_loss, "predict_proba", sign=-1, name="neg_nll")
+    >>> scorer
+    neg_nll
+    >>> bool(abs(scorer(clf, X, y) + log_loss(y, clf.predict_proba(X))) < 1e-12)
+    True
+    """
+
+    def __init__(self, metric, response, *, sign, name, **kwargs):
+        if response not in _RESPONSES:
+            raise ValueError(f"response must be one of {sorted(_RESPONSES)}, got {response!r}.")
+        if sign not in (1, -1):
+            raise ValueError(f"sign must be 1 or -1, got {sign!r}.")
+        self.metric = metric
+        self.response = response
+        self.sign = sign
+        self.name = name
+        self.kwargs = kwargs
+
+    def __call__(self, estimator, X=None, y=None):
+        final, Xt = final_step(estimator, X)
+        get, needs, what = _RESPONSES[self.response]
+        missing = [attribute for attribute in needs if not hasattr(final, attribute)]
+        if missing:
+            raise TypeError(
+                f"{self!r} needs {what}, or a Pipeline ending in one, with {' and '.join(needs)}; "
+                f"{type(final).__name__} lacks {' and '.join(missing)}."
+            )
+        response, kwargs = get(final, Xt, self.kwargs)
+        return self.sign * float(self.metric(y, response, **kwargs))
+
+    def __repr__(self):
+        return self.name
