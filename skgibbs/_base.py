@@ -93,7 +93,7 @@ class BaseGibbsMLP(BaseEstimator):
     def _fit(self, X, y):
         problem = build_problem(self, X, y)
         self._store(problem.sample(), problem.spec)
-        self._summarise(X, y)
+        self._summarise(*problem.arrays)
         warn_if_unreliable(self)
         return self
 

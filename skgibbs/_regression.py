@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_array, column_or_1d
 
 from ._base import BaseGibbsMLP
 from ._data import safe_scale
-from ._levels import check_levels, mixture_quantiles
+from ._levels import check_level, check_levels, mixture_quantiles
 from ._reliability import function_space_mixing
 from .credible import credible_radius, credible_sets, parameter_radius
 from .criteria import gaussian_log_likelihood, langevin_waic, waic
@@ -140,10 +140,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         return F[pick].T + noise
 
     def _level(self, confidence_level):
-        level = self.confidence_level if confidence_level is None else confidence_level
-        if not 0 < level < 1:
-            raise ValueError(f"confidence_level must lie in (0, 1), got {level!r}.")
-        return level
+        return check_level(self.confidence_level if confidence_level is None else confidence_level)
 
     def credible_radius(self, X, confidence_level=None):
         """Radius of the empirical-L2 credible ball (paper 000 (3.4)) on the inputs ``X``.

@@ -60,6 +60,9 @@ class PosteriorProblem(NamedTuple):
         Whether the chains of a group are advanced in one batch.
     n_jobs : int or None
         joblib jobs over groups of chains.
+    arrays : tuple of ndarray
+        The validated ``(X, y)`` as given (NumPy, unscaled): what the
+        estimator summarises the draws on.
     """
 
     spec: MLPSpec
@@ -75,6 +78,7 @@ class PosteriorProblem(NamedTuple):
     run: RunSettings
     vectorize: bool
     n_jobs: object
+    arrays: tuple
 
     def sample(self):
         """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`."""
@@ -165,6 +169,7 @@ def build_problem(estimator, X, y):
         vectorize=_vectorize(est.n_chains, n * (rho if rho < 1 else 1.0), spec.n_params, device),
         # one GPU batches all chains; worker processes would each need a device of their own
         n_jobs=None if device.type == "cuda" else est.n_jobs,
+        arrays=(X, y),
     )
 
 
