@@ -47,97 +47,42 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
 # --------------------------------------------------------------- benchmarks
-# doc/benchmarks.rst lists the results that benchmarks/ writes as
-# reStructuredText (benchmarks/results/<name>.rst). Only files that exist at
-# build time are included: the section below is appended to the page source
-# when it is read, and the page is re-read on every build so that new
-# results appear.
+# doc/benchmarks.rst lists the results that ``python -m benchmarks`` writes as
+# reStructuredText (benchmarks/results/<name>.rst), one section per output
+# that the benchmarks declare (benchmarks.registry), performance first, then
+# the paper reproductions. Only files that exist at build time are included:
+# the sections are appended to the page source when it is read, and the page
+# is re-read on every build so that new results appear.
 RESULTS = ROOT / "benchmarks" / "results"
-BENCHMARK_SECTIONS = [
-    ("speed", "Speed", "``benchmarks/bench_speed.py``"),
-    ("example9", "Example 9: credible balls in a linear model", "``benchmarks/repro_example9.py``"),
-    ("table2", "Table 2: credible radii on the data-gap regression", "``benchmarks/repro_table2.py``"),
-    ("fig6", "Fig. 6: validation risk against n at constant n rho", "``benchmarks/repro_fig6.py``"),
-    ("lfv_speed", "Paper 004 Remark 5: time of LFV and FV", "``benchmarks/bench_lfv_speed.py``"),
-    ("lfv_linear", "Paper 004 Tables 1-3: LFV in linear models", "``benchmarks/repro_lfv_linear.py``"),
-    ("lfv_nn", "Paper 004 Tables 4-6: LFV of a tanh network", "``benchmarks/repro_lfv_nn.py``"),
-    (
-        "lfv_nn_init_sd01",
-        "Paper 004 Tables 4-6, variant: initial spread 0.1",
-        "``benchmarks/repro_lfv_nn.py --init-sd 0.1 --output lfv_nn_init_sd01``",
-    ),
-    (
-        "lfv_real",
-        "Paper 004 Table 7 analogue: LFV against cross-validation",
-        "``benchmarks/repro_lfv_real.py``",
-    ),
-    (
-        "model_selection",
-        "WAIC search against 10-fold cross-validation: time and rankings",
-        "``benchmarks/bench_model_selection.py``",
-    ),
-    (
-        "surrogate_gap",
-        "Distance of the surrogates from the Gibbs posterior",
-        "``benchmarks/repro_surrogate_gap.py``",
-    ),
-    (
-        "control_variates",
-        "Paper 003 §6: neural control variates on the funnel, banana and logistic regression",
-        "``benchmarks/repro_control_variates.py``",
-    ),
-    (
-        "control_variates_speed",
-        "Neural control variates: exact batched Laplacian vs per-point Hessians",
-        "``benchmarks/bench_control_variates.py``",
-    ),
-    ("mixing", "Mixing per second: HMC, MALA, csMALA and BlackJAX NUTS", "``benchmarks/bench_mixing.py``"),
-    ("uq", "Held-out uncertainty against GPs, ensembles, NGBoost and conformal", "``benchmarks/bench_uq.py``"),
-    (
-        "classification",
-        "Classification: calibration against what users pick instead",
-        "``benchmarks/bench_classification.py``",
-    ),
-    (
-        "classifier_prior",
-        "The scale of the classifier's default prior",
-        "``benchmarks/bench_classifier_prior.py``",
-    ),
-    ("vi_e1", "Paper 002 App. E.1: the predictive spread of VI as the width grows", "``benchmarks/repro_vi.py``"),
-    ("vi_e2", "Paper 002 App. E.2: the two terms of the ELBO as the width grows", "``benchmarks/repro_vi.py``"),
-    ("vi_fig1", "Paper 002 Fig. 1 analogue: VI against the cooling tau", "``benchmarks/repro_vi.py``"),
-    ("vi_fig3", "Paper 002 Fig. 3 analogue: the classical ELBO against the width", "``benchmarks/repro_vi.py``"),
-    ("vi_tau", "The default cooling tau of sampler='vi'", "``benchmarks/sweep_vi_tau.py``"),
-    (
-        "vi_gradient",
-        "VI gradients: local reparametrisation against weight draws",
-        "``benchmarks/bench_vi_gradient.py``",
-    ),
-    ("large_n", "Default fits at large n", "``benchmarks/bench_large_n.py``"),
-    ("burn_in", "csMALA burn-in steps against sampling steps", "``benchmarks/bench_burn_in.py``"),
-    ("uq_mcycle", "Held-out uncertainty on a small 1-D data set (MASS mcycle)", "``benchmarks/bench_uq.py``"),
-    ("sparse_tables", "Paper 001 Tables 1-2: full and sparse priors", "``benchmarks/repro_sparse.py``"),
-    ("sparse", "Sparse networks: kernel speed and input relevance", "``benchmarks/bench_sparse.py``"),
-    (
-        "distributed",
-        "Chains and searches in parallel: one process, loky, Dask",
-        "``benchmarks/bench_distributed.py``",
-    ),
-]
+KIND_RUBRICS = {
+    "performance": "Performance benchmarks (``benchmarks/perf``)",
+    "reproduction": "Paper reproductions and studies (``benchmarks/studies``)",
+}
+
+
+def _section(title, body):
+    return ["", title, "-" * len(title), "", *body]
 
 
 def _benchmark_sections():
-    known = {name for name, _, _ in BENCHMARK_SECTIONS}
-    extra = sorted(p.stem for p in RESULTS.glob("*.rst") if p.stem not in known)
-    entries = BENCHMARK_SECTIONS + [(name, name.replace("_", " ").capitalize(), None) for name in extra]
-    lines = []
-    for name, title, script in entries:
-        if not (RESULTS / f"{name}.rst").is_file():
-            continue
-        lines += ["", title, "-" * len(title), ""]
-        if script:
-            lines += [f"Written by {script} to ``benchmarks/results/{name}.rst``.", ""]
-        lines += [f".. include:: ../benchmarks/results/{name}.rst", ""]
+    from benchmarks import registry
+
+    benches = registry(strict=False)  # a module that does not import must not stop the build
+    lines, declared = [], set()
+    for kind, rubric in KIND_RUBRICS.items():
+        group = []
+        for bench in (b for b in benches.values() if b.kind == kind):
+            for output in bench.outputs:
+                declared.add(output.stem)
+                if not (RESULTS / f"{output.stem}.rst").is_file():
+                    continue
+                written = f"Written by ``{bench.command(output)}`` to ``benchmarks/results/{output.stem}.rst``."
+                group += _section(output.title, [written, "", f".. include:: ../benchmarks/results/{output.stem}.rst", ""])
+        if group:
+            # a rubric, not a section: the included results bring headings of their own
+            lines += ["", f".. rubric:: {rubric}", "", *group]
+    for stem in sorted(p.stem for p in RESULTS.glob("*.rst") if p.stem not in declared):
+        lines += _section(stem.replace("_", " ").capitalize(), [f".. include:: ../benchmarks/results/{stem}.rst", ""])
     if not lines:
         lines = ["", "No results have been written yet: run ``make bench``.", ""]
     return "\n".join(lines)

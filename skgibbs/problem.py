@@ -25,11 +25,11 @@ from .model import MLPSpec
 from .potential import MLPPotential
 from .samplers import RunSettings, Target, get_sampler
 
-__all__ = ["PosteriorProblem", "build_problem"]
+__all__ = ["PosteriorProblem", "build_problem", "VECTORIZE_WORK"]
 
-# Chains are advanced together in one process while a step is this cheap
-# (examples in the batch times parameters); see the speed benchmark.
-_VECTORIZE_WORK = 5_000_000
+#: Chains are advanced together in one process while a step is this cheap
+#: (examples in the batch times parameters); measured by the ``speed`` benchmark.
+VECTORIZE_WORK = 5_000_000
 
 
 class PosteriorProblem(NamedTuple):
@@ -176,4 +176,4 @@ def build_problem(estimator, X, y):
 def _vectorize(n_chains, batch, n_params, device):
     if n_chains == 1 or device.type == "cuda":
         return True
-    return batch * n_params <= _VECTORIZE_WORK
+    return batch * n_params <= VECTORIZE_WORK

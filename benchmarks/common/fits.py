@@ -1,0 +1,139 @@
+"""Fits and scores shared by the classification and uncertainty benchmarks and the tau sweep.
+
+The sweep of ``sampler='vi'``'s cooling refits the ``skgibbs_vi`` rows of
+both benchmarks on other splits, so the estimator settings, the fits and
+the scores live here, once.
+"""
+
+import re
+import time
+import warnings
+from collections import Counter
+
+import numpy as np
+from scipy.special import logsumexp
+from scipy.stats import norm
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
+
+from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs.metrics import expected_calibration_error
+
+GIBBS = ("skgibbs", "skgibbs_vi")  # the library's rows; the others are the peers
+LEVEL = 0.9
+Z = float(norm.ppf(0.5 + LEVEL / 2))  # 1.645
+N_BINS = 15
+CLASSIFICATION_TEST_SIZE, REGRESSION_TEST_SIZE = 0.25, 0.1
+QUICK_SKGIBBS = {"hidden_layer_sizes": [8], "n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
+QUICK_VI = {"hidden_layer_sizes": [8], "n_samples": 10, "pretrain_iter": 20, "vi_max_iter": 100}
+
+
+# ---------------------------------------------------------------- text
+def mean_se(values):
+    v = np.asarray(values, dtype=float)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
+
+
+def warning_kinds(messages):
+    """Distinct messages with their numbers replaced by ``#``, most frequent first, with their counts."""
+    kinds = Counter(re.sub(r"\d+(\.\d+)?", "#", m) for m in messages)
+    return [f"[{count}x] {text}" for text, count in kinds.most_common()]
+
+
+def escape(text):
+    """``text`` safe in reST and Markdown: no references (``word_``), substitutions or emphasis."""
+    text = re.sub(r"([|*`])", r"\\\1", text)
+    return re.sub(r"(\w)_(?=\W|$)", r"\1\\_", text)
+
+
+def fmt(pair, digits=3):
+    return f"{pair[0]:.{digits}f} ± {pair[1]:.{digits}f}"
+
+
+# ---------------------------------------------------------------- classification
+def make_classifier_vi(seed, cfg):
+    """The ``skgibbs_vi`` row's classifier of ``cfg`` seeded ``seed``."""
+    from skgibbs import GibbsMLPClassifier
+
+    return GibbsMLPClassifier(**{**cfg["skgibbs_vi"], "sampler": "vi", "random_state": seed})
+
+
+def fit_classifier(model, est, X, y):
+    """Fit ``est`` and return what to record besides the test scores."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        est.fit(X, y)
+        seconds = time.perf_counter() - start
+    out = {
+        "fit_s": seconds,
+        "convergence_warnings": sum(issubclass(w.category, ConvergenceWarning) for w in caught),
+    }
+    if model == "skgibbs":
+        out["rhat"] = float(np.max(est.rhat_))
+        out["ess"] = float(np.min(est.ess_))
+    if model == "skgibbs_vi":
+        out["n_iter"] = int(est.n_iter_)
+        out["stopped_early"] = bool(est.vi_stopped_early_)
+        out["kl_weight"] = float(est.kl_weight_)
+    if model in GIBBS:
+        out["warnings"] = [str(w.message) for w in caught if issubclass(w.category, SamplerWarning)]
+    return out
+
+
+def score_classifier(est, X, y):
+    P, labels = est.predict_proba(X), est.classes_
+    return {
+        "accuracy": float(accuracy_score(y, est.predict(X))),
+        "nll": float(log_loss(y, P, labels=labels)),
+        "ece": float(expected_calibration_error(y, P, n_bins=N_BINS, strategy="uniform", labels=labels)),
+        "brier": float(brier_score_loss(y, P, labels=labels, scale_by_half=False)),
+    }
+
+
+# ---------------------------------------------------------------- regression
+def gaussian(mean, sd, y):
+    return {"mean": mean, "lo": mean - Z * sd, "hi": mean + Z * sd, "loglik": norm.logpdf(y, mean, sd)}
+
+
+def mixture_loglik(y, F, noise_variance):
+    """``log mean_s N(y_i; F[i, s], noise_variance)`` per row of ``F``."""
+    return logsumexp(norm.logpdf(y[:, None], F, np.sqrt(noise_variance)), axis=1) - np.log(F.shape[1])
+
+
+def make_regressor_vi(cfg, seed=None):
+    """The ``skgibbs_vi`` row's regressor of ``cfg`` seeded ``seed``."""
+    return GibbsMLPRegressor(**{**cfg["skgibbs_vi"], "sampler": "vi", "random_state": seed})
+
+
+def fit_gibbs(reg, X, y):
+    """Fit ``reg`` (a GibbsMLPRegressor); ``predict`` and the SamplerWarning messages raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SamplerWarning)
+        reg.fit(X, y)
+    messages = [str(w.message) for w in caught if issubclass(w.category, SamplerWarning)]
+
+    def predict(Xt, yt):
+        mean = reg.predict(Xt)
+        _, pis = reg.predict_interval(Xt, confidence_level=LEVEL)
+        loglik = mixture_loglik(yt, reg.predict_samples(Xt), reg.noise_variance_)
+        return {"mean": mean, "lo": pis[:, 0, 0], "hi": pis[:, 1, 0], "loglik": loglik}
+
+    return predict, messages
+
+
+def fit_regressor_vi(X, y, seed, cfg):
+    reg = make_regressor_vi(cfg, seed)
+    predict, messages = fit_gibbs(reg, X, y)
+    extras = {"n_iter": int(reg.n_iter_), "stopped_early": bool(reg.vi_stopped_early_)}
+    return predict, {**extras, "kl_weight": float(reg.kl_weight_), "warnings": messages}
+
+
+def score_regression(pred, y):
+    mean, lo, hi = pred["mean"], pred["lo"], pred["hi"]
+    return {
+        "ll": float(np.mean(pred["loglik"])),
+        "rmse": float(np.sqrt(np.mean((y - mean) ** 2))),
+        "coverage": float(np.mean((lo <= y) & (y <= hi))),
+        "width": float(np.mean(hi - lo)),
+    }

@@ -1,0 +1,1 @@
+"""Performance benchmarks: speed and cost of skgibbs against floors and peers."""

@@ -1,0 +1,107 @@
+"""Cost of a csMALA burn-in step against a sampling step.
+
+During burn-in with ``rho < 1`` the step size follows the acceptance of the
+parameter move alone, which needs the loss of the current point on the
+proposal's batch: one extra forward pass per step (``MALAInfo.move_acceptance``).
+The runner now measures it on every second burn-in step only. This script
+times, on the network of paper 000 (1-100-100-1 ReLU, 10401 weights) with
+``make_gap_regression(10000)`` at ``rho = 0.1`` and one chain (two chains
+batched for comparison), the mean wall time of
+
+* a sampling step,
+* a burn-in step that measures the move acceptance (every step before),
+* a burn-in step that does not,
+
+and the mean burn-in step of the runner's schedule (every second step
+measured), relative to a sampling step.
+
+Run ``python -m benchmarks run burn_in`` (under a minute on one core);
+``--quick`` runs fewer steps.
+"""
+
+import time
+
+import torch
+
+from skgibbs.datasets import make_gap_regression
+from skgibbs.model import MLPSpec
+from skgibbs.potential import MLPPotential, Prior
+from skgibbs.samplers import ChainConfig
+from skgibbs.samplers.runner import _MOVE_EVERY, _Chains
+
+from .. import Benchmark, Output
+from ..common.environment import load_average
+from ..common.writer import Page
+
+NAME = "burn_in"
+
+
+def _chains(K):
+    X, y = make_gap_regression(n_samples=10000, noise=0.02, random_state=0)
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    spec = MLPSpec(1, (100, 100), "relu")
+    pot = MLPPotential(spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32))
+    theta0 = spec.init_params(torch.Generator().manual_seed(0), K, torch.float32)
+    cfg = ChainConfig(sampler="csmala", lam=10000 / 5.0, rho=0.1, correction=1.0, step_size=1e-7)
+    return _Chains(pot, Prior(spec.fan_in_std(torch.float32)), theta0, list(range(K)), cfg)
+
+
+def _per_step(chains, steps, kinds):
+    """Mean seconds per step of each kind, the kinds interleaved so that they share the machine's load."""
+    totals = {name: 0.0 for name in kinds}
+    for i in range(steps + 1):
+        for name, kwargs in kinds.items():
+            start = time.perf_counter()
+            chains.advance(**kwargs)
+            if i:  # the first round warms up
+                totals[name] += time.perf_counter() - start
+    return {name: total / steps for name, total in totals.items()}
+
+
+def run(args):
+    """Time the three kinds of step with one and two chains."""
+    steps = 20 if args.quick else 200
+    raw = []
+    for K in (1, 2):
+        chains = _chains(K)
+        kinds = {"sampling": {"params": chains.params()}, "measured": {"adapting": True}, "plain": {}}
+        times = _per_step(chains, steps, kinds)
+        sample, measured, plain = times["sampling"], times["measured"], times["plain"]
+        schedule = (measured + (_MOVE_EVERY - 1) * plain) / _MOVE_EVERY
+        raw.append({"chains": K, "sampling": sample, "measured": measured, "plain": plain, "schedule": schedule})
+    result = {"quick": args.quick, "rows": raw, "steps": steps, "load_average": load_average()}
+    return {NAME: {**result, "move_every": _MOVE_EVERY}}
+
+
+def report(results):
+    """The step-time table."""
+    result = results[NAME]
+    every, steps, load = result["move_every"], result["steps"], result["load_average"]
+    rows = []
+    for r in result["rows"]:
+        sample = r["sampling"]
+        cells = [f"{1e3 * r[k]:.2f} ({r[k] / sample:.2f}x)" for k in ("measured", "plain", "schedule")]
+        rows.append([r["chains"], f"{1e3 * sample:.2f}", *cells])
+    header = [
+        "chains",
+        "sampling step (ms)",
+        "burn-in, move measured (ms)",
+        "burn-in, not measured (ms)",
+        f"burn-in, every {every}. measured (ms)",
+    ]
+    notes = [
+        f"csMALA, rho = 0.1 (about 1000 examples a step), the 10401-weight network of paper 000 at n = 10000, "
+        f"float32, one thread, {steps} steps per cell, the three kinds interleaved; load average {load:.1f} (a shared machine: tens of "
+        "percent of noise). The last column is the runner's burn-in schedule."
+    ]
+    return [Page(NAME, "Burn-in against sampling steps (csMALA)", [("Step times", header, rows)], notes)]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="performance",
+    title="csMALA burn-in steps against sampling steps",
+    outputs=(Output(NAME, "csMALA burn-in steps against sampling steps"),),
+    run=run,
+    report=report,
+)

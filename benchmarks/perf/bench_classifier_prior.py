@@ -1,0 +1,169 @@
+"""The scale of GibbsMLPClassifier's default prior: test log loss against the factor of 1 / sqrt(fan_in).
+
+``prior_std="auto"`` gives every weight and bias of a layer with ``n_in``
+inputs the prior ``N(0, (g / sqrt(n_in))^2)``; the regressors use ``g = 1``,
+the classifier ``g = 2``. This script measures what the factor changes: on
+one stratified split of breast cancer, Pima (MASS ``Pima.tr`` + ``Pima.te``)
+and Ripley's data (``synth.tr`` / ``synth.te``), a quarter held out with
+``train_test_split(..., test_size=0.25, stratify=y, random_state=0)`` (Ripley:
+its own test set), it fits ``GibbsMLPClassifier(random_state=0)`` at the
+defaults with the factor ``g`` in {1, sqrt 2, 2, 3} and reports the test log
+loss, accuracy, mean confidence, mean leapfrog steps per transition, R-hat
+and the fit time, beside ``LogisticRegression`` and
+``GaussianProcessClassifier`` on the same split. The factor is set on the
+instance (``_prior_gain``, the attribute ``prior_std="auto"`` reads). One
+torch thread; about 15 minutes on one core.
+
+Run ``python -m benchmarks run classifier_prior``; it writes
+``benchmarks/results/classifier_prior.{json,md,rst}``.
+"""
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.gaussian_process import GaussianProcessClassifier
+from sklearn.gaussian_process.kernels import RBF
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, log_loss
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skgibbs import GibbsMLPClassifier, SamplerWarning
+
+from .. import Benchmark, Output
+from ..common import data
+from ..common.tables import names
+from ..common.writer import Page
+
+NAME = "classifier_prior"
+FACTORS = {"1": 1.0, "sqrt2": 2**0.5, "2": 2.0, "3": 3.0}
+DATASETS = ("breast_cancer", "pima", "synth")
+
+
+QUICK = {"hidden_layer_sizes": (8,), "n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
+
+
+def load(name):
+    """``(X_train, X_test, y_train, y_test)``: Ripley's own split, else a stratified quarter held out."""
+    X, y, n_train = data.load(name)
+    if n_train is not None:
+        return X[:n_train], X[n_train:], y[:n_train], y[n_train:]
+    return train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
+
+
+def fit_all(datasets, factors, quick=False):
+    rows = []
+    loaded, _ = data.load_available(datasets, load)
+    for name in loaded:
+        X_train, X_test, y_train, y_test = loaded[name]
+        peers = {
+            "logistic": LogisticRegression(max_iter=5000),
+            "gpc": GaussianProcessClassifier(1.0 * RBF(1.0), random_state=0),
+        }
+        for label, model in peers.items():
+            model = make_pipeline(StandardScaler(), model).fit(X_train, y_train)
+            proba = model.predict_proba(X_test)
+            rows.append(
+                dict(
+                    dataset=name,
+                    model=label,
+                    nll=log_loss(y_test, proba, labels=model.classes_),
+                    accuracy=accuracy_score(y_test, model.predict(X_test)),
+                )
+            )
+        for label in factors:
+            clf = GibbsMLPClassifier(random_state=0, **(QUICK if quick else {}))
+            clf._prior_gain = FACTORS[label]  # PRIVATE-CALL: the factor prior_std="auto" reads
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SamplerWarning)
+                clf.fit(X_train, y_train)
+            seconds = time.perf_counter() - start
+            proba = clf.predict_proba(X_test)
+            rows.append(
+                dict(
+                    dataset=name,
+                    model=f"skgibbs g={label}",
+                    nll=log_loss(y_test, proba, labels=clf.classes_),
+                    accuracy=accuracy_score(y_test, clf.predict(X_test)),
+                    confidence=float(proba.max(1).mean()),
+                    leapfrog=float(clf.sample_stats_["n_steps"].mean()),
+                    rhat=float(clf.rhat_),
+                    fit_s=seconds,
+                )
+            )
+            print(
+                f"{name} g={label}: NLL {rows[-1]['nll']:.3f}, {rows[-1]['leapfrog']:.1f} steps, "
+                f"{seconds:.0f} s",
+                flush=True,
+            )
+    return rows
+
+
+def add_arguments(parser):
+    parser.add_argument("--datasets", nargs="+", default=[",".join(DATASETS)], help=", ".join(DATASETS))
+    parser.add_argument("--factors", nargs="+", default=[",".join(FACTORS)], help=", ".join(FACTORS))
+
+
+def run(args):
+    """Fit the classifier at each factor and the peers on each data set (quick: breast cancer, a tiny network)."""
+    datasets = ["breast_cancer"] if args.quick else names(args.datasets, DATASETS, "data set")
+    factors = ["1", "2"] if args.quick else names(args.factors, tuple(FACTORS), "factor")
+    start = time.perf_counter()
+    rows = fit_all(datasets, factors, args.quick)
+    return {NAME: {"quick": args.quick, "rows": rows, "runtime_s": time.perf_counter() - start}}
+
+
+def report(results):
+    """The test log-loss table."""
+    result = results[NAME]
+    rows = result["rows"]
+    runtime = f"; runtime {result['runtime_s']:.0f} s" if "runtime_s" in result else ""  # not stored before
+
+    def fmt(value, spec):
+        return "" if value is None or (isinstance(value, float) and np.isnan(value)) else format(value, spec)
+
+    header = [
+        "data set",
+        "model",
+        "test NLL",
+        "accuracy",
+        "mean confidence",
+        "leapfrog steps",
+        "R-hat",
+        "fit s",
+    ]
+    table = [
+        [
+            r["dataset"],
+            r["model"],
+            fmt(r["nll"], ".3f"),
+            fmt(r["accuracy"], ".3f"),
+            fmt(r.get("confidence"), ".3f"),
+            fmt(r.get("leapfrog"), ".1f"),
+            fmt(r.get("rhat"), ".3f"),
+            fmt(r.get("fit_s"), ".0f"),
+        ]
+        for r in rows
+    ]
+    notes = [
+        "One split per data set (a quarter held out, stratified, seed 0; Ripley's data: its own 1000 test "
+        "points). skgibbs g: GibbsMLPClassifier(random_state=0) at the defaults with prior_std='auto' scaled "
+        "by g (N(0, (g / sqrt(fan_in))^2) per parameter); leapfrog steps: mean per HMC transition. "
+        "Peers: LogisticRegression(max_iter=5000) and GaussianProcessClassifier(1.0 * RBF(1.0)) on "
+        f"standardized inputs. One torch thread{runtime}."
+    ]
+    return [Page(NAME, "The scale of the classifier's default prior", [("Test log loss", header, table)], notes)]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="performance",
+    title="The scale of the classifier's default prior",
+    outputs=(Output(NAME, "The scale of the classifier's default prior"),),
+    run=run,
+    report=report,
+    add_arguments=add_arguments,
+)

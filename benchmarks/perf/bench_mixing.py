@@ -1,0 +1,694 @@
+"""Mixing per second: skgibbs' samplers and BlackJAX NUTS on the same Gibbs posteriors.
+
+For each target below, every sampler starts its four chains from the same
+four pre-trained networks and samples the same density
+
+    ``pi_lambda(theta) ∝ N(theta; 0, diag(prior_std^2)) exp(-lambda R_n(theta))``
+
+on the standardized data (``X`` and ``y`` centred and scaled as
+:class:`skgibbs.GibbsMLPRegressor` does, float32). The starts, the
+temperature and the prior are those of ``GibbsMLPRegressor(random_state=0)``:
+Glorot starts pre-trained by 1000 Adam steps (:meth:`_initial_points` with
+the estimator's seeds), ``temperature="auto"`` (twice the held-out MSE of the
+pre-training) unless stated, and the fan-in Gaussian prior
+(``prior_std="auto"``).
+
+Targets:
+
+* ``diabetes``: scikit-learn's ``load_diabetes`` (n = 442, d = 10), a
+  10-100-100-1 ReLU network, Bayesian temperature;
+* ``gap``: ``make_gap_regression(n_samples=2000, noise=0.02,
+  random_state=0)``, a 1-100-100-1 ReLU network, Bayesian temperature;
+* ``paper000``: the network of paper 000 at n = 10000 (same generator),
+  temperature 5, the tempered posterior at which csMALA's surrogate is valid
+  (``examples/plot_gap_regression.py``), so that full-data HMC and csMALA
+  (rho = 0.1) compare there.
+
+Samplers (skgibbs through :func:`skgibbs.samplers.run_chains`, chains batched
+when the estimator would batch them):
+
+* ``mala``: MALA with the library's Langevin defaults (1000 warm-up steps,
+  200 draws kept every 10th step);
+* ``hmc``: HMC with the prior metric and ``trajectory_length="auto"``, the
+  estimator's default (250 warm-up transitions, 175 draws, no thinning;
+  the saved results of diabetes were taken at 300 + 200, those of the gap
+  at 400 + 200, as their tables say);
+* ``hmc-adaptive``: the same with Stan's windowed metric adaptation;
+* ``hmc-chees``: the same as ``hmc`` with the trajectory length adapted by ChEES;
+* ``csmala``: corrected stochastic MALA on Bernoulli(0.1) batches with the
+  Langevin defaults, on ``paper000`` only: at the Bayesian temperature its
+  surrogate is not the posterior (``lambda' l_i / n`` about 1/2);
+* ``nuts``: BlackJAX NUTS after Stan's window adaptation (400 warm-up + 200
+  draws per chain, float32, the chains one after the other), checked first
+  against skgibbs' log density and gradient (``_blackjax_nuts.py``; the
+  ``bench`` extra).
+
+Measured per sampler: the bulk effective sample size (rank-normalised,
+split) of the function values ``f_theta(x_i)`` at the training inputs (an
+evenly spaced subset of 1000 inputs at n = 10000), its minimum and median
+over the inputs, the largest R-hat, the wall time of warm-up and sampling
+(all four chains; NUTS's compilation is reported apart and left out), the
+minimum ESS per second of warm-up + sampling, gradient evaluations per chain,
+acceptance, divergences, step size and trajectory length. Everything runs on
+one thread (one torch thread, one XLA thread).
+
+Run ``python -m benchmarks run mixing`` for all targets, or one at a time
+with ``--targets diabetes`` (about 10 minutes on one core), ``--targets gap``
+and ``--targets paper000`` (hours: full-data gradients at n = 10000). NUTS
+first runs a short pilot chain and, when the full run would exceed
+``--nuts-budget`` seconds, runs fewer draws (or fewer warm-up steps) and says
+so. Each full run merges its targets and samplers into
+``benchmarks/results/mixing.json`` (saved after every sampler) and rewrites
+``mixing.{md,rst}``; ``python -m benchmarks report mixing`` rebuilds the tables from the JSON;
+``--quick`` runs a tiny network and short chains on smaller data into a
+temporary directory; ``--samplers`` selects samplers (comma-separated).
+"""
+
+import contextlib
+import platform
+import time
+
+import numpy as np
+import torch
+from sklearn.utils import check_random_state
+
+from skgibbs import GibbsMLPRegressor
+from skgibbs.datasets import make_gap_regression
+from skgibbs.diagnostics import effective_sample_size, rhat
+from skgibbs.model import MLPSpec
+from skgibbs.potential import Batch, MLPPotential, Prior
+from skgibbs.samplers import ChainConfig, run_chains, runner, surrogate_constants
+
+from .. import Benchmark, Output
+from ..common import data
+from ..common.environment import cpu_count, load_average, versions
+from ..common.tables import names
+from ..common.writer import Page, save_json
+from ..common.writer import load as load_results
+
+NAME = "mixing"
+TARGETS = ("diabetes", "gap", "paper000")
+SAMPLERS = ("mala", "hmc", "hmc-adaptive", "hmc-chees", "csmala", "nuts")
+LABELS = {
+    "mala": "MALA",
+    "hmc": "HMC, prior metric (default)",
+    "hmc-adaptive": "HMC, adaptive metric",
+    "hmc-chees": "HMC, prior metric, ChEES",
+    "csmala": "csMALA, rho = 0.1",
+    "nuts": "BlackJAX NUTS",
+}
+N_CHAINS, RHO = 4, 0.1
+# target settings: data size, temperature ("auto" = the estimator's), inputs where f is evaluated
+FULL = {
+    "diabetes": {"n": 442, "temperature": "auto", "n_eval": None, "csmala": False},
+    "gap": {"n": 2000, "temperature": "auto", "n_eval": None, "csmala": False},
+    "paper000": {"n": 10000, "temperature": 5.0, "n_eval": 1000, "csmala": True},
+}
+QUICK = {
+    "diabetes": {"n": 442, "temperature": "auto", "n_eval": None, "csmala": False},
+    "gap": {"n": 500, "temperature": "auto", "n_eval": None, "csmala": False},
+    "paper000": {"n": 1000, "temperature": 5.0, "n_eval": 200, "csmala": True},
+}
+
+
+def settings(quick):
+    """Network, pre-training and chain lengths of a full or a quick run."""
+    if quick:
+        langevin, hmc, nuts = (30, 1, 20), (20, 1, 20), (30, 20)
+        return {"hidden": (8,), "pretrain_iter": 30, "langevin": langevin, "hmc": hmc, "nuts": nuts}
+    return {
+        "hidden": (100, 100),
+        "pretrain_iter": 1000,
+        "langevin": (1000, 10, 200),  # burn-in, thin, draws: the Langevin defaults of the estimator
+        "hmc": (250, 1, 175),  # HMC's defaults: burn_in="auto", thin="auto", n_samples
+        "nuts": (400, 200),  # warm-up, draws
+    }
+
+
+def chain_configs(cfg, lam):
+    """ChainConfig of every skgibbs sampler."""
+    b, t, s = cfg["langevin"]
+    hb, ht, hs = cfg["hmc"]
+    hmc = {"sampler": "hmc", "lam": lam, "burn_in": hb, "thin": ht, "n_samples": hs}
+    return {
+        "mala": ChainConfig(sampler="mala", lam=lam, burn_in=b, thin=t, n_samples=s),
+        "hmc": ChainConfig(metric="prior", trajectory_length="auto", **hmc),
+        "hmc-adaptive": ChainConfig(metric="adaptive", trajectory_length="auto", **hmc),
+        "hmc-chees": ChainConfig(metric="prior", trajectory_length="chees", **hmc),
+        "csmala": ChainConfig(sampler="csmala", lam=lam, rho=RHO, burn_in=b, thin=t, n_samples=s),
+    }
+
+
+# ------------------------------------------------------------------ targets
+def _standardize(a):
+    """Centre and scale columns as the estimator does (constant columns only centred)."""
+    std = a.std(0)
+    std = np.where(std > 1e-12 * np.maximum(1.0, np.abs(std)), std, 1.0)
+    return (a - a.mean(0)) / std
+
+
+def load(name, n):
+    if name == "diabetes":
+        return data.load("diabetes")[:2]
+    return make_gap_regression(n_samples=n, noise=0.02, random_state=0)
+
+
+def make_target(name, quick):
+    """Data, network, starts, temperature and prior of one target as ``GibbsMLPRegressor(random_state=0)``."""
+    spec_t, cfg = (QUICK if quick else FULL)[name], settings(quick)
+    X, y = load(name, spec_t["n"])
+    Xs, ys = _standardize(X), _standardize(y[:, None])[:, 0]
+    Xt, yt = torch.as_tensor(Xs, dtype=torch.float32), torch.as_tensor(ys, dtype=torch.float32)
+    n = Xt.shape[0]
+    spec = MLPSpec(Xt.shape[1], cfg["hidden"], "relu")
+    est = GibbsMLPRegressor(
+        cfg["hidden"], n_chains=N_CHAINS, pretrain_iter=cfg["pretrain_iter"], random_state=0
+    )
+    seeds = np.random.SeedSequence(check_random_state(0).randint(2**31)).generate_state(N_CHAINS + 1)
+    start = time.perf_counter()
+    theta0, heldout_mse = est._initial_points(spec, Xt, yt, seeds)  # PRIVATE-CALL: the estimator's starts
+    pretrain_s = time.perf_counter() - start
+    temperature = 2.0 * heldout_mse if spec_t["temperature"] == "auto" else float(spec_t["temperature"])
+    n_eval = spec_t["n_eval"] or n
+    idx = np.unique(np.linspace(0, n - 1, n_eval).round().astype(int))
+    return {
+        "name": name,
+        "spec": spec,
+        "X": Xt,
+        "y": yt,
+        "theta0": theta0,
+        "seeds": [int(s) for s in seeds[1:]],
+        "lam": n / temperature,
+        "prior": Prior(spec.fan_in_std(torch.float32), None),
+        "eval_idx": idx,
+        "est": est,
+        "csmala": spec_t["csmala"],
+        "info": {
+            "n": n,
+            "d": int(Xt.shape[1]),
+            "hidden": list(cfg["hidden"]),
+            "n_params": spec.n_params,
+            "temperature": temperature,
+            "temperature_rule": "auto" if spec_t["temperature"] == "auto" else "fixed",
+            "lam": n / temperature,
+            "heldout_mse": heldout_mse,
+            "n_eval": len(idx),
+            "pretrain_iter": cfg["pretrain_iter"],
+            "pretrain_s": pretrain_s,
+        },
+    }
+
+
+def surrogate_scale(target):
+    """csMALA's per-example term ``lambda' l_i / n`` (zeta = 1) at the starts, averaged."""
+    t = target
+    with torch.no_grad():
+        losses = MLPPotential(t["spec"], t["X"], t["y"]).per_example_loss(t["theta0"], Batch())
+    c = surrogate_constants("csmala", t["lam"], t["info"]["n"], RHO, 1.0)[0]
+    return float(c * losses.double().mean())
+
+
+def function_values(target, samples):
+    """``f_theta(x_i)`` at the evaluation inputs for every draw, shape ``(K, S, n_eval)``."""
+    spec, Xe = target["spec"], target["X"][torch.as_tensor(target["eval_idx"])]
+    K, S, Q = samples.shape
+    theta = torch.as_tensor(samples.reshape(K * S, Q), dtype=torch.float32)
+    chunk = max(1, int(2e7 // (Xe.shape[0] * max(spec.layer_sizes))))
+    with torch.no_grad():
+        F = torch.cat([spec.forward(theta[i : i + chunk], Xe) for i in range(0, K * S, chunk)])
+    return F.double().numpy().reshape(K, S, -1)
+
+
+def mixing(F, seconds):
+    """Min and median bulk ESS, max R-hat, min ESS per second."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ess = np.atleast_1d(effective_sample_size(F, split=True, rank_normalize=True))
+        r = np.atleast_1d(rhat(F))
+    ess_min = float(np.nanmin(ess))
+    return {
+        "ess_min": ess_min,
+        "ess_median": float(np.nanmedian(ess)),
+        "rhat_max": float(np.nanmax(r)),
+        "ess_per_s": ess_min / seconds,
+    }
+
+
+# ------------------------------------------------------------------ skgibbs
+@contextlib.contextmanager
+def phase_clock():
+    """Wall time of the runner's warm-up and sampling phases (all chains), by wrapping its two jobs."""
+    times = {"warmup": 0.0, "sampling": 0.0}
+    names = {"warmup": "_warmup_job", "sampling": "_sample_job"}
+    originals = {k: getattr(runner, v, None) for k, v in names.items()}
+
+    def timed(fn, key):
+        def wrapper(*args):
+            start = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                times[key] += time.perf_counter() - start
+
+        return wrapper
+
+    if all(originals.values()):
+        for key, name in names.items():
+            setattr(runner, name, timed(originals[key], key))
+    try:
+        yield times
+    finally:
+        for key, name in names.items():
+            if originals[key] is not None:
+                setattr(runner, name, originals[key])
+
+
+def run_skgibbs(target, name, cfg, verbose):
+    """One skgibbs sampler from the target's starts; its mixing, cost and adapted constants."""
+    t, config = target, chain_configs(cfg, target["lam"])[name]._replace(verbose=verbose)
+    t["est"].rho_ = config.rho if config.sampler == "csmala" else 1.0
+    vectorize = t["est"]._vectorize(t["info"]["n"], t["spec"].n_params, torch.device("cpu"))
+    pot = MLPPotential(t["spec"], t["X"], t["y"])
+    start = time.perf_counter()
+    with phase_clock() as phases:
+        res = run_chains(pot, t["theta0"].clone(), t["seeds"], config, prior=t["prior"], vectorize=vectorize)
+    total = time.perf_counter() - start
+    if phases["warmup"] + phases["sampling"] == 0.0:  # the runner's phases could not be timed
+        phases = {"warmup": float("nan"), "sampling": float("nan")}
+    F = function_values(t, res.samples)
+    stats = res.draw_stats or {}
+    hmc = config.sampler == "hmc"
+    sampling_grads = stats["n_steps"].sum(1) if hmc else np.full(N_CHAINS, config.n_samples * config.thin)
+    return {
+        "settings": {k: v for k, v in config._asdict().items() if k != "verbose"},
+        "vectorize": bool(vectorize),
+        "warmup_s": phases["warmup"],
+        "sampling_s": phases["sampling"],
+        "total_s": total,
+        **mixing(F, total),
+        "n_grad_per_chain": float(np.mean(res.n_grad)),
+        "n_grad_warmup_per_chain": float(np.mean(res.n_grad - sampling_grads)),
+        "n_grad_sampling_per_chain": float(np.mean(sampling_grads)),
+        "acceptance": float(np.mean(res.acceptance_rate)),
+        "n_divergent": int(np.sum(res.n_divergent)),
+        "step_size": float(np.median(res.step_size)),
+        "trajectory_length": None if res.trajectory_length is None else float(res.trajectory_length),
+        "steps_per_transition": float(stats["n_steps"].mean() / config.thin) if hmc else 1.0,
+        "draws": f"{config.burn_in} + {config.n_samples}" + (f"×{config.thin}" if config.thin > 1 else ""),
+    }
+
+
+# --------------------------------------------------------------------- NUTS
+def nuts_args(target):
+    t = target
+    std = t["prior"].std.numpy()
+    return (t["X"].numpy(), t["y"].numpy(), tuple(t["spec"].layer_sizes[1:-1]), "relu", t["lam"], std)
+
+
+def nuts_plan(target, cfg, budget):
+    """``(n_warmup, n_samples, pilot record, note)`` to fit ``budget`` seconds (None, None when out of reach).
+
+    The pilot runs one chain of 50 warm-up transitions and 10 draws; the full
+    run is estimated from its seconds per gradient and its gradients per
+    warm-up and per sampling transition (early warm-up, before the mass
+    matrix adapts, costs more per transition than later: the estimate errs
+    high).
+    """
+    from ..common import blackjax_nuts as bj
+
+    W, S = cfg["nuts"]
+    pilot = bj.blackjax_sampler(*nuts_args(target), target["theta0"][:1].numpy(), n_warmup=50, n_samples=10)
+    grads = int(pilot["n_grad_evals_warmup"].sum() + pilot["n_grad_evals_sampling"].sum())
+    spg = (pilot["warmup_seconds"] + pilot["sampling_seconds"]) / max(grads, 1)
+    gw, gs = pilot["n_grad_evals_warmup"].sum() / 50, pilot["n_grad_evals_sampling"].sum() / 10
+
+    def cost(w, s):
+        return N_CHAINS * (w * gw + s * gs) * spg
+
+    record = {
+        "pilot_s": pilot["warmup_seconds"] + pilot["sampling_seconds"] + pilot["compile_seconds"],
+        "seconds_per_grad": spg,
+        "grads_per_warmup_transition": float(gw),
+        "grads_per_draw": float(gs),
+        "estimate_s": cost(W, S),
+        "budget_s": budget,
+    }
+    if cost(W, S) <= budget:
+        return W, S, record, None
+    s = int((budget - cost(W, 0)) / max(cost(0, 1), 1e-12))
+    if s >= 50:
+        return W, min(s, S), record, f"{min(s, S)} draws instead of {S}"
+    w = max(100, int((budget - cost(0, 50)) / max(cost(1, 0), 1e-12)))
+    if cost(w, 50) > 2 * budget:
+        return None, None, record, f"skipped: estimated {cost(100, 50):.0f} s even for 100 + 50"
+    return min(w, W), 50, record, f"{min(w, W)} warm-up transitions and 50 draws instead of {W} + {S}"
+
+
+def run_nuts(target, cfg, budget):
+    """BlackJAX NUTS from the target's starts; a skip record when JAX is missing or too slow."""
+    try:
+        from ..common import blackjax_nuts as bj
+    except ImportError as exc:
+        return {"skipped": f"not run: {exc} (install the bench extra)"}
+    args = nuts_args(target)
+    check = bj.check_against_skgibbs(*args)
+    W, S = cfg["nuts"]
+    plan, note = None, None
+    if budget is not None:
+        W, S, plan, note = nuts_plan(target, cfg, budget)
+        print(
+            f"   nuts pilot: full run estimated {plan['estimate_s']:.0f} s; {note or 'as planned'}",
+            flush=True,
+        )
+        if W is None:
+            return {"skipped": note, "plan": plan}
+    start = time.perf_counter()
+    res = bj.blackjax_sampler(*args, target["theta0"].numpy(), n_warmup=W, n_samples=S)
+    wall = time.perf_counter() - start
+    seconds = res["warmup_seconds"] + res["sampling_seconds"]
+    K = N_CHAINS
+    return {
+        "settings": {
+            "n_warmup": W,
+            "n_samples": S,
+            "dtype": "float32",
+            "target_accept": 0.8,
+            "max_num_doublings": 10,
+            "seed": 0,
+        },
+        "check": {
+            "rel_err_max": float(check["rel_err"].max()),
+            "grad_rel_err_max": float(check["grad_rel_err"].max()),
+        },
+        "plan": plan,
+        "reduced": note,
+        "warmup_s": res["warmup_seconds"],
+        "sampling_s": res["sampling_seconds"],
+        "compile_s": res["compile_seconds"],
+        "total_s": seconds,
+        "wall_s": wall,
+        **mixing(function_values(target, res["samples"]), seconds),
+        "n_grad_per_chain": res["n_grad_evals"] / K,
+        "n_grad_warmup_per_chain": float(res["n_grad_evals_warmup"].mean()),
+        "n_grad_sampling_per_chain": float(res["n_grad_evals_sampling"].mean()),
+        "acceptance": float(res["acceptance_rate"].mean()),
+        "n_divergent": int(res["n_divergent"].sum()),
+        "n_divergent_warmup": int(res["n_divergent_warmup"].sum()),
+        "step_size": float(np.median(res["step_size"])),
+        "trajectory_length": float(np.median(res["step_size"]) * res["n_grad_evals_sampling"].mean() / S),
+        "steps_per_transition": float(res["n_grad_evals_sampling"].mean() / S),
+        "draws": f"{W} + {S}",
+    }
+
+
+# ---------------------------------------------------------------------- run
+def run_target(name, samplers, args, result):
+    """Every requested sampler on one target; in a full run the JSON is saved after each."""
+    cfg = settings(args.quick)
+    target = make_target(name, args.quick)
+    info = dict(target["info"], surrogate_scale=surrogate_scale(target))
+    entry = result["targets"].setdefault(name, {"samplers": {}})
+    entry["info"] = info
+    print(
+        f"\n== {name}: n={info['n']}, d={info['d']}, Q={info['n_params']}, "
+        f"temperature={info['temperature']:.4g}, "
+        f"lambda={info['lam']:.4g}, lambda' l_i/n at the starts {info['surrogate_scale']:.3f}",
+        flush=True,
+    )
+    for sampler in samplers:
+        if sampler == "csmala" and not target["csmala"]:
+            record = {"skipped": "not valid", "reason": f"lambda' l_i / n ≈ {info['surrogate_scale']:.2f}"}
+        else:
+            load = load_average()
+            start = time.perf_counter()
+            if sampler == "nuts":
+                record = run_nuts(target, cfg, None if args.quick else args.nuts_budget)
+            else:
+                record = run_skgibbs(target, sampler, cfg, args.verbose)
+            record["load_average"] = [load, load_average()]
+            record["bench_s"] = time.perf_counter() - start
+        entry["samplers"][sampler] = record
+        print(f"   {sampler}: {summary_line(record)}", flush=True)
+        if not args.quick:
+            merge_json(args.out, name, sampler, record, info, result)
+    return entry
+
+
+def summary_line(r):
+    if "skipped" in r:
+        return " ".join(filter(None, (r["skipped"], r.get("reason"))))
+    return (
+        f"ESS min {r['ess_min']:.1f}, median {r['ess_median']:.1f}, R-hat max {r['rhat_max']:.3f}, "
+        f"warm-up {r['warmup_s']:.1f} s + sampling {r['sampling_s']:.1f} s, ESS_min/s {r['ess_per_s']:.3f}, "
+        f"grads/chain {r['n_grad_per_chain']:.0f}, accept {r['acceptance']:.2f}, div {r['n_divergent']}"
+    )
+
+
+def merge_json(directory, target, sampler, record, info, result):
+    """Merge one sampler's record into the saved JSON (re-read first: targets may run separately)."""
+    saved = load_results(directory, [NAME]).get(NAME) or {"quick": False, "targets": {}}
+    entry = saved["targets"].setdefault(target, {"samplers": {}})
+    entry["info"] = info
+    entry["samplers"][sampler] = record
+    saved.update({k: result[k] for k in ("versions", "machine")})
+    saved.setdefault("runs", {})[target] = result["started"]
+    save_json(directory, NAME, saved)
+    return saved
+
+
+def new_result(quick):
+    return {
+        "quick": quick,
+        "targets": {},
+        "versions": versions(("torch", "numpy", "skgibbs", "jax", "blackjax"), python=True),
+        "machine": {"cpu_count": cpu_count(), "platform": platform.platform(), "torch_threads": 1},
+        "started": {"time": time.strftime("%Y-%m-%d %H:%M:%S"), "load_average": [load_average()]},
+    }
+
+
+# ------------------------------------------------------------------- tables
+def _f(x, digits=1):
+    return "n/a" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _g(x):
+    return "n/a" if x is None or not np.isfinite(x) else f"{x:.3g}"
+
+
+def sampler_row(name, r):
+    if "skipped" in r:
+        return [LABELS[name], r["skipped"].split(":")[0], *["–"] * 11]
+    T = r.get("trajectory_length")
+    traj = f"{_g(T)} ({r['steps_per_transition']:.0f})" if T is not None else "–"
+    return [
+        LABELS[name] + (" *" if r.get("reduced") else ""),
+        r["draws"],
+        _f(r["ess_min"]),
+        _f(r["ess_median"]),
+        _f(r["rhat_max"], 3),
+        _f(r["warmup_s"]),
+        _f(r["sampling_s"]),
+        _g(r["ess_per_s"]),
+        f"{r['n_grad_per_chain']:.0f}",
+        _f(r["acceptance"], 2),
+        str(r["n_divergent"]),
+        _g(r["step_size"]),
+        traj,
+    ]
+
+
+def target_table(name, entry):
+    info = entry["info"]
+    title = (
+        f"{name}: n = {info['n']}, d = {info['d']}, network {tuple(info['hidden'])} ({info['n_params']} "
+        f"parameters), temperature {info['temperature']:.4g} ({info['temperature_rule']}), "
+        f"f evaluated at {info['n_eval']} training inputs"
+    )
+    header = [
+        "sampler",
+        "warm-up + draws",
+        "ESS min",
+        "ESS median",
+        "R-hat max",
+        "warm-up s",
+        "sampling s",
+        "ESS_min/s",
+        "grads/chain",
+        "accept",
+        "div.",
+        "step",
+        "T (steps/transition)",
+    ]
+    order = [s for s in SAMPLERS if s in entry["samplers"]]
+    return title, header, [sampler_row(s, entry["samplers"][s]) for s in order]
+
+
+def hmc_over_nuts(entry):
+    hmc, nuts = entry["samplers"].get("hmc", {}), entry["samplers"].get("nuts", {})
+    if "ess_per_s" not in hmc or "ess_per_s" not in nuts:
+        return None
+    return hmc["ess_per_s"] / nuts["ess_per_s"]
+
+
+def _cell(r):
+    if r is None:
+        return "not run"
+    return r["skipped"].split(":")[0] if "skipped" in r else _g(r["ess_per_s"])
+
+
+def summary_table(result):
+    present = [s for s in SAMPLERS if any(s in e["samplers"] for e in result["targets"].values())]
+    header = ["target", *present, "HMC / NUTS"]
+    rows = []
+    for name in [t for t in TARGETS if t in result["targets"]]:
+        entry = result["targets"][name]
+        cells = [_cell(entry["samplers"].get(s)) for s in present]
+        ratio = hmc_over_nuts(entry)
+        rows.append([name, *cells, "n/a" if ratio is None else f"{ratio:.2f}×"])
+    return "Minimum bulk ESS of f(x_i) per second of warm-up + sampling", header, rows
+
+
+def goal_line(result):
+    goal = "ESS per second ≥ 1.0× BlackJAX NUTS on every target (skgibbs' default HMC, smallest bulk ESS)"
+    ratios = {t: hmc_over_nuts(result["targets"][t]) for t in TARGETS if t in result["targets"]}
+    done = {t: r for t, r in ratios.items() if r is not None}
+    if not done:
+        return f"Goal: {goal}: not evaluated (HMC and NUTS not both run on any target)."
+    parts = ", ".join(f"{t} {r:.2f}×" for t, r in done.items())
+    missing = [t for t in TARGETS if t not in done]
+    if any(r < 1.0 for r in done.values()):
+        verdict = "not met"
+    else:
+        verdict = "met" if not missing else f"met so far; not evaluated on {', '.join(missing)}"
+    return f"Goal: {goal}. HMC / NUTS: {parts}: {verdict}."
+
+
+PROTOCOL = (
+    "Protocol: every sampler starts its 4 chains from the same 4 networks, those of "
+    "GibbsMLPRegressor(random_state=0) (Glorot starts, 1000 Adam steps of pre-training), and samples the "
+    "same Gibbs posterior (same lambda, fan-in Gaussian prior, standardized float32 data). ESS is the "
+    "rank-normalised split bulk ESS over the 4 chains of f_theta(x_i) at the training inputs (an evenly "
+    "spaced subset at n = 10000), R-hat the rank-normalised split R-hat; ESS_min/s divides the smallest ESS "
+    "by the wall time of warm-up + sampling of all 4 chains. grads/chain counts gradient evaluations per "
+    "chain, warm-up included (csMALA: gradients on its Bernoulli batches of about rho n examples). step is "
+    "the median adapted step size, in each sampler's own coordinates (MALA's h; HMC's leapfrog step in the "
+    "metric's coordinates; NUTS's with its adapted mass matrix): not comparable across samplers. T is HMC's "
+    "frozen trajectory length (NUTS: median step × mean leapfrog steps per draw), in brackets the mean "
+    "leapfrog steps per sampling transition."
+)
+
+
+def nuts_notes(result):
+    out = []
+    for name, entry in result["targets"].items():
+        r = entry["samplers"].get("nuts")
+        if r is None or "check" not in r:
+            if r is not None:
+                out.append(f"{name}: NUTS {r['skipped']}.")
+            continue
+        text = (
+            f"{name}: JAX log density vs skgibbs (torch float64) max relative error "
+            f"{r['check']['rel_err_max']:.1e}, gradient {r['check']['grad_rel_err_max']:.1e}; "
+            f"compilation {r['compile_s']:.1f} s (not counted); {r['n_divergent_warmup']} divergences in "
+            "warm-up"
+        )
+        plan = r.get("plan")
+        if plan:
+            text += (
+                f"; pilot chain ({plan['pilot_s']:.0f} s): {plan['seconds_per_grad'] * 1e3:.2f} ms per "
+                f"gradient, {plan['grads_per_draw']:.0f} gradients per draw, full run estimated "
+                f"{plan['estimate_s']:.0f} s (budget {plan['budget_s']:.0f} s)"
+            )
+        if r.get("reduced"):
+            text += f"; * run with {r['reduced']} to stay within the budget"
+        out.append(text + ".")
+    return out
+
+
+def batching_note(result):
+    parts = []
+    for name, entry in result["targets"].items():
+        how = {
+            s: ("batched" if r["vectorize"] else "one at a time")
+            for s, r in entry["samplers"].items()
+            if "vectorize" in r
+        }
+        if how:
+            parts.append(f"{name}: " + ", ".join(f"{s} {v}" for s, v in how.items()))
+    return (
+        "Chains: BlackJAX runs its 4 chains one after the other (one compiled executable; NUTS compilation "
+        "is reported apart and not counted in its time); skgibbs advances them together, batched in one "
+        "computation when the estimator would batch them (n × parameters ≤ 5e6, or rho n for csMALA) and "
+        "one at a time otherwise: " + "; ".join(parts) + "."
+    )
+
+
+def load_note(result):
+    loads = [
+        r["load_average"]
+        for e in result["targets"].values()
+        for r in e["samplers"].values()
+        if "load_average" in r
+    ]
+    span = f"{min(min(x) for x in loads):.1f} to {max(max(x) for x in loads):.1f}" if loads else "n/a"
+    machine = result.get("machine", {})
+    ver = ", ".join(f"{k} {v}" for k, v in result.get("versions", {}).items() if v)
+    return (
+        f"Timing: one thread (torch and XLA), on a shared machine with {machine.get('cpu_count', '?')} cores "
+        f"whose 1-minute load average ranged {span} during the runs: wall times, and so ESS per second, are "
+        f"noisy (tens of percent); grads/chain is the machine-independent cost. Versions: {ver}."
+    )
+
+
+def notes(result):
+    out = [goal_line(result), PROTOCOL, batching_note(result)]
+    scales = {t: e["info"]["surrogate_scale"] for t, e in result["targets"].items()}
+    out.append(
+        "csMALA samples a surrogate that is close to the Gibbs posterior only while lambda' l_i / n << 1; "
+        "at the starts this is "
+        + ", ".join(f"{t} {s:.3f}" for t, s in scales.items())
+        + ": it is run on paper000 (temperature 5) only and marked not valid at the Bayesian temperature."
+    )
+    return out + nuts_notes(result) + [load_note(result)]
+
+
+def tables(result):
+    out = [target_table(t, result["targets"][t]) for t in TARGETS if t in result["targets"]]
+    return [summary_table(result), *out], notes(result)
+
+
+def report(results):
+    """The summary table, one table per target and the notes."""
+    tabs, text = tables(results[NAME])
+    return [Page(NAME, "Mixing per second: skgibbs samplers and BlackJAX NUTS", tabs, text)]
+
+
+def add_arguments(parser):
+    parser.add_argument("--targets", nargs="+", default=[",".join(TARGETS)], help=", ".join(TARGETS))
+    parser.add_argument("--samplers", nargs="+", default=[",".join(SAMPLERS)], help=", ".join(SAMPLERS))
+    parser.add_argument(
+        "--nuts-budget",
+        type=float,
+        default=3600.0,
+        help="seconds of NUTS warm-up + sampling per target (full runs; default 3600)",
+    )
+    parser.add_argument("--verbose", type=int, default=0, help="progress of skgibbs' chains on stderr")
+
+
+def run(args):
+    """The samplers on the targets; a full run merges them into the stored JSON, sampler by sampler."""
+    samplers = names(args.samplers, SAMPLERS, "samplers")
+    result = new_result(args.quick)
+    for target in names(args.targets, TARGETS, "targets"):
+        run_target(target, samplers, args, result)
+    return {NAME: result if args.quick else load_results(args.out, [NAME])[NAME]}
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="performance",
+    title="Mixing per second: HMC, MALA, csMALA and BlackJAX NUTS",
+    outputs=(Output(NAME, "Mixing per second: HMC, MALA, csMALA and BlackJAX NUTS"),),
+    run=run,
+    report=report,
+    add_arguments=add_arguments,
+)

@@ -1,0 +1,131 @@
+"""Criterion search vs 10-fold cross-validation: wall time and rankings (paper 004 §4.3).
+
+Chooses the ``temperature`` of :class:`skgibbs.GibbsMLPRegressor` (library
+defaults otherwise: a 10-100-100-1 ReLU network, exact MALA at this n, two
+chains of 100 draws) on scikit-learn's diabetes data (n = 442, d = 10) over
+a five-candidate grid, twice:
+
+* :class:`skgibbs.model_selection.CriterionGridSearch` with
+  ``criterion="waic"``: one fit per candidate on all the data, ranked by
+  ``generalization_loss_`` (Watanabe's WAIC of the tempered posterior, per
+  example);
+* :class:`sklearn.model_selection.GridSearchCV` with 10 shuffled folds: ten
+  fits per candidate, scored by the held-out log predictive density
+  (:func:`skgibbs.metrics.log_predictive_density_scorer`, the quantity WAIC
+  estimates) and by the held-out mean squared error, from the same fits.
+
+Both run on one core, one candidate after the other, so the times compare
+the work. The goal is a speed-up of at least 5; the rankings
+are compared by Spearman's correlation and by the chosen candidate.
+
+Run ``python -m benchmarks run model_selection`` (about 20 minutes on one
+core); ``--quick`` runs a small network, three candidates and two folds;
+``python -m benchmarks report model_selection`` rewrites the tables from the
+saved JSON.
+"""
+
+import time
+import warnings
+
+import numpy as np
+from scipy.stats import spearmanr
+from sklearn.model_selection import GridSearchCV, KFold
+
+from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs.metrics import log_predictive_density_scorer
+from skgibbs.model_selection import CriterionGridSearch
+
+from .. import Benchmark, Output
+from ..common import data
+from ..common.tables import md_table, rst_table
+from ..common.writer import Page
+
+NAME = "model_selection"
+TEMPERATURES = [0.25, 0.5, 1.0, 2.0, 4.0]
+
+
+def _estimator(quick):
+    if quick:
+        return GibbsMLPRegressor((8,), n_samples=10, burn_in=50, thin=1, pretrain_iter=50, random_state=0)
+    return GibbsMLPRegressor(random_state=0)
+
+
+def search(quick, n_splits=None):
+    """Both searches over the temperature grid; the raw result."""
+    X, y, _ = data.load("diabetes")
+    temperatures = TEMPERATURES[1:4] if quick else TEMPERATURES
+    grid = {"temperature": temperatures}
+    est = _estimator(quick)
+    folds = KFold(n_splits or (2 if quick else 10), shuffle=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        start = time.perf_counter()
+        search = CriterionGridSearch(est, grid, criterion="waic", refit=False).fit(X, y)
+        crit_time = time.perf_counter() - start
+        scoring = {"nlpd": log_predictive_density_scorer, "mse": "neg_mean_squared_error"}
+        start = time.perf_counter()
+        cv = GridSearchCV(est, grid, scoring=scoring, cv=folds, refit=False, error_score="raise").fit(X, y)
+        cv_time = time.perf_counter() - start
+    res = search.cv_results_
+    cv_nlpd = -np.asarray(cv.cv_results_["mean_test_nlpd"])
+    cv_mse = -np.asarray(cv.cv_results_["mean_test_mse"])
+    return {
+        "settings": {"quick": quick, "n_splits": folds.get_n_splits(), "estimator": repr(est), "grid": grid},
+        "temperature": temperatures,
+        "criterion": res["criterion"].tolist(),
+        "penalty": res["penalty"].tolist(),
+        "cv_nlpd": cv_nlpd.tolist(),
+        "cv_nlpd_sd": (np.asarray(cv.cv_results_["std_test_nlpd"]) / np.sqrt(folds.get_n_splits())).tolist(),
+        "cv_mse": cv_mse.tolist(),
+        "spearman_nlpd": float(spearmanr(res["criterion"], cv_nlpd)[0]),
+        "spearman_mse": float(spearmanr(res["criterion"], cv_mse)[0]),
+        "best_criterion": temperatures[int(np.argmin(res["criterion"]))],
+        "best_cv_nlpd": temperatures[int(np.argmin(cv_nlpd))],
+        "best_cv_mse": temperatures[int(np.argmin(cv_mse))],
+        "criterion_time": crit_time,
+        "cv_time": cv_time,
+        "speedup": cv_time / crit_time,
+    }
+
+
+def _text(r):
+    header = ["temperature", "WAIC (nats/example)", "penalty", "CV NLPD (± s.e.)", "CV MSE"]
+    rows = [
+        [f"{t:g}", f"{c:.4f}", f"{p:.4f}", f"{v:.4f} ± {s:.4f}", f"{m:.1f}"]
+        for t, c, p, v, s, m in zip(
+            r["temperature"], r["criterion"], r["penalty"], r["cv_nlpd"], r["cv_nlpd_sd"], r["cv_mse"]
+        )
+    ]
+    k = r["settings"]["n_splits"]
+    summary = [
+        f"Chosen temperature: WAIC {r['best_criterion']:g}, {k}-fold CV by NLPD {r['best_cv_nlpd']:g}, "
+        f"by MSE {r['best_cv_mse']:g}.",
+        f"Spearman (WAIC, CV NLPD) = {r['spearman_nlpd']:.2f}; (WAIC, CV MSE) = {r['spearman_mse']:.2f}.",
+        f"Wall time on one core: criterion search {r['criterion_time']:.0f} s, {k}-fold GridSearchCV "
+        f"{r['cv_time']:.0f} s: speed-up {r['speedup']:.1f}x (goal: at least 5x).",
+    ]
+    title = "GibbsMLPRegressor (library defaults) on load_diabetes, temperature grid"
+    md = [f"### {title}", "", md_table(header, rows), "", *summary, ""]
+    rst = [title, "-" * len(title), "", rst_table(header, rows), "", *[s + "\n" for s in summary]]
+    return md, rst
+
+
+def run(args):
+    """Time both searches; ``--n-splits`` sets the folds of the cross-validation."""
+    return {NAME: search(args.quick, args.n_splits)}
+
+
+def report(results):
+    """The temperature table, the chosen candidates and the speed-up, in the layout of the docs."""
+    md, rst = _text(results[NAME])
+    return [Page(NAME, md=md, rst=rst)]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="performance",
+    title="WAIC search against 10-fold cross-validation: time and rankings",
+    outputs=(Output(NAME, "WAIC search against 10-fold cross-validation: time and rankings"),),
+    run=run,
+    report=report,
+)

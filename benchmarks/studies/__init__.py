@@ -1,0 +1,1 @@
+"""Paper reproductions and parameter studies."""

@@ -1,0 +1,237 @@
+"""Paper 001 Tables 1 and 2: MCMC by backprop with the full and the sparse (mixing) prior.
+
+    python -m benchmarks run sparse_tables                 # 5 repetitions, the paper's chain lengths
+    python -m benchmarks run sparse_tables --reps 2 --burn-in 5000 --quick
+
+For p in {1, 10, 100}: X ~ U([0, 1]^p), y = sin(2 pi |A x|^2) + N(0, 0.01)
+(:func:`skgibbs.datasets.make_sparse_sine`), 750 training points; the
+network (p, 8, 8, 8, 1) with ReLU and an output bias; lambda = 5 n_train,
+gamma = 0.01, the proposal N(theta - gamma grad R_n, gamma^2) of Algorithm 1
+(``step_size = gamma / lambda``, ``proposal_std = gamma`` in skgibbs'
+terms), burn-in b, m = 100 draws with gap c = 100, from a Glorot start on
+the raw (unstandardized) data, as the paper. The sparse chain runs the
+reversible-jump kernel (:mod:`skgibbs.samplers.rjmcmc`) with the mixing prior
+(s = 2, uniform on [-B, B]: the paper omits the box in its implementation,
+but the dimension-changing moves need a proper density, and ``1 / (2B)``
+per active parameter acts as extra sparsity, so B = 1, the smallest the
+paper allows, and B = 2 are both run) and about half of the parameters zero
+at the start. Gradient descent runs b
+steps at learning rate gamma from the same start.
+
+Excess risks are mean squared distances to the true f on M = 10000 fresh
+uniform points (the paper evaluates on its 250 test points); Table 2's balls
+are those of :func:`skgibbs.credible.credible_sets` on the same points.
+"""
+
+import argparse
+import math
+import time
+
+import numpy as np
+import torch
+from joblib import Parallel, delayed
+
+from skgibbs.credible import credible_sets
+from skgibbs.datasets import make_sparse_sine, sparse_sine_function
+from skgibbs.model import MLPSpec
+from skgibbs.potential import MixingPrior, MLPPotential, Prior
+from skgibbs.samplers import ChainConfig, run_chains
+
+from .. import Benchmark, Output
+from ..common.environment import load_average
+from ..common.writer import Page
+
+NAME = "sparse_tables"
+PAPER_T1 = {  # mean (sd) of the excess risk, 50 repetitions
+    "full_mean": {1: (0.0012, 0.0007), 10: (0.1504, 0.0638), 100: (0.3094, 0.0532)},
+    "full_draw": {1: (0.0026, 0.0010), 10: (0.1566, 0.0638), 100: (0.3161, 0.0510)},
+    "sparse_mean": {1: (0.0069, 0.0115), 10: (0.2335, 0.1108), 100: (0.2621, 0.0648)},
+    "gd": {1: (0.0573, 0.1056), 10: (0.2471, 0.1367), 100: (0.4105, 0.0889)},
+}
+PAPER_T2 = {  # coverage (average radius)
+    "ball": {1: (0.84, 0.0463), 10: (0.0, 0.3818), 100: (0.0, 0.5498)},
+    "inflated": {1: (1.0, 1.8207), 10: (0.88, 0.7555), 100: (1.0, 1.8402)},
+}
+PAPER_NONZERO = {1: 0.47, 10: 0.46, 100: 0.42}
+N_TRAIN, GAMMA, M_EVAL = 750, 0.01, 10_000
+
+
+def one_run(p, rep, burn_in, n_draws, gap, bounds):
+    torch.set_num_threads(1)
+    X, y, A = make_sparse_sine(1000, p, noise=0.1, random_state=1000 * p + rep)
+    Xtr, ytr = (
+        torch.as_tensor(X[:N_TRAIN], dtype=torch.float32),
+        torch.as_tensor(y[:N_TRAIN], dtype=torch.float32),
+    )
+    X_eval = np.random.default_rng(rep).uniform(size=(M_EVAL, p))
+    f_eval = sparse_sine_function(X_eval, A)
+    Xe = torch.as_tensor(X_eval, dtype=torch.float32)
+    spec = MLPSpec(p, (8, 8, 8), "relu")
+    pot = MLPPotential(spec, Xtr, ytr)
+    lam = 5.0 * N_TRAIN
+    gen = torch.Generator().manual_seed(rep)
+    theta0 = spec.init_params(gen, 1, torch.float32)
+    cfg = ChainConfig(
+        sampler="mala",
+        lam=lam,
+        step_size=GAMMA / lam,
+        proposal_std=GAMMA,
+        n_samples=n_draws,
+        burn_in=burn_in,
+        thin=gap,
+    )
+    out = {"p": p, "rep": rep}
+    t = time.perf_counter()
+    full = run_chains(pot, theta0, [rep], cfg)
+    out["time_full_s"] = time.perf_counter() - t
+    draws = full.samples[0]
+    F = spec.forward(torch.as_tensor(draws), Xe).double().numpy()
+    out["full_mean"] = float(np.mean((F.mean(0) - f_eval) ** 2))
+    out["full_draw"] = float(np.mean((F[0] - f_eval) ** 2))
+    out["full_acceptance"] = float(full.acceptance_rate[0])
+    cs = credible_sets(F, draws, f_eval, 0.95, math.log(N_TRAIN))
+    out.update(
+        ball_cover=cs.covered,
+        ball_radius=cs.radius,
+        infl_cover=cs.covered_inflated,
+        infl_radius=cs.inflated_radius,
+    )
+    # the sparse chain: about half of the parameters zero at the start (§4)
+    mask = torch.as_tensor(np.random.default_rng([rep, 1]).random(spec.n_params) < 0.5, dtype=torch.float32)
+    for bound in bounds:
+        t = time.perf_counter()
+        prior = MixingPrior(Prior(bound=bound), 2.0)
+        sparse = run_chains(
+            pot, (theta0 * mask).clamp(-bound, bound), [rep + 1], cfg._replace(sampler="rjmcmc"), prior=prior
+        )
+        out[f"time_sparse_s_B{bound:g}"] = time.perf_counter() - t
+        S = sparse.samples[0]
+        Fs = spec.forward(torch.as_tensor(S), Xe).double().numpy()
+        out[f"sparse_mean_B{bound:g}"] = float(np.mean((Fs.mean(0) - f_eval) ** 2))
+        out[f"nonzero_B{bound:g}"] = float((S != 0).mean())
+        out[f"sparse_acceptance_B{bound:g}"] = float(sparse.acceptance_rate[0])
+        out[f"move_acceptance_B{bound:g}"] = sparse.move_acceptance[0].tolist()
+    # gradient descent on R_n, same start and step
+    theta = theta0.clone().requires_grad_(True)
+    for _ in range(burn_in):
+        loss = ((ytr - spec.forward(theta, Xtr)) ** 2).mean()
+        (g,) = torch.autograd.grad(loss, theta)
+        with torch.no_grad():
+            theta -= GAMMA * g
+    with torch.no_grad():
+        out["gd"] = float(np.mean((spec.forward(theta, Xe)[0].double().numpy() - f_eval) ** 2))
+    return out
+
+
+def _fmt(values):
+    v = np.asarray(values, dtype=float)
+    return f"{v.mean():.4f} ({v.std(ddof=1) if len(v) > 1 else 0:.4f})"
+
+
+def add_arguments(parser):
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--burn-in", type=int, default=50_000)
+    parser.add_argument("--draws", type=int, default=100)
+    parser.add_argument("--gap", type=int, default=100)
+    parser.add_argument("--dims", type=int, nargs="+", default=[1, 10, 100])
+    parser.add_argument("--bounds", type=float, nargs="+", default=[1.0, 2.0])
+
+
+def run(args):
+    """Every repetition at every input dimension (quick: p = 1, one repetition, chains of a few hundred steps)."""
+    if args.quick:
+        args.reps, args.burn_in, args.draws, args.gap, args.dims = 1, 100, 10, 5, [1]
+    args.n_jobs = args.n_jobs or (1 if args.quick else 2)
+    t0 = time.perf_counter()
+    jobs = [(p, rep) for p in args.dims for rep in range(args.reps)]
+    runs = Parallel(n_jobs=args.n_jobs)(
+        delayed(one_run)(p, r, args.burn_in, args.draws, args.gap, args.bounds) for p, r in jobs
+    )
+    settings = {k: getattr(args, k) for k in ("reps", "burn_in", "draws", "gap", "dims", "n_jobs", "bounds", "quick")}
+    result = {"quick": args.quick, "runs": runs, "args": settings, "load_average": load_average()}
+    return {NAME: {**result, "runtime_s": time.perf_counter() - t0}}
+
+
+def report(results):
+    """Tables 1 and 2 beside the paper's, and the acceptance and time per chain."""
+    result = results[NAME]
+    runs, load = result["runs"], result["load_average"]
+    args = argparse.Namespace(**result["args"])
+    by_p = {p: [r for r in runs if r["p"] == p] for p in args.dims}
+    t1_rows = []
+    rows_spec = [
+        ("full_mean", "full_mean", "posterior mean, full prior"),
+        ("full_draw", "full_draw", "one draw, full prior"),
+    ]
+    rows_spec += [
+        (f"sparse_mean_B{b:g}", "sparse_mean", f"posterior mean, mixing prior, B = {b:g}")
+        for b in args.bounds
+    ]
+    rows_spec += [("gd", "gd", "gradient descent")]
+    for key, paper_key, label in rows_spec:
+        row = [label]
+        for p in args.dims:
+            paper = PAPER_T1[paper_key][p]
+            row += [_fmt([r[key] for r in by_p[p]]), f"{paper[0]:.4f} ({paper[1]:.4f})"]
+        t1_rows.append(row)
+    for b in args.bounds:
+        nz = [f"non-zero fraction, mixing prior, B = {b:g}"]
+        for p in args.dims:
+            nz += [f"{np.mean([r[f'nonzero_B{b:g}'] for r in by_p[p]]):.0%}", f"{PAPER_NONZERO[p]:.0%}"]
+        t1_rows.append(nz)
+    header = ["estimator"] + [f"{w} p={p}" for p in args.dims for w in ("skgibbs", "paper")]
+    t2_rows = []
+    for key, label in [("ball", "C(tau_alpha)"), ("infl", "C(log(n) tau_alpha^I)")]:
+        row = [label]
+        for p in args.dims:
+            cover = np.mean([r[f"{key}_cover"] for r in by_p[p]])
+            radius = np.mean([r[f"{key}_radius"] for r in by_p[p]])
+            paper = PAPER_T2["ball" if key == "ball" else "inflated"][p]
+            row += [f"{cover:.0%} ({radius:.4f})", f"{paper[0]:.0%} ({paper[1]:.4f})"]
+        t2_rows.append(row)
+    b0 = f"B{args.bounds[0]:g}"
+    acc_rows = [
+        [
+            p,
+            f"{np.mean([r['full_acceptance'] for r in by_p[p]]):.3f}",
+            f"{np.mean([r[f'sparse_acceptance_{b0}'] for r in by_p[p]]):.3f}",
+            " / ".join(f"{v:.3f}" for v in np.mean([r[f"move_acceptance_{b0}"] for r in by_p[p]], 0)),
+            f"{np.mean([r['time_full_s'] for r in by_p[p]]):.1f}",
+            f"{np.mean([r[f'time_sparse_s_{b0}'] for r in by_p[p]]):.1f}",
+        ]
+        for p in args.dims
+    ]
+    total = f"; total {result['runtime_s']:.0f} s" if "runtime_s" in result else ""  # not stored before
+    notes = [
+        f"{args.reps} repetitions per p (the paper: 50), burn-in b = {args.burn_in}, m = {args.draws} draws, "
+        f"gap c = {args.gap}; one chain per prior and repetition, float32, one thread per job, "
+        f"{args.n_jobs} jobs; load average {load:.1f}{total}.",
+        "Excess risk: mean squared distance to f on 10000 fresh uniform inputs (the paper: its 250 test "
+        "points). Coverage and radius: alpha = 0.05; the radii are norms (square roots of the paper's "
+        "z-quantile for tau_alpha), the inflated ball uses the sup-norm parameter radius times log(750).",
+    ]
+    return [Page(
+        NAME,
+        "Paper 001 Tables 1-2: full and sparse priors",
+        [
+            ("Table 1: excess risk, mean (sd)", header, t1_rows),
+            ("Table 2: coverage (average radius)", header, t2_rows),
+            (
+                f"Acceptance and time per chain (RJ: B = {args.bounds[0]:g})",
+                ["p", "MALA acc.", "RJ acc.", "RJ death / within / birth", "MALA s", "RJ s"],
+                acc_rows,
+            ),
+        ],
+        notes,
+    )]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="reproduction",
+    title="Paper 001 Tables 1-2: full and sparse priors",
+    outputs=(Output(NAME, "Paper 001 Tables 1-2: full and sparse priors"),),
+    run=run,
+    report=report,
+    add_arguments=add_arguments,
+)

@@ -1,0 +1,65 @@
+"""Every registered benchmark runs in its quick mode and its report re-renders from the JSON it wrote.
+
+The quick mode runs the same code as a full run on tiny data and few
+iterations, through the harness's entry point, into a temporary directory.
+A benchmark whose optional dependency is missing is skipped with the reason.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # benchmarks/ is a package of the checkout, not of the installed skgibbs
+    sys.path.append(str(ROOT))
+
+from benchmarks import registry  # noqa: E402
+from benchmarks.__main__ import main  # noqa: E402
+from benchmarks.common.writer import RESULTS  # noqa: E402
+
+BENCHMARKS = registry()
+
+
+def _texts(directory, stems):
+    return {p.name: p.read_text() for s in stems for p in (directory / f"{s}.md", directory / f"{s}.rst") if p.exists()}
+
+
+def test_list_names_every_benchmark(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name, bench in BENCHMARKS.items():
+        assert name in out
+        assert all(f"{stem}.{{json,md,rst}}" in out for stem in bench.stems)
+
+
+def test_quick_never_writes_the_committed_results():
+    with pytest.raises(SystemExit, match="never writes"):
+        main(["run", "burn_in", "--quick", "--out", str(RESULTS)])
+
+
+def test_registry_is_complete():
+    kinds = {b.kind for b in BENCHMARKS.values()}
+    assert kinds == {"performance", "reproduction"}
+    stems = [s for b in BENCHMARKS.values() for s in b.stems]
+    assert len(stems) == len(set(stems)), "two benchmarks declare the same result file"
+    committed = {p.stem for p in RESULTS.glob("*.rst")}
+    assert committed <= set(stems), f"result files no benchmark declares: {sorted(committed - set(stems))}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(BENCHMARKS))
+def test_quick_run_writes_and_reports(name, tmp_path):
+    bench = BENCHMARKS[name]
+    missing = bench.missing()
+    if missing:
+        pytest.skip(f"{name} needs the optional module {missing}")
+    assert main(["run", name, "--quick", "--out", str(tmp_path)]) == 0
+    written = [s for s in bench.stems if (tmp_path / f"{s}.json").is_file()]
+    assert written, f"{name} wrote none of {bench.stems}"
+    before = _texts(tmp_path, written)
+    assert {f"{s}.md" for s in written} <= set(before) and {f"{s}.rst" for s in written} <= set(before)
+    for path in before:
+        (tmp_path / path).unlink()
+    assert main(["report", name, "--out", str(tmp_path)]) == 0
+    assert _texts(tmp_path, written) == before
