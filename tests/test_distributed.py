@@ -21,8 +21,9 @@ from sklearn.datasets import load_diabetes
 from skgibbs import GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.model import MLPSpec
 from skgibbs.model_selection import CriterionGridSearch
-from skgibbs.potential import MLPPotential, Prior
-from skgibbs.samplers import ChainConfig, run_chains
+from skgibbs.potential import MLPPotential
+from skgibbs.priors import Prior
+from skgibbs.samplers import CSMALA, Target, run_chains
 
 pytestmark = pytest.mark.slow
 
@@ -127,12 +128,14 @@ def test_unbatched_chains_on_the_cluster_repeat_a_local_run(backend):
     spec = MLPSpec(3, (6,), "tanh")
     X = torch.randn(80, 3, generator=gen)
     y = torch.sin(X[:, 0]) + 0.1 * torch.randn(80, generator=gen)
-    pot, theta0 = MLPPotential(spec, X, y), spec.init_params(gen, 3).float()
-    cfg = ChainConfig(sampler="csmala", lam=80.0, rho=0.5, n_samples=20, burn_in=40)
+    target = Target(MLPPotential(spec, X, y), Prior(std=1.0), 80.0)
+    theta0 = spec.init_params(gen, 3).float()
     seeds = [5, 6, 7]
 
     def run():
-        return run_chains(pot, theta0, seeds, cfg, prior=Prior(std=1.0), vectorize=False, n_jobs=2)
+        return run_chains(
+            target, theta0, seeds, CSMALA(), rho=0.5, n_samples=20, burn_in=40, vectorize=False, n_jobs=2
+        )
 
     local = run()
     remote, n_jobs_run = backend.run(run)
@@ -140,6 +143,7 @@ def test_unbatched_chains_on_the_cluster_repeat_a_local_run(backend):
     np.testing.assert_array_equal(remote.samples, local.samples)
     np.testing.assert_array_equal(remote.step_size, local.step_size)
     assert remote.correction == local.correction
+    np.testing.assert_array_equal(remote.n_restarts, local.n_restarts)
 
 
 def test_criterion_search_on_the_cluster_picks_the_same_candidate(backend, data):

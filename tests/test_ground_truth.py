@@ -14,8 +14,9 @@ from scipy.stats import kstest
 
 from skgibbs import GibbsMLPRegressor
 from skgibbs.model import MLPSpec
-from skgibbs.potential import FunctionPotential, MLPPotential, Prior
-from skgibbs.samplers import ChainConfig, run_chains, surrogate_constants
+from skgibbs.potential import FunctionPotential, MLPPotential
+from skgibbs.priors import Prior
+from skgibbs.samplers import CSMALA, MALA, SMALA, Target, run_chains, surrogate_constants
 
 pytestmark = pytest.mark.slow
 
@@ -41,8 +42,9 @@ def test_mala_linear_model_matches_closed_form_posterior(ess, moment_errors):
 
     spec = MLPSpec(d, (), "identity")
     pot = MLPPotential(spec, torch.as_tensor(X), torch.as_tensor(y))
-    cfg = ChainConfig(sampler="mala", lam=n / T, n_samples=4000, burn_in=500)
-    res = run_chains(pot, torch.zeros(4, 3, dtype=torch.float64), [1, 2, 3, 4], cfg, prior=Prior())
+    target = Target(pot, Prior(), n / T)
+    theta0 = torch.zeros(4, 3, dtype=torch.float64)
+    res = run_chains(target, theta0, [1, 2, 3, 4], MALA(), n_samples=4000, burn_in=500)
     F = res.samples @ A.T
 
     errors = moment_errors(F, A @ beta_hat, A @ Sigma @ A.T, K_SD)
@@ -134,21 +136,16 @@ def _draws_1d(ess, sampler, zeta=1.0, compensate=True):
     y = torch.as_tensor(Y_1D)
     pot = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, N_1D)
     n_chains, thin = 32, 40
-    cfg = ChainConfig(
-        sampler=sampler,
-        lam=LAM,
-        rho=RHO,
-        correction=zeta,
-        compensate=compensate,
-        step_size=1e-4,
-        proposal_std=0.5,  # fixed: random-walk-like, no adaptation
-        n_samples=100,
-        burn_in=300,
-        thin=thin,
-        restart_after=None,  # restarts would perturb the target
-    )
+    # fixed proposal: random-walk-like, no adaptation; no restarts, which would perturb the target
+    fixed = dict(step_size=1e-4, proposal_std=0.5, restart_after=None)
+    if sampler == "smala":
+        kernel = SMALA(**fixed)
+    else:
+        kernel = CSMALA(**fixed, correction=zeta, compensate=compensate)
     theta0 = torch.linspace(-0.9, 0.9, n_chains, dtype=torch.float64)[:, None]
-    res = run_chains(pot, theta0, list(range(100, 100 + n_chains)), cfg, prior=Prior(bound=1.0))
+    target = Target(pot, Prior(bound=1.0), LAM)
+    seeds = list(range(100, 100 + n_chains))
+    res = run_chains(target, theta0, seeds, kernel, rho=RHO, n_samples=100, burn_in=300, thin=thin)
     draws = res.samples[..., 0]
     assert np.all(np.abs(draws) <= 1.0)
     assert ess(draws) > 0.7 * draws.size, (ess(draws), draws.size)

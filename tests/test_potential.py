@@ -1,12 +1,12 @@
-"""Priors, Bernoulli batches and the batch potentials."""
+"""Per-example losses (skgibbs.potential): MLP, function and log-density potentials."""
 
 import numpy as np
 import pytest
 import torch
 
 from skgibbs.model import MLPSpec
-from skgibbs.potential import Batch, FunctionPotential, LogDensityPotential, MLPPotential, Prior, draw_batch
-from skgibbs.samplers import ChainConfig, run_chains
+from skgibbs.potential import Batch, FunctionPotential, LogDensityPotential, MLPPotential
+from skgibbs.samplers import MALA, SGLD, Target, draw_batch, run_chains
 
 
 def _gens(*seeds):
@@ -28,74 +28,6 @@ def _same_loss_as_function(spec, X, y):
         return (y[idx] - spec.forward(theta, X[idx])) ** 2
 
     return FunctionPotential(loss_fn, n_data=X.shape[0])
-
-
-# ----------------------------------------------------------------- Prior
-def test_flat_prior_is_zero_without_gradient():
-    theta = torch.randn(4, 3, dtype=torch.float64)
-    prior = Prior()
-    torch.testing.assert_close(prior.log_density(theta), torch.zeros(4, dtype=torch.float64))
-    assert prior.grad_log_density(theta) is None
-
-
-@pytest.mark.parametrize("std", [0.7, torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64)])
-def test_gaussian_prior_density_and_gradient(std):
-    theta = torch.randn(4, 3, dtype=torch.float64)
-    prior = Prior(std=std)
-    expected = -0.5 * ((theta / std) ** 2).sum(1)
-    torch.testing.assert_close(prior.log_density(theta), expected)
-    th = theta.clone().requires_grad_(True)
-    (grad,) = torch.autograd.grad(prior.log_density(th).sum(), th)
-    torch.testing.assert_close(prior.grad_log_density(theta), grad)
-
-
-def test_box_prior_is_minus_infinity_outside():
-    theta = torch.tensor([[0.5, -0.9], [1.2, 0.0], [0.0, -1.0], [-1.0001, 0.3]], dtype=torch.float64)
-    out = Prior(bound=1.0).log_density(theta)
-    assert out[0] == 0 and out[2] == 0  # the boundary belongs to the box
-    assert out[1] == -np.inf and out[3] == -np.inf
-    gauss_box = Prior(std=2.0, bound=1.0).log_density(theta)
-    assert torch.isfinite(gauss_box[[0, 2]]).all() and torch.isinf(gauss_box[[1, 3]]).all()
-
-
-# ----------------------------------------------------------- draw_batch
-def test_full_data_batch_at_rho_one():
-    batch = draw_batch(_gens(0, 1), n=17, rho=1.0)
-    assert batch.idx is None and batch.mask is None
-    assert batch.size.tolist() == [17, 17]
-
-
-def test_single_chain_batch_is_sorted_subset_without_padding():
-    batch = draw_batch(_gens(0), n=200, rho=0.3)
-    idx = batch.idx[0]
-    assert batch.mask is None and batch.idx.shape == (1, int(batch.size[0]))
-    assert torch.all(idx[1:] > idx[:-1]) and idx.min() >= 0 and idx.max() < 200
-
-
-def test_multi_chain_batch_padding_and_sizes():
-    batch = draw_batch(_gens(0, 1, 2), n=50, rho=0.2)
-    assert batch.idx.shape[0] == 3 and batch.mask.shape == batch.idx.shape
-    torch.testing.assert_close(batch.mask.sum(1).long(), batch.size)
-    for k in range(3):
-        real = batch.idx[k, batch.mask[k] > 0]
-        assert len(torch.unique(real)) == len(real) == int(batch.size[k])
-
-
-def test_batches_depend_only_on_own_generator():
-    alone = draw_batch(_gens(7), n=100, rho=0.3)
-    together = draw_batch(_gens(3, 7), n=100, rho=0.3)
-    k = int(together.size[1])
-    assert torch.equal(alone.idx[0], together.idx[1, :k])
-
-
-def test_batch_size_is_binomial():
-    # |Z|_1 ~ Bin(n, rho): mean n rho, sd sqrt(n rho (1 - rho)); 400 batches
-    n, rho = 500, 0.1
-    gens = _gens(0)
-    sizes = np.array([int(draw_batch(gens, n, rho).size[0]) for _ in range(400)])
-    sd = np.sqrt(n * rho * (1 - rho))
-    assert abs(sizes.mean() - n * rho) < 4 * sd / np.sqrt(len(sizes))
-    assert abs(sizes.std() / sd - 1) < 0.2
 
 
 # ---------------------------------------------------------- potentials
@@ -208,24 +140,15 @@ def test_log_density_potential_bad_arguments():
         LogDensityPotential(grad_log_prob=lambda th: th[:, 0]).loss_sum_and_grad(theta)
 
 
-def _gauss_chains(sampler, step_size, proposal_std, pot, n_samples=4000):
-    cfg = ChainConfig(
-        sampler=sampler,
-        lam=1.0,
-        rho=1.0,
-        step_size=step_size,
-        proposal_std=proposal_std,
-        n_samples=n_samples,
-        burn_in=500,
-        restart_after=None,
-    )
+def _gauss_chains(sampler, pot, n_samples=4000):
+    # one "example" and lambda = 1 on the full data, flat prior: U = -log pi
     theta0 = torch.zeros(8, 2, dtype=torch.float64)
-    return run_chains(pot, theta0, list(range(8)), cfg)
+    return run_chains(Target(pot, lam=1.0), theta0, list(range(8)), sampler, n_samples=n_samples, burn_in=500)
 
 
 @pytest.mark.slow
 def test_mala_on_log_density_potential_samples_the_gaussian(moment_errors):
-    res = _gauss_chains("mala", 0.5, "auto", LogDensityPotential(_gauss_log_prob))
+    res = _gauss_chains(MALA(step_size=0.5), LogDensityPotential(_gauss_log_prob))
     assert 0.4 < res.acceptance_rate.mean() < 0.75
     errors = moment_errors(res.samples, MU, SIGMA)
     assert max(errors.values()) < 1, errors
@@ -242,9 +165,10 @@ def test_ula_on_log_density_potential_has_the_exact_ula_law(moment_errors):
     so the test checks the gradient's scale, not only its direction.
     """
     h = 0.3
-    res = _gauss_chains("sgld", h, "auto", LogDensityPotential(grad_log_prob=_gauss_grad))
+    res = _gauss_chains(SGLD(step_size=h), LogDensityPotential(grad_log_prob=_gauss_grad))
     ula_cov = np.linalg.inv(PRECISION - h * PRECISION @ PRECISION / 2)
     assert np.all(res.step_size == h)
+    assert res.acceptance_rate is None  # no Metropolis-Hastings step (a constant 1 before)
     errors = moment_errors(res.samples, MU, ula_cov)
     assert max(errors.values()) < 1, errors
     assert max(moment_errors(res.samples, MU, SIGMA).values()) > 1

@@ -179,6 +179,9 @@ def test_sample_chains_shapes_thinning_and_start():
     x, res = sample_chains(Funnel(), 7, return_result=True, **kwargs)
     assert x.shape == (2, 7, 2) and x.dtype == np.float64
     np.testing.assert_array_equal(res.samples, x)
+    # the default sampler is ULA: no Metropolis-Hastings step, so no acceptance rate (1 before)
+    assert res.acceptance_rate is None and "acceptance_rate" not in res.draw_stats
+    np.testing.assert_array_equal(res.step_size, 0.01)
     # thin=3, burn_in=0: the first kept draw is the third step from x0, not x0 itself
     assert not np.array_equal(x[:, 0], x0)
 

@@ -76,6 +76,7 @@ class MeanFieldVI(Sampler):
     name = "vi"
     default_burn_in, default_thin = 0, 1
     mixing_diagnostics = False  # independent draws of q: R-hat and ESS cannot judge q
+    has_chains = False
 
     def __init__(
         self,

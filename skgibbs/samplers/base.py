@@ -156,8 +156,12 @@ class Sampler(BaseEstimator):
     Bernoulli(``rho``) batch per step), ``default_burn_in`` and
     ``default_thin`` (what ``burn_in="auto"`` and ``thin="auto"`` mean),
     ``joint_warmup`` (warm-up adapts across all chains, so it runs as one
-    group) and ``mixing_diagnostics`` (the draws form Markov chains that
-    R-hat and ESS can judge).
+    group), ``mixing_diagnostics`` (the draws form Markov chains that
+    R-hat and ESS can judge), ``has_chains`` (False for a kernel without a
+    driver, which overrides :meth:`sample`; :func:`run_chains` hands it
+    over) and ``record_reductions`` (how each per-transition record
+    becomes a per-draw statistic: ``"mean"``, ``"any"``, ``"sum"``,
+    ``"last"``, or None to drop it).
     """
 
     name = None
@@ -167,6 +171,8 @@ class Sampler(BaseEstimator):
     default_thin = 10
     joint_warmup = False
     mixing_diagnostics = True
+    has_chains = True
+    record_reductions = {}
 
     # -- the run ------------------------------------------------------------------
     def check(self, prior, rho):
@@ -189,11 +195,15 @@ class Sampler(BaseEstimator):
     def share(self, driver, pooled):
         """Hand ``pooled`` (from :meth:`pool`) to a group before it samples."""
 
+    def summarize_records(self, logs, rho):
+        """The kernel's info computed from the sampling phase's records ``(steps, K)`` (default: none)."""
+        return {}
+
     def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None):
         """Run the kernel from ``theta0`` ``(K, Q)``; a :class:`ChainResult`.
 
         Markov chain kernels go through :func:`~skgibbs.samplers.run_chains`;
-        a kernel without chains (VI) overrides this.
+        a kernel without chains (VI, ``has_chains = False``) overrides this.
         """
         from .runner import run_chains
 

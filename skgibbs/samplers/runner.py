@@ -87,24 +87,29 @@ def _draw_stats(logs, kept, thin, reductions):
 
     ``accepted`` becomes the fraction accepted over the ``thin`` transitions
     before each draw (``acceptance_rate``); a kernel's own records are reduced
-    as its ``record_reductions`` say (``"any"``, ``"sum"``, None to drop),
-    else the last transition before the draw is kept.
+    as its ``record_reductions`` say (``"mean"``, ``"any"``, ``"sum"``,
+    ``"last"``, None to drop); ``"last"`` (the last transition before the
+    draw) by default.
     """
     out = {}
     for key, log in logs.items():
         how = "mean" if key == "accepted" else reductions.get(key, "last")
         if how is None:
             continue
+        if how not in _REDUCTIONS:
+            raise ValueError(f"record_reductions[{key!r}] must be one of {sorted(_REDUCTIONS)} or None, got {how!r}.")
         per = log[: kept * thin].view(kept, thin, -1)
-        if how == "mean":
-            out["acceptance_rate"] = per.double().mean(1).T.numpy()
-        elif how == "any":
-            out[key] = per.any(1).T.numpy()
-        elif how == "sum":
-            out[key] = per.sum(1).T.numpy()
-        else:
-            out[key] = per[:, -1].T.numpy()
+        out["acceptance_rate" if key == "accepted" else key] = _REDUCTIONS[how](per).T.numpy()
     return out
+
+
+# How a kernel's per-transition records (thin, K) become one value per draw.
+_REDUCTIONS = {
+    "mean": lambda per: per.double().mean(1),
+    "any": lambda per: per.any(1),
+    "sum": lambda per: per.sum(1),
+    "last": lambda per: per[:, -1],  # the last transition before the draw
+}
 
 
 def _own_arrays(chains):
@@ -208,6 +213,8 @@ def run_chains(
     sampler = get_sampler(sampler, rho)
     rho = sampler.check(target.prior, rho)
     run = RunSettings(int(n_samples), int(burn_in), int(thin), rho, verbose)
+    if not sampler.has_chains:  # e.g. VI: draws of a fitted q stand in for the chains
+        return sampler.sample(target, theta0, seeds, run, vectorize=vectorize, n_jobs=n_jobs)
     K = theta0.shape[0]
     groups = chain_groups(K, vectorize, n_jobs)
     joint = sampler.joint_warmup  # cross-chain warm-up: one group until sampling
@@ -275,13 +282,12 @@ def _collect(sampler, chains, results, run):
     if "accepted" in logs:
         rate = (logs["accepted"].double().sum(0) / max(steps, 1)).numpy()
     info = sampler.merge([c.summary() for c in chains])
-    if hasattr(sampler, "summarize_records"):
-        info.update(sampler.summarize_records(logs, run.rho))
+    info.update(sampler.summarize_records(logs, run.rho))
     return ChainResult(
         samples=np.concatenate([r[0][:, :n_kept] for r in results]),
         acceptance_rate=rate,
         n_grad=np.concatenate([c.n_grad for c in chains]),
-        draw_stats=_draw_stats(logs, n_kept, run.thin, getattr(sampler, "record_reductions", {})),
+        draw_stats=_draw_stats(logs, n_kept, run.thin, sampler.record_reductions),
         interrupted=interrupted,
         info=info,
     )

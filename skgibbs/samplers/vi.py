@@ -291,7 +291,8 @@ def step(generator, state, spec, X, y, params):
         adam = _adam_step((mu, rho), grads, state.adam, params.learning_rate)
     if not (torch.isfinite(mu).all() and torch.isfinite(rho).all()):
         raise FloatingPointError(
-            "The variational optimisation diverged (non-finite parameters); lower vi_learning_rate."
+            "The variational optimisation diverged (non-finite parameters); lower the learning rate "
+            "(MeanFieldVI(learning_rate=...))."
         )
     return VIState(mu, rho, adam), VIInfo(-float(neg.detach()))
 

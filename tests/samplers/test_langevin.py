@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from skgibbs.potential import FunctionPotential, Prior
-from skgibbs.samplers import langevin
+from skgibbs.potential import FunctionPotential
+from skgibbs.priors import Prior
+from skgibbs.samplers import Target, langevin
 
 N = 20
 Y = torch.linspace(-1.0, 1.0, N, dtype=torch.float64)
@@ -34,13 +35,22 @@ def _zero():
     return FunctionPotential(lambda th, idx: (th[:, :1] * 0.0).expand(-1, idx.shape[1]), N)
 
 
+def _step(seeds, theta, potential, lam, rho, h, prior=Prior()):
+    """One SGLD step of ``len(seeds)`` chains from ``theta``, fresh generators."""
+    target = Target(potential, prior, lam)
+    gens = _gens(seeds)
+    step = torch.full((len(seeds),), h, dtype=torch.float64) if np.ndim(h) == 0 else h
+    return langevin.step(gens, langevin.init(gens, target, theta), target, langevin.SGLDParams(rho, step))
+
+
 def test_state_and_info_types():
     theta = torch.zeros(2, 2, dtype=torch.float64)
-    state = langevin.init(theta)
+    target = Target(_quadratic(), Prior(), 5.0)
+    state = langevin.init(_gens([0, 1]), target, theta)
     assert isinstance(state, langevin.SGLDState) and state._fields == ("theta",)
-    state, info = langevin.step(
-        _gens([0, 1]), state, _quadratic(), 5.0, 0.5, torch.full((2,), 1e-3, dtype=torch.float64), Prior()
-    )
+    assert langevin.SGLDParams._fields == ("rho", "step_size")
+    params = langevin.SGLDParams(0.5, torch.full((2,), 1e-3, dtype=torch.float64))
+    state, info = langevin.step(_gens([0, 1]), state, target, params)
     assert isinstance(info, langevin.SGLDInfo)
     assert info._fields == ("batch_loss", "batch_size", "is_finite")
     assert state.theta.shape == (2, 2) and all(t.shape == (2,) for t in info)
@@ -56,10 +66,9 @@ def test_one_step_equals_the_formula(rho, prior_std):
     lam, h = 8.0, 0.01
     theta = torch.tensor([[0.3, -0.2], [-0.5, 0.6]], dtype=torch.float64)
     prior = Prior(std=prior_std)
-    step = torch.full((2,), h, dtype=torch.float64)
     rec = _Recorder(_quadratic())
-    new, info = langevin.step(_gens([3, 4]), langevin.init(theta), rec, lam, rho, step, prior)
-    base, _ = langevin.step(_gens([3, 4]), langevin.init(theta), _zero(), lam, rho, step, prior)
+    new, info = _step([3, 4], theta, rec, lam, rho, h, prior)
+    base, _ = _step([3, 4], theta, _zero(), lam, rho, h, prior)
     batch = rec.batches[-1]
     for k in range(2):
         if batch.idx is None:
@@ -84,10 +93,7 @@ def test_one_step_equals_the_formula(rho, prior_std):
 def test_noise_has_variance_two_h():
     # zero loss, flat prior: theta' - theta = sqrt(2h) xi with xi ~ N(0, I)
     h, Q = 0.02, 400
-    state = langevin.init(torch.zeros(1, Q, dtype=torch.float64))
-    new, _ = langevin.step(
-        _gens([0]), state, _zero(), 1.0, 1.0, torch.tensor([h], dtype=torch.float64), Prior()
-    )
+    new, _ = _step([0], torch.zeros(1, Q, dtype=torch.float64), _zero(), 1.0, 1.0, h)
     z = new.theta[0].numpy() / math.sqrt(2 * h)
     assert abs(z.mean()) < 4 / math.sqrt(Q)
     assert abs(z.var() - 1) < 4 * math.sqrt(2 / Q)
@@ -99,28 +105,19 @@ def test_non_finite_step_is_refused(nan_gradient_where):
 
     pot = FunctionPotential(loss_fn, N)
     theta = torch.tensor([[0.0], [0.9]], dtype=torch.float64)  # chain 1 sits where the gradient is NaN
-    state, info = langevin.step(
-        _gens([0, 1]),
-        langevin.init(theta),
-        pot,
-        5.0,
-        1.0,
-        torch.full((2,), 1e-3, dtype=torch.float64),
-        Prior(),
-    )
+    state, info = _step([0, 1], theta, pot, 5.0, 1.0, 1e-3)
     assert info.is_finite.tolist() == [True, False]
     assert state.theta[1] == theta[1] and state.theta[0] != theta[0]
 
 
 def test_step_outside_prior_box_is_refused():
     theta = torch.full((3, 1), 0.99, dtype=torch.float64)
-    prior = Prior(bound=1.0)
-    state = langevin.init(theta)
+    target = Target(_zero(), Prior(bound=1.0), 1.0)
+    state = langevin.init(_gens(range(3)), target, theta)
+    params = langevin.SGLDParams(1.0, torch.full((3,), 0.01, dtype=torch.float64))
     refused = 0
     for _ in range(20):
-        state, info = langevin.step(
-            _gens(range(3)), state, _zero(), 1.0, 1.0, torch.full((3,), 0.01, dtype=torch.float64), prior
-        )
+        state, info = langevin.step(_gens(range(3)), state, target, params)
         refused += int((~info.is_finite).sum())
         assert torch.all(state.theta.abs() <= 1.0)
     assert refused > 0
@@ -128,37 +125,20 @@ def test_step_outside_prior_box_is_refused():
 
 def test_overflowing_step_is_refused():
     theta = torch.zeros(2, 2, dtype=torch.float64)
-    state, info = langevin.step(
-        _gens([0, 1]),
-        langevin.init(theta),
-        _quadratic(),
-        5.0,
-        1.0,
-        torch.full((2,), 1e308, dtype=torch.float64),
-        Prior(),
-    )
+    state, info = _step([0, 1], theta, _quadratic(), 5.0, 1.0, 1e308)
     assert not info.is_finite.any() and torch.equal(state.theta, theta)
 
 
 def test_same_seed_same_step():
     theta = torch.zeros(2, 2, dtype=torch.float64)
-    step = torch.full((2,), 1e-2, dtype=torch.float64)
-    a, _ = langevin.step(_gens([1, 2]), langevin.init(theta), _quadratic(), 5.0, 0.5, step, Prior())
-    b, _ = langevin.step(_gens([1, 2]), langevin.init(theta), _quadratic(), 5.0, 0.5, step, Prior())
-    c, _ = langevin.step(_gens([1, 3]), langevin.init(theta), _quadratic(), 5.0, 0.5, step, Prior())
+    a, _ = _step([1, 2], theta, _quadratic(), 5.0, 0.5, 1e-2)
+    b, _ = _step([1, 2], theta, _quadratic(), 5.0, 0.5, 1e-2)
+    c, _ = _step([1, 3], theta, _quadratic(), 5.0, 0.5, 1e-2)
     assert torch.equal(a.theta, b.theta) and torch.equal(a.theta[0], c.theta[0])
     assert not torch.equal(a.theta[1], c.theta[1])
 
 
 def test_batch_loss_is_a_mean():
     theta = torch.zeros(1, 2, dtype=torch.float64)
-    _, info = langevin.step(
-        _gens([0]),
-        langevin.init(theta),
-        _quadratic(),
-        1.0,
-        1.0,
-        torch.tensor([1e-3], dtype=torch.float64),
-        Prior(),
-    )
+    _, info = _step([0], theta, _quadratic(), 1.0, 1.0, 1e-3)
     np.testing.assert_allclose(float(info.batch_loss[0]), float((Y**2).mean()))

@@ -8,8 +8,19 @@ import torch
 from scipy.stats import multivariate_normal
 
 from skgibbs.model import MLPSpec
-from skgibbs.potential import Batch, FunctionPotential, MLPPotential, Prior, draw_batch
-from skgibbs.samplers import MALAInfo, MALAParams, MALAState, mala, solve_correction, surrogate_constants
+from skgibbs.potential import Batch, FunctionPotential, MLPPotential
+from skgibbs.priors import Prior
+from skgibbs.samplers import (
+    MALAInfo,
+    MALAParams,
+    MALAState,
+    Target,
+    draw_batch,
+    mala,
+    solve_correction,
+    surrogate_constants,
+)
+from skgibbs.samplers._random import normal
 
 K = 3
 
@@ -67,11 +78,14 @@ def test_state_and_info_are_namedtuples_with_documented_shapes(rho):
     pot, theta0 = _mlp_potential()
     Q = theta0.shape[1]
     gens = _gens(range(K))
-    prior = Prior(std=1.0)
-    state = mala.init(theta0, pot, gens, rho, prior)
+    target = Target(pot, Prior(std=1.0), 40.0)
+    params = _params("csmala", 40.0, 40, rho, 1e-3)
+    assert params._fields == ("loss_scale", "batch_offset", "rho", "step_size", "proposal_std", "move_scale")
+    assert params.move_scale is None  # the move's acceptance is measured only on request
+    state = mala.init(gens, target, theta0, params)
     assert isinstance(state, MALAState) and isinstance(state, tuple)
     assert state._fields == ("theta", "loss_sum", "loss_grad", "batch_size", "log_prior")
-    state, info = mala.step(gens, state, pot, _params("csmala", 40.0, 40, rho, 1e-3), prior)
+    state, info = mala.step(gens, state, target, params)
     assert isinstance(info, MALAInfo) and info._fields == (
         "acceptance_prob",
         "is_accepted",
@@ -93,11 +107,12 @@ def test_cached_values_equal_recomputation_full_data():
     pot, theta0 = _mlp_potential()
     gens = _gens(range(K))
     prior = Prior(std=0.8)
-    state = mala.init(theta0, pot, gens, 1.0, prior)
+    target = Target(pot, prior, 40.0)
     params = _params("mala", 40.0, 40, 1.0, 5e-3)
+    state = mala.init(gens, target, theta0, params)
     n_accepted = 0
     for _ in range(15):
-        state, info = mala.step(gens, state, pot, params, prior)
+        state, info = mala.step(gens, state, target, params)
         n_accepted += int(info.is_accepted.sum())
         full = Batch(None, None, None)
         loss, grad = pot.loss_sum_and_grad(state.theta, full)
@@ -110,8 +125,8 @@ def test_cached_values_equal_recomputation_full_data():
 
 def test_init_caches_the_seeded_batch():
     pot, theta0 = _mlp_potential()
-    prior = Prior()
-    state = mala.init(theta0, pot, _gens([4, 5, 6]), 0.3, prior)
+    target = Target(pot, Prior(), 40.0)
+    state = mala.init(_gens([4, 5, 6]), target, theta0, _params("csmala", 40.0, 40, 0.3, 1e-3))
     batch = draw_batch(_gens([4, 5, 6]), pot.n_data, 0.3)
     loss, grad = pot.loss_sum_and_grad(theta0, batch)
     torch.testing.assert_close(state.loss_sum, loss)
@@ -124,12 +139,12 @@ def test_cached_values_follow_the_accepted_batch():
     pot, theta0 = _mlp_potential()
     rec = _Recorder(pot)
     gens = _gens(range(K))
-    prior = Prior(std=1.0)
-    state = mala.init(theta0, rec, gens, 0.4, prior)
-    current = [rec.calls[-1][1]] * K
+    target = Target(rec, Prior(std=1.0), 40.0)
     params = _params("csmala", 40.0, 40, 0.4, 1e-3)
+    state = mala.init(gens, target, theta0, params)
+    current = [rec.calls[-1][1]] * K
     for _ in range(15):
-        state, info = mala.step(gens, state, rec, params, prior)
+        state, info = mala.step(gens, state, target, params)
         for k in range(K):
             if info.is_accepted[k]:
                 current[k] = rec.calls[-1][1]
@@ -145,13 +160,13 @@ def test_cached_values_follow_the_accepted_batch():
 def test_acceptance_probability_in_unit_interval(sampler, rho):
     pot, theta0 = _mlp_potential()
     gens = _gens(range(K))
-    prior = Prior(std=1.0)
-    state = mala.init(theta0, pot, gens, rho, prior)
+    target = Target(pot, Prior(std=1.0), 40.0)
+    state = mala.init(gens, target, theta0, _params(sampler, 40.0, 40, rho, 1e-3))
     probs = []
     for h in (1e-6, 1e-3, 1e-1, 10.0):
         params = _params(sampler, 40.0, 40, rho, h)
         for _ in range(5):
-            state, info = mala.step(gens, state, pot, params, prior)
+            state, info = mala.step(gens, state, target, params)
             probs.append(info.acceptance_prob)
     probs = torch.cat(probs)
     assert torch.all((probs >= 0) & (probs <= 1))
@@ -161,26 +176,26 @@ def test_acceptance_probability_in_unit_interval(sampler, rho):
 def test_tiny_step_is_almost_always_accepted_at_rho_one():
     pot, theta0 = _mlp_potential()
     gens = _gens(range(K))
-    prior = Prior(std=1.0)
-    state = mala.init(theta0, pot, gens, 1.0, prior)
+    target = Target(pot, Prior(std=1.0), 40.0)
     params = _params("mala", 40.0, 40, 1.0, 1e-8)
+    state = mala.init(gens, target, theta0, params)
     probs = []
     for _ in range(30):
-        state, info = mala.step(gens, state, pot, params, prior)
+        state, info = mala.step(gens, state, target, params)
         probs.append(info.acceptance_prob)
     assert float(torch.cat(probs).mean()) > 0.99
 
 
 def test_same_generator_seed_gives_identical_draw():
     pot, theta0 = _mlp_potential()
-    prior = Prior(std=1.0)
+    target = Target(pot, Prior(std=1.0), 40.0)
     params = _params("csmala", 40.0, 40, 0.5, 1e-3)
 
     def run(seeds):
         gens = _gens(seeds)
-        state = mala.init(theta0, pot, gens, 0.5, prior)
+        state = mala.init(gens, target, theta0, params)
         for _ in range(10):
-            state, _ = mala.step(gens, state, pot, params, prior)
+            state, _ = mala.step(gens, state, target, params)
         return state.theta
 
     assert torch.equal(run([1, 2, 3]), run([1, 2, 3]))
@@ -189,11 +204,12 @@ def test_same_generator_seed_gives_identical_draw():
 
 def test_kernel_does_not_touch_global_rng():
     pot, theta0 = _mlp_potential()
-    prior = Prior()
+    target = Target(pot, Prior(), 40.0)
+    params = _params("csmala", 40.0, 40, 0.5, 1e-3)
     before = torch.random.get_rng_state()
     gens = _gens(range(K))
-    state = mala.init(theta0, pot, gens, 0.5, prior)
-    mala.step(gens, state, pot, _params("csmala", 40.0, 40, 0.5, 1e-3), prior)
+    state = mala.init(gens, target, theta0, params)
+    mala.step(gens, state, target, params)
     assert torch.equal(before, torch.random.get_rng_state())
 
 
@@ -208,15 +224,14 @@ def _nan_outside_unit_interval(y):
 
 def test_nan_potential_proposal_is_rejected():
     y = torch.linspace(-0.5, 0.5, 10, dtype=torch.float64)
-    pot = _nan_outside_unit_interval(y)
+    target = Target(_nan_outside_unit_interval(y), Prior(), 10.0)
     gens = _gens(range(K))
-    prior = Prior()
-    state = mala.init(torch.zeros(K, 1, dtype=torch.float64), pot, gens, 1.0, prior)
     params = _params("mala", 10.0, 10, 1.0, 1e-4, s=3.0)
+    state = mala.init(gens, target, torch.zeros(K, 1, dtype=torch.float64), params)
     n_nonfinite = 0
     for _ in range(40):
         old = state
-        state, info = mala.step(gens, state, pot, params, prior)
+        state, info = mala.step(gens, state, target, params)
         bad = ~info.is_finite
         n_nonfinite += int(bad.sum())
         assert torch.all(info.acceptance_prob[bad] == 0) and not torch.any(info.is_accepted[bad])
@@ -233,14 +248,13 @@ def test_nan_gradient_proposal_is_rejected(nan_gradient_where):
     def loss_fn(theta, idx):
         return (y[idx] - nan_gradient_where(theta[:, :1], lambda t: t < 1.0)) ** 2
 
-    pot = FunctionPotential(loss_fn, n_data=5)
+    target = Target(FunctionPotential(loss_fn, n_data=5), Prior(), 5.0)
     gens = _gens(range(K))
-    prior = Prior()
-    state = mala.init(torch.full((K, 1), 2.0, dtype=torch.float64), pot, gens, 1.0, prior)
     params = _params("mala", 5.0, 5, 1.0, 1e-3, s=0.8)
+    state = mala.init(gens, target, torch.full((K, 1), 2.0, dtype=torch.float64), params)
     seen_nan = 0
     for _ in range(60):
-        state, info = mala.step(gens, state, pot, params, prior)
+        state, info = mala.step(gens, state, target, params)
         seen_nan += int((~info.is_finite).sum())
         assert not info.is_accepted[~info.is_finite].any()
         assert torch.all(state.theta >= 1.0) and torch.isfinite(state.loss_grad).all()
@@ -251,11 +265,11 @@ def test_nan_gradient_proposal_is_rejected(nan_gradient_where):
 def test_huge_step_is_rejected_and_state_stays_finite(h):
     pot, theta0 = _mlp_potential()
     gens = _gens(range(K))
-    prior = Prior(std=1.0)
-    state = mala.init(theta0, pot, gens, 1.0, prior)
+    target = Target(pot, Prior(std=1.0), 40.0)
     params = _params("mala", 40.0, 40, 1.0, h)
+    state = mala.init(gens, target, theta0, params)
     for _ in range(5):
-        state, info = mala.step(gens, state, pot, params, prior)
+        state, info = mala.step(gens, state, target, params)
         assert not info.is_accepted.any() and torch.all(info.acceptance_prob == 0)
     assert torch.equal(state.theta, theta0)
     for t in state:
@@ -267,12 +281,12 @@ def test_proposals_outside_the_prior_box_are_rejected():
     # random walk, so alpha is exactly 1 inside the box and 0 outside
     pot = FunctionPotential(lambda th, idx: (th[:, :1] * 0.0).expand(-1, idx.shape[1]), n_data=4)
     gens = _gens(range(K))
-    prior = Prior(bound=0.5)
-    state = mala.init(torch.zeros(K, 2, dtype=torch.float64), pot, gens, 1.0, prior)
+    target = Target(pot, Prior(bound=0.5), 4.0)
     params = _params("mala", 4.0, 4, 1.0, 1e-3, s=0.5)
+    state = mala.init(gens, target, torch.zeros(K, 2, dtype=torch.float64), params)
     probs = []
     for _ in range(100):
-        state, info = mala.step(gens, state, pot, params, prior)
+        state, info = mala.step(gens, state, target, params)
         probs.append(info.acceptance_prob)
         assert torch.all(state.theta.abs() <= 0.5)
     probs = torch.cat(probs)
@@ -408,7 +422,7 @@ def test_step_acceptance_equals_hand_written_mh_ratio(sampler, rho):
     params = MALAParams(
         c, d, rho, torch.full((2,), h, dtype=torch.float64), torch.full((2,), s, dtype=torch.float64)
     )
-    prior = Prior(std=prior_std)
+    target = Target(pot, Prior(std=prior_std), lam)
 
     def potential_and_grad(t, rows):
         r = y[rows] - t[0] * x[rows] - t[1]
@@ -417,12 +431,12 @@ def test_step_acceptance_equals_hand_written_mh_ratio(sampler, rho):
         return u, g
 
     gens = _gens([11, 12])
-    state = mala.init(torch.zeros(2, 2, dtype=torch.float64), pot, gens, rho, prior)
+    state = mala.init(gens, target, torch.zeros(2, 2, dtype=torch.float64), params)
     current = [_rows(pot.calls[-1][1], k, n) for k in range(2)]
     probs = []
     for _ in range(30):
         theta = state.theta.numpy().copy()
-        state, info = mala.step(gens, state, pot, params, prior)
+        state, info = mala.step(gens, state, target, params)
         theta_prop, batch = pot.calls[-1]
         for k in range(2):
             t, tp = theta[k], theta_prop[k].numpy()
@@ -456,14 +470,14 @@ def test_proposal_mean_is_the_langevin_drift():
     pot_a = _Recorder(FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, 8))
     pot_b = _Recorder(FunctionPotential(lambda th, idx: (th[:, :1] * 0.0).expand(-1, idx.shape[1]), 8))
     theta0 = torch.full((2, 1), 0.4, dtype=torch.float64)
-    prior = Prior()
+    target_a, target_b = Target(pot_a, Prior(), 8.0), Target(pot_b, Prior(), 8.0)
     params = MALAParams(
         0.9, 0.0, 1.0, torch.full((2,), 0.05, dtype=torch.float64), torch.full((2,), 0.3, dtype=torch.float64)
     )
-    state_a = mala.init(theta0, pot_a, _gens([1, 2]), 1.0, prior)
-    state_b = mala.init(theta0, pot_b, _gens([1, 2]), 1.0, prior)
-    mala.step(_gens([5, 6]), state_a, pot_a, params, prior)
-    mala.step(_gens([5, 6]), state_b, pot_b, params, prior)
+    state_a = mala.init(_gens([1, 2]), target_a, theta0, params)
+    state_b = mala.init(_gens([1, 2]), target_b, theta0, params)
+    mala.step(_gens([5, 6]), state_a, target_a, params)
+    mala.step(_gens([5, 6]), state_b, target_b, params)
     prop_a, prop_b = pot_a.calls[-1][0], pot_b.calls[-1][0]
     grad_a = 0.9 * (-2 * (y - 0.4).sum())
     torch.testing.assert_close(
@@ -474,18 +488,20 @@ def test_proposal_mean_is_the_langevin_drift():
 # ------------------------------------------------------------------ refresh
 def test_refresh_redraws_only_selected_chains():
     pot, theta0 = _mlp_potential()
-    prior = Prior()
+    target = Target(pot, Prior(), 40.0)
     gens = _gens(range(K))
-    state = mala.init(theta0, pot, gens, 0.3, prior)
     params = _params("csmala", 40.0, 40, 0.3, 1e-3)
+    state = mala.init(gens, target, theta0, params)
     which = torch.tensor([True, False, True])
-    new = mala.refresh(gens, state, pot, params, prior, which)
+    untouched = gens[1].get_state()
+    new = mala.refresh(gens, state, target, params, which)
+    assert torch.equal(gens[1].get_state(), untouched)  # only the chosen chains draw
     assert torch.equal(new.theta, state.theta)
     assert new.loss_sum[1] == state.loss_sum[1]
     assert not torch.equal(new.batch_size[[0, 2]], state.batch_size[[0, 2]]) or not torch.equal(
         new.loss_sum[[0, 2]], state.loss_sum[[0, 2]]
     )
-    everything = mala.refresh(gens, state, pot, params, prior)
+    everything = mala.refresh(gens, state, target, params)
     assert torch.equal(everything.theta, state.theta)
 
 
@@ -496,21 +512,27 @@ def test_move_acceptance_judges_the_move_on_one_batch(rho):
     # proposal's own batch B'; recompute it from the parts with a second seed copy
     pot, theta0 = _mlp_potential()
     prior = Prior(std=1.0)
+    target = Target(pot, prior, 40.0)
     params = _params("csmala", 40.0, 40, rho, 1e-3)
-    state = mala.init(theta0, pot, _gens(range(K)), rho, prior)
+    state = mala.init(_gens(range(K)), target, theta0, params)
     scale = 40.0 / (40 * rho)
-    new, info = mala.step(_gens(range(10, 10 + K)), state, pot, params, prior, move_scale=scale)
+    new, info = mala.step(_gens(range(10, 10 + K)), state, target, params._replace(move_scale=scale))
     assert info.move_acceptance.shape == (K,)
     assert torch.all((info.move_acceptance >= 0) & (info.move_acceptance <= 1))
     # replay the proposal: same generators give the same batch and noise
     gens = _gens(range(10, 10 + K))
-    batch = mala.draw_batch(gens, pot.n_data, rho)
-    noise = mala._noise(gens, theta0.shape[1], theta0)
-    grad_cur = mala._grad(state.loss_grad, state.theta, params, prior)
+    batch = draw_batch(gens, pot.n_data, rho)
+    noise = normal(gens, theta0.shape[1], theta0)
+    c = params.loss_scale
+    grad_cur = target.grad(state.loss_grad, state.theta, c)
     prop = mala.langevin_proposal(state.theta, grad_cur, params.step_size, params.proposal_std, noise)
     l_prop, g_prop = pot.loss_sum_and_grad(prop, batch)
     l_cur = pot.loss_sum(state.theta, batch)
-    grad_prop = mala._grad(g_prop, prop, params, prior)
+    grad_prop = target.grad(g_prop, prop, c)
     log_q = mala.log_proposal_ratio(state.theta, prop, grad_cur, grad_prop, params, noise)
     expect = scale * (l_cur - l_prop) + prior.log_density(prop) - prior.log_density(state.theta) + log_q
     torch.testing.assert_close(info.move_acceptance, torch.exp(expect.clamp(max=0.0)))
+    # the move's signal changes nothing else: the same step without it
+    plain, plain_info = mala.step(_gens(range(10, 10 + K)), state, target, params)
+    assert all(torch.equal(a, b) for a, b in zip(new, plain))
+    assert torch.equal(info.acceptance_prob, plain_info.acceptance_prob)

@@ -1,12 +1,15 @@
 """Progress output: one live bar per phase with verbose, nothing without."""
 
+import re
 import warnings
 
 import numpy as np
 import pytest
+import torch
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs.samplers import _progress
+from skgibbs.potential import FunctionPotential
+from skgibbs.samplers import MALA, SGLD, MeanFieldVI, Target, _progress, run_chains
 
 CHEAP = dict(hidden_layer_sizes=(4,), n_samples=15, burn_in=12, pretrain_iter=20, n_chains=2, random_state=0)
 
@@ -39,6 +42,25 @@ def test_one_bar_per_phase_with_rate_and_eta(capsys, monkeypatch, with_tqdm, sam
     assert not _progress._BARS  # every bar closed
 
 
+@pytest.mark.parametrize(
+    "sampler, shown",
+    [(MALA(step_size=1e-3), r"acceptance \d\.\d\d"), (SGLD(step_size=1e-3), "acceptance n/a")],
+    ids=["mala", "sgld"],
+)
+def test_sampling_bar_shows_the_acceptance_a_kernel_has(capsys, monkeypatch, sampler, shown):
+    # the runner reads the acceptance from the kernel's "accepted" record; SGLD keeps none
+    monkeypatch.setattr(_progress, "_tqdm", None)
+    y = torch.linspace(-1.0, 1.0, 20, dtype=torch.float64)
+    target = Target(FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=20), lam=20.0)
+    theta0 = torch.zeros(2, 1, dtype=torch.float64)
+    run_chains(target, theta0, [0, 1], sampler, n_samples=5, burn_in=4, verbose=1)
+    err = capsys.readouterr().err
+    assert "[skgibbs] burn-in" in err and "4/4" in err and "[skgibbs] sampling" in err and "5/5" in err
+    sampling = err[err.index("[skgibbs] sampling") :]
+    assert re.search(shown, sampling), sampling
+    assert not _progress._BARS
+
+
 def test_nothing_on_stderr_at_verbose_0(capsys):
     _fit(0)
     assert capsys.readouterr().err == ""
@@ -52,8 +74,7 @@ def test_an_optimiser_stopping_early_closes_its_bar(capsys, monkeypatch):
         warnings.simplefilter("ignore", SamplerWarning)
         reg = GibbsMLPRegressor(
             hidden_layer_sizes=(4,),
-            sampler="vi",
-            vi_max_iter=20000,
+            sampler=MeanFieldVI(max_iter=20000),
             pretrain_iter=20,
             verbose=1,
             random_state=0,

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from skgibbs.potential import LinearPotential, MixingPrior, Prior
-from skgibbs.samplers import ChainConfig, rjmcmc, run_chains
+from skgibbs.potential import LinearPotential
+from skgibbs.priors import MixingPrior, Prior
+from skgibbs.samplers import MALA, RJMCMC, Target, rjmcmc, run_chains
 
 SETS = [act for act in itertools.product([0, 1], repeat=3) if any(act)]
 
@@ -18,6 +19,11 @@ def _data(seed=3, n=12):
     X = rng.normal(size=(n, 2))
     y = 0.25 * X[:, 0] + 0.15 + 0.5 * rng.normal(size=n)
     return X, y
+
+
+def _target(X, y, lam, potential=LinearPotential):
+    """The linear model's posterior under the mixing prior with N(0, 1) active weights, s = 2."""
+    return Target(potential(torch.as_tensor(X), torch.as_tensor(y)), MixingPrior(Prior(std=1.0), 2.0), lam)
 
 
 def _log_evidence_gaussian(A, y, c, std):
@@ -62,10 +68,10 @@ def _exact_model_probabilities(X, y, c, sparsity, log_evidence):
 
 
 def _sampled_model_frequencies(X, y, c, prior, n_chains=8, n_samples=12000, seed=0):
-    pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
-    cfg = ChainConfig(sampler="rjmcmc", lam=c * len(y), n_samples=n_samples, burn_in=500, step_size=0.01)
+    target = Target(LinearPotential(torch.as_tensor(X), torch.as_tensor(y)), prior, c * len(y))
     theta0 = torch.full((n_chains, 3), 0.1, dtype=torch.float64)
-    res = run_chains(pot, theta0, list(range(seed, seed + n_chains)), cfg, prior=prior)
+    seeds = list(range(seed, seed + n_chains))
+    res = run_chains(target, theta0, seeds, RJMCMC(step_size=0.01), n_samples=n_samples, burn_in=500)
     active = res.samples != 0  # (K, S, 3)
     per_chain = np.stack([[np.all(a == np.array(act, bool), -1).mean() for act in SETS] for a in active])
     return per_chain, res
@@ -104,18 +110,17 @@ def test_within_model_moves_match_the_posterior_of_a_fixed_active_set():
     P = 2 * c * A.T @ A + np.eye(2)  # N(0, 1) prior on the active coordinates
     cov = np.linalg.inv(P)
     mean = cov @ (2 * c * A.T @ y)
-    pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
-    prior = MixingPrior(Prior(std=1.0), 2.0)
+    target = _target(X, y, c * len(y))
     K = 8
     theta = torch.zeros(K, 3, dtype=torch.float64)
     theta[:, act] = 0.1
     gens = [torch.Generator().manual_seed(k) for k in range(K)]
-    state = rjmcmc.init(theta, pot, prior)
+    state = rjmcmc.init(gens, target, theta)
     h = torch.full((K,), 0.2 * float(np.min(np.diag(cov))), dtype=torch.float64)
-    params = rjmcmc.RJParams(c, h, torch.sqrt(2 * h), (0.0, 1.0, 0.0))
+    params = rjmcmc.RJParams(h, torch.sqrt(2 * h), (0.0, 1.0, 0.0))
     draws = []
     for i in range(6000):
-        state, info = rjmcmc.step(gens, state, pot, params, prior)
+        state, info = rjmcmc.step(gens, state, target, params)
         assert bool((info.move == 0).all())
         if i >= 500:
             draws.append(state.theta.numpy().copy())
@@ -149,18 +154,19 @@ def test_boundary_moves_and_one_gradient_per_step():
             calls["n"] += 1
             return super().loss_sum_and_grad(theta, batch)
 
-    pot = Counting(torch.as_tensor(X), torch.as_tensor(y))
-    prior = MixingPrior(Prior(std=1.0), 2.0)
+    # c = lambda / n = 2
+    target = _target(X, y, 2.0 * len(y), Counting)
     theta = torch.tensor([[0.3, 0.0, 0.0], [0.1, -0.2, 0.3]], dtype=torch.float64)
     gens = [torch.Generator().manual_seed(k) for k in range(2)]
-    state = rjmcmc.init(theta, pot, prior)
+    state = rjmcmc.init(gens, target, theta)
     h = torch.full((2,), 1e-3, dtype=torch.float64)
-    params = rjmcmc.RJParams(2.0, h, torch.sqrt(2 * h))
+    params = rjmcmc.RJParams(h, torch.sqrt(2 * h))
+    assert params.moves == rjmcmc.MOVES
     calls["n"] = 0
     moves = []
     for _ in range(300):
         k_before = state.active.sum(1)
-        state, info = rjmcmc.step(gens, state, pot, params, prior)
+        state, info = rjmcmc.step(gens, state, target, params)
         moves.append(info.move)
         assert not bool(((k_before == 1) & (info.move < 0)).any())  # |act| = 1: no death
         assert not bool(((k_before == 3) & (info.move > 0)).any())  # |act| = Q: no birth
@@ -173,23 +179,16 @@ def test_boundary_moves_and_one_gradient_per_step():
 
 def test_same_seeds_same_draws_and_non_finite_proposals_are_rejected():
     X, y = _data()
-    pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
-    prior = MixingPrior(Prior(std=1.0), 2.0)
-    cfg = ChainConfig(sampler="rjmcmc", lam=24.0, n_samples=50, burn_in=50, step_size=0.01)
+    target = _target(X, y, 24.0)
     theta0 = torch.full((2, 3), 0.1, dtype=torch.float64)
-    a = run_chains(pot, theta0, [1, 2], cfg, prior=prior).samples
-    b = run_chains(pot, theta0, [1, 2], cfg, prior=prior).samples
+    a = run_chains(target, theta0, [1, 2], RJMCMC(step_size=0.01), n_samples=50, burn_in=50).samples
+    b = run_chains(target, theta0, [1, 2], RJMCMC(step_size=0.01), n_samples=50, burn_in=50).samples
     assert np.array_equal(a, b)
     # a step so large that the proposal overflows is rejected, never propagated
-    state = rjmcmc.init(theta0, pot, prior)
+    gens = [torch.Generator().manual_seed(0) for _ in range(2)]
+    state = rjmcmc.init(gens, target, theta0)
     h = torch.full((2,), 1e300, dtype=torch.float64)
-    new, info = rjmcmc.step(
-        [torch.Generator().manual_seed(0) for _ in range(2)],
-        state,
-        pot,
-        rjmcmc.RJParams(24.0 / 12, h, torch.sqrt(h)),
-        prior,
-    )
+    new, info = rjmcmc.step(gens, state, target, rjmcmc.RJParams(h, torch.sqrt(h)))
     assert not bool(info.is_accepted.any()) and torch.equal(new.theta, state.theta)
 
 
@@ -213,39 +212,32 @@ def test_runner_pairs_rjmcmc_with_the_mixing_prior_only():
     X, y = _data()
     pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
     theta0 = torch.full((1, 3), 0.1, dtype=torch.float64)
+    run = dict(n_samples=2, burn_in=0)
     with pytest.raises(ValueError, match="MixingPrior"):
-        run_chains(
-            pot, theta0, [0], ChainConfig(sampler="rjmcmc", n_samples=2, burn_in=0), prior=Prior(std=1.0)
-        )
+        run_chains(Target(pot, Prior(std=1.0)), theta0, [0], RJMCMC(), **run)
     with pytest.raises(ValueError, match="MixingPrior"):
-        run_chains(
-            pot,
-            theta0,
-            [0],
-            ChainConfig(sampler="mala", n_samples=2, burn_in=0),
-            prior=MixingPrior(Prior(std=1.0)),
-        )
+        run_chains(Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], MALA(), **run)
+    zeros = torch.zeros(1, 3, dtype=torch.float64)
     with pytest.raises(ValueError, match="at least one non-zero"):
-        run_chains(
-            pot,
-            torch.zeros(1, 3, dtype=torch.float64),
-            [0],
-            ChainConfig(sampler="rjmcmc", n_samples=2, burn_in=0),
-            prior=MixingPrior(Prior(std=1.0)),
-        )
+        run_chains(Target(pot, MixingPrior(Prior(std=1.0))), zeros, [0], RJMCMC(), **run)
+    # the kernel itself refuses a dense prior too
+    with pytest.raises(TypeError, match="MixingPrior"):
+        rjmcmc.init([torch.Generator()], Target(pot, Prior(std=1.0)), theta0)
 
 
 def test_chains_one_by_one_or_in_workers_give_the_batched_draws():
     X, y = _data()
-    pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
-    cfg = ChainConfig(sampler="rjmcmc", lam=24.0, n_samples=30, burn_in=30, step_size=0.01)
+    target = _target(X, y, 24.0)
     theta0 = torch.full((2, 3), 0.1, dtype=torch.float64)
-    prior = MixingPrior(Prior(std=1.0), 2.0)
-    batched = run_chains(pot, theta0, [1, 2], cfg, prior=prior)
-    workers = run_chains(pot, theta0, [1, 2], cfg, prior=prior, vectorize=False, n_jobs=2)
+    run = dict(n_samples=30, burn_in=30)
+    batched = run_chains(target, theta0, [1, 2], RJMCMC(step_size=0.01), **run)
+    workers = run_chains(target, theta0, [1, 2], RJMCMC(step_size=0.01), **run, vectorize=False, n_jobs=2)
     assert np.allclose(batched.samples, workers.samples, atol=1e-10)
     assert np.array_equal(batched.samples != 0, workers.samples != 0)
     assert workers.move_acceptance.shape == (2, 3)
+    # the reversible-jump summary, and nothing of the other kernels
+    assert set(workers.info) == {"step_size", "proposal_std", "move_acceptance"}
+    assert not hasattr(workers, "n_restarts") and not hasattr(workers, "correction")
 
 
 def test_host_draws_follow_the_reference_weights_with_ties():
