@@ -17,7 +17,6 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 
 from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
