@@ -25,7 +25,7 @@ from .model import MLPSpec
 from .potential import MLPPotential
 from .samplers import RunSettings, Target, get_sampler
 
-__all__ = ["PosteriorProblem", "build_problem", "VECTORIZE_WORK"]
+__all__ = ["PosteriorProblem", "build_problem", "vectorize_chains", "VECTORIZE_WORK"]
 
 #: Chains are advanced together in one process while a step is this cheap
 #: (examples in the batch times parameters); measured by the ``speed`` benchmark.
@@ -48,6 +48,9 @@ class PosteriorProblem(NamedTuple):
         ``pi_lambda ∝ exp(-lambda R_n) Pi``, what every kernel samples.
     temperature : float
         Resolved ``temperature`` (``n / lambda``).
+    heldout_loss : float
+        The pre-training's held-out mean loss (1 without pre-training):
+        ``temperature="auto"`` is twice it for the regressors.
     sampler : Sampler
         The resolved sampler object (``"auto"`` and names turned into objects).
     theta0 : torch.Tensor of shape (n_starts, Q)
@@ -72,6 +75,7 @@ class PosteriorProblem(NamedTuple):
     prior: object
     target: Target
     temperature: float
+    heldout_loss: float
     sampler: object
     theta0: torch.Tensor
     seeds: list
@@ -162,18 +166,33 @@ def build_problem(estimator, X, y):
         prior=prior,
         target=Target(potential, prior, est.lambda_),
         temperature=est.temperature_,
+        heldout_loss=float(heldout_loss),
         sampler=sampler,
         theta0=theta0,
         seeds=[int(s) for s in seeds[1:]],
         run=run,
-        vectorize=_vectorize(est.n_chains, n * (rho if rho < 1 else 1.0), spec.n_params, device),
+        vectorize=vectorize_chains(est.n_chains, n * rho, spec.n_params, device),
         # one GPU batches all chains; worker processes would each need a device of their own
         n_jobs=None if device.type == "cuda" else est.n_jobs,
         arrays=(X, y),
     )
 
 
-def _vectorize(n_chains, batch, n_params, device):
-    if n_chains == 1 or device.type == "cuda":
+def vectorize_chains(n_chains, batch, n_params, device="cpu"):
+    """Whether the estimators advance their chains in one batch.
+
+    Batching pays while a step is overhead-bound: one chain, a GPU, or a
+    step of at most :data:`VECTORIZE_WORK` examples-times-parameters
+    (``batch`` is the expected batch size ``n rho``); beyond it, chains run
+    one per job.
+
+    Examples
+    --------
+    >>> vectorize_chains(4, batch=442, n_params=11_301)
+    True
+    >>> vectorize_chains(4, batch=10_000, n_params=10_401)
+    False
+    """
+    if n_chains == 1 or torch.device(device).type == "cuda":
         return True
     return batch * n_params <= VECTORIZE_WORK

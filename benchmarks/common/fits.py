@@ -3,6 +3,11 @@
 The sweep of ``sampler='vi'``'s cooling refits the ``skgibbs_vi`` rows of
 both benchmarks on other splits, so the estimator settings, the fits and
 the scores live here, once.
+
+The settings of the ``skgibbs_vi`` rows are JSON objects of estimator
+keyword arguments, and of :class:`~skgibbs.samplers.MeanFieldVI` settings in
+scikit-learn's nested form ``sampler__<name>`` (``{"sampler__tau": 0.03,
+"n_samples": 50}``).
 """
 
 import re
@@ -18,6 +23,7 @@ from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import expected_calibration_error
+from skgibbs.samplers import MeanFieldVI
 
 GIBBS = ("skgibbs", "skgibbs_vi")  # the library's rows; the others are the peers
 LEVEL = 0.9
@@ -25,7 +31,8 @@ Z = float(norm.ppf(0.5 + LEVEL / 2))  # 1.645
 N_BINS = 15
 CLASSIFICATION_TEST_SIZE, REGRESSION_TEST_SIZE = 0.25, 0.1
 QUICK_SKGIBBS = {"hidden_layer_sizes": [8], "n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
-QUICK_VI = {"hidden_layer_sizes": [8], "n_samples": 10, "pretrain_iter": 20, "vi_max_iter": 100}
+QUICK_VI = {"hidden_layer_sizes": [8], "n_samples": 10, "pretrain_iter": 20, "sampler__max_iter": 100}
+SAMPLER_PREFIX = "sampler__"
 
 
 # ---------------------------------------------------------------- text
@@ -50,12 +57,26 @@ def fmt(pair, digits=3):
     return f"{pair[0]:.{digits}f} ± {pair[1]:.{digits}f}"
 
 
+# ---------------------------------------------------------------- variational rows
+def vi_estimator(cls, params, seed):
+    """``cls`` with ``sampler='vi'`` seeded ``seed`` and ``params`` (estimator keywords, ``sampler__<name>``).
+
+    The settings prefixed ``sampler__`` go to ``MeanFieldVI(...)``; without
+    any the sampler stays the name ``"vi"`` (the same sampler at its
+    defaults), so that the estimator's repr, which identifies stored fits,
+    is that of the default row.
+    """
+    vi = {k.removeprefix(SAMPLER_PREFIX): v for k, v in params.items() if k.startswith(SAMPLER_PREFIX)}
+    rest = {k: v for k, v in params.items() if not k.startswith(SAMPLER_PREFIX)}
+    return cls(**{**rest, "sampler": MeanFieldVI(**vi) if vi else "vi", "random_state": seed})
+
+
 # ---------------------------------------------------------------- classification
 def make_classifier_vi(seed, cfg):
     """The ``skgibbs_vi`` row's classifier of ``cfg`` seeded ``seed``."""
     from skgibbs import GibbsMLPClassifier
 
-    return GibbsMLPClassifier(**{**cfg["skgibbs_vi"], "sampler": "vi", "random_state": seed})
+    return vi_estimator(GibbsMLPClassifier, cfg["skgibbs_vi"], seed)
 
 
 def fit_classifier(model, est, X, y):
@@ -103,7 +124,7 @@ def mixture_loglik(y, F, noise_variance):
 
 def make_regressor_vi(cfg, seed=None):
     """The ``skgibbs_vi`` row's regressor of ``cfg`` seeded ``seed``."""
-    return GibbsMLPRegressor(**{**cfg["skgibbs_vi"], "sampler": "vi", "random_state": seed})
+    return vi_estimator(GibbsMLPRegressor, cfg["skgibbs_vi"], seed)
 
 
 def fit_gibbs(reg, X, y):

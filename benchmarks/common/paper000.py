@@ -38,6 +38,7 @@ they have in common.
 import dataclasses
 import functools
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -54,7 +55,7 @@ from skgibbs.credible import posterior_quantile
 from skgibbs.datasets import gap_regression_function, make_gap_regression
 from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
-from skgibbs.samplers import ChainConfig, run_chains, solve_correction, surrogate_constants
+from skgibbs.samplers import CSMALA, MALA, SMALA, Target, run_chains, solve_correction, surrogate_constants
 
 from .tables import md_table, rst_table  # noqa: F401  (the reproductions use P.md_table, P.rst_table)
 
@@ -140,7 +141,7 @@ def effective_lambda(method, mode, n, rho, zeta):
 
 
 def chain_config(method, rho, mode, n, mean_risk, setting, lengths):
-    """``ChainConfig`` of one run and the mapped constants, as a dict.
+    """The sampler object of one run, its ``run_chains`` settings and the mapped constants.
 
     ``mean_risk`` (the full-data risk at the start) fixes the csMALA
     ``lambda'`` used to convert the paper's ``gamma`` into ``h``; the drift
@@ -155,21 +156,23 @@ def chain_config(method, rho, mode, n, mean_risk, setting, lengths):
     if method == "csmala" and rho < 1.0:
         zeta0 = solve_correction(mean_risk, lam, n, rho, compensate=compensate)
         lam_batch = surrogate_constants("csmala", lam, n, rho, zeta0, compensate)[2]
-    cfg = ChainConfig(
-        sampler=method,
-        lam=lam,
-        rho=rho,
-        correction="auto",
-        step_size=gamma / lam_batch,
-        proposal_std=setting.s_total / math.sqrt(Q),  # Table 1: s = 0.2 / sqrt(Q)
-        n_samples=lengths.n_draws,
-        burn_in=lengths.burn_in_for(rho),
-        thin=lengths.gap,
-        restart_after=setting.restart_after,
-        correction_every=setting.correction_every,
-        compensate=compensate,
-    )
-    return cfg, {"lambda": lam, "gamma": gamma, "lambda_batch_start": lam_batch}
+    # h and s both fixed: nothing adapts
+    s = setting.s_total / math.sqrt(Q)  # Table 1: s = 0.2 / sqrt(Q)
+    proposal = {"step_size": gamma / lam_batch, "proposal_std": s}
+    if method == "mala":
+        sampler = MALA(**proposal)
+    elif method == "smala":
+        sampler = SMALA(**proposal, restart_after=setting.restart_after)
+    else:
+        sampler = CSMALA(
+            **proposal,
+            restart_after=setting.restart_after,
+            correction="auto",
+            correction_every=setting.correction_every,
+            compensate=compensate,
+        )
+    run = {"rho": rho, "n_samples": lengths.n_draws, "burn_in": lengths.burn_in_for(rho), "thin": lengths.gap}
+    return sampler, run, {"lambda": lam, "gamma": gamma, "lambda_batch_start": lam_batch}
 
 
 # -- data and pre-training ------------------------------------------------------------
@@ -226,9 +229,9 @@ def run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val):
     """
     n = pot.n_data
     start_risk = float(pot.mean_loss(theta0)[0])
-    cfg, mapped = chain_config(method, rho, mode, n, start_risk, setting, lengths)
+    sampler, run, mapped = chain_config(method, rho, mode, n, start_risk, setting, lengths)
     t0, c0 = time.perf_counter(), time.process_time()
-    res = run_chains(pot, theta0, [int(seed)], cfg)
+    res = run_chains(Target(pot, None, mapped["lambda"]), theta0, [int(seed)], sampler, **run)  # flat prior
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     draws = torch.as_tensor(res.samples[0], dtype=theta0.dtype)
     with torch.no_grad():
@@ -243,7 +246,7 @@ def run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val):
         "draw_train_risk": draw_risk,
         "start_train_risk": start_risk,
         "acceptance": float(res.acceptance_rate[0]),
-        "restarts": int(res.n_restarts[0]),
+        "restarts": int(res.info["n_restarts"][0]) if "n_restarts" in res.info else 0,  # MALA: none
         "zeta": float(res.correction),
         "lambda": mapped["lambda"],
         "gamma": mapped["gamma"],
@@ -254,8 +257,8 @@ def run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val):
         "all_finite": bool(np.isfinite(res.samples).all() and np.isfinite(F).all()),
         "wall_s": wall,
         "cpu_s": cpu,
-        "burn_in": cfg.burn_in,
-        "ms_per_step": 1e3 * wall / lengths.n_steps(cfg.rho),
+        "burn_in": run["burn_in"],
+        "ms_per_step": 1e3 * wall / lengths.n_steps(run["rho"]),
     }
 
 
@@ -263,10 +266,11 @@ def run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val):
 @functools.cache
 def _engine_hash():
     """Hash of the sources a chain depends on, so that engine changes void the cache."""
-    root = Path(skgibbs.__file__).resolve().parent
+    root = Path(inspect.getfile(skgibbs)).resolve().parent
     digest = hashlib.sha1()
-    for rel in ("model.py", "potential.py", "samplers/mala.py", "samplers/runner.py"):
-        digest.update((root / rel).read_bytes())
+    sources = [root / rel for rel in ("model.py", "potential.py", "priors.py")]
+    for path in sources + sorted((root / "samplers").glob("*.py")):  # the kernels, their drivers, the runner
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
 

@@ -25,15 +25,17 @@ import torch
 
 from skgibbs.datasets import make_gap_regression
 from skgibbs.model import MLPSpec
-from skgibbs.potential import MLPPotential, Prior
-from skgibbs.samplers import ChainConfig
-from skgibbs.samplers.runner import _MOVE_EVERY, _Chains
+from skgibbs.potential import MLPPotential
+from skgibbs.priors import Prior
+from skgibbs.samplers import CSMALA, RunSettings, Target
 
 from .. import Benchmark, Output
 from ..common.environment import load_average
 from ..common.writer import Page
 
 NAME = "burn_in"
+RHO = 0.1
+MOVE_EVERY = CSMALA.move_every  # burn-in steps between two measurements of the move acceptance
 
 
 def _chains(K):
@@ -42,8 +44,10 @@ def _chains(K):
     spec = MLPSpec(1, (100, 100), "relu")
     pot = MLPPotential(spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32))
     theta0 = spec.init_params(torch.Generator().manual_seed(0), K, torch.float32)
-    cfg = ChainConfig(sampler="csmala", lam=10000 / 5.0, rho=0.1, correction=1.0, step_size=1e-7)
-    return _Chains(pot, Prior(spec.fan_in_std(torch.float32)), theta0, list(range(K)), cfg)
+    target = Target(pot, Prior(spec.fan_in_std(torch.float32)), lam=10000 / 5.0)
+    generators = [torch.Generator().manual_seed(k) for k in range(K)]
+    sampler = CSMALA(correction=1.0, step_size=1e-7)
+    return sampler.chains(target, theta0, generators, RunSettings(rho=RHO))
 
 
 def _per_step(chains, steps, kinds):
@@ -64,13 +68,13 @@ def run(args):
     raw = []
     for K in (1, 2):
         chains = _chains(K)
-        kinds = {"sampling": {"params": chains.params()}, "measured": {"adapting": True}, "plain": {}}
+        kinds = {"sampling": {"params": chains.frozen_params()}, "measured": {"adapting": True}, "plain": {}}
         times = _per_step(chains, steps, kinds)
         sample, measured, plain = times["sampling"], times["measured"], times["plain"]
-        schedule = (measured + (_MOVE_EVERY - 1) * plain) / _MOVE_EVERY
+        schedule = (measured + (MOVE_EVERY - 1) * plain) / MOVE_EVERY
         raw.append({"chains": K, "sampling": sample, "measured": measured, "plain": plain, "schedule": schedule})
     result = {"quick": args.quick, "rows": raw, "steps": steps, "load_average": load_average()}
-    return {NAME: {**result, "move_every": _MOVE_EVERY}}
+    return {NAME: {**result, "move_every": MOVE_EVERY}}
 
 
 def report(results):

@@ -38,7 +38,8 @@ error over the splits. The models:
   recorded per fit.
 * ``skgibbs_vi``: ``GibbsMLPClassifier(sampler="vi", random_state=split)``,
   otherwise the library defaults (``--vi-params`` overrides keyword
-  arguments): tempered mean-field Gaussian variational inference (paper
+  arguments, the settings of :class:`~skgibbs.samplers.MeanFieldVI` as
+  ``sampler__<name>``): tempered mean-field Gaussian variational inference (paper
   002) in place of the chains, the same network, prior, pre-training and
   number of draws. Its Adam steps (``n_iter_``), whether early stopping
   ended them (``vi_stopped_early_``), the KL weight (``kl_weight_``) and the
@@ -467,7 +468,10 @@ def add_arguments(parser):
         "--skgibbs-params", default="{}", help='GibbsMLPClassifier keyword arguments, JSON: {"n_samples": 50}'
     )
     parser.add_argument(
-        "--vi-params", default="{}", help='keyword arguments of the skgibbs_vi row, JSON: {"tau": 0.03}'
+        "--vi-params",
+        default="{}",
+        help='keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: '
+        '{"sampler__tau": 0.03, "n_samples": 50}',
     )
     parser.add_argument("--force", action="store_true", help="refit the fits already stored in the JSON file")
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")

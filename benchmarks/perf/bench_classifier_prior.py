@@ -10,9 +10,11 @@ its own test set), it fits ``GibbsMLPClassifier(random_state=0)`` at the
 defaults with the factor ``g`` in {1, sqrt 2, 2, 3} and reports the test log
 loss, accuracy, mean confidence, mean leapfrog steps per transition, R-hat
 and the fit time, beside ``LogisticRegression`` and
-``GaussianProcessClassifier`` on the same split. The factor is set on the
-instance (``_prior_gain``, the attribute ``prior_std="auto"`` reads). One
-torch thread; about 15 minutes on one core.
+``GaussianProcessClassifier`` on the same split. The factor enters as
+``prior_std``, an array of one standard deviation per parameter:
+``g * MLPSpec(n_features, hidden_layer_sizes, activation, n_outputs).fan_in_std()``
+(at ``g = 2`` the draws are those of ``prior_std="auto"``). One torch
+thread; about 15 minutes on one core.
 
 Run ``python -m benchmarks run classifier_prior``; it writes
 ``benchmarks/results/classifier_prior.{json,md,rst}``.
@@ -31,6 +33,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skgibbs import GibbsMLPClassifier, SamplerWarning
+from skgibbs.model import MLPSpec
 
 from .. import Benchmark, Output
 from ..common import data
@@ -51,6 +54,15 @@ def load(name):
     if n_train is not None:
         return X[:n_train], X[n_train:], y[:n_train], y[n_train:]
     return train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
+
+
+def fan_in_prior_std(clf, X, y, gain):
+    """``prior_std`` of ``gain / sqrt(fan_in)`` per parameter of ``clf`` on ``(X, y)``, as ``samples_``."""
+    layers = clf.hidden_layer_sizes
+    layers = (layers,) if np.isscalar(layers) else tuple(layers)
+    n_classes = len(np.unique(y))
+    spec = MLPSpec(X.shape[1], layers, clf.activation, 1 if n_classes == 2 else n_classes)
+    return gain * spec.fan_in_std().numpy()
 
 
 def fit_all(datasets, factors, quick=False):
@@ -75,7 +87,7 @@ def fit_all(datasets, factors, quick=False):
             )
         for label in factors:
             clf = GibbsMLPClassifier(random_state=0, **(QUICK if quick else {}))
-            clf._prior_gain = FACTORS[label]  # PRIVATE-CALL: the factor prior_std="auto" reads
+            clf.set_params(prior_std=fan_in_prior_std(clf, X_train, y_train, FACTORS[label]))
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SamplerWarning)

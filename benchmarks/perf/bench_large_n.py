@@ -29,10 +29,10 @@ import time
 import torch
 from sklearn.datasets import make_friedman1
 
-from skgibbs._pretrain import pretrain
-from skgibbs.model import MLPSpec
-from skgibbs.potential import Batch, MLPPotential, Prior
-from skgibbs.samplers import ChainConfig, hmc, run_chains
+from skgibbs import GibbsMLPRegressor
+from skgibbs.potential import Batch
+from skgibbs.problem import build_problem
+from skgibbs.samplers import HMC, run_chains
 
 from .. import Benchmark, Output
 from ..common.environment import load_average
@@ -42,13 +42,8 @@ NAME = "large_n"
 K = 4
 
 
-def _problem(n, seed=0):
-    X, y = make_friedman1(n_samples=n, n_features=20, noise=1.0, random_state=seed)
-    X = (X - X.mean(0)) / X.std(0)
-    y = (y - y.mean()) / y.std()
-    spec = MLPSpec(20, (100, 100), "relu")
-    Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
-    return spec, Xt, yt
+def _data(n, seed=0):
+    return make_friedman1(n_samples=n, n_features=20, noise=1.0, random_state=seed)
 
 
 def _timed(fn, repeat):
@@ -60,27 +55,28 @@ def _timed(fn, repeat):
 
 
 def _measure(n, warmup_transitions, steps_per_transition=None, pretrain_iter=1000):
-    spec, Xt, yt = _problem(n)
-    gen = torch.Generator().manual_seed(0)
-    theta = spec.init_params(gen, K, torch.float32)
+    X, y = _data(n)
+    # what a default fit does before it samples: standardize, pre-train the four starts
+    # (Adam with early stopping on a held-out fifth) and set temperature = 2 * held-out MSE
+    est = GibbsMLPRegressor((100, 100), n_chains=K, pretrain_iter=pretrain_iter, random_state=0)
     start = time.perf_counter()
-    theta, mse = pretrain(spec, theta, Xt, yt, pretrain_iter, 0)
+    problem = build_problem(est, X, y)
     pretrain_s = time.perf_counter() - start
-    pot = MLPPotential(spec, Xt, yt)
-    prior = Prior(spec.fan_in_std(torch.float32), None)
-    grad_s = _timed(lambda: hmc.potential_and_grad(pot, prior, 1.0, theta), 3)
+    spec, Xt, yt, theta, target = problem.spec, problem.X, problem.y, problem.theta0, problem.target
+    pot = problem.potential
+    gen = torch.Generator().manual_seed(0)
+    grad_s = _timed(lambda: target.value_and_grad(theta), 3)
     rho = min(1.0, 10000 / n)
     m = int(rho * n)
     idx = torch.stack([torch.randperm(n, generator=gen)[:m] for _ in range(K)])
     batch_s = _timed(lambda: pot.loss_sum_and_grad(theta, Batch(idx, None, None)), 3)
-    temperature = 2 * mse
-    lam = n / temperature
+    temperature = problem.temperature
+    lam = target.lam
     measured = steps_per_transition is None
     short_s, step_size = None, None
     if measured:  # a short warm-up; at larger n its count is reused (a lower bound)
-        cfg = ChainConfig(sampler="hmc", lam=lam, n_samples=2, burn_in=warmup_transitions)
         start = time.perf_counter()
-        res = run_chains(pot, theta, [1, 2, 3, 4], cfg, prior=prior)
+        res = run_chains(target, theta, [1, 2, 3, 4], HMC(), n_samples=2, burn_in=warmup_transitions)
         short_s = time.perf_counter() - start
         steps_per_transition = float(res.n_grad.mean()) / (warmup_transitions + 2)
         step_size = res.step_size.tolist()

@@ -8,10 +8,10 @@ four pre-trained networks and samples the same density
 on the standardized data (``X`` and ``y`` centred and scaled as
 :class:`skgibbs.GibbsMLPRegressor` does, float32). The starts, the
 temperature and the prior are those of ``GibbsMLPRegressor(random_state=0)``:
-Glorot starts pre-trained by 1000 Adam steps (:meth:`_initial_points` with
-the estimator's seeds), ``temperature="auto"`` (twice the held-out MSE of the
-pre-training) unless stated, and the fan-in Gaussian prior
-(``prior_std="auto"``).
+Glorot starts pre-trained by 1000 Adam steps with the estimator's seeds
+(:func:`skgibbs.problem.build_problem`), ``temperature="auto"`` (twice the
+held-out MSE of the pre-training) unless stated, and the fan-in Gaussian
+prior (``prior_std="auto"``).
 
 Targets:
 
@@ -29,19 +29,21 @@ when the estimator would batch them):
 
 * ``mala``: MALA with the library's Langevin defaults (1000 warm-up steps,
   200 draws kept every 10th step);
-* ``hmc``: HMC with the prior metric and ``trajectory_length="auto"``, the
+* ``hmc``: ``HMC(metric="prior", trajectory_length="auto")``, the
   estimator's default (250 warm-up transitions, 175 draws, no thinning;
   the saved results of diabetes were taken at 300 + 200, those of the gap
   at 400 + 200, as their tables say);
-* ``hmc-adaptive``: the same with Stan's windowed metric adaptation;
-* ``hmc-chees``: the same as ``hmc`` with the trajectory length adapted by ChEES;
+* ``hmc-adaptive``: the same with Stan's windowed metric adaptation
+  (``HMC(metric="adaptive")``);
+* ``hmc-chees``: the same as ``hmc`` with the trajectory length adapted by
+  ChEES (``HMC(trajectory_length="chees")``);
 * ``csmala``: corrected stochastic MALA on Bernoulli(0.1) batches with the
   Langevin defaults, on ``paper000`` only: at the Bayesian temperature its
   surrogate is not the posterior (``lambda' l_i / n`` about 1/2);
 * ``nuts``: BlackJAX NUTS after Stan's window adaptation (400 warm-up + 200
   draws per chain, float32, the chains one after the other), checked first
-  against skgibbs' log density and gradient (``_blackjax_nuts.py``; the
-  ``bench`` extra).
+  against skgibbs' log density and gradient
+  (``benchmarks/common/blackjax_nuts.py``; the ``bench`` extra).
 
 Measured per sampler: the bulk effective sample size (rank-normalised,
 split) of the function values ``f_theta(x_i)`` at the training inputs (an
@@ -64,20 +66,18 @@ so. Each full run merges its targets and samplers into
 temporary directory; ``--samplers`` selects samplers (comma-separated).
 """
 
-import contextlib
 import platform
 import time
 
 import numpy as np
 import torch
-from sklearn.utils import check_random_state
 
 from skgibbs import GibbsMLPRegressor
 from skgibbs.datasets import make_gap_regression
 from skgibbs.diagnostics import effective_sample_size, rhat
-from skgibbs.model import MLPSpec
-from skgibbs.potential import Batch, MLPPotential, Prior
-from skgibbs.samplers import ChainConfig, run_chains, runner, surrogate_constants
+from skgibbs.potential import Batch
+from skgibbs.problem import build_problem, vectorize_chains
+from skgibbs.samplers import CSMALA, HMC, MALA, Target, run_chains, surrogate_constants
 
 from .. import Benchmark, Output
 from ..common import data
@@ -125,28 +125,22 @@ def settings(quick):
     }
 
 
-def chain_configs(cfg, lam):
-    """ChainConfig of every skgibbs sampler."""
+def chain_configs(cfg):
+    """``(sampler object, run_chains settings)`` of every skgibbs sampler."""
     b, t, s = cfg["langevin"]
     hb, ht, hs = cfg["hmc"]
-    hmc = {"sampler": "hmc", "lam": lam, "burn_in": hb, "thin": ht, "n_samples": hs}
+    langevin = {"burn_in": b, "thin": t, "n_samples": s}
+    hmc = {"burn_in": hb, "thin": ht, "n_samples": hs}
     return {
-        "mala": ChainConfig(sampler="mala", lam=lam, burn_in=b, thin=t, n_samples=s),
-        "hmc": ChainConfig(metric="prior", trajectory_length="auto", **hmc),
-        "hmc-adaptive": ChainConfig(metric="adaptive", trajectory_length="auto", **hmc),
-        "hmc-chees": ChainConfig(metric="prior", trajectory_length="chees", **hmc),
-        "csmala": ChainConfig(sampler="csmala", lam=lam, rho=RHO, burn_in=b, thin=t, n_samples=s),
+        "mala": (MALA(), langevin),
+        "hmc": (HMC(metric="prior", trajectory_length="auto"), hmc),
+        "hmc-adaptive": (HMC(metric="adaptive", trajectory_length="auto"), hmc),
+        "hmc-chees": (HMC(metric="prior", trajectory_length="chees"), hmc),
+        "csmala": (CSMALA(), {**langevin, "rho": RHO}),
     }
 
 
 # ------------------------------------------------------------------ targets
-def _standardize(a):
-    """Centre and scale columns as the estimator does (constant columns only centred)."""
-    std = a.std(0)
-    std = np.where(std > 1e-12 * np.maximum(1.0, np.abs(std)), std, 1.0)
-    return (a - a.mean(0)) / std
-
-
 def load(name, n):
     if name == "diabetes":
         return data.load("diabetes")[:2]
@@ -157,35 +151,37 @@ def make_target(name, quick):
     """Data, network, starts, temperature and prior of one target as ``GibbsMLPRegressor(random_state=0)``."""
     spec_t, cfg = (QUICK if quick else FULL)[name], settings(quick)
     X, y = load(name, spec_t["n"])
-    Xs, ys = _standardize(X), _standardize(y[:, None])[:, 0]
-    Xt, yt = torch.as_tensor(Xs, dtype=torch.float32), torch.as_tensor(ys, dtype=torch.float32)
-    n = Xt.shape[0]
-    spec = MLPSpec(Xt.shape[1], cfg["hidden"], "relu")
     est = GibbsMLPRegressor(
         cfg["hidden"], n_chains=N_CHAINS, pretrain_iter=cfg["pretrain_iter"], random_state=0
     )
-    seeds = np.random.SeedSequence(check_random_state(0).randint(2**31)).generate_state(N_CHAINS + 1)
     start = time.perf_counter()
-    theta0, heldout_mse = est._initial_points(spec, Xt, yt, seeds)  # PRIVATE-CALL: the estimator's starts
+    # what fit does before it samples: standardize X and y, pre-train the starts, temperature="auto"
+    problem = build_problem(est, X, y)
     pretrain_s = time.perf_counter() - start
-    temperature = 2.0 * heldout_mse if spec_t["temperature"] == "auto" else float(spec_t["temperature"])
+    heldout_mse = problem.heldout_loss
+    temperature = problem.temperature if spec_t["temperature"] == "auto" else float(spec_t["temperature"])
+    n, spec = problem.X.shape[0], problem.spec
+    target = problem.target
+    if spec_t["temperature"] != "auto":  # the same potential and prior at the fixed temperature's lambda
+        target = Target(problem.potential, problem.prior, n / temperature)
     n_eval = spec_t["n_eval"] or n
     idx = np.unique(np.linspace(0, n - 1, n_eval).round().astype(int))
     return {
         "name": name,
         "spec": spec,
-        "X": Xt,
-        "y": yt,
-        "theta0": theta0,
-        "seeds": [int(s) for s in seeds[1:]],
+        "X": problem.X,
+        "y": problem.y,
+        "theta0": problem.theta0,
+        "seeds": problem.seeds,
         "lam": n / temperature,
-        "prior": Prior(spec.fan_in_std(torch.float32), None),
+        "prior": problem.prior,
+        "potential": problem.potential,
+        "target": target,
         "eval_idx": idx,
-        "est": est,
         "csmala": spec_t["csmala"],
         "info": {
             "n": n,
-            "d": int(Xt.shape[1]),
+            "d": int(problem.X.shape[1]),
             "hidden": list(cfg["hidden"]),
             "n_params": spec.n_params,
             "temperature": temperature,
@@ -199,11 +195,16 @@ def make_target(name, quick):
     }
 
 
+def vectorize(n, rho, n_params):
+    """Whether the estimator batches its chains at this ``rho``."""
+    return vectorize_chains(N_CHAINS, n * rho, n_params)
+
+
 def surrogate_scale(target):
     """csMALA's per-example term ``lambda' l_i / n`` (zeta = 1) at the starts, averaged."""
     t = target
     with torch.no_grad():
-        losses = MLPPotential(t["spec"], t["X"], t["y"]).per_example_loss(t["theta0"], Batch())
+        losses = t["potential"].per_example_loss(t["theta0"], Batch())
     c = surrogate_constants("csmala", t["lam"], t["info"]["n"], RHO, 1.0)[0]
     return float(c * losses.double().mean())
 
@@ -234,53 +235,80 @@ def mixing(F, seconds):
 
 
 # ------------------------------------------------------------------ skgibbs
-@contextlib.contextmanager
-def phase_clock():
-    """Wall time of the runner's warm-up and sampling phases (all chains), by wrapping its two jobs."""
-    times = {"warmup": 0.0, "sampling": 0.0}
-    names = {"warmup": "_warmup_job", "sampling": "_sample_job"}
-    originals = {k: getattr(runner, v, None) for k, v in names.items()}
+class TimedDriver:
+    """A sampler's driver (one group of chains) whose warm-up and sampling phases are timed into ``clock``.
 
-    def timed(fn, key):
-        def wrapper(*args):
-            start = time.perf_counter()
-            try:
-                return fn(*args)
-            finally:
-                times[key] += time.perf_counter() - start
+    Warm-up: the driver's ``warmup()``. Sampling: from the first sampling
+    transition to the end of the last, the runner's bookkeeping between
+    transitions included. Everything else is the driver's.
+    """
 
-        return wrapper
+    def __init__(self, driver, clock):
+        self.driver, self.clock, self.mark = driver, clock, None
 
-    if all(originals.values()):
-        for key, name in names.items():
-            setattr(runner, name, timed(originals[key], key))
-    try:
-        yield times
-    finally:
-        for key, name in names.items():
-            if originals[key] is not None:
-                setattr(runner, name, originals[key])
+    def __getattr__(self, name):
+        return getattr(self.driver, name)
+
+    def warmup(self):
+        start = time.perf_counter()
+        try:
+            return self.driver.warmup()
+        finally:
+            self.clock["warmup"] += time.perf_counter() - start
+
+    def take(self, rows):
+        """Chains ``rows`` after a joint warm-up (HMC split into groups for sampling), timed too."""
+        return TimedDriver(self.driver.take(rows), self.clock)
+
+    def sample_step(self, params):
+        if self.mark is None:
+            self.mark = time.perf_counter()
+        try:
+            return self.driver.sample_step(params)
+        finally:
+            end = time.perf_counter()
+            self.clock["sampling"] += end - self.mark
+            self.mark = end
+
+
+def timed(sampler, clock):
+    """``sampler`` with the same settings, its drivers timed into ``clock`` (warm-up and sampling phases).
+
+    A subclass that wraps :meth:`~skgibbs.samplers.Sampler.chains`; the clock
+    lives in the class, so the copy :func:`~skgibbs.samplers.run_chains`
+    makes of the object keeps it.
+    """
+    base = type(sampler)
+
+    class Timed(base):
+        def chains(self, *args, **kwargs):
+            return TimedDriver(super().chains(*args, **kwargs), clock)
+
+    Timed.__name__ = Timed.__qualname__ = base.__name__
+    return Timed(**sampler.get_params())
 
 
 def run_skgibbs(target, name, cfg, verbose):
     """One skgibbs sampler from the target's starts; its mixing, cost and adapted constants."""
-    t, config = target, chain_configs(cfg, target["lam"])[name]._replace(verbose=verbose)
-    t["est"].rho_ = config.rho if config.sampler == "csmala" else 1.0
-    vectorize = t["est"]._vectorize(t["info"]["n"], t["spec"].n_params, torch.device("cpu"))
-    pot = MLPPotential(t["spec"], t["X"], t["y"])
+    t = target
+    kernel, run = chain_configs(cfg)[name]
+    rho = run.get("rho", 1.0)
+    vec = vectorize(t["info"]["n"], rho, t["spec"].n_params)
+    phases = {"warmup": 0.0, "sampling": 0.0}
     start = time.perf_counter()
-    with phase_clock() as phases:
-        res = run_chains(pot, t["theta0"].clone(), t["seeds"], config, prior=t["prior"], vectorize=vectorize)
+    sampler = timed(kernel, phases)
+    theta0 = t["theta0"].clone()
+    res = run_chains(t["target"], theta0, t["seeds"], sampler, **run, verbose=verbose, vectorize=vec)
     total = time.perf_counter() - start
-    if phases["warmup"] + phases["sampling"] == 0.0:  # the runner's phases could not be timed
-        phases = {"warmup": float("nan"), "sampling": float("nan")}
     F = function_values(t, res.samples)
     stats = res.draw_stats or {}
-    hmc = config.sampler == "hmc"
-    sampling_grads = stats["n_steps"].sum(1) if hmc else np.full(N_CHAINS, config.n_samples * config.thin)
+    hmc = isinstance(kernel, HMC)
+    burn_in, thin, n_samples = run["burn_in"], run["thin"], run["n_samples"]
+    sampling_grads = stats["n_steps"].sum(1) if hmc else np.full(N_CHAINS, n_samples * thin)
+    info = res.info
     return {
-        "settings": {k: v for k, v in config._asdict().items() if k != "verbose"},
-        "vectorize": bool(vectorize),
+        "settings": {"sampler": kernel.name, **kernel.get_params(), "lam": t["lam"], "rho": rho, **run},
+        "vectorize": bool(vec),
         "warmup_s": phases["warmup"],
         "sampling_s": phases["sampling"],
         "total_s": total,
@@ -289,11 +317,11 @@ def run_skgibbs(target, name, cfg, verbose):
         "n_grad_warmup_per_chain": float(np.mean(res.n_grad - sampling_grads)),
         "n_grad_sampling_per_chain": float(np.mean(sampling_grads)),
         "acceptance": float(np.mean(res.acceptance_rate)),
-        "n_divergent": int(np.sum(res.n_divergent)),
-        "step_size": float(np.median(res.step_size)),
-        "trajectory_length": None if res.trajectory_length is None else float(res.trajectory_length),
-        "steps_per_transition": float(stats["n_steps"].mean() / config.thin) if hmc else 1.0,
-        "draws": f"{config.burn_in} + {config.n_samples}" + (f"×{config.thin}" if config.thin > 1 else ""),
+        "n_divergent": int(np.sum(info.get("n_divergent", 0))),  # HMC only
+        "step_size": float(np.median(info["step_size"])),
+        "trajectory_length": float(info["trajectory_length"]) if "trajectory_length" in info else None,
+        "steps_per_transition": float(stats["n_steps"].mean() / thin) if hmc else 1.0,
+        "draws": f"{burn_in} + {n_samples}" + (f"×{thin}" if thin > 1 else ""),
     }
 
 

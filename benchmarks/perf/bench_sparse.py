@@ -26,8 +26,9 @@ import torch
 from skgibbs import GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function
 from skgibbs.model import MLPSpec
-from skgibbs.potential import MixingPrior, MLPPotential, Prior
-from skgibbs.samplers import mala, rjmcmc
+from skgibbs.potential import MLPPotential
+from skgibbs.priors import MixingPrior, Prior
+from skgibbs.samplers import Target, mala, rjmcmc
 
 from .. import Benchmark, Output
 from ..common import data
@@ -49,23 +50,25 @@ def _speed_case(p, hidden, n, K, steps, blocks):
     mask = torch.rand(theta.shape, generator=gens[0]) < 0.5
     h = torch.full((K,), 1e-6)
     s = torch.full((K,), 1e-3)
-    mix = MixingPrior(Prior(std=1.0), 2.0)
-    rj_state = rjmcmc.init(theta * mask, pot, mix)
-    rj_params = rjmcmc.RJParams(5.0, h, s)
-    m_state = mala.init(theta, pot, gens, 1.0, Prior(std=1.0))
-    m_params = mala.MALAParams(5.0, 0.0, 1.0, h, s)
+    lam = 5.0 * n  # lambda / n = 5 in both kernels' potentials
+    rj_target = Target(pot, MixingPrior(Prior(std=1.0), 2.0), lam)
+    m_target = Target(pot, Prior(std=1.0), lam)
+    rj_state = rjmcmc.init(gens, rj_target, theta * mask)
+    rj_params = rjmcmc.RJParams(h, s)
+    m_params = mala.MALAParams(lam / n, 0.0, 1.0, h, s)
+    m_state = mala.init(gens, m_target, theta, m_params)
     times = {"rj": 0.0, "mala": 0.0}
     for _ in range(steps // 5):  # warm-up, untimed
-        rj_state, _ = rjmcmc.step(gens, rj_state, pot, rj_params, mix)
-        m_state, _ = mala.step(gens, m_state, pot, m_params, Prior(std=1.0))
+        rj_state, _ = rjmcmc.step(gens, rj_state, rj_target, rj_params)
+        m_state, _ = mala.step(gens, m_state, m_target, m_params)
     for _ in range(blocks):
         t = time.perf_counter()
         for _ in range(steps):
-            rj_state, _ = rjmcmc.step(gens, rj_state, pot, rj_params, mix)
+            rj_state, _ = rjmcmc.step(gens, rj_state, rj_target, rj_params)
         times["rj"] += time.perf_counter() - t
         t = time.perf_counter()
         for _ in range(steps):
-            m_state, _ = mala.step(gens, m_state, pot, m_params, Prior(std=1.0))
+            m_state, _ = mala.step(gens, m_state, m_target, m_params)
         times["mala"] += time.perf_counter() - t
     total = steps * blocks
     return {

@@ -18,7 +18,7 @@ Measured on one CPU thread in float32:
    ten chains batched against ten chains one after the other;
 3. the crossover of that choice: per-chain throughput of four chains batched
    over four sequential ones on a grid of batch sizes and network sizes, to
-   check the threshold ``_VECTORIZE_WORK`` of ``GibbsMLPRegressor``;
+   check the threshold ``skgibbs.problem.VECTORIZE_WORK`` of the estimators;
 4. a torch.profiler breakdown of one csMALA step at rho = 0.1.
 
 Every comparison is timed in interleaved blocks and reported as the median
@@ -35,9 +35,10 @@ import torch
 
 from skgibbs.datasets import make_gap_regression
 from skgibbs.model import MLPSpec
-from skgibbs.potential import MLPPotential, Prior
-from skgibbs._base import _VECTORIZE_WORK
-from skgibbs.samplers import ChainConfig, mala, run_chains
+from skgibbs.potential import MLPPotential
+from skgibbs.priors import Prior
+from skgibbs.problem import VECTORIZE_WORK
+from skgibbs.samplers import CSMALA, MALA, Target, mala, run_chains
 
 from .. import Benchmark, Output
 from ..common.environment import load_average, machine_info
@@ -76,11 +77,12 @@ class Problem:
         self.sizes = self.spec.layer_sizes
         self.pot = MLPPotential(self.spec, self.X, self.y)
         self.prior = Prior(self.spec.fan_in_std(torch.float32), None)
+        self.lam = self.n / TEMPERATURE
+        self.target = Target(self.pot, self.prior, self.lam)
         self.seeds = [seed + k for k in range(N_CHAINS)]
         gens = [torch.Generator().manual_seed(s) for s in self.seeds]
         self.theta0 = torch.cat([self.spec.init_params(g, 1, torch.float32) for g in gens])
         self.sampler = "mala" if self.rho >= 1 else "csmala"
-        self.lam = self.n / TEMPERATURE
         # paper 000 §5: zeta centres the per-example term at the starting risk
         risk = float(self.pot.mean_loss(self.theta0[:1])[0])
         self.zeta = mala.solve_correction(risk, self.lam, self.n, self.rho)
@@ -90,17 +92,12 @@ class Problem:
         h = torch.full((K,), STEP_SIZE)
         return mala.MALAParams(self.c, self.d, self.rho, h, torch.sqrt(2 * h))
 
-    def config(self):
-        return ChainConfig(
-            sampler=self.sampler,
-            lam=self.lam,
-            rho=self.rho,
-            correction=self.zeta,
-            step_size=STEP_SIZE,
-            proposal_std=math.sqrt(2 * STEP_SIZE),
-            burn_in=0,
-            restart_after=None,
-        )
+    def kernel(self):
+        """The sampler object of ``run_chains``: h and s fixed, no restarts, zeta fixed (csMALA)."""
+        fixed = {"step_size": STEP_SIZE, "proposal_std": math.sqrt(2 * STEP_SIZE)}
+        if self.sampler == "mala":
+            return MALA(**fixed)
+        return CSMALA(**fixed, correction=self.zeta, restart_after=None)
 
 
 def paper000_problem(rho):
@@ -128,12 +125,12 @@ def kernel_runner(prob, chains):
     """``run(n)``: n calls of ``mala.step`` on ``chains`` (a list of chain ids) batched together."""
     gens = [torch.Generator().manual_seed(prob.seeds[k]) for k in chains]
     params = prob.params(len(chains))
-    box = [mala.init(prob.theta0[chains], prob.pot, gens, prob.rho, prob.prior)]
+    box = [mala.init(gens, prob.target, prob.theta0[chains], params)]
 
     def run(n_steps):
         state = box[0]
         for _ in range(n_steps):
-            state, _ = mala.step(gens, state, prob.pot, params, prob.prior)
+            state, _ = mala.step(gens, state, prob.target, params)
         box[0] = state
 
     return run
@@ -150,15 +147,17 @@ def sequential_runner(prob, K):
 
 
 def run_chains_runner(prob, K, vectorize):
-    cfg = prob.config()
+    kernel = prob.kernel()
 
     def run(n_steps):
         run_chains(
-            prob.pot,
+            prob.target,
             prob.theta0[:K],
             prob.seeds[:K],
-            cfg._replace(n_samples=n_steps),
-            prior=prob.prior,
+            kernel,
+            rho=prob.rho,
+            n_samples=n_steps,
+            burn_in=0,
             vectorize=vectorize,
         )
 
@@ -376,7 +375,7 @@ def run(opts):
         "jax_status": status,
         "options": {k: v for k, v in vars(opts).items() if k != "out"},
         "load_before": load_average(),
-        "vectorize_work": _VECTORIZE_WORK,
+        "vectorize_work": VECTORIZE_WORK,
     }
     sections = [
         ("paper000", lambda: bench_paper000(opts, jx)),

@@ -37,7 +37,8 @@ interval, and the fit time in seconds. The models:
   recorded per fit.
 * ``skgibbs_vi``: ``GibbsMLPRegressor(sampler="vi", random_state=split)``,
   otherwise the library defaults (``--vi-params`` overrides keyword
-  arguments): tempered mean-field Gaussian variational inference (paper
+  arguments, the settings of :class:`~skgibbs.samplers.MeanFieldVI` as
+  ``sampler__<name>``): tempered mean-field Gaussian variational inference (paper
   002) in place of the chains, the same network, prior, pre-training and
   number of draws, scored exactly as ``skgibbs`` (mixture log-likelihood
   over ``predict_samples``, ``predict_interval``). Its Adam steps
@@ -595,7 +596,10 @@ def add_arguments(parser):
         "--skgibbs-params", default="{}", help='GibbsMLPRegressor keyword arguments, JSON: {"n_samples": 50}'
     )
     parser.add_argument(
-        "--vi-params", default="{}", help='keyword arguments of the skgibbs_vi row, JSON: {"tau": 0.03}'
+        "--vi-params",
+        default="{}",
+        help='keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: '
+        '{"sampler__tau": 0.03, "n_samples": 50}',
     )
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 

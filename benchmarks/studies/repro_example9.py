@@ -10,21 +10,22 @@ Two sets of sampler settings are run on the same data sets:
 * ``paper``: the settings of Example 9 mapped one to one onto
   :func:`skgibbs.samplers.run_chains` -- MALA ``lambda = n``; sMALA
   ``rho = 0.1, lambda = n``; csMALA ``rho = 0.1, lambda = n / rho,
-  zeta = 0.2`` with ``compensate=False`` (the paper's lambda enters the batch
+  zeta = 0.2`` with ``CSMALA(correction=0.2, compensate=False)`` (the paper's lambda enters the batch
   terms as it is); ``gamma = 0.01`` (``0.01 / rho`` for csMALA) becomes the
   Langevin step ``h = gamma / lambda`` of skgibbs' potential ``U = lambda R``;
   fixed proposal standard deviation ``s = 0.1``; burn-in 1000, gap 100,
   ``N = 100`` draws; no restarts.
 * ``skgibbs``: the library's own conventions -- one ``lambda = n`` for all
   three samplers, csMALA with the compensated ``lambda'``,
-  ``correction="auto"``, ``proposal_std="auto"`` (step size adapted during
-  burn-in); same burn-in, gap and ``N``.
+  ``CSMALA(correction="auto")``, and the samplers' ``proposal_std="auto"``
+  (step size adapted during burn-in); same burn-in, gap and ``N``.
 * ``mala_step``: as ``skgibbs``, but with the proposal fixed at the step size
   skgibbs' MALA adapted to (``s = sqrt(2 h)``), for all three samplers. It
   separates the target (compensated ``lambda'``, centred ``zeta``) from the
   step-size adaptation.
 
-No run restarts stuck chains (``restart_after=None``): a restart perturbs the
+No run restarts stuck chains (``SMALA(restart_after=None)``,
+``CSMALA(restart_after=None)``): a restart perturbs the
 target whose radius is compared with the exact one, and each chain here runs
 on its own data set, which the restart's re-evaluation of a subset of chains
 would not respect.
@@ -58,13 +59,14 @@ conventions and keeps the others from the saved JSON (one convention takes
 import json
 import math
 import time
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from skgibbs.credible import posterior_quantile
-from skgibbs.potential import FunctionPotential, Prior
-from skgibbs.samplers import ChainConfig, run_chains
+from skgibbs.potential import FunctionPotential
+from skgibbs.samplers import CSMALA, MALA, SMALA, Target, run_chains
 
 from .. import Benchmark, Output
 from ..common.tables import md_table, rst_table
@@ -115,32 +117,48 @@ def linear_potential(X, y):
     return FunctionPotential(loss_fn, X.shape[1])
 
 
+class Config(NamedTuple):
+    """One method's run: its sampler object, ``lambda``, ``rho`` and chain lengths."""
+
+    kernel: object
+    lam: float
+    rho: float
+    lengths: dict
+
+    @property
+    def sampler(self):
+        return self.kernel.name
+
+
 def configs(n, convention, burn_in, thin, n_draws, rho=0.1, step_size=None):
-    """``ChainConfig`` per method for the ``"paper"``, ``"skgibbs"`` or ``"mala_step"`` convention."""
-    common = {"n_samples": n_draws, "burn_in": burn_in, "thin": thin}
+    """:class:`Config` per method for the ``"paper"``, ``"skgibbs"`` or ``"mala_step"`` convention."""
+    lengths = {"n_samples": n_draws, "burn_in": burn_in, "thin": thin}
     if convention == "paper":
         gamma, s = 0.01, 0.1
-        fixed = {"proposal_std": s, "restart_after": None, **common}
+        # the paper's drift is gamma * grad R, skgibbs' is h * grad(lambda R): h = gamma / lambda
+        csmala = CSMALA(
+            step_size=(gamma / rho) / (n / rho),
+            proposal_std=s,
+            restart_after=None,
+            correction=0.2,
+            compensate=False,
+        )
         return {
-            # the paper's drift is gamma * grad R, skgibbs' is h * grad(lambda R): h = gamma / lambda
-            "mala": ChainConfig(sampler="mala", lam=n, step_size=gamma / n, **fixed),
-            "smala": ChainConfig(sampler="smala", lam=n, rho=rho, step_size=gamma / n, **fixed),
-            "csmala": ChainConfig(
-                sampler="csmala",
-                lam=n / rho,
-                rho=rho,
-                correction=0.2,
-                compensate=False,
-                step_size=(gamma / rho) / (n / rho),
-                **fixed,
-            ),
+            "mala": Config(MALA(step_size=gamma / n, proposal_std=s), n, 1.0, lengths),
+            "smala": Config(SMALA(step_size=gamma / n, proposal_std=s, restart_after=None), n, rho, lengths),
+            "csmala": Config(csmala, n / rho, rho, lengths),
         }
     if convention == "skgibbs":
         proposal = {"proposal_std": "auto"}
     else:  # "mala_step": the step size MALA adapted to, fixed, for all three
         proposal = {"proposal_std": math.sqrt(2.0 * step_size), "step_size": step_size}
-    auto = dict(correction="auto", compensate=True, restart_after=None, **proposal, **common)
-    return {m: ChainConfig(sampler=m, lam=n, rho=1.0 if m == "mala" else rho, **auto) for m in METHODS}
+    return {
+        "mala": Config(MALA(**proposal), n, 1.0, lengths),
+        "smala": Config(SMALA(**proposal, restart_after=None), n, rho, lengths),
+        "csmala": Config(
+            CSMALA(**proposal, restart_after=None, correction="auto", compensate=True), n, rho, lengths
+        ),
+    }
 
 
 def surrogate_log_density(losses, cfg, result, n):
@@ -234,7 +252,8 @@ def run_convention(convention, X, y, args, seed, step_size=None):
     ):
         seeds = np.random.SeedSequence([seed, i]).generate_state(R).tolist()
         t0 = time.perf_counter()
-        res = run_chains(pot, theta0, seeds, cfg, prior=Prior())
+        target = Target(pot, None, cfg.lam)  # flat prior
+        res = run_chains(target, theta0, seeds, cfg.kernel, rho=cfg.rho, **cfg.lengths)
         seconds = time.perf_counter() - t0
         per_rep = [radii_from_draws(res.samples[r], X[r]) for r in range(R)]
         # zeta and lambda' are pooled over chains, so one result serves every replication
@@ -249,7 +268,7 @@ def summarise(per_rep, exact, res, cfg, seconds):
     stats = {
         "acceptance": float(res.acceptance_rate.mean()),
         "acceptance_min": float(res.acceptance_rate.min()),
-        "restarts_mean": float(res.n_restarts.mean()),
+        "restarts_mean": float(np.mean(res.info.get("n_restarts", 0))),  # MALA restarts nothing
         "step_size_mean": float(res.step_size.mean()),
         "proposal_std_mean": float(res.proposal_std.mean()),
         "correction": float(res.correction),

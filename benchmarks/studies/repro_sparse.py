@@ -7,10 +7,11 @@ For p in {1, 10, 100}: X ~ U([0, 1]^p), y = sin(2 pi |A x|^2) + N(0, 0.01)
 (:func:`skgibbs.datasets.make_sparse_sine`), 750 training points; the
 network (p, 8, 8, 8, 1) with ReLU and an output bias; lambda = 5 n_train,
 gamma = 0.01, the proposal N(theta - gamma grad R_n, gamma^2) of Algorithm 1
-(``step_size = gamma / lambda``, ``proposal_std = gamma`` in skgibbs'
+(``MALA(step_size=gamma / lambda, proposal_std=gamma)`` in skgibbs'
 terms), burn-in b, m = 100 draws with gap c = 100, from a Glorot start on
 the raw (unstandardized) data, as the paper. The sparse chain runs the
-reversible-jump kernel (:mod:`skgibbs.samplers.rjmcmc`) with the mixing prior
+reversible-jump kernel (``RJMCMC`` with the same step and proposal,
+:mod:`skgibbs.samplers.rjmcmc`) with the mixing prior
 (s = 2, uniform on [-B, B]: the paper omits the box in its implementation,
 but the dimension-changing moves need a proper density, and ``1 / (2B)``
 per active parameter acts as extra sparsity, so B = 1, the smallest the
@@ -34,8 +35,9 @@ from joblib import Parallel, delayed
 from skgibbs.credible import credible_sets
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function
 from skgibbs.model import MLPSpec
-from skgibbs.potential import MixingPrior, MLPPotential, Prior
-from skgibbs.samplers import ChainConfig, run_chains
+from skgibbs.potential import MLPPotential
+from skgibbs.priors import MixingPrior, Prior
+from skgibbs.samplers import MALA, RJMCMC, Target, run_chains
 
 from .. import Benchmark, Output
 from ..common.environment import load_average
@@ -71,18 +73,11 @@ def one_run(p, rep, burn_in, n_draws, gap, bounds):
     lam = 5.0 * N_TRAIN
     gen = torch.Generator().manual_seed(rep)
     theta0 = spec.init_params(gen, 1, torch.float32)
-    cfg = ChainConfig(
-        sampler="mala",
-        lam=lam,
-        step_size=GAMMA / lam,
-        proposal_std=GAMMA,
-        n_samples=n_draws,
-        burn_in=burn_in,
-        thin=gap,
-    )
+    proposal = {"step_size": GAMMA / lam, "proposal_std": GAMMA}  # h and s fixed: nothing adapts
+    lengths = {"n_samples": n_draws, "burn_in": burn_in, "thin": gap}
     out = {"p": p, "rep": rep}
     t = time.perf_counter()
-    full = run_chains(pot, theta0, [rep], cfg)
+    full = run_chains(Target(pot, None, lam), theta0, [rep], MALA(**proposal), **lengths)  # flat prior
     out["time_full_s"] = time.perf_counter() - t
     draws = full.samples[0]
     F = spec.forward(torch.as_tensor(draws), Xe).double().numpy()
@@ -101,9 +96,8 @@ def one_run(p, rep, burn_in, n_draws, gap, bounds):
     for bound in bounds:
         t = time.perf_counter()
         prior = MixingPrior(Prior(bound=bound), 2.0)
-        sparse = run_chains(
-            pot, (theta0 * mask).clamp(-bound, bound), [rep + 1], cfg._replace(sampler="rjmcmc"), prior=prior
-        )
+        start = (theta0 * mask).clamp(-bound, bound)
+        sparse = run_chains(Target(pot, prior, lam), start, [rep + 1], RJMCMC(**proposal), **lengths)
         out[f"time_sparse_s_B{bound:g}"] = time.perf_counter() - t
         S = sparse.samples[0]
         Fs = spec.forward(torch.as_tensor(S), Xe).double().numpy()

@@ -25,9 +25,9 @@ posterior (linear) or under MALA's draws (mlp), that ``f(x)`` lies in the
 interval; the fitted ``surrogate_scale_`` (mean ``c l_i`` over draws and
 examples, ``c`` the kernel's per-example multiplier: ``lambda / (n rho)`` for
 sMALA, ``lambda' / n`` for csMALA); whether ``fit`` raised the surrogate ``SamplerWarning``; and
-the acceptance rate. Chains use the estimator's defaults
-(``proposal_std="auto"``, ``correction="auto"``, restarts after 100
-rejections).
+the acceptance rate. Chains use the samplers' defaults
+(``MALA()``, ``SMALA()``, ``CSMALA()``: ``proposal_std="auto"``,
+``correction="auto"``, restarts after 100 rejections).
 
 Run ``python -m benchmarks run surrogate_gap``: the tables and the discussion are printed and
 written to ``benchmarks/results/surrogate_gap.{json,md,rst}``. ``--quick`` is a smoke
@@ -48,6 +48,7 @@ from scipy.stats import chi2, norm
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.datasets import make_gap_regression
+from skgibbs.samplers import CSMALA, MALA, SMALA
 
 from .. import Benchmark, Output
 from ..common.tables import md_table, rst_table
@@ -80,11 +81,12 @@ def fit(problem, sampler, temperature, rho, X, y, chains, seed, step_size=None, 
     ``step_size`` fixes the Langevin step (and ``proposal_std = sqrt(2 h)``)
     instead of adapting it during burn-in.
     """
-    kw = dict(sampler=sampler, temperature=temperature, confidence_level=LEVEL, random_state=seed, **chains)
-    if sampler == "csmala":
-        kw["correction"] = correction
+    proposal = {}
     if step_size is not None:
-        kw.update(step_size=step_size, proposal_std=math.sqrt(2.0 * step_size))
+        proposal = {"step_size": step_size, "proposal_std": math.sqrt(2.0 * step_size)}
+    kernels = {"mala": MALA, "smala": SMALA, "csmala": lambda **kw: CSMALA(correction=correction, **kw)}
+    kw = dict(temperature=temperature, confidence_level=LEVEL, random_state=seed, **chains)
+    kw["sampler"] = kernels[sampler](**proposal)
     if sampler != "mala":
         kw["rho"] = rho
     if problem == "linear":
@@ -170,10 +172,10 @@ def surrogate_grid(reg, X, y, m=161, width=10.0):
 
 
 def _log_target(reg, losses, n, rho):
-    """Log density (up to a constant) that ``reg.sampler`` targets, per grid point."""
-    if reg.sampler == "mala" or rho >= 1:
+    """Log density (up to a constant) that ``reg``'s sampler targets, per grid point."""
+    if reg.sampler_ == "mala" or rho >= 1:
         return -reg.lambda_ / n * losses.sum(1)
-    if reg.sampler == "smala":  # (2.10)
+    if reg.sampler_ == "smala":  # (2.10)
         log_a, c = math.log(rho), reg.lambda_ / (n * rho)
     else:  # (2.12) with a = rho^(1 - zeta) and the compensated lambda'
         log_a, c = (1.0 - reg.correction_) * math.log(rho), reg.lambda_prime_ / n
@@ -309,7 +311,7 @@ def _row(ctx, sampler, rho, rule, reg, msgs, sec, cov):
         "lambda_prime": float(reg.lambda_prime_),
         "correction": float(reg.correction_),
         "acceptance": float(np.mean(reg.acceptance_rate_)),
-        "restarts": float(np.mean(reg.n_restarts_)),
+        "restarts": float(np.mean(reg.n_restarts_)) if hasattr(reg, "n_restarts_") else 0.0,  # MALA: none
         "step_size": float(np.mean(reg.step_size_)),
         "surrogate_warning": any("surrogate" in m for m in msgs),
         "acceptance_warning": any("accepted only" in m for m in msgs),

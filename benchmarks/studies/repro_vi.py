@@ -9,9 +9,9 @@ next to what its figures show, in words. Four parts, chosen by ``--parts``:
 
 ``e1`` (App. E.1, Fig. 4): ``x ~ U[-1, 1]``, ``y = x^3 + eps``,
 ``eps ~ N(0, 0.001)`` (variance), ``n = 500`` examples, a fresh data set per
-seed. ``GibbsMLPRegressor(sampler="vi", hidden_layer_sizes=(N,),
-parametrization="mean-field")`` for ``N`` in {10, 20, 100, 200, 1000, 2000,
-10000} with (a) ``kl_weight=1.0`` (the classical ELBO) and (b)
+seed. ``GibbsMLPRegressor(sampler=MeanFieldVI(parametrization="mean-field"),
+hidden_layer_sizes=(N,))`` for ``N`` in {10, 20, 100, 200, 1000, 2000,
+10000} with (a) ``MeanFieldVI(kl_weight=1.0)`` (the classical ELBO) and (b)
 ``kl_weight="auto"``, ``eta = tau n / N`` with ``tau = 1`` (the paper's form
 with its constant set to one), 3 seeds each. The likelihood is the correctly
 specified Gaussian one, ``temperature = 2 * 0.001 / Var(y)`` on the
@@ -30,8 +30,8 @@ the mean-field coordinates, so the ``a_j`` start at the prior's order); a
 second pair of rows ("prior-draw start") runs the same objective through
 ``skgibbs.samplers.vi.fit`` from a draw of the prior without pre-training,
 to show how much the starting point matters. To keep the part near 12
-minutes on one core the Adam steps are capped at 3000 (10000 neurons: 1000,
-where a step costs about 30 ms) instead of the estimator's default 5000.
+minutes on one core the Adam steps are capped at ``max_iter=3000`` (10000
+neurons: 1000, where a step costs about 30 ms) instead of the default 5000.
 Early stopping ends the fits of up to 2000 neurons before the cap (after
 1500 to 3000 steps); the 10000-neuron fits reach theirs and are not quite
 converged.
@@ -51,11 +51,11 @@ three seeds of the means.
 
 ``fig1`` (§5 Fig. 1 analogue): digits, a stratified 75/25 split with
 ``random_state=s`` for seed ``s`` in 0..4, and
-``GibbsMLPClassifier(sampler="vi", hidden_layer_sizes=(100, 100),
-kl_weight="auto", tau=tau, n_chains=2, n_samples=25, random_state=s)`` (50
+``GibbsMLPClassifier(sampler=MeanFieldVI(kl_weight="auto", tau=tau),
+hidden_layer_sizes=(100, 100), n_chains=2, n_samples=25, random_state=s)`` (50
 draws of ``q``, the paper's ``m = 50``) for ``tau`` in {1e-3, 3e-3, 1e-2,
 3e-2, 0.1, 0.3, 1} and, below it, {1e-4, 3e-4} (the digits optimum sat at the
-lower end of the first grid), plus ``kl_weight=1.0`` (the classical ELBO,
+lower end of the first grid), plus ``MeanFieldVI(kl_weight=1.0)`` (the classical ELBO,
 the paper's red line). Test accuracy, NLL (``log_loss`` of ``predict_proba``), ECE
 (15 equal bins), mean confidence and fit time, mean ± standard error over
 the seeds. The same grid for ``GibbsMLPRegressor(sampler="vi")`` (its
@@ -63,14 +63,14 @@ defaults otherwise: two layers of 100, 700 draws, ``temperature="auto"``)
 on diabetes over 5 random 90/10 splits: the test log-likelihood of the
 posterior predictive mixture ``mean_i log mean_s N(y_i; f_s(x_i),
 noise_variance_)``, the RMSE of ``predict`` and the coverage of
-``predict_interval(X, 0.9)``. Both use the default parametrization
+``predict_interval(X, 0.9)``. Both use MeanFieldVI's default parametrization
 ("standard": with ``kl_weight="auto"`` only the hidden layers' KL is cooled,
 App. D).
 
-``fig3`` (§5 Fig. 3 analogue): the classical ELBO (``kl_weight=1.0``) on
+``fig3`` (§5 Fig. 3 analogue): the classical ELBO (``MeanFieldVI(kl_weight=1.0)``) on
 digits (splits as ``fig1``, seeds 0..2) with one hidden layer of ``N`` in
 {16, 32, ..., 2048} neurons, 50 draws, the estimator's defaults otherwise
-(at most 5000 Adam steps, early stopping); test NLL and accuracy against ``N``.
+(at most ``max_iter=5000`` Adam steps, early stopping); test NLL and accuracy against ``N``.
 
 Everything runs on one core (one torch thread, BLAS limited to one thread).
 The full run took about 30 minutes on a shared two-core machine (``e1``
@@ -93,13 +93,15 @@ from pathlib import Path
 import numpy as np
 import torch
 from scipy.special import logsumexp
+from sklearn.base import clone
 from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor
 from skgibbs.metrics import expected_calibration_error
 from skgibbs.model import MLPSpec
-from skgibbs.samplers import vi
+from skgibbs.problem import build_problem
+from skgibbs.samplers import MeanFieldVI, vi
 
 from .. import Benchmark, Output
 from ..common import data
@@ -131,7 +133,7 @@ FIG1_SEEDS, FIG1_DRAWS = 5, (2, 25)  # (n_chains, n_samples): m = 50 draws
 FIG3_WIDTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 FIG3_SEEDS = 3
 
-QUICK_FIT = {"vi_max_iter": 50, "pretrain_iter": 20}
+QUICK_FIT = {"sampler__max_iter": 50, "pretrain_iter": 20}  # set_params of the quick fits
 
 
 # ------------------------------------------------------------------ helpers
@@ -171,17 +173,33 @@ def pyplot():
     return plt
 
 
-def mean_field_prior(N, n_features=1):
+def vi_estimator(cls, *args, vi_params=None, quick=False, **params):
+    """``cls(*args, sampler=MeanFieldVI(**vi_params), **params)``, then :data:`QUICK_FIT` if ``quick``."""
+    est = cls(*args, sampler=MeanFieldVI(**(vi_params or {})), **params)
+    return est.set_params(**QUICK_FIT) if quick else est
+
+
+def estimator_prior(est, X, y):
+    """Network and prior standard deviations (one per parameter) that ``est`` samples under on ``(X, y)``.
+
+    Read off the posterior problem of a copy of ``est`` (without its
+    pre-training, on which the prior does not depend).
+    """
+    problem = build_problem(clone(est).set_params(pretrain_iter=0), X, y)
+    std = torch.as_tensor(problem.prior.std, dtype=torch.float32).expand(problem.spec.n_params).clone()
+    return problem.spec, std
+
+
+def mean_field_prior(N, X, y):
     """Network, prior standard deviations and output scale of the mean-field estimator with ``N`` neurons.
 
-    Read off ``GibbsMLPRegressor(parametrization="mean-field")`` itself, so the
-    low-level fits of part ``e1`` use exactly the estimator's prior and
-    coordinates.
+    Read off ``GibbsMLPRegressor(sampler=MeanFieldVI(parametrization="mean-field"))``
+    itself, so the low-level fits of part ``e1`` use exactly the estimator's
+    prior and coordinates.
     """
-    spec = MLPSpec(n_features, (N,), "relu", 1)
-    est = GibbsMLPRegressor((N,), sampler="vi", parametrization="mean-field")
-    std = torch.as_tensor(est._prior(spec, torch.device("cpu")).std, dtype=torch.float32)  # PRIVATE-CALL: the prior
-    return spec, std.expand(spec.n_params).clone(), est._output_scale(spec)  # PRIVATE-CALL: output scale
+    sampler = MeanFieldVI(parametrization="mean-field")
+    spec, std = estimator_prior(GibbsMLPRegressor((N,), sampler=sampler), X, y)
+    return spec, std, sampler.output_scale(spec)
 
 
 def forward_draws(spec, theta, Xs, chunk=20):
@@ -223,21 +241,23 @@ def e1_estimator(N, eta_label, seed, quick):
     grid = np.linspace(-1.0, 1.0, E1_GRID)[:, None]
     temperature = 2.0 * E1_NOISE_VAR / y.var()
     max_iter = E1_MAX_ITER if N < E1_WIDE else E1_MAX_ITER_WIDE
-    est = GibbsMLPRegressor(
+    est = vi_estimator(
+        GibbsMLPRegressor,
         (N,),
-        sampler="vi",
-        parametrization="mean-field",
-        kl_weight=1.0 if eta_label == "1" else "auto",
-        tau=E1_TAU,
+        vi_params={
+            "parametrization": "mean-field",
+            "kl_weight": 1.0 if eta_label == "1" else "auto",
+            "tau": E1_TAU,
+            "max_iter": max_iter,
+        },
+        quick=quick,
         temperature=temperature,
         n_chains=E1_DRAWS[0],
         n_samples=E1_DRAWS[1],
         random_state=seed,
-        **(QUICK_FIT if quick else {"vi_max_iter": max_iter}),
     )
     seconds, messages = fit_timed(est, X, y)
-    std = torch.as_tensor(est._prior(est.spec_, torch.device("cpu")).std, dtype=torch.float32)  # PRIVATE-CALL: the prior
-    std = std.expand(est.spec_.n_params)
+    _, std = estimator_prior(est, X, y)
     Xs = (grid - est.x_mean_) / est.x_scale_
     gen = torch.Generator().manual_seed(10_000 + seed)
     prior_var = prior_output_variance(est.spec_, std, Xs, E1_PRIOR_DRAWS, gen) * est.y_scale_**2
@@ -261,14 +281,14 @@ def e1_prior_start(N, eta_label, seed, quick):
     x_mean, x_scale, y_mean, y_scale = X.mean(0), X.std(0), y.mean(), y.std()
     Xt = torch.as_tensor((X - x_mean) / x_scale, dtype=torch.float32)
     yt = torch.as_tensor((y - y_mean) / y_scale, dtype=torch.float32)
-    spec, std, scale = mean_field_prior(N)
+    spec, std, scale = mean_field_prior(N, X, y)
     temperature = 2.0 * E1_NOISE_VAR / y.var()
     eta = 1.0 if eta_label == "1" else E1_TAU * E1_N / N
     max_iter = E1_MAX_ITER if N < E1_WIDE else E1_MAX_ITER_WIDE
     config = vi.VIConfig(
         lam=E1_N / temperature,
         eta=eta,
-        n_iter=QUICK_FIT["vi_max_iter"] if quick else max_iter,
+        n_iter=QUICK_FIT["sampler__max_iter"] if quick else max_iter,
         learning_rate=1e-2,
         batch_size=128,
     )
@@ -401,7 +421,7 @@ def run_e1(args):
         "(10% held out) as the estimator's default. sd and RMSE on the scale of y over 200 points of "
         "[-1, 1], from 200 draws of q; the prior's variance from 400 draws of the prior. "
         f"Mean ± s.e. over seeds. Runtime {runtime:.0f} s.",
-        "Rows 'estimator': GibbsMLPRegressor(sampler='vi', parametrization='mean-field'), q's means "
+        "Rows 'estimator': GibbsMLPRegressor(sampler=MeanFieldVI(parametrization='mean-field')), q's means "
         "started at its pre-trained network (Adam on the unscaled a_j, so they start at the prior's "
         "order). Rows 'prior-draw start': the same objective (prior, temperature, eta, Adam settings, "
         "early stopping) through skgibbs.samplers.vi.fit from a draw of the prior without pre-training, "
@@ -495,7 +515,7 @@ def e2_terms(X, y, loss, n_outputs, N, seed, n_mc):
     spec = MLPSpec(X.shape[1], (N,), "relu", n_outputs)
     Q = spec.n_params
     scale = torch.ones(Q, dtype=torch.float64)
-    _, _, w, _ = list(spec._slices())[-1]
+    _, _, w, _ = spec.output_layer()
     scale[w] = 1.0 / N  # theta_out = a / N, paper (3)
     gen = torch.Generator().manual_seed(seed)
     mu = E2_MU_SD * torch.randn(Q, generator=gen, dtype=torch.float64)
@@ -644,15 +664,14 @@ def fig1_classifier(label, tau, kl_weight, seed, quick):
     X, y = load_digits(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=seed)
     n_chains, n_samples = FIG1_DRAWS
-    est = GibbsMLPClassifier(
+    est = vi_estimator(
+        GibbsMLPClassifier,
         (100, 100),
-        sampler="vi",
-        kl_weight=kl_weight,
-        **({} if tau is None else {"tau": tau}),
+        vi_params={"kl_weight": kl_weight, **({} if tau is None else {"tau": tau})},
+        quick=quick,
         n_chains=n_chains,
         n_samples=n_samples,
         random_state=seed,
-        **(QUICK_FIT if quick else {}),
     )
     seconds, messages = fit_timed(est, X_train, y_train)
     proba = est.predict_proba(X_test)
@@ -675,12 +694,11 @@ def fig1_classifier(label, tau, kl_weight, seed, quick):
 def fig1_regressor(label, tau, kl_weight, seed, quick):
     X, y = load_diabetes(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.1, random_state=seed)
-    est = GibbsMLPRegressor(
-        sampler="vi",
-        kl_weight=kl_weight,
-        **({} if tau is None else {"tau": tau}),
+    est = vi_estimator(
+        GibbsMLPRegressor,
+        vi_params={"kl_weight": kl_weight, **({} if tau is None else {"tau": tau})},
+        quick=quick,
         random_state=seed,
-        **(QUICK_FIT if quick else {}),
     )
     seconds, messages = fit_timed(est, X_train, y_train)
     F = est.predict_samples(X_test)  # (n_test, S)
@@ -795,12 +813,14 @@ def run_fig1(args):
     }
     n_warned = sum(bool(r["warnings"]) for rs in runs.values() for r in rs)
     notes = [
-        "Digits: a stratified 75/25 split with random_state = seed, GibbsMLPClassifier(sampler='vi', "
-        "hidden_layer_sizes=(100, 100), n_chains=2, n_samples=25, random_state=seed) (m = 50 draws of q, as "
-        "the paper), kl_weight='auto' with the tau of the row (eta = tau n / 100 on the hidden layers, the "
-        "output layer's KL unweighted: parametrization='standard', App. D) or kl_weight=1.0 (last row, the "
-        "paper's red line). Diabetes: 90/10 splits with random_state = seed, GibbsMLPRegressor(sampler="
-        "'vi', random_state=seed) at its defaults otherwise (two layers of 100, temperature 'auto', 700 "
+        "Digits: a stratified 75/25 split with random_state = seed, "
+        "GibbsMLPClassifier(sampler=MeanFieldVI(...), hidden_layer_sizes=(100, 100), n_chains=2, "
+        "n_samples=25, random_state=seed) (m = 50 draws of q, as the paper), "
+        "MeanFieldVI(kl_weight='auto', tau=tau) with the tau of the row (eta = tau n / 100 on the hidden "
+        "layers, the output layer's KL unweighted: parametrization='standard', App. D) or "
+        "MeanFieldVI(kl_weight=1.0) (last row, the paper's red line). Diabetes: 90/10 splits with "
+        "random_state = seed, GibbsMLPRegressor(sampler=MeanFieldVI(...), random_state=seed) at its "
+        "defaults otherwise (two layers of 100, temperature 'auto', 700 "
         "draws); test log-lik = mean_i log mean_s N(y_i; f_s(x_i), noise_variance\\_), RMSE of predict, the "
         "coverage and mean width of predict_interval(X, 0.9). "
         f"{'Quick run: ' + str(QUICK_FIT) + '. ' if args.quick else ''}Mean ± s.e. over {len(seeds)} "
@@ -892,14 +912,14 @@ def fig3_fit(N, seed, quick):
     X, y = load_digits(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=seed)
     n_chains, n_samples = FIG1_DRAWS
-    est = GibbsMLPClassifier(
+    est = vi_estimator(
+        GibbsMLPClassifier,
         (N,),
-        sampler="vi",
-        kl_weight=1.0,
+        vi_params={"kl_weight": 1.0},
+        quick=quick,
         n_chains=n_chains,
         n_samples=n_samples,
         random_state=seed,
-        **(QUICK_FIT if quick else {}),
     )
     seconds, messages = fit_timed(est, X_train, y_train)
     proba = est.predict_proba(X_test)
@@ -984,11 +1004,11 @@ def run_fig3(args):
         ],
     ]
     notes = [
-        "The classical ELBO (kl_weight=1.0) on digits: stratified 75/25 splits with random_state = seed, "
-        "GibbsMLPClassifier(sampler='vi', hidden_layer_sizes=(N,), kl_weight=1.0, n_chains=2, "
-        "n_samples=25, random_state=seed) with its default prior (N(0, (2 / sqrt(fan_in))^2)) and "
-        "parametrization ('standard'); "
-        + (f"quick run: {QUICK_FIT}" if args.quick else "at most vi_max_iter=5000 Adam steps (the default)")
+        "The classical ELBO (MeanFieldVI(kl_weight=1.0)) on digits: stratified 75/25 splits with "
+        "random_state = seed, GibbsMLPClassifier(sampler=MeanFieldVI(kl_weight=1.0), "
+        "hidden_layer_sizes=(N,), n_chains=2, n_samples=25, random_state=seed) with its default prior "
+        "(N(0, (2 / sqrt(fan_in))^2)) and MeanFieldVI's default parametrization ('standard'); "
+        + (f"quick run: {QUICK_FIT}" if args.quick else "at most max_iter=5000 Adam steps (the default)")
         + f", early stopping as the default. Mean ± s.e. over {len(seeds)} seed(s). Runtime {runtime:.0f} s.",
     ]
     result = {"quick": args.quick, "widths": widths, "runs": runs, "runtime_s": runtime}

@@ -19,8 +19,8 @@ tables (those use ``random_state`` 0 and the seeds 0..9):
   random_state=100 + k)``, k = 0, 1, 2, seeded 100 + k.
 
 The inputs are standardised on the training part. Each fit is
-``sampler="vi"`` with the library defaults except ``tau`` and
-``random_state`` (the split's seed). The data loaders, the estimators, the
+``sampler=MeanFieldVI(tau=tau)`` with the library defaults otherwise, and
+``random_state`` the split's seed. The data loaders, the estimators, the
 fit and the scoring are those of the two benchmark scripts, imported from
 them: the test NLL is ``log_loss`` for the classifiers and minus the mean
 log-likelihood of the posterior predictive mixture ``log mean_s N(y;
@@ -58,7 +58,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedShuffleSplit, train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from skgibbs import GibbsMLPClassifier
+from skgibbs.samplers import MeanFieldVI
 
 from .. import Benchmark, Output
 from ..common import fits as F
@@ -91,7 +91,7 @@ def splits(name, X, y, n_train, n_splits):
 
 # ---------------------------------------------------------------- fits
 def vi_cfg(tau, quick):
-    return {"skgibbs_vi": {**(F.QUICK_VI if quick else {}), "tau": tau}}
+    return {"skgibbs_vi": {**(F.QUICK_VI if quick else {}), "sampler__tau": tau}}
 
 
 def estimator(name, seed, cfg):
@@ -276,7 +276,7 @@ def tables(result):
 
 
 def notes(result, summary, scores, worst, chosen, left_out):
-    default = GibbsMLPClassifier().tau
+    default = MeanFieldVI().tau
     out = []
     if chosen is not None:
         n = len(summary) - len(left_out)
@@ -306,7 +306,7 @@ def notes(result, summary, scores, worst, chosen, left_out):
         f"synth: its own 250 training and 1000 test points; diabetes, boston, concrete, auto: "
         f"train_test_split(test_size={F.REGRESSION_TEST_SIZE}, random_state={SEED} + k). The estimators are seeded "
         f"with the split's seed ({SEED}..{last}), the inputs standardised on the training part. Estimator: "
-        "GibbsMLPClassifier or GibbsMLPRegressor(sampler='vi', tau=tau), otherwise the library defaults"
+        "GibbsMLPClassifier or GibbsMLPRegressor(sampler=MeanFieldVI(tau=tau)), otherwise the defaults"
         + (f" and {F.QUICK_VI} (quick run)" if result["quick"] else "")
         + ". Test NLL: log_loss for the classifiers; for the regressors minus the mean log-likelihood per "
         "test point of the posterior predictive mixture log mean_s N(y; f_s(x), noise_variance\\_) (nats, "
