@@ -17,7 +17,7 @@ back) and
 
 The workers are started without Dask's default ``MALLOC_TRIM_THRESHOLD_``,
 which made the chains' jobs in a worker about twice as slow in
-``benchmarks/bench_distributed.py`` (see the user guide's page on
+``benchmarks/perf/bench_distributed.py`` (see the user guide's page on
 distributed execution).
 
 Run ``python examples/distributed_chains.py`` (about a minute on two cores);

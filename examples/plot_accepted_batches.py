@@ -8,12 +8,12 @@ decision also depends on *how many* examples each batch holds. This script
 repeats paper 000 Fig. 4 on a smaller network: it histograms
 ``accepted_batch_sizes_`` (``|Z|_1`` of every accepted proposal) for
 
-- ``sampler="smala"``: the per-example term ``lambda l_i / (n rho)`` is
+- ``sampler=SMALA()``: the per-example term ``lambda l_i / (n rho)`` is
   positive, so smaller batches have a lower potential and are preferred;
-- ``sampler="csmala", correction="auto"``: ``zeta`` is chosen so that the
+- ``sampler=CSMALA(correction="auto")``: ``zeta`` is chosen so that the
   per-example term ``lambda' l_i / n + zeta log rho`` has mean zero, and the
   accepted batches follow the proposal law Binomial(n, rho);
-- ``sampler="csmala", correction=1.0``: the surrogate (2.12) of the paper's
+- ``sampler=CSMALA(correction=1.0)``: the surrogate (2.12) of the paper's
   theory. Each example then adds about ``log rho`` to the potential, so the
   target's batches would hold about ``n / (2 - rho)`` examples while the
   proposals hold ``n rho``; only the largest proposed batches pass and the
@@ -38,6 +38,7 @@ from scipy.stats import binom
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.datasets import make_gap_regression
+from skgibbs.samplers import CSMALA, SMALA
 
 torch.set_num_threads(1)
 
@@ -52,14 +53,14 @@ X, y = make_gap_regression(n_samples=N, noise=0.02, random_state=0)
 # that the batch noise of the Metropolis-Hastings ratio still lets some
 # proposals through, and cold enough that the preference of sMALA for small
 # batches shows. The step size is fixed and small, so that the batch terms,
-# not the Langevin move, decide acceptance.
+# not the Langevin move, decide acceptance: a float proposal_std fixes both
+# (the kernel's settings live on the sampler object).
 step_size = 1e-7
+step = {"step_size": step_size, "proposal_std": float(np.sqrt(2 * step_size))}
 common = {
     "hidden_layer_sizes": (32, 32),
     "rho": RHO,
     "temperature": 1.5,
-    "step_size": step_size,
-    "proposal_std": float(np.sqrt(2 * step_size)),
     "n_chains": 2,
     "burn_in": 1000,
     "n_samples": 400,
@@ -68,9 +69,9 @@ common = {
     "random_state": 0,
 }
 runs = {
-    "sMALA": GibbsMLPRegressor(sampler="smala", **common),
-    "csMALA, correction='auto'": GibbsMLPRegressor(sampler="csmala", correction="auto", **common),
-    "csMALA, correction=1.0": GibbsMLPRegressor(sampler="csmala", correction=1.0, **common),
+    "sMALA": GibbsMLPRegressor(sampler=SMALA(**step), **common),
+    "csMALA, correction='auto'": GibbsMLPRegressor(sampler=CSMALA(correction="auto", **step), **common),
+    "csMALA, correction=1.0": GibbsMLPRegressor(sampler=CSMALA(correction=1.0, **step), **common),
 }
 
 print(

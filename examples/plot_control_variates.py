@@ -26,7 +26,7 @@ spread correspondingly less around the exact value. Both intervals use the
 paper's truncation ``b_n = 30``, which is short for MALA's slowly mixing
 ``x_2^2``: the plain interval is then too narrow and can miss the exact
 value, and with chains of only 10^4 draws the control-variate estimates
-still sit slightly off it (``benchmarks/repro_control_variates.py`` runs
+still sit slightly off it (``benchmarks/studies/repro_control_variates.py`` runs
 the paper's longer chains).
 
 Run ``python examples/plot_control_variates.py [output.png]`` (default

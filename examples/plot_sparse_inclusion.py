@@ -23,7 +23,7 @@ the fraction of active weights and where the relevant inputs rank in
   (``unpack_inclusion()``), inputs by hidden units.
 
 With 10 inputs the posterior keeps the relevant inputs' weights and drops
-most others (they rank first, ``benchmarks/bench_sparse.py``: five seeds out
+most others (they rank first, ``benchmarks/perf/bench_sparse.py``: five seeds out
 of five). With 100 inputs and 750 points the networks we tried hardly learn ``f``
 (the excess risk stays near the variance of ``f``), and the inclusion
 probabilities do not single out the relevant inputs either; what sparsity

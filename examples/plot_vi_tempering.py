@@ -8,10 +8,10 @@ ways by :class:`skgibbs.GibbsMLPRegressor` with a 1 -> 50 -> 50 -> 1 ReLU
 network at the same ``temperature="auto"``:
 
 - ``sampler="hmc"``: the chains, the reference;
-- ``sampler="vi"`` at the default cooling ``kl_weight="auto"``,
-  ``eta = tau n / N`` with ``tau=0.03``;
-- ``sampler="vi", tau=1``: Proposition 5's form with a larger constant;
-- ``sampler="vi", kl_weight=1.0``: the classical ELBO.
+- ``sampler="vi"`` (``MeanFieldVI()``) at the default cooling
+  ``kl_weight="auto"``, ``eta = tau n / N`` with ``tau=0.03``;
+- ``sampler=MeanFieldVI(tau=1)``: Proposition 5's form with a larger constant;
+- ``sampler=MeanFieldVI(kl_weight=1.0)``: the classical ELBO.
 
 Each panel shows the data, the true function, the posterior (or ``q``'s)
 mean and its 95% pointwise credible band (``predict_interval(...,
@@ -54,6 +54,7 @@ import torch
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.datasets import gap_regression_function, make_gap_regression
+from skgibbs.samplers import MeanFieldVI
 
 torch.set_num_threads(1)
 OUTPUT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/vi_tempering.png")
@@ -67,9 +68,9 @@ in_gap = np.abs(grid[:, 0]) < 0.2
 common = dict(hidden_layer_sizes=(50, 50), random_state=0)
 fits = {
     "HMC (reference)": GibbsMLPRegressor(**common, n_samples=100, burn_in=200),
-    "VI, default (tau = 0.03)": GibbsMLPRegressor(**common, sampler="vi"),
-    "VI, tau = 1": GibbsMLPRegressor(**common, sampler="vi", tau=1.0),
-    "VI, classical ELBO (eta = 1)": GibbsMLPRegressor(**common, sampler="vi", kl_weight=1.0),
+    "VI, default (tau = 0.03)": GibbsMLPRegressor(**common, sampler=MeanFieldVI()),
+    "VI, tau = 1": GibbsMLPRegressor(**common, sampler=MeanFieldVI(tau=1.0)),
+    "VI, classical ELBO (eta = 1)": GibbsMLPRegressor(**common, sampler=MeanFieldVI(kl_weight=1.0)),
 }
 
 fig, axes = plt.subplots(1, len(fits), figsize=(4.2 * len(fits), 3.6), sharey=True)

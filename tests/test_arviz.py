@@ -9,6 +9,7 @@ import pytest
 
 from skgibbs import GibbsMLPRegressor
 from skgibbs.criteria import functional_variance, gaussian_log_likelihood, waic
+from skgibbs.samplers import SGLD, MeanFieldVI
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +87,35 @@ def test_to_arviz_speaks_the_1x_api(fitted, monkeypatch):
     fake.__version__ = "0.22.0"
     reg.to_arviz()
     assert "posterior" in calls[-1][1] and not calls[-1][0]
+
+
+@pytest.mark.parametrize(
+    "sampler, absent",
+    [
+        # no Metropolis-Hastings step: no acceptance rate (SGLD reported 1 and VI NaN before)
+        (SGLD(step_size=1e-4), {"acceptance_rate"}),
+        # independent draws of q: no step size either, and the draws' log q instead
+        (MeanFieldVI(max_iter=50), {"acceptance_rate", "step_size"}),
+    ],
+    ids=["sgld", "vi"],
+)
+def test_sample_stats_hold_only_what_the_kernel_records(fitted, sampler, absent):
+    _, X, y = fitted
+    reg = GibbsMLPRegressor(
+        (6,), sampler=sampler, rho=0.5 if isinstance(sampler, SGLD) else "auto", n_samples=15, burn_in=20,
+        n_chains=2, pretrain_iter=50, random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg.fit(X, y)
+    assert not absent & set(reg.sample_stats_) and "lp" in reg.sample_stats_
+    assert not hasattr(reg, "acceptance_rate_")
+    if isinstance(sampler, SGLD):
+        step = np.repeat(reg.step_size_[:, None], 15, axis=1)
+        np.testing.assert_array_equal(reg.sample_stats_["step_size"], step)
+    else:
+        assert reg.sample_stats_["log_q"].shape == (2, 15)
+    pytest.importorskip("arviz")
+    idata = reg.to_arviz(X, y)
+    assert set(idata.sample_stats.data_vars) == set(reg.sample_stats_)
+    assert idata.log_likelihood["y"].shape == (2, 15, 40)

@@ -11,6 +11,7 @@ from sklearn.datasets import load_iris, make_moons
 
 from skgibbs import GibbsMLPClassifier, SamplerWarning
 from skgibbs.diagnostics import effective_sample_size
+from skgibbs.samplers import CSMALA
 from skgibbs.targets import LogisticRegressionGPrior, sample_chains
 
 CHEAP = {"hidden_layer_sizes": (8,), "n_samples": 30, "burn_in": 40, "pretrain_iter": 100, "n_chains": 2}
@@ -118,8 +119,13 @@ def test_every_sampler_runs():
         clf = _quiet_fit(GibbsMLPClassifier(**CHEAP, sampler=sampler, random_state=0, **extra), X, y)
         assert clf.sampler_ == sampler and clf.samples_.shape[:2] == (2, 30)
         assert np.all(np.isfinite(clf.predict_proba(X)))
+        # SGLD has no Metropolis-Hastings step, hence no acceptance rate; the MALA family has one
+        assert hasattr(clf, "acceptance_rate_") == (sampler != "sgld")
     clf = _quiet_fit(GibbsMLPClassifier(**CHEAP, rho=0.5, temperature=20.0, random_state=0), X, y)
     assert clf.sampler_ == "csmala" and clf.surrogate_scale_ > 0
+    # a sampler object carries its settings to the fit
+    clf = _quiet_fit(GibbsMLPClassifier(**CHEAP, sampler=CSMALA(correction=0.5), rho=0.5, random_state=0), X, y)
+    assert clf.sampler_ == "csmala" and clf.correction_ == 0.5 and clf.kernel_.correction == 0.5
 
 
 def test_reproducible_clone_and_pickle(binary):

@@ -1,4 +1,10 @@
-"""scikit-learn's estimator checks over every skgibbs estimator (cheap settings)."""
+"""scikit-learn's estimator checks over every skgibbs estimator (cheap settings).
+
+Each Gibbs estimator is checked with a sampler name and with a sampler
+object, so that clone, get_params and set_params with a nested object (and
+the rule that fit leaves its parameters unchanged) go through scikit-learn's
+own checks.
+"""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -9,6 +15,7 @@ from skgibbs import (
     PolynomialControlVariate,
     SparseGibbsMLPRegressor,
 )
+from skgibbs.samplers import CSMALA, HMC, RJMCMC, SGLD, MeanFieldVI
 
 
 class StandardGaussianScore:
@@ -47,22 +54,59 @@ def _cheap():
         ),
         GibbsMLPRegressor(
             hidden_layer_sizes=(8,),
-            sampler="vi",
+            sampler=MeanFieldVI(max_iter=100),
             n_samples=5,
-            vi_max_iter=100,
             pretrain_iter=50,
             random_state=0,
         ),
         GibbsMLPClassifier(
             hidden_layer_sizes=(8,),
-            sampler="vi",
+            sampler=MeanFieldVI(max_iter=100),
             n_samples=5,
-            vi_max_iter=100,
             pretrain_iter=50,
             random_state=0,
         ),
         SparseGibbsMLPRegressor(
             hidden_layer_sizes=(8,),
+            n_samples=5,
+            burn_in=10,
+            thin=1,
+            pretrain_iter=200,
+            random_state=0,
+        ),
+        # kernel settings on a sampler object (nested parameters sampler__*)
+        GibbsMLPRegressor(
+            hidden_layer_sizes=(8,),
+            sampler=HMC(target_accept=0.9, metric="adaptive", max_leapfrog=16),
+            n_samples=5,
+            burn_in=30,
+            thin=1,
+            pretrain_iter=50,
+            random_state=0,
+        ),
+        GibbsMLPRegressor(
+            hidden_layer_sizes=(8,),
+            sampler=CSMALA(correction=0.5),
+            rho=0.5,
+            n_samples=5,
+            burn_in=10,
+            thin=1,
+            pretrain_iter=400,  # batches of half the data move little in 10 steps: start near a fit
+            random_state=0,
+        ),
+        GibbsMLPClassifier(
+            hidden_layer_sizes=(8,),
+            sampler=SGLD(step_size=1e-3),
+            rho=0.5,
+            n_samples=5,
+            burn_in=10,
+            thin=1,
+            pretrain_iter=50,
+            random_state=0,
+        ),
+        SparseGibbsMLPRegressor(
+            hidden_layer_sizes=(8,),
+            sampler=RJMCMC(target_accept=0.6),
             n_samples=5,
             burn_in=10,
             thin=1,

@@ -10,6 +10,7 @@ from sklearn.preprocessing import StandardScaler
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.persistence import TRUSTED_TYPES, dump, load
 from skgibbs.pipeline import make_pipeline
+from skgibbs.samplers import CSMALA, HMC, RJMCMC, MeanFieldVI, available_samplers, get_sampler
 
 sio = pytest.importorskip("skops.io", reason="skops is optional: pip install 'skgibbs[persist]'")
 
@@ -23,16 +24,27 @@ def _data(classify):
     return X, ((y > 0).astype(int) if classify else y)
 
 
+def _final(est):
+    """The Gibbs estimator itself, or the last step of a pipeline."""
+    return est[-1] if hasattr(est, "steps") else est
+
+
 @pytest.mark.parametrize(
     "est",
     [
         GibbsMLPRegressor(**CHEAP),
-        GibbsMLPRegressor(**CHEAP, sampler="vi", vi_max_iter=50),
+        GibbsMLPRegressor(**CHEAP, sampler=MeanFieldVI(max_iter=50)),
+        GibbsMLPRegressor(**CHEAP, sampler=CSMALA(correction=0.5), rho=0.5),
         SparseGibbsMLPRegressor(**CHEAP),
+        SparseGibbsMLPRegressor(**CHEAP, sampler=RJMCMC(target_accept=0.6)),
         GibbsMLPClassifier(**CHEAP),
+        GibbsMLPClassifier(**CHEAP, sampler=HMC(target_accept=0.9)),
         make_pipeline(StandardScaler(), GibbsMLPRegressor(**CHEAP)),
     ],
-    ids=["regressor", "regressor-vi", "sparse", "classifier", "pipeline"],
+    ids=[
+        "regressor", "regressor-vi", "regressor-csmala", "sparse", "sparse-rjmcmc", "classifier",
+        "classifier-hmc", "pipeline",
+    ],
 )
 def test_round_trip_predicts_identically(est, tmp_path):
     X, y = _data(isinstance(est, GibbsMLPClassifier))
@@ -50,6 +62,20 @@ def test_round_trip_predicts_identically(est, tmp_path):
         assert np.array_equal(other.predict(X), est.predict(X))
         if hasattr(est, "predict_interval"):
             assert np.array_equal(other.predict_interval(X)[1], est.predict_interval(X)[1])
+        # the sampler parameter and the fitted sampler object come back with their settings
+        fitted, back = _final(est), _final(other)
+        assert type(back.kernel_) is type(fitted.kernel_)
+        assert back.kernel_.get_params() == fitted.kernel_.get_params()
+        assert back.get_params().keys() == fitted.get_params().keys()
+
+
+def test_every_sampler_class_is_trusted():
+    # a fitted estimator holds its sampler object (kernel_): each registered class must load without
+    # asking the user to trust it
+    assert {"hmc", "mala", "smala", "csmala", "sgld", "rjmcmc", "vi"} <= set(available_samplers())
+    for name in available_samplers():
+        cls = type(get_sampler(name))
+        assert f"{cls.__module__}.{cls.__qualname__}" in TRUSTED_TYPES, name
 
 
 def test_untrusted_types_are_refused(tmp_path):

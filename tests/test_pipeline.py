@@ -15,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import make_coverage_scorer
 from skgibbs.pipeline import Pipeline, make_pipeline
+from skgibbs.samplers import HMC
 
 CHEAP = dict(hidden_layer_sizes=(8,), n_samples=20, burn_in=20, pretrain_iter=100, random_state=0)
 
@@ -114,3 +115,18 @@ def test_grid_search_with_an_interval_scorer(data):
     assert search.best_params_["gibbsmlpregressor__temperature"] in (0.2, 1.0)
     assert isinstance(search.best_estimator_, Pipeline)
     assert search.best_estimator_.predict_interval(X[:2])[1].shape == (2, 2, 1)
+
+
+def test_grid_search_reaches_the_sampler_objects_settings_through_the_pipeline(data):
+    X, y = data
+    pipe = make_pipeline(StandardScaler(), GibbsMLPRegressor(**{**CHEAP, "n_chains": 2}, sampler=HMC()))
+    assert pipe.get_params()["gibbsmlpregressor__sampler__target_accept"] == 0.8
+    key = "gibbsmlpregressor__sampler__target_accept"
+    search = GridSearchCV(pipe, {key: [0.7, 0.9]}, cv=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        search.fit(X, y)
+    best = search.best_estimator_
+    assert best[-1].kernel_.target_accept == search.best_params_[key] == best[-1].sampler.target_accept
+    assert pipe[-1].sampler.target_accept == 0.8  # the search set its clones' objects, not this one
+    assert best.predict_interval(X[:2])[1].shape == (2, 2, 1)

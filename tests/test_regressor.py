@@ -13,8 +13,9 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-import skgibbs._base as base_module
+import skgibbs.problem as problem_module
 from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs.samplers import CSMALA, HMC, MALA, SGLD, SMALA, MeanFieldVI, Sampler
 
 CHEAP = {
     "hidden_layer_sizes": (8,),
@@ -54,13 +55,19 @@ def test_fitted_attributes(fitted):
     Q = est.spec_.n_params
     assert est.samples_.shape == (2, 20, Q) and Q == 2 * 8 + 8 + 8 + 1
     assert est.n_features_in_ == 2
-    for name in ("acceptance_rate_", "n_restarts_", "step_size_", "proposal_std_"):
+    for name in ("acceptance_rate_", "step_size_", "n_divergent_"):
         assert getattr(est, name).shape == (2,)
+    assert est.inverse_mass_.shape == (Q,)
     assert est.lambda_ == pytest.approx(len(X) / est.temperature_)
     assert est.rho_ == 1.0 and est.sampler_ == "hmc"  # "auto": exact HMC on the full data
+    # the sampler object used, with HMC's defaults; the parameter "auto" is left as it was
+    assert isinstance(est.kernel_, HMC) and est.kernel_.get_params() == HMC().get_params()
+    assert est.sampler == "auto"
+    # the Langevin family's results are not HMC's (test_every_sampler_fits checks that they have them)
+    for name in ("correction_", "lambda_prime_", "proposal_std_", "n_restarts_", "accepted_batch_sizes_"):
+        assert not hasattr(est, name), name
     for name in (
-        "correction_",
-        "lambda_prime_",
+        "trajectory_length_",
         "surrogate_scale_",
         "noise_variance_",
         "credible_radius_",
@@ -172,6 +179,102 @@ def test_grid_search_over_temperature_and_rho():
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
     assert search.best_params_["temperature"] in grid["temperature"]
     assert search.best_estimator_.temperature_ == search.best_params_["temperature"]
+
+
+def test_grid_search_over_a_setting_of_the_sampler_object():
+    X, y = _data()
+    sampler = HMC()
+    est = GibbsMLPRegressor(**{**CHEAP, "n_samples": 5, "burn_in": 10}, sampler=sampler, random_state=0)
+    grid = {"sampler__target_accept": [0.6, 0.95]}
+    search = GridSearchCV(est, grid, cv=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        search.fit(X, y)
+    tried = [p["sampler__target_accept"] for p in search.cv_results_["params"]]
+    assert tried == grid["sampler__target_accept"]
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    best = search.best_estimator_
+    assert best.kernel_.target_accept == search.best_params_["sampler__target_accept"]
+    assert best.sampler.target_accept == search.best_params_["sampler__target_accept"]
+    assert isinstance(best.kernel_, HMC) and best.sampler_ == "hmc"
+    # the search worked on clones: the estimator and its sampler object are as they were
+    assert sampler.target_accept == 0.8 and est.sampler is sampler and not hasattr(est, "samples_")
+
+
+def test_clone_of_a_sampler_object_is_a_new_object_with_equal_settings():
+    sampler = CSMALA(correction=0.5, step_size=1e-3)
+    fitted = _fit(sampler=sampler, rho=0.5, temperature=20.0)
+    assert fitted.get_params()["sampler__correction"] == 0.5
+    twin = clone(fitted)
+    assert not hasattr(twin, "samples_") and not hasattr(twin, "kernel_")
+    assert twin.sampler is not sampler and type(twin.sampler) is CSMALA
+    assert twin.sampler.get_params() == sampler.get_params()
+    assert twin.get_params(deep=True).keys() == fitted.get_params(deep=True).keys()
+    # fit used a copy of the object: neither the user's object nor the twin's is the fitted kernel_
+    assert fitted.sampler is sampler and fitted.kernel_ is not sampler
+    assert fitted.kernel_.get_params() == sampler.get_params()
+    # changing the twin's sampler leaves the original's alone
+    twin.set_params(sampler__correction=1.0)
+    assert sampler.correction == 0.5 and fitted.kernel_.correction == 0.5
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        again = clone(fitted).fit(X, y)
+    np.testing.assert_array_equal(again.samples_, fitted.samples_)
+    assert again.correction_ == fitted.correction_ == 0.5
+
+
+@pytest.mark.parametrize(
+    "sampler", [HMC(target_accept=0.9), CSMALA(correction=0.5), MeanFieldVI(max_iter=50)], ids=repr
+)
+def test_pickle_with_a_sampler_object_keeps_predictions(sampler):
+    X, _ = _data(seed=3)
+    rho = 0.5 if isinstance(sampler, CSMALA) else "auto"
+    fitted = _fit(sampler=sampler, rho=rho)
+    loaded = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(loaded.samples_, fitted.samples_)
+    np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))
+    np.testing.assert_array_equal(loaded.predict_interval(X)[1], fitted.predict_interval(X)[1])
+    assert type(loaded.kernel_) is type(sampler) and loaded.kernel_.get_params() == sampler.get_params()
+    assert loaded.sampler.get_params() == sampler.get_params() and loaded.sampler_ == fitted.sampler_
+
+
+# Every dense kernel: its registered name, its class, and the rho it runs at.
+KERNELS = [
+    ("hmc", HMC, "auto"),
+    ("mala", MALA, "auto"),
+    ("smala", SMALA, 0.5),
+    ("csmala", CSMALA, 0.5),
+    ("sgld", SGLD, 0.5),
+    ("vi", MeanFieldVI, "auto"),
+]
+
+
+@pytest.mark.parametrize("name, cls, rho", KERNELS, ids=[k[0] for k in KERNELS])
+def test_a_name_and_its_default_object_give_identical_draws(name, cls, rho):
+    # a name stands for the object with its defaults: same kernel, same seeds, the same draws bit for bit
+    by_name = _fit(sampler=name, rho=rho, temperature=20.0)
+    by_object = _fit(sampler=cls(), rho=rho, temperature=20.0)
+    assert by_name.sampler_ == by_object.sampler_ == name
+    assert type(by_name.kernel_) is type(by_object.kernel_) is cls
+    np.testing.assert_array_equal(by_name.samples_, by_object.samples_)
+    np.testing.assert_array_equal(by_name.n_grad_evals_, by_object.n_grad_evals_)
+    for key, value in by_name.sample_stats_.items():
+        np.testing.assert_array_equal(by_object.sample_stats_[key], value, err_msg=key)
+    if name in ("hmc", "csmala"):
+        # "auto" is HMC on the full data and csMALA on batches
+        auto = _fit(sampler="auto", rho=rho, temperature=20.0)
+        assert auto.sampler_ == name
+        np.testing.assert_array_equal(auto.samples_, by_name.samples_)
+
+
+def test_available_samplers_are_the_estimators_kernels():
+    # the names the dense estimators take are the registered dense kernels, each a Sampler
+    from skgibbs.samplers import available_samplers, get_sampler
+
+    assert available_samplers("dense") == sorted(k[0] for k in KERNELS)
+    for name, cls, _ in KERNELS:
+        assert isinstance(get_sampler(name), cls) and issubclass(cls, Sampler) and cls.name == name
 
 
 # ----------------------------------------------------------- predictions
@@ -291,10 +394,9 @@ BAD_PARAMS = [
     ("temperature", 0.0),
     ("temperature", -1.0),
     ("temperature", "hot"),
-    ("step_size", 0.0),
-    ("step_size", -1e-3),
-    ("proposal_std", 0.0),
     ("sampler", "nuts"),
+    ("sampler", "rjmcmc"),  # the sparse regressor's kernel
+    ("sampler", HMC),  # the class, not an object
     ("activation", "gelu"),
     ("hidden_layer_sizes", (0,)),
     ("hidden_layer_sizes", (8, -2)),
@@ -305,7 +407,6 @@ BAD_PARAMS = [
     ("n_samples", 0),
     ("n_chains", 0),
     ("thin", 0),
-    ("correction", -0.5),
     ("weight_bound", 0.0),
 ]
 
@@ -315,6 +416,65 @@ def test_bad_parameter_is_refused_naming_it(name, value):
     est = GibbsMLPRegressor(**{**CHEAP, name: value})
     with pytest.raises((ValueError, TypeError), match=name):
         est.fit(X0, Y0)
+
+
+# Kernel settings, on the sampler objects: (sampler, rho, the setting the message must name).
+BAD_KERNEL_SETTINGS = [
+    (HMC(step_size=0.0), "auto", "step_size"),
+    (HMC(target_accept=1.5), "auto", "target_accept"),
+    (HMC(metric="dense"), "auto", "metric"),
+    (HMC(target_accept="x"), "auto", "target_accept"),
+    (HMC(trajectory_length=-1.0), "auto", "trajectory_length"),
+    (MALA(target_accept="x"), "auto", "target_accept"),
+    (MALA(step_size=-1e-3), "auto", "step_size"),
+    (MALA(proposal_std=0.0), "auto", "proposal_std"),
+    (MALA(target_accept=0.0), "auto", "target_accept"),
+    (SMALA(restart_after=0), 0.5, "restart_after"),
+    (CSMALA(correction=-1), 0.5, "correction"),
+    (CSMALA(correction=-0.5), 0.5, "correction"),
+    (SGLD(step_size=0.0), 0.5, "step_size"),
+    (MeanFieldVI(parametrization="x"), "auto", "parametrization"),
+    (MeanFieldVI(max_iter=0), "auto", "max_iter"),
+    (MeanFieldVI(gradient="score"), "auto", "gradient"),
+    (MeanFieldVI(kl_weight="x"), "auto", "kl_weight"),
+]
+
+
+@pytest.mark.parametrize("sampler, rho, name", BAD_KERNEL_SETTINGS, ids=lambda v: repr(v))
+def test_bad_kernel_setting_is_refused_naming_it_and_keeps_the_fit(sampler, rho, name):
+    est = _fit()
+    before = est.samples_.copy()
+    kernel = est.kernel_
+    est.set_params(sampler=sampler, rho=rho)
+    with pytest.raises(ValueError, match=name):
+        est.fit(X0, Y0)
+    np.testing.assert_array_equal(est.samples_, before)
+    assert est.kernel_ is kernel and est.sampler_ == "hmc" and est.rho_ == 1.0
+    assert np.isfinite(est.predict(X0)).all()
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("step_size", 1e-3),
+        ("proposal_std", 0.01),
+        ("target_accept", 0.9),
+        ("metric", "adaptive"),
+        ("trajectory_length", 1.0),
+        ("restart_after", 50),
+        ("correction", 0.5),
+        ("kl_weight", 1.0),
+        ("tau", 0.1),
+        ("parametrization", "mean-field"),
+        ("vi_max_iter", 100),
+    ],
+)
+def test_kernel_settings_are_not_estimator_parameters(name, value):
+    # the refactor moved them onto the sampler objects: the estimator refuses them by name
+    with pytest.raises(TypeError, match=name):
+        GibbsMLPRegressor(**{name: value})
+    with pytest.raises(ValueError, match=name):
+        GibbsMLPRegressor().set_params(**{name: value})
 
 
 def test_bad_prediction_input(fitted):
@@ -381,7 +541,7 @@ def test_failed_refit_keeps_the_earlier_fit(bad):
 def test_divergent_step_is_rejected_and_predictions_stay_finite(step_size):
     X, y = _data()
     est = GibbsMLPRegressor(
-        **{**CHEAP, "sampler": "mala", "step_size": step_size, "proposal_std": 0.05, "random_state": 0}
+        **{**CHEAP, "sampler": MALA(step_size=step_size, proposal_std=0.05), "random_state": 0}
     )
     with pytest.warns(SamplerWarning, match="step_size"):
         est.fit(X, y)
@@ -424,23 +584,42 @@ def test_no_surrogate_warning_when_hot():
 @pytest.mark.parametrize("sampler", ["mala", "smala", "csmala", "sgld"])
 def test_every_sampler_fits(sampler):
     est = _fit(sampler=sampler, rho=0.5, temperature=20.0)
-    X, _ = _data()
+    X, y = _data()
     assert np.isfinite(est.predict(X)).all()
+    assert est.sampler_ == sampler and est.kernel_.name == sampler
+    assert est.step_size_.shape == (2,) and np.all(est.step_size_ > 0)
     if sampler == "mala":
         assert est.rho_ == 1.0 and est.accepted_batch_sizes_.size == 0
     else:
         assert est.rho_ == 0.5
     if sampler == "csmala":
         assert est.correction_ > 0 and est.lambda_prime_ > est.lambda_
-    else:
+    elif sampler in ("mala", "smala"):
         assert est.correction_ == 0.0 and est.lambda_prime_ == pytest.approx(est.lambda_)
+    if sampler == "sgld":
+        # no Metropolis-Hastings step: no acceptance rate (it was reported as 1 before), no proposal,
+        # and no csMALA centring; its gradient weighs the batch by lambda / (n rho), as sMALA's does
+        for name in ("acceptance_rate_", "proposal_std_", "correction_", "lambda_prime_", "n_restarts_"):
+            assert not hasattr(est, name), name
+        assert "acceptance_rate" not in est.sample_stats_
+        losses = ((y[:, None] - est.predict_samples(X)) / est.y_scale_) ** 2
+        c = est.lambda_ / (len(y) * est.rho_)
+        assert est.surrogate_scale_ == pytest.approx(c * losses.mean(), rel=1e-5)
+        assert est.batch_noise_ == 0.0
+    else:
+        # the Langevin family with its Metropolis-Hastings step and its proposal
+        assert est.acceptance_rate_.shape == est.proposal_std_.shape == (2,)
+        assert est.sample_stats_["acceptance_rate"].shape == (2, 20)
+        assert hasattr(est, "n_restarts_") == (sampler != "mala")  # batch redraws: sMALA, csMALA only
+    for name in ("trajectory_length_", "n_divergent_", "inverse_mass_"):  # HMC's own
+        assert not hasattr(est, name), name
 
 
 def test_keyboard_interrupt_keeps_the_draws_so_far(monkeypatch):
     calls = {"n": 0}
     burn_in = 20
 
-    class Interrupted(base_module.MLPPotential):
+    class Interrupted(problem_module.MLPPotential):
         def loss_sum_and_grad(self, theta, batch):
             calls["n"] += 1
             # one gradient at the start and one per step: fail in sampling step 6
@@ -448,10 +627,10 @@ def test_keyboard_interrupt_keeps_the_draws_so_far(monkeypatch):
                 raise KeyboardInterrupt
             return super().loss_sum_and_grad(theta, batch)
 
-    monkeypatch.setattr(base_module, "MLPPotential", Interrupted)
+    monkeypatch.setattr(problem_module, "MLPPotential", Interrupted)
     X, y = _data()
     est = GibbsMLPRegressor(
-        **{**CHEAP, "sampler": "mala", "burn_in": burn_in, "proposal_std": 0.01, "step_size": 1e-4},
+        **{**CHEAP, "sampler": MALA(proposal_std=0.01, step_size=1e-4), "burn_in": burn_in},
         random_state=0,
     )
     with pytest.warns(SamplerWarning, match="interrupted"):
@@ -467,15 +646,15 @@ def test_keyboard_interrupt_before_any_draw_propagates(monkeypatch):
     burn_in = CHEAP["burn_in"]
     calls = {"n": 0}
 
-    class Interrupted(base_module.MLPPotential):
+    class Interrupted(problem_module.MLPPotential):
         def loss_sum_and_grad(self, theta, batch):
             calls["n"] += 1
             if calls["n"] > 1 + burn_in:
                 raise KeyboardInterrupt
             return super().loss_sum_and_grad(theta, batch)
 
-    monkeypatch.setattr(base_module, "MLPPotential", Interrupted)
-    est.set_params(sampler="mala", proposal_std=0.01)
+    monkeypatch.setattr(problem_module, "MLPPotential", Interrupted)
+    est.set_params(sampler=MALA(proposal_std=0.01))
     with pytest.raises(KeyboardInterrupt):
         est.fit(X0, Y0)
     np.testing.assert_array_equal(est.predict(X0), pred)

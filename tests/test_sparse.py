@@ -9,6 +9,7 @@ from sklearn.base import clone
 
 from skgibbs import SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.credible import CredibleSets
+from skgibbs.samplers import HMC, RJMCMC, MeanFieldVI
 from skgibbs.model import MLPSpec
 from skgibbs.sparse import input_relevance
 
@@ -39,6 +40,12 @@ def test_fitted_state_shapes_and_exact_zeros(fitted):
     est, X, y = fitted
     Q = est.spec_.n_params
     assert est.samples_.shape == (2, 20, Q) and est.sampler_ == "rjmcmc"
+    assert isinstance(est.kernel_, RJMCMC) and est.kernel_.get_params() == RJMCMC().get_params()
+    for name in ("acceptance_rate_", "step_size_", "proposal_std_"):
+        assert getattr(est, name).shape == (2,), name
+    # the reversible-jump kernel reports its own results, not those of the dense kernels
+    for name in ("correction_", "lambda_prime_", "n_restarts_", "trajectory_length_", "n_divergent_"):
+        assert not hasattr(est, name), name
     assert est.active_fraction_.shape == (2, 20)
     assert np.allclose(est.active_fraction_, (est.samples_ != 0).mean(-1))
     assert np.all(est.active_fraction_ > 0) and np.all(est.active_fraction_ <= 1)
@@ -75,17 +82,64 @@ def test_starting_density_and_reproducibility():
         ({"sparsity": 1.5}, "sparsity"),
         ({"init_density": 0.0}, "init_density"),
         ({"init_density": 1.5}, "init_density"),
-        ({"rho": 0.5}, "rho must be 1"),
         ({"prior_std": None}, "proper density"),
+        ({"sampler": "vi"}, r"sampler.*'rjmcmc'"),
+        ({"sampler": "hmc"}, r"sampler.*'rjmcmc'"),
+        ({"sampler": HMC()}, "MixingPrior of sparse networks needs sampler='rjmcmc'"),
+        ({"sampler": MeanFieldVI()}, "MixingPrior of sparse networks needs sampler='rjmcmc'"),
+        ({"sampler": RJMCMC(target_accept=1.5)}, "target_accept"),
+        ({"sampler": RJMCMC(target_accept=0.0)}, "target_accept"),
+        ({"sampler": RJMCMC(target_accept="x")}, "target_accept"),
+        ({"sampler": RJMCMC(step_size=0.0)}, "step_size"),
+        ({"sampler": RJMCMC(step_size=-1.0)}, "step_size"),
+        ({"sampler": RJMCMC(proposal_std=-0.1)}, "proposal_std"),
     ],
 )
 def test_bad_parameters_get_clear_errors_and_keep_the_fit(fitted, params, match):
     est, X, y = fitted
     before = est.samples_.copy()
+    kernel = est.kernel_
     with pytest.raises(ValueError, match=match):
         est.set_params(**params).fit(X, y)
     est.set_params(**{k: SparseGibbsMLPRegressor().get_params()[k] for k in params})
     assert np.array_equal(est.samples_, before)
+    assert est.kernel_ is kernel and est.sampler_ == "rjmcmc"
+
+
+@pytest.mark.parametrize("name", ["rho", "step_size", "proposal_std", "target_accept"])
+def test_kernel_settings_are_not_parameters_of_the_sparse_regressor(name):
+    # rho did not apply (the jump ratio is exact on the full data only) and the rest moved onto RJMCMC(...)
+    with pytest.raises(TypeError, match=name):
+        SparseGibbsMLPRegressor(**{name: 0.5})
+    with pytest.raises(ValueError, match=name):
+        SparseGibbsMLPRegressor().set_params(**{name: 0.5})
+    if name != "rho":
+        est = SparseGibbsMLPRegressor(sampler=RJMCMC()).set_params(**{f"sampler__{name}": 0.5})
+        assert getattr(est.sampler, name) == 0.5
+
+
+def test_the_name_and_the_default_object_give_identical_draws():
+    X, y = _data()
+    by_name = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler="rjmcmc", random_state=0), X, y)
+    by_object = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler=RJMCMC(), random_state=0), X, y)
+    np.testing.assert_array_equal(by_name.samples_, by_object.samples_)
+    np.testing.assert_array_equal(by_name.move_acceptance_, by_object.move_acceptance_)
+    assert type(by_name.kernel_) is type(by_object.kernel_) is RJMCMC
+
+
+def test_rjmcmc_settings_reach_the_kernel():
+    X, y = _data()
+    # a fixed proposal (the paper's sigma = gamma): h and s are the given ones, nothing adapts
+    fixed = RJMCMC(step_size=1e-4, proposal_std=0.01)
+    est = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler=fixed, random_state=0), X, y)
+    np.testing.assert_allclose(est.step_size_, 1e-4, rtol=1e-6)
+    np.testing.assert_allclose(est.proposal_std_, 0.01, rtol=1e-6)
+    # an adapted step: a higher target acceptance of the within-model moves gives smaller steps
+    low, high = (
+        _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler=RJMCMC(target_accept=a), random_state=0), X, y)
+        for a in (0.3, 0.9)
+    )
+    assert np.all(high.step_size_ < low.step_size_)
 
 
 def test_uniform_box_prior_of_the_paper_keeps_weights_in_the_box():

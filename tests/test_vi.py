@@ -10,9 +10,14 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
-from skgibbs.samplers import vi
+from skgibbs.samplers import CSMALA, HMC, MeanFieldVI, vi
 
-CHEAP = dict(hidden_layer_sizes=(8,), sampler="vi", n_samples=20, vi_max_iter=300, pretrain_iter=100)
+CHEAP = dict(hidden_layer_sizes=(8,), sampler=MeanFieldVI(max_iter=300), n_samples=20, pretrain_iter=100)
+
+
+def _vi(**settings):
+    """``CHEAP`` with other settings of the VI sampler (``max_iter=300`` unless given)."""
+    return {**CHEAP, "sampler": MeanFieldVI(**{"max_iter": 300, **settings})}
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +52,9 @@ def test_linear_model_recovers_the_mean_field_optimum(eta):
     T, s0 = 0.5, 0.8
     reg = GibbsMLPRegressor(
         hidden_layer_sizes=(),
-        sampler="vi",
+        sampler=MeanFieldVI(kl_weight=eta, max_iter=3000, batch_size=150, early_stopping=False),
         temperature=T,
         prior_std=s0,
-        kl_weight=eta,
-        vi_max_iter=3000,
-        vi_batch_size=150,
-        vi_early_stopping=False,
         pretrain_iter=0,
         random_state=0,
     ).fit(X, y)
@@ -77,6 +78,12 @@ def test_fitted_state_and_every_method_work(fitted, data):
     reg = fitted
     Q = reg.spec_.n_params
     assert reg.sampler_ == "vi" and reg.samples_.shape == (4, 20, Q)
+    assert isinstance(reg.kernel_, MeanFieldVI) and reg.kernel_.max_iter == 300
+    # independent draws of q: no Metropolis-Hastings step and no step size (VI had NaN ones before),
+    # and none of the Markov chain kernels' results
+    for name in ("acceptance_rate_", "step_size_", "proposal_std_", "n_divergent_", "correction_"):
+        assert not hasattr(reg, name), name
+    assert "acceptance_rate" not in reg.sample_stats_ and "step_size" not in reg.sample_stats_
     assert reg.variational_mean_.shape == (Q,) and np.all(reg.variational_std_ > 0)
     assert len(reg.elbo_) == reg.n_iter_ and np.isfinite(reg.elbo_).all()
     y_pred, y_pis = reg.predict_interval(X[:5], confidence_level=[0.5, 0.9])
@@ -107,13 +114,13 @@ def test_fitted_state_and_every_method_work(fitted, data):
 
 def test_kl_weight_auto_is_tau_n_over_the_widest_layer(data):
     X, y = data
-    reg = GibbsMLPRegressor(**{**CHEAP, "hidden_layer_sizes": (6, 10)}, tau=0.5, random_state=0)
-    reg.set_params(vi_max_iter=5)
+    reg = GibbsMLPRegressor(**{**_vi(tau=0.5), "hidden_layer_sizes": (6, 10)}, random_state=0)
+    reg.set_params(sampler__max_iter=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
         reg.fit(X, y)
     assert reg.kl_weight_ == pytest.approx(0.5 * 80 / 10)
-    weights, eta = reg._kl_weights(reg.spec_)
+    weights, eta = reg.kernel_.kl_weights(reg.spec_, reg.n_train_)
     n_out = (10 + 1) * 1
     # standard parametrization: App. D cools the hidden layers only
     assert (
@@ -121,31 +128,34 @@ def test_kl_weight_auto_is_tau_n_over_the_widest_layer(data):
         and np.all(weights[:-n_out].numpy() == eta)
         and np.all(weights[-n_out:].numpy() == 1)
     )
-    reg.set_params(parametrization="mean-field")
-    assert np.all(reg._kl_weights(reg.spec_)[0].numpy() == eta)
-    reg.set_params(kl_weight=3.0)
-    assert np.all(reg._kl_weights(reg.spec_)[0].numpy() == 3.0)
-    lin = GibbsMLPRegressor(hidden_layer_sizes=(), sampler="vi", tau=0.7)
-    lin.n_train_ = 80
-    assert lin._kl_weights(reg.spec_.__class__(3, ()))[1] == 0.7
+    reg.set_params(sampler__parametrization="mean-field")
+    assert np.all(reg.sampler.kl_weights(reg.spec_, 80)[0].numpy() == eta)
+    reg.set_params(sampler__kl_weight=3.0)
+    assert np.all(reg.sampler.kl_weights(reg.spec_, 80)[0].numpy() == 3.0)
+    lin = MeanFieldVI(tau=0.7)
+    assert lin.kl_weights(reg.spec_.__class__(3, ()), 80)[1] == 0.7
 
 
 def test_mean_field_parametrization_scales_the_output_layer(data):
     X, y = data
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
-        reg = GibbsMLPRegressor(**CHEAP, parametrization="mean-field", random_state=0).fit(X, y)
+        reg = GibbsMLPRegressor(**_vi(parametrization="mean-field"), random_state=0).fit(X, y)
     spec = reg.spec_
     n_in, _, w, b = list(spec._slices())[-1]
-    prior = reg._prior(spec, torch.device("cpu")).std.numpy()
+    prior = reg._prior(spec, torch.device("cpu"), reg.kernel_).std.numpy()
     fan_in = spec.fan_in_std().numpy()
     # a_j ~ N(0, 1) on the unscaled output weights, theta = a / N
     assert np.allclose(prior[w], 1.0 / n_in) and np.allclose(prior[: w.start], fan_in[: w.start])
     assert np.allclose(prior[b], fan_in[b])
-    scale = reg._output_scale(spec).numpy()
+    scale = reg.kernel_.output_scale(spec).numpy()
     assert np.allclose(scale[w], 1 / n_in) and np.all(scale[: w.start] == 1) and np.all(scale[b] == 1)
     reg.set_params(prior_std=0.5)
-    assert np.allclose(reg._prior(spec, torch.device("cpu")).std.numpy()[w], 0.5 / n_in)
+    assert np.allclose(reg._prior(spec, torch.device("cpu"), reg.kernel_).std.numpy()[w], 0.5 / n_in)
+    # the standard parametrization keeps the estimator's prior and the unit scale
+    standard = MeanFieldVI()
+    np.testing.assert_array_equal(reg._prior(spec, torch.device("cpu"), standard).std, 0.5)
+    assert np.all(standard.output_scale(spec).numpy() == 1)
 
 
 def test_a_larger_kl_weight_keeps_q_closer_to_the_prior(data):
@@ -155,7 +165,7 @@ def test_a_larger_kl_weight_keeps_q_closer_to_the_prior(data):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SamplerWarning)
             reg = GibbsMLPRegressor(
-                **{**CHEAP, "vi_max_iter": 1500, "vi_early_stopping": False}, kl_weight=eta, random_state=0
+                **_vi(max_iter=1500, early_stopping=False, kl_weight=eta), random_state=0
             ).fit(X, y)
         kls.append(reg.kl_)
     assert kls[1] < 0.5 * kls[0]
@@ -175,15 +185,15 @@ def test_reproducible_and_survives_clone_and_pickle(fitted, data):
 @pytest.mark.parametrize(
     "params,match",
     [
-        (dict(tau=0.0), "tau"),
-        (dict(tau=-1.0), "tau"),
-        (dict(parametrization="ntk"), "parametrization"),
-        (dict(kl_weight=0.0), "kl_weight"),
-        (dict(vi_gradient="score"), "vi_gradient"),
-        (dict(sampler="hmc", kl_weight=1.0), "only applies to sampler='vi'"),
-        (dict(sampler="csmala", rho=0.5, kl_weight=2.0), "kl_weight"),
-        (dict(sampler="hmc", parametrization="mean-field"), "parametrization"),
-        (dict(rho=0.5), "vi_batch_size"),
+        (dict(sampler=MeanFieldVI(tau=0.0)), "tau"),
+        (dict(sampler=MeanFieldVI(tau=-1.0)), "tau"),
+        (dict(sampler=MeanFieldVI(parametrization="ntk")), "parametrization"),
+        (dict(sampler=MeanFieldVI(kl_weight=0.0)), "kl_weight"),
+        (dict(sampler=MeanFieldVI(kl_weight="cold")), "kl_weight"),
+        (dict(sampler=MeanFieldVI(gradient="score")), "gradient"),
+        (dict(sampler=MeanFieldVI(learning_rate=0.0)), "learning_rate"),
+        (dict(sampler=MeanFieldVI(batch_size=0)), "batch_size"),
+        (dict(rho=0.5), "batch_size"),
         (dict(prior_std=None), "Gaussian prior"),
         (dict(weight_bound=3.0), "weight_bound=None"),
     ],
@@ -195,27 +205,51 @@ def test_bad_parameters_raise_and_keep_the_earlier_fit(fitted, data, params, mat
     with pytest.raises(ValueError, match=match):
         reg.fit(*data)
     assert np.array_equal(reg.samples_, before)
+    assert reg.kernel_.get_params() == fitted.kernel_.get_params()
+
+
+@pytest.mark.parametrize(
+    "sampler, setting",
+    [
+        (HMC(), "kl_weight"),
+        (CSMALA(), "kl_weight"),
+        (HMC(), "parametrization"),
+        (HMC(), "tau"),
+    ],
+)
+def test_vi_settings_cannot_reach_another_kernel(sampler, setting):
+    # before, kl_weight or parametrization with another sampler was refused at fit ("only applies to
+    # sampler='vi'"); now they are settings of MeanFieldVI alone, which no other sampler object has
+    reg = GibbsMLPRegressor(sampler=sampler)
+    with pytest.raises(ValueError, match=setting):
+        reg.set_params(**{f"sampler__{setting}": getattr(MeanFieldVI(), setting)})
+    with pytest.raises(TypeError, match=setting):
+        GibbsMLPRegressor(**{setting: getattr(MeanFieldVI(), setting)})
+    assert f"sampler__{setting}" in GibbsMLPRegressor(sampler=MeanFieldVI()).get_params()
 
 
 def test_sparse_regressor_refuses_vi(data):
-    with pytest.raises(ValueError, match="no variational fit"):
+    # the name is not among the sparse regressor's kernels; the object cannot take its mixing prior
+    with pytest.raises(ValueError, match=r"sampler.*'rjmcmc'"):
         SparseGibbsMLPRegressor(sampler="vi").fit(*data)
+    with pytest.raises(ValueError, match="MixingPrior of sparse networks needs sampler='rjmcmc'"):
+        SparseGibbsMLPRegressor(sampler=MeanFieldVI()).fit(*data)
 
 
 def test_unfinished_optimisation_warns(data):
     X, y = data
-    reg = GibbsMLPRegressor(**{**CHEAP, "vi_max_iter": 120}, random_state=0)
-    with pytest.warns(SamplerWarning, match="vi_max_iter"):
+    reg = GibbsMLPRegressor(**_vi(max_iter=120), random_state=0)
+    with pytest.warns(SamplerWarning, match=r"max_iter=120 steps.*Raise the sampler's max_iter"):
         reg.fit(X, y)
     assert not reg.vi_stopped_early_ and len(reg.vi_validation_objective_) == 2
 
 
 def test_no_early_stopping_uses_all_steps(data):
-    reg = GibbsMLPRegressor(**{**CHEAP, "vi_early_stopping": False, "vi_max_iter": 50}, random_state=0)
+    reg = GibbsMLPRegressor(**_vi(early_stopping=False, max_iter=50), random_state=0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         reg.fit(*data)
-    assert not any("vi_max_iter" in str(w.message) for w in caught)  # nothing held out to judge by
+    assert not any("max_iter" in str(w.message) for w in caught)  # nothing held out to judge by
     assert reg.n_iter_ == 50 and len(reg.vi_validation_objective_) == 0
 
 
@@ -224,7 +258,7 @@ def test_classifier_vi(n_classes):
     X, y = make_classification(150, 4, n_informative=3, n_redundant=0, n_classes=n_classes, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
-        clf = GibbsMLPClassifier(**{**CHEAP, "vi_max_iter": 1000}, random_state=0).fit(X, y)
+        clf = GibbsMLPClassifier(**_vi(max_iter=1000), random_state=0).fit(X, y)
     P = clf.predict_proba(X)
     assert P.shape == (150, n_classes) and np.allclose(P.sum(1), 1)
     assert clf.score(X, y) > 0.7
@@ -238,7 +272,7 @@ def test_classifier_vi(n_classes):
 def test_progress_is_printed_with_verbose(data, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
-        GibbsMLPRegressor(**{**CHEAP, "vi_max_iter": 100}, verbose=1, random_state=0).fit(*data)
+        GibbsMLPRegressor(**_vi(max_iter=100), verbose=1, random_state=0).fit(*data)
     err = capsys.readouterr().err
     assert "[skgibbs] vi" in err and "100/100" in err
 
@@ -250,9 +284,7 @@ def test_mean_field_pretrains_in_its_own_coordinates():
     y = x**3 + 0.03 * rng.normal(size=300)
     reg = GibbsMLPRegressor(
         hidden_layer_sizes=(400,),
-        sampler="vi",
-        parametrization="mean-field",
-        vi_max_iter=300,
+        sampler=MeanFieldVI(parametrization="mean-field", max_iter=300),
         pretrain_iter=300,
         random_state=0,
     )

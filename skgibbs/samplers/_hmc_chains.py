@@ -27,14 +27,13 @@ similar step sizes finish together.
 
 import copy
 import math
-from numbers import Integral, Real
 
 import numpy as np
 import torch
 
 from . import hmc
 from ._progress import progress
-from .base import Sampler, low_acceptance, register
+from .base import Sampler, check_setting, low_acceptance, register
 from .adaptation import (
     ChEES,
     DualAveraging,
@@ -125,17 +124,12 @@ class HMC(Sampler):
         self.max_leapfrog = max_leapfrog
 
     def check(self, prior, rho):
-        if not (isinstance(self.step_size, Real) and self.step_size > 0):
-            raise ValueError(f"step_size must be a positive float, got {self.step_size!r}.")
-        if not 0 < self.target_accept < 1:
-            raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept!r}.")
-        if self.metric not in METRICS:
+        check_setting("step_size", self.step_size, "positive")
+        check_setting("target_accept", self.target_accept, "probability")
+        if not (isinstance(self.metric, str) and self.metric in METRICS):
             raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}.")
-        length = self.trajectory_length
-        if not (length in ("auto", "chees") or (isinstance(length, Real) and length > 0)):
-            raise ValueError(f"trajectory_length must be 'auto', 'chees' or a positive float, got {length!r}.")
-        if not (isinstance(self.max_leapfrog, Integral) and self.max_leapfrog >= 1):
-            raise ValueError(f"max_leapfrog must be a positive integer, got {self.max_leapfrog!r}.")
+        check_setting("trajectory_length", self.trajectory_length, "positive", auto=True, options=("chees",))
+        check_setting("max_leapfrog", self.max_leapfrog, "count")
         return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):

@@ -19,29 +19,24 @@ With ``rho < 1``, after ``restart_after`` rejections in a row the batch of
 the current point is redrawn (paper 000 §5; counted in ``n_restarts``).
 """
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import torch
 
 from ._progress import progress
 from .adaptation import DualAveraging, search_step_size
-from .base import Sampler, low_acceptance, register
+from .base import Sampler, check_setting, low_acceptance, register
 from . import langevin, mala
 
 __all__ = ["MALA", "SMALA", "CSMALA", "SGLD"]
 
 def _check_langevin(sampler):
-    if not (isinstance(sampler.step_size, Real) and sampler.step_size > 0):
-        raise ValueError(f"step_size must be a positive float, got {sampler.step_size!r}.")
-    std = sampler.proposal_std
-    if not (std == "auto" or (isinstance(std, Real) and std > 0)):
-        raise ValueError(f"proposal_std must be 'auto' or a positive float, got {std!r}.")
-    if not 0 < sampler.target_accept < 1:
-        raise ValueError(f"target_accept must lie in (0, 1), got {sampler.target_accept!r}.")
-    restart = getattr(sampler, "restart_after", None)
-    if restart is not None and not (isinstance(restart, Integral) and restart >= 1):
-        raise ValueError(f"restart_after must be a positive integer or None, got {restart!r}.")
+    check_setting("step_size", sampler.step_size, "positive")
+    check_setting("proposal_std", sampler.proposal_std, "positive", auto=True)
+    check_setting("target_accept", sampler.target_accept, "probability")
+    if hasattr(sampler, "restart_after"):
+        check_setting("restart_after", sampler.restart_after, "count", options=(None,))
 
 
 class _MALAFamily(Sampler):
@@ -240,8 +235,9 @@ class CSMALA(_MALAFamily):
 
     def check(self, prior, rho):
         zeta = self.correction
-        if not (zeta == "auto" or (isinstance(zeta, Real) and zeta >= 0)):
+        if not (zeta == "auto" or (isinstance(zeta, Real) and not isinstance(zeta, bool) and zeta >= 0)):
             raise ValueError(f"correction must be 'auto' or a float >= 0, got {zeta!r}.")
+        check_setting("correction_every", self.correction_every, "count")
         return super().check(prior, rho)
 
     def initial_correction(self):
@@ -410,8 +406,7 @@ class SGLD(Sampler):
         self.step_size = step_size
 
     def check(self, prior, rho):
-        if not (isinstance(self.step_size, Real) and self.step_size > 0):
-            raise ValueError(f"step_size must be a positive float, got {self.step_size!r}.")
+        check_setting("step_size", self.step_size, "positive")
         return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):

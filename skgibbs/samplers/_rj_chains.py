@@ -15,7 +15,7 @@ from ..priors import MixingPrior
 from . import rjmcmc
 from ._progress import progress
 from .adaptation import DualAveraging, search_step_size
-from .base import Sampler, low_acceptance, register
+from .base import Sampler, check_setting, low_acceptance, register
 
 __all__ = ["RJMCMC", "RJChains"]
 
@@ -57,8 +57,9 @@ class RJMCMC(Sampler):
                 "sampler='rjmcmc' samples the mixing prior of sparse networks and needs a MixingPrior; "
                 f"got {type(prior).__name__}."
             )
-        if not 0 < self.target_accept < 1:
-            raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept!r}.")
+        check_setting("step_size", self.step_size, "positive")
+        check_setting("proposal_std", self.proposal_std, "positive", auto=True)
+        check_setting("target_accept", self.target_accept, "probability")
         return 1.0
 
     def chains(self, target, theta0, generators, run, vectorize=True):

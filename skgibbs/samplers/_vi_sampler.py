@@ -9,14 +9,12 @@ reparametrisation draws every example's pre-activations), so it reads the
 prior (the KL term is computed in closed form).
 """
 
-from numbers import Integral, Real
-
 import numpy as np
 import torch
 
 from ..potential import MLPPotential
 from . import vi
-from .base import ChainResult, Sampler, register
+from .base import ChainResult, Sampler, check_setting, register
 
 __all__ = ["MeanFieldVI"]
 
@@ -100,17 +98,14 @@ class MeanFieldVI(Sampler):
 
     def check(self, prior, rho):
         super().check(prior, rho)
-        if not (self.kl_weight == "auto" or (isinstance(self.kl_weight, Real) and self.kl_weight > 0)):
-            raise ValueError(f"kl_weight must be 'auto' or a positive float, got {self.kl_weight!r}.")
-        for name in ("tau", "learning_rate"):
-            if not (isinstance(getattr(self, name), Real) and getattr(self, name) > 0):
-                raise ValueError(f"{name} must be a positive float, got {getattr(self, name)!r}.")
-        for name in ("max_iter", "batch_size"):
-            if not (isinstance(getattr(self, name), Integral) and getattr(self, name) >= 1):
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}.")
-        if self.parametrization not in PARAMETRIZATIONS:
+        check_setting("kl_weight", self.kl_weight, "positive", auto=True)
+        check_setting("tau", self.tau, "positive")
+        check_setting("learning_rate", self.learning_rate, "positive")
+        check_setting("max_iter", self.max_iter, "count")
+        check_setting("batch_size", self.batch_size, "count")
+        if not (isinstance(self.parametrization, str) and self.parametrization in PARAMETRIZATIONS):
             raise ValueError(f"parametrization must be one of {PARAMETRIZATIONS}, got {self.parametrization!r}.")
-        if self.gradient not in GRADIENTS:
+        if not (isinstance(self.gradient, str) and self.gradient in GRADIENTS):
             raise ValueError(f"gradient must be one of {GRADIENTS}, got {self.gradient!r}.")
         if float(rho) < 1.0:
             raise ValueError(

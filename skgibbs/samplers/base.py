@@ -27,6 +27,7 @@ A new kernel is one module (its pure ``init`` / ``step`` functions, its driver
 and its :class:`Sampler` subclass) and one registration (:func:`register`).
 """
 
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
@@ -42,6 +43,7 @@ __all__ = [
     "get_sampler",
     "available_samplers",
     "low_acceptance",
+    "check_setting",
 ]
 
 _REGISTRY = {}
@@ -282,3 +284,33 @@ def low_acceptance(fit):
             "barely move. Lower step_size, raise burn_in, or raise rho or temperature."
         ]
     return []
+
+
+_RULES = {
+    "positive": ("a positive float", lambda v: isinstance(v, Real) and not isinstance(v, bool) and v > 0),
+    "probability": ("a float in (0, 1)", lambda v: isinstance(v, Real) and not isinstance(v, bool) and 0 < v < 1),
+    "count": ("a positive integer", lambda v: isinstance(v, Integral) and not isinstance(v, bool) and v >= 1),
+}
+
+
+def check_setting(name, value, rule, *, auto=False, options=()):
+    """Raise a ``ValueError`` naming the setting unless ``value`` follows ``rule``.
+
+    ``rule`` is ``"positive"``, ``"probability"`` or ``"count"``; ``auto``
+    also admits ``"auto"``, ``options`` further admitted values.
+
+    Examples
+    --------
+    >>> check_setting("target_accept", 0.8, "probability")
+    >>> check_setting("target_accept", "x", "probability")
+    Traceback (most recent call last):
+    ...
+    ValueError: target_accept must be a float in (0, 1), got 'x'.
+    """
+    what, ok = _RULES[rule]
+    extra = (["auto"] if auto else []) + list(options)
+    if (isinstance(value, str) or value is None) and value in extra:
+        return
+    if not ok(value):
+        choices = "".join(f"{o!r} or " for o in extra)
+        raise ValueError(f"{name} must be {choices}{what}, got {value!r}.")
