@@ -1,4 +1,4 @@
-"""GibbsMLPRegressor with HMC: the automatic sampler, divergences and the convergence warnings."""
+"""The HMC sampler object (skgibbs.samplers._hmc_chains) through the estimator: "auto", metrics, trajectory, step size, divergences, settings."""
 
 import warnings
 
@@ -111,36 +111,6 @@ def test_target_accept_moves_the_step_size():
     high = _fit(sampler=HMC(target_accept=0.95), burn_in=100)
     assert np.all(high.step_size_ < low.step_size_)
     assert high.acceptance_rate_.mean() > low.acceptance_rate_.mean()
-
-
-def test_unmixed_chains_warn_with_the_remedy():
-    X, y = _data()
-    est = GibbsMLPRegressor(**{**CHEAP, "n_samples": 10, "burn_in": 5, "random_state": 0})
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        est.fit(X, y)
-    assert est.ess_ < 100
-    mixing = [m for m in _messages(record) if "have not mixed" in m]
-    assert len(mixing) == 1
-    assert "burn_in" in mixing[0] and "n_chains" in mixing[0]
-    mala = GibbsMLPRegressor(**{**CHEAP, "sampler": "mala", "n_samples": 10, "burn_in": 5, "random_state": 0})
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        mala.fit(X, y)
-    assert any("sampler='hmc'" in m for m in _messages(record))
-
-
-def test_a_mixed_linear_posterior_does_not_warn():
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(80, 2))
-    y = X @ np.array([1.0, -1.0]) + 0.5 * rng.normal(size=80)
-    est = GibbsMLPRegressor(
-        hidden_layer_sizes=(), pretrain_iter=0, n_samples=150, burn_in=150, random_state=0
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SamplerWarning)
-        est.fit(X, y)
-    assert est.rhat_ <= 1.05 and est.ess_ >= 100
 
 
 def test_divergences_are_counted_and_reported(monkeypatch):
