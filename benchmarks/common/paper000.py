@@ -429,3 +429,14 @@ def add_chain_arguments(parser, other):
 def cache_dir(args):
     """The chain cache of a run, None for quick runs (their chains are of no use later) and with --no-cache."""
     return None if args.no_cache or args.quick else args.cache_dir
+
+
+def chain_totals(results):
+    """Counts and times of the chains of a study's replicates (``results[r]["results"]``, one dict per chain)."""
+    runs = [v for r in results for v in r["results"].values()]
+    return {
+        "n_cached_runs": int(sum(v["cached"] for v in runs)),
+        "n_runs": len(runs),
+        "chain_wall_s": float(sum(v["wall_s"] for v in runs)),
+        "chain_cpu_s": None if any("cpu_s" not in v for v in runs) else float(sum(v["cpu_s"] for v in runs)),
+    }

@@ -272,12 +272,7 @@ def run(args):
         "setting": dataclasses.asdict(setting),
         "n_jobs": n_jobs,
         "runtime_s": runtime,
-        "n_cached_runs": int(sum(v["cached"] for r in results for v in r["results"].values())),
-        "n_runs": int(sum(len(r["results"]) for r in results)),
-        "chain_wall_s": float(sum(v["wall_s"] for r in results for v in r["results"].values())),
-        "chain_cpu_s": None
-        if any("cpu_s" not in v for r in results for v in r["results"].values())
-        else float(sum(v["cpu_s"] for r in results for v in r["results"].values())),
+        **P.chain_totals(results),
         "load_average": load_average(),
         "engine": P.engine(),
         "quick": args.quick,
