@@ -248,6 +248,10 @@ def _initial_points(x0, n_chains, dim):
     return torch.tensor(x0, dtype=torch.float64)
 
 
+# sample_chains' names: ULA is SGLD on the one "example" of a log density (rho = 1)
+_KERNELS = {"ula": SGLD, "mala": MALA, "hmc": HMC}
+
+
 def sample_chains(
     target,
     n_samples,
@@ -321,12 +325,13 @@ def sample_chains(
     >>> x.shape
     (2, 500, 2)
     """
-    if sampler not in ("ula", "mala", "hmc"):
-        raise ValueError(f"sampler must be 'ula', 'mala' or 'hmc', got {sampler!r}.")
+    kernel_class = _KERNELS.get(sampler) if isinstance(sampler, str) else None
+    if kernel_class is None:
+        raise ValueError(f"sampler must be one of {sorted(_KERNELS)}, got {sampler!r}.")
     log_prob = getattr(target, "log_prob", None)
-    if sampler in ("mala", "hmc") and log_prob is None:
+    if kernel_class is not SGLD and log_prob is None:
         raise ValueError(f"sampler={sampler!r} needs target.log_prob for the Metropolis-Hastings ratio; use 'ula'.")
-    if adapt_step_size and sampler == "ula":
+    if adapt_step_size and kernel_class is not MALA:
         raise ValueError("adapt_step_size needs sampler='mala': ULA has no acceptance rate to adapt to.")
     counts = {"n_samples": (n_samples, 1), "n_chains": (n_chains, 1), "thin": (thin, 1)}
     counts["burn_in"] = (burn_in, 0)
@@ -340,13 +345,14 @@ def sample_chains(
         raise ValueError("target has no dim: pass x0 of shape (d,) or (n_chains, d).")
     theta0 = _initial_points(x0, int(n_chains), dim)
     seeds = np.random.SeedSequence(check_random_state(random_state).randint(2**31)).generate_state(n_chains)
-    accept = {} if target_accept is None else {"target_accept": float(target_accept)}
-    if sampler == "ula":  # SGLD on all the data is ULA
-        kernel = SGLD(step_size=h)
-    elif sampler == "mala":
-        kernel = MALA(step_size=h, proposal_std="auto" if adapt_step_size else math.sqrt(2.0 * h), **accept)
-    else:
-        kernel = HMC(step_size=h, metric=metric, trajectory_length=trajectory_length, **accept)
+    settings = {
+        SGLD: {"step_size": h},
+        MALA: {"step_size": h, "proposal_std": "auto" if adapt_step_size else math.sqrt(2.0 * h)},
+        HMC: {"step_size": h, "metric": metric, "trajectory_length": trajectory_length},
+    }[kernel_class]
+    if target_accept is not None and kernel_class is not SGLD:
+        settings["target_accept"] = float(target_accept)
+    kernel = kernel_class(**settings)
     potential = LogDensityPotential(log_prob, getattr(target, "grad_log_prob", None))
     result = run_chains(
         Target(potential, lam=1.0),
