@@ -114,7 +114,7 @@ class HMC(Sampler):
     default_burn_in, default_thin = 250, 1
     joint_warmup = True
     record_reductions = {"diverging": "any", "n_steps": "sum"}
-    _shared_info = ("trajectory_length", "inverse_mass")
+    shared_info = ("trajectory_length", "inverse_mass")
 
     def __init__(self, step_size=1e-4, target_accept=0.8, metric="prior", trajectory_length="auto", max_leapfrog=64):
         self.step_size = step_size

@@ -46,7 +46,7 @@ class _MALAFamily(Sampler):
     #: with rho < 1, warm-up steps between two measurements of the move acceptance
     #: (each costs a forward pass of the current point on the new batch)
     move_every = 2
-    _shared_info = ("correction", "lambda_prime")
+    shared_info = ("correction", "lambda_prime")
     record_reductions = {"batch_size": None}
 
     #: the centring ``zeta`` of the per-example term is adapted and reported (csMALA)

@@ -163,7 +163,9 @@ class Sampler(BaseEstimator):
     driver, which overrides :meth:`sample`; :func:`run_chains` hands it
     over) and ``record_reductions`` (how each per-transition record
     becomes a per-draw statistic: ``"mean"``, ``"any"``, ``"sum"``,
-    ``"last"``, or None to drop it).
+    ``"last"``, or None to drop it) and ``shared_info`` (the
+    :meth:`summary` entries all groups share, such as HMC's trajectory
+    length, kept once rather than concatenated).
     """
 
     name = None
@@ -215,14 +217,14 @@ class Sampler(BaseEstimator):
         """The kernel's info from the groups' :meth:`summary` dicts (per-chain arrays concatenated)."""
         out = {}
         for key, value in summaries[0].items():
-            if isinstance(value, np.ndarray) and value.ndim >= 1 and key not in self._shared_info:
+            if isinstance(value, np.ndarray) and value.ndim >= 1 and key not in self.shared_info:
                 out[key] = np.concatenate([s[key] for s in summaries])
             else:
                 out[key] = value
         return out
 
-    #: info entries shared by the groups (not concatenated)
-    _shared_info = ()
+    #: info entries the groups share (kept once, not concatenated over the groups)
+    shared_info = ()
 
     # -- what the estimators ask ----------------------------------------------------
     def n_starts(self, n_chains):

@@ -297,7 +297,7 @@ def _random_walk_class():
         name = TOY
         default_burn_in, default_thin = 200, 2
         record_reductions = {"moved": "any", "sq_jump": "sum", "scratch": None}
-        _shared_info = ("scale",)
+        shared_info = ("scale",)
 
         def __init__(self, scale=0.5):
             self.scale = scale
