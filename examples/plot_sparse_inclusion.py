@@ -20,7 +20,9 @@ the fraction of active weights and where the relevant inputs rank in
   first-layer weights that are active and lead to the output, relevant
   inputs in orange;
 - right: the inclusion probability of every first-layer weight
-  (``unpack_inclusion()``), inputs by hidden units.
+  (``unpack_inclusion()``), inputs by hidden units;
+
+both with :class:`skgibbs.display.InclusionDisplay`.
 
 With 10 inputs the posterior keeps the relevant inputs' weights and drops
 most others (they rank first, ``benchmarks/perf/bench_sparse.py``: five seeds out
@@ -47,12 +49,13 @@ import torch  # noqa: E402
 
 from skgibbs import SamplerWarning, SparseGibbsMLPRegressor  # noqa: E402
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function  # noqa: E402
+from skgibbs.display import InclusionDisplay  # noqa: E402
 from skgibbs.sparse import input_relevance  # noqa: E402
 
 torch.set_num_threads(1)
 out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/sparse_inclusion.png")
 
-fig, axes = plt.subplots(2, 2, figsize=(11, 7), gridspec_kw={"width_ratios": [2, 1]})
+fig, axes = plt.subplots(2, 2, figsize=(11, 7), gridspec_kw={"width_ratios": [2, 1]}, layout="constrained")
 for row, p in zip(axes, (10, 100)):
     X, y, A = make_sparse_sine(n_samples=1000, n_features=p, random_state=0)
     X_train, y_train, X_test, y_test = X[:750], y[:750], X[750:], y[750:]
@@ -86,18 +89,11 @@ for row, p in zip(axes, (10, 100)):
         top = np.argsort(-input_relevance(reg.spec_, chain).mean(0), kind="stable")[: len(relevant)]
         print(f"  chain {k}: top {len(relevant)} inputs {sorted(top.tolist())}")
 
-    coefs, _ = reg.unpack_inclusion()
-    colors = np.where(np.isin(np.arange(p), relevant), "tab:orange", "tab:blue")
-    row[0].bar(np.arange(p), reg.feature_inclusion_, color=colors, width=0.9)
-    row[0].set_xlabel("input column")
-    row[0].set_ylabel("feature_inclusion_")
+    # the inputs in column order, those f depends on highlighted; then the first layer's weights
+    InclusionDisplay.from_estimator(reg, sort=False, highlight=relevant, ax=row[0], bar_kw={"width": 0.9})
     row[0].set_title(f"p = {p}: input relevance (orange: inputs f depends on)")
-    im = row[1].imshow(coefs[0], aspect="auto", vmin=0, vmax=1, cmap="viridis", interpolation="nearest")
-    row[1].set_xlabel("first hidden unit")
-    row[1].set_ylabel("input column")
+    InclusionDisplay.from_estimator(reg, kind="weights", layers=[0], ax=row[1])
     row[1].set_title("P(first-layer weight != 0)")
-    fig.colorbar(im, ax=row[1])
-fig.tight_layout()
 out.parent.mkdir(parents=True, exist_ok=True)
 fig.savefig(out, dpi=110)
 print(f"wrote {out}")

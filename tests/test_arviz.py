@@ -119,3 +119,37 @@ def test_sample_stats_hold_only_what_the_kernel_records(fitted, sampler, absent)
     idata = reg.to_arviz(X, y)
     assert set(idata.sample_stats.data_vars) == set(reg.sample_stats_)
     assert idata.log_likelihood["y"].shape == (2, 15, 40)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # ArviZ 0.x on recent matplotlib
+def test_trace_and_rank_recipe_of_the_diagnostics_page(fitted):
+    """doc/user_guide/diagnostics.rst: function values as ArviZ data, plotted, and R-hat as fitted."""
+    az = pytest.importorskip("arviz")
+    if int(str(az.__version__).split(".")[0]) >= 1:
+        pytest.skip("the recipe is written for ArviZ 0.x")
+    matplotlib = pytest.importorskip("matplotlib", reason="the plots need matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    reg, X, _ = fitted
+    n_chains, n_draws = reg.samples_.shape[:2]
+    X_show = X[:3]
+    F = reg.predict_samples(X_show)
+    idata_f = az.from_dict(
+        posterior={"f": F.T.reshape(n_chains, n_draws, -1)},
+        coords={"x": np.arange(3)},
+        dims={"f": ["x"]},
+    )
+    np.testing.assert_allclose(idata_f.posterior["f"].values[1, 4], F[:, n_draws + 4])
+    try:
+        assert az.plot_trace(idata_f, var_names=["f"], compact=False).shape == (3, 2)
+        assert az.plot_rank(idata_f, var_names=["f"]).shape == (3,)
+        idata = reg.to_arviz()
+        az.plot_trace(idata.sample_stats, var_names=["lp", "acceptance_rate"])
+        az.plot_rank(idata.sample_stats, var_names=["lp"])
+    finally:
+        plt.close("all")
+    F_train = reg.predict_samples(X)
+    idata_train = az.from_dict(posterior={"f": F_train.T.reshape(n_chains, n_draws, -1)})
+    assert float(az.rhat(idata_train)["f"].max()) == pytest.approx(reg.rhat_)
+    assert float(az.ess(idata_train)["f"].min()) == pytest.approx(reg.ess_)

@@ -1,29 +1,16 @@
-"""Reliability diagrams of probabilistic classifiers.
-
-matplotlib is imported only when a diagram is drawn; install it with the
-``plot`` extra, ``pip install "skgibbs[plot]"``.
-"""
+"""Reliability diagrams of probabilistic classifiers."""
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .metrics import ReliabilityCurve, final_step, reliability_curve
+from ..metrics import ReliabilityCurve, reliability_curve
+from ._common import _estimator_name, _pyplot
 
 __all__ = ["ReliabilityDisplay"]
 
 _REF_LABEL = "Perfectly calibrated"
 _COUNTS_GID = "skgibbs-reliability-counts"  # marks the twin axes that hold the bin sizes
 _COUNTS_SHARE = 0.25  # the largest bar fills this share of the height
-
-
-def _pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            'ReliabilityDisplay needs matplotlib; install it with pip install "skgibbs[plot]".'
-        ) from exc
-    return plt
 
 
 def _counts_axes(ax):
@@ -154,7 +141,7 @@ class ReliabilityDisplay:
         >>> disp.plot(name="model").line_.get_label()
         'model (ECE 0.070)'
         """
-        plt = _pyplot()
+        plt = _pyplot("ReliabilityDisplay")
         from matplotlib.ticker import MaxNLocator
 
         if ax is None:
@@ -260,7 +247,7 @@ class ReliabilityDisplay:
             raise TypeError(
                 f"{type(estimator).__name__} has no classes_ to name the columns of predict_proba."
             )
-        name = type(final_step(estimator)[0]).__name__ if name is None else name
+        name = _estimator_name(estimator) if name is None else name
         return cls.from_predictions(
             y,
             estimator.predict_proba(X),
