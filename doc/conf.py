@@ -50,9 +50,11 @@ numpydoc_xref_param_type = False
 # doc/benchmarks.rst lists the results that ``python -m benchmarks`` writes as
 # reStructuredText (benchmarks/results/<name>.rst), one section per output
 # that the benchmarks declare (benchmarks.registry), performance first, then
-# the paper reproductions. Only files that exist at build time are included:
-# the sections are appended to the page source when it is read, and the page
-# is re-read on every build so that new results appear.
+# the paper reproductions, each section labelled ``bench-<name>`` so that the
+# user guide cites results (:ref:`bench-uq`) instead of copying their numbers,
+# which would go stale at the next run. Only files that exist at build time
+# are included: the sections are appended to the page source when it is read,
+# and the page is re-read on every build so that new results appear.
 RESULTS = ROOT / "benchmarks" / "results"
 KIND_RUBRICS = {
     "performance": "Performance benchmarks (``benchmarks/perf``)",
@@ -60,8 +62,8 @@ KIND_RUBRICS = {
 }
 
 
-def _section(title, body):
-    return ["", title, "-" * len(title), "", *body]
+def _section(title, body, label=None):
+    return ["", *([f".. _{label}:", ""] if label else []), title, "-" * len(title), "", *body]
 
 
 def _benchmark_sections():
@@ -77,12 +79,14 @@ def _benchmark_sections():
                 if not (RESULTS / f"{output.stem}.rst").is_file():
                     continue
                 written = f"Written by ``{bench.command(output)}`` to ``benchmarks/results/{output.stem}.rst``."
-                group += _section(output.title, [written, "", f".. include:: ../benchmarks/results/{output.stem}.rst", ""])
+                include = f".. include:: ../benchmarks/results/{output.stem}.rst"
+                group += _section(output.title, [written, "", include, ""], f"bench-{output.stem}")
         if group:
             # a rubric, not a section: the included results bring headings of their own
             lines += ["", f".. rubric:: {rubric}", "", *group]
     for stem in sorted(p.stem for p in RESULTS.glob("*.rst") if p.stem not in declared):
-        lines += _section(stem.replace("_", " ").capitalize(), [f".. include:: ../benchmarks/results/{stem}.rst", ""])
+        include = f".. include:: ../benchmarks/results/{stem}.rst"
+        lines += _section(stem.replace("_", " ").capitalize(), [include, ""], f"bench-{stem}")
     if not lines:
         lines = ["", "No results have been written yet: run ``make bench``.", ""]
     return "\n".join(lines)

@@ -53,8 +53,9 @@ out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/model_selection.
 
 X, y = load_diabetes(return_X_y=True)
 
-# Cheap but honest: exact MALA (rho=1) on a 10-16-1 network, 2 chains of 50
-# draws kept from 250 steps after 500 steps of burn-in and adaptation.
+# Cheap but honest: exact MALA (rho=1) on a 10-16-1 network, the default
+# four chains, each keeping 50 draws from 250 steps after 500 steps of
+# burn-in and adaptation.
 # The temperature is on the standardized scale of y, where 2 sigma^2 (the
 # Bayesian posterior) is about 1 for this data (R^2 of about 0.5).
 gibbs = GibbsMLPRegressor(

@@ -12,7 +12,8 @@ import numpy as np
 import torch
 from scipy.signal import fftconvolve
 
-from ..diagnostics import lag_window, spectral_variance
+from ..diagnostics import spectral_variance
+from ..diagnostics._spectral import _lag_weights, _renamed_window
 
 __all__ = ["default_truncation", "spectral_variance_torch", "windowed", "esvrr"]
 
@@ -33,7 +34,7 @@ def _truncation(n, truncation):
     return min(b, n)
 
 
-def spectral_variance_torch(h, window="triangular", truncation=None):
+def spectral_variance_torch(h, lag_window="triangular", truncation=None, *, window="deprecated"):
     r"""Spectral variance estimator ``V_n(h)`` (3.2), differentiable in torch.
 
     Parameters
@@ -41,10 +42,12 @@ def spectral_variance_torch(h, window="triangular", truncation=None):
     h : torch.Tensor of shape (n,) or (n, k)
         Values ``h(X_0), ..., h(X_{n-1})`` in time order (time along dim 0);
         each column of a 2-D input is a separate series.
-    window : str or callable, default="triangular"
+    lag_window : str or callable, default="triangular"
         Lag window, see :func:`skgibbs.diagnostics.lag_window`.
     truncation : int, default=None
         ``b_n``; ``floor(sqrt(n))`` when None, at most ``n``.
+    window : str or callable
+        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -69,11 +72,12 @@ def spectral_variance_torch(h, window="triangular", truncation=None):
     >>> v.backward(); h.grad.shape
     torch.Size([4])
     """
+    lag_window = _renamed_window(lag_window, window)
     n = h.shape[0]
     if n < 2:
         raise ValueError(f"The spectral variance needs at least 2 time points, got n={n}.")
     b = _truncation(n, truncation)
-    w = torch.as_tensor(lag_window(window, b), dtype=h.dtype, device=h.device)
+    w = torch.as_tensor(_lag_weights(lag_window, b), dtype=h.dtype, device=h.device)
     weights = torch.cat([w[:1], 2.0 * w[1:]])  # (3.2): lags s and -s together
     c = h - h.mean(0)
     size = 1 << int(np.ceil(np.log2(n + b)))  # >= n + b - 1: lags < b do not wrap around
@@ -82,7 +86,7 @@ def spectral_variance_torch(h, window="triangular", truncation=None):
     return torch.tensordot(weights, acov, dims=1)
 
 
-def windowed(x, window="triangular", truncation=None):
+def windowed(x, lag_window="triangular", truncation=None, *, window="deprecated"):
     """Apply the lag-window Toeplitz matrix ``W_{kl} = w(|k - l| / b_n)`` along time.
 
     ``V_n(h) = hc^T W hc / n`` with ``hc`` the centred series, so for the
@@ -94,9 +98,12 @@ def windowed(x, window="triangular", truncation=None):
     Parameters
     ----------
     x : ndarray of shape (n,) or (n, k)
-    window : str or callable, default="triangular"
+    lag_window : str or callable, default="triangular"
+        Lag window, see :func:`skgibbs.diagnostics.lag_window`.
     truncation : int, default=None
         ``b_n``; ``floor(sqrt(n))`` when None.
+    window : str or callable
+        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -111,16 +118,17 @@ def windowed(x, window="triangular", truncation=None):
     >>> bool(np.isclose(hc @ windowed(hc, truncation=5) / 50, spectral_variance(h, truncation=5)))
     True
     """
+    lag_window = _renamed_window(lag_window, window)
     x = np.asarray(x, dtype=np.float64)
     n = x.shape[0]
     b = _truncation(n, truncation)
-    w = lag_window(window, b)
+    w = _lag_weights(lag_window, b)
     kernel = np.concatenate([w[:0:-1], w])  # w(|s| / b) for s = -(b - 1), ..., b - 1
     kernel = kernel.reshape((-1,) + (1,) * (x.ndim - 1))
     return fftconvolve(x, kernel, mode="same", axes=0)
 
 
-def esvrr(y, residual, window="triangular", truncation=None):
+def esvrr(y, residual, lag_window="triangular", truncation=None, *, window="deprecated"):
     """Empirical spectral variance reduction ratio ``V_n(f) / V_n(f - g)`` (paper 003 §6).
 
     Parameters
@@ -129,9 +137,12 @@ def esvrr(y, residual, window="triangular", truncation=None):
         ``f(X_0), ..., f(X_{n-1})`` in time order.
     residual : array-like of shape (n,)
         ``f(X_k) - g(X_k)`` on the same chain.
-    window : str or callable, default="triangular"
+    lag_window : str or callable, default="triangular"
+        Lag window, see :func:`skgibbs.diagnostics.lag_window`.
     truncation : int, default=None
         ``b_n`` for both; ``floor(sqrt(n))`` when None.
+    window : str or callable
+        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -146,9 +157,10 @@ def esvrr(y, residual, window="triangular", truncation=None):
     >>> round(esvrr(y, 0.5 * y), 6)
     4.0
     """
+    lag_window = _renamed_window(lag_window, window)
     b = _truncation(len(y), truncation)
-    num = float(spectral_variance(y, window, b))
-    den = float(spectral_variance(residual, window, b))
+    num = float(spectral_variance(y, lag_window, b))
+    den = float(spectral_variance(residual, lag_window, b))
     scale = max(abs(num), 1e-300)
     if abs(den) <= 1e-14 * scale:  # nothing left (up to rounding)
         return np.inf if abs(num) > 1e-300 else 1.0

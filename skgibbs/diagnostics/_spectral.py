@@ -3,6 +3,8 @@
 One chain, time first: ``x`` of shape ``(n,)`` or ``(n, ...)``.
 """
 
+import warnings
+
 import numpy as np
 
 __all__ = ["LAG_WINDOWS", "lag_window", "autocovariance", "spectral_variance", "mcse"]
@@ -34,12 +36,36 @@ LAG_WINDOWS = {
 }
 
 
-def lag_window(window="triangular", truncation=10):
+def _renamed_window(lag_window, window, stacklevel=3):
+    """The lag window, from ``lag_window`` or from its former name ``window`` (deprecated in 0.2).
+
+    ``window`` was this argument's name in :mod:`skgibbs.diagnostics` and in
+    the functions of :mod:`skgibbs.control_variates`, while the control-variate
+    estimators called it ``lag_window``; every function now calls it
+    ``lag_window``. The old keyword works until 0.3, with a ``FutureWarning``.
+    """
+    if isinstance(window, str) and window == "deprecated":
+        return lag_window
+    warnings.warn(
+        "The argument window was renamed lag_window in 0.2 and will be removed in 0.3; "
+        f"pass lag_window={window!r} instead.",
+        FutureWarning,
+        stacklevel=stacklevel,
+    )
+    if not (isinstance(lag_window, str) and lag_window == "triangular"):
+        raise TypeError(
+            f"Got both lag_window={lag_window!r} and its deprecated name window={window!r}; "
+            "pass only lag_window."
+        )
+    return window
+
+
+def lag_window(lag_window="triangular", truncation=10, *, window="deprecated"):
     """Weights ``w_n(s) = w(s / b_n)`` of a lag window for ``s = 0, ..., b_n - 1``.
 
     Parameters
     ----------
-    window : {"triangular", "bartlett", "tukey-hanning", "flat-top", "rectangular"} or callable
+    lag_window : {"triangular", "bartlett", "tukey-hanning", "flat-top", "rectangular"} or callable
         The kernel ``w`` on ``[-1, 1]``: ``"triangular"`` (= ``"bartlett"``)
         is ``1 - |u|``; ``"tukey-hanning"`` is ``(1 + cos(pi u)) / 2``;
         ``"flat-top"`` is 1 on ``[-1/2, 1/2]`` and ``2 (1 - |u|)`` beyond,
@@ -48,6 +74,8 @@ def lag_window(window="triangular", truncation=10):
         returns the weights.
     truncation : int
         ``b_n >= 1``: lags ``|s| < b_n`` enter the estimator.
+    window : str or callable
+        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -60,13 +88,17 @@ def lag_window(window="triangular", truncation=10):
     >>> lag_window("flat-top", 4)
     array([1. , 1. , 1. , 0.5])
     """
+    return _lag_weights(_renamed_window(lag_window, window), truncation)
+
+
+def _lag_weights(window, truncation):
     b = _check_truncation(truncation)
     if callable(window):
         kernel = window
-    elif window in LAG_WINDOWS:
+    elif isinstance(window, str) and window in LAG_WINDOWS:
         kernel = LAG_WINDOWS[window]
     else:
-        raise ValueError(f"window must be one of {sorted(LAG_WINDOWS)} or a callable, got {window!r}.")
+        raise ValueError(f"lag_window must be one of {sorted(LAG_WINDOWS)} or a callable, got {window!r}.")
     w = np.asarray(kernel(np.arange(b) / b), dtype=float)
     if w.shape != (b,) or not np.all(np.isfinite(w)):
         raise ValueError("A callable lag window must map an array of lags to finite weights of the same shape.")
@@ -121,7 +153,7 @@ def autocovariance(x, max_lag=None):
     return acov / n
 
 
-def spectral_variance(x, window="triangular", truncation=None):
+def spectral_variance(x, lag_window="triangular", truncation=None, *, window="deprecated"):
     """Spectral variance estimator ``V_n`` (3.2) of paper 003.
 
     ``V_n(h) = sum_{|s| < b_n} w(s / b_n) rho_n(|s|)``, an estimate of the
@@ -132,10 +164,12 @@ def spectral_variance(x, window="triangular", truncation=None):
     ----------
     x : array-like of shape (n,) or (n, ...)
         Values ``h(X_0), ..., h(X_{n-1})`` in time order (time along axis 0).
-    window : str or callable, default="triangular"
+    lag_window : str or callable, default="triangular"
         Lag window, see :func:`lag_window`.
     truncation : int, default=None
         ``b_n``; ``floor(sqrt(n))`` when None.
+    window : str or callable
+        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -148,18 +182,19 @@ def spectral_variance(x, window="triangular", truncation=None):
     >>> round(float(spectral_variance(x)), 1)     # i.i.d. N(0, 1): sigma^2 = 1
     1.0
     """
+    lag_window = _renamed_window(lag_window, window)
     x = _as_chain(x)
     n = x.shape[0]
     b = int(np.sqrt(n)) if truncation is None else _check_truncation(truncation)
     b = min(b, n)
-    w = lag_window(window, b)
+    w = _lag_weights(lag_window, b)
     acov = autocovariance(x, b - 1)
     w = w.reshape((b,) + (1,) * (acov.ndim - 1))
     out = acov[0] + 2.0 * np.sum(w[1:] * acov[1:], axis=0)
     return float(out) if np.ndim(out) == 0 else out
 
 
-def mcse(x, window="triangular", truncation=None):
+def mcse(x, lag_window="triangular", truncation=None, *, window="deprecated"):
     """Monte Carlo standard error of the chain average, ``sqrt(V_n / n)``.
 
     ``V_n`` is the spectral variance (3.2) of paper 003, so this is the
@@ -169,10 +204,12 @@ def mcse(x, window="triangular", truncation=None):
     ----------
     x : array-like of shape (n,) or (n, ...)
         One chain, time along axis 0.
-    window : str or callable, default="triangular"
+    lag_window : str or callable, default="triangular"
         Lag window, see :func:`lag_window`.
     truncation : int, default=None
         ``b_n``; ``floor(sqrt(n))`` when None.
+    window : str or callable
+        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -187,7 +224,8 @@ def mcse(x, window="triangular", truncation=None):
     >>> round(float(mcse(x)), 3)                  # 1 / sqrt(10000)
     0.01
     """
+    lag_window = _renamed_window(lag_window, window)
     x = _as_chain(x)
-    variance = np.asarray(spectral_variance(x, window, truncation))
+    variance = np.asarray(spectral_variance(x, lag_window, truncation))
     out = np.sqrt(np.where(variance >= 0, variance, np.nan) / x.shape[0])
     return float(out) if np.ndim(out) == 0 else out

@@ -60,6 +60,26 @@ def test_esvrr():
     assert esvrr(y, y, truncation=5) == pytest.approx(1.0)
 
 
+def test_window_is_a_deprecated_name_of_lag_window():
+    x = _series(200)
+    hc = x - x.mean()
+    new = (
+        spectral_variance_torch(torch.tensor(x), lag_window="rectangular", truncation=6).item(),
+        windowed(hc, lag_window="rectangular", truncation=6),
+        esvrr(x, 0.5 * x + _series(200, seed=1), lag_window="rectangular", truncation=6),
+    )
+    with pytest.warns(FutureWarning, match="renamed lag_window"):
+        old = (
+            spectral_variance_torch(torch.tensor(x), window="rectangular", truncation=6).item(),
+            windowed(hc, window="rectangular", truncation=6),
+            esvrr(x, 0.5 * x + _series(200, seed=1), window="rectangular", truncation=6),
+        )
+    assert old[0] == new[0] and old[2] == new[2]
+    np.testing.assert_array_equal(old[1], new[1])
+    with pytest.warns(FutureWarning), pytest.raises(TypeError, match="only lag_window"):
+        windowed(hc, "flat-top", 6, window="rectangular")
+
+
 def test_short_series_is_rejected():
     with pytest.raises(ValueError, match="at least 2 time points"):
         spectral_variance_torch(torch.ones(1))
