@@ -40,7 +40,12 @@ _KERNEL_PARAMETERS = """\
         object, ``GridSearchCV`` reaches its settings as
         ``sampler__target_accept``.
     n_samples : int, default=175
-        Draws kept per chain.
+        Draws kept per chain, so ``samples_`` holds ``n_chains *
+        n_samples`` draws. Not the number of rows of ``X`` (which
+        scikit-learn's docstrings also call ``n_samples``), and not the
+        regressor's ``sample_y(X, n_samples)``, where it is how many
+        predictive draws to return, as in scikit-learn's
+        ``GaussianProcessRegressor.sample_y``.
     burn_in : int or "auto", default="auto"
         Transitions discarded (and used for adaptation) per chain; ``"auto"``
         is the sampler's ``default_burn_in``: 250 for HMC, 1000 for the

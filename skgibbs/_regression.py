@@ -1,5 +1,7 @@
 """What every Gibbs-posterior MLP regressor shares: squared loss, Gaussian outputs, criteria."""
 
+import warnings
+
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
@@ -46,9 +48,26 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
         self.waic_tempering_ = float(beta)
         tempered = waic(log_lik, beta=beta)
-        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]
+        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]  # the criterion to rank by
+        # paper 004's Table 7 form: no normalising constant, divided by this fit's own sigma^2
         crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
-        self.lfv_, self.train_loss_, self.waic_ = crit.functional_variance, crit.train_loss, crit.waic
+        self.lfv_, self.train_loss_ = crit.functional_variance, crit.train_loss
+        self.langevin_waic_ = crit.waic
+
+    @property
+    def waic_(self):
+        """Deprecated: renamed ``langevin_waic_``; rank models by ``generalization_loss_``."""
+        value = self.langevin_waic_  # AttributeError, without a warning, before fit
+        warnings.warn(
+            "waic_ was renamed langevin_waic_ in 0.2 and will be removed in 0.3. It is "
+            "train_loss_ + lfv_ / n, Okuno and Yano's Langevin WAIC, which divides by the fit's own "
+            "noise variance and so hardly differs between models; to rank models use "
+            "generalization_loss_ (Watanabe's WAIC per example), what CriterionGridSearch(criterion='waic') "
+            "ranks by.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return value
 
     # -------------------------------------------------------------- predict
     def _draws(self, X):
@@ -121,12 +140,19 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         """Draw from the posterior predictive at ``X``.
 
         Each draw picks a retained parameter draw at random and adds
-        ``N(0, noise_variance_)`` noise.
+        ``N(0, noise_variance_)`` noise. As in
+        :meth:`sklearn.gaussian_process.GaussianProcessRegressor.sample_y`,
+        ``n_samples`` here is the number of draws to return; the
+        constructor's ``n_samples`` is the number of parameter draws kept
+        per chain during ``fit``, from which these are picked.
 
         Parameters
         ----------
         X : array-like of shape (n_samples_X, n_features)
         n_samples : int, default=1
+            Predictive draws per input (any number: draws are picked with
+            replacement among the ``n_chains * self.n_samples`` retained
+            ones).
         random_state : int, RandomState instance or None, default=None
 
         Returns

@@ -1,5 +1,6 @@
 """GibbsMLPClassifier: a multilayer perceptron classifier sampled from its Gibbs posterior."""
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -91,22 +92,30 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
     ess_ : float
         Smallest bulk effective sample size of those probabilities; below 100
         a :class:`~skgibbs.SamplerWarning` is raised.
+    generalization_loss_ : float
+        **The criterion to rank models by** (lower is better): Watanabe's
+        WAIC per example for the tempered posterior,
+        ``-(1/n) [sum_i log mean_theta p_theta(y_i | x_i) - beta sum_i
+        Var_theta log p_theta(y_i | x_i)]`` with ``beta = 1 / temperature_``
+        (the power of the likelihood in :math:`\pi_\lambda`): an estimate of
+        the held-out log loss (nats). What
+        :class:`~skgibbs.model_selection.CriterionGridSearch` ranks with
+        ``criterion="waic"``.
+    waic_tempering_ : float
+        The ``beta`` of ``generalization_loss_``.
     lfv_ : float
         Functional variance ``sum_i Var_theta[log p_theta(y_i | x_i)]`` over
-        the draws (paper 004 (13)).
+        the draws (paper 004 (13)): the penalty of ``generalization_loss_``
+        before the factor ``beta / n``.
     train_loss_ : float
         ``-(1/n) sum_i log pbar(y_i | x_i)``, the cross-entropy of
         :meth:`predict_proba` on the training data.
     waic_ : float
-        ``train_loss_ + lfv_ / n`` (paper 004 §4.3).
-    generalization_loss_ : float
-        Watanabe's WAIC per sample for the tempered posterior,
-        ``-(1/n) [sum_i log mean_theta p_theta(y_i | x_i) - beta sum_i
-        Var_theta log p_theta(y_i | x_i)]`` with ``beta = 1 / temperature_``
-        (the power of the likelihood in :math:`\pi_\lambda`): an estimate of
-        the held-out log loss (nats). Lower is better.
-    waic_tempering_ : float
-        The ``beta`` of ``generalization_loss_``.
+        ``train_loss_ + lfv_ / n_train_``.
+
+        .. deprecated:: 0.2
+           Removed in 0.3; rank models by ``generalization_loss_``, which
+           equals it at ``temperature=1``.
 
     See Also
     --------
@@ -232,12 +241,24 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         beta = 1.0 / self.temperature_
         self.waic_tempering_ = beta
         tempered = waic(log_lik, beta=beta)
-        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]
+        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]  # the criterion to rank by
         # paper 004 §4.3 with the log loss of the posterior predictive as the training loss
         pbar = P.mean(0)[np.arange(len(codes)), codes]
         self.train_loss_ = float(-np.mean(np.log(pbar)))
         self.lfv_ = float(tempered.p_waic)
-        self.waic_ = self.train_loss_ + self.lfv_ / X.shape[0]
+
+    @property
+    def waic_(self):
+        """Deprecated: rank models by ``generalization_loss_``."""
+        value = self.train_loss_ + self.lfv_ / self.n_train_  # AttributeError, without a warning, before fit
+        warnings.warn(
+            "waic_ is deprecated in 0.2 and will be removed in 0.3: rank models by generalization_loss_ "
+            "(Watanabe's WAIC per example of the tempered posterior, equal to waic_ at temperature=1), "
+            "what CriterionGridSearch(criterion='waic') ranks by. waic_ is train_loss_ + lfv_ / n_train_.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return value
 
     # -------------------------------------------------------------- predict
     def _log_proba_draws(self, X):

@@ -1,16 +1,26 @@
 """scikit-learn's ``Pipeline`` with the posterior methods of a skgibbs estimator forwarded.
 
 scikit-learn's :class:`~sklearn.pipeline.Pipeline` forwards only the methods
-it knows (``predict``, ``predict_proba``, ``score`` ...), so
-``make_pipeline(StandardScaler(), GibbsMLPRegressor()).predict_interval(X)``
-raises ``AttributeError`` there. :class:`Pipeline` here is a subclass that
-also forwards :meth:`~skgibbs.GibbsMLPRegressor.predict_interval`,
+it knows (``predict``, ``predict_proba``, ``score`` ...), so with
+``sklearn.pipeline.make_pipeline``,
+``make_pipeline(StandardScaler(), GibbsMLPRegressor()).fit(X, y).predict_interval(X)``
+raises ``AttributeError: 'Pipeline' object has no attribute
+'predict_interval'``. The fix is to import ``make_pipeline`` (or
+``Pipeline``) from ``skgibbs.pipeline`` instead: :class:`Pipeline` here is
+a subclass that also forwards :meth:`~skgibbs.GibbsMLPRegressor.predict_interval`,
 ``predict_samples``, ``sample_y``, ``credible_radius`` and
 ``credible_sets``: ``X`` goes through the transformers, then to the last
 step. Each is available only when the last step has it (as scikit-learn
 does for its own methods), so ``hasattr`` tells whether a pipeline can
 give intervals. Everything else (``fit``, parameters, slicing, ``clone``,
 ``set_output``, ``GridSearchCV``) is scikit-learn's.
+
+A plain scikit-learn pipeline that is already fitted needs no refit: its
+last step's methods are reachable as
+``pipe[-1].predict_interval(pipe[:-1].transform(X))``, and the scorers of
+:mod:`skgibbs.metrics` and
+:class:`~skgibbs.model_selection.CriterionGridSearch` split either kind of
+pipeline this way themselves.
 
 Examples
 --------

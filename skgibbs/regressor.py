@@ -10,8 +10,9 @@ __all__ = ["GibbsMLPRegressor"]
 class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
     r"""Multilayer perceptron regressor sampled from its Gibbs posterior.
 
-    The weights ``theta`` are drawn by Metropolis-adjusted Langevin chains
-    from the Gibbs posterior
+    The weights ``theta`` are drawn by Markov chains (Hamiltonian Monte
+    Carlo by default, or a Langevin kernel; ``sampler="vi"`` fits a
+    variational approximation instead) from the Gibbs posterior
 
     .. math::
 
@@ -125,30 +126,41 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         training inputs (scale of ``y``).
     credible_radius_params_ : float
         Quantile of ``|theta - theta_bar|_2`` over the draws (parameter level).
-    lfv_ : float
-        Functional variance ``sum_i Var_theta[log N(y_i; f_theta(x_i),
-        sigma^2)]`` over the draws (paper 004 (13)).
-    train_loss_ : float
-        ``(1/n) sum_i (y_i - fbar(x_i))^2 / (2 sigma^2)`` with ``fbar`` the
-        posterior mean.
-    waic_ : float
-        ``train_loss_ + lfv_ / n``: the Langevin-WAIC of paper 004 §4.3 per
-        sample (on the scale of its Table 7). Its training loss divides by
-        the model's own ``sigma^2``, so it compares fits on one data set only
-        through ``lfv_``: rank models by ``generalization_loss_``.
     generalization_loss_ : float
-        Watanabe's WAIC per sample for the tempered posterior,
+        **The criterion to rank models by** (lower is better): Watanabe's
+        WAIC per example for the tempered posterior, an estimate of the
+        generalization loss, the negative log predictive density of a new
+        example (nats, on the scale of ``y``):
         ``-(1/n) [sum_i log mean_theta p(y_i | theta) - beta sum_i
         Var_theta log p(y_i | theta)]`` with ``p = N(f_theta(x_i),
         noise_variance_)`` and ``beta = 2 sigma^2 / temperature_`` (the
         power of this likelihood in the Gibbs posterior, ``sigma^2`` on the
-        standardized scale; 1 at the Bayesian temperature): an estimate of
-        the negative log predictive density of a new example (nats, on the
-        scale of ``y``). Lower is better; it is what
+        standardized scale; 1 at the Bayesian temperature, where ``n``
+        times it is ArviZ's ``-elpd_waic``). What
         :class:`~skgibbs.model_selection.CriterionGridSearch` ranks with
-        ``criterion="waic"``.
+        ``criterion="waic"`` and :func:`~skgibbs.metrics.waic_scorer`
+        negates.
     waic_tempering_ : float
         The ``beta`` of ``generalization_loss_``.
+    lfv_ : float
+        Functional variance ``sum_i Var_theta[log N(y_i; f_theta(x_i),
+        sigma^2)]`` over the draws (paper 004 (13)): the penalty of
+        ``generalization_loss_`` before the factor ``beta / n``.
+    train_loss_ : float
+        ``(1/n) sum_i (y_i - fbar(x_i))^2 / (2 sigma^2)`` with ``fbar`` the
+        posterior mean.
+    langevin_waic_ : float
+        ``train_loss_ + lfv_ / n``: the Langevin WAIC of paper 004 §4.3 per
+        example, on the scale of its Table 7 (no Gaussian normalising
+        constant, divided by this fit's own ``sigma^2``), for comparison
+        with that paper. Its first term is at most 1/2 whatever the fit,
+        so it tells fits apart mostly through ``lfv_`` and favours the most
+        regularised one: not a criterion to rank by.
+    waic_ : float
+        ``langevin_waic_``.
+
+        .. deprecated:: 0.2
+           Renamed ``langevin_waic_``; ``waic_`` is removed in 0.3.
 
     See Also
     --------

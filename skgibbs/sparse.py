@@ -114,7 +114,8 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         networks, as for :class:`GibbsMLPRegressor`.
 
     n_samples : int, default=175
-        Draws kept per chain.
+        Draws kept per chain (not the rows of ``X``, nor the ``n_samples``
+        of :meth:`sample_y`; see :class:`GibbsMLPRegressor`).
     burn_in : int or "auto", default="auto"
         Transitions discarded per chain; ``"auto"`` is 2000 (the active set
         changes by at most one parameter a step).
@@ -164,8 +165,13 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         The sampler object used.
     step_size_, proposal_std_ : ndarray of shape (n_chains,)
         The frozen Langevin step and proposal standard deviation.
-    rhat_, ess_, credible_radius_, noise_variance_, lfv_, waic_, ...
-        As for :class:`GibbsMLPRegressor`.
+    generalization_loss_ : float
+        The criterion to rank models by: Watanabe's WAIC per example, as
+        for :class:`GibbsMLPRegressor`.
+    rhat_, ess_, credible_radius_, noise_variance_, lfv_, langevin_waic_, ...
+        As for :class:`GibbsMLPRegressor` (``langevin_waic_`` is not a
+        criterion to rank by; ``waic_``, its name before 0.2, is
+        deprecated).
 
     See Also
     --------

@@ -120,6 +120,25 @@ def test_waic_rejects_a_badly_mis_set_temperature():
     assert search.score(X, y) == reg.score(X, y)
 
 
+def test_waic_search_ranks_by_generalization_loss_in_a_pipeline():
+    # generalization_loss_ is the criterion users rank by: the search, the scorer and the
+    # attribute of each candidate fitted alone must agree, candidate by candidate
+    from skgibbs.metrics import waic_scorer
+    from skgibbs.pipeline import make_pipeline as gibbs_pipeline
+
+    X, y = _sine()
+    est = GibbsMLPRegressor((4,), n_samples=10, burn_in=20, pretrain_iter=20, random_state=0)
+    pipe = gibbs_pipeline(StandardScaler(), est)
+    grid = {"gibbsmlpregressor__temperature": [0.2, 1.0, 50.0]}
+    search = _quiet(CriterionGridSearch(pipe, grid, criterion="waic").fit, X, y)
+    fitted = [_quiet(clone(pipe).set_params(**params).fit, X, y) for params in search.cv_results_["params"]]
+    losses = np.array([f[-1].generalization_loss_ for f in fitted])
+    np.testing.assert_array_equal(search.cv_results_["criterion"], losses)
+    assert search.cv_results_["rank_criterion"].tolist() == (np.argsort(np.argsort(losses)) + 1).tolist()
+    assert search.best_index_ == int(np.argmin(losses)) and search.best_score_ == losses.min()
+    assert [waic_scorer(f) for f in fitted] == (-losses).tolist()
+
+
 def test_pipeline_final_step_gets_transformed_inputs(lfv_calls):
     X, y = _linear()
     X = 10 * X + 3

@@ -74,12 +74,25 @@ def test_fitted_attributes(fitted):
         "credible_radius_params_",
         "lfv_",
         "train_loss_",
-        "waic_",
+        "langevin_waic_",
+        "generalization_loss_",
         "temperature_",
     ):
         assert np.isfinite(getattr(est, name)), name
-    assert est.waic_ == pytest.approx(est.train_loss_ + est.lfv_ / len(X))
+    assert est.langevin_waic_ == pytest.approx(est.train_loss_ + est.lfv_ / len(X))
     assert len(est.unpack_samples()) == 40
+
+
+def test_waic_attribute_is_deprecated_for_langevin_waic(fitted):
+    X, _ = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        assert not hasattr(GibbsMLPRegressor(), "waic_")  # unfitted: AttributeError, no warning
+        assert "waic_" not in vars(fitted)  # not fitted state: clone, pickle and skops never see it
+        renamed = fitted.langevin_waic_
+    assert renamed == pytest.approx(fitted.train_loss_ + fitted.lfv_ / len(X))
+    with pytest.warns(FutureWarning, match="renamed langevin_waic_.*generalization_loss_"):
+        assert fitted.waic_ == renamed
 
 
 def _torch_objects(obj, path="est", seen=None):
@@ -550,7 +563,7 @@ def test_divergent_step_is_rejected_and_predictions_stay_finite(step_size):
     mean, std = est.predict(X, return_std=True)
     assert np.isfinite(mean).all() and np.isfinite(std).all()
     assert np.isfinite(est.predict_interval(X)[1]).all()
-    for name in ("noise_variance_", "credible_radius_", "lfv_", "waic_"):
+    for name in ("noise_variance_", "credible_radius_", "lfv_", "generalization_loss_"):
         assert np.isfinite(getattr(est, name))
 
 

@@ -60,7 +60,7 @@ def test_fitted_state_shapes_and_exact_zeros(fitted):
     # the outputs of the regressor base work unchanged
     y_pred, y_pis = est.predict_interval(X[:5], confidence_level=[0.5, 0.9])
     assert y_pis.shape == (5, 2, 2) and np.all(y_pis[:, 0] <= y_pis[:, 1])
-    assert np.isfinite(est.waic_) and np.isfinite(est.rhat_)
+    assert np.isfinite(est.generalization_loss_) and np.isfinite(est.rhat_)
 
 
 def test_starting_density_and_reproducibility():

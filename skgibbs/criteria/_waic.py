@@ -121,7 +121,11 @@ def langevin_waic(y, y_pred, pointwise_variance, noise_variance):
     ``waic = train_loss + FV / n`` with ``FV = sum_i v_i``: the "training
     loss + LFV" of paper 004's Table 7 divided by n, on the scale of its
     10-fold CV statistic ``(1/(2 sigma^2)) * mean held-out squared error``.
-    The Gaussian normalising constant is left out, as in the paper.
+    The Gaussian normalising constant is left out, as in the paper, so with
+    each model's own ``sigma^2`` the value hardly differs between models:
+    rank them by Watanabe's WAIC (:func:`waic`; a fitted estimator's
+    ``generalization_loss_``). The skgibbs regressors keep this value as
+    ``langevin_waic_``.
 
     Parameters
     ----------

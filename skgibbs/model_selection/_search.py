@@ -1,4 +1,4 @@
-"""CriterionGridSearch: one fit per candidate, ranked by Langevin-WAIC."""
+"""CriterionGridSearch: one fit per candidate, ranked by WAIC or LFV."""
 
 import time
 from numbers import Integral
@@ -23,6 +23,11 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
     negative log-likelihood per example; lower is better. Where k-fold
     cross-validation costs k fits per candidate, this costs one fit plus
     the criterion.
+
+    Both criteria are on one scale, the held-out negative log-likelihood
+    per example: ``"waic"`` reads it from the fitted estimator's
+    ``generalization_loss_`` (the attribute to rank skgibbs fits by),
+    ``"lfv"`` computes it by the Langevin process of Okuno and Yano.
 
     Parameters
     ----------
@@ -89,17 +94,23 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
     -----
     With ``sigma^2`` the noise variance of the Gaussian likelihood, ``fbar``
     the candidate's prediction and ``V`` the variance over posterior (or
-    Langevin) draws,
+    Langevin) draws, ``"lfv"`` ranks by
 
     .. math::
 
-        \mathrm{WAIC}_L = \frac{1}{n}\sum_{i=1}^n \frac{(y_i - \bar f(x_i))^2}
-        {2\sigma^2} + \frac{1}{n} \sum_{i=1}^n \mathbb{V}_\theta[\log
-        f(y_i \mid x_i, \theta)],
+        G = \tfrac12 \log(2\pi\sigma^2) + \frac{1}{n}\sum_{i=1}^n
+        \frac{(y_i - \bar f(x_i))^2}{2\sigma^2} + \frac{1}{n}
+        \sum_{i=1}^n \mathbb{V}_\theta[\log f(y_i \mid x_i, \theta)],
 
-    training loss plus LFV (13) divided by n: the Langevin variant of WAIC
-    in §4.3 of paper 004, on the per-sample scale of its Table 7. Each
-    candidate uses its own ``sigma^2`` unless ``lfv_params`` fixes one.
+    the training loss plus LFV (13) divided by n, the Langevin variant of
+    WAIC in §4.3 of Okuno and Yano [1]_, with the Gaussian normalising
+    constant added back. Each candidate uses its own ``sigma^2`` unless
+    ``lfv_params`` fixes one; without the constant (the scale of the
+    paper's Table 7, an estimator's ``langevin_waic_``) the training loss
+    would be nearly the same for every candidate and the most regularised
+    one would always win. ``"waic"`` ranks by Watanabe's WAIC per example
+    of the candidate's draws, ``generalization_loss_``, with the penalty
+    scaled by the tempering ``beta`` (``waic_tempering_``).
 
     References
     ----------

