@@ -80,10 +80,18 @@ grids = [
 ]
 comparisons = []
 for label, grid, values in grids:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SamplerWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SamplerWarning)
         res = compare_with_cv(pipe, grid, X, y, cv=10, random_state=0)
     print(f"GibbsMLPRegressor on load_diabetes (n=442, d=10) over {label}: criterion='waic' vs 10-fold CV")
+    # the fits say when their chains have not mixed; one line per kind of warning, with its count
+    kinds = {}
+    for w in caught:
+        if issubclass(w.category, SamplerWarning):
+            first = str(w.message).split(":")[0]
+            kinds[first] = kinds.get(first, 0) + 1
+    for first, count in kinds.items():
+        print(f"  SamplerWarning x{count}: {first}")
     print(res.as_table(), end="\n\n")
     comparisons.append((f"GibbsMLPRegressor: {label}", values, res))
 
