@@ -1,6 +1,6 @@
 """How far the sMALA and csMALA surrogates are from MALA as rho and the temperature vary.
 
-Paper 000 (Lemmas 1 and 3; DESIGN §3) says that the csMALA surrogate
+Paper 000 (Lemmas 1 and 3; the target of doc/user_guide/surrogate.rst) says that the csMALA surrogate
 ``prod_i (a exp(-lambda' l_i / n) + 1 - rho)`` agrees with the Gibbs posterior
 ``exp(-lambda R_n)`` to first order in ``lambda' l_i / n``, whereas the sMALA
 surrogate (2.10) is close only while ``lambda l_i / (n rho)`` is small. This
