@@ -35,6 +35,7 @@ a hash of the sampler sources, so that Table 2 and Fig. 6 share the chains
 they have in common.
 """
 
+import sys
 import dataclasses
 import functools
 import hashlib
@@ -440,3 +441,16 @@ def chain_totals(results):
         "chain_wall_s": float(sum(v["wall_s"] for v in runs)),
         "chain_cpu_s": None if any("cpu_s" not in v for v in runs) else float(sum(v["cpu_s"] for v in runs)),
     }
+
+
+def warn_non_finite(summary, keys):
+    """Name on stderr every (mode, key, method) cell of a study's summary whose draws were not all finite."""
+    bad = [
+        (mode, key, m)
+        for mode in MODES
+        for key in keys
+        for m in METHODS
+        if not summary[mode][str(key)][m]["all_finite"]
+    ]
+    if bad:
+        print(f"WARNING: non-finite draws in {bad}", file=sys.stderr)

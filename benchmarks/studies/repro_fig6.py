@@ -19,7 +19,6 @@ Usage::
 """
 
 import dataclasses
-import sys
 import time
 
 import numpy as np
@@ -299,15 +298,7 @@ def report(results):
     summary = results[NAME]
     summary["predicted_excess_slopes"] = predicted_slopes(summary)
     ns = summary["ns"]
-    bad = [
-        (mode, n, m)
-        for mode in P.MODES
-        for n in ns
-        for m in P.METHODS
-        if not summary[mode][str(n)][m]["all_finite"]
-    ]
-    if bad:
-        print(f"WARNING: non-finite draws in {bad}", file=sys.stderr)
+    P.warn_non_finite(summary, ns)
     header, rows, sheader, srows = tables(summary)
     settings, expl = texts(summary)
     summary["settings_text"], summary["explanation"] = settings, expl

@@ -20,7 +20,6 @@ Usage::
 """
 
 import dataclasses
-import sys
 import time
 
 import numpy as np
@@ -342,15 +341,7 @@ def run(args):
     }
     for mode in P.MODES:
         summary[mode] = {str(rho): {m: cell(results, m, rho, mode) for m in P.METHODS} for rho in RHOS}
-    bad = [
-        (mode, rho, m)
-        for mode in P.MODES
-        for rho in RHOS
-        for m in P.METHODS
-        if not summary[mode][str(rho)][m]["all_finite"]
-    ]
-    if bad:
-        print(f"WARNING: non-finite draws in {bad}", file=sys.stderr)
+    P.warn_non_finite(summary, RHOS)
     print(f"\nruntime {runtime / 60:.1f} min ({summary['n_cached_runs']} runs from cache)")
     return {NAME: summary}
 
