@@ -18,11 +18,13 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 
+from . import _chunks
 from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._data import check_numeric
 from ._pretrain import pretrain
 from ._reliability import warn_if_unreliable
+from ._rows import check_lazy_fit_data, is_lazy
 from .model import ACTIVATIONS
 from .priors import Prior
 from .problem import build_problem
@@ -109,7 +111,16 @@ class BaseGibbsMLP(BaseEstimator):
 
     def _validate_fit_data(self, X, y):
         check_numeric(y, "y")
+        if is_lazy(X):
+            return self._validate_lazy_fit_data(X, y, y_numeric=True)
         return validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+
+    def _validate_lazy_fit_data(self, X, y, y_numeric):
+        """``validate_data``'s checks and attributes for a memmap or dask ``X``, which is not copied."""
+        X, y = check_lazy_fit_data(X, y, y_numeric=y_numeric)
+        self.n_features_in_ = X.shape[1]
+        self.__dict__.pop("feature_names_in_", None)  # an array has no column names
+        return X, y
 
     def _auto_temperature(self, heldout_loss):
         return 2.0 * heldout_loss if self.temperature == "auto" else float(self.temperature)
@@ -205,19 +216,21 @@ class BaseGibbsMLP(BaseEstimator):
             S = self.samples_.shape[1]
             self.sample_stats_["step_size"] = np.repeat(result.info["step_size"][:, None], S, axis=1)
 
-    def _record_losses(self, losses):
-        """``lp`` and the sampler's loss statistics from the per-example losses ``(S, n)``.
+    def _record_losses(self, loss_sum, loss_square_sum, n):
+        """``lp`` and the sampler's loss statistics from the per-draw sums of the per-example losses.
 
-        ``losses`` are the ``l_i(theta)`` the potential saw (standardized
-        scale); the sampler reports what they say about its potential
-        (``surrogate_scale_``, ``batch_noise_``, VI's
+        ``loss_sum`` and ``loss_square_sum`` (shape ``(S,)``) are ``sum_i
+        l_i(theta)`` and ``sum_i l_i(theta)^2`` over the ``n`` training
+        examples, with ``l_i`` the losses the potential saw (standardized
+        scale), summed chunk by chunk; the sampler reports what they say
+        about its potential (``surrogate_scale_``, ``batch_noise_``, VI's
         ``expected_log_likelihood_``).
         """
         # log pi_lambda of each draw up to a constant: -lambda R_n(theta) + log Pi(theta)
-        lp = self._log_prior_of_draws() - self.lambda_ * losses.mean(1)
+        lp = self._log_prior_of_draws() - self.lambda_ * (loss_sum / n)
         self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
         info = {k[:-1]: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("_")}
-        stats = self.kernel_.loss_statistics(losses, self.lambda_, self.rho_, info)
+        stats = self.kernel_.loss_statistics(loss_sum, loss_square_sum, n, self.lambda_, self.rho_, info)
         for name, value in stats.items():
             setattr(self, name + "_", value)
 
@@ -233,14 +246,40 @@ class BaseGibbsMLP(BaseEstimator):
         """Network outputs of every retained draw on validated ``X``, float64.
 
         Shape ``(S, n)``, or ``(S, n, n_outputs)`` with several outputs.
+        Evaluated on fixed blocks of rows and draws (:mod:`skgibbs._chunks`),
+        so that a row's outputs do not depend on the rows evaluated with it.
         """
-        Xs = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32)
         theta = torch.as_tensor(self.samples_.reshape(-1, self.samples_.shape[-1]))
-        width = max(self.spec_.layer_sizes)
-        chunk = max(1, int(2e7 // max(1, X.shape[0] * width)))
+        n_out = self.spec_.n_outputs
+        F = np.empty((len(theta), X.shape[0]) + ((n_out,) if n_out > 1 else ()))
+        block, draws = _chunks.ROW_BLOCK, _chunks.draws_per_call(max(self.spec_.layer_sizes))
         with torch.no_grad():
-            F = torch.cat([self.spec_.forward(theta[i : i + chunk], Xs) for i in range(0, len(theta), chunk)])
-        return F.double().numpy()
+            for i in range(0, X.shape[0], block):
+                Xs = torch.as_tensor((X[i : i + block] - self.x_mean_) / self.x_scale_, dtype=torch.float32)
+                for j in range(0, len(theta), draws):
+                    F[j : j + draws, i : i + block] = self.spec_.forward(theta[j : j + draws], Xs).numpy()
+        return F
+
+    def _n_draws(self):
+        """``S``, the retained draws of all chains."""
+        return self.samples_.shape[0] * self.samples_.shape[1]
+
+    def _output_chunks(self, X, width, kept=None):
+        """``(rows, outputs)`` chunk after chunk: :meth:`_network_outputs` of ``X[rows]``.
+
+        ``width`` is the number of float64 ``(S, rows)`` arrays the caller
+        holds per chunk (:func:`skgibbs._chunks.row_chunks`). ``X`` is read
+        one chunk of rows at a time (a memory map stays on disk). ``kept``
+        maps the first row of a chunk to its outputs from an earlier pass
+        (in the network's own precision), which are used, and dropped,
+        instead of evaluating the network again.
+        """
+        kept = {} if kept is None else kept
+        for rows in _chunks.row_chunks(X.shape[0], self._n_draws(), width):
+            outputs = kept.pop(rows.start, None)
+            if outputs is None:
+                outputs = self._network_outputs(np.asarray(X[rows], dtype=np.float64))
+            yield rows, outputs.astype(np.float64, copy=False)
 
     def _validated(self, X):
         check_is_fitted(self)

@@ -1,8 +1,11 @@
 """Checks and scales of the training data, shared by the estimators."""
 
 import numpy as np
+import torch
 
-__all__ = ["check_numeric", "safe_scale"]
+from ._rows import RowSource
+
+__all__ = ["check_numeric", "safe_scale", "standardize"]
 
 
 def check_numeric(a, name):
@@ -21,3 +24,14 @@ def safe_scale(std):
     """Standard deviations with zeros (constant columns) replaced by 1."""
     std = np.asarray(std, dtype=float)
     return np.where(std > 1e-12 * np.maximum(1.0, np.abs(std)), std, 1.0)
+
+
+def standardize(X, mean, scale, device):
+    """``(X - mean) / scale`` as float32 torch rows on ``device``.
+
+    A tensor for in-memory ``X``; for a :class:`~skgibbs._rows.RowSource`
+    (a memmap or dask array) rows read on demand, with the same arithmetic.
+    """
+    if isinstance(X, RowSource):
+        return X.standardized(mean, scale, device)
+    return torch.as_tensor((X - mean) / scale, dtype=torch.float32, device=device)

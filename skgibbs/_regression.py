@@ -7,12 +7,14 @@ from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, column_or_1d
 
+from . import _chunks
 from ._base import BaseGibbsMLP
 from ._data import safe_scale
 from ._levels import check_level, check_levels, mixture_quantiles
-from ._reliability import function_space_mixing
-from .credible import credible_radius, credible_sets, parameter_radius
+from ._reliability import pointwise_mixing, worst_mixing
+from .credible import credible_sets_of, parameter_radius, posterior_quantile
 from .criteria import gaussian_log_likelihood, langevin_waic, waic
+from .criteria._waic import waic_from_pointwise
 
 __all__ = ["BaseGibbsRegressor"]
 
@@ -28,31 +30,75 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         return column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
 
     def _log_likelihood(self, X, y):
-        return gaussian_log_likelihood(y, self._draws(X), self.noise_variance_)
+        out = np.empty((self._n_draws(), X.shape[0]))
+        for rows, F in self._draw_chunks(X, 4):
+            out[:, rows] = gaussian_log_likelihood(y[rows], F, self.noise_variance_)
+        return out
+
+    #: float64 ``(S, rows)`` arrays a chunk of the summaries holds at once (R-hat and ESS the most)
+    _summary_width = 16
 
     def _summarise(self, X, y):
-        G = self._network_outputs(X)  # (S, n): the standardized outputs the potential saw
-        # the losses l_i of the draws, on the standardized scale of the potential
-        self._record_losses(((y - self.y_mean_) / self.y_scale_ - G) ** 2)
-        F = G * self.y_scale_ + self.y_mean_  # on the scale of y
-        fbar = F.mean(0)
-        self.noise_variance_ = float(((y[None, :] - F) ** 2).mean())
-        self.rhat_, self.ess_ = function_space_mixing(F, self.samples_.shape[0])
-        self.credible_radius_ = credible_radius(F, self.confidence_level)
+        """The summaries of the draws on the training data, in chunks of rows (:mod:`skgibbs._chunks`).
+
+        Two passes over the rows: the first gives the per-draw sums (losses,
+        residuals, spread about the posterior mean) and the per-row results
+        (posterior mean, R-hat, ESS); the second the pointwise WAIC terms,
+        which need ``noise_variance_``, a mean over every row. The first
+        pass keeps the network outputs of its first chunks, up to half of
+        :data:`~skgibbs._chunks.CHUNK_BYTES` (in float32, which holds them
+        exactly), for the second, which evaluates the network only on the
+        other rows.
+        """
+        n = X.shape[0]
+        kept, sums, fbar = self._first_pass(X, y)
+        self._record_losses(sums["loss"], sums["loss_square"], n)
+        self.noise_variance_ = float(sums["residual"].sum() / (sums["residual"].size * n))
+        self.credible_radius_ = _radius(sums["spread"], n, self.confidence_level)
         self.credible_radius_params_ = parameter_radius(
             self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
         )
-        log_lik = gaussian_log_likelihood(y, F, self.noise_variance_)
         # N(y; f, sigma^2) enters pi_lambda with the power beta = 2 sigma^2 / temperature
         # (standardized scale): Watanabe's equation of state scales the penalty by beta
         beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
         self.waic_tempering_ = float(beta)
-        tempered = waic(log_lik, beta=beta)
-        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]  # the criterion to rank by
+        elpd, penalty = np.empty(n), np.empty(n)
+        for rows, G in self._output_chunks(X, self._summary_width, kept):
+            F = G * self.y_scale_ + self.y_mean_
+            chunk = waic(gaussian_log_likelihood(_rows(y, rows), F, self.noise_variance_), beta=beta)
+            elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
+        tempered = waic_from_pointwise(elpd, penalty)
+        self.generalization_loss_ = -tempered.elpd_waic / n  # the criterion to rank by
         # paper 004's Table 7 form: no normalising constant, divided by this fit's own sigma^2
         crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
         self.lfv_, self.train_loss_ = crit.functional_variance, crit.train_loss
         self.langevin_waic_ = crit.waic
+
+    def _first_pass(self, X, y):
+        """Per-draw sums, posterior mean and mixing of the rows; the outputs kept for the second pass."""
+        S, n, K = self._n_draws(), X.shape[0], self.samples_.shape[0]
+        sums = {name: np.zeros(S) for name in ("loss", "loss_square", "residual", "spread")}
+        fbar, rhat, ess, kept, room = np.empty(n), [], [], {}, _chunks.CHUNK_BYTES // 2
+        for rows, G in self._output_chunks(X, self._summary_width):
+            yc = _rows(y, rows)
+            # the losses l_i of the draws, on the standardized scale of the potential
+            losses = ((yc - self.y_mean_) / self.y_scale_ - G) ** 2
+            sums["loss"] += losses.sum(1)
+            sums["loss_square"] += (losses * losses).sum(1)
+            del losses
+            F = G * self.y_scale_ + self.y_mean_  # on the scale of y
+            sums["residual"] += ((yc - F) ** 2).sum(1)
+            fbar[rows], spread = _spread(F)
+            sums["spread"] += spread
+            r, e = pointwise_mixing(F, K)
+            rhat.append(r)
+            ess.append(e)
+            # the outputs are the network's float32 (the dtype of its draws): kept exactly
+            size = G.size * self.samples_.dtype.itemsize
+            if size <= room:
+                kept[rows.start], room = G.astype(self.samples_.dtype), room - size
+        self.rhat_, self.ess_ = worst_mixing(np.concatenate(rhat), np.concatenate(ess))
+        return kept, sums, fbar
 
     @property
     def waic_(self):
@@ -74,6 +120,24 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         """Function values of every retained draw, shape (S, n), scale of y."""
         return self._network_outputs(X) * self.y_scale_ + self.y_mean_
 
+    def _draw_chunks(self, X, width):
+        """``(rows, F)`` chunk after chunk of rows: :meth:`_draws` of ``X[rows]``.
+
+        ``width``: as for :meth:`_output_chunks`.
+        """
+        for rows, G in self._output_chunks(X, width):
+            G *= self.y_scale_
+            G += self.y_mean_
+            yield rows, G
+
+    def _spread(self, X):
+        """Per-draw ``sum_i (f_k(x_i) - fbar(x_i))^2`` ``(S,)`` and the posterior mean ``fbar`` ``(n,)``."""
+        sums, fbar = np.zeros(self._n_draws()), np.empty(X.shape[0])
+        for rows, F in self._draw_chunks(X, 4):
+            fbar[rows], spread = _spread(F)
+            sums += spread
+        return sums, fbar
+
     def predict(self, X, return_std=False):
         """Posterior mean of ``f(x)``, and optionally the predictive standard deviation.
 
@@ -90,11 +154,15 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         y_mean : ndarray of shape (n_samples,)
         y_std : ndarray of shape (n_samples,), only if ``return_std``
         """
-        F = self._draws(self._validated(X))
-        mean = F.mean(0)
+        X = self._validated(X)
+        mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
+        for rows, F in self._draw_chunks(X, 4):
+            mean[rows] = F.mean(0)
+            if return_std:
+                var[rows] = F.var(0)
         if not return_std:
             return mean
-        return mean, np.sqrt(F.var(0) + self.noise_variance_)
+        return mean, np.sqrt(var + self.noise_variance_)
 
     def predict_samples(self, X):
         """Function values of every retained draw, chain by chain.
@@ -103,7 +171,11 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         -------
         ndarray of shape (n_samples, n_chains * n_draws)
         """
-        return self._draws(self._validated(X)).T
+        X = self._validated(X)
+        out = np.empty((X.shape[0], self._n_draws()))
+        for rows, F in self._draw_chunks(X, 2):
+            out[rows] = F.T
+        return out
 
     def predict_interval(self, X, confidence_level=None, kind="predictive"):
         """Equal-tailed posterior intervals, in MAPIE's shapes.
@@ -126,15 +198,19 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         if kind not in ("predictive", "credible"):
             raise ValueError(f"kind must be 'predictive' or 'credible', got {kind!r}.")
         levels = check_levels(self.confidence_level if confidence_level is None else confidence_level)
-        F = self._draws(self._validated(X))
+        X = self._validated(X)
         probs = np.concatenate([(1 - levels) / 2, (1 + levels) / 2])
-        if kind == "credible":
-            q = np.quantile(F, probs, axis=0)
-        else:
-            q = mixture_quantiles(F, np.sqrt(self.noise_variance_), probs)
+        y_pred, q = np.empty(X.shape[0]), np.empty((len(probs), X.shape[0]))
+        # the bisection of mixture_quantiles holds three (n_probs, S, rows) arrays
+        for rows, F in self._draw_chunks(X, 3 * len(probs) + 3):
+            y_pred[rows] = F.mean(0)
+            if kind == "credible":
+                q[:, rows] = np.quantile(F, probs, axis=0)
+            else:
+                q[:, rows] = mixture_quantiles(F, np.sqrt(self.noise_variance_), probs)
         k = len(levels)
         y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
-        return F.mean(0), y_pis
+        return y_pred, y_pis
 
     def sample_y(self, X, n_samples=1, random_state=None):
         """Draw from the posterior predictive at ``X``.
@@ -159,11 +235,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         -------
         ndarray of shape (n_samples_X, n_samples)
         """
-        F = self._draws(self._validated(X))
+        X = self._validated(X)
+        S = self._n_draws()
         rng = check_random_state(random_state)
-        pick = rng.randint(F.shape[0], size=n_samples)
-        noise = rng.normal(scale=np.sqrt(self.noise_variance_), size=(F.shape[1], n_samples))
-        return F[pick].T + noise
+        pick = rng.randint(S, size=n_samples)
+        out = rng.normal(scale=np.sqrt(self.noise_variance_), size=(X.shape[0], n_samples))
+        for rows, F in self._draw_chunks(X, 2 + n_samples / S):
+            out[rows] += F[pick].T
+        return out
 
     def _level(self, confidence_level):
         return check_level(self.confidence_level if confidence_level is None else confidence_level)
@@ -181,7 +260,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         -------
         float
         """
-        return credible_radius(self._draws(self._validated(X)), self._level(confidence_level))
+        X = self._validated(X)
+        level = self._level(confidence_level)
+        return _radius(self._spread(X)[0], X.shape[0], level)
 
     def credible_sets(self, X, f_true=None, confidence_level=None, inflation="log_n"):
         """The credible balls of paper 001 §3.2 on the inputs ``X``, and whether they hold ``f_true``.
@@ -223,4 +304,21 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             if len(f_true) != X.shape[0]:
                 raise ValueError(f"f_true has {len(f_true)} values but X has {X.shape[0]} rows.")
         theta = self.samples_.reshape(-1, self.samples_.shape[-1])
-        return credible_sets(self._draws(X), theta, f_true, level, float(inflation))
+        spread, fbar = self._spread(X)
+        tau = _radius(spread, X.shape[0], level)
+        return credible_sets_of(tau, fbar, theta, f_true, level, float(inflation))
+
+
+def _rows(y, rows):
+    return np.asarray(y[rows], dtype=np.float64)
+
+
+def _spread(F):
+    """Posterior mean ``(rows,)`` of draws ``F`` ``(S, rows)`` and each draw's ``sum_i (F_ki - fbar_i)^2``."""
+    fbar = F.mean(0)
+    return fbar, ((F - fbar) ** 2).sum(1)
+
+
+def _radius(spread, n, confidence_level):
+    """``tau_alpha`` of (3.4): quantile of the empirical L2 distances ``(spread_k / n)^(1/2)`` to ``fbar``."""
+    return posterior_quantile(np.sqrt(spread / n), confidence_level)

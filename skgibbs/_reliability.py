@@ -18,7 +18,14 @@ import numpy as np
 from .diagnostics import effective_sample_size, rhat
 from .exceptions import SamplerWarning
 
-__all__ = ["function_space_mixing", "warn_if_unreliable", "RHAT_WARN", "ESS_WARN"]
+__all__ = [
+    "function_space_mixing",
+    "pointwise_mixing",
+    "worst_mixing",
+    "warn_if_unreliable",
+    "RHAT_WARN",
+    "ESS_WARN",
+]
 
 RHAT_WARN, ESS_WARN = 1.05, 100.0
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -36,13 +43,33 @@ def function_space_mixing(F, n_chains):
     >>> r < 1.05, e > 300
     (True, True)
     """
+    return worst_mixing(*pointwise_mixing(F, n_chains))
+
+
+def pointwise_mixing(F, n_chains):
+    """Rank-normalised split R-hat and bulk ESS of every column of ``F`` (shape ``(K S, m)``).
+
+    Each column is judged on its own, so that the columns of a large ``F``
+    can be judged chunk by chunk and the results concatenated.
+
+    Returns
+    -------
+    rhat, ess : ndarray of shape (m,)
+        NaN with fewer than 8 draws per chain.
+    """
     S = F.shape[0] // n_chains
     if S < 8:
-        return np.nan, np.nan
+        nan = np.full(int(np.prod(F.shape[1:], dtype=np.int64)), np.nan)
+        return nan, nan.copy()
     chains = F.reshape(n_chains, S, -1)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.atleast_1d(rhat(chains))
         e = np.atleast_1d(effective_sample_size(chains, split=True, rank_normalize=True))
+    return r, e
+
+
+def worst_mixing(r, e):
+    """The largest finite R-hat and the smallest finite ESS of :func:`pointwise_mixing` (NaN: none)."""
     r_max = float(np.nanmax(r)) if np.isfinite(r).any() else np.nan
     e_min = float(np.nanmin(e)) if np.isfinite(e).any() else np.nan
     return r_max, e_min

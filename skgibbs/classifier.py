@@ -14,8 +14,10 @@ from ._base import BaseGibbsMLP
 from ._compat import Interval, validate_data
 from ._dense import DenseKernelMixin, fill_doc
 from ._levels import check_levels
-from ._reliability import function_space_mixing
+from ._reliability import pointwise_mixing, worst_mixing
+from ._rows import is_lazy
 from .criteria import waic
+from .criteria._waic import waic_from_pointwise
 
 __all__ = ["GibbsMLPClassifier"]
 
@@ -199,7 +201,10 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
 
     # ------------------------------------------------------------------ fit
     def _validate_fit_data(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        if is_lazy(X):  # a memmap or dask X is read by block, not copied
+            X, y = self._validate_lazy_fit_data(X, y, y_numeric=False)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         return X, y
 
@@ -227,23 +232,48 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         return np.searchsorted(self.classes_, y)
 
     def _log_likelihood(self, X, y):
-        return self._log_proba_draws(X)[:, np.arange(len(y)), y]
+        out = np.empty((self._n_draws(), X.shape[0]))
+        for rows, log_p in self._log_proba_chunks(X, 8 * len(self.classes_)):
+            out[:, rows] = log_p[:, np.arange(rows.stop - rows.start), y[rows]]
+        return out
+
+    #: float64 ``(S, rows)`` arrays per class a chunk of the summaries holds at once (R-hat and ESS the most)
+    _summary_width = 16
 
     def _summarise(self, X, y):
+        """The summaries of the draws on the training data, in one pass over chunks of rows.
+
+        Every summary is a sum over rows of per-row terms, a per-row result
+        (R-hat, ESS, the posterior predictive probability) or a per-draw sum
+        (:mod:`skgibbs._chunks`).
+        """
+        S, n, K = self._n_draws(), X.shape[0], self.samples_.shape[0]
         codes = np.searchsorted(self.classes_, y)
-        log_p = self._log_proba_draws(X)  # (S, n, C)
-        log_lik = log_p[:, np.arange(len(codes)), codes]  # (S, n)
-        self._record_losses(-log_lik)
-        P = np.exp(log_p)
-        watched = P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
-        self.rhat_, self.ess_ = function_space_mixing(watched, self.samples_.shape[0])
         # p_theta(y_i | x_i)^(1 / temperature) enters pi_lambda: Watanabe's penalty scales by beta
         beta = 1.0 / self.temperature_
+        loss_sum, loss_square = np.zeros(S), np.zeros(S)
+        elpd, penalty, pbar, rhat, ess = np.empty(n), np.empty(n), np.empty(n), [], []
+        for rows, log_p in self._log_proba_chunks(X, self._summary_width * len(self.classes_)):
+            c = codes[rows]
+            log_lik = log_p[:, np.arange(len(c)), c]  # (S, rows)
+            losses = -log_lik
+            loss_sum += losses.sum(1)
+            loss_square += (losses * losses).sum(1)
+            del losses
+            P = np.exp(log_p)
+            watched = P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
+            r, e = pointwise_mixing(watched, K)
+            rhat.append(r)
+            ess.append(e)
+            chunk = waic(log_lik, beta=beta)
+            elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
+            pbar[rows] = P.mean(0)[np.arange(len(c)), c]
+        self._record_losses(loss_sum, loss_square, n)
+        self.rhat_, self.ess_ = worst_mixing(np.concatenate(rhat), np.concatenate(ess))
         self.waic_tempering_ = beta
-        tempered = waic(log_lik, beta=beta)
-        self.generalization_loss_ = -tempered.elpd_waic / X.shape[0]  # the criterion to rank by
+        tempered = waic_from_pointwise(elpd, penalty)
+        self.generalization_loss_ = -tempered.elpd_waic / n  # the criterion to rank by
         # paper 004 §4.3 with the log loss of the posterior predictive as the training loss
-        pbar = P.mean(0)[np.arange(len(codes)), codes]
         self.train_loss_ = float(-np.mean(np.log(pbar)))
         self.lfv_ = float(tempered.p_waic)
 
@@ -263,13 +293,20 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
     # -------------------------------------------------------------- predict
     def _log_proba_draws(self, X):
         """``log p_theta(c | x)`` of every retained draw on validated ``X``, shape ``(S, n, n_classes)``."""
-        out = self._network_outputs(X)
-        if out.ndim == 2:  # one logit: the log-probabilities of classes_[0] and classes_[1]
-            return np.stack([log_expit(-out), log_expit(out)], axis=-1)
-        return log_softmax(out, axis=-1)
+        return _log_proba(self._network_outputs(X))
 
-    def _proba_draws(self, X):
-        return np.exp(self._log_proba_draws(X))
+    def _log_proba_chunks(self, X, width):
+        """``(rows, log_p)`` chunk after chunk of rows: :meth:`_log_proba_draws` of ``X[rows]``.
+
+        ``width``: float64 ``(S, rows)`` arrays held at once (:meth:`_output_chunks`).
+        """
+        for rows, out in self._output_chunks(X, width):
+            yield rows, _log_proba(out)
+
+    def _proba_chunks(self, X, width):
+        """``(rows, P)``: the class probabilities of every draw, ``(S, rows, n_classes)``, chunk by chunk."""
+        for rows, log_p in self._log_proba_chunks(X, width):
+            yield rows, np.exp(log_p)
 
     def predict_proba(self, X):
         """Posterior predictive class probabilities, the mean over the draws of ``p_theta(c | x)``.
@@ -283,7 +320,11 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
-        return self._proba_draws(self._validated(X)).mean(0)
+        X = self._validated(X)
+        proba = np.empty((X.shape[0], len(self.classes_)))
+        for rows, P in self._proba_chunks(X, 8 * len(self.classes_)):  # log-softmax's temporaries
+            proba[rows] = P.mean(0)
+        return proba
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
@@ -324,7 +365,11 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         -------
         ndarray of shape (n_samples, n_chains * n_draws, n_classes)
         """
-        return self._proba_draws(self._validated(X)).transpose(1, 0, 2)
+        X = self._validated(X)
+        out = np.empty((X.shape[0], self._n_draws(), len(self.classes_)))
+        for rows, P in self._proba_chunks(X, 8 * len(self.classes_)):
+            out[rows] = P.transpose(1, 0, 2)
+        return out
 
     def predict_interval(self, X, confidence_level=None):
         """Equal-tailed credible bands of the class probabilities.
@@ -349,14 +394,25 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
             Lower bounds in ``[:, 0]``, upper bounds in ``[:, 1]``.
         """
         levels = check_levels(self.confidence_level if confidence_level is None else confidence_level)
-        P = self._proba_draws(self._validated(X))
+        X = self._validated(X)
         probs = np.concatenate([(1 - levels) / 2, (1 + levels) / 2])
-        q = np.quantile(P, probs, axis=0)  # (2 L, n, C)
+        C = len(self.classes_)
+        proba, q = np.empty((X.shape[0], C)), np.empty((len(probs), X.shape[0], C))
+        for rows, P in self._proba_chunks(X, (len(probs) + 8) * C):
+            proba[rows] = P.mean(0)
+            q[:, rows] = np.quantile(P, probs, axis=0)  # (2 L, rows, C)
         k = len(levels)
         bands = np.stack([q[:k], q[k:]], axis=0).transpose(2, 0, 3, 1)  # (n, 2, C, L)
-        return P.mean(0), bands
+        return proba, bands
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         return tags
+
+
+def _log_proba(out):
+    """``log p_theta(c | x)``, ``(S, n, n_classes)``, from the outputs ``(S, n)`` or ``(S, n, n_classes)``."""
+    if out.ndim == 2:  # one logit: the log-probabilities of classes_[0] and classes_[1]
+        return np.stack([log_expit(-out), log_expit(out)], axis=-1)
+    return log_softmax(out, axis=-1)

@@ -153,8 +153,31 @@ def credible_sets(draws, samples, f_true=None, confidence_level=0.95, inflation=
     (1.0, 1.0, 2.0, 1.0, 1.0)
     """
     F = np.asarray(draws, dtype=float)
-    fbar = F.mean(0)
     tau = credible_radius(F, confidence_level)
+    return credible_sets_of(tau, F.mean(0), samples, f_true, confidence_level, inflation)
+
+
+def credible_sets_of(radius, fbar, samples, f_true=None, confidence_level=0.95, inflation=1.0):
+    """:func:`credible_sets` from the radius ``tau_alpha`` and the posterior mean ``fbar`` of the draws.
+
+    For draws evaluated chunk by chunk of inputs: ``fbar`` is a mean per
+    input and ``tau_alpha`` a quantile of per-draw sums over the inputs,
+    both of which the chunks give without holding every draw at every input.
+
+    Parameters
+    ----------
+    radius : float
+        ``tau_alpha`` (:func:`credible_radius` of the draws).
+    fbar : array-like of shape (M,)
+        Posterior mean of the function values at the M inputs.
+    samples, f_true, confidence_level, inflation
+        As for :func:`credible_sets`.
+
+    Returns
+    -------
+    CredibleSets
+    """
+    fbar, tau = np.asarray(fbar, dtype=float), float(radius)
     tau_param = parameter_radius(samples, confidence_level, ord=np.inf)
     inflated = float(inflation) * tau_param
     if f_true is None:

@@ -13,17 +13,18 @@ private method::
                         n_samples=200, burn_in=500)
 """
 
+import sys
 from typing import NamedTuple
 
 import numpy as np
 import torch
 from sklearn.utils import check_random_state
 
-from ._data import check_numeric, safe_scale
-from ._threads import torch_threads
+from ._data import check_numeric, safe_scale, standardize
+from ._threads import gradient_work, torch_threads
 from .model import MLPSpec
 from .potential import MLPPotential
-from .samplers import RunSettings, Target, get_sampler
+from .samplers import RunSettings, Target, choose_sampler, get_sampler
 
 __all__ = ["PosteriorProblem", "build_problem", "vectorize_chains", "VECTORIZE_WORK"]
 
@@ -40,7 +41,10 @@ class PosteriorProblem(NamedTuple):
     spec : MLPSpec
         The network (flat parameters in scikit-learn's order).
     X, y : torch.Tensor
-        Standardized inputs ``(n, d)`` and encoded targets.
+        Standardized inputs ``(n, d)`` and encoded targets. For ``X`` a
+        NumPy memmap or a dask array, ``X`` here is a
+        :class:`~skgibbs._rows.ScaledRows`, which indexes like the tensor
+        but reads only the rows asked for.
     potential : MLPPotential
         Per-example losses of the network on ``(X, y)``.
     prior : Prior or MixingPrior
@@ -65,7 +69,8 @@ class PosteriorProblem(NamedTuple):
         joblib jobs over groups of chains.
     arrays : tuple of ndarray
         The validated ``(X, y)`` as given (NumPy, unscaled): what the
-        estimator summarises the draws on.
+        estimator summarises the draws on. A memmap or dask ``X`` is a
+        :class:`~skgibbs._rows.RowSource` here (``X[a:b]`` gives NumPy rows).
     """
 
     spec: MLPSpec
@@ -85,8 +90,17 @@ class PosteriorProblem(NamedTuple):
     arrays: tuple
 
     def sample(self):
-        """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`."""
-        with torch_threads(self.X.device):
+        """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`.
+
+        A chain sampler keeps the thread budget when its largest gradient
+        (the expected batch x weights x chains batched) reaches
+        ``skgibbs._threads.THREAD_WORK``, and the runner shares it out among
+        its jobs; otherwise, and for samplers without chains, one thread.
+        """
+        batched = len(self.seeds) if self.vectorize else 1
+        rows = self.sampler.rows_per_step(self.potential.n_data, self.run.rho)
+        work = gradient_work(rows, self.spec.n_params, batched)
+        with torch_threads(self.X.device, work=work if self.sampler.has_chains else None):
             return self.sampler.sample(
                 self.target, self.theta0, self.seeds, self.run, vectorize=self.vectorize, n_jobs=self.n_jobs
             )
@@ -132,14 +146,20 @@ def build_problem(estimator, X, y):
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
-    sampler = get_sampler(est.sampler, est._requested_rho())
     est.n_train_ = n
     est.x_mean_, est.x_scale_ = X.mean(0), safe_scale(X.std(0))
     targets = est._encode_targets(y)
     spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs())
+    sampler = get_sampler(
+        est.sampler, est._requested_rho(), n_rows=n, n_params=spec.n_params, device=device
+    )
+    if isinstance(est.sampler, str) and est.sampler == "auto" and est.verbose:
+        why = choose_sampler(est._requested_rho(), n, spec.n_params, device)[1]
+        print(f"[skgibbs] sampler='auto': {why}.", file=sys.stderr)
     # the prior is known before any work: a kernel that cannot run under it fails now
     rho = sampler.check(est._prior(spec, device, sampler), est._requested_rho())
-    Xt = torch.as_tensor((X - est.x_mean_) / est.x_scale_, dtype=torch.float32, device=device)
+    # a memmap or dask X stays where it is: Xt then reads its rows when a batch needs them
+    Xt = standardize(X, est.x_mean_, est.x_scale_, device)
     yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
     seeds = np.random.SeedSequence(check_random_state(est.random_state).randint(2**31)).generate_state(
         est.n_chains + 1
@@ -151,10 +171,11 @@ def build_problem(estimator, X, y):
     est.lambda_ = n / est.temperature_
     prior = est._prior(spec, device, sampler)
     potential = MLPPotential(spec, Xt, yt, loss=est._loss)
+    schedule = sampler.default_schedule(n)
     run = RunSettings(
         n_samples=est.n_samples,
-        burn_in=sampler.default_burn_in if est.burn_in == "auto" else est.burn_in,
-        thin=sampler.default_thin if est.thin == "auto" else est.thin,
+        burn_in=schedule[0] if est.burn_in == "auto" else est.burn_in,
+        thin=schedule[1] if est.thin == "auto" else est.thin,
         rho=rho,
         verbose=est.verbose,
     )
@@ -171,7 +192,7 @@ def build_problem(estimator, X, y):
         theta0=theta0,
         seeds=[int(s) for s in seeds[1:]],
         run=run,
-        vectorize=vectorize_chains(est.n_chains, n * rho, spec.n_params, device),
+        vectorize=vectorize_chains(est.n_chains, sampler.rows_per_step(n, rho), spec.n_params, device),
         # one GPU batches all chains; worker processes would each need a device of their own
         n_jobs=None if device.type == "cuda" else est.n_jobs,
         arrays=(X, y),

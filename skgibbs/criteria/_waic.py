@@ -95,14 +95,36 @@ def waic(log_lik, beta=1.0):
     """
     L = np.asarray(log_lik, dtype=float)
     L = L.reshape(-1, L.shape[-1])
-    S, n = L.shape
+    S = L.shape[0]
     if not beta > 0:
         raise ValueError(f"beta must be > 0 (the power of the likelihood), got {beta!r}.")
     lppd_i = logsumexp(L, axis=0) - np.log(S)
     p_i = np.var(L, axis=0)
-    elpd_i = lppd_i - beta * p_i
+    return waic_from_pointwise(lppd_i - beta * p_i, p_i)
+
+
+def waic_from_pointwise(elpd_pointwise, p_pointwise):
+    """The :class:`WAICResult` of pointwise values, e.g. those of :func:`waic` on chunks of examples.
+
+    WAIC is a sum over examples of per-example terms, so the pointwise
+    values of disjoint sets of examples, concatenated, give the WAIC of
+    their union.
+
+    Parameters
+    ----------
+    elpd_pointwise : array-like of shape (n,)
+        ``log mean_k p(y_i | theta_k) - beta Var_k log p(y_i | theta_k)``.
+    p_pointwise : array-like of shape (n,)
+        ``Var_k log p(y_i | theta_k)``.
+
+    Returns
+    -------
+    WAICResult
+    """
+    elpd_i = np.asarray(elpd_pointwise, dtype=float)
+    p_i = np.asarray(p_pointwise, dtype=float)
     elpd = float(np.sum(elpd_i))
-    se = float(np.sqrt(n * np.var(elpd_i)))
+    se = float(np.sqrt(len(elpd_i) * np.var(elpd_i)))
     return WAICResult(elpd, se, float(np.sum(p_i)), -2.0 * elpd, elpd_i, p_i)
 
 

@@ -9,6 +9,11 @@ functions and plain values only, so it pickles (joblib sends it to worker
 processes), and it prints as the call that made it.
 """
 
+import numpy as np
+from sklearn.utils import _safe_indexing
+
+from .._chunks import row_chunks
+
 __all__ = ["Scorer", "final_step"]
 
 
@@ -71,7 +76,16 @@ def _probabilities(final, Xt, kwargs):
 
 
 def _posterior_draws(final, Xt, kwargs):
-    return final.predict_samples(Xt).T, {**kwargs, "noise_variance": final.noise_variance_}
+    # (rows, draws (S, rows)) pairs, chunk by chunk of rows: the (S, n) draws are never held at once
+    return _draw_chunks(final, Xt), {**kwargs, "noise_variance": final.noise_variance_}
+
+
+def _draw_chunks(final, Xt):
+    n = len(Xt)
+    samples = getattr(final, "samples_", None)
+    n_draws = samples.shape[0] * samples.shape[1] if samples is not None and samples.ndim == 3 else 1
+    for rows in row_chunks(n, n_draws, width=4):
+        yield rows, final.predict_samples(_safe_indexing(Xt, np.arange(rows.start, rows.stop))).T
 
 
 def _fitted_waic(final, Xt, kwargs):
@@ -100,7 +114,10 @@ class Scorer:
         ``metric(y_true, response, **kwargs) -> float``; a module-level
         function, so that the scorer pickles.
     response : {"predict_interval", "predict_proba", "predict_samples", "waic"}
-        What the last step of the estimator is asked for.
+        What the last step of the estimator is asked for. ``"predict_samples"``
+        gives the metric an iterator of ``(rows, draws)`` pairs, the draws
+        ``(S, rows)`` of consecutive slices of rows, so that the draws at
+        every row are never held at once.
     sign : {1, -1}
         -1 turns a loss into a greater-is-better score.
     name : str

@@ -61,9 +61,14 @@ def _brier(y_true, y_prob, labels):
     return brier_score_loss(y_true, y_prob, labels=labels)
 
 
-def _log_predictive_density(y_true, draws, noise_variance):
-    log_lik = gaussian_log_likelihood(np.asarray(y_true, dtype=float), draws, noise_variance)
-    return np.mean(logsumexp(log_lik, axis=0) - np.log(draws.shape[0]))
+def _log_predictive_density(y_true, draw_chunks, noise_variance):
+    # the draws come chunk by chunk of rows; the sum over rows of log mean_k N(y_i; f_k(x_i), sigma^2)
+    y = np.asarray(y_true, dtype=float)
+    total = 0.0
+    for rows, draws in draw_chunks:
+        log_lik = gaussian_log_likelihood(y[rows], draws, noise_variance)
+        total += np.sum(logsumexp(log_lik, axis=0) - np.log(draws.shape[0]))
+    return total / len(y)
 
 
 def _criterion(y_true, value):

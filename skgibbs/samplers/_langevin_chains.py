@@ -419,8 +419,8 @@ class SGLD(Sampler):
     def batch_terms(self, lam, n, rho, info):
         return self.constants(lam, n, rho)[:2]
 
-    def batch_noise(self, terms, rho):
-        return np.zeros(terms.shape[0])  # no Metropolis-Hastings ratio to disturb
+    def batch_noise(self, term_squares, rho):
+        return np.zeros(np.shape(term_squares)[0])  # no Metropolis-Hastings ratio to disturb
 
 
 class SGLDChains:

@@ -209,17 +209,18 @@ class MeanFieldVI(Sampler):
         n_grad = np.full(K, res.n_iter, dtype=np.int64)
         return ChainResult(np.stack(draws), None, n_grad, {"log_q": np.stack(log_q)}, False, info)
 
-    def loss_statistics(self, losses, lam, rho, info):
-        out = super().loss_statistics(losses, lam, rho, info)
+    def loss_statistics(self, loss_sum, loss_square_sum, n, lam, rho, info):
+        out = super().loss_statistics(loss_sum, loss_square_sum, n, lam, rho, info)
         # E_q sum_i log L(y_i | x_i, theta) with log L = -lambda l_i / n, by the draws
-        out["expected_log_likelihood"] = float(-lam * losses.mean())
+        loss_sum = np.asarray(loss_sum, dtype=np.float64)
+        out["expected_log_likelihood"] = float(-lam * (loss_sum.sum() / (loss_sum.size * n)))
         return out
 
     def diagnose(self, fit):
-        if len(fit["vi_validation_objective_"]) and not fit["vi_stopped_early_"]:
+        if self.early_stopping and not fit["vi_stopped_early_"]:
             return [
-                f"The variational optimisation ran all max_iter={fit['n_iter_']} steps while its held-out "
-                "objective was still improving, so q may be far from the optimum of the tempered ELBO. "
+                f"The variational optimisation ran all max_iter={fit['n_iter_']} steps while its objective "
+                "was still improving, so q may be far from the optimum of the tempered ELBO. "
                 "Raise the sampler's max_iter or learning_rate."
             ]
         return []

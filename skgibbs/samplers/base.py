@@ -243,26 +243,50 @@ class Sampler(BaseEstimator):
         """``(c, d)`` of the per-example term ``c l_i + d`` the kernel's potential uses."""
         return lam / n, 0.0
 
-    def loss_statistics(self, losses, lam, rho, info):
-        """Statistics of the per-example losses ``(S, n)`` of the draws that the kernel reports.
+    def loss_statistics(self, loss_sum, loss_square_sum, n, lam, rho, info):
+        """Statistics of the per-example losses of the draws that the kernel reports.
 
-        ``surrogate_scale``: the mean per-example term ``c l_i`` of the
-        kernel's potential; ``batch_noise``: the mean of
-        :meth:`batch_noise`.
+        The losses enter through their sums over the ``n`` examples, per
+        draw, so that the estimators can accumulate them over chunks of rows.
+
+        Parameters
+        ----------
+        loss_sum : ndarray of shape (S,)
+            ``sum_i l_i(theta_k)`` of every draw.
+        loss_square_sum : ndarray of shape (S,)
+            ``sum_i l_i(theta_k)^2`` of every draw.
+        n : int
+            The number of examples summed over.
+        lam : float
+        rho : float
+        info : dict
+            The fitted attributes so far, without their trailing underscore.
+
+        Returns
+        -------
+        dict
+            ``surrogate_scale``: the mean per-example term ``c l_i`` of the
+            kernel's potential; ``batch_noise``: the mean over the draws of
+            :meth:`batch_noise`.
         """
-        c, d = self.batch_terms(lam, losses.shape[1], rho, info)
-        noise = self.batch_noise(c * losses + d, rho)
-        return {"surrogate_scale": float(c * losses.mean()), "batch_noise": float(noise.mean())}
+        loss_sum = np.asarray(loss_sum, dtype=np.float64)
+        loss_square_sum = np.asarray(loss_square_sum, dtype=np.float64)
+        c, d = self.batch_terms(lam, n, rho, info)
+        # sum_i (c l_i + d)^2, expanded
+        term_squares = c * c * loss_square_sum + 2.0 * c * d * loss_sum + n * d * d
+        noise = self.batch_noise(term_squares, rho)
+        mean_loss = loss_sum.sum() / (loss_sum.size * n)
+        return {"surrogate_scale": float(c * mean_loss), "batch_noise": float(noise.mean())}
 
-    def batch_noise(self, terms, rho):
+    def batch_noise(self, term_squares, rho):
         """Standard deviation of the log MH ratio caused by two independent batches, per draw.
 
-        ``terms`` ``(S, n)`` are the per-example terms ``c l_i + d``: for
-        ``Z_i ~ Ber(rho)``, ``Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2``
-        and the ratio holds the difference of two batches. Zero on the full
-        data.
+        ``term_squares`` ``(S,)`` holds ``sum_i t_i^2`` of every draw, with
+        ``t_i = c l_i + d`` the per-example terms: for ``Z_i ~ Ber(rho)``,
+        ``Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2`` and the ratio
+        holds the difference of two batches. Zero on the full data.
         """
-        return np.sqrt(2 * rho * (1 - rho) * (terms**2).sum(1))
+        return np.sqrt(2 * rho * (1 - rho) * np.asarray(term_squares, dtype=np.float64))
 
     def diagnose(self, fit):
         """Messages for what falls short in a fit, from its fitted attributes ``fit`` (a dict).

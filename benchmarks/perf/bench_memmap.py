@@ -1,0 +1,395 @@
+"""Data larger than memory: a fit's minibatch path on 10^7 rows of a memory-mapped ``.npy``.
+
+``fit`` takes ``X`` as ``np.load(path, mmap_mode="r")`` without copying it:
+one pass over its blocks computes the column means and standard deviations
+and refuses NaN and inf, and the minibatch kernels read only their batches.
+This script writes ``n = 10^7`` rows of Friedman #1 (20 inputs uniform on
+[0, 1], of which 5 enter ``10 sin(pi x1 x2) + 20 (x3 - 1/2)^2 + 10 x4 + 5
+x5``, plus N(0, 1) noise) in blocks of 10^6 rows to a temporary float32
+``.npy`` (800 MB; float32 is what the network reads, and half the disk of
+float64), ``y`` to a float64 ``.npy`` beside it, and deletes both at the end.
+
+Each measurement runs in a fresh Python process, so that its peak memory is
+its own:
+
+* **validation and set-up**: ``build_problem`` of a
+  ``GibbsMLPRegressor(sampler=SGLD(step_size=0.1 / n), rho=1000 / n)`` (the
+  default 20-100-100-1 network, one chain, no pre-training) on the memmap,
+  with the file's pages first dropped from the page cache where the system
+  allows it: the block pass over X plus reading y into memory;
+* **an epoch of batches**: the same uniformly drawn batches of ``b`` rows
+  (with replacement, as a fixed-size minibatch kernel draws them), each
+  epoch ``n / b`` of them, through (a) a plain torch loop: the rows read
+  from the memmap by fancy indexing, standardized, forward and backward of
+  an ``nn.Sequential`` of the same layers with the summed squared loss; and
+  (b) the library's minibatch path: ``problem.target.loss_sum_and_grad``
+  on ``Batch(idx)``, which reads the rows from the memmap and evaluates
+  the same loss and its gradient. The epoch is split into rounds that
+  alternate which of the two runs first, and the time ratio is taken per
+  round (the machine is shared: the spread of the ratios says how noisy it
+  was);
+* **an end-to-end fit**: ``fit(X_memmap, y)`` of that estimator with 10
+  burn-in steps and 2 draws: the validation pass, the steps and the
+  summaries on all ``n`` training rows.
+
+Memory is read from ``/proc/self/status`` every 2 ms: the private
+(anonymous) resident memory, i.e. what the process allocated, and the
+file-backed resident memory, i.e. pages of the memmap mapped into the
+process, which are the operating system's page cache and are given back
+under memory pressure; ``ru_maxrss`` (their sum at its peak) is recorded
+beside. A copy of X shows as private memory.
+
+Run ``python -m benchmarks run memmap`` (five to ten minutes on one core,
+900 MB of disk under the temporary directory); ``--quick`` runs
+``n = 2 * 10^5`` rows with batches of 1000 only.
+"""
+
+import concurrent.futures
+import multiprocessing
+import os
+import resource
+import shutil
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import make_friedman1
+
+from .. import Benchmark, Output
+from ..common.environment import load_average
+from ..common.writer import Page
+
+NAME = "memmap"
+N_FEATURES = 20
+WRITE_BLOCK = 1_000_000
+ROUNDS = 10
+
+
+def add_arguments(parser):
+    parser.add_argument(
+        "--rows", type=int, default=None, help="rows of the file (default 10^7; with --quick 2 * 10^5)"
+    )
+    parser.add_argument(
+        "--tmpdir", default=None, help="where the temporary .npy files go (default: the system's)"
+    )
+
+
+# ------------------------------------------------------------------ the data
+def write_friedman1(directory, n, seed=0):
+    """``X.npy`` (float32, ``(n, 20)``) and ``y.npy`` (float64) of Friedman #1, written block by block."""
+    X = np.lib.format.open_memmap(directory / "X.npy", mode="w+", dtype=np.float32, shape=(n, N_FEATURES))
+    y = np.lib.format.open_memmap(directory / "y.npy", mode="w+", dtype=np.float64, shape=(n,))
+    for block, start in enumerate(range(0, n, WRITE_BLOCK)):
+        stop = min(start + WRITE_BLOCK, n)
+        Xb, yb = make_friedman1(stop - start, n_features=N_FEATURES, noise=1.0, random_state=seed + block)
+        X[start:stop], y[start:stop] = Xb, yb
+    X.flush()
+    y.flush()
+    del X, y
+    return directory / "X.npy", directory / "y.npy"
+
+
+def _drop_from_page_cache(path):
+    """Ask the system to forget the file's cached pages (Linux); whether it could."""
+    if not hasattr(os, "posix_fadvise"):
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return True
+
+
+# -------------------------------------------------------------- the memory
+def _status_kb():
+    """``{"anon": RssAnon, "file": RssFile}`` in kB from /proc/self/status, or None."""
+    try:
+        with open("/proc/self/status") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in lines if ":" in line)
+    return {key: int(fields[name].split()[0]) for key, name in (("anon", "RssAnon"), ("file", "RssFile"))}
+
+
+class MemoryWatch:
+    """Peak private and file-backed resident memory while the block runs, polled every 2 ms."""
+
+    def __enter__(self):
+        self.start = _status_kb()
+        self.peak = dict(self.start) if self.start else None
+        self._running = True
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+        self.t0 = time.perf_counter()
+        return self
+
+    def _poll(self):
+        while self._running:
+            now = _status_kb()
+            if now is not None:
+                self.peak = {k: max(self.peak[k], now[k]) for k in now}
+            time.sleep(0.002)
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.t0
+        self._running = False
+        self._thread.join()
+
+    def summary(self):
+        """Peaks in MB: private, and private and file-backed above their values at the start."""
+        if self.peak is None:
+            return {"private_mb": None, "private_added_mb": None, "file_added_mb": None}
+        return {
+            "private_mb": self.peak["anon"] / 1024,
+            "private_added_mb": (self.peak["anon"] - self.start["anon"]) / 1024,
+            "file_added_mb": (self.peak["file"] - self.start["file"]) / 1024,
+        }
+
+
+def _maxrss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+
+
+# ------------------------------------------------------ the measured parts
+def _estimator(n, **settings):
+    from skgibbs import GibbsMLPRegressor
+    from skgibbs.samplers import SGLD
+
+    # lambda = n / temperature grows with n: a step of order 1 / n keeps SGLD stable
+    return GibbsMLPRegressor(
+        sampler=SGLD(step_size=0.1 / n),
+        rho=min(1.0, 1000 / n),
+        n_chains=1,
+        pretrain_iter=0,
+        random_state=0,
+        **settings,
+    )
+
+
+def _batches(n, size, count, seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        yield rng.integers(0, n, size)
+
+
+def measure_epochs(path_X, path_y, batch_sizes, threads, drop_cache, seed=0):
+    """Validation pass, then an epoch of the plain loop and of the library's path per batch size."""
+    import torch
+
+    from skgibbs.potential import Batch
+    from skgibbs.problem import build_problem
+
+    torch.set_num_threads(threads)
+    X, y = np.load(path_X, mmap_mode="r"), np.load(path_y, mmap_mode="r")
+    n = X.shape[0]
+    dropped = drop_cache and _drop_from_page_cache(path_X)
+    est = _estimator(n)
+    with MemoryWatch() as build:
+        problem = build_problem(est, X, y)
+    out = {"n": n, "page_cache_dropped": dropped, "validate_s": build.seconds}
+    out["validate_memory"] = build.summary()
+    target, theta, yt = problem.target, problem.theta0[:1], problem.y
+    mean = torch.as_tensor(est.x_mean_, dtype=torch.float32)
+    scale = torch.as_tensor(est.x_scale_, dtype=torch.float32)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        sizes = [N_FEATURES, *problem.spec.hidden_layer_sizes, 1]
+        layers = []
+        for a, b in zip(sizes[:-1], sizes[1:]):
+            layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+        net = torch.nn.Sequential(*layers[:-1])
+
+    def plain(idx):
+        xb = (torch.from_numpy(X[idx]) - mean) / scale
+        net.zero_grad(set_to_none=True)
+        loss = ((yt[torch.from_numpy(idx)] - net(xb)[:, 0]) ** 2).sum()
+        loss.backward()
+
+    def library(idx):
+        i = torch.from_numpy(idx)[None]
+        target.loss_sum_and_grad(theta, Batch(i, None, torch.tensor([len(idx)])))
+
+    out["epochs"] = []
+    with MemoryWatch() as epochs:
+        for size in batch_sizes:
+            per_round = max(1, n // (size * ROUNDS))
+            times = {"plain": [], "library": []}
+            for r in range(ROUNDS):
+                order = (("plain", plain), ("library", library))
+                for name, fn in order if r % 2 == 0 else order[::-1]:
+                    start = time.perf_counter()
+                    for idx in _batches(n, size, per_round, [seed, size, r]):
+                        fn(idx)
+                    times[name].append(time.perf_counter() - start)
+            scale_to_epoch = n / (size * per_round * ROUNDS)
+            ratios = np.array(times["library"]) / np.array(times["plain"])
+            out["epochs"].append(
+                {
+                    "batch": size,
+                    "batches_timed": per_round * ROUNDS,
+                    "plain_epoch_s": sum(times["plain"]) * scale_to_epoch,
+                    "library_epoch_s": sum(times["library"]) * scale_to_epoch,
+                    "ratio_median": float(np.median(ratios)),
+                    "ratio_min": float(ratios.min()),
+                    "ratio_max": float(ratios.max()),
+                }
+            )
+    out["epoch_memory"] = epochs.summary()
+    out["maxrss_mb"] = _maxrss_mb()
+    return out
+
+
+def measure_fit(path_X, path_y, threads):
+    """A short end-to-end ``fit`` on the memmap: its time and memory."""
+    import torch
+
+    from skgibbs import SamplerWarning
+
+    torch.set_num_threads(threads)
+    X, y = np.load(path_X, mmap_mode="r"), np.load(path_y, mmap_mode="r")
+    est = _estimator(X.shape[0], n_samples=2, burn_in=10, thin=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        with MemoryWatch() as fit:
+            est.fit(X, y)
+    return {"fit_s": fit.seconds, "fit_memory": fit.summary(), "maxrss_mb": _maxrss_mb()}
+
+
+def _in_fresh_process(fn, *args):
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(fn, *args).result()
+
+
+# ------------------------------------------------------------- the harness
+def run(args):
+    n = args.rows or (200_000 if args.quick else 10_000_000)
+    batch_sizes = [1000] if args.quick else [1000, 100_000]
+    parent = Path(args.tmpdir or tempfile.gettempdir())
+    need = n * N_FEATURES * 4 + n * 8
+    free = shutil.disk_usage(parent).free
+    if free < 2 * need:
+        raise SystemExit(
+            f"{parent} has {free / 2**30:.1f} GiB free; the files need {need / 2**30:.1f} GiB, and as much "
+            "again should stay free"
+        )
+    result = {"quick": args.quick, "n": n, "n_features": N_FEATURES, "threads": args.threads}
+    result["load_average"] = []
+    directory = Path(tempfile.mkdtemp(prefix="skgibbs-memmap-", dir=parent))
+    try:
+        start = time.perf_counter()
+        path_X, path_y = write_friedman1(directory, n, seed=args.seed)
+        result["write_s"] = time.perf_counter() - start
+        result["file_mb"] = path_X.stat().st_size / 2**20
+        result["load_average"].append(load_average())
+        epochs = _in_fresh_process(measure_epochs, path_X, path_y, batch_sizes, args.threads, True, args.seed)
+        result.update(epochs)
+        result["load_average"].append(load_average())
+        result["fit"] = _in_fresh_process(measure_fit, path_X, path_y, args.threads)
+        result["load_average"].append(load_average())
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    for row in result["epochs"]:
+        print({k: row[k] for k in ("batch", "plain_epoch_s", "library_epoch_s", "ratio_median")}, flush=True)
+    return {NAME: result}
+
+
+def _mb(value):
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def report(results):
+    """The epoch times, their ratio and the memory of each part."""
+    r = results[NAME]
+    n, d = r["n"], r["n_features"]
+    copies_mb = n * d * (8 + 4 + 4) / 2**20  # float64 X, float32 Xt and X with a column of ones, in memory
+    epoch_header = [
+        "batch rows",
+        "plain torch loop: s / epoch",
+        "library path: s / epoch",
+        "ratio (median over rounds)",
+        "ratio range",
+    ]
+    epoch_rows = [
+        [
+            f"{e['batch']:,}",
+            f"{e['plain_epoch_s']:.1f}",
+            f"{e['library_epoch_s']:.1f}",
+            f"{e['ratio_median']:.2f}",
+            f"{e['ratio_min']:.2f}-{e['ratio_max']:.2f}",
+        ]
+        for e in r["epochs"]
+    ]
+    memory_header = [
+        "part",
+        "time (s)",
+        "private memory, peak (MB)",
+        "of which added by the part (MB)",
+        "file pages mapped by the part, peak (MB)",
+    ]
+    parts = [
+        ("validation and set-up (build_problem)", r["validate_s"], r["validate_memory"]),
+        ("epochs (both loops, every batch size)", None, r["epoch_memory"]),
+        ("fit: SGLD, 1 chain, 10 + 2 steps", r["fit"]["fit_s"], r["fit"]["fit_memory"]),
+    ]
+    memory_rows = [
+        [
+            part,
+            "" if seconds is None else f"{seconds:.1f}",
+            _mb(m["private_mb"]),
+            _mb(m["private_added_mb"]),
+            _mb(m["file_added_mb"]),
+        ]
+        for part, seconds, m in parts
+    ]
+    loads = ", ".join(f"{x:.1f}" for x in r["load_average"])
+    cache = "dropped from" if r.get("page_cache_dropped") else "possibly still in"
+    notes = [
+        f"n = {n:,} rows of Friedman #1 ({d} inputs, noise 1) in a float32 .npy of {r['file_mb']:,.0f} MB, "
+        f"memory-mapped; y in a float64 .npy. Default 20-100-100-1 ReLU network, one chain, float32, "
+        f"{r['threads']} torch thread(s); load average {loads} (before, between and after the parts). "
+        f"Writing the files took {r['write_s']:.0f} s.",
+        "An epoch is n / b batches of b rows drawn uniformly with replacement; both loops see the same "
+        f"batches, in {ROUNDS} rounds that alternate which loop runs first, and the epoch time is the sum "
+        "over the rounds. The plain loop reads the rows by NumPy fancy indexing, standardizes them and "
+        "runs forward and backward of an nn.Sequential; the library path is the target's "
+        "loss_sum_and_grad on the batch (its rows read from the memmap by the fit's row source, "
+        "standardized in float64 as an in-memory fit does, and a hand-written backward pass). The "
+        "ratio column is library / plain per round: below 2 meets the target of at most twice the plain "
+        "loop.",
+        f"Validation: the file's pages were {cache} the page cache before it, so its time includes "
+        "reading the file from disk. Private memory is what the process allocated (Python, torch, y "
+        f"and its float32 copy, one block of X at a time); an in-memory fit of these data would hold "
+        f"{copies_mb:,.0f} MB of copies of X alone (the float64 array, the standardized float32 tensor "
+        "and its copy with a column of ones). File pages mapped are the pages of the memmap (and of "
+        "libraries loaded on the way) that the part brought into the process: shared with the page "
+        "cache and reclaimable, they reach the file's size once every row has been read.",
+        "The fit's time and memory include its summaries on all n training rows (noise variance, "
+        "R-hat, credible radius, WAIC): where those read X whole rather than in row chunks, the "
+        "private memory of the fit shows it.",
+    ]
+    return [
+        Page(
+            NAME,
+            "Fits on a memory-mapped .npy",
+            [("Time per epoch", epoch_header, epoch_rows), ("Memory", memory_header, memory_rows)],
+            notes,
+        )
+    ]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="performance",
+    title="Fits on a memory-mapped .npy: memory, validation pass and time per epoch",
+    outputs=(Output(NAME, "Fits on a memory-mapped .npy"),),
+    run=run,
+    report=report,
+    add_arguments=add_arguments,
+)
