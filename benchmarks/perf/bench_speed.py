@@ -19,7 +19,11 @@ Measured on one CPU thread in float32:
 3. the crossover of that choice: per-chain throughput of four chains batched
    over four sequential ones on a grid of batch sizes and network sizes, to
    check the threshold ``skgibbs.problem.VECTORIZE_WORK`` of the estimators;
-4. a torch.profiler breakdown of one csMALA step at rho = 0.1.
+4. where the time of one csMALA step at rho = 0.1 goes: the step beside its
+   parts called alone through public names (the batch draw, the proposal
+   noise, the gradient on a batch, the prior's value and gradient), the
+   rest being the Metropolis-Hastings arithmetic of a few-element tensors;
+5. a torch.profiler breakdown of that step.
 
 Every comparison is timed in interleaved blocks and reported as the median
 (see ``benchmarks/common/timing.py``); the raw block rates go to ``speed.json``.
@@ -296,6 +300,60 @@ def _crossing(cells):
     return out
 
 
+def step_parts(opts):
+    """Microseconds of one single-chain csMALA step at rho = 0.1 and of its parts, timed interleaved.
+
+    The parts are called as the step calls them: ``Target.draw_batch``, one
+    ``torch.randn`` of the proposal noise, ``Target.loss_sum_and_grad`` on a
+    batch (fresh batches drawn beforehand), and the prior
+    (``Target.log_prior`` once, ``Target.grad`` twice). What is left of the
+    step is its own arithmetic on ``(1,)`` and ``(1, Q)`` tensors.
+    """
+    prob = paper000_problem(0.1)
+    target, theta = prob.target, prob.theta0[:1]
+    gen = torch.Generator().manual_seed(0)
+    batches = [target.draw_batch([gen], prob.rho) for _ in range(8)]
+    loss_grad = target.loss_sum_and_grad(theta, batches[0])[1]
+
+    def repeat(fn):
+        def run(n_steps):
+            for i in range(n_steps):
+                fn(i)
+
+        return run
+
+    parts = {
+        "batch": ("Bernoulli batch: Target.draw_batch", lambda i: target.draw_batch([gen], prob.rho)),
+        "noise": (
+            "proposal noise: torch.randn(1, Q)",
+            lambda i: torch.randn(1, theta.shape[1], generator=gen),
+        ),
+        "gradient": (
+            "gradient on the batch: Target.loss_sum_and_grad",
+            lambda i: target.loss_sum_and_grad(theta, batches[i % len(batches)]),
+        ),
+        "prior": (
+            "prior: Target.log_prior + 2 x Target.grad",
+            lambda i: (
+                target.log_prior(theta),
+                target.grad(loss_grad, theta, prob.c),
+                target.grad(loss_grad, theta, prob.c),
+            ),
+        ),
+    }
+    variants = [Variant("step", "csMALA step (mala.step)", kernel_runner(prob, [0]))]
+    variants += [Variant(key, label, repeat(fn)) for key, (label, fn) in parts.items()]
+    res = measure(variants, opts.repeats, opts.block_s)
+    us = {key: 1e6 / r["median"] for key, r in res.items()}
+    us["rest"] = us["step"] - sum(us[key] for key in parts)
+    labels = {key: r["label"] for key, r in res.items()}
+    labels["rest"] = "the rest: proposal, MH ratio, acceptance (tensors of 1 and Q elements)"
+    print("\nwhere the time of a csMALA step goes (rho=0.1, 1 chain):")
+    for key, value in us.items():
+        print(f"  {labels[key]:<62s} {value:8.1f} us")
+    return {"us": us, "labels": labels, "timing": res}
+
+
 def profile_step(opts):
     """torch.profiler self-CPU time per op of the single-chain csMALA step at rho = 0.1."""
     from torch.profiler import ProfilerActivity, profile
@@ -381,6 +439,7 @@ def run(opts):
         ("paper000", lambda: bench_paper000(opts, jx)),
         ("paper001", lambda: bench_paper001(opts)),
         ("crossover", lambda: bench_crossover(opts)),
+        ("parts", lambda: step_parts(opts)),
         ("profile", lambda: profile_step(opts)),
     ]
     results["section_seconds"] = {}
@@ -394,9 +453,24 @@ def run(opts):
     return {NAME: results}
 
 
+def _parts_table(parts):
+    """The step-parts table: microseconds per step and share of the step."""
+    us, labels = parts["us"], parts["labels"]
+    rows = [[labels[key], f"{value:,.0f}", f"{value / us['step']:.0%}"] for key, value in us.items()]
+    return (
+        "Where the time of a csMALA step goes (paper 000 network, rho = 0.1, one chain)",
+        ["part", "us per step", "share of the step"],
+        rows,
+    )
+
+
 def report(results):
-    """The intro, the four tables and the notes, in the list-table layout of the docs."""
-    text = intro(results[NAME]), tables(results[NAME]), notes(results[NAME])
+    """The intro, the tables and the notes, in the list-table layout of the docs."""
+    res = results[NAME]
+    table_list = tables(res)
+    if "parts" in res:  # results written before the parts were timed have no such table
+        table_list.append(_parts_table(res["parts"]))
+    text = intro(res), table_list, notes(res)
     return [Page(NAME, md=[to_markdown(*text)], rst=[to_rst(*text)])]
 
 

@@ -76,13 +76,15 @@ def _bernoulli_indices(generator, n, rho, device=None):
     """
     mean = n * rho
     chunk = int(mean + 6.0 * (mean * (1 - rho)) ** 0.5 + 16)
-    parts, last = [], torch.zeros((), dtype=torch.long, device=device)
+    parts, last = [], 0
     while True:
         gaps = torch.empty(chunk, device=device).geometric_(rho, generator=generator)
-        pos = last + torch.cumsum(gaps.long(), 0) - 1
+        # the gaps are whole numbers: summed as integers, shifted in place
+        pos = torch.cumsum(gaps, 0, dtype=torch.long).add_(last - 1)
         parts.append(pos)
-        if int(pos[-1]) >= n - 1:
+        end = int(pos[-1])
+        if end >= n - 1:
             break
-        last = pos[-1] + 1
+        last = end + 1
     pos = torch.cat(parts) if len(parts) > 1 else parts[0]
     return pos[: int(torch.searchsorted(pos, n))]

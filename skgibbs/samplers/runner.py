@@ -28,8 +28,9 @@ from numbers import Integral
 
 import numpy as np
 import torch
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 
+from .._threads import gradient_work, thread_count
 from ..exceptions import SamplerWarning
 from ._progress import progress, progress_close
 from .base import ChainResult, RunSettings, get_sampler
@@ -124,16 +125,16 @@ def _own_arrays(chains):
             setattr(chains, name, value.copy())
 
 
-def _warmup_job(sampler, target, theta0, seeds, run, vectorize):
-    torch.set_num_threads(1)
+def _warmup_job(sampler, target, theta0, seeds, run, vectorize, threads=1):
+    torch.set_num_threads(threads)
     chains = sampler.chains(target, theta0, _generators(seeds, theta0.device), run, vectorize)
     chains.warmup()
     gen_states = [g.get_state() for g in chains.gens]
     return chains, gen_states
 
 
-def _sample_job(sampler, chains, gen_states, pooled, run):
-    torch.set_num_threads(1)
+def _sample_job(sampler, chains, gen_states, pooled, run, threads=1):
+    torch.set_num_threads(threads)
     _own_arrays(chains)
     for g, st in zip(chains.gens, gen_states):
         g.set_state(st)
@@ -198,6 +199,14 @@ def run_chains(
     only on ``K``, ``vectorize`` and a positive ``n_jobs``, so a run on a
     cluster repeats a local run with the same arguments bit for bit.
 
+    Every job sets torch's thread count: one thread while a gradient is
+    small (the expected batch ``n rho`` x weights x chains batched, below
+    ``skgibbs._threads.THREAD_WORK``), else the caller's
+    ``torch.get_num_threads()`` shared out among the jobs that run at once
+    (at least one each), so that ``n_jobs`` workers never oversubscribe it.
+    Draws of large gradients are therefore reproducible for the same thread
+    count (the rounding of a parallel reduction depends on it).
+
     Examples
     --------
     >>> import torch
@@ -226,19 +235,37 @@ def run_chains(
         return Parallel(n_jobs=n_jobs)(delayed(fn)(*a) for a in args_list)
 
     threads = torch.get_num_threads()
+    warm_threads = _job_threads(target, theta0, rho, warm_groups, vectorize, n_jobs)
+    sample_threads = _job_threads(target, theta0, rho, groups, vectorize, n_jobs)
     try:
         warm = launch(
             _warmup_job,
-            [(sampler, target, theta0[g], [seeds[k] for k in g], run, vectorize) for g in warm_groups],
+            [(sampler, target, theta0[g], [seeds[k] for k in g], run, vectorize, warm_threads)
+             for g in warm_groups],
         )
         pooled = sampler.pool([c for c, _ in warm])
         if joint and len(groups) > 1:
             chains, states = warm[0]
             warm = [(chains.take(g), [states[k] for k in g]) for g in groups]
-        out = launch(_sample_job, [(sampler, c, st, pooled, run) for c, st in warm])
+        out = launch(_sample_job, [(sampler, c, st, pooled, run, sample_threads) for c, st in warm])
     finally:
         torch.set_num_threads(threads)
     return _collect(sampler, [c for c, _ in out], [r for _, r in out], run)
+
+
+def _job_threads(target, theta0, rho, groups, vectorize, n_jobs):
+    """torch threads of every job that runs ``groups``: the caller's count shared by the jobs at once.
+
+    :func:`skgibbs._threads.thread_count` on the work of one gradient (the
+    expected batch ``n rho`` x weights x the chains batched in a group) and
+    the jobs that run at the same time: one thread for small gradients,
+    else ``torch.get_num_threads() // jobs`` each, so that worker processes
+    never oversubscribe the caller's threads.
+    """
+    n_workers = 1 if len(groups) == 1 else min(len(groups), effective_n_jobs(n_jobs))
+    chains = max(len(g) for g in groups) if vectorize else 1
+    work = gradient_work(target.n_data * rho, theta0.shape[1], chains)
+    return thread_count(work, n_workers, budget=torch.get_num_threads())
 
 
 def chain_groups(K, vectorize, n_jobs):

@@ -31,7 +31,8 @@ FULL_BATCH = Batch()
 
 
 def _per_chain(value):
-    return value[:, None] if torch.is_tensor(value) else value
+    """A per-chain ``(K,)`` tensor as a column; a float or a 0-d tensor as it is."""
+    return value[:, None] if torch.is_tensor(value) and value.dim() == 1 else value
 
 
 class Target:

@@ -1,0 +1,460 @@
+"""Gradient rates of the default network against the machine's SGEMM rate, on one and two threads.
+
+A sampler step costs at least one forward and backward pass of the network
+on its batch; on a CPU that pass is a handful of matrix products, so its
+best possible rate is the machine's single-precision matrix-multiply rate.
+This script measures, in float32:
+
+1. the SGEMM rate: GFLOP/s of one ``torch.mm`` of two 2048 x 2048 float32
+   matrices (``2 n^3`` flops), on one thread and on all threads;
+2. the forward+backward rate of ``loss_sum_and_grad`` of the
+   ``GibbsMLPRegressor()`` default network (``d -> 100 -> 100 -> 1`` ReLU,
+   ``d = 20``) through the public :class:`skgibbs.potential.MLPPotential`,
+   :class:`skgibbs.model.MLPSpec` and :class:`skgibbs.potential.Batch`, as
+   the samplers call it: on the full data at n = 10^3, 10^4 and 10^5 rows
+   and on minibatches of 128, 1024 and 4096 rows gathered by index from
+   10^5 rows; one chain and four chains batched; one and two threads;
+3. the floor beside it: a plain torch autograd loop over the same rows (an
+   ``nn.Sequential`` of the same shape, one network);
+4. the crossover of the thread rule: the gain of two threads over one for a
+   single-chain gradient on a grid of rows and widths, against the work of
+   one gradient (rows times weights), to check
+   ``skgibbs._threads.THREAD_WORK`` (the estimators use the process's
+   threads for gradients at least that large, one thread below).
+
+Flops of one forward+backward are counted as ``6 * rows * weights`` per
+network (2 per weight and row forward, 4 backward for the weight and input
+gradients), an approximation that leaves out biases, activations and the
+loss and counts an input gradient of the first layer that is not computed.
+Every comparison is timed in interleaved blocks, each block setting its own
+thread count, and reported as the median (``benchmarks/common/timing.py``).
+
+Run ``python -m benchmarks run gradient_rate`` (about five minutes); it
+writes ``benchmarks/results/gradient_rate.{json,md,rst}``.
+"""
+
+import time
+
+import numpy as np
+import torch
+
+from skgibbs import GibbsMLPRegressor
+from skgibbs.model import MLPSpec
+from skgibbs.potential import Batch, MLPPotential
+
+from .. import Benchmark, Output
+from ..common.environment import cpu_count, load_average, machine_info
+from ..common.timing import Variant, measure
+from ..common.writer import Page
+
+NAME = "gradient_rate"
+N_FEATURES = 20
+CHAINS = (1, 4)
+
+
+def _threads_of():
+    """The thread counts compared: one and two (one only on a one-CPU machine)."""
+    return (1, 2) if cpu_count() >= 2 else (1,)
+
+
+def _with_threads(run, threads):
+    def timed(n_steps):
+        torch.set_num_threads(threads)
+        run(n_steps)
+
+    return timed
+
+
+# -- the machine ----------------------------------------------------------------------------------
+
+
+def sgemm(opts):
+    """GFLOP/s of a float32 ``torch.mm`` of two square matrices, one thread and all threads."""
+    n = opts.sgemm_size
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.rand(n, n, generator=gen), torch.rand(n, n, generator=gen)
+    out = torch.empty(n, n)
+
+    def run(n_steps):
+        for _ in range(n_steps):
+            torch.mm(a, b, out=out)
+
+    counts = sorted({1, *_threads_of(), cpu_count()})
+    variants = [Variant(f"t{t}", f"{t} thread(s)", _with_threads(run, t)) for t in counts]
+    res = measure(variants, opts.repeats, opts.block_s)
+    out = {str(t): 2.0 * n**3 * res[f"t{t}"]["median"] / 1e9 for t in counts}
+    print(f"SGEMM {n} x {n}: " + ", ".join(f"{t} thread(s) {r:.1f} GFLOP/s" for t, r in out.items()))
+    return {"size": n, "gflops": out, "timing": res}
+
+
+# -- the network ------------------------------------------------------------------------------------
+
+
+def default_spec(n_features=N_FEATURES):
+    """The ``GibbsMLPRegressor()`` default network on ``n_features`` inputs."""
+    est = GibbsMLPRegressor()
+    return MLPSpec(n_features, tuple(est.hidden_layer_sizes), est.activation)
+
+
+def _data(n, d, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=gen)
+    return X, torch.sin(X[:, 0]) + 0.1 * torch.randn(n, generator=gen)
+
+
+def _theta(spec, K, seed=0):
+    return spec.init_params(torch.Generator().manual_seed(seed), K, torch.float32)
+
+
+def _batches(n, rows, K, count, seed=0):
+    """``count`` index batches of ``rows`` distinct examples per chain (no padding: ``mask=None``)."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(count):
+        idx = torch.stack([torch.randperm(n, generator=gen)[:rows] for _ in range(K)])
+        out.append(Batch(idx, None, torch.full((K,), rows)))
+    return out
+
+
+def skgibbs_gradient(pot, spec, K, batches):
+    """``run(n)``: n calls of ``MLPPotential.loss_sum_and_grad`` of K chains, cycling over ``batches``."""
+    theta = _theta(spec, K)
+
+    def run(n_steps):
+        for i in range(n_steps):
+            pot.loss_sum_and_grad(theta, batches[i % len(batches)])
+
+    return run
+
+
+def autograd_floor(spec, X, y, batches):
+    """``run(n)``: forward and backward of ``sum (y - net(x))^2`` of one ``nn.Sequential``, autograd."""
+    layers = []
+    for i, (n_in, n_out) in enumerate(spec.shapes):
+        layers.append(torch.nn.Linear(n_in, n_out))
+        if i < len(spec.shapes) - 1:
+            layers.append(torch.nn.ReLU())
+    net = torch.nn.Sequential(*layers)
+    params = list(net.parameters())
+    rows = [(X, y) if b.idx is None else (X[b.idx[0]], y[b.idx[0]]) for b in batches]
+
+    def run(n_steps):
+        for i in range(n_steps):
+            Xb, yb = rows[i % len(rows)]
+            resid = yb - net(Xb)[:, 0]
+            torch.autograd.grad((resid * resid).sum(), params)
+
+    return run
+
+
+def gradient_variants(spec, X, y, rows, full, threads):
+    """The skgibbs gradient (1 and 4 chains) and the floor on one setting, at each thread count."""
+    n = X.shape[0]
+    pot = MLPPotential(spec, X, y)
+    out = []
+    for K in CHAINS:
+        batches = [Batch()] if full else _batches(n, rows, K, 4)
+        run = skgibbs_gradient(pot, spec, K, batches)
+        for t in threads:
+            out.append(
+                Variant(f"skgibbs_{K}_{t}", f"skgibbs, {K} chain(s), {t} thread(s)", _with_threads(run, t), K)
+            )
+    floor_batches = [Batch()] if full else _batches(n, rows, 1, 4, seed=1)
+    floor = autograd_floor(spec, X, y, floor_batches)
+    for t in threads:
+        out.append(
+            Variant(f"floor_{t}", f"torch autograd nn.Sequential, {t} thread(s)", _with_threads(floor, t))
+        )
+    return out
+
+
+def gradient_rates(opts):
+    """Every full-data and minibatch setting, each timed as one interleaved comparison."""
+    spec = default_spec()
+    threads = _threads_of()
+    cells = []
+    X_big, y_big = _data(max(opts.full_rows + (opts.pool_rows,)), N_FEATURES)
+    settings = [("full", n) for n in opts.full_rows] + [("minibatch", m) for m in opts.batch_rows]
+    for mode, rows in settings:
+        n = rows if mode == "full" else opts.pool_rows
+        X, y = X_big[:n].contiguous(), y_big[:n].contiguous()
+        res = measure(
+            gradient_variants(spec, X, y, rows, mode == "full", threads), opts.repeats, opts.block_s
+        )
+        for key, r in res.items():
+            kind, *rest = key.split("_")
+            K = int(rest[0]) if kind == "skgibbs" else 1
+            t = int(rest[-1])
+            gflops = 6.0 * rows * spec.n_params * r["median"] / 1e9  # chain-steps/s times flops per chain
+            cells.append(
+                {
+                    "mode": mode,
+                    "rows": rows,
+                    "implementation": kind,
+                    "chains": K,
+                    "threads": t,
+                    "gradients_per_s": r["median"] / K,
+                    "gflops": gflops,
+                    "cpu_per_wall": r["cpu_per_wall"],
+                    "timing": r,
+                }
+            )
+        print(
+            f"{mode} rows={rows}: "
+            + ", ".join(f"{k} {6e-9 * rows * spec.n_params * r['median']:.1f}" for k, r in res.items())
+            + " GFLOP/s"
+        )
+    return {
+        "n_features": N_FEATURES,
+        "hidden_layer_sizes": list(spec.hidden_layer_sizes),
+        "n_params": spec.n_params,
+        "cells": cells,
+    }
+
+
+# -- the thread crossover -----------------------------------------------------------------------------
+
+
+def crossover(opts):
+    """Two threads over one for a minibatch gradient, on a grid of rows, hidden widths and chains."""
+    if len(_threads_of()) < 2:
+        return {"cells": [], "threshold": None}
+    cells = []
+    X, y = _data(opts.pool_rows, N_FEATURES, seed=2)
+    for width, K in opts.grid_nets:
+        spec = MLPSpec(N_FEATURES, (width, width), "relu")
+        pot = MLPPotential(spec, X, y)
+        for rows in opts.grid_rows:
+            run = skgibbs_gradient(pot, spec, K, _batches(opts.pool_rows, rows, K, 4, seed=3))
+            variants = [Variant(f"t{t}", f"{t} thread(s)", _with_threads(run, t), K) for t in (1, 2)]
+            res = measure(variants, opts.grid_repeats, opts.block_s / 2)
+            # the best block of each: the closest to an idle machine when other processes share the CPUs
+            best = max(res["t2"]["rates"]) / max(res["t1"]["rates"])
+            cell = {
+                "width": width,
+                "chains": K,
+                "rows": rows,
+                "Q": spec.n_params,
+                "work": rows * spec.n_params * K,
+                "ratio": res["t2"]["median"] / res["t1"]["median"],
+                "best_ratio": best,
+                "t1": res["t1"]["median"],
+                "t2": res["t2"]["median"],
+                "load": load_average(),
+            }
+            cells.append(cell)
+            print(
+                f"  width={width:4d} chains={K} rows={rows:6d} work={cell['work']:.1e}  2 threads / 1 thread"
+                f" = {cell['ratio']:.2f} (best blocks {best:.2f})"
+            )
+    return {"cells": cells, "threshold": _crossing(cells)}
+
+
+def _crossing(cells, key="best_ratio"):
+    """Where two threads start to win: a fitted crossing and the grid's own bracket.
+
+    On the best blocks' ratio by default: with other processes on the machine,
+    the median block of two threads measures the load more than the threads.
+    ``fitted_crossing`` is where the least-squares line of the log gain on the
+    log work crosses zero; ``wins_from`` the smallest work from which two
+    threads won in every cell of at least that work.
+    """
+    cells = sorted(cells, key=lambda c: c["work"])
+    w = np.log([c["work"] for c in cells])
+    r = np.log([c[key] for c in cells])
+    slope, icept = np.polyfit(w, r, 1)
+    wins_from = None
+    for i, c in enumerate(cells):
+        if all(d[key] > 1 for d in cells[i:]):
+            wins_from = c["work"]
+            break
+    losses = [c["work"] for c in cells if c[key] <= 1]
+    return {
+        "fitted_crossing": float(np.exp(-icept / slope)) if slope > 0 else None,
+        "slope": float(slope),
+        "wins_from": wins_from,
+        "largest_work_two_threads_lose": max(losses) if losses else None,
+    }
+
+
+# -- harness ------------------------------------------------------------------------------------------
+
+
+def _settings(opts):
+    if opts.quick:
+        opts.repeats, opts.block_s, opts.sgemm_size = 2, 0.02, 256
+        opts.full_rows, opts.batch_rows, opts.pool_rows = (200,), (64,), 1000
+        opts.grid_nets, opts.grid_rows, opts.grid_repeats = ((16, 1),), (64, 256), 2
+    else:
+        opts.repeats, opts.block_s, opts.sgemm_size = 5, 0.3, 2048
+        opts.full_rows, opts.batch_rows, opts.pool_rows = (1000, 10_000, 100_000), (128, 1024, 4096), 100_000
+        # (hidden width, chains batched)
+        opts.grid_nets = ((32, 1), (100, 1), (300, 1), (100, 4))
+        opts.grid_rows = (64, 256, 1024, 4096, 16384)
+        opts.grid_repeats = 7
+
+
+def run(opts):
+    """SGEMM, the gradient rates and the thread crossover, timed; the raw block rates are kept."""
+    _settings(opts)
+    before = torch.get_num_threads()
+    start = time.perf_counter()
+    results = {
+        "machine": machine_info(),
+        "options": {k: v for k, v in vars(opts).items() if k != "out"},
+        "load_before": load_average(),
+    }
+    try:
+        results["sgemm"] = sgemm(opts)
+        results["gradients"] = gradient_rates(opts)
+        results["crossover"] = crossover(opts)
+    finally:
+        torch.set_num_threads(before)
+    results["load_after"] = load_average()
+    results["seconds"] = time.perf_counter() - start
+    return {NAME: results}
+
+
+def _fmt_rate(x):
+    return f"{x:,.1f}" if x < 1000 else f"{x:,.0f}"
+
+
+def _best_gflops(cell, n_params):
+    return 6.0 * cell["rows"] * n_params * max(cell["timing"]["rates"]) / 1e9
+
+
+def _gradient_table(res):
+    sg = res["sgemm"]["gflops"]
+    grads = res["gradients"]
+    Q = grads["n_params"]
+    floors = {
+        (c["mode"], c["rows"], c["threads"]): c for c in grads["cells"] if c["implementation"] == "floor"
+    }
+    order = {"skgibbs": 0, "floor": 1}
+    names = {"skgibbs": "skgibbs loss_sum_and_grad", "floor": "floor: nn.Sequential autograd"}
+    rows = []
+    for c in sorted(
+        grads["cells"],
+        key=lambda c: (c["mode"] != "full", c["rows"], order[c["implementation"]], c["chains"], c["threads"]),
+    ):
+        floor = floors[(c["mode"], c["rows"], c["threads"])]
+        rows.append(
+            [
+                "full data" if c["mode"] == "full" else "minibatch",
+                f"{c['rows']:,}",
+                names[c["implementation"]],
+                c["chains"],
+                c["threads"],
+                _fmt_rate(c["gradients_per_s"]),
+                f"{c['gflops']:.1f}",
+                f"{_best_gflops(c, Q):.1f}",
+                f"{c['gflops'] / sg[str(c['threads'])]:.2f}x",
+                f"{c['gflops'] / floor['gflops']:.2f}x",
+            ]
+        )
+    header = [
+        "data",
+        "rows",
+        "implementation",
+        "chains",
+        "threads",
+        "gradients/s per chain",
+        "GFLOP/s",
+        "GFLOP/s, best block",
+        "vs SGEMM, same threads",
+        "vs floor, same threads",
+    ]
+    sizes = " -> ".join(str(h) for h in grads["hidden_layer_sizes"])
+    title = f"Forward+backward of the default network ({N_FEATURES} -> {sizes} -> 1 ReLU, Q = {Q:,})"
+    return title, header, rows
+
+
+def _crossover_table(cross):
+    header = ["hidden widths", "chains", "Q", "rows", "work", "2 threads / 1 thread", "best blocks", "load"]
+    rows = [
+        [
+            f"({c['width']}, {c['width']})",
+            c.get("chains", 1),
+            f"{c['Q']:,}",
+            f"{c['rows']:,}",
+            f"{c['work']:.1e}",
+            f"{c['ratio']:.2f}x",
+            f"{c['best_ratio']:.2f}x",
+            f"{c['load']:.1f}" if "load" in c else "",
+        ]
+        for c in cross["cells"]
+    ]
+    return "Two threads over one: minibatch gradient (work = rows x weights x chains)", header, rows
+
+
+def _notes(res):
+    m, opts = res["machine"], res["options"]
+    notes = [
+        (
+            f"float32, torch {m['torch']}, {m['nproc']} CPUs ({m['cpu_model']}); load average "
+            f"{res['load_before']:.1f} before and {res['load_after']:.1f} after the run. Each rate is the "
+            f"median of {opts['repeats']} timed blocks interleaved with the other rows of its setting (the "
+            "best block beside it); every block sets its own thread count. On a machine shared with other "
+            "processes single rates are noisy and a busy second core makes two threads look far worse than "
+            "they are (OpenMP threads wait for each other); ratios within a setting are more reliable."
+        ),
+        (
+            "GFLOP/s counts 6 x rows x weights flops per network and gradient (2 forward, 4 backward per "
+            "weight and row): an approximation that leaves out biases, activations and the loss. Four chains "
+            "count four times the flops of one. The SGEMM rate is the ceiling of a CPU gradient; a gradient on "
+            "few rows stays below it because its matrix products are small and its fixed costs (gather, "
+            "allocation, Python) weigh more."
+        ),
+        (
+            "The skgibbs rows call MLPPotential.loss_sum_and_grad as the samplers do (minibatches gathered by "
+            "index from 100,000 rows; one chain: plain 2-D matrix products, four chains: batched ones). The "
+            "floor is one nn.Sequential network of the same shape with torch autograd on the same rows "
+            "(pre-gathered); the last column compares per-chain gradient rates."
+        ),
+    ]
+    th = (res.get("crossover") or {}).get("threshold")
+    if th:
+        fitted, wins, lose = th["fitted_crossing"], th["wins_from"], th["largest_work_two_threads_lose"]
+        where = f"near work = {fitted:,.0f}" if fitted else "nowhere"
+        won = f"won in every cell from work = {wins:,} on" if wins else "did not win in the largest cells"
+        lost = f"; the largest work where they lost was {lose:,}" if lose else ""
+        notes.append(
+            "Thread crossover (best blocks): the least-squares line of the log gain of two threads on the log "
+            f"work crosses zero {where}; two threads {won}{lost}. The last column is the 1-minute load average "
+            "after each cell: above about 1 on two CPUs another process holds a core, and every parallel "
+            "region of two threads waits for it. The estimators use the process's threads for a gradient of "
+            "at least THREAD_WORK rows x weights x chains in one batch (skgibbs/_threads.py) and one thread "
+            "below it; where two threads start to win on a machine with free cores is what this table "
+            "measures there."
+        )
+    return notes
+
+
+def report(results):
+    """The SGEMM rates, the gradient table and the crossover table."""
+    res = results[NAME]
+    sg = res["sgemm"]
+    tables = [
+        (
+            f"SGEMM rate (float32 torch.mm, {sg['size']} x {sg['size']})",
+            ["threads", "GFLOP/s", "GFLOP/s, best block"],
+            [
+                [t, f"{g:.1f}", f"{2.0 * sg['size'] ** 3 * max(sg['timing'][f't{t}']['rates']) / 1e9:.1f}"]
+                for t, g in sg["gflops"].items()
+            ],
+        ),
+        _gradient_table(res),
+    ]
+    if res["crossover"]["cells"]:
+        tables.append(_crossover_table(res["crossover"]))
+    return [Page(NAME, "Gradient rates against the SGEMM rate", tables, _notes(res))]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="performance",
+    title="Gradient rates against the SGEMM rate, one and two threads",
+    outputs=(Output(NAME, "Gradient rates against the SGEMM rate, one and two threads"),),
+    run=run,
+    report=report,
+)
