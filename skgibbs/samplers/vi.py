@@ -56,6 +56,7 @@ __all__ = [
     "step",
     "negative_elbo",
     "held_out_objective",
+    "laplace_std",
     "softplus",
     "inverse_softplus",
     "kl_divergence",
@@ -77,8 +78,8 @@ class VIConfig(NamedTuple):
     n_iter : int
         Maximal number of Adam steps.
     learning_rate : float
-        Adam's initial learning rate; cosine-annealed to
-        ``final_lr_fraction * learning_rate`` over ``n_iter`` steps.
+        Adam's learning rate until the decay phase, which anneals it (cosine)
+        to ``final_lr_fraction * learning_rate``.
     batch_size : int
         Examples per step (all of them when larger than ``n``).
     n_mc : int
@@ -86,13 +87,24 @@ class VIConfig(NamedTuple):
     local : bool
         Local reparametrisation of the pre-activations.
     early_stopping : bool
-        Hold out ``validation_fraction`` of the examples; every
-        ``check_every`` steps estimate the held-out negative ELBO (the
-        validation risk in place of the training risk, ``n_val_mc`` draws)
-        and stop after ``patience`` checks without improvement, keeping the
-        best ``q``.
-    init_std : float
-        Initial ``sigma`` as a fraction of the prior standard deviation.
+        Start the decay phase as soon as the objective has stopped
+        improving: every ``check_every`` steps the mean of the steps'
+        estimates of ``-ELBO_eta`` over that window is compared with the
+        reference window's, and after ``patience`` windows none of which
+        is lower by more than twice the standard error of the difference
+        the decay begins. False (or no plateau): the decay phase is the
+        last ``decay_fraction`` of ``n_iter``.
+    check_every, patience : int
+        Window length and number of windows of the plateau rule.
+    decay_fraction : float in (0, 1)
+        The decay phase's share of all the steps taken; its second half
+        is averaged (Polyak-Ruppert).
+    min_decay_iter : int
+        Shortest decay phase.
+    init_std : float or "laplace"
+        Initial ``sigma``: a fraction of the prior standard deviation, or
+        ``"laplace"``, the mean-field optimum of the Gauss-Newton
+        (Laplace) approximation at the starting mean (:func:`laplace_std`).
     verbose : int
         Print progress to stderr.
     """
@@ -105,12 +117,12 @@ class VIConfig(NamedTuple):
     n_mc: int = 1
     local: bool = True
     early_stopping: bool = True
-    validation_fraction: float = 0.1
-    check_every: int = 50
-    patience: int = 10
-    n_val_mc: int = 8
-    init_std: float = 0.01
-    final_lr_fraction: float = 0.01
+    check_every: int = 100
+    patience: int = 5
+    decay_fraction: float = 0.3
+    min_decay_iter: int = 1000
+    init_std: object = "laplace"
+    final_lr_fraction: float = 0.3
     verbose: int = 0
 
 
@@ -123,8 +135,8 @@ class VIResult(NamedTuple):
     kl: float  # KL(q || prior), unweighted
     weighted_kl: float  # sum_j eta_j KL_j
     n_iter: int
-    stopped_early: bool  # the held-out objective stopped improving before n_iter
-    validation_objective: np.ndarray  # (n_checks,) held-out negative ELBO estimates (empty without)
+    stopped_early: bool  # the objective reached its plateau before the last decay_fraction of n_iter
+    window_objective: np.ndarray  # (n_checks,) mean -ELBO_eta estimate per window until the decay (empty without)
 
 
 class AdamState(NamedTuple):
@@ -178,8 +190,12 @@ def _adam_step(params, grads, state, lr, beta1=0.9, beta2=0.999, eps=1e-8):
     return AdamState(tuple(ms), tuple(vs), t)
 
 
-def _local_forward(spec, mean, std, X, generator):
-    """One draw of the outputs per example by the local reparametrisation; ``(1, m)`` or ``(1, m, C)``."""
+def _local_forward(spec, mean, std, X, generator, moments=False):
+    """One draw of the outputs per example by the local reparametrisation; ``(1, m)`` or ``(1, m, C)``.
+
+    With ``moments`` the output layer is not drawn: its mean and variance
+    given the drawn hidden layers, each ``(1, m)`` or ``(1, m, C)``.
+    """
     act = ACTIVATIONS[spec.activation]
     h = X
     var = std * std
@@ -187,6 +203,8 @@ def _local_forward(spec, mean, std, X, generator):
     for layer, (n_in, n_out, w, b) in enumerate(spec._slices()):
         m = torch.addmm(mean[b], h, mean[w].view(n_in, n_out))
         v = torch.addmm(var[b], h * h, var[w].view(n_in, n_out))
+        if moments and layer == n_layers - 1:
+            return (m[None], v[None]) if spec.n_outputs > 1 else (m[None, :, 0], v[None, :, 0])
         eps = torch.randn(m.shape, generator=generator, dtype=m.dtype, device=m.device)
         h = m + eps * v.clamp_min(1e-30).sqrt()
         if layer < n_layers - 1:
@@ -209,13 +227,23 @@ def expected_loss_sample(spec, loss, mean, std, X, y, generator, n_mc=1, local=T
     n_mc : int, default=1
     local : bool, default=True
         Draw the pre-activations per example (local reparametrisation) rather
-        than one weight vector shared by the examples.
+        than one weight vector shared by the examples. With the squared loss
+        the output layer is then integrated out:
+        ``E[(y - f)^2 | h] = (y - m(h))^2 + v(h)`` with ``m(h), v(h)`` the
+        output's mean and variance given the drawn hidden layers ``h``, so
+        that only the hidden layers are drawn (exact for a linear model).
 
     Returns
     -------
     torch.Tensor
         Scalar: the mean over the ``n_mc`` draws of ``sum_i l_i``.
     """
+    if local and loss == "squared":
+        total = 0.0
+        for _ in range(n_mc):
+            m, v = _local_forward(spec, mean, std, X, generator, moments=True)
+            total = total + ((y[None] - m) ** 2 + v).sum()
+        return total / n_mc
     if local:
         total = sum(
             per_example_loss(loss, _local_forward(spec, mean, std, X, generator), y[None]).sum()
@@ -256,7 +284,10 @@ class VIInfo(NamedTuple):
 
 
 def init(mu0, params, init_std=0.01):
-    """The state with means ``mu0`` (network coordinates) and ``sigma = init_std * prior_std``."""
+    """The state with means ``mu0`` (network coordinates) and ``sigma = init_std * prior_std``.
+
+    ``init_std`` is a float or a tensor of shape (Q,), one fraction per coordinate.
+    """
     mu = (mu0 / params.scale).clone()
     rho = inverse_softplus(init_std * params.prior_std).to(mu.dtype).clone()
     return VIState(mu, rho, _adam_init((mu, rho)))
@@ -310,15 +341,109 @@ def held_out_objective(generator, state, spec, X, y, params, n_draws=8):
         return float(params.lam * risk + kl)
 
 
-def _split(n, cfg, generator, device):
-    """Indices of the fitting and held-out examples."""
-    if not cfg.early_stopping:
-        return torch.arange(n, device=device), None
-    n_val = int(round(cfg.validation_fraction * n))
-    if n_val < 1 or n - n_val < 1:
-        return torch.arange(n, device=device), None
-    perm = torch.randperm(n, generator=generator).to(device)
-    return perm[n_val:], perm[:n_val]
+def _output_hessian_factors(loss, out, y):
+    """Vectors ``a_c`` (per example) with ``sum_c a_c a_c' = d^2 l / d out^2``; shape ``(C', m, n_outputs)``."""
+    if loss == "squared":
+        return torch.full((1, *out.shape), math.sqrt(2.0), dtype=out.dtype, device=out.device)
+    if out.shape[-1] == 1:  # binary cross-entropy on one logit: l'' = p (1 - p)
+        p = torch.sigmoid(out)
+        return (p * (1 - p)).sqrt()[None]
+    # softmax: diag(p) - p p' = A A' with the columns a_c = sqrt(p_c) (e_c - p)
+    p = torch.softmax(out, dim=-1)
+    root = p.sqrt()
+    eye = torch.eye(out.shape[-1], dtype=out.dtype, device=out.device)
+    return (root.T[:, :, None] * (eye[:, None, :] - p[None])).contiguous()
+
+
+def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None):
+    """The mean-field optimum of the Gauss-Newton (Laplace) approximation at ``mean``.
+
+    For a Gaussian target ``q_j`` of the tempered ELBO has
+    ``sigma_j^-2 = lambda H_jj / (n eta_j) + prior_std_j^-2``, with ``H`` the
+    Hessian of ``sum_i l_i``; here ``H_jj`` is the exact diagonal of the
+    generalized Gauss-Newton matrix ``sum_i J_i' (d^2 l_i / d f^2) J_i``
+    on ``(X, y)``, scaled by ``n_data / m`` when ``X`` holds ``m`` of the
+    ``n_data`` examples. For a linear model with the squared loss it is the
+    mean-field optimum itself.
+
+    Parameters
+    ----------
+    spec : MLPSpec
+    loss : {"squared", "cross_entropy"}
+    mean : torch.Tensor of shape (Q,)
+    X : torch.Tensor of shape (m, d)
+    y : torch.Tensor of shape (m,)
+    lam : float
+    eta, prior_std : torch.Tensor of shape (Q,)
+    n_data : int, default=None
+        ``n``; None: ``m``.
+
+    Returns
+    -------
+    torch.Tensor of shape (Q,)
+
+    Examples
+    --------
+    >>> from skgibbs.model import MLPSpec
+    >>> X = torch.tensor([[1.0], [-1.0]])
+    >>> ones = torch.ones(2)
+    >>> laplace_std(MLPSpec(1, ()), "squared", torch.zeros(2), X, torch.zeros(2), 1.5, ones, ones)
+    tensor([0.5000, 0.5000])
+    """
+    act = ACTIVATIONS[spec.activation]
+    with torch.enable_grad():
+        h, inputs, pre = X, [], []
+        n_layers = len(spec.shapes)
+        for layer, (n_in, n_out, w, b) in enumerate(spec._slices()):
+            inputs.append(h)
+            a = torch.addmm(mean[b].detach(), h, mean[w].detach().view(n_in, n_out)).requires_grad_(True)
+            pre.append(a)
+            h = act(a) if layer < n_layers - 1 else a
+        curvature = torch.zeros_like(mean)
+        factors = _output_hessian_factors(loss, h.detach(), y)
+        for c, factor in enumerate(factors):
+            deltas = torch.autograd.grad(h, pre, grad_outputs=factor, retain_graph=c < len(factors) - 1)
+            for x_in, delta, (_, _, w, b) in zip(inputs, deltas, spec._slices()):
+                d2 = delta * delta
+                curvature[w] += (x_in.detach() ** 2).T.mm(d2).reshape(-1)
+                curvature[b] += d2.sum(0)
+    m = X.shape[0]
+    curvature *= (m if n_data is None else n_data) / m
+    return (lam * curvature / (m if n_data is None else n_data) / eta + prior_std**-2).rsqrt()
+
+
+class _Plateau:
+    """The plateau rule of :func:`fit` on windows of the steps' objective estimates."""
+
+    def __init__(self, patience):
+        self.patience, self.reference, self.since, self.means = patience, None, 0, []
+
+    def update(self, values):
+        """Add one window of ``-ELBO`` estimates; True once ``patience`` windows brought no clear drop."""
+        values = np.asarray(values)
+        mean = float(values.mean())
+        # noise of a window's mean from successive differences, free of the trend within it
+        var = float(np.mean(np.diff(values) ** 2)) / 2 / len(values)
+        self.means.append(mean)
+        if self.reference is None or mean < self.reference[0] - 2 * math.sqrt(var + self.reference[1]):
+            self.reference, self.since = (mean, var), 0
+        else:
+            self.since += 1
+        return self.since >= self.patience
+
+
+def _learning_rate(config, it, decay_start, decay_len):
+    if decay_start is None or it < decay_start:
+        return config.learning_rate
+    frac = (it - decay_start) / max(1, decay_len - 1)
+    low = config.final_lr_fraction
+    return config.learning_rate * (low + (1 - low) * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
+
+
+def _decay_length(config, it):
+    """Steps of a decay phase begun after ``it`` steps: ``decay_fraction`` of the total."""
+    f = config.decay_fraction
+    return max(int(config.min_decay_iter), int(math.ceil(f / (1 - f) * it)))
 
 
 def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=None):
@@ -337,7 +462,7 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
         coordinates.
     config : VIConfig
     generator : torch.Generator
-        The only source of randomness (split, batches, Monte Carlo draws).
+        The only source of randomness (batches, Monte Carlo draws).
     loss : {"squared", "cross_entropy"}, default="squared"
     scale : torch.Tensor of shape (Q,), default=None
         ``theta = scale * w``: the variational coordinates ``w`` in which
@@ -346,6 +471,18 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
     Returns
     -------
     VIResult
+
+    Notes
+    -----
+    The learning rate stays at ``learning_rate`` until the objective stops
+    improving (``early_stopping``) or the last ``decay_fraction`` of
+    ``n_iter`` steps begins; a decay phase then anneals it to
+    ``final_lr_fraction`` of that, lasting ``decay_fraction`` of all the
+    steps (at least ``min_decay_iter``, at most what ``n_iter`` leaves),
+    and ``q`` is the average of the iterates ``(mu, rho)`` over its second
+    half (Polyak & Juditsky, 1992), which removes most of the gradient
+    noise left in the ``sigma_j``. Every step uses all ``n`` examples'
+    permutation, so the optimum is that of the full data.
 
     Examples
     --------
@@ -377,50 +514,63 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
         n_mc=config.n_mc,
         local=config.local,
     )
-    state = init(mu0.to(device, dtype), params, config.init_std)
-    fit_idx, val_idx = _split(X.shape[0], config, generator, device)
-    n_fit = fit_idx.shape[0]
-    batch = min(int(config.batch_size), n_fit)
-
-    elbo = np.empty(config.n_iter)
-    best, best_score, since_best, checks = state, math.inf, 0, []
-    perm, pos = None, n_fit
-    stopped = False
-    it = 0
-    for it in range(config.n_iter):
-        if pos + batch > n_fit:  # a new epoch
-            perm, pos = fit_idx[torch.randperm(n_fit, generator=generator).to(device)], 0
+    n = X.shape[0]
+    mu0 = mu0.to(device, dtype)
+    state = init(mu0, params, _initial_std(spec, loss, mu0, X, y, params, config, generator))
+    batch = min(int(config.batch_size), n)
+    n_iter = int(config.n_iter)
+    # without a plateau, the decay phase is the last decay_fraction of n_iter
+    latest = n_iter - max(1, min(n_iter, int(math.ceil(config.decay_fraction * n_iter))))
+    elbo = np.empty(n_iter)
+    plateau = _Plateau(config.patience)
+    decay_start = decay_len = None
+    stopped, average, n_average = False, None, 0
+    perm, pos, it = None, n, 0
+    for it in range(n_iter):
+        if decay_start is None and it >= latest:
+            decay_start, decay_len = it, n_iter - it
+        if pos + batch > n:  # a new epoch
+            perm, pos = torch.randperm(n, generator=generator).to(device), 0
         idx = perm[pos : pos + batch]
         pos += batch
-        frac = it / max(1, config.n_iter - 1)  # cosine annealing of the learning rate
-        lr = config.learning_rate * (
-            config.final_lr_fraction + (1 - config.final_lr_fraction) * 0.5 * (1 + math.cos(math.pi * frac))
-        )
+        lr = _learning_rate(config, it, decay_start, decay_len)
         state, info = step(generator, state, spec, X[idx], y[idx], params._replace(learning_rate=lr))
         elbo[it] = info.elbo
-        progress(config, "vi", it, config.n_iter)
-        if val_idx is not None and (it + 1) % config.check_every == 0:
-            score = held_out_objective(
-                generator, state, spec, X[val_idx], y[val_idx], params, config.n_val_mc
-            )
-            checks.append(score)
-            if score < best_score:
-                best, best_score, since_best = state, score, 0
-            else:
-                since_best += 1
-                if since_best >= config.patience:
-                    stopped = True
-                    break
+        progress(config, "vi", it, n_iter)
+        if decay_start is not None:  # Polyak-Ruppert averaging over the decay phase
+            n_average += 1
+            current = (state.mu, state.rho)
+            average = current if average is None else tuple(a + (c - a) / n_average for a, c in zip(average, current))
+        if decay_start is not None and it + 1 >= decay_start + decay_len:
+            break
+        if config.early_stopping and decay_start is None and (it + 1) % config.check_every == 0:
+            if plateau.update(-elbo[it + 1 - config.check_every : it + 1]):
+                stopped = True
+                decay_start, decay_len = it + 1, min(_decay_length(config, it + 1), n_iter - it - 1)
     progress_close(config, "vi")
     n_done = it + 1
-    if val_idx is not None and checks:
-        state = best
+    if average is not None:
+        state = state._replace(mu=average[0], rho=average[1])
     with torch.no_grad():
         sigma = softplus(state.rho)
         kl_j = kl_divergence(state.mu, sigma, params.prior_std)
         kl, wkl = float(kl_j.sum()), float((params.eta * kl_j).sum())
         mean, std = (scale * state.mu).cpu().double().numpy(), (scale * sigma).cpu().double().numpy()
-    return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, np.asarray(checks))
+    windows = np.asarray(plateau.means) if config.early_stopping else np.empty(0)
+    return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, windows)
+
+
+LAPLACE_ROWS = 4096  # the Gauss-Newton diagonal of the initial sigma on at most this many examples
+
+
+def _initial_std(spec, loss, mu0, X, y, params, config, generator):
+    """``init_std`` as a fraction of the prior's standard deviation (in the variational coordinates)."""
+    if config.init_std != "laplace":
+        return float(config.init_std)
+    n = X.shape[0]
+    idx = torch.randperm(n, generator=generator)[:LAPLACE_ROWS].to(X.device) if n > LAPLACE_ROWS else slice(None)
+    std = laplace_std(spec, loss, mu0, X[idx], y[idx], params.lam, params.eta, params.prior_std * params.scale, n)
+    return std / params.scale / params.prior_std
 
 
 def sample(mean, std, n_draws, generator, dtype=torch.float32):

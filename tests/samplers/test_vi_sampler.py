@@ -37,26 +37,23 @@ def _standardized(reg, X, y):
     return (X - reg.x_mean_) / reg.x_scale_, (y - reg.y_mean_) / reg.y_scale_
 
 
-@pytest.mark.parametrize("eta", [1.0, 2.5])
-def test_linear_model_recovers_the_mean_field_optimum(eta):
+@pytest.mark.slow
+@pytest.mark.parametrize("n,eta", [(200, 1.0), (200, 4.0), (2000, 1.0), (2000, 4.0)])
+def test_linear_model_recovers_the_mean_field_optimum_at_the_defaults(n, eta):
     """Gaussian prior and likelihood: q* has the means of N(m, Lambda_eta^-1), variances 1 / (Lambda_eta)_jj.
 
     ``exp(-sum_i (y_i - x_i theta)^2 / T)`` is the Gaussian likelihood with ``sigma^2 = T / 2``, and
     ELBO_eta is maximised by the posterior of the likelihood to the power 1 / eta:
-    Lambda_eta = S0^-1 + X'X / (eta sigma^2), m_eta = Lambda_eta^-1 X'y / (eta sigma^2).
+    Lambda_eta = S0^-1 + X'X / (eta sigma^2), m_eta = Lambda_eta^-1 X'y / (eta sigma^2). Every setting of
+    MeanFieldVI but the KL weight is its default, early stopping included.
     """
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(150, 3))
+    X = rng.normal(size=(n, 3))
     X[:, 2] += 0.8 * X[:, 0]
-    y = X @ np.array([1.0, -0.5, 0.3]) + rng.normal(size=150)
-    T, s0 = 0.5, 0.8
+    y = X @ np.array([1.0, -0.5, 0.3]) + rng.normal(size=n)
+    T, s0 = 0.5, 1.0
     reg = GibbsMLPRegressor(
-        hidden_layer_sizes=(),
-        sampler=MeanFieldVI(kl_weight=eta, max_iter=3000, batch_size=150, early_stopping=False),
-        temperature=T,
-        prior_std=s0,
-        pretrain_iter=0,
-        random_state=0,
+        hidden_layer_sizes=(), sampler=MeanFieldVI(kl_weight=eta), temperature=T, prior_std=s0, random_state=0
     ).fit(X, y)
     Xs, ys = _standardized(reg, X, y)
     Xa = np.c_[Xs, np.ones(len(ys))]
@@ -64,13 +61,20 @@ def test_linear_model_recovers_the_mean_field_optimum(eta):
     precision = np.eye(4) / s0**2 + Xa.T @ Xa / (eta * sigma2)
     mean = np.linalg.solve(precision, Xa.T @ ys / (eta * sigma2))
     sd = 1 / np.sqrt(np.diag(precision))
-    # optimisation tolerance measured over seeds: means within 0.03 sd, sds within 3.5%
-    assert np.max(np.abs(reg.variational_mean_ - mean) / sd) < 0.08
-    assert np.max(np.abs(reg.variational_std_ / sd - 1)) < 0.06
+    # the mean-field sd is clearly below the marginal one, so the test tells them apart
+    assert np.max(np.sqrt(np.diag(np.linalg.inv(precision))) / sd) > 1.2
+    # the fit stopped at its plateau, not at max_iter
+    assert reg.vi_stopped_early_ and reg.n_iter_ < MeanFieldVI().max_iter
+    # Monte Carlo error of the averaged iterates, measured over four seeds at n = 200 and 2000: the
+    # means 0.035 sd from the optimum (root mean square over coordinates), at most 0.08; the sds,
+    # whose gradients carry no Monte Carlo noise here (the output layer is integrated out), within
+    # 0.3%. The bounds are about 3 root mean squares for the means and 2% for the sds.
+    assert np.max(np.abs(reg.variational_mean_ - mean) / sd) < 0.1
+    assert np.max(np.abs(reg.variational_std_ / sd - 1)) < 0.02
     # the draws are q's: their spread is the variational sd
     draws = reg.samples_.reshape(-1, 4)
     assert np.allclose(draws.std(0), reg.variational_std_, rtol=0.15)
-    assert reg.kl_weight_ == eta and reg.n_iter_ == 3000 and len(reg.elbo_) == 3000
+    assert reg.kl_weight_ == eta and len(reg.elbo_) == reg.n_iter_
 
 
 def test_fitted_state_and_every_method_work(fitted, data):
@@ -112,14 +116,15 @@ def test_fitted_state_and_every_method_work(fitted, data):
     )
 
 
-def test_kl_weight_auto_is_tau_n_over_the_widest_layer(data):
+def test_kl_weight_auto_is_tau_on_the_hidden_layers(data):
     X, y = data
     reg = GibbsMLPRegressor(**{**_vi(tau=0.5), "hidden_layer_sizes": (6, 10)}, random_state=0)
     reg.set_params(sampler__max_iter=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
         reg.fit(X, y)
-    assert reg.kl_weight_ == pytest.approx(0.5 * 80 / 10)
+    assert reg.kl_weight_ == pytest.approx(0.5)  # whatever n and N (the sweep_vi_tau study's rule)
+    assert MeanFieldVI().kl_weights(reg.spec_.__class__(3, (100, 100)), 50_000)[1] == pytest.approx(0.3)
     weights, eta = reg.kernel_.kl_weights(reg.spec_, reg.n_train_)
     n_out = (10 + 1) * 1
     # standard parametrization: App. D cools the hidden layers only
@@ -238,10 +243,11 @@ def test_sparse_regressor_refuses_vi(data):
 
 def test_unfinished_optimisation_warns(data):
     X, y = data
-    reg = GibbsMLPRegressor(**_vi(max_iter=120), random_state=0)
-    with pytest.warns(SamplerWarning, match=r"max_iter=120 steps.*Raise the sampler's max_iter"):
+    reg = GibbsMLPRegressor(**_vi(max_iter=300), random_state=0)
+    with pytest.warns(SamplerWarning, match=r"max_iter=300 steps.*Raise the sampler's max_iter"):
         reg.fit(X, y)
-    assert not reg.vi_stopped_early_ and len(reg.vi_validation_objective_) == 2
+    # no plateau is possible before patience windows of 100 steps; the decay phase is the last 30%
+    assert not reg.vi_stopped_early_ and reg.n_iter_ == 300 and len(reg.vi_validation_objective_) == 2
 
 
 def test_no_early_stopping_uses_all_steps(data):
