@@ -35,9 +35,12 @@ _KERNEL_PARAMETERS = """\
         (``HMC(target_accept=0.9)``, ``CSMALA(correction=0.5)``,
         ``MeanFieldVI(tau=0.1)``; see :mod:`skgibbs.samplers`) or a name
         standing for the object with its defaults: ``"hmc"``, ``"mala"``,
-        ``"smala"``, ``"csmala"``, ``"sgld"``, ``"vi"``. ``"auto"`` is HMC
-        on the full data (``rho_ == 1``) and csMALA on batches. With an
-        object, ``GridSearchCV`` reaches its settings as
+        ``"smala"``, ``"csmala"``, ``"sgld"``, ``"sghmc"``, ``"vi"``.
+        ``"auto"`` decides by the problem's size
+        (:func:`~skgibbs.samplers.choose_sampler`): full-batch HMC while
+        rows times weights is at most ``5e7``, minibatch VI beyond, and
+        csMALA on Bernoulli batches (``rho < 1``); ``verbose=1`` prints
+        why. With an object, ``GridSearchCV`` reaches its settings as
         ``sampler__target_accept``.
     n_samples : int, default=175
         Draws kept per chain, so ``samples_`` holds ``n_chains *
@@ -48,15 +51,17 @@ _KERNEL_PARAMETERS = """\
         ``GaussianProcessRegressor.sample_y``.
     burn_in : int or "auto", default="auto"
         Transitions discarded (and used for adaptation) per chain; ``"auto"``
-        is the sampler's ``default_burn_in``: 250 for HMC, 1000 for the
-        Langevin kernels (none for VI). The cost of an HMC transition grows
+        is the sampler's default: 250 for HMC, 1000 for the Langevin
+        kernels, 20 passes over the data (at least 1000 steps) for SGHMC
+        (none for VI). The cost of an HMC transition grows
         with ``n`` times the number of weights, and its leapfrog steps (at
         most 64) with the concentration of the posterior: see the
         ``large_n`` benchmark.
     thin : int or "auto", default="auto"
         Keep every ``thin``-th state after burn-in; ``"auto"`` is the
-        sampler's ``default_thin``: 1 for HMC (whose draws are nearly
-        independent) and 10 for the Langevin kernels.
+        sampler's default: 1 for HMC (whose draws are nearly independent),
+        10 for the Langevin kernels and one pass over the data (at least 50
+        steps) for SGHMC.
     n_chains : int, default=4
         Independent chains, each started from its own pre-trained network.
         HMC adapts its trajectory length across them.
@@ -179,12 +184,13 @@ _KERNEL_ATTRIBUTES = """\
     n_iter_ : int
         Adam steps taken.
     vi_stopped_early_ : bool
-        Whether the held-out objective stopped improving before
-        ``max_iter``; when it did not, a :class:`~skgibbs.SamplerWarning`
-        asks for more steps.
+        Whether the objective reached its plateau (and the decay phase
+        began) before ``max_iter``; when it did not, a
+        :class:`~skgibbs.SamplerWarning` asks for more steps.
     vi_validation_objective_ : ndarray
-        The held-out negative ELBO at every check (empty without early
-        stopping).
+        The mean of the steps' estimates of the negative ELBO over each
+        window of 100 steps up to the plateau (the name is kept from the
+        held-out objective of earlier releases).
 """
 
 

@@ -5,8 +5,9 @@ untrusted source is unsafe to load. ``skops.io`` stores only data and the
 names of the types it rebuilds, and refuses types it was not told to trust.
 A fitted skgibbs estimator holds NumPy arrays, numbers, strings and one
 skgibbs type besides itself, its network's description
-:class:`skgibbs.model.MLPSpec`, so the types to trust are few:
-:data:`TRUSTED_TYPES`. :func:`dump` and :func:`load` wrap ``skops.io`` with
+:class:`skgibbs.model.MLPSpec`, and its sampler object, so the types to
+trust are few: :data:`TRUSTED_TYPES` (every sampler class the library
+registers is in it; a sampler class of the user's own is not). :func:`dump` and :func:`load` wrap ``skops.io`` with
 that list; :func:`load` refuses a file that needs any other type beyond
 those ``skops`` trusts by default (NumPy arrays, scikit-learn's own
 estimators such as ``StandardScaler``).
@@ -22,20 +23,21 @@ when called::
 __all__ = ["TRUSTED_TYPES", "dump", "load"]
 
 #: The skgibbs types a saved estimator (or a :mod:`skgibbs.pipeline` pipeline ending in one) may hold.
+def _library_samplers():
+    """The sampler classes the library registers (not a user's: those stay untrusted)."""
+    from .samplers import available_samplers, get_sampler
+
+    classes = (type(get_sampler(name)) for name in available_samplers())
+    return tuple(f"{c.__module__}.{c.__qualname__}" for c in classes if c.__module__.startswith("skgibbs."))
+
+
 TRUSTED_TYPES = (
     "skgibbs.model.MLPSpec",
     "skgibbs.regressor.GibbsMLPRegressor",
     "skgibbs.sparse.SparseGibbsMLPRegressor",
     "skgibbs.classifier.GibbsMLPClassifier",
     "skgibbs.pipeline.Pipeline",
-    "skgibbs.samplers._hmc_chains.HMC",
-    "skgibbs.samplers._langevin_chains.MALA",
-    "skgibbs.samplers._langevin_chains.SMALA",
-    "skgibbs.samplers._langevin_chains.CSMALA",
-    "skgibbs.samplers._langevin_chains.SGLD",
-    "skgibbs.samplers._rj_chains.RJMCMC",
-    "skgibbs.samplers._vi_sampler.MeanFieldVI",
-)
+) + _library_samplers()
 
 
 def _skops_io():

@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 
 import skgibbs.problem as problem_module
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs.samplers import CSMALA, HMC, MALA, SGLD, SMALA, MeanFieldVI, Sampler
+from skgibbs.samplers import CSMALA, HMC, MALA, SGHMC, SGLD, SMALA, MeanFieldVI, Sampler
 
 CHEAP = {
     "hidden_layer_sizes": (8,),
@@ -259,6 +259,7 @@ KERNELS = [
     ("smala", SMALA, 0.5),
     ("csmala", CSMALA, 0.5),
     ("sgld", SGLD, 0.5),
+    ("sghmc", SGHMC, "auto"),
     ("vi", MeanFieldVI, "auto"),
 ]
 

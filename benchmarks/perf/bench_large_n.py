@@ -22,6 +22,21 @@ thread, at ``n`` = 10000, 30000 and 100000 rows:
 
 Run ``python -m benchmarks run large_n`` (about ten minutes on one core);
 ``--quick`` measures a short fit at n = 2000 only.
+
+The second part fits, on the same data with 10^4 rows held out, what a user
+would run at ``n`` = 10^3, 10^4 and 10^5 rows (``--sizes`` for others,
+e.g. ``--sizes 1000 10000 100000 1000000``): ``GibbsMLPRegressor`` at its
+defaults (``sampler="auto"``: exact HMC where rows x weights <= 5e7,
+SGHMC beyond), ``sampler="vi"``, five scikit-learn ``MLPRegressor((100,
+100), early_stopping=True)`` with different seeds (a Gaussian mixture of
+their predictions with the variance of the held-out residuals of their
+early-stopping split, as in ``bench_uq``), and ``HistGradientBoostingRegressor``
+with the standard deviation of its residuals on a held-out fifth of the
+training data; NGBoost where it is installed. Per fit: the time, the passes
+over the data per chain (skgibbs), the mean Gaussian test log-likelihood,
+the RMSE and the coverage of the central 90% predictive interval, and the
+number of ``SamplerWarning``. A figure shows time and log-likelihood against
+``n``. ``--no-fits`` runs the cost part alone; ``--no-cost`` the fits alone.
 """
 
 import math
@@ -38,6 +53,7 @@ from skgibbs.samplers import HMC, run_chains
 from .. import Benchmark, Output
 from ..common.environment import load_average
 from ..common.writer import Page
+from ..common.large_data import FITS, METHODS, report_fits, run_fits
 
 NAME = "large_n"
 K = 4
@@ -113,12 +129,24 @@ def _measure(n, warmup_transitions, steps_per_transition=None, pretrain_iter=100
 
 
 def run(args):
-    """Measure the largest sizes with the leapfrog count of a short warm-up at the smallest."""
-    sizes = [2000] if args.quick else [10000, 30000, 100000]
-    pretrain_iter = 20 if args.quick else 1000
-    rows = [_measure(sizes[0], 2 if args.quick else 10, pretrain_iter=pretrain_iter)]
-    rows += [_measure(n, 0, rows[0]["leapfrog_per_transition"], pretrain_iter) for n in sizes[1:]]
-    return {NAME: {"quick": args.quick, "rows": rows, "load_average": [load_average()], "threads": 1}}
+    """The HMC cost projection (largest sizes from the leapfrog count at the smallest), then the fits."""
+    out = {}
+    if not args.no_cost:
+        sizes = [2000] if args.quick else [10000, 30000, 100000]
+        pretrain_iter = 20 if args.quick else 1000
+        rows = [_measure(sizes[0], 2 if args.quick else 10, pretrain_iter=pretrain_iter)]
+        rows += [_measure(n, 0, rows[0]["leapfrog_per_transition"], pretrain_iter) for n in sizes[1:]]
+        out[NAME] = {"quick": args.quick, "rows": rows, "load_average": [load_average()], "threads": 1}
+    if not args.no_fits:
+        out[FITS] = run_fits(args)
+    return out
+
+
+def add_arguments(parser):
+    parser.add_argument("--sizes", type=int, nargs="+", default=None, help="training rows of the fits")
+    parser.add_argument("--no-fits", action="store_true", help="only the HMC cost projection")
+    parser.add_argument("--no-cost", action="store_true", help="only the fits")
+    parser.add_argument("--methods", nargs="+", default=None, help=f"a subset of {METHODS}")
 
 
 def _transitions_of(row):
@@ -190,11 +218,19 @@ def report(results):
     return [Page(NAME, "Default fits at large n", [("Cost at large n", header, table)], notes)]
 
 
+def report_all(results):
+    pages = report(results) if NAME in results else []
+    if FITS in results:
+        pages += report_fits(results[FITS])
+    return pages
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     kind="performance",
     title="Default fits at large n",
-    outputs=(Output(NAME, "Default fits at large n"),),
+    outputs=(Output(NAME, "Default fits at large n"), Output(FITS, "Fits against n")),
     run=run,
-    report=report,
+    report=report_all,
+    add_arguments=add_arguments,
 )

@@ -232,7 +232,7 @@ def report(results):
         notes.append(
             "'before': the same measurement with the skgibbs given by --baseline, which built the (S, n) "
             "arrays of the whole data at once; sizes whose projected memory exceeded 60% of the available "
-            "memory were not run. The fitted generalization_loss_ of both differ by at most "
+            "memory were not run. The fitted generalization loss (generalization_loss) of both differ by at most "
             f"{gap:.1e} (relative)."
         )
     tables = [("Fit and predict at large n", header, rows)]

@@ -27,13 +27,14 @@ stands for the object with its defaults. A new kernel is one module and one
 :func:`register`.
 """
 
-from . import adaptation, hmc, langevin, mala, rjmcmc, vi
+from . import adaptation, hmc, langevin, mala, rjmcmc, sghmc, vi
 from ._hmc_chains import HMC
 from ._langevin_chains import CSMALA, MALA, SGLD, SMALA
 from ._random import draw_batch
 from ._rj_chains import RJMCMC
 from ._vi_sampler import MeanFieldVI
-from .base import ChainResult, RunSettings, Sampler, available_samplers, get_sampler, register
+from .sghmc import SGHMC
+from .base import ChainResult, RunSettings, Sampler, available_samplers, choose_sampler, get_sampler, register
 from .hmc import HMCInfo, HMCParams, HMCState
 from .mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
 from .rjmcmc import RJInfo, RJParams, RJState
@@ -47,10 +48,12 @@ __all__ = [
     "SMALA",
     "CSMALA",
     "SGLD",
+    "SGHMC",
     "RJMCMC",
     "MeanFieldVI",
     "register",
     "get_sampler",
+    "choose_sampler",
     "available_samplers",
     "Target",
     "RunSettings",
@@ -63,6 +66,7 @@ __all__ = [
     "langevin",
     "adaptation",
     "rjmcmc",
+    "sghmc",
     "vi",
     "RJState",
     "RJInfo",

@@ -26,6 +26,7 @@ from skgibbs.samplers import (
     HMC,
     MALA,
     RJMCMC,
+    SGHMC,
     SGLD,
     SMALA,
     ChainResult,
@@ -46,6 +47,7 @@ LIBRARY = {
     "smala": SMALA,
     "csmala": CSMALA,
     "sgld": SGLD,
+    "sghmc": SGHMC,
     "rjmcmc": RJMCMC,
     "vi": MeanFieldVI,
 }
@@ -67,6 +69,7 @@ NON_DEFAULT = {
         compensate=False,
     ),
     SGLD: dict(step_size=1e-3),
+    SGHMC: dict(batch_size=8, step_size=0.05, friction=0.2, schedule="constant", burn_in_epochs=5, epochs_per_draw=2),
     RJMCMC: dict(step_size=1e-3, proposal_std=0.1, target_accept=0.5),
     MeanFieldVI: dict(
         kl_weight=1.0,
@@ -140,7 +143,7 @@ def test_register_refuses_a_duplicate_or_empty_name():
 
 
 def test_available_samplers_by_kind_of_prior():
-    assert available_samplers("dense") == ["csmala", "hmc", "mala", "sgld", "smala", "vi"]
+    assert available_samplers("dense") == ["csmala", "hmc", "mala", "sghmc", "sgld", "smala", "vi"]
     assert available_samplers("sparse") == ["rjmcmc"]
     assert available_samplers() == sorted(LIBRARY)
     assert available_samplers("no such kind") == []

@@ -1,0 +1,194 @@
+"""Fits against n on Friedman #1: skgibbs at its defaults and with VI beside the tools users already have.
+
+Used by ``bench_large_n`` (its second part): per training size, every
+method is fitted once on ``make_friedman1(n + 10000, n_features=20,
+noise=1.0, random_state=0)`` with the last 10^4 rows held out, on one core.
+"""
+
+import time
+import warnings
+
+import numpy as np
+from scipy.stats import norm
+
+from .environment import load_average
+from .writer import Page
+
+FITS = "large_n_fits"
+METHODS = ("skgibbs", "skgibbs_vi", "mlp_ensemble", "hgb", "ngboost")
+SIZES = (1000, 10_000, 100_000)
+QUICK_SIZES = (1000, 3000)
+TEST_ROWS = 10_000
+Z90 = norm.ppf(0.95)
+#: E log N(y; f(x), 1) for y = f(x) + N(0, 1): the best a predictive can score on average
+BEST = -0.5 * np.log(2 * np.pi) - 0.5
+
+
+def _data(n):
+    from sklearn.datasets import make_friedman1
+
+    X, y = make_friedman1(n + TEST_ROWS, n_features=20, noise=1.0, random_state=0)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def _scores(mean, sd, y):
+    return {
+        "log_lik": float(norm.logpdf(y, mean, sd).mean()),
+        "rmse": float(np.sqrt(np.mean((y - mean) ** 2))),
+        "coverage90": float(np.mean(np.abs(y - mean) <= Z90 * sd)),
+    }
+
+
+def _skgibbs(X, y, Xt, yt, quick, vi=False):
+    from skgibbs import GibbsMLPRegressor, SamplerWarning
+
+    kw = {"sampler": "vi"} if vi else {}
+    if quick:
+        kw.update(n_samples=20, pretrain_iter=100)
+        if not vi:
+            kw.update(burn_in=50, thin=2)
+    est = GibbsMLPRegressor(random_state=0, **kw)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SamplerWarning)
+        est.fit(X, y)
+    seconds = time.perf_counter() - start
+    mean, sd = est.predict(Xt, return_std=True)
+    out = _scores(mean, sd, yt)
+    epochs = getattr(est, "epochs_", None)
+    if epochs is None and est.sampler_ != "vi":  # full-data kernels: one pass per gradient
+        epochs = est.n_grad_evals_
+    out.update(
+        fit_s=seconds,
+        sampler=est.sampler_,
+        passes_per_chain=None if epochs is None else float(np.mean(epochs)),
+        warnings=[str(w.message)[:200] for w in caught if issubclass(w.category, SamplerWarning)],
+    )
+    return out
+
+
+def _mlp_ensemble(X, y, Xt, yt, quick):
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.preprocessing import StandardScaler
+
+    start = time.perf_counter()
+    scaler = StandardScaler().fit(X)
+    ym, ys = y.mean(), y.std()
+    preds, resid = [], []
+    for seed in range(5):
+        mlp = MLPRegressor(hidden_layer_sizes=(100, 100), early_stopping=True, random_state=seed, max_iter=20 if quick else 200)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mlp.fit(scaler.transform(X), (y - ym) / ys)
+        preds.append(mlp.predict(scaler.transform(Xt)) * ys + ym)
+        resid.append(1.0 - mlp.best_validation_score_)  # 1 - R^2 on its validation split
+    seconds = time.perf_counter() - start
+    preds = np.array(preds)
+    # the members' spread plus the validation residual variance (1 - R^2 of the standardized target)
+    noise = float(np.mean(resid)) * ys**2
+    mean = preds.mean(0)
+    out = _scores(mean, np.sqrt(preds.var(0) + noise), yt)
+    out["fit_s"] = seconds
+    return out
+
+
+def _hgb(X, y, Xt, yt, quick):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.model_selection import train_test_split
+
+    start = time.perf_counter()
+    Xa, Xb, ya, yb = train_test_split(X, y, test_size=0.2, random_state=0)
+    sd = float(np.std(yb - HistGradientBoostingRegressor(random_state=0).fit(Xa, ya).predict(Xb)))
+    model = HistGradientBoostingRegressor(random_state=0).fit(X, y)
+    seconds = time.perf_counter() - start
+    out = _scores(model.predict(Xt), np.full(len(yt), sd), yt)
+    out["fit_s"] = seconds
+    return out
+
+
+def _ngboost(X, y, Xt, yt, quick):
+    from ngboost import NGBRegressor  # optional
+
+    start = time.perf_counter()
+    model = NGBRegressor(n_estimators=50 if quick else 500, verbose=False, random_state=0).fit(X, y)
+    seconds = time.perf_counter() - start
+    dist = model.pred_dist(Xt)
+    out = _scores(dist.params["loc"], dist.params["scale"], yt)
+    out["fit_s"] = seconds
+    return out
+
+
+_FITTERS = {
+    "skgibbs": lambda *a: _skgibbs(*a),
+    "skgibbs_vi": lambda *a: _skgibbs(*a, vi=True),
+    "mlp_ensemble": _mlp_ensemble,
+    "hgb": _hgb,
+    "ngboost": _ngboost,
+}
+
+
+def run_fits(args):
+    sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    methods = args.methods or METHODS
+    rows, skipped = [], {}
+    for n in sizes:
+        data = _data(int(n))
+        for method in methods:
+            try:
+                row = _FITTERS[method](*data, args.quick)
+            except ImportError as exc:
+                skipped[method] = str(exc)
+                continue
+            row.update(n=int(n), method=method)
+            print(f"n={n} {method}: log-lik {row['log_lik']:.3f}, coverage {row['coverage90']:.3f}, "
+                  f"{row['fit_s']:.0f} s", flush=True)
+            rows.append(row)
+    return {"quick": args.quick, "rows": rows, "skipped": skipped, "threads": 1, "load_average": [load_average()]}
+
+
+def report_fits(res):
+    header = ["n", "method", "sampler", "fit s", "passes / chain", "test log-lik", "RMSE", "90% coverage",
+              "warnings"]
+    table = [
+        [
+            str(r["n"]), r["method"], r.get("sampler", "—"), f"{r['fit_s']:.0f}",
+            "—" if r.get("passes_per_chain") is None else f"{r['passes_per_chain']:.0f}",
+            f"{r['log_lik']:.3f}", f"{r['rmse']:.3f}", f"{r['coverage90']:.3f}",
+            str(len(r.get("warnings", []))) if "warnings" in r else "—",
+        ]
+        for r in res["rows"]
+    ]
+    notes = [
+        f"Friedman #1 (20 inputs, noise sd 1, so the true function with its noise scores a test "
+        f"log-likelihood of {BEST:.3f}) with {TEST_ROWS} held-out rows; one core; load average at the end "
+        f"{res['load_average'][0]:.1f}. skgibbs: GibbsMLPRegressor(random_state=0) at its defaults "
+        "(the sampler column says what sampler='auto' ran), and with sampler='vi'. 'passes / chain' "
+        "counts gradients over the full data (HMC) or passes of the minibatches (SGHMC) per chain, "
+        "warm-up included, pre-training and summaries not.",
+    ]
+    if res["quick"]:
+        notes.append("Quick run: short chains and few iterations; not the documented numbers.")
+    notes += [f"Skipped {k}: {v}" for k, v in res.get("skipped", {}).items()]
+
+    def figure(path):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+        for method in dict.fromkeys(r["method"] for r in res["rows"]):
+            rows = sorted((r for r in res["rows"] if r["method"] == method), key=lambda r: r["n"])
+            ns = [r["n"] for r in rows]
+            axes[0].loglog(ns, [r["fit_s"] for r in rows], "o-", label=method)
+            axes[1].semilogx(ns, [r["log_lik"] for r in rows], "o-", label=method)
+        axes[0].set(xlabel="training rows", ylabel="fit time (s)")
+        axes[1].set(xlabel="training rows", ylabel="test log-likelihood")
+        axes[1].axhline(BEST, color="k", lw=0.8, ls=":")
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+
+    return [Page(FITS, "Fits against n: skgibbs, VI and the tools users already have",
+                 [("Friedman #1 at growing n", header, table)], notes, figure=figure)]
