@@ -127,6 +127,16 @@ def make_regressor_vi(cfg, seed=None):
     return vi_estimator(GibbsMLPRegressor, cfg["skgibbs_vi"], seed)
 
 
+def timed_fit(est, X, y):
+    """Fit ``est``; ``(seconds, messages of the SamplerWarnings raised)``."""
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SamplerWarning)
+        est.fit(X, y)
+    seconds = time.perf_counter() - start
+    return seconds, [str(w.message) for w in caught if issubclass(w.category, SamplerWarning)]
+
+
 def fit_gibbs(reg, X, y):
     """Fit ``reg`` (a GibbsMLPRegressor); ``predict`` and the SamplerWarning messages raised."""
     with warnings.catch_warnings(record=True) as caught:

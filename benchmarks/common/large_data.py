@@ -40,7 +40,9 @@ def _scores(mean, sd, y):
 
 
 def _skgibbs(X, y, Xt, yt, quick, sampler="auto"):
-    from skgibbs import GibbsMLPRegressor, SamplerWarning
+    from skgibbs import GibbsMLPRegressor
+
+    from .fits import timed_fit
 
     kw = {"sampler": sampler}
     if quick:
@@ -48,11 +50,7 @@ def _skgibbs(X, y, Xt, yt, quick, sampler="auto"):
         if sampler != "vi":
             kw.update(burn_in=50, thin=2)
     est = GibbsMLPRegressor(random_state=0, **kw)
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SamplerWarning)
-        est.fit(X, y)
-    seconds = time.perf_counter() - start
+    seconds, messages = timed_fit(est, X, y)
     mean, sd = est.predict(Xt, return_std=True)
     out = _scores(mean, sd, yt)
     epochs = getattr(est, "epochs_", None)
@@ -62,7 +60,7 @@ def _skgibbs(X, y, Xt, yt, quick, sampler="auto"):
         fit_s=seconds,
         sampler=est.sampler_,
         passes_per_chain=None if epochs is None else float(np.mean(epochs)),
-        warnings=[str(w.message)[:200] for w in caught if issubclass(w.category, SamplerWarning)],
+        warnings=[m[:200] for m in messages],
     )
     return out
 

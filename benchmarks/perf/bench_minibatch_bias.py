@@ -27,20 +27,19 @@ Run ``python -m benchmarks run minibatch_bias`` (about 20 minutes);
 ``--quick``: diabetes only, one split, short chains.
 """
 
-import time
-import warnings
 
 import numpy as np
 from scipy.stats import norm
 from sklearn.model_selection import train_test_split
 
-from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs import GibbsMLPRegressor
 from skgibbs.datasets import gap_regression_function, make_gap_regression
 from skgibbs.samplers import HMC, SGHMC
 
 from .. import Benchmark, Output
 from ..common.data import Unavailable, load
 from ..common.environment import load_average
+from ..common.fits import timed_fit
 from ..common.writer import Page
 
 NAME = "minibatch_bias"
@@ -63,11 +62,7 @@ def _data(name, split):
 def _fit(sampler, Xtr, ytr, Xte, yte, seed, quick):
     kw = dict(n_samples=40, burn_in=60, pretrain_iter=200) if quick else {}
     est = GibbsMLPRegressor(sampler=sampler, random_state=seed, **kw)
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SamplerWarning)
-        est.fit(Xtr, ytr)
-    seconds = time.perf_counter() - start
+    seconds, messages = timed_fit(est, Xtr, ytr)
     mean, std = est.predict(Xte, return_std=True)
     f_sd = est.predict_samples(Xte).std(1)
     temp = getattr(est, "configurational_temperature_", None)
@@ -79,7 +74,7 @@ def _fit(sampler, Xtr, ytr, Xte, yte, seed, quick):
         "f_sd": float(f_sd.mean()),
         "temperature": None if temp is None else [float(t) for t in temp],
         "fit_s": seconds,
-        "warnings": [str(w.message)[:160] for w in caught if issubclass(w.category, SamplerWarning)],
+        "warnings": [m[:160] for m in messages],
     }
 
 

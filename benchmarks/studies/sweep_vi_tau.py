@@ -79,8 +79,9 @@ from skgibbs.samplers import MeanFieldVI
 
 from .. import Benchmark, Output
 from ..common import fits as F
-from ..common.data import Dataset, Unavailable, r_frame
+from ..common.data import Dataset, r_frame
 from ..common.data import load as load_data
+from ..common.data import load_available as _load_available
 from ..common.environment import load_average, versions
 from ..common.tables import names
 from ..common.writer import Page, save_json
@@ -137,14 +138,7 @@ def load(name):
 
 
 def load_available(datasets):
-    data, skipped = {}, {}
-    for name in datasets:
-        try:
-            data[name] = load(name)
-        except Unavailable as why:
-            print(f"skipping data set {name}: {why}")
-            skipped[name] = str(why)
-    return data, skipped
+    return _load_available(datasets, load=load)
 
 
 def split(name, X, y, n_train):
