@@ -44,6 +44,9 @@ for ax, sampler in zip(axes, ["auto", "sghmc"]):
     print(f"\nsampler={sampler!r} ran {reg.sampler_!r}: fit {seconds:.0f} s")
     print(f"  held-out log-likelihood {norm.logpdf(y_test, mean, std).mean():.3f}")
     print(f"  90% interval coverage {covered.mean():.3f}, mean width {np.mean(interval[:, 1] - interval[:, 0]):.2f}")
+    if reg.kernel_.mixing_diagnostics:  # chains: a number from chains that have not mixed says so
+        state = "mixed" if reg.rhat_ <= 1.05 and reg.ess_ >= 100 else "NOT mixed: these numbers describe the draws"
+        print(f"  R-hat {reg.rhat_:.2f}, bulk ESS {reg.ess_:.0f} of the function values ({state})")
     if reg.sampler_ == "sghmc":
         print(f"  batch of {reg.batch_size_} rows, {reg.epochs_.mean():.0f} passes over the data per chain")
         print("  configurational temperature per chain:", np.round(reg.configurational_temperature_, 3))

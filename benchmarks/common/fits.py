@@ -127,6 +127,15 @@ def make_regressor_vi(cfg, seed=None):
     return vi_estimator(GibbsMLPRegressor, cfg["skgibbs_vi"], seed)
 
 
+def mixing_note(messages):
+    """``"R-hat r, ESS e: not mixed"`` from a fit's SamplerWarning messages, or ``"mixed"`` without one."""
+    for m in messages:
+        hit = re.search(r"R-hat up to ([\d.]+) and a bulk effective sample size down to ([\d.]+)", m)
+        if hit:
+            return f"R-hat {hit.group(1)}, ESS {hit.group(2)}: not mixed"
+    return "mixed"
+
+
 def timed_fit(est, X, y):
     """Fit ``est``; ``(seconds, messages of the SamplerWarnings raised)``."""
     start = time.perf_counter()

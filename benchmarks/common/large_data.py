@@ -12,6 +12,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .environment import load_average
+from .fits import mixing_note
 from .writer import Page
 
 FITS = "large_n_fits"
@@ -147,13 +148,14 @@ def run_fits(args):
 
 def report_fits(res):
     header = ["n", "method", "sampler", "fit s", "passes / chain", "test log-lik", "RMSE", "90% coverage",
-              "warnings"]
+              "warnings", "function-space mixing"]
     table = [
         [
             str(r["n"]), r["method"], r.get("sampler", "—"), f"{r['fit_s']:.0f}",
             "—" if r.get("passes_per_chain") is None else f"{r['passes_per_chain']:.0f}",
             f"{r['log_lik']:.3f}", f"{r['rmse']:.3f}", f"{r['coverage90']:.3f}",
             str(len(r.get("warnings", []))) if "warnings" in r else "—",
+            mixing_note(r["warnings"]) if r.get("sampler") not in (None, "vi") else "—",
         ]
         for r in res["rows"]
     ]
@@ -163,7 +165,9 @@ def report_fits(res):
         f"{res['load_average'][0]:.1f}. skgibbs: GibbsMLPRegressor(random_state=0) at its defaults "
         "(the sampler column says what sampler='auto' ran), and with sampler='vi'. 'passes / chain' "
         "counts gradients over the full data (HMC) or passes of the minibatches (SGHMC) per chain, "
-        "warm-up included, pre-training and summaries not.",
+        "warm-up included, pre-training and summaries not. 'not mixed': the numbers of that row come from "
+        "chains that had not mixed (largest R-hat, smallest bulk ESS of the function values), not from the "
+        "posterior; VI draws independent samples of q, which R-hat cannot judge.",
     ]
     if any(r["method"] == "skgibbs" and r.get("sampler") == "sghmc" for r in res["rows"]):
         notes.append(
