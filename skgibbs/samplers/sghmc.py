@@ -401,8 +401,11 @@ class SGHMCChains:
             if i >= half:
                 running += g2
                 count += 1
+            if i < half:
+                # the mass follows the larger of the running and the current second moment, so a
+                # gradient that grows while the chains settle shortens the effective step at once
+                self._set_mass(self._inverse(torch.maximum(moment, g2)))
             if (i + 1) % 100 == 0 and i < half:
-                self._set_mass(self._inverse(moment))
                 self._limit_step()
             progress(self.run, "burn-in", i, burn_in)
         if count:
