@@ -89,6 +89,29 @@ def _pima():
     return Dataset(X, y)  # split at random by the benchmarks, not at the two items' boundary
 
 
+def _one_hot(df, columns):
+    import pandas as pd
+
+    return pd.get_dummies(df, columns=list(columns), drop_first=True, dtype=float)
+
+
+def _cps1988():
+    """AER CPS1988 (28,155 rows): log wage on education, experience, ethnicity, smsa, region (one-hot), parttime."""
+    df = r_frame("AER", "CPS1988")
+    y = np.log(df.pop("wage").to_numpy(float))
+    for col, yes in (("ethnicity", "afam"), ("smsa", "yes"), ("parttime", "yes")):
+        df[col] = (df[col] == yes).astype(float)
+    return Dataset(_one_hot(df, ["region"]).to_numpy(float), y)
+
+
+def _diamonds():
+    """ggplot2 diamonds (53,940 rows): log price on log carat, depth, table, x, y, z and cut, color, clarity (one-hot)."""
+    df = r_frame("ggplot2", "diamonds")
+    y = np.log(df.pop("price").to_numpy(float))
+    df["carat"] = np.log(df["carat"])
+    return Dataset(_one_hot(df, ["cut", "color", "clarity"]).to_numpy(float), y)
+
+
 DATASETS = {  # name: (loader, description)
     "diabetes": (_sklearn("load_diabetes"), "scikit-learn diabetes (n = 442, d = 10)"),
     "breast_cancer": (_sklearn("load_breast_cancer"), "scikit-learn breast cancer (n = 569, d = 30)"),
@@ -99,6 +122,8 @@ DATASETS = {  # name: (loader, description)
     "concrete": (_regression("modeldata", "concrete", "compressive_strength"), "modeldata concrete (n = 1030)"),
     "auto": (_auto, "ISLR Auto, origin one-hot (n = 392, d = 8)"),
     "mcycle": (_regression("MASS", "mcycle", "accel"), "MASS mcycle (n = 133, d = 1)"),
+    "cps1988": (_cps1988, "AER CPS1988, log wage, region one-hot (n = 28155, d = 8)"),
+    "diamonds": (_diamonds, "ggplot2 diamonds, log price, cut/color/clarity one-hot (n = 53940, d = 23)"),
 }
 
 

@@ -117,7 +117,7 @@ def _ngboost(X, y, Xt, yt, quick):
     return out
 
 
-_FITTERS = {
+FITTERS = {
     "skgibbs": lambda *a: _skgibbs(*a),
     "skgibbs_vi": lambda *a: _skgibbs(*a, sampler="vi"),
     "skgibbs_sghmc": lambda *a: _skgibbs(*a, sampler="sghmc"),
@@ -135,7 +135,7 @@ def run_fits(args):
         data = _data(int(n))
         for method in methods:
             try:
-                row = _FITTERS[method](*data, args.quick)
+                row = FITTERS[method](*data, args.quick)
             except ImportError as exc:
                 skipped[method] = str(exc)
                 continue

@@ -79,7 +79,7 @@ from skgibbs.samplers import MeanFieldVI
 
 from .. import Benchmark, Output
 from ..common import fits as F
-from ..common.data import Dataset, r_frame
+from ..common.data import Dataset
 from ..common.data import load as load_data
 from ..common.data import load_available as _load_available
 from ..common.environment import load_average, versions
@@ -106,31 +106,8 @@ def _friedman(n):
     return Dataset(X, y, n)
 
 
-def _one_hot(df, columns):
-    import pandas as pd
-
-    return pd.get_dummies(df, columns=list(columns), drop_first=True, dtype=float)
-
-
-def _cps1988():
-    """AER CPS1988: log wage on education, experience, ethnicity, smsa, region (one-hot), parttime."""
-    df = r_frame("AER", "CPS1988")
-    y = np.log(df.pop("wage").to_numpy(float))
-    for col, yes in (("ethnicity", "afam"), ("smsa", "yes"), ("parttime", "yes")):
-        df[col] = (df[col] == yes).astype(float)
-    return Dataset(_one_hot(df, ["region"]).to_numpy(float), y)
-
-
-def _diamonds():
-    """ggplot2 diamonds: log price on log carat, depth, table, x, y, z and cut, color, clarity (one-hot)."""
-    df = r_frame("ggplot2", "diamonds")
-    y = np.log(df.pop("price").to_numpy(float))
-    df["carat"] = np.log(df["carat"])
-    return Dataset(_one_hot(df, ["cut", "color", "clarity"]).to_numpy(float), y)
-
-
 LOADERS = {"friedman_10k": lambda: _friedman(10_000), "friedman_50k": lambda: _friedman(50_000),
-           "friedman_3k": lambda: _friedman(3_000), "cps1988": _cps1988, "diamonds": _diamonds}  # fmt: skip
+           "friedman_3k": lambda: _friedman(3_000)}  # fmt: skip
 
 
 def load(name):

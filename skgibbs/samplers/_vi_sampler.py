@@ -55,8 +55,13 @@ class MeanFieldVI(Sampler):
         Adam's learning rate on the means and on ``rho`` (``sigma =
         softplus(rho)``) until the decay phase, which anneals it to 30% and
         averages the iterates (Notes).
-    batch_size : int, default=128
-        Examples per step (an epoch's permutation).
+    batch_size : int, default=1024
+        Examples per step (an epoch's permutation; all of them when ``n``
+        is smaller). Measured on 43,940 rows of ggplot2's diamonds (the
+        ``tabular`` benchmark): 128 rows per step let the plateau rule stop
+        after 2,600 steps at test log-likelihood 0.85, 512 after 4,300 at
+        0.95, 1024 after 3,600 at 0.95 in the same time (the per-step cost
+        is mostly fixed overhead at these sizes).
     early_stopping : bool, default=True
         Begin the decay phase once the objective has stopped improving:
         the mean of the steps' estimates of the negative ELBO over each
@@ -100,7 +105,7 @@ class MeanFieldVI(Sampler):
         parametrization="standard",
         max_iter=5000,
         learning_rate=1e-2,
-        batch_size=128,
+        batch_size=1024,
         early_stopping=True,
         gradient="local",
     ):
