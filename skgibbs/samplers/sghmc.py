@@ -29,7 +29,12 @@ relative size at most ``epsilon^2 / (2 alpha)`` under the preconditioner
 below).
 
 **The preconditioner.** ``m_j = 1 / E[g_j^2]``, ``g = grad U_B`` over the
-second half of the warm-up. Under ``pi_lambda``,
+second half of the warm-up. In its first half, while the chains leave
+their pre-trained starting points, ``m_j`` follows
+``1 / max(running mean of g_j^2, current g_j^2)`` at every step, so that a
+gradient that grows shortens the step at once (updated every 100 steps
+instead, the chains of a 10^5-row fit overshot and thousands of steps
+were refused). Under ``pi_lambda``,
 ``E[(d_j U)^2] = E[d_j^2 U]`` (integration by parts), so
 ``E[g_j^2] = E[d_j^2 U] + Var_B(g_j)``: the diagonal curvature where the
 data dominate the gradient noise (Jacobi's preconditioner), the prior
