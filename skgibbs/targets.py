@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state
 from .potential import LogDensityPotential
 from .samplers import HMC, MALA, SGLD, Target, run_chains
 
-__all__ = ["Gaussian", "Funnel", "Banana", "LogisticRegressionGPrior", "sample_chains"]
+__all__ = ["Gaussian", "Funnel", "Banana", "LogisticRegressionGPrior", "Mixture2", "sample_chains"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -364,3 +364,64 @@ def sample_chains(
         thin=int(thin),
     )
     return (result.samples, result) if return_result else result.samples
+
+
+class Mixture2(_Target):
+    """Two Gaussian components with unequal, known weights, normalised.
+
+    ``pi(x) = w_1 N(x; mu_1, s^2 I) + w_2 N(x; mu_2, s^2 I)``. Well separated
+    components (``|mu_1 - mu_2| / s`` of 8 or more) make a chain started in
+    one of them stay there, while the weights are known: the test of a
+    sampler's mode proportions. Exact moments: ``mean = sum_k w_k mu_k``,
+    ``cov = s^2 I + sum_k w_k (mu_k - mean)(mu_k - mean)'``.
+
+    Parameters
+    ----------
+    weights : pair of float, default=(0.25, 0.75)
+        Positive; normalised to sum to one.
+    means : array-like of shape (2, d), default=((-4.0, 0.0), (4.0, 0.0))
+    std : float, default=1.0
+        ``s``, the standard deviation of every coordinate of a component.
+
+    Examples
+    --------
+    >>> import torch
+    >>> target = Mixture2()
+    >>> target.mean, target.cov[0, 0]          # 0.75 * 4 - 0.25 * 4; 1 + 0.25 * 36 + 0.75 * 4
+    (array([2., 0.]), np.float64(13.0))
+    >>> target.responsibilities(torch.tensor([[4.0, 0.0]], dtype=torch.float64)).argmax(1)
+    tensor([1])
+    """
+
+    def __init__(self, weights=(0.25, 0.75), means=((-4.0, 0.0), (4.0, 0.0)), std=1.0):
+        weights = np.asarray(weights, dtype=float)
+        means = np.asarray(means, dtype=float)
+        if weights.shape != (2,) or not np.all(np.isfinite(weights) & (weights > 0)):
+            raise ValueError(f"weights must be two positive numbers, got {weights!r}.")
+        if means.ndim != 2 or means.shape[0] != 2 or not np.all(np.isfinite(means)):
+            raise ValueError(f"means must be finite of shape (2, d), got shape {means.shape}.")
+        self.std, self.dim = _positive("std", std), means.shape[1]
+        self.weights, self.means = weights / weights.sum(), means
+        self.mean = self.weights @ means
+        centred = means - self.mean
+        self.cov = self.std**2 * np.eye(self.dim) + (self.weights[:, None] * centred).T @ centred
+        self._log_w = torch.as_tensor(np.log(self.weights))
+        self._mu = torch.as_tensor(means)
+        self._log_norm = -0.5 * self.dim * (_LOG_2PI + 2.0 * math.log(self.std))
+
+    def _component_log_probs(self, theta):
+        """``log w_k + log N(theta; mu_k, s^2 I)``, shape ``(K, 2)``."""
+        r = theta[:, None, :] - self._mu.to(theta)
+        return self._log_w.to(theta) + self._log_norm - 0.5 * (r * r).sum(2) / self.std**2
+
+    def log_prob(self, theta):
+        return torch.logsumexp(self._component_log_probs(theta), 1)
+
+    def responsibilities(self, theta):
+        """``P(component k | theta)``, shape ``(K, 2)``; their mean under ``pi`` is exactly ``weights``."""
+        return torch.softmax(self._component_log_probs(theta), 1)
+
+    def grad_log_prob(self, theta):
+        r = self.responsibilities(theta)
+        return -(theta - r @ self._mu.to(theta)) / self.std**2
+

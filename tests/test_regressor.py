@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 
 import skgibbs.problem as problem_module
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs.samplers import CSMALA, HMC, MALA, SGHMC, SGLD, SMALA, MeanFieldVI, Sampler
+from skgibbs.samplers import CSMALA, HMC, MALA, SGHMC, SGLD, SMALA, SMC, MeanFieldVI, Sampler
 
 CHEAP = {
     "hidden_layer_sizes": (8,),
@@ -261,6 +261,7 @@ KERNELS = [
     ("sgld", SGLD, 0.5),
     ("sghmc", SGHMC, "auto"),
     ("vi", MeanFieldVI, "auto"),
+    ("smc", SMC, "auto"),
 ]
 
 

@@ -12,7 +12,7 @@ import torch
 from scipy.stats import multivariate_normal, norm
 
 from skgibbs.diagnostics import effective_sample_size
-from skgibbs.targets import Banana, Funnel, Gaussian, LogisticRegressionGPrior, sample_chains
+from skgibbs.targets import Banana, Funnel, Gaussian, LogisticRegressionGPrior, Mixture2, sample_chains
 
 
 def _logistic_problem(n=80, seed=0):
@@ -216,3 +216,58 @@ def test_sample_chains_bad_arguments(kwargs, match):
     args = {"n_samples": 10, **kwargs}
     with pytest.raises(ValueError, match=match):
         sample_chains(Funnel(), args.pop("n_samples"), **args)
+
+
+# ------------------------------------------------------------- the two-component mixture
+def _mixture():
+    return Mixture2(weights=(1.0, 3.0), means=[[-3.0, 0.5, 0.0], [2.0, -1.0, 1.0]], std=0.7)
+
+
+def test_mixture_log_prob_is_the_weighted_normal_density_and_its_gradient_is_exact():
+    target = _mixture()
+    theta = _points(target).requires_grad_(True)
+    value = target.log_prob(theta)
+    x = theta.detach().numpy()
+    parts = [
+        np.log(w) + multivariate_normal(mu, 0.49 * np.eye(3)).logpdf(x)
+        for w, mu in zip((0.25, 0.75), target.means)
+    ]
+    np.testing.assert_allclose(value.detach().numpy(), np.logaddexp(*parts))
+    (grad,) = torch.autograd.grad(value.sum(), theta)
+    torch.testing.assert_close(target.grad_log_prob(theta.detach()), grad)
+    r = target.responsibilities(theta.detach()).numpy()
+    np.testing.assert_allclose(r[:, 1], 1 / (1 + np.exp(parts[0] - parts[1])))
+
+
+def test_mixture_moments_and_weights_against_exact_draws():
+    """Exact draws of the mixture (component, then its normal): moments and mean responsibility.
+
+    Tolerances are 4 Monte Carlo standard errors of the 200 000 independent draws.
+    """
+    target = _mixture()
+    rng = np.random.default_rng(0)
+    n = 200_000
+    component = rng.random(n) < target.weights[1]
+    x = target.means[component.astype(int)] + target.std * rng.normal(size=(n, 3))
+    se = x.std(0) / np.sqrt(n)
+    assert np.all(np.abs(x.mean(0) - target.mean) < 4 * se)
+    z = (x - target.mean)[:, :, None] * (x - target.mean)[:, None, :]
+    assert np.all(np.abs(z.mean(0) - target.cov) < 4 * z.std(0) / np.sqrt(n))
+    # E_pi[P(component k | x)] = w_k exactly: the mean responsibility is an unbiased estimate
+    r = target.responsibilities(torch.as_tensor(x[:20_000])).numpy()[:, 1]
+    assert abs(r.mean() - 0.75) < 4 * r.std() / np.sqrt(r.size)
+    assert np.isclose(target.weights.sum(), 1.0) and target.dim == 3
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"weights": (0.5, 0.0)}, "weights"),
+        ({"weights": (0.2, 0.3, 0.5)}, "weights"),
+        ({"means": [[0.0, 1.0]]}, "means"),
+        ({"std": -1.0}, "std"),
+    ],
+)
+def test_bad_mixture_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Mixture2(**kwargs)

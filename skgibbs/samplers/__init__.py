@@ -34,6 +34,7 @@ from ._random import draw_batch
 from ._rj_chains import RJMCMC
 from ._vi_sampler import MeanFieldVI
 from .sghmc import SGHMC
+from .smc import SMC
 from .base import ChainResult, RunSettings, Sampler, available_samplers, choose_sampler, get_sampler, register
 from .hmc import HMCInfo, HMCParams, HMCState
 from .mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
@@ -49,6 +50,7 @@ __all__ = [
     "CSMALA",
     "SGLD",
     "SGHMC",
+    "SMC",
     "RJMCMC",
     "MeanFieldVI",
     "register",

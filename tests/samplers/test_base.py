@@ -29,6 +29,7 @@ from skgibbs.samplers import (
     SGHMC,
     SGLD,
     SMALA,
+    SMC,
     ChainResult,
     MeanFieldVI,
     Sampler,
@@ -50,6 +51,7 @@ LIBRARY = {
     "sghmc": SGHMC,
     "rjmcmc": RJMCMC,
     "vi": MeanFieldVI,
+    "smc": SMC,
 }
 
 # every constructor parameter of every sampler set away from its default
@@ -81,6 +83,7 @@ NON_DEFAULT = {
         early_stopping=False,
         gradient="reparam",
     ),
+    SMC: dict(n_particles=16, target_ess=0.3, n_mcmc_steps=1, n_leapfrog=4, target_accept=0.7, step_size=0.05),
 }
 
 Y = torch.linspace(-1.0, 1.0, 20, dtype=torch.float64)
@@ -143,7 +146,7 @@ def test_register_refuses_a_duplicate_or_empty_name():
 
 
 def test_available_samplers_by_kind_of_prior():
-    assert available_samplers("dense") == ["csmala", "hmc", "mala", "sghmc", "sgld", "smala", "vi"]
+    assert available_samplers("dense") == ["csmala", "hmc", "mala", "sghmc", "sgld", "smala", "smc", "vi"]
     assert available_samplers("sparse") == ["rjmcmc"]
     assert available_samplers() == sorted(LIBRARY)
     assert available_samplers("no such kind") == []
