@@ -1,11 +1,12 @@
 """skgibbs: Gibbs-posterior neural networks for scikit-learn."""
 
-from .exceptions import ControlVariateWarning, SamplerWarning
+from .exceptions import ControlVariateWarning, MultimodalWarning, SamplerWarning
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ControlVariateWarning",
+    "MultimodalWarning",
     "SamplerWarning",
     "GibbsMLPRegressor",
     "GibbsMLPClassifier",

@@ -23,14 +23,40 @@ from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._data import check_numeric
 from ._pretrain import pretrain
-from ._reliability import warn_if_unreliable
+from ._reliability import warn_if_unreliable, worst_chain_mixing, worst_mixing
 from ._rows import check_lazy_fit_data, is_lazy
+from .diagnostics import psis_loo, stacking_weights
 from .model import ACTIVATIONS
 from .priors import Prior
 from .problem import build_problem
 from .samplers import Sampler, available_samplers
 
-__all__ = ["BaseGibbsMLP"]
+__all__ = ["BaseGibbsMLP", "draws_mean", "draws_quantiles"]
+
+
+def draws_mean(F, weights=None):
+    """Mean over the draws (axis 0) of ``F`` ``(S, ...)``, weighted by ``weights`` ``(S,)`` (None: equal)."""
+    return F.mean(0) if weights is None else np.tensordot(weights, F, axes=1)
+
+
+def draws_quantiles(F, probs, weights=None):
+    """Quantiles over the draws (axis 0) of ``F`` ``(S, ...)``, shape ``(len(probs), ...)``.
+
+    Equal weights (None): :func:`numpy.quantile` (linear interpolation).
+    Weighted: the inverse of the weighted empirical distribution function,
+    the smallest draw whose cumulative weight reaches ``p`` (``numpy``'s
+    ``method="inverted_cdf"``); a draw of weight 0 is never returned.
+    """
+    if weights is None:
+        return np.quantile(F, probs, axis=0)
+    flat = F.reshape(F.shape[0], -1)
+    order = np.argsort(flat, axis=0, kind="stable")
+    cum = np.cumsum(weights[order], axis=0)
+    cum /= cum[-1]
+    last = flat.shape[0] - 1
+    picks = np.stack([np.minimum((cum < p).sum(0), last) for p in np.atleast_1d(probs)])
+    out = np.take_along_axis(flat, np.take_along_axis(order, picks, axis=0), axis=0)
+    return out.reshape((len(picks),) + F.shape[1:])
 
 
 class BaseGibbsMLP(BaseEstimator):
@@ -49,6 +75,7 @@ class BaseGibbsMLP(BaseEstimator):
         "burn_in": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "thin": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_chains": [Interval(Integral, 1, None, closed="left")],
+        "chain_weights": [StrOptions({"equal", "stacking"})],
         "pretrain_iter": [Interval(Integral, 0, None, closed="left")],
         "weight_bound": [Interval(Real, 0, None, closed="neither"), None],
         "prior_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), "array-like", None],
@@ -263,6 +290,61 @@ class BaseGibbsMLP(BaseEstimator):
     def _n_draws(self):
         """``S``, the retained draws of all chains."""
         return self.samples_.shape[0] * self.samples_.shape[1]
+
+    def _store_mixing(self, parts):
+        """``rhat_``, ``ess_`` and the within- and between-chain diagnostics from per-chunk results.
+
+        ``parts`` holds, per chunk of rows, the per-row arrays of
+        :func:`~skgibbs._reliability.pointwise_mixing` followed by those of
+        :func:`~skgibbs._reliability.pointwise_chain_mixing`.
+        """
+        r, e, within_r, within_e, between = (np.concatenate(values) for values in zip(*parts))
+        self.rhat_, self.ess_ = worst_mixing(r, e)
+        self.within_chain_rhat_, self.within_chain_ess_, self.between_chain_rhat_ = worst_chain_mixing(
+            within_r, within_e, between
+        )
+
+    # ------------------------------------------------------ chain weights
+    def _draw_weights(self):
+        """Weight of every retained draw, shape ``(n_chains * n_samples,)``, or None for equal weights.
+
+        Draw ``j`` of chain ``k`` weighs ``chain_weights_[k] / n_samples``.
+        Every reduction over the draws (means, variances, quantiles, the
+        draws ``sample_y`` picks) takes its weights from here; None, when
+        the chains weigh the same, lets them take the plain mean over the
+        draws, the same bits as before chains were weighted.
+        """
+        weights, S = getattr(self, "chain_weights_", None), self.samples_.shape[1]
+        if weights is None or np.all(weights == weights[0]):
+            return None
+        return np.repeat(np.asarray(weights, dtype=np.float64) / S, S)
+
+    def _chain_loo(self, log_lik):
+        """PSIS leave-one-out log densities of every chain alone: ``(elpd, khat)``, each ``(n_chains, rows)``.
+
+        ``log_lik`` ``(S, rows)`` holds the draws of the chains one after
+        the other (the order of ``samples_``); each chain's draws form the
+        importance sample of its own leave-one-out densities.
+        """
+        K, S = self.samples_.shape[:2]
+        per_chain = log_lik.reshape(K, S, -1).transpose(1, 0, 2)  # (S, K, rows): draws first
+        loo = psis_loo(per_chain)
+        return loo.elpd_pointwise, loo.khat
+
+    def _weigh_chains(self, elpd=None, khat=None):
+        """``chain_weights_``: stacking of the chains' leave-one-out densities ``elpd`` ``(K, n)``, or equal.
+
+        With ``chain_weights="stacking"`` also ``pareto_khat_``, the largest
+        Pareto shape over the rows of each chain's PSIS weights.
+        """
+        K = self.samples_.shape[0]
+        if self.chain_weights == "stacking":
+            self.chain_weights_ = stacking_weights(elpd)
+            with np.errstate(invalid="ignore"):
+                self.pareto_khat_ = np.array([np.nanmax(k) if np.isfinite(k).any() else np.nan for k in khat])
+        else:
+            self.chain_weights_ = np.full(K, 1.0 / K)
+            self.__dict__.pop("pareto_khat_", None)
 
     def _output_chunks(self, X, width, kept=None):
         """``(rows, outputs)`` chunk after chunk: :meth:`_network_outputs` of ``X[rows]``.

@@ -65,6 +65,35 @@ _KERNEL_PARAMETERS = """\
     n_chains : int, default=4
         Independent chains, each started from its own pre-trained network.
         HMC adapts its trajectory length across them.
+    chain_weights : {"equal", "stacking"}, default="equal"
+        How much each chain's draws weigh in the predictions. ``"equal"``:
+        ``1 / n_chains`` each, the pooled draws as sampled. ``"stacking"``:
+        after sampling, the weights that maximise the leave-one-out log
+        score of the weighted mixture of the chains (Yao, Vehtari and
+        Gelman, 2022), from each chain's Pareto smoothed importance sampling
+        leave-one-out densities of the training examples
+        (:func:`~skgibbs.diagnostics.psis_loo`,
+        :func:`~skgibbs.diagnostics.stacking_weights` with one
+        pseudo-observation per chain, so that chains that predict alike
+        share the weight evenly instead of at random). For chains that sit
+        in different modes (a :class:`~skgibbs.MultimodalWarning`): a chain
+        whose mode predicts left-out examples poorly gets little weight.
+        The weights are predictive, not the modes' posterior masses, and
+        the training data say nothing about a mode's behaviour where there
+        are no data. They apply to ``predict`` (and its ``return_std``),
+        ``predict_interval``, ``predict_proba``, ``sample_y``,
+        ``credible_radius``, ``credible_sets``, the regressors' fitted
+        ``noise_variance_``, ``credible_radius_`` and
+        ``credible_radius_params_``, and
+        :func:`~skgibbs.metrics.log_predictive_density_scorer`. Equal
+        weights stay in the criteria (``generalization_loss_``, ``lfv_``,
+        ``train_loss_``, ``langevin_waic_``: WAIC's penalty is a variance
+        over draws from one posterior, which weighted draws from several
+        modes are not), in the mixing diagnostics, and in what returns the
+        draws as sampled (``samples_``, ``predict_samples``, ``to_arviz``,
+        the Langevin criteria of :mod:`skgibbs.criteria`). Costs one PSIS
+        fit per chain and training example, and for the regressors one
+        more evaluation of the draws on the training data.
     pretrain_iter : int, default=1000
         Adam steps (learning rate 1e-3) on 80% of the data before sampling,
         keeping the iterate with the lowest loss on the other 20%. 0 starts
@@ -125,6 +154,17 @@ _KERNEL_ATTRIBUTES = """\
         Gradient evaluations of the full (or batch) potential per chain,
         burn-in included: the cost of the fit. For VI, the Adam steps of its
         one optimisation (on batches), in every entry.
+    chain_weights_ : ndarray of shape (n_chains,)
+        Weight of each chain's draws in the predictions, summing to 1:
+        ``1 / n_chains`` each with ``chain_weights="equal"``, the stacking
+        weights with ``"stacking"``.
+    pareto_khat_ : ndarray of shape (n_chains,)
+        Only with ``chain_weights="stacking"``: the largest Pareto shape
+        ``khat`` over the training examples of each chain's PSIS
+        leave-one-out weights (:func:`~skgibbs.diagnostics.psis`). Above
+        0.7 some of that chain's leave-one-out densities, which the weights
+        rest on, are unreliable (influential examples, or too few draws per
+        chain).
     acceptance_rate_ : ndarray of shape (n_chains,)
         Fraction of accepted proposals after burn-in; only for the kernels
         with a Metropolis-Hastings step (not SGLD, not VI).

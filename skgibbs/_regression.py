@@ -3,15 +3,16 @@
 import warnings
 
 import numpy as np
+from scipy.special import ndtr
 from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, column_or_1d
 
 from . import _chunks
-from ._base import BaseGibbsMLP
+from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._data import safe_scale
 from ._levels import check_level, check_levels, mixture_quantiles
-from ._reliability import pointwise_mixing, worst_mixing
+from ._reliability import pointwise_chain_mixing, pointwise_mixing
 from .credible import credible_sets_of, parameter_radius, posterior_quantile
 from .criteria import gaussian_log_likelihood, langevin_waic, waic
 from .criteria._waic import waic_from_pointwise
@@ -44,41 +45,62 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         Two passes over the rows: the first gives the per-draw sums (losses,
         residuals, spread about the posterior mean) and the per-row results
         (posterior mean, R-hat, ESS); the second the pointwise WAIC terms,
-        which need ``noise_variance_``, a mean over every row. The first
-        pass keeps the network outputs of its first chunks, up to half of
-        :data:`~skgibbs._chunks.CHUNK_BYTES` (in float32, which holds them
+        which need ``noise_variance_``, a mean over every row, and with
+        ``chain_weights="stacking"`` the chains' leave-one-out densities. The
+        first pass keeps the network outputs of its first chunks, up to half
+        of :data:`~skgibbs._chunks.CHUNK_BYTES` (in float32, which holds them
         exactly), for the second, which evaluates the network only on the
-        other rows.
+        other rows. Stacked chains take a third pass, for the radius about
+        their weighted posterior mean.
         """
         n = X.shape[0]
         kept, sums, fbar = self._first_pass(X, y)
         self._record_losses(sums["loss"], sums["loss_square"], n)
         self.noise_variance_ = float(sums["residual"].sum() / (sums["residual"].size * n))
-        self.credible_radius_ = _radius(sums["spread"], n, self.confidence_level)
+        loo = self._criteria_pass(X, y, kept, fbar)
+        self._weigh_chains(*loo)
+        weights = self._draw_weights()
+        spread = sums["spread"]
+        if weights is not None:
+            # the posterior mean of the training risk, and the radius about the mean, of the weighted draws
+            self.noise_variance_ = float(weights @ sums["residual"] / n)
+            spread = self._spread(X)[0]
+        self.credible_radius_ = _radius(spread, n, self.confidence_level, weights)
         self.credible_radius_params_ = parameter_radius(
-            self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level
+            self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level, weights=weights
         )
+
+    def _criteria_pass(self, X, y, kept, fbar):
+        """WAIC and LFV (equal weights); the chains' PSIS-LOO ``(elpd, khat)`` when stacking, else ``()``."""
+        n = X.shape[0]
         # N(y; f, sigma^2) enters pi_lambda with the power beta = 2 sigma^2 / temperature
         # (standardized scale): Watanabe's equation of state scales the penalty by beta
         beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
         self.waic_tempering_ = float(beta)
+        stacking = self.chain_weights == "stacking"
+        K = self.samples_.shape[0]
         elpd, penalty = np.empty(n), np.empty(n)
+        loo, khat = (np.empty((K, n)), np.empty((K, n))) if stacking else (None, None)
         for rows, G in self._output_chunks(X, self._summary_width, kept):
             F = G * self.y_scale_ + self.y_mean_
-            chunk = waic(gaussian_log_likelihood(_rows(y, rows), F, self.noise_variance_), beta=beta)
+            log_lik = gaussian_log_likelihood(_rows(y, rows), F, self.noise_variance_)
+            chunk = waic(log_lik, beta=beta)
             elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
+            if stacking:
+                loo[:, rows], khat[:, rows] = self._chain_loo(log_lik)
         tempered = waic_from_pointwise(elpd, penalty)
         self.generalization_loss_ = -tempered.elpd_waic / n  # the criterion to rank by
         # paper 004's Table 7 form: no normalising constant, divided by this fit's own sigma^2
         crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
         self.lfv_, self.train_loss_ = crit.functional_variance, crit.train_loss
         self.langevin_waic_ = crit.waic
+        return (loo, khat) if stacking else ()
 
     def _first_pass(self, X, y):
         """Per-draw sums, posterior mean and mixing of the rows; the outputs kept for the second pass."""
         S, n, K = self._n_draws(), X.shape[0], self.samples_.shape[0]
         sums = {name: np.zeros(S) for name in ("loss", "loss_square", "residual", "spread")}
-        fbar, rhat, ess, kept, room = np.empty(n), [], [], {}, _chunks.CHUNK_BYTES // 2
+        fbar, mixing, kept, room = np.empty(n), [], {}, _chunks.CHUNK_BYTES // 2
         for rows, G in self._output_chunks(X, self._summary_width):
             yc = _rows(y, rows)
             # the losses l_i of the draws, on the standardized scale of the potential
@@ -90,14 +112,12 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             sums["residual"] += ((yc - F) ** 2).sum(1)
             fbar[rows], spread = _spread(F)
             sums["spread"] += spread
-            r, e = pointwise_mixing(F, K)
-            rhat.append(r)
-            ess.append(e)
+            mixing.append(pointwise_mixing(F, K) + pointwise_chain_mixing(F, K))
             # the outputs are the network's float32 (the dtype of its draws): kept exactly
             size = G.size * self.samples_.dtype.itemsize
             if size <= room:
                 kept[rows.start], room = G.astype(self.samples_.dtype), room - size
-        self.rhat_, self.ess_ = worst_mixing(np.concatenate(rhat), np.concatenate(ess))
+        self._store_mixing(mixing)
         return kept, sums, fbar
 
     @property
@@ -131,10 +151,13 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             yield rows, G
 
     def _spread(self, X):
-        """Per-draw ``sum_i (f_k(x_i) - fbar(x_i))^2`` ``(S,)`` and the posterior mean ``fbar`` ``(n,)``."""
-        sums, fbar = np.zeros(self._n_draws()), np.empty(X.shape[0])
+        """Per-draw ``sum_i (f_k(x_i) - fbar(x_i))^2`` ``(S,)`` and the posterior mean ``fbar`` ``(n,)``.
+
+        ``fbar`` is the mean of the draws weighted by :meth:`_draw_weights`.
+        """
+        sums, fbar, weights = np.zeros(self._n_draws()), np.empty(X.shape[0]), self._draw_weights()
         for rows, F in self._draw_chunks(X, 4):
-            fbar[rows], spread = _spread(F)
+            fbar[rows], spread = _spread(F, weights)
             sums += spread
         return sums, fbar
 
@@ -155,17 +178,21 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         y_std : ndarray of shape (n_samples,), only if ``return_std``
         """
         X = self._validated(X)
-        mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
+        mean, var, weights = np.empty(X.shape[0]), np.empty(X.shape[0]), self._draw_weights()
         for rows, F in self._draw_chunks(X, 4):
-            mean[rows] = F.mean(0)
+            mean[rows] = draws_mean(F, weights)
             if return_std:
-                var[rows] = F.var(0)
+                var[rows] = F.var(0) if weights is None else draws_mean((F - mean[rows]) ** 2, weights)
         if not return_std:
             return mean
         return mean, np.sqrt(var + self.noise_variance_)
 
     def predict_samples(self, X):
         """Function values of every retained draw, chain by chain.
+
+        The draws as sampled: with ``chain_weights="stacking"`` draw ``j``
+        of chain ``k`` (column ``k * n_draws + j``) weighs
+        ``chain_weights_[k] / n_draws`` in every summary of them.
 
         Returns
         -------
@@ -189,6 +216,10 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             ``"predictive"``: quantiles of the posterior predictive of a new
             observation (the mixture over draws of ``N(f_theta(x),
             noise_variance_)``); ``"credible"``: quantiles of ``f_theta(x)``.
+            With ``chain_weights="stacking"`` both weigh the draws of chain
+            ``k`` by ``chain_weights_[k]`` (the credible quantiles then
+            invert the weighted distribution function, without
+            interpolation).
 
         Returns
         -------
@@ -201,13 +232,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         X = self._validated(X)
         probs = np.concatenate([(1 - levels) / 2, (1 + levels) / 2])
         y_pred, q = np.empty(X.shape[0]), np.empty((len(probs), X.shape[0]))
+        weights = self._draw_weights()
         # the bisection of mixture_quantiles holds three (n_probs, S, rows) arrays
         for rows, F in self._draw_chunks(X, 3 * len(probs) + 3):
-            y_pred[rows] = F.mean(0)
+            y_pred[rows] = draws_mean(F, weights)
             if kind == "credible":
-                q[:, rows] = np.quantile(F, probs, axis=0)
+                q[:, rows] = draws_quantiles(F, probs, weights)
             else:
-                q[:, rows] = mixture_quantiles(F, np.sqrt(self.noise_variance_), probs)
+                q[:, rows] = _mixture_quantiles(F, np.sqrt(self.noise_variance_), probs, weights)
         k = len(levels)
         y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
         return y_pred, y_pis
@@ -215,8 +247,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     def sample_y(self, X, n_samples=1, random_state=None):
         """Draw from the posterior predictive at ``X``.
 
-        Each draw picks a retained parameter draw at random and adds
-        ``N(0, noise_variance_)`` noise. As in
+        Each draw picks a retained parameter draw at random (draw ``j`` of
+        chain ``k`` with probability ``chain_weights_[k] / n_draws``) and
+        adds ``N(0, noise_variance_)`` noise. As in
         :meth:`sklearn.gaussian_process.GaussianProcessRegressor.sample_y`,
         ``n_samples`` here is the number of draws to return; the
         constructor's ``n_samples`` is the number of parameter draws kept
@@ -236,9 +269,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         ndarray of shape (n_samples_X, n_samples)
         """
         X = self._validated(X)
-        S = self._n_draws()
+        S, weights = self._n_draws(), self._draw_weights()
         rng = check_random_state(random_state)
-        pick = rng.randint(S, size=n_samples)
+        pick = rng.randint(S, size=n_samples) if weights is None else rng.choice(S, size=n_samples, p=weights)
         out = rng.normal(scale=np.sqrt(self.noise_variance_), size=(X.shape[0], n_samples))
         for rows, F in self._draw_chunks(X, 2 + n_samples / S):
             out[rows] += F[pick].T
@@ -262,7 +295,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         """
         X = self._validated(X)
         level = self._level(confidence_level)
-        return _radius(self._spread(X)[0], X.shape[0], level)
+        return _radius(self._spread(X)[0], X.shape[0], level, self._draw_weights())
 
     def credible_sets(self, X, f_true=None, confidence_level=None, inflation="log_n"):
         """The credible balls of paper 001 §3.2 on the inputs ``X``, and whether they hold ``f_true``.
@@ -303,22 +336,40 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             f_true = column_or_1d(check_array(f_true, ensure_2d=False, dtype=np.float64, input_name="f_true"))
             if len(f_true) != X.shape[0]:
                 raise ValueError(f"f_true has {len(f_true)} values but X has {X.shape[0]} rows.")
-        theta = self.samples_.reshape(-1, self.samples_.shape[-1])
+        theta, weights = self.samples_.reshape(-1, self.samples_.shape[-1]), self._draw_weights()
         spread, fbar = self._spread(X)
-        tau = _radius(spread, X.shape[0], level)
-        return credible_sets_of(tau, fbar, theta, f_true, level, float(inflation))
+        tau = _radius(spread, X.shape[0], level, weights)
+        return credible_sets_of(tau, fbar, theta, f_true, level, float(inflation), weights)
 
 
 def _rows(y, rows):
     return np.asarray(y[rows], dtype=np.float64)
 
 
-def _spread(F):
+def _spread(F, weights=None):
     """Posterior mean ``(rows,)`` of draws ``F`` ``(S, rows)`` and each draw's ``sum_i (F_ki - fbar_i)^2``."""
-    fbar = F.mean(0)
+    fbar = draws_mean(F, weights)
     return fbar, ((F - fbar) ** 2).sum(1)
 
 
-def _radius(spread, n, confidence_level):
+def _radius(spread, n, confidence_level, weights=None):
     """``tau_alpha`` of (3.4): quantile of the empirical L2 distances ``(spread_k / n)^(1/2)`` to ``fbar``."""
-    return posterior_quantile(np.sqrt(spread / n), confidence_level)
+    return posterior_quantile(np.sqrt(spread / n), confidence_level, weights)
+
+
+def _mixture_quantiles(F, sigma, probs, weights=None):
+    """Quantiles of the mixture of ``N(F[k, i], sigma^2)`` weighted by ``weights`` (None: :func:`mixture_quantiles`).
+
+    The bisection of :func:`~skgibbs._levels.mixture_quantiles` on the
+    weighted mixture distribution function, in the same bracket.
+    """
+    if weights is None:
+        return mixture_quantiles(F, sigma, probs)
+    p = np.asarray(probs, dtype=float)[:, None]
+    lo = np.broadcast_to(F.min(0) - 10 * sigma, (len(p), F.shape[1])).copy()
+    hi = np.broadcast_to(F.max(0) + 10 * sigma, (len(p), F.shape[1])).copy()
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        below = np.einsum("k,pki->pi", weights, ndtr((mid[:, None, :] - F[None]) / sigma)) < p
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return 0.5 * (lo + hi)

@@ -7,6 +7,25 @@ values at the training inputs. The thresholds are the issue-level ones of
 the library: R-hat above 1.05 or a bulk ESS below 100 means that the draws
 do not yet represent the posterior (Vehtari et al. recommend 1.01 and 400
 for final results).
+
+Two failures are told apart, because their remedies differ:
+
+* a chain that has not converged on its own (its split R-hat, the chain cut
+  in halves, above 1.05, or its bulk ESS below ``100 / n_chains``): longer
+  chains help, a :class:`~skgibbs.SamplerWarning`;
+* chains that each converged but disagree (the between-chain R-hat above
+  1.05 while every chain passes its own checks): the posterior has several
+  modes and each chain samples its own; longer chains do not help, a
+  :class:`~skgibbs.MultimodalWarning`.
+
+The between-chain R-hat is the nested R-hat of Margossian et al. (2024)
+with every chain its own superchain (:func:`~skgibbs.diagnostics.nested_rhat`):
+the estimators start each chain from its own pre-trained network, so no two
+chains share a start and superchains of one chain are all the data
+support; nested R-hat then is the R-hat of the unsplit chains, which sees
+the disagreement of chain means and not the drift within a chain (that is
+the within-chain check's). It is computed on rank-normalised values, as
+``rhat_``, so that heavy tails (probabilities near 0 or 1) do not inflate it.
 """
 
 import os
@@ -15,13 +34,16 @@ import warnings
 
 import numpy as np
 
-from .diagnostics import effective_sample_size, rhat
-from .exceptions import SamplerWarning
+from .diagnostics import effective_sample_size, nested_rhat, rhat
+from .exceptions import MultimodalWarning, SamplerWarning
 
 __all__ = [
     "function_space_mixing",
     "pointwise_mixing",
     "worst_mixing",
+    "pointwise_chain_mixing",
+    "worst_chain_mixing",
+    "mixing_failure",
     "warn_if_unreliable",
     "RHAT_WARN",
     "ESS_WARN",
@@ -75,12 +97,64 @@ def worst_mixing(r, e):
     return r_max, e_min
 
 
-def _warn(message):
+def pointwise_chain_mixing(F, n_chains):
+    """Each chain judged alone, and the chains against each other, for every column of ``F`` (``(K S, m)``).
+
+    Returns
+    -------
+    within_rhat : ndarray of shape (m,)
+        The largest over the chains of each chain's own rank-normalised
+        split R-hat (the chain cut in halves).
+    within_ess : ndarray of shape (m,)
+        The smallest over the chains of each chain's own bulk ESS.
+    between_rhat : ndarray of shape (m,)
+        Nested R-hat of the rank-normalised values with every chain its own
+        superchain (:func:`~skgibbs.diagnostics.nested_rhat`); NaN with one
+        chain.
+
+    All NaN with fewer than 8 draws per chain.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.normal(size=(4 * 200, 2)) + np.repeat([0.0, 0.0, 0.0, 3.0], 200)[:, None]
+    >>> within_r, within_e, between_r = pointwise_chain_mixing(F, n_chains=4)
+    >>> bool(within_r.max() < 1.05), bool(within_e.min() > 100), bool(between_r.min() > 1.5)
+    (True, True, True)
+    """
+    S = F.shape[0] // n_chains
+    m = int(np.prod(F.shape[1:], dtype=np.int64))
+    if S < 8:
+        nan = np.full(m, np.nan)
+        return nan, nan.copy(), nan.copy()
+    chains = F.reshape(n_chains, S, m)
+    # every (chain, column) pair a series of one chain: R-hat splits it in halves
+    alone = chains.transpose(1, 0, 2).reshape(1, S, n_chains * m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        within_r = np.atleast_1d(rhat(alone)).reshape(n_chains, m)
+        within_e = np.atleast_1d(effective_sample_size(alone, split=True, rank_normalize=True))
+        within_e = within_e.reshape(n_chains, m)
+        if n_chains > 1:
+            between = np.atleast_1d(nested_rhat(chains, rank_normalize=True))
+        else:
+            between = np.full(m, np.nan)
+    # fmax / fmin skip a chain's NaN (a constant series) unless every chain has one
+    return np.fmax.reduce(within_r, axis=0), np.fmin.reduce(within_e, axis=0), between
+
+
+def worst_chain_mixing(within_rhat, within_ess, between_rhat):
+    """The largest finite within-chain and between-chain R-hat and the smallest finite within-chain ESS."""
+    within_r, within_e = worst_mixing(within_rhat, within_ess)
+    between = float(np.nanmax(between_rhat)) if np.isfinite(between_rhat).any() else np.nan
+    return within_r, within_e, between
+
+
+def _warn(message, category=SamplerWarning):
     """Warn at the first frame outside skgibbs (the user's ``fit`` call)."""
     frame, level = sys._getframe(1), 2
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, SamplerWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
 
 
 def warn_if_unreliable(est):
@@ -103,20 +177,90 @@ def _watched(est):
     return "predicted probabilities" if hasattr(est, "classes_") else "function values"
 
 
+def mixing_failure(rhat, ess, within_rhat, within_ess, between_rhat, n_chains):
+    """How draws with these worst diagnostics fall short: None, ``"within"``, ``"between"`` or ``"draws"``.
+
+    ``"within"``: a chain has not converged on its own (its split R-hat
+    above :data:`RHAT_WARN` or its bulk ESS below ``ESS_WARN / n_chains``);
+    it comes first, since until every chain has converged their
+    disagreement says nothing about modes. ``"between"``: every chain
+    passes alone, but the chains disagree (between-chain or pooled R-hat
+    above :data:`RHAT_WARN`). ``"draws"``: the chains agree but hold fewer
+    than :data:`ESS_WARN` effective draws together. NaN (too few draws)
+    passes every check, but within-chain values that are NaN while the
+    pooled ones fall short mean chains that do not move: ``"within"``.
+
+    Examples
+    --------
+    >>> mixing_failure(1.3, 40.0, 1.01, 150.0, 1.4, n_chains=4)
+    'between'
+    >>> mixing_failure(1.3, 40.0, 1.2, 150.0, 1.4, n_chains=4)
+    'within'
+    """
+    if not (rhat > RHAT_WARN or ess < ESS_WARN):
+        return None
+    # NaN here, with finite pooled values: every chain is constant on its own, i.e. stuck
+    if not (within_rhat <= RHAT_WARN and within_ess >= ESS_WARN / n_chains):
+        return "within"
+    if between_rhat > RHAT_WARN or rhat > RHAT_WARN:
+        return "between"
+    return "draws"
+
+
 def _warn_if_not_mixed(est):
+    """At most one warning: a chain that has not converged, chains that disagree, or too few draws."""
     r, e = est.rhat_, est.ess_
-    if not (r > RHAT_WARN or e < ESS_WARN):  # NaN (too few draws) passes
+    within_r, within_e, between = est.within_chain_rhat_, est.within_chain_ess_, est.between_chain_rhat_
+    n_chains = est.samples_.shape[0]
+    failure = mixing_failure(r, e, within_r, within_e, between, n_chains)
+    if failure is None:
+        return
+    if failure == "between":
+        worst = r if not between >= r else between  # NaN between (one chain): the pooled R-hat
+        _warn(_multimodal_message(est, worst, within_r, within_e), MultimodalWarning)
         return
     remedies = est.kernel_.mixing_remedies(est.rho_)
-    disagree = (
-        f" The chains disagree (R-hat {r:.3g} > {RHAT_WARN}): the posterior may have several modes, "
-        "and more chains sample more of them."
-        if r > RHAT_WARN
-        else ""
-    )
+    alone = ""
+    if failure == "within" and not np.isfinite(within_r):
+        alone = " Alone, no chain moves: each one's values are constant at every training input."
+    elif failure == "within":
+        alone = (
+            f" Alone, a chain has a split R-hat up to {within_r:.3g} and a bulk effective sample size down "
+            f"to {within_e:.3g} (thresholds {RHAT_WARN} and {ESS_WARN / n_chains:g} per chain): the chains "
+            "have not converged on their own."
+        )
     _warn(
         f"The chains have not mixed: at the training inputs the {_watched(est)} have R-hat up to "
         f"{r:.3g} and a bulk effective sample size down to {e:.3g} (thresholds {RHAT_WARN} and "
         f"{ESS_WARN:g}), so intervals, radii and criteria rest on fewer effective draws than they "
-        f"show.{disagree} To improve: {', '.join(remedies)}."
+        f"show.{alone} To improve: {', '.join(remedies)}."
+    )
+
+
+def _multimodal_message(est, between, within_r, within_e):
+    stacked = getattr(est, "chain_weights", "equal") == "stacking"
+    if stacked:
+        meaning = (
+            "The draws are weighted by stacking (chain_weights_ = "
+            f"{np.array2string(est.chain_weights_, precision=3)}): predictive weights, which say how well "
+            "each mode predicts left-out training examples, not how much posterior mass it holds."
+        )
+    else:
+        meaning = (
+            f"The draws weight each mode 1/{est.samples_.shape[0]} (one per chain) whatever its "
+            "posterior mass, so intervals and predictions mix the modes with the wrong weights."
+        )
+    fixes = []
+    if est._prior_kind == "dense":  # the sparse estimator has one sampler
+        fixes.append("sampler='smc' (tempered SMC, which moves between modes)")
+    if not stacked:
+        fixes.append("chain_weights='stacking' (each chain weighted by how well it predicts left-out examples)")
+    to_do = f" To weigh the modes: {' or '.join(fixes)}." if fixes else ""
+    return (
+        f"The chains converged each on its own but disagree: at the training inputs the {_watched(est)} "
+        f"have R-hat up to {est.rhat_:.3g} and a bulk effective sample size down to {est.ess_:.3g} "
+        f"(thresholds {RHAT_WARN} and {ESS_WARN:g}) and a between-chain R-hat up to {between:.3g}, while "
+        f"every chain alone has a split R-hat of at most {within_r:.3g} and a bulk effective sample size of "
+        f"at least {within_e:.3g}. The posterior has several modes and each chain samples its own. "
+        f"{meaning} Longer or more chains of this sampler do not change this.{to_do}"
     )

@@ -10,11 +10,11 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from ._base import BaseGibbsMLP
+from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, validate_data
 from ._dense import DenseKernelMixin, fill_doc
 from ._levels import check_levels
-from ._reliability import pointwise_mixing, worst_mixing
+from ._reliability import pointwise_chain_mixing, pointwise_mixing
 from ._rows import is_lazy
 from .criteria import waic
 from .criteria._waic import waic_from_pointwise
@@ -90,10 +90,32 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         chains of the predicted probabilities at the training inputs (of
         ``classes_[1]`` for two classes, of every class otherwise). Above
         1.05 a :class:`~skgibbs.SamplerWarning` says that the chains have not
-        mixed. NaN with fewer than 8 draws per chain.
+        mixed, or, when every chain has converged on its own, a
+        :class:`~skgibbs.MultimodalWarning` that they sit in different
+        modes. NaN with fewer than 8 draws per chain.
     ess_ : float
         Smallest bulk effective sample size of those probabilities; below 100
         a :class:`~skgibbs.SamplerWarning` is raised.
+    within_chain_rhat_ : float
+        Largest over the chains and the training inputs of each chain's own
+        rank-normalised split R-hat (the chain cut in halves) of those probabilities:
+        whether every chain has converged on its own. Above 1.05 the
+        :class:`~skgibbs.SamplerWarning` that the chains have not mixed
+        names it. NaN with fewer than 8 draws per chain.
+    within_chain_ess_ : float
+        Smallest over the chains and the training inputs of each chain's
+        own bulk effective sample size; below ``100 / n_chains`` the same
+        warning names it.
+    between_chain_rhat_ : float
+        Largest over the training inputs of the nested R-hat (Margossian et
+        al., 2024; :func:`~skgibbs.diagnostics.nested_rhat`) of the
+        rank-normalised probabilities, every chain its own superchain (each chain
+        starts from its own pre-trained network, so no two share a start
+        and superchains of one chain are what the fit supports; nested
+        R-hat is then the R-hat of the unsplit chains): whether the chains
+        agree with each other. Above 1.05 while every chain passes its own
+        checks, a :class:`~skgibbs.MultimodalWarning` says that the chains
+        sit in different modes. NaN with one chain.
     generalization_loss_ : float
         **The criterion to rank models by** (lower is better): Watanabe's
         WAIC per example for the tempered posterior,
@@ -168,6 +190,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         burn_in="auto",
         thin="auto",
         n_chains=4,
+        chain_weights="equal",
         pretrain_iter=1000,
         weight_bound=None,
         prior_std="auto",
@@ -186,6 +209,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         self.burn_in = burn_in
         self.thin = thin
         self.n_chains = n_chains
+        self.chain_weights = chain_weights
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
         self.prior_std = prior_std
@@ -244,15 +268,17 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         """The summaries of the draws on the training data, in one pass over chunks of rows.
 
         Every summary is a sum over rows of per-row terms, a per-row result
-        (R-hat, ESS, the posterior predictive probability) or a per-draw sum
-        (:mod:`skgibbs._chunks`).
+        (R-hat, ESS, the posterior predictive probability, the chains'
+        leave-one-out densities) or a per-draw sum (:mod:`skgibbs._chunks`).
         """
         S, n, K = self._n_draws(), X.shape[0], self.samples_.shape[0]
         codes = np.searchsorted(self.classes_, y)
         # p_theta(y_i | x_i)^(1 / temperature) enters pi_lambda: Watanabe's penalty scales by beta
         beta = 1.0 / self.temperature_
         loss_sum, loss_square = np.zeros(S), np.zeros(S)
-        elpd, penalty, pbar, rhat, ess = np.empty(n), np.empty(n), np.empty(n), [], []
+        elpd, penalty, pbar, mixing = np.empty(n), np.empty(n), np.empty(n), []
+        stacking = self.chain_weights == "stacking"
+        loo, khat = (np.empty((K, n)), np.empty((K, n))) if stacking else (None, None)
         for rows, log_p in self._log_proba_chunks(X, self._summary_width * len(self.classes_)):
             c = codes[rows]
             log_lik = log_p[:, np.arange(len(c)), c]  # (S, rows)
@@ -262,14 +288,15 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
             del losses
             P = np.exp(log_p)
             watched = P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
-            r, e = pointwise_mixing(watched, K)
-            rhat.append(r)
-            ess.append(e)
+            mixing.append(pointwise_mixing(watched, K) + pointwise_chain_mixing(watched, K))
             chunk = waic(log_lik, beta=beta)
             elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
             pbar[rows] = P.mean(0)[np.arange(len(c)), c]
+            if stacking:
+                loo[:, rows], khat[:, rows] = self._chain_loo(log_lik)
         self._record_losses(loss_sum, loss_square, n)
-        self.rhat_, self.ess_ = worst_mixing(np.concatenate(rhat), np.concatenate(ess))
+        self._store_mixing(mixing)
+        self._weigh_chains(loo, khat)
         self.waic_tempering_ = beta
         tempered = waic_from_pointwise(elpd, penalty)
         self.generalization_loss_ = -tempered.elpd_waic / n  # the criterion to rank by
@@ -311,6 +338,9 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
     def predict_proba(self, X):
         """Posterior predictive class probabilities, the mean over the draws of ``p_theta(c | x)``.
 
+        With ``chain_weights="stacking"`` the draws of chain ``k`` weigh
+        ``chain_weights_[k]`` together.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -321,9 +351,9 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
             Columns in the order of ``classes_``.
         """
         X = self._validated(X)
-        proba = np.empty((X.shape[0], len(self.classes_)))
+        proba, weights = np.empty((X.shape[0], len(self.classes_))), self._draw_weights()
         for rows, P in self._proba_chunks(X, 8 * len(self.classes_)):  # log-softmax's temporaries
-            proba[rows] = P.mean(0)
+            proba[rows] = draws_mean(P, weights)
         return proba
 
     def predict_log_proba(self, X):
@@ -364,6 +394,8 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         Returns
         -------
         ndarray of shape (n_samples, n_chains * n_draws, n_classes)
+            The draws as sampled; with ``chain_weights="stacking"`` draw
+            ``j`` of chain ``k`` weighs ``chain_weights_[k] / n_draws``.
         """
         X = self._validated(X)
         out = np.empty((X.shape[0], self._n_draws(), len(self.classes_)))
@@ -378,7 +410,9 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         2`` quantiles over the draws of ``p_theta(c | x)``: the posterior
         uncertainty about the probability itself (a band around 0.5 that is
         narrow means "a coin flip, surely"; a wide band means the draws
-        disagree).
+        disagree). With ``chain_weights="stacking"`` the quantiles invert the
+        distribution function of the draws weighted by their chains'
+        ``chain_weights_``.
 
         Parameters
         ----------
@@ -398,9 +432,10 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         probs = np.concatenate([(1 - levels) / 2, (1 + levels) / 2])
         C = len(self.classes_)
         proba, q = np.empty((X.shape[0], C)), np.empty((len(probs), X.shape[0], C))
+        weights = self._draw_weights()
         for rows, P in self._proba_chunks(X, (len(probs) + 8) * C):
-            proba[rows] = P.mean(0)
-            q[:, rows] = np.quantile(P, probs, axis=0)  # (2 L, rows, C)
+            proba[rows] = draws_mean(P, weights)
+            q[:, rows] = draws_quantiles(P, probs, weights)  # (2 L, rows, C)
         k = len(levels)
         bands = np.stack([q[:k], q[k:]], axis=0).transpose(2, 0, 3, 1)  # (n, 2, C, L)
         return proba, bands

@@ -11,17 +11,22 @@ import numpy as np
 __all__ = ["posterior_quantile", "credible_radius", "parameter_radius", "credible_sets", "CredibleSets"]
 
 
-def posterior_quantile(distances, confidence_level):
+def posterior_quantile(distances, confidence_level, weights=None):
     """Smallest ``tau`` with ``#{h_k <= tau} / N > confidence_level``.
 
     The empirical version of ``argmin_tau {Pi(h <= tau) > 1 - alpha}`` in
     (3.4), with ``confidence_level = 1 - alpha``: the order statistic
-    ``h_(j)``, ``j = floor(confidence_level * N) + 1`` (capped at N).
+    ``h_(j)``, ``j = floor(confidence_level * N) + 1`` (capped at N). With
+    ``weights``, the smallest ``tau`` whose draws ``h_k <= tau`` weigh more
+    than ``confidence_level`` of the total.
 
     Parameters
     ----------
     distances : array-like of shape (N,)
     confidence_level : float in (0, 1)
+    weights : array-like of shape (N,), default=None
+        Non-negative weights of the draws (e.g. the draws of chains weighted
+        by stacking); None weighs them equally.
 
     Returns
     -------
@@ -31,8 +36,16 @@ def posterior_quantile(distances, confidence_level):
     --------
     >>> posterior_quantile([0.1, 0.4, 0.2, 0.3], 0.5)
     0.3
+    >>> posterior_quantile([0.1, 0.4, 0.2, 0.3], 0.5, weights=[0.6, 0.0, 0.2, 0.2])
+    0.1
     """
-    h = np.sort(np.asarray(distances, dtype=float).ravel())
+    h = np.asarray(distances, dtype=float).ravel()
+    if weights is not None:
+        order = np.argsort(h, kind="stable")
+        cum = np.cumsum(np.asarray(weights, dtype=float).ravel()[order])
+        j = min(int(np.sum(cum <= confidence_level * cum[-1])), len(h) - 1)
+        return float(h[order][j])
+    h = np.sort(h)
     j = min(int(np.floor(confidence_level * len(h))), len(h) - 1)
     return float(h[j])
 
@@ -67,7 +80,7 @@ def credible_radius(draws, confidence_level=0.95):
     return posterior_quantile(h, confidence_level)
 
 
-def parameter_radius(samples, confidence_level=0.95, center=None, ord=2):
+def parameter_radius(samples, confidence_level=0.95, center=None, ord=2, weights=None):
     """Parameter-level radius: quantile of ``|theta_k - theta_0|`` (paper 000 §3.2, paper 001 §3.2).
 
     Paper 000 writes ``tau^{theta_0}_alpha = Delta * radius`` with ``Delta``
@@ -83,16 +96,22 @@ def parameter_radius(samples, confidence_level=0.95, center=None, ord=2):
     ord : {2, inf}, default=2
         The norm: Euclidean (paper 000) or the sup-norm of paper 001's
         ``tau_alpha^I``.
+    weights : array-like of shape (N,), default=None
+        Weights of the draws, for the mean and the quantile
+        (:func:`posterior_quantile`); None weighs them equally.
 
     Returns
     -------
     float
     """
     S = np.asarray(samples, dtype=float)
-    c = S.mean(0) if center is None else np.asarray(center, dtype=float)
+    if center is not None:
+        c = np.asarray(center, dtype=float)
+    else:
+        c = S.mean(0) if weights is None else np.asarray(weights, dtype=float) @ S / np.sum(weights)
     if ord not in (2, np.inf):
         raise ValueError(f"ord must be 2 or numpy.inf, got {ord!r}.")
-    return posterior_quantile(np.linalg.norm(S - c, ord=ord, axis=1), confidence_level)
+    return posterior_quantile(np.linalg.norm(S - c, ord=ord, axis=1), confidence_level, weights)
 
 
 class CredibleSets(NamedTuple):
@@ -157,7 +176,7 @@ def credible_sets(draws, samples, f_true=None, confidence_level=0.95, inflation=
     return credible_sets_of(tau, F.mean(0), samples, f_true, confidence_level, inflation)
 
 
-def credible_sets_of(radius, fbar, samples, f_true=None, confidence_level=0.95, inflation=1.0):
+def credible_sets_of(radius, fbar, samples, f_true=None, confidence_level=0.95, inflation=1.0, weights=None):
     """:func:`credible_sets` from the radius ``tau_alpha`` and the posterior mean ``fbar`` of the draws.
 
     For draws evaluated chunk by chunk of inputs: ``fbar`` is a mean per
@@ -172,13 +191,16 @@ def credible_sets_of(radius, fbar, samples, f_true=None, confidence_level=0.95, 
         Posterior mean of the function values at the M inputs.
     samples, f_true, confidence_level, inflation
         As for :func:`credible_sets`.
+    weights : array-like of shape (N,), default=None
+        Weights of the draws for ``tau_alpha^I`` (:func:`parameter_radius`),
+        the weights behind ``radius`` and ``fbar``; None weighs them equally.
 
     Returns
     -------
     CredibleSets
     """
     fbar, tau = np.asarray(fbar, dtype=float), float(radius)
-    tau_param = parameter_radius(samples, confidence_level, ord=np.inf)
+    tau_param = parameter_radius(samples, confidence_level, ord=np.inf, weights=weights)
     inflated = float(inflation) * tau_param
     if f_true is None:
         dist = covered = covered_inflated = float("nan")

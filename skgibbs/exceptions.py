@@ -1,6 +1,6 @@
 """Warnings raised by skgibbs."""
 
-__all__ = ["SamplerWarning", "ControlVariateWarning"]
+__all__ = ["SamplerWarning", "MultimodalWarning", "ControlVariateWarning"]
 
 
 class SamplerWarning(UserWarning):
@@ -10,6 +10,21 @@ class SamplerWarning(UserWarning):
     stochastic Metropolis-Hastings surrogate is far from the Gibbs posterior.
     The message always says what to change (``rho``, ``temperature``,
     ``step_size``, ``burn_in``).
+    """
+
+
+class MultimodalWarning(SamplerWarning):
+    """The chains converged each on its own but disagree: the posterior has several modes.
+
+    Raised when every chain passes its own split R-hat and effective sample
+    size checks while the chains' means differ (between-chain R-hat above
+    1.05). Each chain then samples the mode it started in, and the pooled
+    draws weight every mode ``1 / n_chains`` whatever its posterior mass, so
+    intervals mix the modes with the wrong weights; longer or more chains of
+    the same sampler do not change that. The message suggests a sampler
+    that moves between modes (``sampler="smc"``) or weighting the chains by
+    their predictive performance (``chain_weights="stacking"``). A subclass
+    of :class:`SamplerWarning`, so that filters on the latter still apply.
     """
 
 

@@ -123,6 +123,11 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         Keep every ``thin``-th state; ``"auto"`` is 10.
     n_chains : int, default=4
 
+    chain_weights : {"equal", "stacking"}, default="equal"
+        How much each chain's draws weigh in the predictions, as for
+        :class:`GibbsMLPRegressor`: equal, or the stacking weights of the
+        chains' leave-one-out log scores (Yao, Vehtari and Gelman, 2022),
+        for chains that sit in different modes of the mixing posterior.
     pretrain_iter : int, default=1000
         Adam steps on the masked network before sampling (see
         :class:`GibbsMLPRegressor`).
@@ -172,6 +177,16 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         As for :class:`GibbsMLPRegressor` (``langevin_waic_`` is not a
         criterion to rank by; ``waic_``, its name before 0.2, is
         deprecated).
+    within_chain_rhat_, within_chain_ess_, between_chain_rhat_ : float
+        Each chain judged alone and the chains against each other, as for
+        :class:`GibbsMLPRegressor`.
+    chain_weights_ : ndarray of shape (n_chains,)
+        Weight of each chain's draws in the predictions (``1 / n_chains``
+        each unless ``chain_weights="stacking"``).
+    pareto_khat_ : ndarray of shape (n_chains,)
+        With ``chain_weights="stacking"``: the largest Pareto shape of each
+        chain's PSIS leave-one-out weights, as for
+        :class:`GibbsMLPRegressor`.
 
     See Also
     --------
@@ -220,6 +235,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         burn_in="auto",
         thin="auto",
         n_chains=4,
+        chain_weights="equal",
         pretrain_iter=1000,
         weight_bound=None,
         prior_std="auto",
@@ -239,6 +255,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         self.burn_in = burn_in
         self.thin = thin
         self.n_chains = n_chains
+        self.chain_weights = chain_weights
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
         self.prior_std = prior_std

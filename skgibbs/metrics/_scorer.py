@@ -77,7 +77,19 @@ def _probabilities(final, Xt, kwargs):
 
 def _posterior_draws(final, Xt, kwargs):
     # (rows, draws (S, rows)) pairs, chunk by chunk of rows: the (S, n) draws are never held at once
-    return _draw_chunks(final, Xt), {**kwargs, "noise_variance": final.noise_variance_}
+    return _draw_chunks(final, Xt), {
+        **kwargs,
+        "noise_variance": final.noise_variance_,
+        "weights": _draw_weights(final),
+    }
+
+
+def _draw_weights(final):
+    """Weight of each column of ``predict_samples``: ``chain_weights_[k] / n_draws`` (None: equal weights)."""
+    chain_weights, samples = getattr(final, "chain_weights_", None), getattr(final, "samples_", None)
+    if chain_weights is None or samples is None or samples.ndim != 3 or np.all(chain_weights == chain_weights[0]):
+        return None
+    return np.repeat(np.asarray(chain_weights, dtype=float) / samples.shape[1], samples.shape[1])
 
 
 def _draw_chunks(final, Xt):
@@ -117,7 +129,9 @@ class Scorer:
         What the last step of the estimator is asked for. ``"predict_samples"``
         gives the metric an iterator of ``(rows, draws)`` pairs, the draws
         ``(S, rows)`` of consecutive slices of rows, so that the draws at
-        every row are never held at once.
+        every row are never held at once, with the keyword arguments
+        ``noise_variance`` and ``weights`` (the weight of every draw, from
+        the estimator's ``chain_weights_``, or None).
     sign : {1, -1}
         -1 turns a loss into a greater-is-better score.
     name : str

@@ -61,13 +61,16 @@ def _brier(y_true, y_prob, labels):
     return brier_score_loss(y_true, y_prob, labels=labels)
 
 
-def _log_predictive_density(y_true, draw_chunks, noise_variance):
-    # the draws come chunk by chunk of rows; the sum over rows of log mean_k N(y_i; f_k(x_i), sigma^2)
+def _log_predictive_density(y_true, draw_chunks, noise_variance, weights=None):
+    # the draws come chunk by chunk of rows; the sum over rows of log sum_k w_k N(y_i; f_k(x_i), sigma^2)
     y = np.asarray(y_true, dtype=float)
     total = 0.0
     for rows, draws in draw_chunks:
         log_lik = gaussian_log_likelihood(y[rows], draws, noise_variance)
-        total += np.sum(logsumexp(log_lik, axis=0) - np.log(draws.shape[0]))
+        if weights is None:
+            total += np.sum(logsumexp(log_lik, axis=0) - np.log(draws.shape[0]))
+        else:
+            total += np.sum(logsumexp(log_lik, axis=0, b=weights[:, None]))
     return total / len(y)
 
 
@@ -116,7 +119,8 @@ def log_predictive_density_scorer(estimator, X, y):
     """Mean held-out log predictive density of a fitted skgibbs estimator (greater is better).
 
     ``(1/n) sum_i log mean_theta N(y_i; f_theta(x_i), noise_variance_)`` over
-    the estimator's draws, on ``(X, y)``: the held-out quantity that
+    the estimator's draws (weighted by their chains' ``chain_weights_``
+    when the chains are stacked), on ``(X, y)``: the held-out quantity that
     ``-generalization_loss_`` (WAIC) estimates from the training data, so a
     cross-validation scored by it and the WAIC search rank on one scale.
 
