@@ -23,7 +23,13 @@ from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._data import check_numeric
 from ._pretrain import pretrain
-from ._reliability import warn_if_unreliable, worst_chain_mixing, worst_mixing
+from ._reliability import (
+    pointwise_chain_mixing,
+    pointwise_mixing,
+    warn_if_unreliable,
+    worst_chain_mixing,
+    worst_mixing,
+)
 from ._rows import check_lazy_fit_data, is_lazy
 from .diagnostics import psis_loo, stacking_weights
 from .model import ACTIVATIONS
@@ -290,6 +296,21 @@ class BaseGibbsMLP(BaseEstimator):
     def _n_draws(self):
         """``S``, the retained draws of all chains."""
         return self.samples_.shape[0] * self.samples_.shape[1]
+
+    def _chunk_mixing(self, F, n_chains):
+        """Per-row mixing diagnostics of a chunk ``F`` (``(K S, m)``) for :meth:`_store_mixing`.
+
+        The R-hat and ESS of :func:`~skgibbs._reliability.pointwise_mixing`
+        followed by :func:`~skgibbs._reliability.pointwise_chain_mixing`; all
+        NaN for a sampler whose draws are independent (VI's draws of ``q``,
+        SMC's particles: ``mixing_diagnostics`` is False), where they judge
+        nothing and their rank normalisation was a third of a large fit's
+        summaries.
+        """
+        if not self.kernel_.mixing_diagnostics:
+            nan = np.full(int(np.prod(F.shape[1:], dtype=np.int64)), np.nan)
+            return (nan,) * 5
+        return pointwise_mixing(F, n_chains) + pointwise_chain_mixing(F, n_chains)
 
     def _store_mixing(self, parts):
         """``rhat_``, ``ess_`` and the within- and between-chain diagnostics from per-chunk results.

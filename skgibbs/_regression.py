@@ -12,7 +12,6 @@ from . import _chunks
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._data import safe_scale
 from ._levels import check_level, check_levels, mixture_quantiles
-from ._reliability import pointwise_chain_mixing, pointwise_mixing
 from .credible import credible_sets_of, parameter_radius, posterior_quantile
 from .criteria import gaussian_log_likelihood, langevin_waic, waic
 from .criteria._waic import waic_from_pointwise
@@ -112,7 +111,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             sums["residual"] += ((yc - F) ** 2).sum(1)
             fbar[rows], spread = _spread(F)
             sums["spread"] += spread
-            mixing.append(pointwise_mixing(F, K) + pointwise_chain_mixing(F, K))
+            mixing.append(self._chunk_mixing(F, K))
             # the outputs are the network's float32 (the dtype of its draws): kept exactly
             size = G.size * self.samples_.dtype.itemsize
             if size <= room:

@@ -14,7 +14,6 @@ from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, validate_data
 from ._dense import DenseKernelMixin, fill_doc
 from ._levels import check_levels
-from ._reliability import pointwise_chain_mixing, pointwise_mixing
 from ._rows import is_lazy
 from .criteria import waic
 from .criteria._waic import waic_from_pointwise
@@ -92,7 +91,9 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         1.05 a :class:`~skgibbs.SamplerWarning` says that the chains have not
         mixed, or, when every chain has converged on its own, a
         :class:`~skgibbs.MultimodalWarning` that they sit in different
-        modes. NaN with fewer than 8 draws per chain.
+        modes. NaN with fewer than 8 draws per chain, and for the samplers
+        whose draws are independent (VI, SMC), as are ``ess_`` and the
+        within- and between-chain diagnostics.
     ess_ : float
         Smallest bulk effective sample size of those probabilities; below 100
         a :class:`~skgibbs.SamplerWarning` is raised.
@@ -288,7 +289,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
             del losses
             P = np.exp(log_p)
             watched = P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
-            mixing.append(pointwise_mixing(watched, K) + pointwise_chain_mixing(watched, K))
+            mixing.append(self._chunk_mixing(watched, K))
             chunk = waic(log_lik, beta=beta)
             elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
             pbar[rows] = P.mean(0)[np.arange(len(c)), c]

@@ -118,7 +118,9 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         or, when every chain has converged on its own, a
         :class:`~skgibbs.MultimodalWarning` that they sit in different modes
         (Vehtari et al. recommend 1.01 for final results). NaN with fewer
-        than 8 draws per chain.
+        than 8 draws per chain, and for the samplers whose draws are
+        independent (VI, SMC), as are ``ess_`` and the within- and
+        between-chain diagnostics.
     ess_ : float
         Smallest bulk effective sample size of those function values
         (:func:`skgibbs.diagnostics.effective_sample_size`); below 100 a

@@ -95,6 +95,8 @@ def _regressor_reference(est, X, y):
     s2 = float(((y[None, :] - F) ** 2).mean())
     out["noise_variance_"] = s2
     out["rhat_"], out["ess_"] = function_space_mixing(F, est.samples_.shape[0])
+    if not est.kernel_.mixing_diagnostics:  # independent draws (VI): not judged
+        out["rhat_"] = out["ess_"] = np.nan
     out["credible_radius_"] = credible_radius(F, est.confidence_level)
     out["credible_radius_params_"] = parameter_radius(est.samples_.reshape(-1, est.spec_.n_params), 0.95)
     beta = 2.0 * s2 / est.y_scale_**2 / est.temperature_
@@ -119,6 +121,8 @@ def _classifier_reference(clf, X, y):
     P = np.exp(log_p)
     watched = P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
     out["rhat_"], out["ess_"] = function_space_mixing(watched, clf.samples_.shape[0])
+    if not clf.kernel_.mixing_diagnostics:
+        out["rhat_"] = out["ess_"] = np.nan
     tempered = waic(log_lik, beta=1.0 / clf.temperature_)
     out.update(
         waic_tempering_=1.0 / clf.temperature_,
