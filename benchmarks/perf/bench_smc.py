@@ -192,7 +192,7 @@ def report(results):
         f"Data gap: make_gap_regression({QUICK_N_GAP if res['quick'] else N_GAP}, random_state=0). "
         f"Coverage and width of the central {LEVEL:.0%} credible band of f (predict_interval with "
         "kind='credible': quantiles of the draws' function values, no noise) on 38 equispaced inputs of "
-        "the gap (-0.2, 0.2) and 122 of the data region 0.2 <= |x| <= 0.8, against the true function "
+        "the gap (-0.2, 0.2) and 122 of the data region 0.2 <= abs(x) <= 0.8, against the true function "
         "gap_regression_function; the test log-likelihood is the mean Gaussian log density of the "
         "predictive N(mean, sd^2) at 1,000 fresh points of the whole interval (noise sd 0.02). "
         f"Targets: gap coverage at least {GAP_COVERAGE} with data-region coverage at least {DATA_COVERAGE}.",

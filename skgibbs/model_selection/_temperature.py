@@ -48,7 +48,7 @@ class TemperatureComparison:
         ``method -> temperature`` for ``"evidence"``, ``"waic"``, ``"lfv"``
         and ``"cv"``; None where the method does not apply.
     test_log_density : dict or None
-        ``method -> `` the mean held-out log predictive density per example
+        ``method ->`` the mean held-out log predictive density per example
         of the estimator refitted on all the training data at that method's
         pick (None without test data, or where the pick is None).
     times : dict
