@@ -234,9 +234,40 @@ _KERNEL_ATTRIBUTES = """\
 """
 
 
+_CHAIN_ATTRIBUTES = """\
+    within_chain_rhat_ : float
+        Largest over the chains and the training inputs of each chain's own
+        rank-normalised split R-hat (the chain cut in halves) of the {watched}:
+        whether every chain has converged on its own. Above 1.05 the
+        :class:`~skgibbs.SamplerWarning` that the chains have not mixed
+        names it. NaN with fewer than 8 draws per chain.
+    within_chain_ess_ : float
+        Smallest over the chains and the training inputs of each chain's
+        own bulk effective sample size; below ``100 / n_chains`` the same
+        warning names it.
+    between_chain_rhat_ : float
+        Largest over the training inputs of the nested R-hat (Margossian et
+        al., 2024; :func:`~skgibbs.diagnostics.nested_rhat`) of the
+        rank-normalised {watched}, every chain its own superchain (each chain
+        starts from its own pre-trained network, so no two share a start
+        and superchains of one chain are what the fit supports; nested
+        R-hat is then the R-hat of the unsplit chains): whether the chains
+        agree with each other. Above 1.05 while every chain passes its own
+        checks, a :class:`~skgibbs.MultimodalWarning` says that the chains
+        sit in different modes. NaN with one chain.
+"""
+
+
 def fill_doc(cls):
-    """Insert the shared parameter and attribute entries into ``cls.__doc__``."""
-    cls.__doc__ = cls.__doc__.replace("    {kernel_parameters}\n", _KERNEL_PARAMETERS).replace(
-        "    {kernel_attributes}\n", _KERNEL_ATTRIBUTES
+    """Insert the shared parameter and attribute entries into ``cls.__doc__``.
+
+    The chains' diagnostics name what they watch: ``cls._watched_values`` (the
+    function values of a regressor, the classifier's probabilities).
+    """
+    chain = _CHAIN_ATTRIBUTES.format(watched=getattr(cls, "_watched_values", "function values"))
+    cls.__doc__ = (
+        cls.__doc__.replace("    {kernel_parameters}\n", _KERNEL_PARAMETERS)
+        .replace("    {kernel_attributes}\n", _KERNEL_ATTRIBUTES)
+        .replace("    {chain_attributes}\n", chain)
     )
     return cls

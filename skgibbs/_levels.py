@@ -96,8 +96,8 @@ def check_level(confidence_level):
     return float(levels[0])
 
 
-def mixture_quantiles(F, sigma, probs, n_iter=60):
-    """Quantiles of the equal-weight mixture of ``N(F[k, i], sigma^2)`` per column ``i``.
+def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None):
+    """Quantiles of the mixture of ``N(F[k, i], sigma^2)`` per column ``i``, equal weights unless given.
 
     Bisection on the mixture CDF, between the smallest and the largest mean
     widened by ten standard deviations: the mixture has no closed-form
@@ -113,6 +113,8 @@ def mixture_quantiles(F, sigma, probs, n_iter=60):
         Probabilities in (0, 1).
     n_iter : int, default=60
         Bisection steps; each halves the bracket.
+    weights : ndarray of shape (n_components,), default=None
+        Weights of the components, summing to 1; None for equal weights.
 
     Returns
     -------
@@ -133,7 +135,8 @@ def mixture_quantiles(F, sigma, probs, n_iter=60):
     p = np.asarray(probs)[:, None]
     for _ in range(n_iter):
         mid = 0.5 * (lo + hi)
-        cdf = ndtr((mid[:, None, :] - F[None]) / sigma).mean(1)
+        phi = ndtr((mid[:, None, :] - F[None]) / sigma)
+        cdf = phi.mean(1) if weights is None else np.einsum("k,pki->pi", weights, phi)
         below = cdf < p
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)

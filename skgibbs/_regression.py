@@ -3,7 +3,6 @@
 import warnings
 
 import numpy as np
-from scipy.special import ndtr
 from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, column_or_1d
@@ -238,7 +237,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             if kind == "credible":
                 q[:, rows] = draws_quantiles(F, probs, weights)
             else:
-                q[:, rows] = _mixture_quantiles(F, np.sqrt(self.noise_variance_), probs, weights)
+                q[:, rows] = mixture_quantiles(F, np.sqrt(self.noise_variance_), probs, weights=weights)
         k = len(levels)
         y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
         return y_pred, y_pis
@@ -354,21 +353,3 @@ def _spread(F, weights=None):
 def _radius(spread, n, confidence_level, weights=None):
     """``tau_alpha`` of (3.4): quantile of the empirical L2 distances ``(spread_k / n)^(1/2)`` to ``fbar``."""
     return posterior_quantile(np.sqrt(spread / n), confidence_level, weights)
-
-
-def _mixture_quantiles(F, sigma, probs, weights=None):
-    """Quantiles of the mixture of ``N(F[k, i], sigma^2)`` weighted by ``weights`` (None: :func:`mixture_quantiles`).
-
-    The bisection of :func:`~skgibbs._levels.mixture_quantiles` on the
-    weighted mixture distribution function, in the same bracket.
-    """
-    if weights is None:
-        return mixture_quantiles(F, sigma, probs)
-    p = np.asarray(probs, dtype=float)[:, None]
-    lo = np.broadcast_to(F.min(0) - 10 * sigma, (len(p), F.shape[1])).copy()
-    hi = np.broadcast_to(F.max(0) + 10 * sigma, (len(p), F.shape[1])).copy()
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        below = np.einsum("k,pki->pi", weights, ndtr((mid[:, None, :] - F[None]) / sigma)) < p
-        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    return 0.5 * (lo + hi)

@@ -97,26 +97,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
     ess_ : float
         Smallest bulk effective sample size of those probabilities; below 100
         a :class:`~skgibbs.SamplerWarning` is raised.
-    within_chain_rhat_ : float
-        Largest over the chains and the training inputs of each chain's own
-        rank-normalised split R-hat (the chain cut in halves) of those probabilities:
-        whether every chain has converged on its own. Above 1.05 the
-        :class:`~skgibbs.SamplerWarning` that the chains have not mixed
-        names it. NaN with fewer than 8 draws per chain.
-    within_chain_ess_ : float
-        Smallest over the chains and the training inputs of each chain's
-        own bulk effective sample size; below ``100 / n_chains`` the same
-        warning names it.
-    between_chain_rhat_ : float
-        Largest over the training inputs of the nested R-hat (Margossian et
-        al., 2024; :func:`~skgibbs.diagnostics.nested_rhat`) of the
-        rank-normalised probabilities, every chain its own superchain (each chain
-        starts from its own pre-trained network, so no two share a start
-        and superchains of one chain are what the fit supports; nested
-        R-hat is then the R-hat of the unsplit chains): whether the chains
-        agree with each other. Above 1.05 while every chain passes its own
-        checks, a :class:`~skgibbs.MultimodalWarning` says that the chains
-        sit in different modes. NaN with one chain.
+    {chain_attributes}
     generalization_loss_ : float
         **The criterion to rank models by** (lower is better): Watanabe's
         WAIC per example for the tempered posterior,
@@ -173,6 +154,9 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
     >>> bands.shape                          # (n, lower/upper, n_classes, n_levels)
     (2, 2, 2, 2)
     """
+
+    #: what the chains' diagnostics watch, for the shared attribute docs (:func:`fill_doc`)
+    _watched_values = "predicted probabilities"
 
     _parameter_constraints = {
         **DenseKernelMixin._parameter_constraints,

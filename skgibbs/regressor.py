@@ -125,26 +125,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         Smallest bulk effective sample size of those function values
         (:func:`skgibbs.diagnostics.effective_sample_size`); below 100 a
         :class:`~skgibbs.SamplerWarning` is raised.
-    within_chain_rhat_ : float
-        Largest over the chains and the training inputs of each chain's own
-        rank-normalised split R-hat (the chain cut in halves) of the function values:
-        whether every chain has converged on its own. Above 1.05 the
-        :class:`~skgibbs.SamplerWarning` that the chains have not mixed
-        names it. NaN with fewer than 8 draws per chain.
-    within_chain_ess_ : float
-        Smallest over the chains and the training inputs of each chain's
-        own bulk effective sample size; below ``100 / n_chains`` the same
-        warning names it.
-    between_chain_rhat_ : float
-        Largest over the training inputs of the nested R-hat (Margossian et
-        al., 2024; :func:`~skgibbs.diagnostics.nested_rhat`) of the
-        rank-normalised function values, every chain its own superchain (each chain
-        starts from its own pre-trained network, so no two share a start
-        and superchains of one chain are what the fit supports; nested
-        R-hat is then the R-hat of the unsplit chains): whether the chains
-        agree with each other. Above 1.05 while every chain passes its own
-        checks, a :class:`~skgibbs.MultimodalWarning` says that the chains
-        sit in different modes. NaN with one chain.
+    {chain_attributes}
     credible_radius_ : float
         ``tau_alpha`` of paper 000 (3.4) at ``confidence_level`` on the
         training inputs (scale of ``y``).

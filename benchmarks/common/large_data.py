@@ -127,22 +127,28 @@ FITTERS = {
 }
 
 
+def fit_methods(split, methods, quick, skipped, label, **fields):
+    """One row per method fitted on ``split = (X, y, Xt, yt)``; a method that cannot import goes to ``skipped``."""
+    rows = []
+    for method in methods:
+        try:
+            row = FITTERS[method](*split, quick)
+        except ImportError as exc:
+            skipped[method] = str(exc)
+            continue
+        row.update(method=method, **fields)
+        print(f"{label} {method}: log-lik {row['log_lik']:.3f}, RMSE {row['rmse']:.4f}, "
+              f"coverage {row['coverage90']:.3f}, {row['fit_s']:.0f} s", flush=True)  # fmt: skip
+        rows.append(row)
+    return rows
+
+
 def run_fits(args):
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     methods = args.methods or METHODS
     rows, skipped = [], {}
     for n in sizes:
-        data = _data(int(n))
-        for method in methods:
-            try:
-                row = FITTERS[method](*data, args.quick)
-            except ImportError as exc:
-                skipped[method] = str(exc)
-                continue
-            row.update(n=int(n), method=method)
-            print(f"n={n} {method}: log-lik {row['log_lik']:.3f}, coverage {row['coverage90']:.3f}, "
-                  f"{row['fit_s']:.0f} s", flush=True)
-            rows.append(row)
+        rows += fit_methods(_data(int(n)), methods, args.quick, skipped, f"n={n}", n=int(n))
     return {"quick": args.quick, "rows": rows, "skipped": skipped, "threads": 1, "load_average": [load_average()]}
 
 

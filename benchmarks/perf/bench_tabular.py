@@ -33,7 +33,7 @@ from .. import Benchmark, Output
 from ..common.data import load_available
 from ..common.environment import load_average
 from ..common.fits import mixing_note
-from ..common.large_data import FITTERS
+from ..common.large_data import fit_methods
 from ..common.writer import Page
 
 NAME = "tabular"
@@ -61,16 +61,8 @@ def run(args):
     rows = []
     for name, d in data.items():
         split = _split(d, args.quick)
-        for method in methods:
-            try:
-                row = FITTERS[method](*split, args.quick)
-            except ImportError as exc:
-                skipped[method] = str(exc)
-                continue
-            row.update(data=name, method=method, n_train=len(split[1]), n_features=split[0].shape[1])
-            print(f"{name} {method}: log-lik {row['log_lik']:.3f}, RMSE {row['rmse']:.4f}, "
-                  f"coverage {row['coverage90']:.3f}, {row['fit_s']:.0f} s", flush=True)
-            rows.append(row)
+        rows += fit_methods(split, methods, args.quick, skipped, name,
+                            data=name, n_train=len(split[1]), n_features=split[0].shape[1])  # fmt: skip
     return {NAME: {"quick": args.quick, "rows": rows, "skipped": skipped, "threads": 1,
                    "load_average": [load_average()]}}  # fmt: skip
 
