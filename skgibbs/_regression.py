@@ -28,6 +28,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     def _check_targets(self, y):
         return column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
 
+    def _store(self, result, spec):
+        super()._store(result, spec)
+        path = result.info.get("temperature_path", {})
+        if "generalization_loss" in path:
+            # the sampler's stage criteria are on the standardized scale of the potential
+            path["generalization_loss"] = path["generalization_loss"] + np.log(self.y_scale_)
+            path["noise_variance"] = path["noise_variance"] * self.y_scale_**2
+
     def _log_likelihood(self, X, y):
         out = np.empty((self._n_draws(), X.shape[0]))
         for rows, F in self._draw_chunks(X, 4):

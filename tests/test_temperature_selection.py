@@ -65,17 +65,54 @@ def test_result_fields(result):
     np.testing.assert_array_equal(res.temperatures, TEMPERATURES)
     columns = res.to_dict()
     assert set(columns) == {"temperature", "log_marginal_likelihood", "stage_temperature", "waic", "lfv"} | {
+        "waic_path",
+        "lfv_path",
         "cv_loss",
         "cv_std",
     }
     assert all(np.shape(v) == (3,) and np.all(np.isfinite(v)) for v in columns.values())
-    assert set(res.picks) == {"evidence", "waic", "lfv", "cv"} == set(res.test_log_density)
+    methods = {"evidence", "waic_path", "lfv_path", "waic", "lfv", "cv"}
+    assert set(res.picks) == methods == set(res.test_log_density)
     for method in ("waic", "lfv", "cv"):
         assert res.picks[method] in TEMPERATURES
-    assert res.picks["evidence"] in res.temperature_path["temperature"]
+    for method in ("evidence", "waic_path", "lfv_path"):
+        assert res.picks[method] in res.temperature_path["temperature"]
     assert all(np.isfinite(v) for v in res.test_log_density.values())
-    assert set(res.times) == {"evidence", "criteria", "cv"} and all(t > 0 for t in res.times.values())
+    assert set(res.times) == {"path", "criteria", "cv"} and all(t > 0 for t in res.times.values())
     assert res.n_splits == 3 and "evidence picks" in repr(res) and "cv picks" in repr(res)
+
+
+def test_path_picks_are_the_best_stages_of_the_one_fit(result):
+    """The path picks: its criteria read at the nearest stage, and minimised over the stages."""
+    path = result.temperature_path
+    t = path["temperature"]
+    lfv = path["langevin_waic"] + 0.5 * np.log(2 * np.pi * path["noise_variance"])
+    for name, values in (("waic_path", path["generalization_loss"]), ("lfv_path", lfv)):
+        stages = np.arange(1, len(t))
+        assert result.picks[name] == t[stages[np.argmin(values[1:])]]
+        for j, cand in enumerate(TEMPERATURES):
+            k = stages[np.argmin(np.abs(np.log(t[1:]) - math.log(cand)))]
+            assert getattr(result, name)[j] == values[k]
+
+
+def test_one_fit_alone_with_refit_false_and_no_cv(data):
+    """``refit=False, cv=None``: the SMC fit only; its path picks equal those of the full comparison."""
+    X, y, _, _ = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        res = compare_temperatures(
+            GibbsMLPRegressor(**CHEAP, random_state=0),
+            X,
+            y,
+            TEMPERATURES,
+            cv=None,
+            refit=False,
+            smc=CHEAP_SMC,
+        )
+    assert set(res.times) == {"path"} and res.n_splits == 0 and res.test_log_density is None
+    assert [m for m, t in res.picks.items() if t is not None] == ["evidence", "waic_path", "lfv_path"]
+    assert all(np.all(np.isnan(v)) for v in (res.waic, res.lfv, res.cv_loss, res.cv_std))
+    assert np.all(np.isfinite(res.waic_path)) and "waic picks: does not apply" in repr(res)
 
 
 def test_evidence_pick_is_the_argmax_of_the_path(result, data):
@@ -179,17 +216,21 @@ def test_evidence_maximiser_estimates_twice_the_noise_variance():
 
 
 @pytest.mark.slow
-def test_classifier_has_no_evidence_or_lfv_pick():
+def test_classifier_has_a_waic_path_but_no_evidence_or_lfv_pick():
     X, y = make_classification(90, 3, n_informative=2, n_redundant=0, random_state=0)
     clf = GibbsMLPClassifier(
         (4,), **{k: v for k, v in CHEAP.items() if k != "hidden_layer_sizes"}, random_state=0
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
-        res = compare_temperatures(clf, X[:60], y[:60], [0.5, 2.0], cv=3, X_test=X[60:], y_test=y[60:])
+        res = compare_temperatures(
+            clf, X[:60], y[:60], [0.5, 2.0], cv=3, X_test=X[60:], y_test=y[60:], smc=CHEAP_SMC
+        )
         refit = clf.set_params(temperature=res.picks["cv"]).fit(X[:60], y[:60])
-    assert res.picks["evidence"] is None and res.picks["lfv"] is None and res.temperature_path is None
+    assert res.picks["evidence"] is None and res.picks["lfv"] is None and res.picks["lfv_path"] is None
     assert np.all(np.isnan(res.log_marginal_likelihood)) and np.all(np.isnan(res.lfv))
+    assert np.all(np.isnan(res.lfv_path)) and np.all(np.isfinite(res.waic_path))
+    assert res.picks["waic_path"] in res.temperature_path["temperature"]
     assert res.picks["waic"] in (0.5, 2.0) and np.all(np.isfinite(res.cv_loss))
     # held-out log predictive density of a classifier: minus the log loss of predict_proba
     assert res.test_log_density["cv"] == pytest.approx(

@@ -5,8 +5,9 @@ data, and ranks the candidates by a criterion (Langevin-WAIC, lower is
 better); :func:`compare_with_cv` runs it beside k-fold cross-validation over
 the same grid and reports how well the two rankings agree and how much time
 the criterion saves (paper 004, §4.3); :func:`compare_temperatures` chooses
-``temperature`` by the SMC evidence path, WAIC, LFV and k-fold
-cross-validation side by side.
+``temperature`` by the SMC evidence path, WAIC and LFV along that path (one
+fit for the three), WAIC and LFV of refits, and k-fold cross-validation
+side by side.
 """
 
 from ._compare import CVComparison, compare_with_cv

@@ -1,4 +1,8 @@
-"""compare_temperatures: the temperature chosen by the evidence, WAIC, LFV and k-fold CV."""
+"""compare_temperatures: the temperature chosen by the evidence, WAIC, LFV and k-fold CV.
+
+The evidence and the path criteria come from one tempered-SMC fit; WAIC and
+LFV also from one fit per candidate, and CV from k per candidate.
+"""
 
 import dataclasses
 import time
@@ -13,7 +17,8 @@ from ._search import _criterion
 
 __all__ = ["TemperatureComparison", "compare_temperatures"]
 
-METHODS = ("evidence", "waic", "lfv", "cv")
+#: every pick, in the order they are printed: one SMC fit gives the first three
+METHODS = ("evidence", "waic_path", "lfv_path", "waic", "lfv", "cv")
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -21,10 +26,14 @@ class TemperatureComparison:
     """What each method measures per candidate temperature, and what it picks.
 
     Every per-candidate array has shape ``(n_candidates,)``, in the order
-    of ``temperatures`` as given. ``waic``, ``lfv`` and ``cv_loss`` are
-    negative log-likelihoods per example (lower is better);
+    of ``temperatures`` as given. ``waic_path``, ``lfv_path``, ``waic``,
+    ``lfv`` and ``cv_loss`` are estimates of the held-out negative
+    log-likelihood per example (lower is better);
     ``log_marginal_likelihood`` is a log density of all the standardized
-    targets (higher is better).
+    targets (higher is better). The values read from the SMC path are
+    those of the path stage nearest to each candidate in
+    ``log(temperature)`` (not interpolated); the path picks are the best
+    *stages*, so their resolution is the spacing of the stages.
 
     Attributes
     ----------
@@ -35,32 +44,50 @@ class TemperatureComparison:
         not interpolated); NaN above the path's hottest finite stage and for
         a classifier.
     stage_temperature : ndarray
-        The temperature of that nearest stage (NaN where the value is).
+        The temperature of that nearest stage (NaN above the path's hottest
+        finite stage).
+    waic_path : ndarray
+        The path's ``generalization_loss`` at that stage: Watanabe's WAIC
+        per example of the stage's particles, what a fit at the stage
+        temperature reports as ``generalization_loss_``.
+    lfv_path : ndarray
+        The path's ``langevin_waic`` plus ``log(2 pi sigma^2) / 2`` with the
+        stage's ``noise_variance``: the "training loss + functional
+        variance" of paper 004 §4.3 with the functional variance of the
+        stage's particles, on the scale of the ``"lfv"`` criterion (NaN
+        for a classifier).
     waic, lfv : ndarray
         The ``"waic"`` and ``"lfv"`` criteria of
-        :class:`CriterionGridSearch` (NaN ``lfv`` for a classifier).
+        :class:`CriterionGridSearch`, one fit per candidate (NaN ``lfv``
+        for a classifier; all NaN with ``refit=False``).
     cv_loss, cv_std : ndarray
         Minus the mean over the folds of the held-out log predictive density
-        per example, and its standard deviation over the folds.
-    temperature_path : dict of ndarray or None
-        ``temperature_path_`` of the evidence fit (None for a classifier).
+        per example, and its standard deviation over the folds (NaN with
+        ``cv=None``).
+    temperature_path : dict of ndarray
+        ``temperature_path_`` of the SMC fit.
     picks : dict
-        ``method -> temperature`` for ``"evidence"``, ``"waic"``, ``"lfv"``
-        and ``"cv"``; None where the method does not apply.
+        ``method -> temperature`` for ``"evidence"``, ``"waic_path"``,
+        ``"lfv_path"`` (stage temperatures of the one SMC fit), ``"waic"``,
+        ``"lfv"`` and ``"cv"`` (candidates); None where the method does not
+        apply or was not run.
     test_log_density : dict or None
         ``method ->`` the mean held-out log predictive density per example
         of the estimator refitted on all the training data at that method's
         pick (None without test data, or where the pick is None).
     times : dict
-        Wall time in seconds: ``"evidence"`` (the one SMC fit),
-        ``"criteria"`` (the candidate fits shared by WAIC and LFV, with both
-        criteria), ``"cv"`` (the whole grid search).
+        Wall time in seconds: ``"path"`` (the one SMC fit, which gives the
+        evidence and the path criteria), ``"criteria"`` (the candidate fits
+        shared by WAIC and LFV, with both criteria), ``"cv"`` (the whole
+        grid search).
     n_splits : int
     """
 
     temperatures: np.ndarray
     log_marginal_likelihood: np.ndarray
     stage_temperature: np.ndarray
+    waic_path: np.ndarray
+    lfv_path: np.ndarray
     waic: np.ndarray
     lfv: np.ndarray
     cv_loss: np.ndarray
@@ -82,6 +109,8 @@ class TemperatureComparison:
             "temperature": self.temperatures,
             "log_marginal_likelihood": self.log_marginal_likelihood,
             "stage_temperature": self.stage_temperature,
+            "waic_path": self.waic_path,
+            "lfv_path": self.lfv_path,
             "waic": self.waic,
             "lfv": self.lfv,
             "cv_loss": self.cv_loss,
@@ -93,7 +122,7 @@ class TemperatureComparison:
 
         Returns
         -------
-        pandas.DataFrame of shape (n_candidates, 7)
+        pandas.DataFrame of shape (n_candidates, 9)
         """
         try:
             import pandas as pd
@@ -102,11 +131,12 @@ class TemperatureComparison:
         return pd.DataFrame(self.to_dict())
 
     def __repr__(self):
-        lines = ["temperature   log_ml (stage T)        waic       lfv   cv_loss (std)"]
+        lines = ["temperature   log_ml (stage T)   waic_path  lfv_path      waic       lfv   cv_loss (std)"]
         for i, t in enumerate(self.temperatures):
             lines.append(
                 f"{t:11.4g} {self.log_marginal_likelihood[i]:9.2f} ({self.stage_temperature[i]:7.3g})"
-                f"  {self.waic[i]:9.4f} {self.lfv[i]:9.4f} {self.cv_loss[i]:9.4f} ({self.cv_std[i]:.4f})"
+                f"  {self.waic_path[i]:9.4f} {self.lfv_path[i]:9.4f}"
+                f" {self.waic[i]:9.4f} {self.lfv[i]:9.4f} {self.cv_loss[i]:9.4f} ({self.cv_std[i]:.4f})"
             )
         for method in METHODS:
             pick = self.picks[method]
@@ -132,26 +162,32 @@ def compare_temperatures(
     X_test=None,
     y_test=None,
     smc="smc",
+    refit=True,
     lfv_params=None,
     random_state=None,
 ):
-    r"""Choose ``temperature`` four ways: evidence, WAIC, LFV and k-fold CV.
+    r"""Choose ``temperature`` by the evidence, WAIC, LFV and k-fold CV, from one SMC fit and beside refits.
 
-    - **evidence**: one fit of ``estimator`` with ``sampler=smc`` at
-      ``min(temperatures)``. Tempered SMC passes through every hotter
-      temperature on its way from the prior, so its
-      ``temperature_path_`` holds the log marginal likelihood
-      ``log p(y | sigma^2 = T / 2)`` of the standardized targets at each of
-      its stages (:class:`~skgibbs.samplers.SMC`); the pick is the stage
-      temperature where it is largest, the empirical-Bayes temperature.
+    - **evidence**, **waic_path** and **lfv_path**: one fit of ``estimator``
+      with ``sampler=smc`` at ``min(temperatures)``. Tempered SMC passes
+      through every hotter temperature on its way from the prior, and its
+      ``temperature_path_`` holds, at each stage, the log marginal
+      likelihood ``log p(y | sigma^2 = T / 2)`` of the standardized targets
+      and the criteria of the stage's particles
+      (:class:`~skgibbs.samplers.SMC`). The evidence pick is the stage
+      temperature where the log marginal likelihood is largest (the
+      empirical-Bayes temperature), the path picks those where the stage's
+      WAIC (``generalization_loss``) and its "training loss + functional
+      variance" are smallest: choosing the temperature costs this one fit.
     - **waic** and **lfv**: each candidate fitted once on all the data with
       the estimator's own sampler, ranked by the ``"waic"`` and ``"lfv"``
       criteria of :class:`CriterionGridSearch` (one set of fits serves
-      both).
+      both); skipped with ``refit=False``.
     - **cv**: :class:`~sklearn.model_selection.GridSearchCV` over the
       candidates, scored by
       :func:`~skgibbs.metrics.log_predictive_density_scorer` (a classifier:
-      :data:`~skgibbs.metrics.neg_log_loss_scorer`).
+      :data:`~skgibbs.metrics.neg_log_loss_scorer`); skipped with
+      ``cv=None``.
 
     Parameters
     ----------
@@ -161,17 +197,22 @@ def compare_temperatures(
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
     temperatures : sequence of float > 0
-        The candidates.
-    cv : int, CV splitter or iterable, default=5
-        An int k gives ``KFold(k, shuffle=True, random_state=random_state)``.
+        The candidates; the SMC fit runs at the smallest and its path
+        covers every larger one.
+    cv : int, CV splitter, iterable or None, default=5
+        An int k gives ``KFold(k, shuffle=True, random_state=random_state)``;
+        None skips the grid search.
     X_test, y_test : array-like or None, default=None
         With both, each method's pick is scored on them: the estimator
         fitted on all of ``(X, y)`` at the picked temperature (a candidate's
-        fit from the WAIC/LFV search is reused; the evidence pick, a stage
+        fit from the WAIC/LFV search is reused; a path pick, a stage
         temperature, is refitted with the estimator's own sampler).
     smc : "smc" or SMC, default="smc"
-        The sampler of the evidence fit (an :class:`~skgibbs.samplers.SMC`
+        The sampler of the path fit (an :class:`~skgibbs.samplers.SMC`
         object sets its particles and moves).
+    refit : bool, default=True
+        Whether to fit every candidate for the ``"waic"`` and ``"lfv"``
+        picks. With False the path picks stand alone.
     lfv_params : dict or None, default=None
         Keyword arguments of the ``"lfv"`` criterion's Langevin run, as for
         :class:`CriterionGridSearch` (``n_iter``, ``burn_in``, ...).
@@ -197,15 +238,17 @@ def compare_temperatures(
     :math:`\log Z_s - \tfrac n2 \log(\pi T_s)`, the log density of the
     standardized targets under :math:`y_i \sim N(f_\theta(x_i), T_s/2)`
     with :math:`\theta` from the prior: its maximiser estimates
-    :math:`2\sigma^2` on the standardized scale. The pick is the best
-    *stage*, so its resolution is the spacing of the adaptive stages (the
-    ``beta`` steps of SMC, finer with a larger ``target_ess``), and
-    ``log_marginal_likelihood`` per candidate is read at the nearest stage,
-    not interpolated. For a classifier (cross-entropy) ``log Z`` is a
-    normalised density of the labels only at ``temperature = 1``, so no
-    temperature can be chosen by it: the evidence fit is skipped and its
-    pick is None, as is the ``"lfv"`` pick (the Langevin functional
-    variance is defined for regressors).
+    :math:`2\sigma^2` on the standardized scale. The path picks are the
+    best *stages*, so their resolution is the spacing of the adaptive
+    stages (the ``beta`` steps of SMC, finer with a larger ``target_ess``),
+    and the per-candidate columns are read at the nearest stage, not
+    interpolated. A stage's criteria are as good as its particles: where
+    the reweighting kept few of them (the path's ``ess``) they are copies
+    of a few draws and the functional variance is biased low. For a
+    classifier (cross-entropy) ``log Z`` is a normalised density of the
+    labels only at ``temperature = 1``, so no temperature can be chosen by
+    it: its evidence pick is None, as are both LFV picks (the Langevin
+    functional variance is defined for regressors); ``waic_path`` applies.
 
     Examples
     --------
@@ -218,64 +261,75 @@ def compare_temperatures(
     >>> from skgibbs.samplers import SMC
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(80, 2)); y = X @ [1.0, -1.0] + 0.5 * rng.normal(size=80)
-    >>> est = GibbsMLPRegressor((), n_samples=20, burn_in=20, n_chains=2, random_state=0)
-    >>> res = compare_temperatures(est, X, y, [0.1, 0.3, 1.0], cv=3,
-    ...                            smc=SMC(n_particles=32), random_state=0)  # doctest: +SKIP
-    >>> sorted(res.picks)  # doctest: +SKIP
-    ['cv', 'evidence', 'lfv', 'waic']
+    >>> est = GibbsMLPRegressor((), random_state=0)
+    >>> res = compare_temperatures(est, X, y, [0.1, 0.3, 1.0], cv=None, refit=False,
+    ...                            smc=SMC(n_particles=32))
+    >>> [m for m, t in res.picks.items() if t is not None]
+    ['evidence', 'waic_path', 'lfv_path']
     """
     temps = _check_temperatures(temperatures)
     key = _parameter(estimator, "temperature")
     classifier = is_classifier(estimator)
-    grid = {key: list(temps)}
     times = {}
 
     start = time.perf_counter()
-    path = None if classifier else _evidence_path(estimator, X, y, key, temps.min(), smc)
-    times["evidence"] = time.perf_counter() - start
-    log_ml, stage_t, evidence_pick = _read_path(path, temps)
+    path = _smc_path(estimator, X, y, key, temps.min(), smc)
+    times["path"] = time.perf_counter() - start
+    read = _read_path(path, temps, classifier)
 
-    start = time.perf_counter()
-    fits, waic, lfv = [], np.empty(len(temps)), np.full(len(temps), np.nan)
-    for i, t in enumerate(temps):
-        est = clone(estimator).set_params(**{key: t}).fit(X, y)
-        fits.append(est)
-        waic[i] = _criterion(est, X, y, "waic", None)["criterion"]
-        if not classifier:
-            lfv[i] = _criterion(est, X, y, "lfv", lfv_params)["criterion"]
-    times["criteria"] = time.perf_counter() - start
+    n = len(temps)
+    waic, lfv = np.full(n, np.nan), np.full(n, np.nan)
+    fits = [None] * n
+    if refit:
+        start = time.perf_counter()
+        for i, t in enumerate(temps):
+            est = clone(estimator).set_params(**{key: t}).fit(X, y)
+            fits[i] = est
+            waic[i] = _criterion(est, X, y, "waic", None)["criterion"]
+            if not classifier:
+                lfv[i] = _criterion(est, X, y, "lfv", lfv_params)["criterion"]
+        times["criteria"] = time.perf_counter() - start
 
     scorer = neg_log_loss_scorer if classifier else log_predictive_density_scorer
-    search = GridSearchCV(
-        estimator, grid, scoring=scorer, cv=_splitter(cv, random_state), refit=False, error_score="raise"
-    )
-    start = time.perf_counter()
-    search.fit(X, y)
-    times["cv"] = time.perf_counter() - start
-    folds = -np.column_stack([search.cv_results_[f"split{k}_test_score"] for k in range(search.n_splits_)])
+    cv_loss, cv_std, n_splits, cv_pick = np.full(n, np.nan), np.full(n, np.nan), 0, None
+    if cv is not None:
+        search = GridSearchCV(
+            estimator,
+            {key: list(temps)},
+            scoring=scorer,
+            cv=_splitter(cv, random_state),
+            refit=False,
+            error_score="raise",
+        )
+        start = time.perf_counter()
+        search.fit(X, y)
+        times["cv"] = time.perf_counter() - start
+        n_splits = search.n_splits_
+        folds = -np.column_stack([search.cv_results_[f"split{k}_test_score"] for k in range(n_splits)])
+        cv_loss, cv_std, cv_pick = folds.mean(1), folds.std(1), float(search.best_params_[key])
 
-    picks = {
-        "evidence": evidence_pick,
-        "waic": float(temps[np.argmin(waic)]),
-        "lfv": None if classifier else float(temps[np.nanargmin(lfv)]),
-        "cv": float(search.best_params_[key]),
-    }
+    picks = dict(read["picks"])
+    picks["waic"] = float(temps[np.argmin(waic)]) if refit else None
+    picks["lfv"] = float(temps[np.nanargmin(lfv)]) if refit and not classifier else None
+    picks["cv"] = cv_pick
     test = None
     if X_test is not None and y_test is not None:
         test = _held_out(estimator, key, X, y, X_test, y_test, picks, temps, fits, scorer)
     return TemperatureComparison(
         temperatures=temps,
-        log_marginal_likelihood=log_ml,
-        stage_temperature=stage_t,
+        log_marginal_likelihood=read["log_marginal_likelihood"],
+        stage_temperature=read["stage_temperature"],
+        waic_path=read["waic_path"],
+        lfv_path=read["lfv_path"],
         waic=waic,
         lfv=lfv,
-        cv_loss=folds.mean(1),
-        cv_std=folds.std(1),
+        cv_loss=cv_loss,
+        cv_std=cv_std,
         temperature_path=path,
-        picks=picks,
+        picks={m: picks[m] for m in METHODS},
         test_log_density=test,
         times=times,
-        n_splits=search.n_splits_,
+        n_splits=n_splits,
     )
 
 
@@ -307,7 +361,7 @@ def _parameter(estimator, name):
     )
 
 
-def _evidence_path(estimator, X, y, key, temperature, smc):
+def _smc_path(estimator, X, y, key, temperature, smc):
     sampler_key = key[: -len("temperature")] + "sampler"
     sampler = smc if isinstance(smc, str) else clone(smc)
     est = clone(estimator).set_params(**{key: float(temperature), sampler_key: sampler})
@@ -316,28 +370,55 @@ def _evidence_path(estimator, X, y, key, temperature, smc):
     return {k: np.asarray(v).copy() for k, v in final.temperature_path_.items()}
 
 
-def _read_path(path, temps):
-    nan = np.full(len(temps), np.nan)
-    if path is None or "log_marginal_likelihood" not in path:
-        return nan, nan.copy(), None
-    t, lml = path["temperature"], path["log_marginal_likelihood"]
-    finite = np.isfinite(t) & np.isfinite(lml)
-    t, lml = t[finite], lml[finite]
+def _path_columns(path, classifier):
+    """``name -> (values along the path, higher is better)`` of each path method that applies."""
+    columns = {}
+    if not classifier and "log_marginal_likelihood" in path:
+        columns["evidence"] = (path["log_marginal_likelihood"], True)
+    if "generalization_loss" in path:
+        columns["waic_path"] = (path["generalization_loss"], False)
+    if not classifier and "langevin_waic" in path:
+        # paper 004's "training loss + LFV" with the normalising constant of each stage's sigma^2
+        lfv = path["langevin_waic"] + 0.5 * np.log(2.0 * np.pi * path["noise_variance"])
+        columns["lfv_path"] = (lfv, False)
+    return columns
+
+
+def _read_path(path, temps, classifier):
+    """The path's columns at the stage nearest each candidate, and each path method's best stage."""
+    t = path["temperature"]
+    finite = np.isfinite(t) & (path["beta"] > 0)
     # the nearest stage on the log scale; candidates hotter than the hottest stage are off the path
-    nearest = np.abs(np.log(temps)[:, None] - np.log(t)[None, :]).argmin(1)
-    reached = temps <= t.max() * (1 + 1e-12)
-    log_ml = np.where(reached, lml[nearest], np.nan)
-    stage_t = np.where(reached, t[nearest], np.nan)
-    return log_ml, stage_t, float(t[np.argmax(lml)])
+    stages = np.flatnonzero(finite)
+    nearest = stages[np.abs(np.log(temps)[:, None] - np.log(t[stages])[None, :]).argmin(1)]
+    reached = temps <= t[stages].max() * (1 + 1e-12)
+    out = {"stage_temperature": np.where(reached, t[nearest], np.nan), "picks": {}}
+    columns = _path_columns(path, classifier)
+    names = {"evidence": "log_marginal_likelihood", "waic_path": "waic_path", "lfv_path": "lfv_path"}
+    for method, name in names.items():
+        if method not in columns:
+            out[name], out["picks"][method] = np.full(len(temps), np.nan), None
+            continue
+        values, higher = columns[method]
+        out[name] = np.where(reached, values[nearest], np.nan)
+        ok = finite & np.isfinite(values)
+        best = np.flatnonzero(ok)[np.argmax(values[ok]) if higher else np.argmin(values[ok])]
+        out["picks"][method] = float(t[best])
+    return out
 
 
 def _held_out(estimator, key, X, y, X_test, y_test, picks, temps, fits, scorer):
-    out = {}
+    """Each pick's held-out score: a candidate's fit where there is one, else one refit per temperature."""
+    out, scores = {}, {}
     for method, t in picks.items():
         if t is None:
             out[method] = None
             continue
-        match = np.flatnonzero(np.isclose(temps, t, rtol=1e-12, atol=0.0))
-        est = fits[match[0]] if match.size else clone(estimator).set_params(**{key: t}).fit(X, y)
-        out[method] = float(scorer(est, X_test, y_test))
+        if t not in scores:
+            match = np.flatnonzero(np.isclose(temps, t, rtol=1e-12, atol=0.0))
+            est = fits[match[0]] if match.size else None
+            if est is None:
+                est = clone(estimator).set_params(**{key: t}).fit(X, y)
+            scores[t] = float(scorer(est, X_test, y_test))
+        out[method] = scores[t]
     return out

@@ -62,6 +62,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from ..model import per_example_loss
 from ..potential import LinearPotential, MLPPotential
 from . import hmc
 from ._hmc_chains import _prior_variance
@@ -85,6 +86,7 @@ __all__ = [
     "hmc_state",
     "move",
     "adapt_step_size",
+    "stage_criteria",
 ]
 
 #: the inverse mass is floored at this fraction of the prior variance
@@ -326,6 +328,114 @@ def _gaussian_loss(potential):
     )
 
 
+# -- the criteria of a stage's particles --------------------------------------------------
+#: elements of the widest ``(P, rows, width)`` array a block of the stage criteria holds at once
+CRITERIA_BLOCK = 1 << 22
+
+
+def _row_blocks(potential, P):
+    """``(rows slice, X rows, y rows)`` of consecutive blocks of about ``CRITERIA_BLOCK / (P width)`` rows."""
+    n = potential.n_data
+    spec = getattr(potential, "spec", None)
+    width = max(spec.layer_sizes) if spec is not None else potential.X.shape[1]
+    step = max(1, CRITERIA_BLOCK // max(P * width, 1))
+    for start in range(0, n, step):
+        rows = slice(start, min(start + step, n))
+        yield rows, potential.X[rows], potential.y[rows]
+
+
+def _blocks(potential, theta):
+    """Blocks ``(P, rows)`` of what the stage criteria read, float64, and their kind.
+
+    ``"gaussian"``: the residuals ``y_i - f_theta(x_i)`` of the squared loss
+    (a linear model or a network); ``"log_loss"``: ``log p_theta(y_i | x_i)``
+    of a network's cross-entropy. None for any other potential.
+    """
+    P = theta.shape[0]
+    if isinstance(potential, LinearPotential) and potential.y.dim() == 1:
+
+        def residuals():
+            for rows, X, y in _row_blocks(potential, P):
+                yield rows, (y - theta @ X.T).double()
+
+        return "gaussian", residuals
+    if not isinstance(potential, MLPPotential):
+        return None, None
+
+    def outputs():
+        with torch.no_grad():
+            for rows, X, y in _row_blocks(potential, P):
+                out = potential.spec.forward(theta, X)
+                if potential.loss == "squared":
+                    yield rows, (y - out.reshape(P, -1)).double()
+                else:
+                    y_rows = y.expand(out.shape[:2]) if y.dim() == 1 else y
+                    yield rows, -per_example_loss(potential.loss, out, y_rows).double()
+
+    return ("gaussian" if potential.loss == "squared" else "log_loss"), outputs
+
+
+def stage_criteria(potential, theta, temperature):
+    """WAIC, functional variance and training losses of equally weighted particles at ``temperature``.
+
+    The particles ``theta`` (``(P, Q)``) are draws of the Gibbs posterior at
+    ``temperature`` (the estimators' scale: ``lambda = n / temperature``).
+    The values are those a fitted estimator computes from its draws
+    (:mod:`skgibbs.criteria`), with the likelihood its loss implies:
+
+    - squared loss (``"gaussian"``): ``N(y_i; f_theta(x_i), sigma^2)`` with
+      ``sigma^2`` the posterior mean of the mean squared residual
+      (``noise_variance``, on the scale of the potential's ``y``); it enters
+      the Gibbs posterior with the power ``2 sigma^2 / temperature``;
+    - cross-entropy (``"log_loss"``): ``p_theta(y_i | x_i)``, with the power
+      ``1 / temperature``.
+
+    Returns a dict of floats: ``generalization_loss`` (minus Watanabe's
+    WAIC per example, its penalty scaled by the power: the estimators'
+    ``generalization_loss_``), ``functional_variance`` (``sum_i Var
+    log p(y_i | theta)``, their ``lfv_``), ``train_loss`` (of the posterior
+    mean prediction, per example: their ``train_loss_``) and
+    ``langevin_waic`` (``train_loss + functional_variance / n``), with
+    ``noise_variance`` for the squared loss; an empty dict for a potential
+    with another loss. Squared residuals enter in float64; one pass over
+    the rows for the cross-entropy, two for the squared loss (the power
+    needs ``sigma^2`` first).
+    """
+    kind, blocks = _blocks(potential, theta)
+    if kind is None:
+        return {}
+    P, n = theta.shape[0], potential.n_data
+    out = {}
+    if kind == "gaussian":
+        sq = fbar_sq = 0.0
+        for _, R in blocks():
+            sq += float((R * R).sum())
+            fbar_sq += float((R.mean(0) ** 2).sum())
+        sigma2 = max(sq / (P * n), 1e-300)
+        power, out["noise_variance"] = 2.0 * sigma2 / temperature, sigma2
+        out["train_loss"] = fbar_sq / (2.0 * sigma2 * n)
+
+        def log_lik():
+            for rows, R in blocks():
+                yield rows, -0.5 * R * R / sigma2 - 0.5 * math.log(2.0 * math.pi * sigma2)
+
+    else:
+        power, log_lik = 1.0 / temperature, blocks
+    elpd = penalty = log_pbar = 0.0
+    for _, L in log_lik():
+        lppd = torch.logsumexp(L, 0) - math.log(P)
+        var = L.var(0, unbiased=False)
+        elpd += float((lppd - power * var).sum())
+        penalty += float(var.sum())
+        log_pbar += float(lppd.sum())
+    if kind == "log_loss":
+        out["train_loss"] = -log_pbar / n  # the log loss of the posterior predictive
+    out["generalization_loss"] = -elpd / n
+    out["functional_variance"] = penalty
+    out["langevin_waic"] = out["train_loss"] + penalty / n
+    return out
+
+
 @register
 class SMC(Sampler):
     """Adaptive tempered SMC from the prior to ``pi_lambda`` with HMC moves, ``sampler="smc"``.
@@ -378,6 +488,20 @@ class SMC(Sampler):
       ``step_size`` (means over the stage's transitions, NaN at
       ``beta = 0``), and ``log_marginal_likelihood`` with the squared
       loss; ``pandas.DataFrame(reg.temperature_path_)`` tabulates it;
+    - in ``temperature_path_`` too, for the estimators' networks (and a
+      linear potential), the criteria of each stage's particles after their
+      moves, equally weighted draws of the Gibbs posterior at the stage's
+      temperature (:func:`stage_criteria`): ``generalization_loss``
+      (Watanabe's WAIC per example, what ``generalization_loss_`` is at the
+      target), ``functional_variance`` (``lfv_``), ``train_loss``,
+      ``langevin_waic`` and, with the squared loss, ``noise_variance``; on
+      the scale of ``y`` for the regressors; NaN at ``beta = 0``. Choosing
+      ``temperature`` by WAIC thus costs one fit
+      (:func:`skgibbs.model_selection.compare_temperatures`). A stage's
+      values are as good as its particles: a stage whose reweighting kept
+      few of them (small ``ess``) or whose moves barely accepted carries
+      copies of a few particles, and its functional variance is then
+      too small;
     - ``n_stages_``, ``n_particles_``, ``step_size_`` (the final one, per
       group) and ``inverse_mass_`` (the particles' variances at the last
       stage); ``acceptance_rate_`` is the acceptance of the last stage's
@@ -502,6 +626,9 @@ class SMC(Sampler):
             path["ess"].append(ess)
             path["acceptance_rate"].append(float(stage.accepted.mean()))
             path["step_size"].append(stage.mean_step_size)
+            criteria = stage_criteria(target.potential, state.theta, target.n_data / (target.lam * beta))
+            for name, value in criteria.items():
+                path.setdefault(name, [math.nan] * (len(path["beta"]) - 1)).append(value)
         return self._result(state, stage, path, target, h, len(seeds), per_group, n_grad)
 
     def _mutate(self, gens, state, target, beta, h, t, run, *, reference, wrap):
