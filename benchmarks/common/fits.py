@@ -23,15 +23,18 @@ from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import expected_calibration_error
-from skgibbs.samplers import MeanFieldVI
+from skgibbs.samplers import SMC, MeanFieldVI
 
-GIBBS = ("skgibbs", "skgibbs_vi")  # the library's rows; the others are the peers
+GIBBS = ("skgibbs", "skgibbs_vi", "skgibbs_smc")  # the library's rows; the others are the peers
 LEVEL = 0.9
 Z = float(norm.ppf(0.5 + LEVEL / 2))  # 1.645
 N_BINS = 15
 CLASSIFICATION_TEST_SIZE, REGRESSION_TEST_SIZE = 0.25, 0.1
 QUICK_SKGIBBS = {"hidden_layer_sizes": [8], "n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
 QUICK_VI = {"hidden_layer_sizes": [8], "n_samples": 10, "pretrain_iter": 20, "sampler__max_iter": 100}
+QUICK_SMC = {"hidden_layer_sizes": [8], "pretrain_iter": 20, "sampler__n_particles": 16, "sampler__n_leapfrog": 3}
+#: the SMC rows fit the first splits only: a fit costs more than the default HMC fit
+SMC_SPLITS = 3
 SAMPLER_PREFIX = "sampler__"
 
 
@@ -58,17 +61,34 @@ def fmt(pair, digits=3):
 
 
 # ---------------------------------------------------------------- variational rows
-def vi_estimator(cls, params, seed):
-    """``cls`` with ``sampler='vi'`` seeded ``seed`` and ``params`` (estimator keywords, ``sampler__<name>``).
+SAMPLER_CLASSES = {"vi": MeanFieldVI, "smc": SMC}
 
-    The settings prefixed ``sampler__`` go to ``MeanFieldVI(...)``; without
-    any the sampler stays the name ``"vi"`` (the same sampler at its
-    defaults), so that the estimator's repr, which identifies stored fits,
-    is that of the default row.
+
+def sampler_estimator(cls, sampler, params, seed):
+    """``cls`` with ``sampler`` (``"vi"`` or ``"smc"``) seeded ``seed`` and ``params`` (``sampler__<name>`` too).
+
+    The settings prefixed ``sampler__`` go to ``MeanFieldVI(...)`` or
+    ``SMC(...)``; without any the sampler stays its name (the same sampler
+    at its defaults), so that the estimator's repr, which identifies stored
+    fits, is that of the default row.
     """
-    vi = {k.removeprefix(SAMPLER_PREFIX): v for k, v in params.items() if k.startswith(SAMPLER_PREFIX)}
+    own = {k.removeprefix(SAMPLER_PREFIX): v for k, v in params.items() if k.startswith(SAMPLER_PREFIX)}
     rest = {k: v for k, v in params.items() if not k.startswith(SAMPLER_PREFIX)}
-    return cls(**{**rest, "sampler": MeanFieldVI(**vi) if vi else "vi", "random_state": seed})
+    return cls(**{**rest, "sampler": SAMPLER_CLASSES[sampler](**own) if own else sampler, "random_state": seed})
+
+
+def vi_estimator(cls, params, seed):
+    """``cls`` with ``sampler='vi'``: :func:`sampler_estimator`."""
+    return sampler_estimator(cls, "vi", params, seed)
+
+
+def smc_extras(est):
+    """What an SMC fit records besides its scores: stages, particles and the log evidence."""
+    return {
+        "n_stages": int(est.n_stages_),
+        "n_particles": int(est.n_particles_),
+        "log_evidence": float(est.log_evidence_),
+    }
 
 
 # ---------------------------------------------------------------- classification
@@ -77,6 +97,13 @@ def make_classifier_vi(seed, cfg):
     from skgibbs import GibbsMLPClassifier
 
     return vi_estimator(GibbsMLPClassifier, cfg["skgibbs_vi"], seed)
+
+
+def make_classifier_smc(seed, cfg):
+    """The ``skgibbs_smc`` row's classifier of ``cfg`` seeded ``seed``."""
+    from skgibbs import GibbsMLPClassifier
+
+    return sampler_estimator(GibbsMLPClassifier, "smc", cfg["skgibbs_smc"], seed)
 
 
 def fit_classifier(model, est, X, y):
@@ -93,6 +120,8 @@ def fit_classifier(model, est, X, y):
     if model == "skgibbs":
         out["rhat"] = float(np.max(est.rhat_))
         out["ess"] = float(np.min(est.ess_))
+    if model == "skgibbs_smc":
+        out.update(smc_extras(est))
     if model == "skgibbs_vi":
         out["n_iter"] = int(est.n_iter_)
         out["stopped_early"] = bool(est.vi_stopped_early_)
@@ -160,6 +189,17 @@ def fit_gibbs(reg, X, y):
         return {"mean": mean, "lo": pis[:, 0, 0], "hi": pis[:, 1, 0], "loglik": loglik}
 
     return predict, messages
+
+
+def make_regressor_smc(cfg, seed=None):
+    """The ``skgibbs_smc`` row's regressor of ``cfg`` seeded ``seed``."""
+    return sampler_estimator(GibbsMLPRegressor, "smc", cfg["skgibbs_smc"], seed)
+
+
+def fit_regressor_smc(X, y, seed, cfg):
+    reg = make_regressor_smc(cfg, seed)
+    predict, messages = fit_gibbs(reg, X, y)
+    return predict, {**smc_extras(reg), "warnings": messages}
 
 
 def fit_regressor_vi(X, y, seed, cfg):

@@ -36,6 +36,10 @@ error over the splits. The models:
   defaults (``--skgibbs-params`` overrides keyword arguments); R-hat
   (``rhat_``), ESS (``ess_``) and the number of ``SamplerWarning`` raised are
   recorded per fit.
+* ``skgibbs_smc``: ``GibbsMLPClassifier(sampler="smc", random_state=split)``
+  (``--smc-params``, SMC settings as ``sampler__<name>``), on the first
+  ``--smc-splits`` splits only (3 by default), beside HMC on the same
+  splits in a table of its own (NLL, ECE, fit time, stages, particles).
 * ``skgibbs_vi``: ``GibbsMLPClassifier(sampler="vi", random_state=split)``,
   otherwise the library defaults (``--vi-params`` overrides keyword
   arguments, the settings of :class:`~skgibbs.samplers.MeanFieldVI` as
@@ -106,6 +110,8 @@ from ..common.environment import load_average, versions
 from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, fmt, mean_se, warning_kinds
 from ..common.fits import fit_classifier as fit
 from ..common.fits import make_classifier_vi as make_skgibbs_vi
+from ..common.fits import QUICK_SMC, SMC_SPLITS
+from ..common.fits import make_classifier_smc as make_skgibbs_smc
 from ..common.fits import score_classifier as score
 from ..common.tables import VI_GOAL, VI_NLL_RATIO, VI_TIME_RATIO, names, vi_diagnostics
 from ..common.writer import Page, save_json
@@ -145,6 +151,7 @@ def mlp(seed):
 MODELS = {  # name: (description, constructor)
     "skgibbs": ("GibbsMLPClassifier", make_skgibbs),
     "skgibbs_vi": ("GibbsMLPClassifier(sampler='vi')", make_skgibbs_vi),
+    "skgibbs_smc": ("GibbsMLPClassifier(sampler='smc')", make_skgibbs_smc),
     "logistic": ("LogisticRegression(max_iter=5000)", lambda seed, cfg: LogisticRegression(max_iter=5000)),
     "mlp": ("MLPClassifier(max_iter=2000): 100 hidden units, Adam", lambda seed, cfg: mlp(seed)),
     "mlp_isotonic": (
@@ -171,6 +178,8 @@ def fit_all(args, datasets, models, stem):
         "test_size": TEST_SIZE,
         "skgibbs": {**(QUICK_SKGIBBS if args.quick else {}), **json.loads(args.skgibbs_params)},
         "skgibbs_vi": {**(QUICK_VI if args.quick else {}), **json.loads(args.vi_params)},
+        "skgibbs_smc": {**(QUICK_SMC if args.quick else {}), **json.loads(args.smc_params)},
+        "smc_splits": args.smc_splits,
     }
     result = {"runs": [], "shapes": {}}
     previous = load_results(args.out, [stem]).get(stem)
@@ -191,6 +200,8 @@ def fit_all(args, datasets, models, stem):
             Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
             for model in models:
                 if args.quick and (name, model) in QUICK_LEFT_OUT:
+                    continue
+                if model == "skgibbs_smc" and split >= cfg["smc_splits"]:
                     continue
                 est = MODELS[model][1](split, cfg)
                 estimator = " ".join(repr(est).split())
@@ -258,6 +269,9 @@ def summarise(result):
                     rhat_median=float(np.median([r["rhat"] for r in rs])),
                     ess_min=float(min(r["ess"] for r in rs)),
                 )
+            if model == "skgibbs_smc":
+                s.update(splits=sorted(r["split"] for r in rs), n_stages=[r["n_stages"] for r in rs],
+                         n_particles=rs[0]["n_particles"])  # fmt: skip
             if model == "skgibbs_vi":
                 n_iter = [r["n_iter"] for r in rs]
                 s.update(
@@ -330,7 +344,7 @@ def vi_table(summary):
 
 
 def vi_line(summary):
-    both = {name: models for name, models in summary.items() if set(GIBBS) <= set(models)}
+    both = {name: models for name, models in summary.items() if {"skgibbs", "skgibbs_vi"} <= set(models)}
     if not both:
         return None
     met = [name for name, models in both.items() if vi_comparison(models)[2]]
@@ -342,11 +356,37 @@ def vi_line(summary):
     )
 
 
+def smc_table(summary, result):
+    """SMC against HMC on the splits both ran: test NLL, ECE, fit time and its ratio, stages and particles."""
+    rows = []
+    for name, models in summary.items():
+        if not {"skgibbs", "skgibbs_smc"} <= set(models):
+            continue
+        runs = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
+        pairs = [(runs[("skgibbs", k)], runs[("skgibbs_smc", k)]) for k in models["skgibbs_smc"]["splits"]
+                 if ("skgibbs", k) in runs]  # fmt: skip
+        if not pairs:
+            continue
+        hmc, smc = zip(*pairs)
+        stages = [r["n_stages"] for r in smc]
+        rows.append([
+            name, str(len(pairs)), fmt(mean_se([r["nll"] for r in hmc])), fmt(mean_se([r["nll"] for r in smc])),
+            fmt(mean_se([r["ece"] for r in hmc])), fmt(mean_se([r["ece"] for r in smc])),
+            f"{np.mean([r['fit_s'] for r in hmc]):.1f}", f"{np.mean([r['fit_s'] for r in smc]):.1f}",
+            f"{np.mean([s['fit_s'] / h['fit_s'] for h, s in pairs]):.2f}", f"{min(stages)}-{max(stages)}",
+            str(smc[0]["n_particles"]),
+        ])  # fmt: skip
+    header = ["data set", "splits", "HMC NLL", "SMC NLL", "HMC ECE", "SMC ECE", "HMC fit s", "SMC fit s",
+              "time SMC / HMC", "SMC stages", "particles"]  # fmt: skip
+    return "sampler='smc' against the default (skgibbs, HMC) on the same splits", header, rows
+
+
 def goal_table(summary):
     """The goal per data set, and the number of data sets on which it is met."""
     rows, wins = [], 0
     for name, models in summary.items():
-        models = {m: s for m, s in models.items() if m != "skgibbs_vi"}  # skgibbs against the peers
+        # skgibbs against the peers
+        models = {m: s for m, s in models.items() if m not in ("skgibbs_vi", "skgibbs_smc")}
         best_nll = min(models, key=lambda m: models[m]["nll"][0])
         best_acc = max(models, key=lambda m: models[m]["accuracy"][0])
         row = [name, f"{best_nll} ({models[best_nll]['nll'][0]:.3f})",
@@ -368,7 +408,7 @@ def goal_table(summary):
         "skgibbs accuracy",
         "goal",
     ]
-    return ("Goal per data set (means over the splits; skgibbs_vi left out)", header, rows), wins
+    return ("Goal per data set (means over the splits; skgibbs_vi and skgibbs_smc left out)", header, rows), wins
 
 
 def goal_line(summary, wins):
@@ -450,6 +490,9 @@ def page(result, name):
     vi = vi_table(summary)
     if vi[2]:
         tabs.append(vi)
+    smc = smc_table(summary, result)
+    if smc[2]:
+        tabs.append(smc)
     text = notes(result, summary, wins)
     stored = result["quick"] or any(r["model"] == "skgibbs" for r in result["runs"])
     unwritten = None if stored else "No GibbsMLPClassifier fit stored: only the JSON file written."
@@ -472,6 +515,14 @@ def add_arguments(parser):
         default="{}",
         help='keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: '
         '{"sampler__tau": 0.03, "n_samples": 50}',
+    )
+    parser.add_argument(
+        "--smc-params",
+        default="{}",
+        help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
+    )
+    parser.add_argument(
+        "--smc-splits", type=int, default=SMC_SPLITS, help=f"splits of the skgibbs_smc row (default {SMC_SPLITS})"
     )
     parser.add_argument("--force", action="store_true", help="refit the fits already stored in the JSON file")
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")

@@ -45,6 +45,13 @@ interval, and the fit time in seconds. The models:
   (``n_iter_``), whether early stopping ended them
   (``vi_stopped_early_``), the KL weight (``kl_weight_``) and the number of
   ``SamplerWarning`` raised are recorded per fit.
+* ``skgibbs_smc``: ``GibbsMLPRegressor(sampler="smc", random_state=split)``
+  (``--smc-params``, SMC settings as ``sampler__<name>``): tempered SMC
+  from the prior (:class:`~skgibbs.samplers.SMC`), scored as ``skgibbs``,
+  on the first ``--smc-splits`` splits only (3 by default; a fit costs more
+  than the default HMC fit), with its stages and particles recorded; a
+  table sets it beside HMC on the same splits (test LL, coverage, fit time
+  and their ratio).
 * ``bayesian_ridge``: ``BayesianRidge()``, ``predict(return_std=True)``.
 * ``gpr``: ``GaussianProcessRegressor`` with ``ConstantKernel * RBF`` (one
   length scale per feature) ``+ WhiteKernel``, ``normalize_y=True``, 2
@@ -114,6 +121,9 @@ from ..common.data import load_available
 from ..common.data import load as load_data
 from ..common.environment import load_average, versions
 from ..common.fits import GIBBS, LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, fmt, gaussian
+from ..common.fits import QUICK_SMC, SMC_SPLITS
+from ..common.fits import fit_regressor_smc as fit_skgibbs_smc
+from ..common.fits import make_regressor_smc as make_skgibbs_smc
 from ..common.fits import fit_regressor_vi as fit_skgibbs_vi
 from ..common.fits import make_regressor_vi as make_skgibbs_vi
 from ..common.fits import mean_se, warning_kinds
@@ -249,6 +259,7 @@ def fit_mapie(X, y, seed, cfg):
 MODELS = {  # name: (label, fit, optional packages it needs)
     "skgibbs": ("GibbsMLPRegressor", fit_skgibbs, []),
     "skgibbs_vi": ("GibbsMLPRegressor(sampler='vi')", fit_skgibbs_vi, []),
+    "skgibbs_smc": ("GibbsMLPRegressor(sampler='smc')", fit_skgibbs_smc, []),
     "bayesian_ridge": ("BayesianRidge", fit_bayesian_ridge, []),
     "gpr": ("GP (ARD RBF + white)", fit_gpr, []),
     "ngboost": ("NGBoost (Normal)", fit_ngboost, ["ngboost"]),
@@ -275,6 +286,8 @@ def run_dataset(name, X, y, models, cfg, done):
         scaler = StandardScaler().fit(Xtr)
         Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
         for model in models:
+            if model == "skgibbs_smc" and split >= cfg["smc_splits"]:
+                continue
             start = time.perf_counter()
             predict, extras = MODELS[model][1](Xtr, ytr, split, cfg)
             seconds = time.perf_counter() - start
@@ -303,6 +316,9 @@ def summarise(runs, splits):
                 rhat, ess = np.array([r["rhat"] for r in rs]), np.array([r["ess"] for r in rs])
                 row.update(rhat_mean=float(np.nanmean(rhat)), rhat_max=float(np.nanmax(rhat)),
                            ess_mean=float(np.nanmean(ess)), ess_min=float(np.nanmin(ess)))  # fmt: skip
+            if model == "skgibbs_smc":
+                row.update(splits=sorted(r["split"] for r in rs),
+                           n_stages=[r["n_stages"] for r in rs], n_particles=rs[0]["n_particles"])  # fmt: skip
             if model == "skgibbs_vi":
                 n_iter = [r["n_iter"] for r in rs]
                 row.update(n_iter_median=float(np.median(n_iter)), n_iter_range=[min(n_iter), max(n_iter)],
@@ -313,10 +329,12 @@ def summarise(runs, splits):
 
 
 # the settings that describe the fits of one model: kept from the stored file when that model does not run
-MODEL_SETTINGS = {"skgibbs": "skgibbs", "skgibbs_vi": "skgibbs_vi", "gp_restarts": "gpr"}
+MODEL_SETTINGS = {"skgibbs": "skgibbs", "skgibbs_vi": "skgibbs_vi", "skgibbs_smc": "skgibbs_smc",
+                  "smc_splits": "skgibbs_smc", "gp_restarts": "gpr"}  # fmt: skip
 ESTIMATORS = {
     "skgibbs_estimator": ("skgibbs", make_skgibbs),
     "skgibbs_vi_estimator": ("skgibbs_vi", make_skgibbs_vi),
+    "skgibbs_smc_estimator": ("skgibbs_smc", make_skgibbs_smc),
 }
 
 
@@ -341,6 +359,8 @@ def fit_all(args, datasets, models, stem):
         "gp_restarts": 0 if args.quick else 2,
         "skgibbs": {**(QUICK_SKGIBBS if args.quick else {}), **json.loads(args.skgibbs_params)},
         "skgibbs_vi": {**(QUICK_VI if args.quick else {}), **json.loads(args.vi_params)},
+        "skgibbs_smc": {**(QUICK_SMC if args.quick else {}), **json.loads(args.smc_params)},
+        "smc_splits": args.smc_splits,
     }
     data, skipped = load_available(datasets, load_xy)
     for model in list(models):
@@ -397,7 +417,7 @@ PACKAGES = ("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "ngboost", "ma
 def ll_ranking(summary):
     """GibbsMLPRegressor and the peers with a density, best test LL first (MAPIE and the VI row left out)."""
     return sorted(
-        (m for m in summary if m not in ("mapie", "skgibbs_vi")), key=lambda m: -summary[m]["ll"][0]
+        (m for m in summary if m not in ("mapie", "skgibbs_vi", "skgibbs_smc")), key=lambda m: -summary[m]["ll"][0]
     )
 
 
@@ -452,7 +472,7 @@ def vi_table(result):
     """The VI row against the MCMC row per data set, and the goal met or not met on each."""
     rows = []
     for name, summary in result["summary"].items():
-        if not set(GIBBS) <= set(summary):
+        if not {"skgibbs", "skgibbs_vi"} <= set(summary):
             continue
         vi, mcmc = summary["skgibbs_vi"], summary["skgibbs"]
         nll_ratio, time_ratio, met = vi_comparison(summary)
@@ -468,7 +488,7 @@ def vi_table(result):
 
 
 def vi_line(result):
-    both = {name: s for name, s in result["summary"].items() if set(GIBBS) <= set(s)}
+    both = {name: s for name, s in result["summary"].items() if {"skgibbs", "skgibbs_vi"} <= set(s)}
     if not both:
         return None
     met = [name for name, s in both.items() if vi_comparison(s)[2]]
@@ -480,6 +500,32 @@ def vi_line(result):
         "so 5% of it is a different number of nats on each data set. Met on "
         f"{len(met)} of the {len(both)} data sets" + (f" ({', '.join(met)})." if met else ".")
     )
+
+
+def smc_table(result):
+    """SMC against HMC on the splits both ran: test LL, fit time and its ratio, stages and particles."""
+    rows = []
+    for name, summary in result["summary"].items():
+        if not {"skgibbs", "skgibbs_smc"} <= set(summary):
+            continue
+        splits = summary["skgibbs_smc"]["splits"]
+        runs = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
+        hmc = [runs[("skgibbs", k)] for k in splits if ("skgibbs", k) in runs]
+        smc = [runs[("skgibbs_smc", k)] for k in splits if ("skgibbs", k) in runs]
+        if not hmc:
+            continue
+        ratio = np.mean([s["fit_s"] / h["fit_s"] for s, h in zip(smc, hmc)])
+        stages = [r["n_stages"] for r in smc]
+        rows.append([
+            name, str(len(hmc)), fmt(mean_se([r["ll"] for r in hmc]), 3), fmt(mean_se([r["ll"] for r in smc]), 3),
+            fmt(mean_se([r["coverage"] for r in hmc]), 3), fmt(mean_se([r["coverage"] for r in smc]), 3),
+            f"{np.mean([r['fit_s'] for r in hmc]):.1f}", f"{np.mean([r['fit_s'] for r in smc]):.1f}",
+            f"{ratio:.2f}", f"{min(stages)}-{max(stages)}", str(smc[0]["n_particles"]),
+        ])  # fmt: skip
+    header = ["data set", "splits", "HMC test LL", "SMC test LL", "HMC 90% coverage", "SMC 90% coverage",
+              "HMC fit s", "SMC fit s", "time SMC / HMC", "SMC stages", "particles"]  # fmt: skip
+    title = f"sampler='smc' against the default (HMC) on the same splits: {result.get('skgibbs_smc_estimator')}"
+    return title, header, rows
 
 
 def summary_table(result):
@@ -494,7 +540,7 @@ def summary_table(result):
                 if "skgibbs" in summary else "not run")  # fmt: skip
         rows.append([name, MODELS[best][0], fmt(summary[best]["ll"], 3), ours])
     header = ["data set", "best test LL: model", "its test LL", "GibbsMLPRegressor"]
-    title = "Best held-out log-likelihood per data set (the sampler='vi' row left out)"
+    title = "Best held-out log-likelihood per data set (the sampler='vi' and 'smc' rows left out)"
     return (title, header, rows), wins
 
 
@@ -572,6 +618,9 @@ def tables(result):
     vi = vi_table(result)
     if vi[2]:
         out.append(vi)
+    smc = smc_table(result)
+    if smc[2]:
+        out.append(smc)
     return out, notes(result, wins)
 
 
@@ -600,6 +649,14 @@ def add_arguments(parser):
         default="{}",
         help='keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: '
         '{"sampler__tau": 0.03, "n_samples": 50}',
+    )
+    parser.add_argument(
+        "--smc-params",
+        default="{}",
+        help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
+    )
+    parser.add_argument(
+        "--smc-splits", type=int, default=SMC_SPLITS, help=f"splits of the skgibbs_smc row (default {SMC_SPLITS})"
     )
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 

