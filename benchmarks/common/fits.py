@@ -25,7 +25,9 @@ from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import expected_calibration_error
 from skgibbs.samplers import SMC, MeanFieldVI
 
-GIBBS = ("skgibbs", "skgibbs_vi", "skgibbs_smc")  # the library's rows; the others are the peers
+GIBBS = ("skgibbs", "skgibbs_vi", "skgibbs_smc", "skgibbs_stacking")  # the library's rows; the others are the peers
+#: the rows fitted on the first SMC_SPLITS splits only, beside the default (HMC) on the same splits
+FEW_SPLITS = ("skgibbs_smc", "skgibbs_stacking")
 LEVEL = 0.9
 Z = float(norm.ppf(0.5 + LEVEL / 2))  # 1.645
 N_BINS = 15
@@ -33,7 +35,7 @@ CLASSIFICATION_TEST_SIZE, REGRESSION_TEST_SIZE = 0.25, 0.1
 QUICK_SKGIBBS = {"hidden_layer_sizes": [8], "n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
 QUICK_VI = {"hidden_layer_sizes": [8], "n_samples": 10, "pretrain_iter": 20, "sampler__max_iter": 100}
 QUICK_SMC = {"hidden_layer_sizes": [8], "pretrain_iter": 20, "sampler__n_particles": 16, "sampler__n_leapfrog": 3}
-#: the SMC rows fit the first splits only: a fit costs more than the default HMC fit
+#: the SMC and stacking rows fit the first splits only (an SMC fit costs more than the default HMC fit)
 SMC_SPLITS = 3
 SAMPLER_PREFIX = "sampler__"
 
@@ -99,6 +101,13 @@ def make_classifier_vi(seed, cfg):
     return vi_estimator(GibbsMLPClassifier, cfg["skgibbs_vi"], seed)
 
 
+def make_classifier_stacking(seed, cfg):
+    """The ``skgibbs_stacking`` row's classifier: the default one with ``chain_weights="stacking"``."""
+    from skgibbs import GibbsMLPClassifier
+
+    return GibbsMLPClassifier(**{**cfg["skgibbs"], "chain_weights": "stacking", "random_state": seed})
+
+
 def make_classifier_smc(seed, cfg):
     """The ``skgibbs_smc`` row's classifier of ``cfg`` seeded ``seed``."""
     from skgibbs import GibbsMLPClassifier
@@ -122,6 +131,8 @@ def fit_classifier(model, est, X, y):
         out["ess"] = float(np.min(est.ess_))
     if model == "skgibbs_smc":
         out.update(smc_extras(est))
+    if model == "skgibbs_stacking":
+        out["chain_weights"] = [float(w) for w in est.chain_weights_]
     if model == "skgibbs_vi":
         out["n_iter"] = int(est.n_iter_)
         out["stopped_early"] = bool(est.vi_stopped_early_)
@@ -146,9 +157,18 @@ def gaussian(mean, sd, y):
     return {"mean": mean, "lo": mean - Z * sd, "hi": mean + Z * sd, "loglik": norm.logpdf(y, mean, sd)}
 
 
-def mixture_loglik(y, F, noise_variance):
-    """``log mean_s N(y_i; F[i, s], noise_variance)`` per row of ``F``."""
-    return logsumexp(norm.logpdf(y[:, None], F, np.sqrt(noise_variance)), axis=1) - np.log(F.shape[1])
+def mixture_loglik(y, F, noise_variance, weights=None):
+    """``log sum_s w_s N(y_i; F[i, s], noise_variance)`` per row of ``F`` (equal weights ``1 / S`` by default)."""
+    log_w = np.full(F.shape[1], -np.log(F.shape[1])) if weights is None else np.log(weights)
+    return logsumexp(norm.logpdf(y[:, None], F, np.sqrt(noise_variance)) + log_w, axis=1)
+
+
+def draw_weights(est):
+    """The weight of every draw of ``predict_samples`` (chain after chain), None when the chains weigh the same."""
+    weights, S = getattr(est, "chain_weights_", None), est.samples_.shape[1]
+    if weights is None or np.all(weights == weights[0]):
+        return None
+    return np.repeat(np.asarray(weights, dtype=float) / S, S)
 
 
 def make_regressor_vi(cfg, seed=None):
@@ -185,10 +205,21 @@ def fit_gibbs(reg, X, y):
     def predict(Xt, yt):
         mean = reg.predict(Xt)
         _, pis = reg.predict_interval(Xt, confidence_level=LEVEL)
-        loglik = mixture_loglik(yt, reg.predict_samples(Xt), reg.noise_variance_)
+        loglik = mixture_loglik(yt, reg.predict_samples(Xt), reg.noise_variance_, draw_weights(reg))
         return {"mean": mean, "lo": pis[:, 0, 0], "hi": pis[:, 1, 0], "loglik": loglik}
 
     return predict, messages
+
+
+def make_regressor_stacking(cfg, seed=None):
+    """The ``skgibbs_stacking`` row's regressor: the default one with ``chain_weights="stacking"``."""
+    return GibbsMLPRegressor(**{**cfg["skgibbs"], "chain_weights": "stacking", "random_state": seed})
+
+
+def fit_regressor_stacking(X, y, seed, cfg):
+    reg = make_regressor_stacking(cfg, seed)
+    predict, messages = fit_gibbs(reg, X, y)
+    return predict, {"chain_weights": [float(w) for w in reg.chain_weights_], "warnings": messages}
 
 
 def make_regressor_smc(cfg, seed=None):

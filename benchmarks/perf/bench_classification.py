@@ -40,6 +40,9 @@ error over the splits. The models:
   (``--smc-params``, SMC settings as ``sampler__<name>``), on the first
   ``--smc-splits`` splits only (3 by default), beside HMC on the same
   splits in a table of its own (NLL, ECE, fit time, stages, particles).
+* ``skgibbs_stacking``: the ``skgibbs`` classifier with
+  ``chain_weights="stacking"``, on the same first splits, in that table
+  too; with the same seed its chains are those of the ``skgibbs`` fit.
 * ``skgibbs_vi``: ``GibbsMLPClassifier(sampler="vi", random_state=split)``,
   otherwise the library defaults (``--vi-params`` overrides keyword
   arguments, the settings of :class:`~skgibbs.samplers.MeanFieldVI` as
@@ -110,7 +113,8 @@ from ..common.environment import load_average, versions
 from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, fmt, mean_se, warning_kinds
 from ..common.fits import fit_classifier as fit
 from ..common.fits import make_classifier_vi as make_skgibbs_vi
-from ..common.fits import QUICK_SMC, SMC_SPLITS
+from ..common.fits import FEW_SPLITS, QUICK_SMC, SMC_SPLITS
+from ..common.fits import make_classifier_stacking as make_skgibbs_stacking
 from ..common.fits import make_classifier_smc as make_skgibbs_smc
 from ..common.fits import score_classifier as score
 from ..common.tables import VI_GOAL, VI_NLL_RATIO, VI_TIME_RATIO, names, vi_diagnostics
@@ -152,6 +156,7 @@ MODELS = {  # name: (description, constructor)
     "skgibbs": ("GibbsMLPClassifier", make_skgibbs),
     "skgibbs_vi": ("GibbsMLPClassifier(sampler='vi')", make_skgibbs_vi),
     "skgibbs_smc": ("GibbsMLPClassifier(sampler='smc')", make_skgibbs_smc),
+    "skgibbs_stacking": ("GibbsMLPClassifier(chain_weights='stacking')", make_skgibbs_stacking),
     "logistic": ("LogisticRegression(max_iter=5000)", lambda seed, cfg: LogisticRegression(max_iter=5000)),
     "mlp": ("MLPClassifier(max_iter=2000): 100 hidden units, Adam", lambda seed, cfg: mlp(seed)),
     "mlp_isotonic": (
@@ -201,7 +206,7 @@ def fit_all(args, datasets, models, stem):
             for model in models:
                 if args.quick and (name, model) in QUICK_LEFT_OUT:
                     continue
-                if model == "skgibbs_smc" and split >= cfg["smc_splits"]:
+                if model in FEW_SPLITS and split >= cfg["smc_splits"]:
                     continue
                 est = MODELS[model][1](split, cfg)
                 estimator = " ".join(repr(est).split())
@@ -269,9 +274,10 @@ def summarise(result):
                     rhat_median=float(np.median([r["rhat"] for r in rs])),
                     ess_min=float(min(r["ess"] for r in rs)),
                 )
+            if model in FEW_SPLITS:
+                s["splits"] = sorted(r["split"] for r in rs)
             if model == "skgibbs_smc":
-                s.update(splits=sorted(r["split"] for r in rs), n_stages=[r["n_stages"] for r in rs],
-                         n_particles=rs[0]["n_particles"])  # fmt: skip
+                s.update(n_stages=[r["n_stages"] for r in rs], n_particles=rs[0]["n_particles"])
             if model == "skgibbs_vi":
                 n_iter = [r["n_iter"] for r in rs]
                 s.update(
@@ -356,29 +362,38 @@ def vi_line(summary):
     )
 
 
+def _cell(runs, key):
+    return fmt(mean_se([r[key] for r in runs])) if runs else "—"
+
+
 def smc_table(summary, result):
-    """SMC against HMC on the splits both ran: test NLL, ECE, fit time and its ratio, stages and particles."""
+    """SMC and stacked chains against HMC on the splits they ran: NLL, ECE, fit time, stages, particles."""
     rows = []
     for name, models in summary.items():
-        if not {"skgibbs", "skgibbs_smc"} <= set(models):
+        few = [m for m in FEW_SPLITS if m in models]
+        if "skgibbs" not in models or not few:
             continue
+        splits = sorted({k for m in few for k in models[m]["splits"]})
         runs = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
-        pairs = [(runs[("skgibbs", k)], runs[("skgibbs_smc", k)]) for k in models["skgibbs_smc"]["splits"]
-                 if ("skgibbs", k) in runs]  # fmt: skip
-        if not pairs:
-            continue
-        hmc, smc = zip(*pairs)
+        hmc = [runs[("skgibbs", k)] for k in splits if ("skgibbs", k) in runs]
+        smc = [runs[("skgibbs_smc", k)] for k in splits if ("skgibbs_smc", k) in runs]
+        stack = [runs[("skgibbs_stacking", k)] for k in splits if ("skgibbs_stacking", k) in runs]
+        pairs = [(runs[("skgibbs", r["split"])], r) for r in smc if ("skgibbs", r["split"]) in runs]
+        ratio = f"{np.mean([s['fit_s'] / h['fit_s'] for h, s in pairs]):.2f}" if pairs else "—"
         stages = [r["n_stages"] for r in smc]
         rows.append([
-            name, str(len(pairs)), fmt(mean_se([r["nll"] for r in hmc])), fmt(mean_se([r["nll"] for r in smc])),
-            fmt(mean_se([r["ece"] for r in hmc])), fmt(mean_se([r["ece"] for r in smc])),
-            f"{np.mean([r['fit_s'] for r in hmc]):.1f}", f"{np.mean([r['fit_s'] for r in smc]):.1f}",
-            f"{np.mean([s['fit_s'] / h['fit_s'] for h, s in pairs]):.2f}", f"{min(stages)}-{max(stages)}",
-            str(smc[0]["n_particles"]),
+            name, str(len(hmc)), _cell(hmc, "nll"), _cell(smc, "nll"), _cell(stack, "nll"), _cell(hmc, "ece"),
+            _cell(smc, "ece"), _cell(stack, "ece"), f"{np.mean([r['fit_s'] for r in hmc]):.1f}",
+            f"{np.mean([r['fit_s'] for r in smc]):.1f}" if smc else "—", ratio,
+            f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
         ])  # fmt: skip
-    header = ["data set", "splits", "HMC NLL", "SMC NLL", "HMC ECE", "SMC ECE", "HMC fit s", "SMC fit s",
-              "time SMC / HMC", "SMC stages", "particles"]  # fmt: skip
-    return "sampler='smc' against the default (skgibbs, HMC) on the same splits", header, rows
+    header = ["data set", "splits", "HMC NLL", "SMC NLL", "stacking NLL", "HMC ECE", "SMC ECE", "stacking ECE",
+              "HMC fit s", "SMC fit s", "time SMC / HMC", "SMC stages", "particles"]  # fmt: skip
+    title = (
+        "sampler='smc' and chain_weights='stacking' against the default (skgibbs: HMC, equal chain weights) "
+        "on the same splits"
+    )
+    return title, header, rows
 
 
 def goal_table(summary):
@@ -386,7 +401,7 @@ def goal_table(summary):
     rows, wins = [], 0
     for name, models in summary.items():
         # skgibbs against the peers
-        models = {m: s for m, s in models.items() if m not in ("skgibbs_vi", "skgibbs_smc")}
+        models = {m: s for m, s in models.items() if m not in ("skgibbs_vi", *FEW_SPLITS)}
         best_nll = min(models, key=lambda m: models[m]["nll"][0])
         best_acc = max(models, key=lambda m: models[m]["accuracy"][0])
         row = [name, f"{best_nll} ({models[best_nll]['nll'][0]:.3f})",
@@ -408,7 +423,8 @@ def goal_table(summary):
         "skgibbs accuracy",
         "goal",
     ]
-    return ("Goal per data set (means over the splits; skgibbs_vi and skgibbs_smc left out)", header, rows), wins
+    title = "Goal per data set (means over the splits; skgibbs_vi, skgibbs_smc and skgibbs_stacking left out)"
+    return (title, header, rows), wins
 
 
 def goal_line(summary, wins):
@@ -522,7 +538,10 @@ def add_arguments(parser):
         help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
     )
     parser.add_argument(
-        "--smc-splits", type=int, default=SMC_SPLITS, help=f"splits of the skgibbs_smc row (default {SMC_SPLITS})"
+        "--smc-splits",
+        type=int,
+        default=SMC_SPLITS,
+        help=f"splits of the skgibbs_smc and skgibbs_stacking rows (default {SMC_SPLITS})",
     )
     parser.add_argument("--force", action="store_true", help="refit the fits already stored in the JSON file")
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")

@@ -52,6 +52,11 @@ interval, and the fit time in seconds. The models:
   than the default HMC fit), with its stages and particles recorded; a
   table sets it beside HMC on the same splits (test LL, coverage, fit time
   and their ratio).
+* ``skgibbs_stacking``: the ``skgibbs`` regressor with
+  ``chain_weights="stacking"`` (the chains weighed by stacking their
+  leave-one-out densities), on the same first splits as ``skgibbs_smc``;
+  its log-likelihood is the mixture with the chains' weights. With the
+  same seed its chains are those of the ``skgibbs`` fit.
 * ``bayesian_ridge``: ``BayesianRidge()``, ``predict(return_std=True)``.
 * ``gpr``: ``GaussianProcessRegressor`` with ``ConstantKernel * RBF`` (one
   length scale per feature) ``+ WhiteKernel``, ``normalize_y=True``, 2
@@ -121,7 +126,8 @@ from ..common.data import load_available
 from ..common.data import load as load_data
 from ..common.environment import load_average, versions
 from ..common.fits import GIBBS, LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, fmt, gaussian
-from ..common.fits import QUICK_SMC, SMC_SPLITS
+from ..common.fits import FEW_SPLITS, QUICK_SMC, SMC_SPLITS
+from ..common.fits import fit_regressor_stacking as fit_skgibbs_stacking
 from ..common.fits import fit_regressor_smc as fit_skgibbs_smc
 from ..common.fits import make_regressor_smc as make_skgibbs_smc
 from ..common.fits import fit_regressor_vi as fit_skgibbs_vi
@@ -260,6 +266,7 @@ MODELS = {  # name: (label, fit, optional packages it needs)
     "skgibbs": ("GibbsMLPRegressor", fit_skgibbs, []),
     "skgibbs_vi": ("GibbsMLPRegressor(sampler='vi')", fit_skgibbs_vi, []),
     "skgibbs_smc": ("GibbsMLPRegressor(sampler='smc')", fit_skgibbs_smc, []),
+    "skgibbs_stacking": ("GibbsMLPRegressor(chain_weights='stacking')", fit_skgibbs_stacking, []),
     "bayesian_ridge": ("BayesianRidge", fit_bayesian_ridge, []),
     "gpr": ("GP (ARD RBF + white)", fit_gpr, []),
     "ngboost": ("NGBoost (Normal)", fit_ngboost, ["ngboost"]),
@@ -286,7 +293,7 @@ def run_dataset(name, X, y, models, cfg, done):
         scaler = StandardScaler().fit(Xtr)
         Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
         for model in models:
-            if model == "skgibbs_smc" and split >= cfg["smc_splits"]:
+            if model in FEW_SPLITS and split >= cfg["smc_splits"]:
                 continue
             start = time.perf_counter()
             predict, extras = MODELS[model][1](Xtr, ytr, split, cfg)
@@ -316,9 +323,10 @@ def summarise(runs, splits):
                 rhat, ess = np.array([r["rhat"] for r in rs]), np.array([r["ess"] for r in rs])
                 row.update(rhat_mean=float(np.nanmean(rhat)), rhat_max=float(np.nanmax(rhat)),
                            ess_mean=float(np.nanmean(ess)), ess_min=float(np.nanmin(ess)))  # fmt: skip
+            if model in FEW_SPLITS:
+                row["splits"] = sorted(r["split"] for r in rs)
             if model == "skgibbs_smc":
-                row.update(splits=sorted(r["split"] for r in rs),
-                           n_stages=[r["n_stages"] for r in rs], n_particles=rs[0]["n_particles"])  # fmt: skip
+                row.update(n_stages=[r["n_stages"] for r in rs], n_particles=rs[0]["n_particles"])
             if model == "skgibbs_vi":
                 n_iter = [r["n_iter"] for r in rs]
                 row.update(n_iter_median=float(np.median(n_iter)), n_iter_range=[min(n_iter), max(n_iter)],
@@ -417,7 +425,7 @@ PACKAGES = ("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "ngboost", "ma
 def ll_ranking(summary):
     """GibbsMLPRegressor and the peers with a density, best test LL first (MAPIE and the VI row left out)."""
     return sorted(
-        (m for m in summary if m not in ("mapie", "skgibbs_vi", "skgibbs_smc")), key=lambda m: -summary[m]["ll"][0]
+        (m for m in summary if m not in ("mapie", "skgibbs_vi", *FEW_SPLITS)), key=lambda m: -summary[m]["ll"][0]
     )
 
 
@@ -502,29 +510,38 @@ def vi_line(result):
     )
 
 
+def _cell(runs, key, digits):
+    return fmt(mean_se([r[key] for r in runs]), digits) if runs else "—"
+
+
 def smc_table(result):
-    """SMC against HMC on the splits both ran: test LL, fit time and its ratio, stages and particles."""
+    """SMC and stacked chains against HMC on the splits they ran: test LL, coverage, fit time, stages."""
     rows = []
     for name, summary in result["summary"].items():
-        if not {"skgibbs", "skgibbs_smc"} <= set(summary):
+        few = [m for m in FEW_SPLITS if m in summary]
+        if "skgibbs" not in summary or not few:
             continue
-        splits = summary["skgibbs_smc"]["splits"]
+        splits = sorted({k for m in few for k in summary[m]["splits"]})
         runs = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
         hmc = [runs[("skgibbs", k)] for k in splits if ("skgibbs", k) in runs]
-        smc = [runs[("skgibbs_smc", k)] for k in splits if ("skgibbs", k) in runs]
-        if not hmc:
-            continue
-        ratio = np.mean([s["fit_s"] / h["fit_s"] for s, h in zip(smc, hmc)])
+        smc = [runs[("skgibbs_smc", k)] for k in splits if ("skgibbs_smc", k) in runs]
+        stack = [runs[("skgibbs_stacking", k)] for k in splits if ("skgibbs_stacking", k) in runs]
+        pairs = [(runs[("skgibbs", r["split"])], r) for r in smc if ("skgibbs", r["split"]) in runs]
+        ratio = f"{np.mean([s['fit_s'] / h['fit_s'] for h, s in pairs]):.2f}" if pairs else "—"
         stages = [r["n_stages"] for r in smc]
         rows.append([
-            name, str(len(hmc)), fmt(mean_se([r["ll"] for r in hmc]), 3), fmt(mean_se([r["ll"] for r in smc]), 3),
-            fmt(mean_se([r["coverage"] for r in hmc]), 3), fmt(mean_se([r["coverage"] for r in smc]), 3),
-            f"{np.mean([r['fit_s'] for r in hmc]):.1f}", f"{np.mean([r['fit_s'] for r in smc]):.1f}",
-            f"{ratio:.2f}", f"{min(stages)}-{max(stages)}", str(smc[0]["n_particles"]),
+            name, str(len(hmc)), _cell(hmc, "ll", 3), _cell(smc, "ll", 3), _cell(stack, "ll", 3),
+            _cell(hmc, "coverage", 3), _cell(smc, "coverage", 3), _cell(stack, "coverage", 3),
+            f"{np.mean([r['fit_s'] for r in hmc]):.1f}", f"{np.mean([r['fit_s'] for r in smc]):.1f}" if smc else "—",
+            ratio, f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
         ])  # fmt: skip
-    header = ["data set", "splits", "HMC test LL", "SMC test LL", "HMC 90% coverage", "SMC 90% coverage",
-              "HMC fit s", "SMC fit s", "time SMC / HMC", "SMC stages", "particles"]  # fmt: skip
-    title = f"sampler='smc' against the default (HMC) on the same splits: {result.get('skgibbs_smc_estimator')}"
+    header = ["data set", "splits", "HMC test LL", "SMC test LL", "stacking test LL", "HMC 90% coverage",
+              "SMC 90% coverage", "stacking 90% coverage", "HMC fit s", "SMC fit s", "time SMC / HMC",
+              "SMC stages", "particles"]  # fmt: skip
+    title = (
+        "sampler='smc' and chain_weights='stacking' against the default (HMC, equal chain weights) on the "
+        f"same splits: {result.get('skgibbs_smc_estimator')}"
+    )
     return title, header, rows
 
 
@@ -540,7 +557,7 @@ def summary_table(result):
                 if "skgibbs" in summary else "not run")  # fmt: skip
         rows.append([name, MODELS[best][0], fmt(summary[best]["ll"], 3), ours])
     header = ["data set", "best test LL: model", "its test LL", "GibbsMLPRegressor"]
-    title = "Best held-out log-likelihood per data set (the sampler='vi' and 'smc' rows left out)"
+    title = "Best held-out log-likelihood per data set (the sampler='vi', 'smc' and stacking rows left out)"
     return (title, header, rows), wins
 
 
@@ -656,7 +673,10 @@ def add_arguments(parser):
         help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
     )
     parser.add_argument(
-        "--smc-splits", type=int, default=SMC_SPLITS, help=f"splits of the skgibbs_smc row (default {SMC_SPLITS})"
+        "--smc-splits",
+        type=int,
+        default=SMC_SPLITS,
+        help=f"splits of the skgibbs_smc and skgibbs_stacking rows (default {SMC_SPLITS})",
     )
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 
