@@ -25,7 +25,8 @@ from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import expected_calibration_error
 from skgibbs.samplers import SMC, MeanFieldVI
 
-GIBBS = ("skgibbs", "skgibbs_vi", "skgibbs_smc", "skgibbs_stacking")  # the library's rows; the others are the peers
+#: the library's rows; the others are the peers
+GIBBS = ("skgibbs", "skgibbs_vi", "skgibbs_smc", "skgibbs_stacking")
 #: the rows fitted on the first SMC_SPLITS splits only, beside the default (HMC) on the same splits
 FEW_SPLITS = ("skgibbs_smc", "skgibbs_stacking")
 LEVEL = 0.9
@@ -34,7 +35,12 @@ N_BINS = 15
 CLASSIFICATION_TEST_SIZE, REGRESSION_TEST_SIZE = 0.25, 0.1
 QUICK_SKGIBBS = {"hidden_layer_sizes": [8], "n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
 QUICK_VI = {"hidden_layer_sizes": [8], "n_samples": 10, "pretrain_iter": 20, "sampler__max_iter": 100}
-QUICK_SMC = {"hidden_layer_sizes": [8], "pretrain_iter": 20, "sampler__n_particles": 16, "sampler__n_leapfrog": 3}
+QUICK_SMC = {
+    "hidden_layer_sizes": [8],
+    "pretrain_iter": 20,
+    "sampler__n_particles": 16,
+    "sampler__n_leapfrog": 3,
+}
 #: the SMC and stacking rows fit the first splits only (an SMC fit costs more than the default HMC fit)
 SMC_SPLITS = 3
 SAMPLER_PREFIX = "sampler__"
@@ -67,7 +73,7 @@ SAMPLER_CLASSES = {"vi": MeanFieldVI, "smc": SMC}
 
 
 def sampler_estimator(cls, sampler, params, seed):
-    """``cls`` with ``sampler`` (``"vi"`` or ``"smc"``) seeded ``seed`` and ``params`` (``sampler__<name>`` too).
+    """``cls`` with ``sampler`` (``"vi"`` or ``"smc"``), seeded ``seed``, and ``params``.
 
     The settings prefixed ``sampler__`` go to ``MeanFieldVI(...)`` or
     ``SMC(...)``; without any the sampler stays its name (the same sampler
@@ -76,7 +82,8 @@ def sampler_estimator(cls, sampler, params, seed):
     """
     own = {k.removeprefix(SAMPLER_PREFIX): v for k, v in params.items() if k.startswith(SAMPLER_PREFIX)}
     rest = {k: v for k, v in params.items() if not k.startswith(SAMPLER_PREFIX)}
-    return cls(**{**rest, "sampler": SAMPLER_CLASSES[sampler](**own) if own else sampler, "random_state": seed})
+    chosen = SAMPLER_CLASSES[sampler](**own) if own else sampler
+    return cls(**{**rest, "sampler": chosen, "random_state": seed})
 
 
 def vi_estimator(cls, params, seed):
@@ -158,13 +165,13 @@ def gaussian(mean, sd, y):
 
 
 def mixture_loglik(y, F, noise_variance, weights=None):
-    """``log sum_s w_s N(y_i; F[i, s], noise_variance)`` per row of ``F`` (equal weights ``1 / S`` by default)."""
+    """``log sum_s w_s N(y_i; F[i, s], noise_variance)`` per row of ``F`` (by default ``w_s = 1 / S``)."""
     log_w = np.full(F.shape[1], -np.log(F.shape[1])) if weights is None else np.log(weights)
     return logsumexp(norm.logpdf(y[:, None], F, np.sqrt(noise_variance)) + log_w, axis=1)
 
 
 def draw_weights(est):
-    """The weight of every draw of ``predict_samples`` (chain after chain), None when the chains weigh the same."""
+    """The weight of every draw of ``predict_samples`` (chain after chain); None for equal weights."""
     weights, S = getattr(est, "chain_weights_", None), est.samples_.shape[1]
     if weights is None or np.all(weights == weights[0]):
         return None

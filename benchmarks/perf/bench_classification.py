@@ -387,8 +387,9 @@ def smc_table(summary, result):
             f"{np.mean([r['fit_s'] for r in smc]):.1f}" if smc else "—", ratio,
             f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
         ])  # fmt: skip
-    header = ["data set", "splits", "HMC NLL", "SMC NLL", "stacking NLL", "HMC ECE", "SMC ECE", "stacking ECE",
-              "HMC fit s", "SMC fit s", "time SMC / HMC", "SMC stages", "particles"]  # fmt: skip
+    header = ["data set", "splits", "HMC NLL", "SMC NLL", "stacking NLL", "HMC ECE", "SMC ECE",
+              "stacking ECE", "HMC fit s", "SMC fit s", "time SMC / HMC", "SMC stages",
+              "particles"]  # fmt: skip
     title = (
         "sampler='smc' and chain_weights='stacking' against the default (skgibbs: HMC, equal chain weights) "
         "on the same splits"

@@ -115,7 +115,9 @@ def run(args):
     result = {} if args.quick else load_results(args.out, [NAME]).get(NAME, {})
     result.update(quick=args.quick)
     result.setdefault("datasets", {})
-    chosen = ["diabetes"] if args.quick else names(args.datasets, DATASETS, "data sets", in_choice_order=False)
+    chosen = ["diabetes"]
+    if not args.quick:
+        chosen = names(args.datasets, DATASETS, "data sets", in_choice_order=False)
     data, skipped = load_available(chosen, load)
     start = time.perf_counter()
     for name in data:
@@ -185,7 +187,9 @@ def report(results):
     if res.get("skipped"):
         notes.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in res["skipped"].items()) + ".")
     if res["quick"]:
-        notes.append("Quick run: a 16-unit network, 3 candidates, 3 folds, 32 particles; not the documented numbers.")
+        notes.append(
+            "Quick run: a 16-unit network, 3 candidates, 3 folds, 32 particles; not the documented numbers."
+        )
     return [Page(NAME, "Choosing the temperature: evidence, WAIC, LFV and cross-validation", tables, notes)]
 
 

@@ -425,7 +425,8 @@ PACKAGES = ("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "ngboost", "ma
 def ll_ranking(summary):
     """GibbsMLPRegressor and the peers with a density, best test LL first (MAPIE and the VI row left out)."""
     return sorted(
-        (m for m in summary if m not in ("mapie", "skgibbs_vi", *FEW_SPLITS)), key=lambda m: -summary[m]["ll"][0]
+        (m for m in summary if m not in ("mapie", "skgibbs_vi", *FEW_SPLITS)),
+        key=lambda m: -summary[m]["ll"][0],
     )
 
 
@@ -532,8 +533,9 @@ def smc_table(result):
         rows.append([
             name, str(len(hmc)), _cell(hmc, "ll", 3), _cell(smc, "ll", 3), _cell(stack, "ll", 3),
             _cell(hmc, "coverage", 3), _cell(smc, "coverage", 3), _cell(stack, "coverage", 3),
-            f"{np.mean([r['fit_s'] for r in hmc]):.1f}", f"{np.mean([r['fit_s'] for r in smc]):.1f}" if smc else "—",
-            ratio, f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
+            f"{np.mean([r['fit_s'] for r in hmc]):.1f}",
+            f"{np.mean([r['fit_s'] for r in smc]):.1f}" if smc else "—", ratio,
+            f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
         ])  # fmt: skip
     header = ["data set", "splits", "HMC test LL", "SMC test LL", "stacking test LL", "HMC 90% coverage",
               "SMC 90% coverage", "stacking 90% coverage", "HMC fit s", "SMC fit s", "time SMC / HMC",
