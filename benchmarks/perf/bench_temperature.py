@@ -28,8 +28,8 @@ apply) breast_cancer, Pima and the synthetic two-class set of
 ``bench_classification`` with its own test set (``--datasets`` selects; a
 run merges its data sets into the stored JSON file).
 
-Run ``python -m benchmarks run temperature`` (about 30 minutes on one core);
-``--quick``: diabetes with a 16-unit network, short VI and Langevin runs,
+Run ``python -m benchmarks run temperature`` (about two hours on one core;
+each data set is saved as it ends); ``--quick``: diabetes with a 16-unit network, short VI and Langevin runs,
 3 candidates, 3 folds and 32 particles.
 """
 
@@ -47,15 +47,17 @@ from skgibbs.samplers import SMC, MeanFieldVI
 
 from .. import Benchmark, Output
 from ..common.data import load, load_available
+from ..common import environment
 from ..common.environment import load_average
 from ..common.tables import names
-from ..common.writer import Page
+from ..common.writer import Page, save_json
 from ..common.writer import load as load_results
 
 NAME = "temperature"
 REGRESSION = ("diabetes", "boston", "concrete", "auto")
 CLASSIFICATION = ("breast_cancer", "pima", "synth")
-DATASETS = REGRESSION + CLASSIFICATION
+#: the order of a full run: the cheaper fits first
+DATASETS = ("diabetes", "boston", "breast_cancer", "pima", "auto", "synth", "concrete")
 TEMPERATURES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 #: a classifier's temperature divides the log-likelihood: 1 is the Bayesian posterior
 CLASSIFIER_TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -136,6 +138,8 @@ def run(args):
     for name in data:
         result["datasets"][name] = _compare(name, args.quick)
         print(f"{name}: picks {result['datasets'][name]['picks']}", flush=True)
+        if not args.quick:  # each data set is kept as it ends: an interrupted run loses only the one running
+            save_json(args.out, NAME, {**result, "environment": environment.record(args.threads)})
     result["skipped"] = skipped
     result.setdefault("sessions", []).append(
         {"datasets": list(data), "runtime_s": time.perf_counter() - start, "load_average": load_average()}
