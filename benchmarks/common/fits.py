@@ -255,3 +255,38 @@ def score_regression(pred, y):
         "coverage": float(np.mean((lo <= y) & (y <= hi))),
         "width": float(np.mean(hi - lo)),
     }
+
+
+# ---------------------------------------------------------------- rows on a few splits
+def beside_hmc_rows(summary, runs, scores):
+    """Rows of the SMC and stacking rows beside the default (HMC) on the splits they ran.
+
+    ``summary``: ``{data set: {model: summary}}`` with the ``splits`` of the
+    :data:`FEW_SPLITS` models; ``runs``: every stored fit; ``scores``:
+    ``(key, digits)`` of the scores to show. Per data set: the splits, each
+    score for HMC, SMC and stacking (mean ± s.e. on those splits), the mean
+    fit times of HMC and SMC, the mean ratio SMC / HMC of the fits of the
+    same split, the range of the SMC stages and the particle count.
+    """
+    rows = []
+    for name, models in summary.items():
+        few = [m for m in FEW_SPLITS if m in models]
+        if "skgibbs" not in models or not few:
+            continue
+        splits = sorted({k for m in few for k in models[m]["splits"]})
+        by = {(r["model"], r["split"]): r for r in runs if r["dataset"] == name}
+        hmc, smc, stack = ([by[m, k] for k in splits if (m, k) in by] for m in ("skgibbs", *FEW_SPLITS))
+        pairs = [(by["skgibbs", r["split"]], r) for r in smc if ("skgibbs", r["split"]) in by]
+        ratio = f"{np.mean([s['fit_s'] / h['fit_s'] for h, s in pairs]):.2f}" if pairs else "—"
+        stages = [r["n_stages"] for r in smc]
+        cells = [
+            fmt(mean_se([r[key] for r in fits]), digits) if fits else "—"
+            for key, digits in scores
+            for fits in (hmc, smc, stack)
+        ]
+        rows.append([
+            name, str(len(hmc)), *cells, f"{np.mean([r['fit_s'] for r in hmc]):.1f}",
+            f"{np.mean([r['fit_s'] for r in smc]):.1f}" if smc else "—", ratio,
+            f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
+        ])  # fmt: skip
+    return rows

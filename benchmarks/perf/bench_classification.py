@@ -113,7 +113,7 @@ from ..common.environment import load_average, versions
 from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, fmt, mean_se, warning_kinds
 from ..common.fits import fit_classifier as fit
 from ..common.fits import make_classifier_vi as make_skgibbs_vi
-from ..common.fits import FEW_SPLITS, QUICK_SMC, SMC_SPLITS
+from ..common.fits import FEW_SPLITS, QUICK_SMC, SMC_SPLITS, beside_hmc_rows
 from ..common.fits import make_classifier_stacking as make_skgibbs_stacking
 from ..common.fits import make_classifier_smc as make_skgibbs_smc
 from ..common.fits import score_classifier as score
@@ -362,31 +362,9 @@ def vi_line(summary):
     )
 
 
-def _cell(runs, key):
-    return fmt(mean_se([r[key] for r in runs])) if runs else "—"
-
-
 def smc_table(summary, result):
     """SMC and stacked chains against HMC on the splits they ran: NLL, ECE, fit time, stages, particles."""
-    rows = []
-    for name, models in summary.items():
-        few = [m for m in FEW_SPLITS if m in models]
-        if "skgibbs" not in models or not few:
-            continue
-        splits = sorted({k for m in few for k in models[m]["splits"]})
-        runs = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
-        hmc = [runs[("skgibbs", k)] for k in splits if ("skgibbs", k) in runs]
-        smc = [runs[("skgibbs_smc", k)] for k in splits if ("skgibbs_smc", k) in runs]
-        stack = [runs[("skgibbs_stacking", k)] for k in splits if ("skgibbs_stacking", k) in runs]
-        pairs = [(runs[("skgibbs", r["split"])], r) for r in smc if ("skgibbs", r["split"]) in runs]
-        ratio = f"{np.mean([s['fit_s'] / h['fit_s'] for h, s in pairs]):.2f}" if pairs else "—"
-        stages = [r["n_stages"] for r in smc]
-        rows.append([
-            name, str(len(hmc)), _cell(hmc, "nll"), _cell(smc, "nll"), _cell(stack, "nll"), _cell(hmc, "ece"),
-            _cell(smc, "ece"), _cell(stack, "ece"), f"{np.mean([r['fit_s'] for r in hmc]):.1f}",
-            f"{np.mean([r['fit_s'] for r in smc]):.1f}" if smc else "—", ratio,
-            f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
-        ])  # fmt: skip
+    rows = beside_hmc_rows(summary, result["runs"], [("nll", 3), ("ece", 3)])
     header = ["data set", "splits", "HMC NLL", "SMC NLL", "stacking NLL", "HMC ECE", "SMC ECE",
               "stacking ECE", "HMC fit s", "SMC fit s", "time SMC / HMC", "SMC stages",
               "particles"]  # fmt: skip

@@ -126,7 +126,7 @@ from ..common.data import load_available
 from ..common.data import load as load_data
 from ..common.environment import load_average, versions
 from ..common.fits import GIBBS, LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, fmt, gaussian
-from ..common.fits import FEW_SPLITS, QUICK_SMC, SMC_SPLITS
+from ..common.fits import FEW_SPLITS, QUICK_SMC, SMC_SPLITS, beside_hmc_rows
 from ..common.fits import fit_regressor_stacking as fit_skgibbs_stacking
 from ..common.fits import fit_regressor_smc as fit_skgibbs_smc
 from ..common.fits import make_regressor_smc as make_skgibbs_smc
@@ -511,32 +511,9 @@ def vi_line(result):
     )
 
 
-def _cell(runs, key, digits):
-    return fmt(mean_se([r[key] for r in runs]), digits) if runs else "—"
-
-
 def smc_table(result):
     """SMC and stacked chains against HMC on the splits they ran: test LL, coverage, fit time, stages."""
-    rows = []
-    for name, summary in result["summary"].items():
-        few = [m for m in FEW_SPLITS if m in summary]
-        if "skgibbs" not in summary or not few:
-            continue
-        splits = sorted({k for m in few for k in summary[m]["splits"]})
-        runs = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
-        hmc = [runs[("skgibbs", k)] for k in splits if ("skgibbs", k) in runs]
-        smc = [runs[("skgibbs_smc", k)] for k in splits if ("skgibbs_smc", k) in runs]
-        stack = [runs[("skgibbs_stacking", k)] for k in splits if ("skgibbs_stacking", k) in runs]
-        pairs = [(runs[("skgibbs", r["split"])], r) for r in smc if ("skgibbs", r["split"]) in runs]
-        ratio = f"{np.mean([s['fit_s'] / h['fit_s'] for h, s in pairs]):.2f}" if pairs else "—"
-        stages = [r["n_stages"] for r in smc]
-        rows.append([
-            name, str(len(hmc)), _cell(hmc, "ll", 3), _cell(smc, "ll", 3), _cell(stack, "ll", 3),
-            _cell(hmc, "coverage", 3), _cell(smc, "coverage", 3), _cell(stack, "coverage", 3),
-            f"{np.mean([r['fit_s'] for r in hmc]):.1f}",
-            f"{np.mean([r['fit_s'] for r in smc]):.1f}" if smc else "—", ratio,
-            f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
-        ])  # fmt: skip
+    rows = beside_hmc_rows(result["summary"], result["runs"], [("ll", 3), ("coverage", 3)])
     header = ["data set", "splits", "HMC test LL", "SMC test LL", "stacking test LL", "HMC 90% coverage",
               "SMC 90% coverage", "stacking 90% coverage", "HMC fit s", "SMC fit s", "time SMC / HMC",
               "SMC stages", "particles"]  # fmt: skip
