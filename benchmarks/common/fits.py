@@ -290,3 +290,18 @@ def beside_hmc_rows(summary, runs, scores):
             f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
         ])  # fmt: skip
     return rows
+
+
+def add_few_split_arguments(parser):
+    """``--smc-params`` and ``--smc-splits``: the settings of the SMC row and the splits of both few-split rows."""
+    parser.add_argument(
+        "--smc-params",
+        default="{}",
+        help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
+    )
+    parser.add_argument(
+        "--smc-splits",
+        type=int,
+        default=SMC_SPLITS,
+        help=f"splits of the skgibbs_smc and skgibbs_stacking rows (default {SMC_SPLITS})",
+    )

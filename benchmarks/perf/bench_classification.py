@@ -113,7 +113,7 @@ from ..common.environment import load_average, versions
 from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, fmt, mean_se, warning_kinds
 from ..common.fits import fit_classifier as fit
 from ..common.fits import make_classifier_vi as make_skgibbs_vi
-from ..common.fits import FEW_SPLITS, QUICK_SMC, SMC_SPLITS, beside_hmc_rows
+from ..common.fits import FEW_SPLITS, QUICK_SMC, add_few_split_arguments, beside_hmc_rows
 from ..common.fits import make_classifier_stacking as make_skgibbs_stacking
 from ..common.fits import make_classifier_smc as make_skgibbs_smc
 from ..common.fits import score_classifier as score
@@ -511,17 +511,7 @@ def add_arguments(parser):
         help='keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: '
         '{"sampler__tau": 0.03, "n_samples": 50}',
     )
-    parser.add_argument(
-        "--smc-params",
-        default="{}",
-        help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
-    )
-    parser.add_argument(
-        "--smc-splits",
-        type=int,
-        default=SMC_SPLITS,
-        help=f"splits of the skgibbs_smc and skgibbs_stacking rows (default {SMC_SPLITS})",
-    )
+    add_few_split_arguments(parser)
     parser.add_argument("--force", action="store_true", help="refit the fits already stored in the JSON file")
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 

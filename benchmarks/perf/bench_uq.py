@@ -126,7 +126,7 @@ from ..common.data import load_available
 from ..common.data import load as load_data
 from ..common.environment import load_average, versions
 from ..common.fits import GIBBS, LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, fmt, gaussian
-from ..common.fits import FEW_SPLITS, QUICK_SMC, SMC_SPLITS, beside_hmc_rows
+from ..common.fits import FEW_SPLITS, QUICK_SMC, add_few_split_arguments, beside_hmc_rows
 from ..common.fits import fit_regressor_stacking as fit_skgibbs_stacking
 from ..common.fits import fit_regressor_smc as fit_skgibbs_smc
 from ..common.fits import make_regressor_smc as make_skgibbs_smc
@@ -646,17 +646,7 @@ def add_arguments(parser):
         help='keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: '
         '{"sampler__tau": 0.03, "n_samples": 50}',
     )
-    parser.add_argument(
-        "--smc-params",
-        default="{}",
-        help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
-    )
-    parser.add_argument(
-        "--smc-splits",
-        type=int,
-        default=SMC_SPLITS,
-        help=f"splits of the skgibbs_smc and skgibbs_stacking rows (default {SMC_SPLITS})",
-    )
+    add_few_split_arguments(parser)
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 
 
