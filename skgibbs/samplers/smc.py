@@ -421,13 +421,14 @@ def stage_criteria(potential, theta, temperature):
 
     else:
         power, log_lik = 1.0 / temperature, blocks
-    elpd = penalty = log_pbar = 0.0
+    # imported here: criteria is a higher layer, which imports the samplers
+    from ..criteria import waic
+
+    elpd = penalty = 0.0
     for _, L in log_lik():
-        lppd = torch.logsumexp(L, 0) - math.log(P)
-        var = L.var(0, unbiased=False)
-        elpd += float((lppd - power * var).sum())
-        penalty += float(var.sum())
-        log_pbar += float(lppd.sum())
+        block = waic(L.cpu().numpy(), beta=power)  # WAIC is a sum over rows: blocks add up
+        elpd, penalty = elpd + block.elpd_waic, penalty + block.p_waic
+    log_pbar = elpd + power * penalty  # sum_i log mean_k p(y_i | theta_k)
     if kind == "log_loss":
         out["train_loss"] = -log_pbar / n  # the log loss of the posterior predictive
     out["generalization_loss"] = -elpd / n
