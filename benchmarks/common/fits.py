@@ -16,13 +16,12 @@ import warnings
 from collections import Counter
 
 import numpy as np
-from scipy.special import logsumexp
 from scipy.stats import norm
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs.metrics import expected_calibration_error
+from skgibbs.metrics import expected_calibration_error, log_predictive_density_scorer
 from skgibbs.samplers import SMC, MeanFieldVI
 
 #: the library's rows; the others are the peers
@@ -164,20 +163,6 @@ def gaussian(mean, sd, y):
     return {"mean": mean, "lo": mean - Z * sd, "hi": mean + Z * sd, "loglik": norm.logpdf(y, mean, sd)}
 
 
-def mixture_loglik(y, F, noise_variance, weights=None):
-    """``log sum_s w_s N(y_i; F[i, s], noise_variance)`` per row of ``F`` (by default ``w_s = 1 / S``)."""
-    log_w = np.full(F.shape[1], -np.log(F.shape[1])) if weights is None else np.log(weights)
-    return logsumexp(norm.logpdf(y[:, None], F, np.sqrt(noise_variance)) + log_w, axis=1)
-
-
-def draw_weights(est):
-    """The weight of every draw of ``predict_samples`` (chain after chain); None for equal weights."""
-    weights, S = getattr(est, "chain_weights_", None), est.samples_.shape[1]
-    if weights is None or np.all(weights == weights[0]):
-        return None
-    return np.repeat(np.asarray(weights, dtype=float) / S, S)
-
-
 def make_regressor_vi(cfg, seed=None):
     """The ``skgibbs_vi`` row's regressor of ``cfg`` seeded ``seed``."""
     return vi_estimator(GibbsMLPRegressor, cfg["skgibbs_vi"], seed)
@@ -212,8 +197,9 @@ def fit_gibbs(reg, X, y):
     def predict(Xt, yt):
         mean = reg.predict(Xt)
         _, pis = reg.predict_interval(Xt, confidence_level=LEVEL)
-        loglik = mixture_loglik(yt, reg.predict_samples(Xt), reg.noise_variance_, draw_weights(reg))
-        return {"mean": mean, "lo": pis[:, 0, 0], "hi": pis[:, 1, 0], "loglik": loglik}
+        # the library's held-out log predictive density: the mixture over the draws, weighed by their chains
+        ll = log_predictive_density_scorer(reg, Xt, yt)
+        return {"mean": mean, "lo": pis[:, 0, 0], "hi": pis[:, 1, 0], "ll": ll}
 
     return predict, messages
 
@@ -250,7 +236,7 @@ def fit_regressor_vi(X, y, seed, cfg):
 def score_regression(pred, y):
     mean, lo, hi = pred["mean"], pred["lo"], pred["hi"]
     return {
-        "ll": float(np.mean(pred["loglik"])),
+        "ll": float(pred["ll"]) if "ll" in pred else float(np.mean(pred["loglik"])),
         "rmse": float(np.sqrt(np.mean((y - mean) ** 2))),
         "coverage": float(np.mean((lo <= y) & (y <= hi))),
         "width": float(np.mean(hi - lo)),
