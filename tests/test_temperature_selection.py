@@ -173,6 +173,11 @@ def test_bad_temperatures_raise(temperatures):
         compare_temperatures(GibbsMLPRegressor(), [[0.0], [1.0]], [0.0, 1.0], temperatures)
 
 
+def test_refit_must_be_a_bool():
+    with pytest.raises(TypeError, match="refit"):
+        compare_temperatures(GibbsMLPRegressor(), [[0.0], [1.0]], [0.0, 1.0], [1.0], refit="no")
+
+
 @pytest.mark.parametrize("estimator", [Ridge(), make_pipeline(StandardScaler(), Ridge())])
 def test_estimator_without_temperature_raises(estimator):
     with pytest.raises(TypeError, match="temperature"):

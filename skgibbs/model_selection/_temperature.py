@@ -229,7 +229,8 @@ def compare_temperatures(
         If ``temperatures`` is empty or holds a value that is not a
         positive finite number.
     TypeError
-        If ``estimator`` has no ``temperature`` parameter.
+        If ``estimator`` has no ``temperature`` parameter, or ``refit`` is
+        not a bool.
 
     Notes
     -----
@@ -268,6 +269,8 @@ def compare_temperatures(
     ['evidence', 'waic_path', 'lfv_path']
     """
     temps = _check_temperatures(temperatures)
+    if not isinstance(refit, (bool, np.bool_)):
+        raise TypeError(f"refit must be True or False (whether to fit every candidate), got {refit!r}.")
     key = _parameter(estimator, "temperature")
     classifier = is_classifier(estimator)
     times = {}
