@@ -260,12 +260,16 @@ class BaseGibbsMLP(BaseEstimator):
         ``expected_log_likelihood_``).
         """
         # log pi_lambda of each draw up to a constant: -lambda R_n(theta) + log Pi(theta)
-        lp = self._log_prior_of_draws() - self.lambda_ * (loss_sum / n)
+        lp = self._log_prior_of_draws() + self._data_log_density(loss_sum, n)
         self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
         info = {k[:-1]: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("_")}
         stats = self.kernel_.loss_statistics(loss_sum, loss_square_sum, n, self.lambda_, self.rho_, info)
         for name, value in stats.items():
             setattr(self, name + "_", value)
+
+    def _data_log_density(self, loss_sum, n):
+        """The data term of ``lp`` per draw: ``-lambda R_n(theta)`` from the loss sums ``(S,)``."""
+        return -self.lambda_ * (loss_sum / n)
 
     def _log_prior_of_draws(self):
         """``log Pi`` of every draw (up to a constant), shape ``(n_chains * n_samples,)``."""

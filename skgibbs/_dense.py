@@ -2,8 +2,12 @@
 
 from numbers import Real
 
+import numpy as np
+import torch
+
 from ._base import BaseGibbsMLP
 from ._compat import Interval, StrOptions
+from .priors import PRIOR_KINDS, HierarchicalPrior
 
 __all__ = ["DenseKernelMixin", "fill_doc"]
 
@@ -22,10 +26,74 @@ class DenseKernelMixin:
         **BaseGibbsMLP._parameter_constraints,
         "sampler": BaseGibbsMLP._sampler_constraint(),
         "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
+        "prior": [StrOptions(set(PRIOR_KINDS))],
+        "prior_shape": [Interval(Real, 0, None, closed="neither")],
     }
 
     def _requested_rho(self):
         return 1.0 if self.rho == "auto" else float(self.rho)
+
+    # -- hierarchical priors (Neal, 1996) ------------------------------------------
+    def _learns_noise(self):
+        """Whether the noise precision is a parameter (the regressor's ``temperature="learn"``)."""
+        return False
+
+    def _hierarchical(self):
+        return self.prior != "fixed" or self._learns_noise()
+
+    def _prior(self, spec, device, sampler):
+        base = super()._prior(spec, device, sampler)
+        if not self._hierarchical():
+            return base
+        what = f"prior={self.prior!r}" if self.prior != "fixed" else "temperature='learn'"
+        if self.weight_bound is not None:
+            raise ValueError(
+                f"{what} draws Gaussian precisions by Gibbs steps and has no box: set weight_bound=None "
+                "(or prior='fixed' to keep the box)."
+            )
+        if base.std is None:
+            raise ValueError(
+                f"{what} centres each group's precision on prior_std: give prior_std ('auto' or a scale), "
+                "not None."
+            )
+        prior = HierarchicalPrior.for_network(spec, self.prior, base.std.cpu() if torch.is_tensor(base.std)
+                                              else base.std, self.prior_shape, noise=self._learns_noise())
+        return prior._replace(
+            group=prior.group.to(device), shape=prior.shape.to(device), rate=prior.rate.to(device),
+            std=prior.std.to(device),
+        )
+
+    def _store(self, result, spec):
+        super()._store(result, spec)
+        stats = self.sample_stats_
+        if "precision" not in stats:
+            return
+        prior = self._prior(spec, torch.device("cpu"), self.kernel_)
+        names = list(prior.names)
+        inputs = getattr(self, "feature_names_in_", None)
+        if inputs is not None:
+            names = [f"input {inputs[int(n[6:])]}" if n.startswith("input ") else n for n in names]
+        self.prior_groups_ = np.asarray(names, dtype=object)
+        if "noise_precision" in stats:
+            self._store_noise(stats.pop("noise_precision"))
+        if self.prior == "ard":
+            tau = stats["precision"][..., : spec.n_features].reshape(-1, spec.n_features)
+            scale = 1.0 / np.sqrt(tau)  # each input's prior scale sigma_i = tau_i^(-1/2), standardized inputs
+            alpha = 1.0 - self.confidence_level
+            self.input_relevance_ = scale.mean(0)
+            self.input_relevance_interval_ = np.quantile(scale, [alpha / 2, 1 - alpha / 2], axis=0).T
+
+    def _store_noise(self, precision):  # pragma: no cover - the regressor's
+        raise NotImplementedError
+
+    def _log_prior_of_draws(self):
+        if "precision" not in self.sample_stats_:
+            return super()._log_prior_of_draws()
+        with torch.no_grad():
+            theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
+            prior = self._prior(self.spec_, torch.device("cpu"), self.kernel_)
+            tau = torch.as_tensor(self.sample_stats_["precision"].reshape(len(theta), -1))
+            return prior.log_density(theta.double(), tau).numpy()
 
 
 # Docstring parts every dense estimator shares, inserted by ``fill_doc`` (indented for a class docstring).
@@ -112,6 +180,27 @@ _KERNEL_PARAMETERS = """\
         (e.g. another gain: ``g * MLPSpec(n_features, hidden_layer_sizes,
         activation, n_outputs).fan_in_std().numpy()``); None is the flat
         prior (with ``weight_bound``, the uniform box of paper 000).
+    prior : {"fixed", "layer", "ard"}, default="fixed"
+        ``"fixed"``: the Gaussian of ``prior_std``. ``"layer"``: Neal's
+        hierarchical prior, in which each layer's weights share one
+        precision (inverse variance) and its biases another, each with a
+        Gamma prior whose mean is the precision ``prior_std`` gives (so
+        ``1 / sqrt(n_in)`` scales with the fan-in by default) and whose
+        shape is ``prior_shape``; the precisions are sampled with the
+        weights, by exact Gibbs draws between HMC transitions
+        (:mod:`skgibbs.samplers.hmc_gibbs`), so the data set the scale of
+        each layer. ``"ard"``: as ``"layer"``, with one precision per input
+        for the weights out of that input (automatic relevance
+        determination): an input the data do not need gets a large
+        precision, its weights shrink to zero, and ``input_relevance_``
+        reports each input's learned scale. Needs ``sampler="hmc"`` (what
+        ``"auto"`` then chooses on the full data).
+    prior_shape : float > 0, default=0.5
+        Shape ``a`` of the Gamma priors of the precisions of ``prior="layer"``
+        and ``"ard"`` (and of the noise precision of the regressor's
+        ``temperature="learn"``); the rate is ``a`` times the centring
+        variance. Smaller is vaguer; Neal's shape parameter ``alpha`` is
+        ``2 a``, so the default is his ``alpha = 1``.
     confidence_level : float in (0, 1), default=0.95
         Default level of :meth:`predict_interval` (and of the regressors'
         ``credible_radius_``).
@@ -176,6 +265,27 @@ _KERNEL_ATTRIBUTES = """\
         ``energy_error``, VI's ``log_q`` (``log q`` of the draw, so that
         ``lp - log_q`` are the log importance ratios of ``q`` against
         ``pi_lambda``); what :meth:`to_arviz` puts in ``sample_stats``.
+        With ``prior="layer"`` or ``"ard"``, ``precision`` (shape
+        ``(n_chains, n_samples, n_groups)``): each draw's group precisions,
+        in the order of ``prior_groups_`` (``lp`` then includes their
+        Gamma priors); with the regressor's ``temperature="learn"``,
+        ``noise_variance`` (on the scale of ``y``): each draw's noise
+        variance.
+    prior_groups_ : ndarray of str of shape (n_groups,)
+        Only with ``prior="layer"`` or ``"ard"``: the groups of parameters
+        that share a precision (``"weights 1"``, ``"biases 1"``, ...,
+        ``"output weights"``, ``"output biases"``; with ``"ard"`` the first
+        layer's weights as ``"input <name>"``, one per column of ``X``).
+    input_relevance_ : ndarray of shape (n_features,)
+        Only with ``prior="ard"``: the posterior mean of each input's prior
+        scale ``tau_i^(-1/2)`` (the standard deviation of the weights out of
+        input ``i``, on standardized inputs), in the order of the columns
+        (``feature_names_in_``). Relevant inputs have scales of order
+        ``prior_std``; an input the data do not need shrinks toward 0.
+        Drawn by :class:`~skgibbs.display.InputRelevanceDisplay`.
+    input_relevance_interval_ : ndarray of shape (n_features, 2)
+        Only with ``prior="ard"``: the equal-tailed ``confidence_level``
+        posterior interval of each input's scale.
     surrogate_scale_ : float
         Mean over draws and examples of the per-example term ``c l_i(theta)``
         of the kernel's potential: ``lambda' l_i / n`` for csMALA, ``lambda

@@ -107,8 +107,8 @@ def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None):
     ----------
     F : ndarray of shape (n_components, n_columns)
         Means of the components.
-    sigma : float
-        Common standard deviation of the components.
+    sigma : float or ndarray of shape (n_components,) or (n_components, 1)
+        Standard deviation of the components, common or one per component.
     probs : array-like of shape (n_probs,)
         Probabilities in (0, 1).
     n_iter : int, default=60
@@ -128,8 +128,11 @@ def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None):
     array([[1.      , 2.      ],
            [2.959964, 3.959964]])
     """
-    lo = F.min(0) - 10 * sigma
-    hi = F.max(0) + 10 * sigma
+    sigma = np.asarray(sigma, dtype=float)
+    if sigma.ndim:  # one per component: a column against F's rows
+        sigma = sigma.reshape(-1, 1)
+    lo = F.min(0) - 10 * sigma.max()
+    hi = F.max(0) + 10 * sigma.max()
     lo = np.broadcast_to(lo, (len(probs), F.shape[1])).copy()
     hi = np.broadcast_to(hi, (len(probs), F.shape[1])).copy()
     p = np.asarray(probs)[:, None]

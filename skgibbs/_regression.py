@@ -36,10 +36,21 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             path["generalization_loss"] = path["generalization_loss"] + np.log(self.y_scale_)
             path["noise_variance"] = path["noise_variance"] * self.y_scale_**2
 
+    def _noise_draws(self):
+        """Each draw's noise variance ``(S,)`` (scale of ``y``) when the noise is learned, else None."""
+        draws = getattr(self, "sample_stats_", {}).get("noise_variance")
+        return None if draws is None else draws.reshape(-1)
+
+    def _noise_of_draws(self):
+        """The noise variance of each draw as a column ``(S, 1)``, or the fitted ``noise_variance_``."""
+        draws = self._noise_draws()
+        return self.noise_variance_ if draws is None else draws[:, None]
+
     def _log_likelihood(self, X, y):
         out = np.empty((self._n_draws(), X.shape[0]))
+        noise = self._noise_of_draws()
         for rows, F in self._draw_chunks(X, 4):
-            out[:, rows] = gaussian_log_likelihood(y[rows], F, self.noise_variance_)
+            out[:, rows] = gaussian_log_likelihood(y[rows], F, noise)
         return out
 
     #: float64 ``(S, rows)`` arrays a chunk of the summaries holds at once (R-hat and ESS the most)
@@ -62,14 +73,16 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         n = X.shape[0]
         kept, sums, fbar = self._first_pass(X, y)
         self._record_losses(sums["loss"], sums["loss_square"], n)
-        self.noise_variance_ = float(sums["residual"].sum() / (sums["residual"].size * n))
+        # the posterior mean of the training risk, or of the learned noise variance
+        noise = sums["residual"] / n if self._noise_draws() is None else self._noise_draws()
+        self.noise_variance_ = float(noise.mean())
         loo = self._criteria_pass(X, y, kept, fbar)
         self._weigh_chains(*loo)
         weights = self._draw_weights()
         spread = sums["spread"]
         if weights is not None:
-            # the posterior mean of the training risk, and the radius about the mean, of the weighted draws
-            self.noise_variance_ = float(weights @ sums["residual"] / n)
+            # the same mean, and the radius about the posterior mean, of the weighted draws
+            self.noise_variance_ = float(weights @ noise)
             spread = self._spread(X)[0]
         self.credible_radius_ = _radius(spread, n, self.confidence_level, weights)
         self.credible_radius_params_ = parameter_radius(
@@ -82,6 +95,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         # N(y; f, sigma^2) enters pi_lambda with the power beta = 2 sigma^2 / temperature
         # (standardized scale): Watanabe's equation of state scales the penalty by beta
         beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
+        noise = self._noise_of_draws()
+        if self._noise_draws() is not None:
+            beta = 1.0  # the noise learned: the Bayesian posterior, each draw with its own variance
         self.waic_tempering_ = float(beta)
         stacking = self.chain_weights == "stacking"
         K = self.samples_.shape[0]
@@ -89,7 +105,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         loo, khat = (np.empty((K, n)), np.empty((K, n))) if stacking else (None, None)
         for rows, G in self._output_chunks(X, self._summary_width, kept):
             F = G * self.y_scale_ + self.y_mean_
-            log_lik = gaussian_log_likelihood(_rows(y, rows), F, self.noise_variance_)
+            log_lik = gaussian_log_likelihood(_rows(y, rows), F, noise)
             chunk = waic(log_lik, beta=beta)
             elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
             if stacking:
@@ -245,7 +261,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             if kind == "credible":
                 q[:, rows] = draws_quantiles(F, probs, weights)
             else:
-                q[:, rows] = mixture_quantiles(F, np.sqrt(self.noise_variance_), probs, weights=weights)
+                q[:, rows] = mixture_quantiles(F, np.sqrt(self._noise_of_draws()), probs, weights=weights)
         k = len(levels)
         y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
         return y_pred, y_pis
@@ -255,7 +271,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
 
         Each draw picks a retained parameter draw at random (draw ``j`` of
         chain ``k`` with probability ``chain_weights_[k] / n_draws``) and
-        adds ``N(0, noise_variance_)`` noise. As in
+        adds ``N(0, noise_variance_)`` noise (the draw's own noise variance
+        with ``temperature="learn"``). As in
         :meth:`sklearn.gaussian_process.GaussianProcessRegressor.sample_y`,
         ``n_samples`` here is the number of draws to return; the
         constructor's ``n_samples`` is the number of parameter draws kept
@@ -278,7 +295,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         S, weights = self._n_draws(), self._draw_weights()
         rng = check_random_state(random_state)
         pick = rng.randint(S, size=n_samples) if weights is None else rng.choice(S, size=n_samples, p=weights)
-        out = rng.normal(scale=np.sqrt(self.noise_variance_), size=(X.shape[0], n_samples))
+        noise = self._noise_draws()
+        scale = np.sqrt(self.noise_variance_ if noise is None else noise[pick])
+        out = rng.normal(scale=scale, size=(X.shape[0], n_samples))
         for rows, F in self._draw_chunks(X, 2 + n_samples / S):
             out[rows] += F[pick].T
         return out

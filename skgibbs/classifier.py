@@ -179,6 +179,8 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         pretrain_iter=1000,
         weight_bound=None,
         prior_std="auto",
+        prior="fixed",
+        prior_shape=0.5,
         confidence_level=0.95,
         n_jobs=None,
         device="cpu",
@@ -198,6 +200,8 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
         self.prior_std = prior_std
+        self.prior = prior
+        self.prior_shape = prior_shape
         self.confidence_level = confidence_level
         self.n_jobs = n_jobs
         self.device = device

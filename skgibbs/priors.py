@@ -5,7 +5,10 @@ uniform box ``[-B, B]^Q`` of paper 000 §2.1 (or the Gaussian restricted to
 the box); :class:`MixingPrior` is the sparse mixing prior (2.4) of paper 001
 over active sets, sampled by reversible jump. Both give ``log Pi`` and its
 gradient on ``(K, Q)`` tensors; the kernels reach them through a
-:class:`~skgibbs.samplers.Target`.
+:class:`~skgibbs.samplers.Target`. :class:`HierarchicalPrior` gives groups
+of parameters a shared Gaussian precision with a Gamma prior (Neal, 1996),
+drawn by Gibbs steps between HMC transitions
+(:mod:`skgibbs.samplers.hmc_gibbs`).
 """
 
 import math
@@ -13,7 +16,7 @@ from typing import NamedTuple
 
 import torch
 
-__all__ = ["Prior", "MixingPrior"]
+__all__ = ["Prior", "MixingPrior", "HierarchicalPrior", "PRIOR_KINDS"]
 
 
 class Prior(NamedTuple):
@@ -180,3 +183,155 @@ class MixingPrior(NamedTuple):
     def grad_log_density(self, theta):
         """Gradient of ``sum_i log p_i(theta_i)`` (zero at inactive coordinates, which are 0)."""
         return self.base.grad_log_density(theta)
+
+
+#: the ``prior`` options of the dense estimators
+PRIOR_KINDS = ("fixed", "layer", "ard")
+
+
+class HierarchicalPrior(NamedTuple):
+    r"""Gaussian priors whose precisions are parameters with Gamma priors (Neal, 1996, ch. 2).
+
+    Parameter ``j`` of group ``g = group[j] >= 0`` is ``N(0, 1 / tau_g)``
+    given the group's precision ``tau_g``, and
+
+    .. math::
+
+        \tau_g \sim \mathrm{Gamma}(a_g, b_g), \qquad
+        \tau_g \mid \theta \sim \mathrm{Gamma}\Big(a_g + \frac{n_g}{2},\;
+        b_g + \frac12 \sum_{j : g(j) = g} \theta_j^2\Big)
+
+    (shape, rate; ``n_g`` parameters in the group), the conditional a Gibbs
+    step draws exactly. A parameter with ``group[j] = -1`` keeps the fixed ``N(0, std_j^2)``. With
+    ``noise_shape`` given, the squared loss is a Gaussian likelihood whose
+    precision ``s`` (of the standardized targets) has the prior
+    ``Gamma(noise_shape, noise_rate)`` and the conditional
+    ``Gamma(noise_shape + n / 2, noise_rate + sum_i l_i / 2)``.
+
+    Parameters
+    ----------
+    group : torch.Tensor of shape (Q,), long
+        The group of each parameter, ``-1`` for none.
+    shape, rate : torch.Tensor of shape (G,)
+        ``a_g`` and ``b_g``; the prior mean of ``tau_g`` is ``a_g / b_g``.
+    std : torch.Tensor of shape (Q,)
+        The fixed prior's standard deviation of every parameter: the scale
+        of the ungrouped ones, and the one the grouped precisions centre on
+        (``b_g = a_g std_g^2``), which also serves as the reference metric.
+    names : tuple of str
+        A name per group.
+    noise_shape, noise_rate : float or None
+        The Gamma prior of the noise precision; None keeps the temperature
+        fixed.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skgibbs.model import MLPSpec
+    >>> prior = HierarchicalPrior.for_network(MLPSpec(3, (4,), "tanh"), "ard", torch.ones(21), 0.5)
+    >>> prior.names
+    ('input 0', 'input 1', 'input 2', 'biases 1', 'output weights', 'output biases')
+    >>> prior.conditional(torch.zeros(1, 21))[0].tolist()   # a_g + n_g / 2
+    [2.5, 2.5, 2.5, 2.5, 2.5, 1.0]
+    """
+
+    group: torch.Tensor
+    shape: torch.Tensor
+    rate: torch.Tensor
+    std: torch.Tensor
+    names: tuple
+    noise_shape: float = None
+    noise_rate: float = None
+
+    # -- construction ---------------------------------------------------------
+    @classmethod
+    def for_network(cls, spec, kind, std, shape, noise=False):
+        """The groups of ``prior=kind`` on an :class:`~skgibbs.model.MLPSpec` network.
+
+        ``"layer"``: one precision for each layer's weights and one for its
+        biases; ``"ard"``: as ``"layer"``, with the first layer's weights
+        split into one group per input (the weights out of input ``i``);
+        ``"fixed"``: no group (the noise precision only). ``std`` ``(Q,)``
+        is the fixed prior's scale (``1 / sqrt(fan_in)`` by default, Neal's
+        scaling of the widths with the number of units feeding a layer),
+        which each group's Gamma prior takes as its mean precision
+        ``1 / std^2``; ``shape`` is every ``a_g``. With ``noise``, the noise
+        precision gets ``Gamma(shape, shape)`` (mean 1 on standardized targets).
+        """
+        if kind not in PRIOR_KINDS:
+            raise ValueError(f"prior must be one of {PRIOR_KINDS}, got {kind!r}.")
+        Q = spec.n_params
+        std = torch.as_tensor(std, dtype=torch.float64).expand(Q).clone()
+        group = torch.full((Q,), -1, dtype=torch.long)
+        names = []
+        if kind != "fixed":
+            layers = list(spec._slices())
+            for layer, (n_in, n_out, w, b) in enumerate(layers):
+                last = layer == len(layers) - 1
+                if kind == "ard" and layer == 0:
+                    rows = torch.arange(w.start, w.stop).view(n_in, n_out)
+                    for i in range(n_in):
+                        group[rows[i]] = len(names)
+                        names.append(f"input {i}")
+                else:
+                    group[w] = len(names)
+                    names.append("output weights" if last else f"weights {layer + 1}")
+                group[b] = len(names)
+                names.append("output biases" if last else f"biases {layer + 1}")
+        G = len(names)
+        # each group's mean prior variance: the fixed prior's scale
+        index, grouped = group.clamp(min=0), (group >= 0).double()
+        counts = torch.zeros(G, dtype=torch.float64).index_add_(0, index, grouped)
+        variance = torch.zeros(G, dtype=torch.float64).index_add_(0, index, std.square() * grouped)
+        a = torch.full((G,), float(shape), dtype=torch.float64)
+        noise_shape = float(shape) if noise else None
+        return cls(group, a, a * variance / counts.clamp(min=1), std, tuple(names), noise_shape, noise_shape)
+
+    # -- what the kernels use ---------------------------------------------------
+    @property
+    def n_groups(self):
+        return len(self.names)
+
+    @property
+    def learns_noise(self):
+        return self.noise_shape is not None
+
+    def counts(self):
+        """``n_g``, the parameters in each group, ``(G,)``."""
+        g = self.group
+        return torch.zeros(self.n_groups, dtype=torch.float64, device=g.device).index_add_(
+            0, g.clamp(min=0), (g >= 0).to(torch.float64)
+        )
+
+    def sum_squares(self, theta):
+        """``sum_{j in g} theta_j^2`` per chain and group, ``(K, G)`` in float64."""
+        sq = theta.detach().to(torch.float64).square() * (self.group >= 0).to(theta.device)
+        out = torch.zeros(theta.shape[0], self.n_groups, dtype=torch.float64, device=theta.device)
+        return out.index_add_(1, self.group.clamp(min=0).to(theta.device), sq)
+
+    def conditional(self, theta):
+        """Shape ``(G,)`` and rates ``(K, G)`` of the Gamma conditionals of the precisions given ``theta``."""
+        shape = self.shape.to(theta.device) + 0.5 * self.counts().to(theta.device)
+        return shape, self.rate.to(theta.device) + 0.5 * self.sum_squares(theta)
+
+    def mean_precision(self):
+        """The prior mean ``a_g / b_g`` of each group's precision, ``(G,)``."""
+        return self.shape / self.rate
+
+    def parameter_precision(self, precision):
+        """Every parameter's prior precision ``(K, Q)`` given the groups' ``(K, G)`` (in ``precision``'s dtype)."""
+        g = self.group.to(precision.device)
+        fixed = self.std.to(precision.device, precision.dtype).pow(-2)
+        if self.n_groups == 0:
+            return fixed.expand(precision.shape[0], -1)
+        return torch.where(g >= 0, precision[:, g.clamp(min=0)], fixed)
+
+    def log_density(self, theta, precision):
+        """``log p(theta | tau) + log p(tau)`` up to a constant, ``(K,)``; ``precision`` ``(K, G)``."""
+        prec = self.parameter_precision(precision.to(theta.dtype))
+        out = 0.5 * (torch.log(prec) - prec * theta * theta).sum(1)
+        if self.n_groups:
+            tau = precision.to(torch.float64)
+            shape, rate = self.shape.to(tau.device), self.rate.to(tau.device)
+            out = out + ((shape - 1.0) * torch.log(tau) - rate * tau).sum(1).to(out.dtype)
+        return out

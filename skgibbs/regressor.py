@@ -1,5 +1,10 @@
 """GibbsMLPRegressor: a multilayer perceptron sampled from its Gibbs posterior."""
 
+from numbers import Real
+
+import numpy as np
+
+from ._compat import Interval, StrOptions
 from ._dense import DenseKernelMixin, fill_doc
 from ._regression import BaseGibbsRegressor
 
@@ -78,10 +83,16 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
 
-    temperature : float > 0 or "auto", default="auto"
+    temperature : float > 0, "auto" or "learn", default="auto"
         ``n / lambda`` on the standardized scale; ``"auto"`` is
         ``2 sigma^2`` with ``sigma^2`` the held-out mean squared error of the
-        pre-trained networks (2 when ``pretrain_iter=0``).
+        pre-trained networks (2 when ``pretrain_iter=0``). ``"learn"``: the
+        Bayesian posterior with the noise learned, the noise precision
+        ``1 / sigma^2`` (standardized scale) a parameter with the Gamma prior
+        of shape ``prior_shape`` and mean 1, drawn by an exact Gibbs step
+        between HMC transitions, so that each draw has its own noise variance
+        (``sample_stats_["noise_variance"]``), which the predictive intervals,
+        :meth:`sample_y` and the criteria use; needs ``sampler="hmc"``.
     rho : float in (0, 1] or "auto", default="auto"
         Bernoulli batch probability. ``"auto"`` is 1 (the full data, exact
         HMC or MALA) whatever ``n``: at the Bayesian temperature the batch
@@ -101,7 +112,8 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
     n_train_ : int
         Number of training examples (the ``log(n)`` of :meth:`credible_sets`).
     temperature_ : float
-        Temperature used (standardized scale).
+        Temperature used (standardized scale); with ``temperature="learn"``,
+        ``2 sigma^2`` at the posterior mean of the noise variance.
     {kernel_attributes}
     noise_variance_ : float
         ``sigma^2``: the posterior mean of the training risk,
@@ -109,7 +121,9 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         model at temperature ``2 sigma^2`` with flat prior it is unbiased for
         the noise variance (the residual sum of squares plus the posterior
         spread, i.e. equipartition). Used by ``return_std``, predictive
-        intervals, :meth:`sample_y` and the log-likelihood.
+        intervals, :meth:`sample_y` and the log-likelihood. With
+        ``temperature="learn"``, the posterior mean of the noise variance,
+        whose draws (``sample_stats_["noise_variance"]``) are used instead.
     rhat_ : float
         Largest rank-normalised split R-hat (Vehtari et al., 2021) of the
         function values ``f_theta(x_i)`` at the training inputs, over the
@@ -216,6 +230,11 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
     (3, 2, 1)
     """
 
+    _parameter_constraints = {
+        **DenseKernelMixin._parameter_constraints,
+        "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "learn"})],
+    }
+
     def __init__(
         self,
         hidden_layer_sizes=(100, 100),
@@ -232,6 +251,8 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         pretrain_iter=1000,
         weight_bound=None,
         prior_std="auto",
+        prior="fixed",
+        prior_shape=0.5,
         confidence_level=0.95,
         n_jobs=None,
         device="cpu",
@@ -251,8 +272,32 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         self.pretrain_iter = pretrain_iter
         self.weight_bound = weight_bound
         self.prior_std = prior_std
+        self.prior = prior
+        self.prior_shape = prior_shape
         self.confidence_level = confidence_level
         self.n_jobs = n_jobs
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+
+    def _learns_noise(self):
+        return isinstance(self.temperature, str) and self.temperature == "learn"
+
+    def _auto_temperature(self, heldout_loss):
+        # "learn" starts at the plug-in; the fit replaces it by the posterior mean of its draws
+        return 2.0 * heldout_loss if self._learns_noise() else super()._auto_temperature(heldout_loss)
+
+    def _store_noise(self, precision):
+        """Each draw's noise variance on the scale of ``y``; ``temperature_`` and ``lambda_`` at their mean."""
+        variance = 1.0 / precision  # standardized scale
+        self.sample_stats_["noise_variance"] = variance * self.y_scale_**2
+        self.temperature_ = float(2.0 * variance.mean())
+        self.lambda_ = self.n_train_ / self.temperature_
+
+    def _data_log_density(self, loss_sum, n):
+        if not self._learns_noise():
+            return super()._data_log_density(loss_sum, n)
+        # the Gaussian likelihood of the standardized targets at each draw's precision s, and s's Gamma prior
+        s = (self.y_scale_**2 / self.sample_stats_["noise_variance"]).reshape(-1)
+        a = float(self.prior_shape)
+        return -0.5 * s * loss_sum + 0.5 * n * np.log(s) + (a - 1.0) * np.log(s) - a * s

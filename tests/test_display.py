@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.datasets import make_gap_regression
-from skgibbs.display import InclusionDisplay, PredictionBandDisplay
+from skgibbs.display import InclusionDisplay, InputRelevanceDisplay, PredictionBandDisplay
 from skgibbs.metrics import expected_calibration_error, reliability_curve
 from skgibbs.pipeline import make_pipeline
 
@@ -357,6 +357,30 @@ def test_inclusion_display_checks_its_input():
     assert weights.feature_names.tolist() == ["x0", "x1", "x2"]
 
 
+# ------------------------------------------------------------------ input relevance (ARD)
+def test_relevance_bars_are_input_relevance(pyplot, three_inputs, gap_fit):
+    X, y = three_inputs
+    reg = _fit_quietly(_small(prior="ard"), X, y)
+    disp = InputRelevanceDisplay.from_estimator(reg)
+    np.testing.assert_array_equal(disp.order_, np.argsort(-reg.input_relevance_, kind="stable"))
+    np.testing.assert_allclose([bar.get_height() for bar in disp.bars_], reg.input_relevance_[disp.order_])
+    assert [label.get_text() for label in disp.ax_.get_xticklabels()] == list(np.asarray(X.columns)[disp.order_])
+    assert disp.ax_.get_yscale() == "log" and disp.prior_scale == pytest.approx(3**-0.5)
+    lo, hi = reg.input_relevance_interval_.T
+    assert np.all((lo <= reg.input_relevance_) & (reg.input_relevance_ <= hi))
+    # a pipeline's last step, names from the steps before it
+    pipe = _fit_quietly(make_pipeline(StandardScaler(), _small(prior="ard")), X.to_numpy(), y)
+    names = InputRelevanceDisplay.from_estimator(pipe, sort=False, log_scale=False).feature_names
+    assert names.tolist() == ["x0", "x1", "x2"]
+    dense, _, _ = gap_fit
+    with pytest.raises(TypeError, match="prior='ard'.*prior='fixed'"):
+        InputRelevanceDisplay.from_estimator(dense)
+    with pytest.raises(NotFittedError):
+        InputRelevanceDisplay.from_estimator(GibbsMLPRegressor(prior="ard"))
+    with pytest.raises(ValueError, match="shape"):
+        InputRelevanceDisplay([1.0, 2.0], interval=np.ones((3, 2)))
+
+
 def test_displays_name_the_plot_extra_without_matplotlib(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import matplotlib.pyplot fails
     x = np.linspace(0, 1, 3)
@@ -365,3 +389,5 @@ def test_displays_name_the_plot_extra_without_matplotlib(monkeypatch):
         bands.plot()
     with pytest.raises(ImportError, match="InclusionDisplay needs matplotlib"):
         InclusionDisplay([0.5, 0.1]).plot()
+    with pytest.raises(ImportError, match="InputRelevanceDisplay needs matplotlib"):
+        InputRelevanceDisplay([0.5, 0.1]).plot()

@@ -19,7 +19,8 @@ def gaussian_log_likelihood(y, draws, noise_variance):
     ----------
     y : array-like of shape (n,)
     draws : array-like of shape (S, n)
-    noise_variance : float
+    noise_variance : float or array-like of shape (S, 1)
+        One variance, or one per draw (a learned noise).
 
     Returns
     -------

@@ -4,6 +4,8 @@
   predictive and credible bands of a regressor along one input;
 - :class:`InclusionDisplay`: which inputs and which weights a
   :class:`~skgibbs.SparseGibbsMLPRegressor` keeps;
+- :class:`InputRelevanceDisplay`: the learned scale of each input under
+  ``prior="ard"``;
 - :class:`ReliabilityDisplay`: the reliability diagram of a probabilistic
   classifier.
 
@@ -17,6 +19,7 @@ it with the ``plot`` extra, ``pip install "skgibbs[plot]"``.
 
 from ._bands import PredictionBandDisplay
 from ._inclusion import InclusionDisplay
+from ._relevance import InputRelevanceDisplay
 from ._reliability import ReliabilityDisplay
 
-__all__ = ["PredictionBandDisplay", "InclusionDisplay", "ReliabilityDisplay"]
+__all__ = ["PredictionBandDisplay", "InclusionDisplay", "InputRelevanceDisplay", "ReliabilityDisplay"]

@@ -27,7 +27,7 @@ stands for the object with its defaults. A new kernel is one module and one
 :func:`register`.
 """
 
-from . import adaptation, hmc, langevin, mala, rjmcmc, sghmc, vi
+from . import adaptation, hmc, hmc_gibbs, langevin, mala, rjmcmc, sghmc, vi
 from ._hmc_chains import HMC
 from ._langevin_chains import CSMALA, MALA, SGLD, SMALA
 from ._random import draw_batch
@@ -65,6 +65,7 @@ __all__ = [
     "draw_batch",
     "mala",
     "hmc",
+    "hmc_gibbs",
     "langevin",
     "adaptation",
     "rjmcmc",

@@ -8,7 +8,10 @@ Warm-up of ``burn_in`` transitions, everything frozen afterwards:
 * diagonal metric: ``"prior"`` keeps the prior variances (the coordinates
   the prior makes isotropic), ``"adaptive"`` re-estimates it at the end of
   Stan's windows (:func:`~.adaptation.metric_windows`) from the positions of
-  all chains in the window, ``"identity"`` is the unit metric;
+  all chains in the window, ``"identity"`` is the unit metric; ``"auto"``
+  (the default) is ``"prior"``, or ``"adaptive"`` under a hierarchical
+  prior (:class:`HMCGibbsChains`) with a warm-up of at least
+  :data:`ADAPTIVE_MIN_BURN_IN` transitions;
 * trajectory length ``T``: ``"auto"`` is ``pi / 2``, a quarter period of
   a direction of unit variance in the coordinates ``theta / sqrt(m)``, the
   scale of every direction the data leave to the prior (with the prior
@@ -31,7 +34,8 @@ import math
 import numpy as np
 import torch
 
-from . import hmc
+from ..priors import HierarchicalPrior
+from . import hmc, hmc_gibbs
 from ._progress import progress
 from .base import Sampler, check_setting, low_acceptance, register
 from .adaptation import (
@@ -43,7 +47,7 @@ from .adaptation import (
     search_step_size,
 )
 
-__all__ = ["HMC", "HMCChains"]
+__all__ = ["HMC", "HMCChains", "HMCGibbsChains"]
 
 # trajectory_length="auto": a quarter period of a unit-variance direction of the metric.
 AUTO_LENGTH = math.pi / 2
@@ -71,7 +75,23 @@ def _prior_variance(prior, n_params, dtype, device):
     return (std * std).expand(n_params).clone()
 
 
-METRICS = ("prior", "adaptive", "identity")
+METRICS = ("auto", "prior", "adaptive", "identity")
+
+
+#: ``metric="auto"`` adapts the metric only from this many warm-up transitions: Stan's full schedule
+#: (75 of step size alone, a first window of 25, 50 of step size alone after the last window); a shorter
+#: warm-up leaves the step size too few transitions after the new metric (on a small network at a burn-in
+#: of 20 most transitions diverged).
+ADAPTIVE_MIN_BURN_IN = 150
+
+
+def resolve_metric(metric, prior, burn_in):
+    """The metric ``"auto"`` stands for: ``"adaptive"`` under a hierarchical prior with a long enough
+    warm-up (:data:`ADAPTIVE_MIN_BURN_IN`), else ``"prior"``."""
+    if metric != "auto":
+        return metric
+    hierarchical = isinstance(prior, HierarchicalPrior) and burn_in >= ADAPTIVE_MIN_BURN_IN
+    return "adaptive" if hierarchical else "prior"
 
 
 @register
@@ -91,10 +111,17 @@ class HMC(Sampler):
         Initial leapfrog step (searched, then adapted per chain).
     target_accept : float in (0, 1), default=0.8
         Acceptance aimed at by the step-size adaptation (Stan's default).
-    metric : {"prior", "adaptive", "identity"}, default="prior"
+    metric : {"auto", "prior", "adaptive", "identity"}, default="auto"
         Diagonal inverse mass: the prior variances (the coordinates the prior
         makes isotropic), Stan's windowed estimate started from them, or the
-        identity.
+        identity. ``"auto"`` is ``"prior"`` under a fixed prior and
+        ``"adaptive"`` under a hierarchical one
+        (:class:`~skgibbs.priors.HierarchicalPrior`) when ``burn_in`` is at
+        least 150 (Stan's full schedule of windows), whose precisions move
+        the posterior scale of each group: there the metric of the prior's
+        mean variances mixed the precisions worst, and a metric that follows
+        the current precisions at every transition diverged (the
+        ``hierarchical`` benchmark).
     trajectory_length : float > 0, "auto" or "chees", default="auto"
         ``T``; ``"auto"`` is ``pi / 2`` in the coordinates of the metric,
         ``"chees"`` adapts it by the ChEES criterion.
@@ -116,7 +143,7 @@ class HMC(Sampler):
     record_reductions = {"diverging": "any", "n_steps": "sum"}
     shared_info = ("trajectory_length", "inverse_mass")
 
-    def __init__(self, step_size=1e-4, target_accept=0.8, metric="prior", trajectory_length="auto", max_leapfrog=64):
+    def __init__(self, step_size=1e-4, target_accept=0.8, metric="auto", trajectory_length="auto", max_leapfrog=64):
         self.step_size = step_size
         self.target_accept = target_accept
         self.metric = metric
@@ -132,7 +159,11 @@ class HMC(Sampler):
         check_setting("max_leapfrog", self.max_leapfrog, "count")
         return super().check(prior, rho)
 
+    hierarchical = True
+
     def chains(self, target, theta0, generators, run, vectorize=True):
+        if isinstance(target.prior, HierarchicalPrior):
+            return HMCGibbsChains(self, target, theta0, generators, run, vectorize)
         return HMCChains(self, target, theta0, generators, run, vectorize)
 
     def summarize_records(self, logs, rho):
@@ -160,13 +191,17 @@ class HMCChains:
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
         self.accept_target = float(sampler.target_accept)
         self.reference = _prior_variance(target.prior, Q, self.dtype, self.device)
-        self.m = torch.ones_like(self.reference) if sampler.metric == "identity" else self.reference
+        self.metric = resolve_metric(sampler.metric, target.prior, run.burn_in)
+        self.m = torch.ones_like(self.reference) if self.metric == "identity" else self.reference
         self.h = torch.full((K,), float(sampler.step_size), dtype=self.dtype, device=self.device)
         length = sampler.trajectory_length
         self.T = AUTO_LENGTH if length == "auto" else (None if length == "chees" else float(length))
-        self.state = hmc.init(generators, self.target, theta0)
         self.n_grad = np.ones(K, dtype=np.int64)
+        self.state = self._init_state(theta0)
         self.t = 0  # transitions so far: the index of the jitter
+
+    def _init_state(self, theta0):
+        return hmc.init(self.gens, self.target, theta0)
 
     # -- one transition -----------------------------------------------------
     def _params(self, h, T, u, m):
@@ -197,7 +232,7 @@ class HMCChains:
         cfg, run = self.kernel, self.run
         self.h = self._search()
         chees = ChEES(_CHEES_STEPS * float(self.h.mean())) if cfg.trajectory_length == "chees" else None
-        windows = metric_windows(run.burn_in) if cfg.metric == "adaptive" else []
+        windows = metric_windows(run.burn_in) if self.metric == "adaptive" else []
         ends = {end for _, end in windows}
         first = windows[0][0] if windows else run.burn_in
         averager, var = DualAveraging(self.h, self.accept_target), None
@@ -280,3 +315,44 @@ class HMCChains:
             "trajectory_length": float(self.T),
             "inverse_mass": self.m.cpu().numpy(),
         }
+
+
+class HMCGibbsChains(HMCChains):
+    """K chains of :mod:`~skgibbs.samplers.hmc_gibbs`: HMC on the weights, Gibbs draws of the precisions.
+
+    The warm-up is HMC's (``metric="auto"`` is Stan's windowed estimate
+    here, see :class:`HMC`). Each transition records the precisions
+    (``"precision"``, ``(K, G)``) and, with the noise learned,
+    ``"noise_precision"`` (of the standardized targets).
+    """
+
+    def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
+        self.one_by_one = not (vectorize or theta0.shape[0] == 1)
+        self.base = target
+        super().__init__(sampler, target, theta0, generators, run, vectorize=True)
+
+    def _init_state(self, theta0):
+        return hmc_gibbs.init(self.gens, self.base, theta0, self.one_by_one)
+
+    def _transition(self, h, T, m):
+        self.t += 1
+        u = halton(self.t)
+        start = self.state.theta
+        params = self._params(h, T, u, m)
+        self.state, info, extra = hmc_gibbs.step(self.gens, self.state, self.base, params, self.one_by_one)
+        self.n_grad += info.num_steps.cpu().numpy() + extra
+        return start, u, info
+
+    def _trial(self, h):
+        cond = hmc_gibbs.ConditionalTarget(self.base, self.state.precision, self.state.scale, self.one_by_one)
+        state = hmc.HMCState(self.state.theta, self.state.potential, self.state.grad)
+        _, info = hmc.step(self.gens, state, cond, self._params(h, h, 1.0, self.m))
+        self.n_grad += 1
+        return info.acceptance_prob
+
+    def sample_step(self, params):
+        out = super().sample_step(params)
+        out["precision"] = self.state.precision
+        if self.base.prior.learns_noise:
+            out["noise_precision"] = 2.0 * self.state.scale.to(torch.float64)
+        return out

@@ -11,7 +11,7 @@ import torch
 
 from ..potential import Batch
 
-__all__ = ["normal", "uniform", "uniforms", "select", "draw_batch"]
+__all__ = ["normal", "uniform", "uniforms", "gamma", "select", "draw_batch"]
 
 
 def normal(generators, shape, like):
@@ -33,6 +33,50 @@ def uniforms(generators, n, like):
     if len(generators) == 1:
         return torch.rand(1, n, generator=generators[0], dtype=like.dtype, device=like.device)
     return torch.stack([torch.rand(n, generator=g, dtype=like.dtype, device=like.device) for g in generators])
+
+
+def gamma(generators, concentration):
+    """Standard Gamma draws of shapes ``concentration`` ``(K, G)``; row ``k`` from ``generators[k]``.
+
+    Marsaglia and Tsang's (2000) squeeze-rejection method: for shape
+    ``a >= 1``, with ``d = a - 1/3``, ``c = 1 / sqrt(9 d)``, ``x ~ N(0, 1)``
+    and ``v = (1 + c x)^3 > 0``, ``d v`` is accepted when
+    ``log u < x^2 / 2 + d - d v + d log v``; a shape ``a < 1`` draws with
+    ``a + 1`` and multiplies by ``u^(1/a)``. Every rejected entry of a row
+    is drawn again from that row's generator, so a chain's draws do not
+    depend on the chains beside it. Computed in float64.
+
+    Examples
+    --------
+    >>> import torch
+    >>> g = [torch.Generator().manual_seed(0)]
+    >>> x = gamma(g * 1, torch.full((1, 20000), 3.0))
+    >>> round(float(x.mean()), 1)
+    3.0
+    """
+    a = concentration.to(torch.float64)
+    out = torch.empty_like(a)
+    boost = a < 1.0
+    a1 = torch.where(boost, a + 1.0, a)
+    d = a1 - 1.0 / 3.0
+    c = 1.0 / torch.sqrt(9.0 * d)
+    for k, g in enumerate(generators):
+        todo = torch.ones(a.shape[1], dtype=torch.bool, device=a.device)
+        while bool(todo.any()):
+            idx = todo.nonzero()[:, 0]
+            x = torch.randn(len(idx), generator=g, dtype=a.dtype, device=a.device)
+            u = torch.rand(len(idx), generator=g, dtype=a.dtype, device=a.device)
+            dk, ck = d[k, idx], c[k, idx]
+            v = (1.0 + ck * x) ** 3
+            safe = torch.where(v > 0, v, torch.ones_like(v))
+            ok = (v > 0) & (torch.log(u) < 0.5 * x * x + dk - dk * safe + dk * torch.log(safe))
+            out[k, idx[ok]] = (dk * v)[ok]
+            todo[idx[ok]] = False
+        if bool(boost[k].any()):
+            idx = boost[k].nonzero()[:, 0]
+            u = torch.rand(len(idx), generator=g, dtype=a.dtype, device=a.device)
+            out[k, idx] = out[k, idx] * u ** (1.0 / a[k, idx])
+    return out
 
 
 def select(mask, new, old):

@@ -17,7 +17,8 @@ A driver (one group of ``K`` chains in one process) has
 - ``frozen_params()``: the constants of the sampling phase;
 - ``sample_step(params) -> dict``: one transition; per-chain records of shape
   ``(K,)`` (``"accepted"`` for a kernel with a Metropolis-Hastings step, and
-  any other record the kernel keeps, e.g. ``"diverging"``);
+  any other record the kernel keeps, e.g. ``"diverging"``) or ``(K, ...)``
+  (a vector per chain, e.g. the precisions of a hierarchical prior);
 - ``summary() -> dict``: the kernel's own results of the group (per-chain
   arrays of shape ``(K,)`` are concatenated over the groups);
 - ``state.theta`` (``(K, Q)``), ``gens`` (the chains' generators),
@@ -34,7 +35,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, clone
 
-from ..priors import MixingPrior
+from ..priors import HierarchicalPrior, MixingPrior
 
 __all__ = [
     "Sampler",
@@ -134,7 +135,7 @@ FULL_BATCH_WORK = 50_000_000
 GPU_WORK_FACTOR = 20
 
 
-def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu"):
+def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", hierarchical=False):
     """The sampler ``"auto"`` stands for, and why: ``(name, reason)``.
 
     A deterministic rule on the problem's size, the same on every machine:
@@ -154,7 +155,9 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu"):
       the default.
 
     Without sizes (a bare :func:`~skgibbs.samplers.run_chains` call) it is
-    HMC.
+    HMC; a hierarchical prior (``hierarchical=True``) on the full data is HMC
+    whatever the size, the kernel whose transitions alternate with its Gibbs
+    draws (:mod:`~skgibbs.samplers.hmc_gibbs`).
 
     Examples
     --------
@@ -166,6 +169,8 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu"):
     """
     if rho < 1.0:
         return "csmala", f"rho={rho:.3g} < 1 asks for Bernoulli batches: csMALA"
+    if hierarchical:
+        return "hmc", "a hierarchical prior is sampled by HMC within Gibbs"
     if n_rows is None or n_params is None:
         return "hmc", "full-batch HMC (sizes not given)"
     work = int(n_rows) * int(n_params)
@@ -175,7 +180,7 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu"):
     return "vi", f"rows x parameters = {n_rows:,} x {n_params:,} = {work:.3g} > {limit:.3g}: minibatch VI"
 
 
-def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu"):
+def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu", hierarchical=False):
     """A new sampler object for a name, an object, or ``"auto"``.
 
     ``"auto"`` is :func:`choose_sampler`'s choice for the problem's size:
@@ -195,7 +200,7 @@ def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu"):
     if isinstance(sampler, Sampler):
         return clone(sampler)
     if sampler == "auto":
-        return _REGISTRY[choose_sampler(rho, n_rows, n_params, device)[0]]()
+        return _REGISTRY[choose_sampler(rho, n_rows, n_params, device, hierarchical)[0]]()
     if sampler not in _REGISTRY:
         raise ValueError(f"sampler must be 'auto', one of {available_samplers()} or a Sampler object, got {sampler!r}.")
     return _REGISTRY[sampler]()
@@ -211,7 +216,8 @@ class Sampler(BaseEstimator):
     Bernoulli(``rho``) batch per step), ``default_burn_in`` and
     ``default_thin`` (what ``burn_in="auto"`` and ``thin="auto"`` mean),
     ``joint_warmup`` (warm-up adapts across all chains, so it runs as one
-    group), ``mixing_diagnostics`` (the draws form Markov chains that
+    group), ``hierarchical`` (samples a
+    :class:`~skgibbs.priors.HierarchicalPrior` by Gibbs steps), ``mixing_diagnostics`` (the draws form Markov chains that
     R-hat and ESS can judge), ``has_chains`` (False for a kernel without a
     driver, which overrides :meth:`sample`; :func:`run_chains` hands it
     over) and ``record_reductions`` (how each per-transition record
@@ -229,6 +235,7 @@ class Sampler(BaseEstimator):
     joint_warmup = False
     mixing_diagnostics = True
     has_chains = True
+    hierarchical = False
     record_reductions = {}
 
     # -- the run ------------------------------------------------------------------
@@ -238,6 +245,13 @@ class Sampler(BaseEstimator):
             raise ValueError(
                 f"sampler={self.name!r} samples a dense network and takes a Prior; the MixingPrior of "
                 "sparse networks needs sampler='rjmcmc'."
+            )
+        if isinstance(prior, HierarchicalPrior) and not self.hierarchical:
+            supported = sorted(name for name, cls in _REGISTRY.items() if cls.hierarchical)
+            raise ValueError(
+                f"sampler={self.name!r} cannot sample a hierarchical prior (prior='layer' or 'ard', or "
+                f"temperature='learn'), whose precisions are drawn by Gibbs steps between transitions: use "
+                f"sampler={supported[0]!r}, or prior='fixed' with a fixed temperature."
             )
         return float(rho) if self.uses_batches else 1.0
 

@@ -37,7 +37,7 @@ import torch
 
 from ._random import normal, select, uniform
 
-__all__ = ["HMCState", "HMCInfo", "HMCParams", "init", "step", "leapfrog"]
+__all__ = ["HMCState", "HMCInfo", "HMCParams", "init", "step", "leapfrog", "evaluator"]
 
 
 class HMCState(NamedTuple):
@@ -97,7 +97,10 @@ def leapfrog(state, momentum, params, evaluate):
     momentum : torch.Tensor of shape (K, Q)
     params : HMCParams
     evaluate : callable
-        ``evaluate(theta) -> (U, grad U)`` for any subset of rows.
+        ``evaluate(theta, rows) -> (U, grad U)``: ``rows`` is None when
+        ``theta`` holds every chain, else the bool mask ``(K,)`` of the
+        chains it holds (a target with per-chain constants, such as
+        :class:`~skgibbs.samplers.hmc_gibbs.ConditionalTarget`, needs it).
 
     Returns
     -------
@@ -124,7 +127,7 @@ def leapfrog(state, momentum, params, evaluate):
             break
         rows = None if bool(active.all()) else active
         th_new = _rows(theta, rows) + _rows(h, rows) * _rows(m, rows) * _rows(p, rows)
-        u_new, g_new = evaluate(th_new)
+        u_new, g_new = evaluate(th_new, rows)
         p_full = _rows(p, rows) - 0.5 * _rows(h, rows) * g_new  # momentum at the full step
         error = u_new + _kinetic(p_full, _rows(m, rows)) - _rows(h0, rows)
         bad = ~(torch.isfinite(error) & torch.isfinite(g_new.sum(1))) | (error > params.max_energy_error)
@@ -145,6 +148,13 @@ def leapfrog(state, momentum, params, evaluate):
             divergent[idx[bad]] = True
             steps[idx] += 1
     return HMCState(theta, u, grad), p, divergent, steps
+
+
+def evaluator(target):
+    """``evaluate(theta, rows)`` of :func:`leapfrog` for a target (``rows`` passed on where it has per-chain constants)."""
+    if getattr(target, "per_chain", False):
+        return target.value_and_grad
+    return lambda theta, rows: target.value_and_grad(theta)
 
 
 def step(generators, state, target, params):
@@ -169,7 +179,7 @@ def step(generators, state, target, params):
     m = params.inverse_mass.expand_as(theta)
     momentum = normal(generators, theta.shape[1], theta) / torch.sqrt(m)
     h0 = state.potential + _kinetic(momentum, m)
-    end, p_end, divergent, steps = leapfrog(state, momentum, params, target.value_and_grad)
+    end, p_end, divergent, steps = leapfrog(state, momentum, params, evaluator(target))
     error = end.potential + _kinetic(p_end, m) - h0
     error = torch.where(divergent, torch.full_like(error, torch.inf), error)
     log_alpha = torch.where(divergent, torch.full_like(error, -torch.inf), -error)

@@ -67,7 +67,9 @@ def _sample(chains, cfg):
         for i in range(total):
             record = chains.sample_step(frozen)
             if logs is None:
-                logs = {k: torch.zeros((total, K), dtype=v.dtype, device=v.device) for k, v in record.items()}
+                logs = {
+                    k: torch.zeros((total, *v.shape), dtype=v.dtype, device=v.device) for k, v in record.items()
+                }
             for key, value in record.items():
                 logs[key][i] = value
             steps += 1
@@ -84,7 +86,7 @@ def _sample(chains, cfg):
 
 
 def _draw_stats(logs, kept, thin, reductions):
-    """Per-draw summaries ``(K, kept)`` of the per-transition records ``(steps, K)``.
+    """Per-draw summaries ``(K, kept, ...)`` of the per-transition records ``(steps, K, ...)``.
 
     ``accepted`` becomes the fraction accepted over the ``thin`` transitions
     before each draw (``acceptance_rate``); a kernel's own records are reduced
@@ -99,12 +101,12 @@ def _draw_stats(logs, kept, thin, reductions):
             continue
         if how not in _REDUCTIONS:
             raise ValueError(f"record_reductions[{key!r}] must be one of {sorted(_REDUCTIONS)} or None, got {how!r}.")
-        per = log[: kept * thin].view(kept, thin, -1)
-        out["acceptance_rate" if key == "accepted" else key] = _REDUCTIONS[how](per).T.numpy()
+        per = log[: kept * thin].view(kept, thin, *log.shape[1:])
+        out["acceptance_rate" if key == "accepted" else key] = _REDUCTIONS[how](per).movedim(0, 1).numpy()
     return out
 
 
-# How a kernel's per-transition records (thin, K) become one value per draw.
+# How a kernel's per-transition records (kept, thin, K, ...) become one value per draw.
 _REDUCTIONS = {
     "mean": lambda per: per.double().mean(1),
     "any": lambda per: per.any(1),

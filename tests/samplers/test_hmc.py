@@ -72,9 +72,9 @@ def test_leapfrog_is_reversible():
     params = _params(3, h=0.05, steps=20, Q=theta.shape[1])
     p0 = torch.randn(theta.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
 
-    end, p_end, divergent, steps = hmc.leapfrog(state, p0, params, target.value_and_grad)
+    end, p_end, divergent, steps = hmc.leapfrog(state, p0, params, hmc.evaluator(target))
     assert not divergent.any() and torch.equal(steps, params.num_steps)
-    back, p_back, _, _ = hmc.leapfrog(end, -p_end, params, target.value_and_grad)
+    back, p_back, _, _ = hmc.leapfrog(end, -p_end, params, hmc.evaluator(target))
     torch.testing.assert_close(back.theta, theta, rtol=0, atol=1e-10)
     torch.testing.assert_close(-p_back, p0, rtol=0, atol=1e-10)
 

@@ -1,0 +1,168 @@
+"""HMC within Gibbs: hierarchical priors whose precisions are drawn between HMC transitions.
+
+Under a :class:`~skgibbs.priors.HierarchicalPrior` the joint target of the
+weights ``theta``, the group precisions ``tau`` and (optionally) the noise
+precision ``s`` is
+
+    ``pi(theta, tau, s) ∝ exp(-c(s) sum_i l_i(theta)) (s^(n/2))
+    prod_j N(theta_j; 0, 1 / tau_g(j)) prod_g Gamma(tau_g; a_g, b_g) [Gamma(s; a_s, b_s)]``,
+
+with ``c = lambda / n`` fixed, or ``c(s) = s / 2`` and the factor
+``s^(n/2)`` when the noise is learned (the Gaussian likelihood of the
+squared loss ``l_i = (y_i - f(x_i))^2``). One transition (Neal, 1996, §3.2;
+his ``net-mc`` alternates the same two updates) is
+
+1. an HMC transition of :mod:`~skgibbs.samplers.hmc` on ``theta`` given
+   ``(tau, s)``: its potential
+   ``U(theta | tau, s) = c sum_i l_i(theta) + sum_j tau_g(j) theta_j^2 / 2``
+   leaves ``pi(theta | tau, s)`` invariant, whatever metric and step size
+   are chosen as functions of ``(tau, s)`` (they are fixed during the
+   trajectory);
+2. exact draws of the precisions from their conditionals given the new
+   ``theta``, independent Gamma laws
+   ``tau_g | theta ~ Gamma(a_g + n_g / 2, b_g + sum_{j in g} theta_j^2 / 2)``
+   and ``s | theta ~ Gamma(a_s + n / 2, b_s + sum_i l_i(theta) / 2)``
+   (the conjugacy of the Gaussian and the Gamma).
+
+Each step leaves the joint target invariant (a Gibbs sweep over the blocks
+``theta`` and ``(tau, s)``, the second block's members being conditionally
+independent given ``theta``). The cached potential and gradient follow the
+new precisions without a gradient evaluation when only ``tau`` moved
+(``U`` and ``grad U`` change by the prior terms, known in closed form); a
+new noise precision changes the data term's scale, so the loss and its
+gradient at the new point are evaluated once (one gradient per transition).
+"""
+
+from typing import NamedTuple
+
+import torch
+
+from . import hmc
+from ._random import gamma
+
+__all__ = ["HMCGibbsState", "ConditionalTarget", "init", "step", "draw_hyperparameters"]
+
+
+class HMCGibbsState(NamedTuple):
+    """Weights of K chains with their hyperparameters and the conditional potential cached."""
+
+    theta: torch.Tensor  # (K, Q)
+    potential: torch.Tensor  # (K,) U(theta | tau, s)
+    grad: torch.Tensor  # (K, Q) its gradient
+    precision: torch.Tensor  # (K, G) float64, the groups' tau
+    scale: torch.Tensor  # (K,) c of the data term: lambda / n, or s / 2 with the noise learned
+
+
+class ConditionalTarget:
+    """``U(theta | tau, s)`` of K chains, each with its own precisions; what the HMC step sees.
+
+    ``value_and_grad(theta, rows)`` evaluates the chains ``rows`` (a bool
+    mask, None for all), so that :func:`~skgibbs.samplers.hmc.leapfrog`
+    can drop finished trajectories from the batch.
+    """
+
+    per_chain = True
+
+    def __init__(self, target, precision, scale, one_by_one=False):
+        self.target, self.one_by_one = target, one_by_one
+        self.prec = target.prior.parameter_precision(precision).to(scale.dtype)
+        self.scale = scale
+
+    def loss_sum_and_grad(self, theta):
+        if not self.one_by_one or theta.shape[0] == 1:
+            return self.target.loss_sum_and_grad(theta)
+        parts = [self.target.loss_sum_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
+        return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+
+    def value_and_grad(self, theta, rows=None):
+        prec = self.prec if rows is None else self.prec[rows]
+        c = self.scale if rows is None else self.scale[rows]
+        loss, loss_grad = self.loss_sum_and_grad(theta)
+        prec = prec.to(theta.dtype)
+        u = c.to(loss.dtype) * loss + 0.5 * (prec * theta * theta).sum(1)
+        return u, c.to(theta.dtype)[:, None] * loss_grad + prec * theta
+
+
+def draw_hyperparameters(generators, target, theta, loss_sum=None):
+    """Exact draws of ``tau`` ``(K, G)`` and of ``c`` ``(K,)`` given ``theta``.
+
+    ``c`` is ``s / 2`` for the drawn noise precision ``s``, or the
+    target's fixed ``lambda / n`` without noise. ``loss_sum`` ``(K,)``,
+    ``sum_i l_i(theta)``, is needed for ``s``. Each chain draws all its
+    Gamma variates in one call of its own generator
+    (:func:`~skgibbs.samplers._random.gamma`).
+    """
+    prior, K = target.prior, theta.shape[0]
+    shape, rate = prior.conditional(theta)
+    conc, rates = [shape.expand(K, -1)], [rate]
+    if prior.learns_noise:
+        loss = loss_sum.detach().to(torch.float64)
+        conc.append(torch.full((K, 1), prior.noise_shape + 0.5 * target.n_data, dtype=torch.float64,
+                               device=theta.device))
+        rates.append((prior.noise_rate + 0.5 * loss)[:, None])
+    draws = gamma(generators, torch.cat(conc, 1)) / torch.cat(rates, 1)
+    precision = draws[:, : prior.n_groups]
+    if prior.learns_noise:
+        scale = (0.5 * draws[:, -1]).to(theta.dtype)
+    else:
+        scale = torch.full((K,), target.scale, dtype=theta.dtype, device=theta.device)
+    return precision, scale
+
+
+def _evaluate(target, theta, precision, scale, one_by_one):
+    """The state at ``theta`` under ``(precision, scale)``: one gradient evaluation."""
+    u, grad = ConditionalTarget(target, precision, scale, one_by_one).value_and_grad(theta)
+    return HMCGibbsState(theta.detach(), u, grad, precision, scale)
+
+
+def init(generators, target, theta, one_by_one=False):
+    """State at ``theta`` with the hyperparameters drawn from their conditionals given it."""
+    loss = None
+    if target.prior.learns_noise:
+        loss = target.loss_sum(theta) if not one_by_one else torch.cat(
+            [target.loss_sum(theta[k : k + 1]) for k in range(theta.shape[0])]
+        )
+    precision, scale = draw_hyperparameters(generators, target, theta, loss)
+    return _evaluate(target, theta, precision, scale, one_by_one)
+
+
+def step(generators, state, target, params, one_by_one=False):
+    """One HMC-within-Gibbs transition of K chains.
+
+    Parameters
+    ----------
+    generators : list of torch.Generator
+        One per chain.
+    state : HMCGibbsState
+    target : Target
+        Whose prior is a :class:`~skgibbs.priors.HierarchicalPrior`.
+    params : HMCParams
+        Of the HMC transition on ``theta`` (its ``inverse_mass`` may depend
+        on the current precisions: it is fixed during the trajectory).
+    one_by_one : bool, default=False
+        Evaluate the chains one at a time (networks too large to batch).
+
+    Returns
+    -------
+    state : HMCGibbsState
+    info : HMCInfo
+        Of the HMC transition.
+    n_grad : int
+        Gradient evaluations beyond the trajectory's (1 with the noise learned, else 0).
+    """
+    cond = ConditionalTarget(target, state.precision, state.scale, one_by_one)
+    moved, info = hmc.step(generators, hmc.HMCState(state.theta, state.potential, state.grad), cond, params)
+    theta = moved.theta
+    if target.prior.learns_noise:
+        loss, loss_grad = cond.loss_sum_and_grad(theta)
+        precision, scale = draw_hyperparameters(generators, target, theta, loss)
+        prec = target.prior.parameter_precision(precision).to(theta.dtype)
+        u = scale * loss + 0.5 * (prec * theta * theta).sum(1)
+        return HMCGibbsState(theta, u, scale[:, None] * loss_grad + prec * theta, precision, scale), info, 1
+    precision, scale = draw_hyperparameters(generators, target, theta)
+    # only the prior term moved: U and grad U change by it in closed form
+    change = (target.prior.parameter_precision(precision) - target.prior.parameter_precision(state.precision))
+    change = change.to(theta.dtype)
+    u = moved.potential + 0.5 * (change * theta * theta).sum(1)
+    grad = moved.grad + change * theta
+    return HMCGibbsState(theta, u, grad, precision, scale), info, 0

@@ -1,0 +1,118 @@
+"""The estimators under hierarchical priors: parameters, fitted state and the learned noise."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from scipy.special import ndtr
+from sklearn.base import clone
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning
+from skgibbs.samplers import choose_sampler
+
+SMALL = dict(hidden_layer_sizes=(6,), n_samples=15, burn_in=30, pretrain_iter=30, random_state=0)
+
+
+def _data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+
+
+def _fit(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        return est.fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def learned():
+    X, y = _data()
+    return _fit(GibbsMLPRegressor(prior="ard", temperature="learn", **SMALL), X, y), X, y
+
+
+def test_bad_prior_names_the_options():
+    X, y = _data()
+    with pytest.raises(InvalidParameterError, match="'prior' parameter.*'ard'"):
+        GibbsMLPRegressor(prior="neal").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="prior_shape"):
+        GibbsMLPRegressor(prior="ard", prior_shape=0.0).fit(X, y)
+
+
+def test_fitted_state_of_ard(learned):
+    reg, X, _ = learned
+    K, S = reg.samples_.shape[:2]
+    G = len(reg.prior_groups_)
+    assert reg.prior_groups_.tolist() == ["input 0", "input 1", "input 2", "biases 1", "output weights",
+                                          "output biases"]  # fmt: skip
+    assert reg.sample_stats_["precision"].shape == (K, S, G)
+    assert reg.sample_stats_["noise_variance"].shape == (K, S)
+    assert reg.input_relevance_.shape == (3,) and reg.input_relevance_interval_.shape == (3, 2)
+    scale = reg.sample_stats_["precision"][..., :3].reshape(-1, 3) ** -0.5
+    np.testing.assert_allclose(reg.input_relevance_, scale.mean(0))
+    assert reg.sampler_ == "hmc"
+    # temperature_ is 2 sigma^2 at the posterior mean of the noise variance (standardized scale)
+    assert reg.temperature_ == pytest.approx(2 * reg.sample_stats_["noise_variance"].mean() / reg.y_scale_**2)
+    assert reg.lambda_ == pytest.approx(len(X) / reg.temperature_)
+
+
+def test_learned_noise_enters_every_prediction(learned):
+    reg, X, _ = learned
+    sigma = np.sqrt(reg.sample_stats_["noise_variance"].reshape(-1))
+    F = reg.predict_samples(X[:4]).T  # (S, 4)
+    _, pis = reg.predict_interval(X[:4], confidence_level=0.8)
+    # the interval's ends are the 10% and 90% quantiles of the mixture of N(f_s, sigma_s^2)
+    for end, p in ((pis[:, 0, 0], 0.1), (pis[:, 1, 0], 0.9)):
+        cdf = ndtr((end[None, :] - F) / sigma[:, None]).mean(0)
+        np.testing.assert_allclose(cdf, p, atol=1e-6)
+    mean, std = reg.predict(X[:4], return_std=True)
+    np.testing.assert_allclose(std**2, F.var(0) + reg.noise_variance_, rtol=1e-6)
+    draws = reg.sample_y(X[:1], n_samples=4000, random_state=0)[0]
+    assert abs(draws.var() / (F[:, 0].var() + np.mean(sigma**2)) - 1) < 0.1
+
+
+def test_lp_is_the_joint_log_density_of_each_draw(learned):
+    reg, X, y = learned
+    prior = reg._prior(reg.spec_, torch.device("cpu"), reg.kernel_)
+    theta = torch.as_tensor(reg.samples_[0, :3], dtype=torch.float64)
+    tau = torch.as_tensor(reg.sample_stats_["precision"][0, :3])
+    s = reg.y_scale_**2 / reg.sample_stats_["noise_variance"][0, :3]
+    f = reg.spec_.forward(theta.float(), torch.as_tensor((X - reg.x_mean_) / reg.x_scale_, dtype=torch.float32))
+    loss = (((y - reg.y_mean_) / reg.y_scale_ - f.double().numpy()) ** 2).sum(1)
+    a = reg.prior_shape
+    want = prior.log_density(theta, tau).numpy() - 0.5 * s * loss + (len(y) / 2 + a - 1) * np.log(s) - a * s
+    lp = reg.sample_stats_["lp"][0, :3]
+    np.testing.assert_allclose(lp - want, (lp - want)[0], atol=1e-3)  # equal up to one constant
+
+
+def test_reproducible_and_round_trips(learned):
+    reg, X, y = learned
+    again = _fit(clone(reg), X, y)
+    np.testing.assert_array_equal(again.sample_stats_["precision"], reg.sample_stats_["precision"])
+    np.testing.assert_array_equal(again.samples_, reg.samples_)
+    back = pickle.loads(pickle.dumps(reg))
+    np.testing.assert_array_equal(back.predict(X), reg.predict(X))
+    np.testing.assert_array_equal(back.input_relevance_, reg.input_relevance_)
+
+
+def test_auto_chooses_hmc_under_a_hierarchical_prior():
+    assert choose_sampler(1.0, n_rows=10**6, n_params=10**4)[0] == "vi"
+    assert choose_sampler(1.0, n_rows=10**6, n_params=10**4, hierarchical=True)[0] == "hmc"
+    X, y = _data()
+    with pytest.raises(ValueError, match="sampler='hmc'"):
+        GibbsMLPRegressor(prior="layer", sampler="vi", **SMALL).fit(X, y)
+
+
+def test_classifier_ard_names_its_inputs():
+    pd = pytest.importorskip("pandas")
+    X, y = _data(n=80)
+    frame = pd.DataFrame(X, columns=["age", "bmi", "bp"])
+    clf = _fit(GibbsMLPClassifier(prior="ard", **SMALL), frame, (y > 0).astype(int))
+    assert clf.prior_groups_[:3].tolist() == ["input age", "input bmi", "input bp"]
+    assert clf.input_relevance_.shape == (3,)
+    assert "noise_variance" not in clf.sample_stats_
+    layer = _fit(GibbsMLPClassifier(prior="layer", **SMALL), X, (y > 0).astype(int))
+    assert not hasattr(layer, "input_relevance_") and len(layer.prior_groups_) == 4
