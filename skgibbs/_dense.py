@@ -193,8 +193,10 @@ _KERNEL_PARAMETERS = """\
         for the weights out of that input (automatic relevance
         determination): an input the data do not need gets a large
         precision, its weights shrink to zero, and ``input_relevance_``
-        reports each input's learned scale. Needs ``sampler="hmc"`` (what
-        ``"auto"`` then chooses on the full data).
+        reports each input's learned scale. ``sampler="hmc"`` draws the
+        precisions exactly; ``sampler="vi"`` gives ``q`` a mean-field Gamma
+        factor per group (:func:`skgibbs.samplers.vi.precision_factors`);
+        the other samplers refuse the hierarchical priors.
     prior_shape : float > 0, default=0.5
         Shape ``a`` of the Gamma priors of the precisions of ``prior="layer"``
         and ``"ard"`` (and of the noise precision of the regressor's
@@ -331,6 +333,10 @@ _KERNEL_ATTRIBUTES = """\
     variational_mean_, variational_std_ : ndarray of shape (n_params,)
         ``mu`` and ``sigma`` of ``q`` in the order of ``samples_``
         (standardized data).
+    precision_shape_, precision_rate_ : ndarray of shape (n_groups,)
+        VI under ``prior="layer"`` or ``"ard"``: the mean-field Gamma factor
+        of each group's precision (shape and rate), in the order of
+        ``prior_groups_``.
     n_iter_ : int
         Adam steps taken.
     vi_stopped_early_ : bool

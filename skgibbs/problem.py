@@ -150,12 +150,12 @@ def build_problem(estimator, X, y):
     est.x_mean_, est.x_scale_ = X.mean(0), safe_scale(X.std(0))
     targets = est._encode_targets(y)
     spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs())
-    hierarchical = getattr(est, "_hierarchical", lambda: False)()
+    learned = getattr(est, "_learns_noise", lambda: False)()
     sampler = get_sampler(
-        est.sampler, est._requested_rho(), n_rows=n, n_params=spec.n_params, device=device, hierarchical=hierarchical
+        est.sampler, est._requested_rho(), n_rows=n, n_params=spec.n_params, device=device, learned_noise=learned
     )
     if isinstance(est.sampler, str) and est.sampler == "auto" and est.verbose:
-        why = choose_sampler(est._requested_rho(), n, spec.n_params, device, hierarchical)[1]
+        why = choose_sampler(est._requested_rho(), n, spec.n_params, device, learned)[1]
         print(f"[skgibbs] sampler='auto': {why}.", file=sys.stderr)
     # the prior is known before any work: a kernel that cannot run under it fails now
     rho = sampler.check(est._prior(spec, device, sampler), est._requested_rho())

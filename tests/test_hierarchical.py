@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from scipy import stats
 from scipy.special import ndtr
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
@@ -98,12 +99,27 @@ def test_reproducible_and_round_trips(learned):
     np.testing.assert_array_equal(back.input_relevance_, reg.input_relevance_)
 
 
-def test_auto_chooses_hmc_under_a_hierarchical_prior():
+def test_auto_chooses_hmc_for_a_learned_noise():
     assert choose_sampler(1.0, n_rows=10**6, n_params=10**4)[0] == "vi"
-    assert choose_sampler(1.0, n_rows=10**6, n_params=10**4, hierarchical=True)[0] == "hmc"
+    assert choose_sampler(1.0, n_rows=10**6, n_params=10**4, learned_noise=True)[0] == "hmc"
     X, y = _data()
-    with pytest.raises(ValueError, match="sampler='hmc'"):
-        GibbsMLPRegressor(prior="layer", sampler="vi", **SMALL).fit(X, y)
+    with pytest.raises(ValueError, match="temperature='learn' needs sampler='hmc'"):
+        GibbsMLPRegressor(prior="layer", temperature="learn", sampler="vi", **SMALL).fit(X, y)
+
+
+def test_vi_has_a_gamma_factor_per_group():
+    X, y = _data(n=80)
+    reg = _fit(GibbsMLPRegressor((8,), prior="ard", sampler="vi", n_samples=20, pretrain_iter=30,
+                                 random_state=0), X, y)  # fmt: skip
+    shape, rate = reg.precision_shape_, reg.precision_rate_
+    tau = reg.sample_stats_["precision"]
+    assert tau.shape == (4, 20, len(reg.prior_groups_)) and reg.input_relevance_.shape == (3,)
+    # log_q holds q(theta) and the Gamma factors q(tau) of each draw
+    theta = reg.samples_[0, 0].astype(np.float64)
+    z = (theta - reg.variational_mean_) / reg.variational_std_
+    log_q = -0.5 * z @ z - np.log(reg.variational_std_).sum()
+    log_q += stats.gamma.logpdf(tau[0, 0], shape, scale=1 / rate).sum()  # the Gaussian's 2 pi dropped, as there
+    assert reg.sample_stats_["log_q"][0, 0] == pytest.approx(log_q, rel=1e-6)
 
 
 def test_classifier_ard_names_its_inputs():

@@ -11,9 +11,12 @@ prior (the KL term is computed in closed form).
 
 import numpy as np
 import torch
+from scipy.special import gammaln
 
 from ..potential import MLPPotential
+from ..priors import HierarchicalPrior
 from . import vi
+from ._random import gamma
 from .base import ChainResult, Sampler, check_setting, register
 
 __all__ = ["MeanFieldVI"]
@@ -94,6 +97,17 @@ class MeanFieldVI(Sampler):
     step's loss (only the hidden layers are drawn), so for a linear model
     the gradients of the ``sigma_j`` carry no Monte Carlo noise.
 
+    Under a hierarchical prior (``prior="layer"`` or ``"ard"``) ``q`` has a
+    mean-field Gamma factor per group of parameters, updated at every epoch
+    from ``q(theta)`` (:func:`~skgibbs.samplers.vi.precision_factors`); the
+    draws carry draws of it (``sample_stats_["precision"]``, and its log
+    density in ``log_q``), and ``precision_shape_`` and ``precision_rate_``
+    are the factors. A factor rather than type-II maximisation of the ELBO
+    in the precisions: with the Gamma shape below 1 (the default 0.5), a
+    group of one parameter (the output bias) has its type-II optimum at a
+    precision of 0, the flat prior, while the factor's mean stays finite.
+    The noise cannot be learned (``temperature="learn"`` needs HMC).
+
     Examples
     --------
     >>> from skgibbs import GibbsMLPRegressor
@@ -106,6 +120,7 @@ class MeanFieldVI(Sampler):
     default_burn_in, default_thin = 0, 1
     mixing_diagnostics = False  # independent draws of q: R-hat and ESS cannot judge q
     has_chains = False
+    hierarchical = True  # a mean-field Gamma factor per group of a HierarchicalPrior
 
     def __init__(
         self,
@@ -143,7 +158,12 @@ class MeanFieldVI(Sampler):
                 f"rho={rho!r} is the batch probability of the Langevin kernels; sampler='vi' draws "
                 "its own minibatches of batch_size examples. Leave rho='auto'."
             )
-        if prior.std is None or prior.bound is not None:
+        if isinstance(prior, HierarchicalPrior) and prior.learns_noise:
+            raise ValueError(
+                "sampler='vi' keeps the temperature fixed: temperature='learn' needs sampler='hmc' (or give "
+                "a temperature, or 'auto')."
+            )
+        if prior.std is None or getattr(prior, "bound", None) is not None:
             raise ValueError(
                 "sampler='vi' needs a Gaussian prior (the KL term of the ELBO is computed in closed "
                 "form): set prior_std to 'auto' or a float, and weight_bound=None."
@@ -228,13 +248,25 @@ class MeanFieldVI(Sampler):
         seed = int(np.random.SeedSequence(list(seeds)).generate_state(1)[0])
         gen = torch.Generator(device=pot.X.device).manual_seed(seed)
         scale = self.output_scale(spec)
-        res = vi.fit(spec, pot.X, pot.y, theta0[0], target.prior.std, config, gen, loss=pot.loss, scale=scale)
-        draws, log_q = [], []
+        hyper = target.prior if isinstance(target.prior, HierarchicalPrior) else None
+        res = vi.fit(
+            spec, pot.X, pot.y, theta0[0], target.prior.std, config, gen, loss=pot.loss, scale=scale, hyper=hyper
+        )
+        draws, log_q, precision = [], [], []
         for s in seeds:
-            d = vi.sample(res.mean, res.std, run.n_samples, torch.Generator().manual_seed(int(s))).numpy()
+            g = torch.Generator().manual_seed(int(s))
+            d = vi.sample(res.mean, res.std, run.n_samples, g).numpy()
             draws.append(d)
             z = (d.astype(np.float64) - res.mean) / res.std
             log_q.append(-0.5 * (z**2).sum(1) - np.log(res.std).sum())
+            if hyper is not None:  # draws of the Gamma factors q(tau_g), and their log density in log_q
+                shape, rate = res.precision_shape, res.precision_rate
+                conc = torch.as_tensor(np.tile(shape, run.n_samples))[None]  # one row: one generator
+                tau = gamma([g], conc).numpy().reshape(run.n_samples, -1) / rate
+                precision.append(tau)
+                log_q[-1] = log_q[-1] + (
+                    shape * np.log(rate) - gammaln(shape) + (shape - 1) * np.log(tau) - rate * tau
+                ).sum(1)
         info = {
             "elbo": res.elbo,
             "kl": res.kl,
@@ -248,7 +280,11 @@ class MeanFieldVI(Sampler):
         }
         K = len(seeds)
         n_grad = np.full(K, res.n_iter, dtype=np.int64)
-        return ChainResult(np.stack(draws), None, n_grad, {"log_q": np.stack(log_q)}, False, info)
+        stats = {"log_q": np.stack(log_q)}
+        if hyper is not None:
+            stats["precision"] = np.stack(precision)
+            info.update(precision_shape=res.precision_shape, precision_rate=res.precision_rate)
+        return ChainResult(np.stack(draws), None, n_grad, stats, False, info)
 
     def loss_statistics(self, loss_sum, loss_square_sum, n, lam, rho, info):
         out = super().loss_statistics(loss_sum, loss_square_sum, n, lam, rho, info)

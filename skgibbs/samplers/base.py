@@ -135,7 +135,7 @@ FULL_BATCH_WORK = 50_000_000
 GPU_WORK_FACTOR = 20
 
 
-def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", hierarchical=False):
+def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", learned_noise=False):
     """The sampler ``"auto"`` stands for, and why: ``(name, reason)``.
 
     A deterministic rule on the problem's size, the same on every machine:
@@ -155,9 +155,10 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", hierarchic
       the default.
 
     Without sizes (a bare :func:`~skgibbs.samplers.run_chains` call) it is
-    HMC; a hierarchical prior (``hierarchical=True``) on the full data is HMC
-    whatever the size, the kernel whose transitions alternate with its Gibbs
-    draws (:mod:`~skgibbs.samplers.hmc_gibbs`).
+    HMC; a learned noise variance (``learned_noise=True``, the regressor's
+    ``temperature="learn"``) on the full data is HMC whatever the size, the
+    kernel whose transitions alternate with the Gibbs draws of the noise
+    (:mod:`~skgibbs.samplers.hmc_gibbs`).
 
     Examples
     --------
@@ -169,8 +170,8 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", hierarchic
     """
     if rho < 1.0:
         return "csmala", f"rho={rho:.3g} < 1 asks for Bernoulli batches: csMALA"
-    if hierarchical:
-        return "hmc", "a hierarchical prior is sampled by HMC within Gibbs"
+    if learned_noise:
+        return "hmc", "a learned noise variance is sampled by HMC within Gibbs"
     if n_rows is None or n_params is None:
         return "hmc", "full-batch HMC (sizes not given)"
     work = int(n_rows) * int(n_params)
@@ -180,7 +181,7 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", hierarchic
     return "vi", f"rows x parameters = {n_rows:,} x {n_params:,} = {work:.3g} > {limit:.3g}: minibatch VI"
 
 
-def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu", hierarchical=False):
+def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu", learned_noise=False):
     """A new sampler object for a name, an object, or ``"auto"``.
 
     ``"auto"`` is :func:`choose_sampler`'s choice for the problem's size:
@@ -200,7 +201,7 @@ def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu", h
     if isinstance(sampler, Sampler):
         return clone(sampler)
     if sampler == "auto":
-        return _REGISTRY[choose_sampler(rho, n_rows, n_params, device, hierarchical)[0]]()
+        return _REGISTRY[choose_sampler(rho, n_rows, n_params, device, learned_noise)[0]]()
     if sampler not in _REGISTRY:
         raise ValueError(f"sampler must be 'auto', one of {available_samplers()} or a Sampler object, got {sampler!r}.")
     return _REGISTRY[sampler]()
@@ -251,7 +252,7 @@ class Sampler(BaseEstimator):
             raise ValueError(
                 f"sampler={self.name!r} cannot sample a hierarchical prior (prior='layer' or 'ard', or "
                 f"temperature='learn'), whose precisions are drawn by Gibbs steps between transitions: use "
-                f"sampler={supported[0]!r}, or prior='fixed' with a fixed temperature."
+                f"sampler={' or '.join(map(repr, supported))}, or prior='fixed' with a fixed temperature."
             )
         return float(rho) if self.uses_batches else 1.0
 

@@ -60,6 +60,7 @@ __all__ = [
     "softplus",
     "inverse_softplus",
     "kl_divergence",
+    "precision_factors",
     "expected_loss_sample",
     "fit",
     "sample",
@@ -137,6 +138,8 @@ class VIResult(NamedTuple):
     n_iter: int
     stopped_early: bool  # the objective reached its plateau before the last decay_fraction of n_iter
     window_objective: np.ndarray  # (n_checks,) mean -ELBO_eta estimate per window until the decay (empty without)
+    precision_shape: np.ndarray = None  # (G,) the Gamma factors q(tau_g) of a hierarchical prior (None without)
+    precision_rate: np.ndarray = None  # (G,)
 
 
 class AdamState(NamedTuple):
@@ -446,7 +449,33 @@ def _decay_length(config, it):
     return max(int(config.min_decay_iter), int(math.ceil(f / (1 - f) * it)))
 
 
-def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=None):
+def precision_factors(hyper, mean, std, eta):
+    """The mean-field Gamma factors ``q(tau_g)`` of a hierarchical prior given ``q(theta)``.
+
+    With ``q(theta) = prod_j N(m_j, s_j^2)`` (network coordinates) and the
+    tempered objective ``-sum_j eta_j E_q KL(q_j || N(0, 1 / tau_g(j))) -
+    KL(q(tau) || p(tau))``, the optimal factor is
+    ``Gamma(a_g + sum_{j in g} eta_j / 2, b_g + sum_{j in g} eta_j (m_j^2 + s_j^2) / 2)``
+    (coordinate ascent; Bishop, 2006, §10.1.1). Returns its shapes and rates, ``(G,)`` each.
+    """
+    group = hyper.group.to(mean.device)
+    G = hyper.n_groups
+    index, inside = group.clamp(min=0), (group >= 0).to(mean.dtype)
+    weight = eta * inside
+    shape = hyper.shape.to(mean.device, torch.float64) + 0.5 * torch.zeros(G, dtype=torch.float64, device=mean.device).index_add_(0, index, weight.double())
+    second = weight.double() * (mean.double() ** 2 + std.double() ** 2)
+    rate = hyper.rate.to(mean.device, torch.float64) + 0.5 * torch.zeros(G, dtype=torch.float64, device=mean.device).index_add_(0, index, second)
+    return shape, rate
+
+
+def _hyper_std(hyper, shape, rate, dtype):
+    """Every parameter's prior scale under the factors: ``E[tau_g]^(-1/2)``, or its fixed scale."""
+    group = hyper.group.to(shape.device)
+    mean_precision = (shape / rate)[group.clamp(min=0)]
+    return torch.where(group >= 0, mean_precision.rsqrt(), hyper.std.to(shape.device, torch.float64)).to(dtype)
+
+
+def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=None, hyper=None):
     """Maximise the tempered ELBO of ``q`` over ``(mu, rho)`` by Adam.
 
     Parameters
@@ -467,6 +496,13 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
     scale : torch.Tensor of shape (Q,), default=None
         ``theta = scale * w``: the variational coordinates ``w`` in which
         Adam moves (None: ``w = theta``).
+    hyper : HierarchicalPrior, default=None
+        Groups of parameters whose precisions have Gamma priors: ``q`` then
+        has a mean-field Gamma factor per group (:func:`precision_factors`),
+        updated at the start of every epoch from the current ``q(theta)``,
+        and the KL term of each parameter uses ``E_q[tau_g]``, the only
+        moment of ``q(tau)`` its gradient depends on. ``prior_std`` is the
+        start (the Gamma priors' means).
 
     Returns
     -------
@@ -526,11 +562,16 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
     decay_start = decay_len = None
     stopped, average, n_average = False, None, 0
     perm, pos, it = None, n, 0
+    factors = None
     for it in range(n_iter):
         if decay_start is None and it >= latest:
             decay_start, decay_len = it, n_iter - it
         if pos + batch > n:  # a new epoch
             perm, pos = torch.randperm(n, generator=generator).to(device), 0
+            if hyper is not None and it > 0:  # the Gamma factors given the current q(theta)
+                with torch.no_grad():
+                    factors = precision_factors(hyper, scale * state.mu, scale * softplus(state.rho), params.eta)
+                    params = params._replace(prior_std=_hyper_std(hyper, *factors, dtype) / scale)
         idx = perm[pos : pos + batch]
         pos += batch
         lr = _learning_rate(config, it, decay_start, decay_len)
@@ -557,6 +598,11 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
         kl, wkl = float(kl_j.sum()), float((params.eta * kl_j).sum())
         mean, std = (scale * state.mu).cpu().double().numpy(), (scale * sigma).cpu().double().numpy()
     windows = np.asarray(plateau.means) if config.early_stopping else np.empty(0)
+    if hyper is not None:
+        with torch.no_grad():
+            factors = precision_factors(hyper, scale * state.mu, scale * sigma, params.eta)
+        factors = tuple(f.cpu().numpy() for f in factors)
+        return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, windows, *factors)
     return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, windows)
 
 

@@ -186,3 +186,19 @@ def test_the_runner_keeps_vector_records_per_draw():
     assert res.draw_stats["precision"].shape == (2, 7, 5)
     with pytest.raises(ValueError, match="hierarchical"):
         run_chains(target, torch.zeros(2, 5), [1, 2], MALA(), n_samples=3, burn_in=2)
+
+
+def test_chains_one_by_one_and_in_jobs_draw_what_batched_chains_draw():
+    X, y = _linear_data(n=40)
+    prior = HierarchicalPrior.for_network(MLPSpec(4, (), "identity"), "layer", torch.ones(5), 1.0, noise=True)
+    target = Target(LinearPotential(torch.tensor(X), torch.tensor(y)), prior)
+    theta0 = torch.zeros(3, 5, dtype=torch.float64)
+    runs = [
+        run_chains(target, theta0, [1, 2, 3], HMC(), n_samples=20, burn_in=30, vectorize=vectorize, n_jobs=jobs)
+        for vectorize, jobs in ((True, None), (False, None), (True, 2))
+    ]
+    # groups of chains in jobs: the same arithmetic; one chain at a time: the same chains up to rounding
+    # (a single row's matrix product rounds differently, and 50 transitions amplify it)
+    for other, tol in zip(runs[1:], (1e-4, 1e-12)):
+        np.testing.assert_allclose(other.samples, runs[0].samples, rtol=tol, atol=tol)
+        np.testing.assert_allclose(other.draw_stats["precision"], runs[0].draw_stats["precision"], rtol=tol)
