@@ -99,6 +99,18 @@ def test_reproducible_and_round_trips(learned):
     np.testing.assert_array_equal(back.input_relevance_, reg.input_relevance_)
 
 
+def test_safe_persistence_keeps_the_hierarchical_state(learned, tmp_path):
+    pytest.importorskip("skops")
+    from skgibbs import persistence
+
+    reg, X, _ = learned
+    persistence.dump(reg, tmp_path / "ard.skops")
+    back = persistence.load(tmp_path / "ard.skops")
+    np.testing.assert_array_equal(back.prior_groups_, reg.prior_groups_)
+    np.testing.assert_array_equal(back.sample_stats_["noise_variance"], reg.sample_stats_["noise_variance"])
+    np.testing.assert_array_equal(back.predict_interval(X[:3])[1], reg.predict_interval(X[:3])[1])
+
+
 def test_auto_chooses_hmc_for_a_learned_noise():
     assert choose_sampler(1.0, n_rows=10**6, n_params=10**4)[0] == "vi"
     assert choose_sampler(1.0, n_rows=10**6, n_params=10**4, learned_noise=True)[0] == "hmc"

@@ -13,6 +13,16 @@ __all__ = ["InclusionDisplay"]
 _MAX_TICK_LABELS = 30  # above this many bars (or rows), the axis keeps matplotlib's numeric ticks
 
 
+def bar_order(values, sort, max_features):
+    """The input of each bar: largest first (ties in column order) or in column order; at most ``max_features``."""
+    order = np.argsort(-values, kind="stable") if sort else np.arange(len(values))
+    if max_features is not None:
+        if not (isinstance(max_features, numbers.Integral) and max_features >= 1):
+            raise ValueError(f"max_features must be a positive integer, got {max_features!r}.")
+        order = order[:max_features]
+    return order
+
+
 def _pipeline_feature_names(estimator):
     """Names of the columns the last step of a pipeline sees, or None."""
     try:
@@ -181,11 +191,7 @@ class InclusionDisplay:
     def _plot_features(self, plt, ax, sort, max_features, highlight, bar_kw):
         if ax is None:
             _, ax = plt.subplots()
-        order = np.argsort(-self.inclusion, kind="stable") if sort else np.arange(len(self.inclusion))
-        if max_features is not None:
-            if not (isinstance(max_features, numbers.Integral) and max_features >= 1):
-                raise ValueError(f"max_features must be a positive integer, got {max_features!r}.")
-            order = order[:max_features]
+        order = bar_order(self.inclusion, sort, max_features)
         marked = np.zeros(len(self.inclusion), dtype=bool)
         if highlight is not None:
             marked[self._features(highlight, "highlight")] = True

@@ -1,14 +1,12 @@
 """The learned scale of each input under an ARD prior, with its posterior interval."""
 
-import numbers
-
 import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import final_step
 from ._common import _estimator_name, _pyplot
-from ._inclusion import _MAX_TICK_LABELS, _pipeline_feature_names
+from ._inclusion import _MAX_TICK_LABELS, _pipeline_feature_names, bar_order
 
 __all__ = ["InputRelevanceDisplay"]
 
@@ -94,11 +92,7 @@ class InputRelevanceDisplay:
         plt = _pyplot("InputRelevanceDisplay")
         if ax is None:
             _, ax = plt.subplots()
-        order = np.argsort(-self.relevance, kind="stable") if sort else np.arange(len(self.relevance))
-        if max_features is not None:
-            if not (isinstance(max_features, numbers.Integral) and max_features >= 1):
-                raise ValueError(f"max_features must be a positive integer, got {max_features!r}.")
-            order = order[:max_features]
+        order = bar_order(self.relevance, sort, max_features)
         positions = np.arange(len(order))
         style = {"width": 0.8, "color": "C0", **(bar_kw or {})}
         if self.interval is not None:

@@ -118,10 +118,11 @@ class HMC(Sampler):
         ``"adaptive"`` under a hierarchical one
         (:class:`~skgibbs.priors.HierarchicalPrior`) when ``burn_in`` is at
         least 150 (Stan's full schedule of windows), whose precisions move
-        the posterior scale of each group: there the metric of the prior's
-        mean variances mixed the precisions worst, and a metric that follows
-        the current precisions at every transition diverged (the
-        ``hierarchical`` benchmark).
+        the posterior scale of each group: on the default network on the
+        diabetes data the prior's mean variances gave less than half the
+        effective sample size of the function values (21 against 51), and a
+        metric that follows the current precisions at every transition
+        diverged (the ``hierarchical`` benchmark).
     trajectory_length : float > 0, "auto" or "chees", default="auto"
         ``T``; ``"auto"`` is ``pi / 2`` in the coordinates of the metric,
         ``"chees"`` adapts it by the ChEES criterion.
