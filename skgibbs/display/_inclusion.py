@@ -14,7 +14,10 @@ _MAX_TICK_LABELS = 30  # above this many bars (or rows), the axis keeps matplotl
 
 
 def bar_order(values, sort, max_features):
-    """The input of each bar: largest first (ties in column order) or in column order; at most ``max_features``."""
+    """The input of each bar: the largest value first (ties in column order), or the column order.
+
+    At most ``max_features`` bars (all when None).
+    """
     order = np.argsort(-values, kind="stable") if sort else np.arange(len(values))
     if max_features is not None:
         if not (isinstance(max_features, numbers.Integral) and max_features >= 1):
