@@ -127,6 +127,7 @@ from ..common.data import load as load_data
 from ..common.environment import load_average, versions
 from ..common.fits import GIBBS, LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, fmt, gaussian
 from ..common.fits import FEW_SPLITS, QUICK_SMC, add_few_split_arguments, beside_hmc_rows
+from ..common.fits import add_ard_argument, fit_regressor_ard as fit_skgibbs_ard, make_regressor_ard as make_skgibbs_ard
 from ..common.fits import fit_regressor_stacking as fit_skgibbs_stacking
 from ..common.fits import fit_regressor_smc as fit_skgibbs_smc
 from ..common.fits import make_regressor_smc as make_skgibbs_smc
@@ -267,6 +268,7 @@ MODELS = {  # name: (label, fit, optional packages it needs)
     "skgibbs_vi": ("GibbsMLPRegressor(sampler='vi')", fit_skgibbs_vi, []),
     "skgibbs_smc": ("GibbsMLPRegressor(sampler='smc')", fit_skgibbs_smc, []),
     "skgibbs_stacking": ("GibbsMLPRegressor(chain_weights='stacking')", fit_skgibbs_stacking, []),
+    "skgibbs_ard": ("GibbsMLPRegressor(prior='ard', temperature='learn')", fit_skgibbs_ard, []),
     "bayesian_ridge": ("BayesianRidge", fit_bayesian_ridge, []),
     "gpr": ("GP (ARD RBF + white)", fit_gpr, []),
     "ngboost": ("NGBoost (Normal)", fit_ngboost, ["ngboost"]),
@@ -319,7 +321,7 @@ def summarise(runs, splits):
                 row.update(n_warnings=sum(len(r["warnings"]) for r in rs),
                            fits_warned=sum(bool(r["warnings"]) for r in rs),
                            messages=warning_kinds(m for r in rs for m in r["warnings"]))  # fmt: skip
-            if model == "skgibbs":
+            if model in ("skgibbs", "skgibbs_ard"):
                 rhat, ess = np.array([r["rhat"] for r in rs]), np.array([r["ess"] for r in rs])
                 row.update(rhat_mean=float(np.nanmean(rhat)), rhat_max=float(np.nanmax(rhat)),
                            ess_mean=float(np.nanmean(ess)), ess_min=float(np.nanmin(ess)))  # fmt: skip
@@ -338,11 +340,12 @@ def summarise(runs, splits):
 
 # the settings that describe the fits of one model: kept from the stored file when that model does not run
 MODEL_SETTINGS = {"skgibbs": "skgibbs", "skgibbs_vi": "skgibbs_vi", "skgibbs_smc": "skgibbs_smc",
-                  "smc_splits": "skgibbs_smc", "gp_restarts": "gpr"}  # fmt: skip
+                  "smc_splits": "skgibbs_smc", "gp_restarts": "gpr", "skgibbs_ard": "skgibbs_ard"}  # fmt: skip
 ESTIMATORS = {
     "skgibbs_estimator": ("skgibbs", make_skgibbs),
     "skgibbs_vi_estimator": ("skgibbs_vi", make_skgibbs_vi),
     "skgibbs_smc_estimator": ("skgibbs_smc", make_skgibbs_smc),
+    "skgibbs_ard_estimator": ("skgibbs_ard", make_skgibbs_ard),
 }
 
 
@@ -369,6 +372,7 @@ def fit_all(args, datasets, models, stem):
         "skgibbs_vi": {**(QUICK_VI if args.quick else {}), **json.loads(args.vi_params)},
         "skgibbs_smc": {**(QUICK_SMC if args.quick else {}), **json.loads(args.smc_params)},
         "smc_splits": args.smc_splits,
+        "skgibbs_ard": json.loads(args.ard_params),
     }
     data, skipped = load_available(datasets, load_xy)
     for model in list(models):
@@ -524,6 +528,61 @@ def smc_table(result):
     return title, header, rows
 
 
+ARD_GOAL = (
+    "prior='ard' has the best test log-likelihood on at least 3 of the 4 tabular data sets and is within "
+    "0.05 nats of the GP on mcycle, with 90% coverage in 0.88-0.92"
+)
+
+
+def ard_table(result):
+    """prior='ard' beside the fixed prior, the GP and the best other model: test LL, coverage, cost."""
+    rows = []
+    for name, summary in result["summary"].items():
+        ard = summary.get("skgibbs_ard")
+        if not ard:
+            continue
+        runs = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
+        pairs = [(runs[m, k], r) for (m, k), r in runs.items() if m == "skgibbs_ard" and ("skgibbs", k) in runs
+                 for m in ["skgibbs"]]  # fmt: skip
+        ratio = f"{np.mean([a['fit_s'] / f['fit_s'] for f, a in pairs]):.2f}" if pairs else "—"
+        others = [m for m in ll_ranking(summary) if m not in ("skgibbs", "skgibbs_ard")]
+        best = others[0] if others else None
+        ranking = sorted((m for m in ll_ranking(summary) if m != "skgibbs"), key=lambda m: -summary[m]["ll"][0])
+        rows.append([
+            name, str(ard["n"]), fmt(ard["ll"], 3),
+            fmt(summary["skgibbs"]["ll"], 3) if "skgibbs" in summary else "—",
+            fmt(summary["gpr"]["ll"], 3) if "gpr" in summary else "—",
+            f"{MODELS[best][0]}: {fmt(summary[best]['ll'], 3)}" if best else "—",
+            f"{ranking.index('skgibbs_ard') + 1} of {len(ranking)}", fmt(ard["coverage"], 3),
+            f"{ard['rhat_mean']:.3f}", ratio,
+        ])  # fmt: skip
+    header = ["data set", "splits", "ARD test LL", "fixed-prior test LL", "GP test LL",
+              "best other model (fixed prior left out)", "ARD rank", "ARD 90% coverage", "ARD R-hat mean",
+              "time ARD / fixed"]  # fmt: skip
+    title = f"prior='ard' (Neal's hierarchical prior, HMC within Gibbs): {result.get('skgibbs_ard_estimator')}"
+    return title, header, rows
+
+
+def ard_line(results):
+    """The goal of the ARD row, judged on the four tabular sets and mcycle when both are stored."""
+    rows = {}
+    for result in results:
+        for name, summary in result["summary"].items():
+            if "skgibbs_ard" in summary:
+                rows[name] = summary
+    if not rows:
+        return None
+    tabular = [n for n in rows if n != "mcycle"]
+    wins = [n for n in tabular if ll_ranking({m: s for m, s in rows[n].items() if m != "skgibbs"})[0] == "skgibbs_ard"]
+    parts = [f"best on {len(wins)} of the {len(tabular)} tabular sets run" + (f" ({', '.join(wins)})" if wins else "")]
+    if "mcycle" in rows and "gpr" in rows["mcycle"]:
+        gap = rows["mcycle"]["gpr"]["ll"][0] - rows["mcycle"]["skgibbs_ard"]["ll"][0]
+        parts.append(f"{gap:+.3f} nats behind the GP on mcycle" if gap > 0 else f"{-gap:.3f} nats ahead of the GP on mcycle")
+    cover = [f"{n} {rows[n]['skgibbs_ard']['coverage'][0]:.3f}" for n in rows]
+    parts.append("90% coverage " + ", ".join(cover))
+    return f"ARD goal: {ARD_GOAL}. Measured: " + "; ".join(parts) + "."
+
+
 def summary_table(result):
     rows, wins = [], 0
     for name, summary in result["summary"].items():
@@ -617,16 +676,23 @@ def tables(result):
     smc = smc_table(result)
     if smc[2]:
         out.append(smc)
+    ard = ard_table(result)
+    if ard[2]:
+        out.append(ard)
     return out, notes(result, wins)
 
 
 def report(results):
     """The tables of every stored result set (the four data sets, and mcycle apart)."""
     pages = []
-    for stem, result in results.items():
-        result = stored_result(result)
+    for result in results.values():
+        stored_result(result)
         result["summary"] = summarise(result["runs"], result["settings"]["splits"])
+    goal = ard_line(results.values())
+    for stem, result in results.items():
         tabs, text = tables(result)
+        if goal and any("skgibbs_ard" in s for s in result["summary"].values()):
+            text.insert(1, goal)
         stored = any(r["model"] in GIBBS for r in result["runs"])
         unwritten = None if stored else "No GibbsMLPRegressor fit stored: only the JSON file written."
         heading = "Held-out uncertainty: GibbsMLPRegressor and the alternatives"
@@ -647,6 +713,7 @@ def add_arguments(parser):
         '{"sampler__tau": 0.03, "n_samples": 50}',
     )
     add_few_split_arguments(parser)
+    add_ard_argument(parser)
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 
 

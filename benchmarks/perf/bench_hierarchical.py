@@ -1,0 +1,300 @@
+"""Hierarchical priors (Neal's ARD) sampled by HMC within Gibbs: which inputs matter, and what the metric needs.
+
+    python -m benchmarks run hierarchical                  # both parts
+    python -m benchmarks run hierarchical --part relevance --quick
+
+*relevance*: paper 001's design (``make_sparse_sine``: 1000 points, 750 to
+train, ``f(x) = sin(2 pi |A x|^2)``, at most four relevant inputs) at
+p = 10 and p = 100, five seeds, the (p, 8, 8, 8, 1) network at the paper's
+temperature, as in the ``sparse`` benchmark: ``GibbsMLPRegressor(prior="ard")``
+ranks the inputs by ``input_relevance_`` (the posterior mean of each
+input's scale ``tau_i^(-1/2)``); beside it the ranks that the ``sparse``
+benchmark stored for ``SparseGibbsMLPRegressor.feature_inclusion_`` on the
+same data, and a screen by ``|corr(x_j, y)|``. Held-out RMSE of the ARD fit
+beside the fixed-prior ``GibbsMLPRegressor`` (the same seeds and network).
+
+*metric*: what the HMC metric needs when the precisions move. The same
+posterior (the default network on diabetes, and a linear model with 2
+relevant and 8 irrelevant inputs, ``prior="ard"``) sampled with three
+metrics: ``"prior"`` (the variances at the Gamma priors' means, fixed),
+``"adaptive"`` (Stan's windowed estimate during warm-up, fixed after; the
+default ``"auto"`` under a hierarchical prior) and *moving*, each chain's
+current conditional prior variances ``1 / tau`` at every transition (exact
+too: the metric is a function of the precisions, which stay fixed during
+the trajectory; defined here, not in the library). Reported: divergent
+transitions after warm-up, acceptance, the smallest bulk ESS of the log
+precisions over the groups and of the function values, R-hat, gradients
+per chain and fit time.
+"""
+
+import json
+import time
+import warnings
+
+import numpy as np
+import torch
+from sklearn.datasets import load_diabetes
+
+from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs.datasets import make_sparse_sine
+from skgibbs.diagnostics import effective_sample_size
+from skgibbs.samplers import HMC
+from skgibbs.samplers._hmc_chains import HMCGibbsChains
+
+from .. import Benchmark, Output
+from ..common.environment import load_average
+from ..common.writer import RESULTS, Page, load
+
+NAME = "hierarchical"
+QUICK = {"n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
+
+
+# ---------------------------------------------------------------- relevance
+def _ranks(score, relevant):
+    order = np.argsort(-np.asarray(score), kind="stable")
+    return sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
+
+
+def relevance(dims, seeds, quick):
+    torch.set_num_threads(1)
+    rows = []
+    for p in dims:
+        for seed in seeds:
+            X, y, A = make_sparse_sine(1000, p, random_state=seed)
+            Xtr, ytr, Xte, yte = X[:750], y[:750], X[750:], y[750:]
+            relevant = np.flatnonzero((A != 0).any(0))
+            temperature = 1.0 / (5.0 * ytr.var())  # lambda = 5 n on the raw scale, as paper 001
+            common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed}
+            fits = {}
+            for name, extra in (("ard", {"prior": "ard"}), ("fixed", {})):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", SamplerWarning)
+                    start = time.perf_counter()
+                    reg = GibbsMLPRegressor(**common, **extra, **(QUICK if quick else {})).fit(Xtr, ytr)
+                fits[name] = (reg, time.perf_counter() - start, len(caught))
+            ard = fits["ard"][0]
+            corr = np.abs([np.corrcoef(Xtr[:, j], ytr)[0, 1] for j in range(p)])
+            ranks = _ranks(ard.input_relevance_, relevant)
+            rows.append({
+                "p": p, "seed": seed, "relevant": relevant.tolist(), "ranks": ranks,
+                "relevant_first": ranks == list(range(1, len(relevant) + 1)),
+                "correlation_ranks": _ranks(corr, relevant),
+                "scale_relevant": ard.input_relevance_[relevant].round(4).tolist(),
+                "scale_median_other": float(np.median(np.delete(ard.input_relevance_, relevant))),
+                "rmse_ard": float(np.sqrt(np.mean((ard.predict(Xte) - yte) ** 2))),
+                "rmse_fixed": float(np.sqrt(np.mean((fits["fixed"][0].predict(Xte) - yte) ** 2))),
+                "time_ard_s": fits["ard"][1], "time_fixed_s": fits["fixed"][1],
+                "rhat_ard": float(ard.rhat_), "warnings_ard": fits["ard"][2],
+            })  # fmt: skip
+            print(rows[-1], flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------- metric
+class _MovingChains(HMCGibbsChains):
+    """HMC within Gibbs whose metric is each chain's conditional prior variances, renewed every transition."""
+
+    def _current(self):
+        return self.base.prior.parameter_precision(self.state.precision).to(self.dtype).reciprocal()
+
+    def _transition(self, h, T, m):
+        self.m = self._current()
+        return super()._transition(h, T, self.m)
+
+
+class MovingMetricHMC(HMC):
+    """:class:`~skgibbs.samplers.HMC` with the moving metric of :class:`_MovingChains` (this benchmark only)."""
+
+    def chains(self, target, theta0, generators, run, vectorize=True):
+        return _MovingChains(self, target, theta0, generators, run, vectorize)
+
+
+def _metric_data(name):
+    if name == "diabetes":
+        X, y = load_diabetes(return_X_y=True)
+        return X, y, (100, 100)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 10))
+    return X, 2.0 * X[:, 0] - 1.5 * X[:, 1] + 0.5 * rng.normal(size=200), ()
+
+
+def metric(quick):
+    torch.set_num_threads(1)
+    rows = []
+    samplers = {"prior": HMC(metric="prior"), "adaptive": HMC(metric="adaptive"), "moving": MovingMetricHMC(metric="prior")}
+    for data in ("linear", "diabetes"):
+        X, y, hidden = _metric_data(data)
+        for name, sampler in samplers.items():
+            settings = QUICK if quick else {"n_samples": 200}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SamplerWarning)
+                start = time.perf_counter()
+                reg = GibbsMLPRegressor(hidden, prior="ard", sampler=sampler, random_state=0, **settings).fit(X, y)
+                seconds = time.perf_counter() - start
+            log_tau = np.log(reg.sample_stats_["precision"])
+            ess_tau = [float(effective_sample_size(log_tau[:, :, g])) for g in range(log_tau.shape[2])]
+            worst = int(np.argmin(ess_tau))
+            rows.append({
+                "data": data, "metric": name, "time_s": seconds, "n_divergent": int(reg.n_divergent_.sum()),
+                "acceptance": float(reg.acceptance_rate_.mean()), "ess_f": float(reg.ess_),
+                "rhat_f": float(reg.rhat_), "ess_log_tau_min": min(ess_tau),
+                "worst_group": str(reg.prior_groups_[worst]), "n_grad": float(reg.n_grad_evals_.mean()),
+                "draws": int(reg.samples_.shape[0] * reg.samples_.shape[1]),
+            })  # fmt: skip
+            print(rows[-1], flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------- cost
+def _seconds(fn, repeat):
+    fn()  # warm
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - start) / repeat
+
+
+def cost(quick):
+    """Seconds of one Gibbs sweep of the precisions (and of the noise) against one gradient of the potential."""
+    from skgibbs.problem import build_problem
+    from skgibbs.samplers import hmc_gibbs
+
+    torch.set_num_threads(1)
+    rows = []
+    X, y = load_diabetes(return_X_y=True)
+    for hidden in ((100, 100), (50,)):
+        for learn in (False, True):
+            est = GibbsMLPRegressor(hidden, prior="ard", temperature="learn" if learn else "auto",
+                                    pretrain_iter=10, random_state=0)  # fmt: skip
+            problem = build_problem(est, X, y)
+            gens = [torch.Generator().manual_seed(k) for k in range(len(problem.seeds))]
+            state = hmc_gibbs.init(gens, problem.target, problem.theta0)
+            cond = hmc_gibbs.ConditionalTarget(problem.target, state.precision, state.scale)
+            loss = problem.target.loss_sum(problem.theta0)
+            repeat = 3 if quick else 30
+            gradient = _seconds(lambda: cond.value_and_grad(problem.theta0), repeat)
+            gibbs = _seconds(lambda: hmc_gibbs.draw_hyperparameters(gens, problem.target, problem.theta0, loss), repeat)
+            rows.append({
+                "network": f"10-{'-'.join(map(str, hidden))}-1", "n_params": problem.spec.n_params,
+                "chains": len(gens), "groups": problem.prior.n_groups, "noise": learn,
+                "gradient_s": gradient, "gibbs_s": gibbs,
+            })  # fmt: skip
+            print(rows[-1], flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------- harness
+def add_arguments(parser):
+    parser.add_argument("--part", choices=["relevance", "metric", "cost", "both"], default="both")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--dims", type=int, nargs="+", default=[10, 100])
+
+
+def run(args):
+    """The parts asked for; a part not re-run keeps its stored measurements (full runs only)."""
+    result = {"quick": args.quick, "args": {k: getattr(args, k) for k in ("part", "seeds", "dims")}}
+    previous = load(args.out, [NAME]).get(NAME)
+    if args.part != "both" and not args.quick and previous is not None:
+        result.update({k: v for k, v in previous.items() if k in ("relevance", "metric", "cost")})
+    if args.part in ("relevance", "both"):
+        seeds = list(range(1 if args.quick else args.seeds))
+        result["relevance"] = relevance(args.dims[:1] if args.quick else args.dims, seeds, args.quick)
+        result["sparse"] = _sparse_ranks()
+    if args.part in ("metric", "both"):
+        result["metric"] = metric(args.quick)
+    if args.part in ("cost", "both"):
+        result["cost"] = cost(args.quick)
+    result["load_average"] = load_average()
+    return {NAME: result}
+
+
+def _sparse_ranks():
+    """What the stored ``sparse`` benchmark found per (p, seed): whether the relevant inputs came first."""
+    try:
+        stored = load(RESULTS, ["sparse"]).get("sparse") or {}
+    except (OSError, json.JSONDecodeError):
+        return []
+    return [{"p": r["p"], "seed": r["seed"], "relevant_first": r["relevant_first"]} for r in stored.get("structure", [])]
+
+
+def report(results):
+    result = results[NAME]
+    tables, notes = [], []
+    if "relevance" in result:
+        sparse = {(r["p"], r["seed"]): r for r in result.get("sparse", [])}
+        rows = []
+        for p in sorted({r["p"] for r in result["relevance"]}):
+            rs = [r for r in result["relevance"] if r["p"] == p]
+            sp = [sparse.get((p, r["seed"])) for r in rs]
+            k = [len(r["relevant"]) for r in rs]
+            rows.append([
+                p, f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
+                "; ".join(",".join(map(str, r["ranks"])) for r in rs),
+                f"{sum(s['relevant_first'] for s in sp if s)} / {sum(bool(s) for s in sp)}" if any(sp) else "—",
+                f"{np.mean([sum(x <= n for x in r['ranks']) for r, n in zip(rs, k)]):.1f} / "
+                f"{np.mean([sum(x <= n for x in r['correlation_ranks']) for r, n in zip(rs, k)]):.1f}",
+                f"{np.mean([np.mean(r['scale_relevant']) for r in rs]):.3f} / "
+                f"{np.mean([r['scale_median_other'] for r in rs]):.3f}",
+                f"{np.mean([r['rmse_ard'] for r in rs]):.3f}", f"{np.mean([r['rmse_fixed'] for r in rs]):.3f}",
+                f"{np.mean([r['time_ard_s'] for r in rs]):.0f} / {np.mean([r['time_fixed_s'] for r in rs]):.0f}",
+                f"{np.median([r['rhat_ard'] for r in rs]):.2f}",
+            ])  # fmt: skip
+        header = ["p", "ARD: relevant first", "ARD ranks of the relevant inputs (per seed)",
+                  "sparse regressor: relevant first", "in top k: ARD / correlation",
+                  "scale: relevant (mean) / others (median)", "RMSE ARD", "RMSE fixed prior",
+                  "fit s: ARD / fixed", "R-hat ARD (median)"]  # fmt: skip
+        tables.append(("Which inputs matter: input_relevance_ on paper 001's design", header, rows))
+        notes.append(
+            "Relevance: GibbsMLPRegressor((8, 8, 8), prior='ard') and the same with the fixed prior, at the "
+            "paper's temperature, otherwise the defaults (HMC, 4 chains of 175 draws after 250 warm-up "
+            "transitions). 'relevant first': all k relevant inputs hold the k largest input_relevance\\_; "
+            "'in top k': how many of them do, on average, for ARD and for a screen by the absolute correlation of each input with y. The "
+            "sparse regressor's column is read from the stored 'sparse' benchmark (20,000 reversible-jump "
+            "transitions, the same data). Held-out RMSE on the 250 test points (noise sd 0.1)."
+        )
+    if "metric" in result:
+        rows = [[
+            r["data"], r["metric"], r["n_divergent"], f"{r['acceptance']:.2f}", f"{r['ess_log_tau_min']:.0f}",
+            r["worst_group"], f"{r['ess_f']:.0f}", f"{r['rhat_f']:.3f}", f"{r['n_grad']:.0f}", f"{r['time_s']:.0f}",
+        ] for r in result["metric"]]  # fmt: skip
+        header = ["data", "metric", "divergent", "acceptance", "min ESS log tau", "its group", "ESS f",
+                  "R-hat f", "gradients per chain", "fit s"]  # fmt: skip
+        tables.append(("What the HMC metric needs under prior='ard'", header, rows))
+        draws = result["metric"][0]["draws"]
+        notes.append(
+            f"Metric: GibbsMLPRegressor(prior='ard') with {draws} draws (4 chains) after 250 warm-up "
+            "transitions; 'linear': hidden_layer_sizes=(), 200 rows, y = 2 x0 - 1.5 x1 + N(0, 0.25), eight "
+            "irrelevant inputs; 'diabetes': the default (100, 100) network. ESS: bulk effective sample size "
+            "(the smallest over the groups' log precisions; of the function values at the training inputs, "
+            "the estimator's ess\\_). 'moving' (each chain's current 1 / tau at every transition) is exact: "
+            "the metric depends on the precisions only, which stay fixed along a trajectory."
+        )
+    if "cost" in result:
+        rows = [[
+            r["network"], r["n_params"], r["chains"], r["groups"], "yes" if r["noise"] else "no",
+            f"{1e3 * r['gradient_s']:.2f}", f"{1e3 * r['gibbs_s']:.2f}", f"{r['gibbs_s'] / r['gradient_s']:.2f}",
+        ] for r in result["cost"]]  # fmt: skip
+        header = ["network", "weights", "chains", "precisions", "noise learned", "one gradient (ms)",
+                  "one Gibbs sweep (ms)", "sweep / gradient"]  # fmt: skip
+        tables.append(("What the Gibbs steps cost", header, rows))
+        notes.append(
+            "Cost: on the diabetes data (442 rows), the chains batched, one thread: one evaluation of the "
+            "conditional potential and its gradient against one Gibbs sweep (every chain's precisions, and "
+            "its noise precision where learned, drawn from their Gamma conditionals; the loss sum it needs "
+            "is the HMC transition's). An HMC transition runs up to 64 leapfrog steps, one gradient each, "
+            "and one sweep; with the noise learned it also evaluates the loss and gradient at its end point "
+            "once."
+        )
+    notes.append(f"Load average at the end of the run: {result.get('load_average', float('nan')):.1f}.")
+    return [Page(NAME, "Hierarchical priors: input relevance and the metric", tables, notes)]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="performance",
+    title="Hierarchical priors: input relevance (ARD) and what the HMC metric needs",
+    outputs=(Output(NAME, "Hierarchical priors: input relevance and the metric"),),
+    run=run,
+    report=report,
+    add_arguments=add_arguments,
+)
