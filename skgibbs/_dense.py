@@ -56,8 +56,11 @@ class DenseKernelMixin:
                 f"{what} centres each group's precision on prior_std: give prior_std ('auto' or a scale), "
                 "not None."
             )
-        prior = HierarchicalPrior.for_network(spec, self.prior, base.std.cpu() if torch.is_tensor(base.std)
-                                              else base.std, self.prior_shape, noise=self._learns_noise())
+        std = base.std.cpu() if torch.is_tensor(base.std) else base.std
+        names = getattr(self, "feature_names_in_", None)
+        prior = HierarchicalPrior.for_network(
+            spec, self.prior, std, self.prior_shape, noise=self._learns_noise(), input_names=names
+        )
         return prior._replace(
             group=prior.group.to(device), shape=prior.shape.to(device), rate=prior.rate.to(device),
             std=prior.std.to(device),
@@ -69,11 +72,7 @@ class DenseKernelMixin:
         if "precision" not in stats:
             return
         prior = self._prior(spec, torch.device("cpu"), self.kernel_)
-        names = list(prior.names)
-        inputs = getattr(self, "feature_names_in_", None)
-        if inputs is not None:
-            names = [f"input {inputs[int(n[6:])]}" if n.startswith("input ") else n for n in names]
-        self.prior_groups_ = np.asarray(names, dtype=object)
+        self.prior_groups_ = np.asarray(prior.names, dtype=object)
         if "noise_precision" in stats:
             self._store_noise(stats.pop("noise_precision"))
         if self.prior == "ard":

@@ -74,7 +74,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         kept, sums, fbar = self._first_pass(X, y)
         self._record_losses(sums["loss"], sums["loss_square"], n)
         # the posterior mean of the training risk, or of the learned noise variance
-        noise = sums["residual"] / n if self._noise_draws() is None else self._noise_draws()
+        noise = self._noise_draws()
+        noise = sums["residual"] / n if noise is None else noise
         self.noise_variance_ = float(noise.mean())
         loo = self._criteria_pass(X, y, kept, fbar)
         self._weigh_chains(*loo)
@@ -95,9 +96,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         # N(y; f, sigma^2) enters pi_lambda with the power beta = 2 sigma^2 / temperature
         # (standardized scale): Watanabe's equation of state scales the penalty by beta
         beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
-        noise = self._noise_of_draws()
         if self._noise_draws() is not None:
             beta = 1.0  # the noise learned: the Bayesian posterior, each draw with its own variance
+        noise = self._noise_of_draws()
         self.waic_tempering_ = float(beta)
         stacking = self.chain_weights == "stacking"
         K = self.samples_.shape[0]

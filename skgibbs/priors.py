@@ -245,7 +245,7 @@ class HierarchicalPrior(NamedTuple):
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def for_network(cls, spec, kind, std, shape, noise=False):
+    def for_network(cls, spec, kind, std, shape, noise=False, input_names=None):
         """The groups of ``prior=kind`` on an :class:`~skgibbs.model.MLPSpec` network.
 
         ``"layer"``: one precision for each layer's weights and one for its
@@ -257,6 +257,8 @@ class HierarchicalPrior(NamedTuple):
         which each group's Gamma prior takes as its mean precision
         ``1 / std^2``; ``shape`` is every ``a_g``. With ``noise``, the noise
         precision gets ``Gamma(shape, shape)`` (mean 1 on standardized targets).
+        The groups of the inputs are named ``"input <name>"`` after
+        ``input_names`` (``"input <index>"`` without).
         """
         if kind not in PRIOR_KINDS:
             raise ValueError(f"prior must be one of {PRIOR_KINDS}, got {kind!r}.")
@@ -272,7 +274,7 @@ class HierarchicalPrior(NamedTuple):
                     rows = torch.arange(w.start, w.stop).view(n_in, n_out)
                     for i in range(n_in):
                         group[rows[i]] = len(names)
-                        names.append(f"input {i}")
+                        names.append(f"input {i if input_names is None else input_names[i]}")
                 else:
                     group[w] = len(names)
                     names.append("output weights" if last else f"weights {layer + 1}")
@@ -319,7 +321,7 @@ class HierarchicalPrior(NamedTuple):
         return self.shape / self.rate
 
     def parameter_precision(self, precision):
-        """Every parameter's prior precision ``(K, Q)`` given the groups' ``(K, G)`` (in ``precision``'s dtype)."""
+        """Every parameter's prior precision ``(K, Q)`` given the groups' ``(K, G)``, in their dtype."""
         g = self.group.to(precision.device)
         fixed = self.std.to(precision.device, precision.dtype).pow(-2)
         if self.n_groups == 0:

@@ -542,12 +542,11 @@ def ard_table(result):
         if not ard:
             continue
         runs = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
-        pairs = [(runs[m, k], r) for (m, k), r in runs.items() if m == "skgibbs_ard" and ("skgibbs", k) in runs
-                 for m in ["skgibbs"]]  # fmt: skip
+        pairs = [(runs["skgibbs", k], r) for (m, k), r in runs.items() if m == "skgibbs_ard" and ("skgibbs", k) in runs]
         ratio = f"{np.mean([a['fit_s'] / f['fit_s'] for f, a in pairs]):.2f}" if pairs else "—"
-        others = [m for m in ll_ranking(summary) if m not in ("skgibbs", "skgibbs_ard")]
+        ranking = [m for m in ll_ranking(summary) if m != "skgibbs"]  # best first
+        others = [m for m in ranking if m != "skgibbs_ard"]
         best = others[0] if others else None
-        ranking = sorted((m for m in ll_ranking(summary) if m != "skgibbs"), key=lambda m: -summary[m]["ll"][0])
         rows.append([
             name, str(ard["n"]), fmt(ard["ll"], 3),
             fmt(summary["skgibbs"]["ll"], 3) if "skgibbs" in summary else "—",

@@ -204,6 +204,14 @@ class HMCChains:
     def _init_state(self, theta0):
         return hmc.init(self.gens, self.target, theta0)
 
+    def _step(self, params):
+        """One transition of the state: ``(state, info, gradients beyond the trajectory's)``."""
+        return (*hmc.step(self.gens, self.state, self.target, params), 0)
+
+    def _trial_target(self):
+        """``(HMCState, target)`` a trial step starts from: the state as it is."""
+        return self.state, self.target
+
     # -- one transition -----------------------------------------------------
     def _params(self, h, T, u, m):
         """``ceil(u T / h)`` leapfrog steps per chain, at least 1 and at most ``max_leapfrog``."""
@@ -214,14 +222,13 @@ class HMCChains:
         self.t += 1
         u = halton(self.t)
         start = self.state.theta
-        params = self._params(h, T, u, m)
-        self.state, info = hmc.step(self.gens, self.state, self.target, params)
-        self.n_grad += info.num_steps.cpu().numpy()
+        self.state, info, extra = self._step(self._params(h, T, u, m))
+        self.n_grad += info.num_steps.cpu().numpy() + extra
         return start, u, info
 
     def _trial(self, h):
         """Acceptance of one leapfrog step at ``h``; the state is left as it was."""
-        _, info = hmc.step(self.gens, self.state, self.target, self._params(h, h, 1.0, self.m))
+        _, info = hmc.step(self.gens, *self._trial_target(), self._params(h, h, 1.0, self.m))
         self.n_grad += 1
         return info.acceptance_prob
 
@@ -335,21 +342,12 @@ class HMCGibbsChains(HMCChains):
     def _init_state(self, theta0):
         return hmc_gibbs.init(self.gens, self.base, theta0, self.one_by_one)
 
-    def _transition(self, h, T, m):
-        self.t += 1
-        u = halton(self.t)
-        start = self.state.theta
-        params = self._params(h, T, u, m)
-        self.state, info, extra = hmc_gibbs.step(self.gens, self.state, self.base, params, self.one_by_one)
-        self.n_grad += info.num_steps.cpu().numpy() + extra
-        return start, u, info
+    def _step(self, params):
+        return hmc_gibbs.step(self.gens, self.state, self.base, params, self.one_by_one)
 
-    def _trial(self, h):
+    def _trial_target(self):
         cond = hmc_gibbs.ConditionalTarget(self.base, self.state.precision, self.state.scale, self.one_by_one)
-        state = hmc.HMCState(self.state.theta, self.state.potential, self.state.grad)
-        _, info = hmc.step(self.gens, state, cond, self._params(h, h, 1.0, self.m))
-        self.n_grad += 1
-        return info.acceptance_prob
+        return hmc.HMCState(self.state.theta, self.state.potential, self.state.grad), cond
 
     def sample_step(self, params):
         out = super().sample_step(params)

@@ -69,16 +69,15 @@ class ConditionalTarget:
         self.scale = scale
 
     def loss_sum_and_grad(self, theta):
-        if not self.one_by_one or theta.shape[0] == 1:
-            return self.target.loss_sum_and_grad(theta)
-        parts = [self.target.loss_sum_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
-        return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+        return _loss_sum_and_grad(self.target, theta, self.one_by_one)
 
     def value_and_grad(self, theta, rows=None):
-        prec = self.prec if rows is None else self.prec[rows]
+        return self.from_loss(theta, *self.loss_sum_and_grad(theta), rows)
+
+    def from_loss(self, theta, loss, loss_grad, rows=None):
+        """``U`` and ``grad U`` at ``theta`` from its loss sum and the loss sum's gradient."""
+        prec = (self.prec if rows is None else self.prec[rows]).to(theta.dtype)
         c = self.scale if rows is None else self.scale[rows]
-        loss, loss_grad = self.loss_sum_and_grad(theta)
-        prec = prec.to(theta.dtype)
         u = c.to(loss.dtype) * loss + 0.5 * (prec * theta * theta).sum(1)
         return u, c.to(theta.dtype)[:, None] * loss_grad + prec * theta
 
@@ -109,21 +108,20 @@ def draw_hyperparameters(generators, target, theta, loss_sum=None):
     return precision, scale
 
 
-def _evaluate(target, theta, precision, scale, one_by_one):
-    """The state at ``theta`` under ``(precision, scale)``: one gradient evaluation."""
-    u, grad = ConditionalTarget(target, precision, scale, one_by_one).value_and_grad(theta)
-    return HMCGibbsState(theta.detach(), u, grad, precision, scale)
+def _loss_sum_and_grad(target, theta, one_by_one):
+    """The loss sums ``(K,)`` and their gradients, the chains batched or one at a time."""
+    if not one_by_one or theta.shape[0] == 1:
+        return target.loss_sum_and_grad(theta)
+    parts = [target.loss_sum_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
+    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
 
 def init(generators, target, theta, one_by_one=False):
-    """State at ``theta`` with the hyperparameters drawn from their conditionals given it."""
-    loss = None
-    if target.prior.learns_noise:
-        loss = target.loss_sum(theta) if not one_by_one else torch.cat(
-            [target.loss_sum(theta[k : k + 1]) for k in range(theta.shape[0])]
-        )
+    """State at ``theta`` with the hyperparameters drawn from their conditionals given it (one gradient)."""
+    loss, loss_grad = _loss_sum_and_grad(target, theta, one_by_one)
     precision, scale = draw_hyperparameters(generators, target, theta, loss)
-    return _evaluate(target, theta, precision, scale, one_by_one)
+    u, grad = ConditionalTarget(target, precision, scale).from_loss(theta, loss, loss_grad)
+    return HMCGibbsState(theta.detach(), u, grad, precision, scale)
 
 
 def step(generators, state, target, params, one_by_one=False):
@@ -156,9 +154,8 @@ def step(generators, state, target, params, one_by_one=False):
     if target.prior.learns_noise:
         loss, loss_grad = cond.loss_sum_and_grad(theta)
         precision, scale = draw_hyperparameters(generators, target, theta, loss)
-        prec = target.prior.parameter_precision(precision).to(theta.dtype)
-        u = scale * loss + 0.5 * (prec * theta * theta).sum(1)
-        return HMCGibbsState(theta, u, scale[:, None] * loss_grad + prec * theta, precision, scale), info, 1
+        u, grad = ConditionalTarget(target, precision, scale).from_loss(theta, loss, loss_grad)
+        return HMCGibbsState(theta, u, grad, precision, scale), info, 1
     precision, scale = draw_hyperparameters(generators, target, theta)
     # only the prior term moved: U and grad U change by it in closed form
     change = (target.prior.parameter_precision(precision) - target.prior.parameter_precision(state.precision))
