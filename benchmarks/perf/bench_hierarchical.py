@@ -252,6 +252,12 @@ def report(results):
             "sparse regressor's column is read from the stored 'sparse' benchmark (20,000 reversible-jump "
             "transitions, the same data). Held-out RMSE on the 250 test points (noise sd 0.1)."
         )
+        unmixed = sum(r["rhat_ard"] > 1.05 for r in result["relevance"])
+        notes.append(
+            f"Mixing: R-hat of the function values at the training inputs above 1.05 on {unmixed} of the "
+            f"{len(result['relevance'])} ARD fits, so their ranks and RMSEs are those of chains that have not "
+            "mixed, pooled (as for the sparse regressor's fits)."
+        )
     if "metric" in result:
         rows = [[
             r["data"], r["metric"], r["n_divergent"], f"{r['acceptance']:.2f}", f"{r['ess_log_tau_min']:.0f}",

@@ -147,6 +147,26 @@ def step(generators, state, target, params, one_by_one=False):
         Of the HMC transition.
     n_grad : int
         Gradient evaluations beyond the trajectory's (1 with the noise learned, else 0).
+
+    Examples
+    --------
+    A linear model with one precision per input (ARD) and the noise learned:
+
+    >>> import torch
+    >>> from skgibbs.model import MLPSpec
+    >>> from skgibbs.potential import LinearPotential
+    >>> from skgibbs.priors import HierarchicalPrior
+    >>> from skgibbs.samplers import Target, hmc
+    >>> X = torch.randn(50, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> prior = HierarchicalPrior.for_network(MLPSpec(2, ()), "ard", torch.ones(3), 0.5, noise=True)
+    >>> target = Target(LinearPotential(X, X[:, 0]), prior)
+    >>> gens = [torch.Generator().manual_seed(k) for k in range(2)]
+    >>> state = init(gens, target, torch.zeros(2, 3, dtype=torch.float64))
+    >>> h = torch.full((2,), 0.05, dtype=torch.float64)
+    >>> params = hmc.HMCParams(h, torch.ones(3), torch.full((2,), 10))
+    >>> state, info, extra = step(gens, state, target, params)
+    >>> state.precision.shape, state.scale.shape, extra   # tau per chain and group, s / 2 per chain
+    (torch.Size([2, 3]), torch.Size([2]), 1)
     """
     cond = ConditionalTarget(target, state.precision, state.scale, one_by_one)
     moved, info = hmc.step(generators, hmc.HMCState(state.theta, state.potential, state.grad), cond, params)
