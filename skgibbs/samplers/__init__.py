@@ -27,17 +27,19 @@ stands for the object with its defaults. A new kernel is one module and one
 :func:`register`.
 """
 
-from . import adaptation, hmc, hmc_gibbs, langevin, mala, rjmcmc, sghmc, vi
+from . import adaptation, hmc, hmc_gibbs, langevin, mala, rjhmc, rjmcmc, sghmc, vi
 from ._hmc_chains import HMC
 from ._langevin_chains import CSMALA, MALA, SGLD, SMALA
 from ._random import draw_batch
 from ._rj_chains import RJMCMC
+from ._rjhmc_chains import RJHMC
 from ._vi_sampler import MeanFieldVI
 from .sghmc import SGHMC
 from .smc import SMC
 from .base import ChainResult, RunSettings, Sampler, available_samplers, choose_sampler, get_sampler, register
 from .hmc import HMCInfo, HMCParams, HMCState
 from .mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
+from .rjhmc import RJHMCInfo, RJHMCParams, RJHMCState
 from .rjmcmc import RJInfo, RJParams, RJState
 from .runner import chain_groups, run_chains
 from .target import Target
@@ -52,6 +54,7 @@ __all__ = [
     "SGHMC",
     "SMC",
     "RJMCMC",
+    "RJHMC",
     "MeanFieldVI",
     "register",
     "get_sampler",
@@ -69,11 +72,15 @@ __all__ = [
     "langevin",
     "adaptation",
     "rjmcmc",
+    "rjhmc",
     "sghmc",
     "vi",
     "RJState",
     "RJInfo",
     "RJParams",
+    "RJHMCState",
+    "RJHMCInfo",
+    "RJHMCParams",
     "HMCState",
     "HMCInfo",
     "HMCParams",

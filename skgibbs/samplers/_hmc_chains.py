@@ -191,7 +191,7 @@ class HMCChains:
         self.target = target if (vectorize or K == 1) else _RowLoop(target)
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
         self.accept_target = float(sampler.target_accept)
-        self.reference = _prior_variance(target.prior, Q, self.dtype, self.device)
+        self.reference = self._reference_variance(target.prior, Q)
         self.metric = resolve_metric(sampler.metric, target.prior, run.burn_in)
         self.m = torch.ones_like(self.reference) if self.metric == "identity" else self.reference
         self.h = torch.full((K,), float(sampler.step_size), dtype=self.dtype, device=self.device)
@@ -200,6 +200,10 @@ class HMCChains:
         self.n_grad = np.ones(K, dtype=np.int64)
         self.state = self._init_state(theta0)
         self.t = 0  # transitions so far: the index of the jitter
+
+    def _reference_variance(self, prior, n_params):
+        """The prior variances ``(Q,)``: the ``"prior"`` metric and the start of the adaptive one."""
+        return _prior_variance(prior, n_params, self.dtype, self.device)
 
     def _init_state(self, theta0):
         return hmc.init(self.gens, self.target, theta0)

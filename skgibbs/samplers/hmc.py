@@ -29,6 +29,11 @@ A trajectory whose potential or gradient turns non-finite, or whose energy
 error ``H_l - H_0`` exceeds ``max_energy_error`` (1000, as Stan) at any step,
 is stopped there, rejected and reported as a divergence. A proposal outside
 the prior's box has ``U = inf`` and is a divergence too.
+
+A coordinate whose inverse mass is 0 gets no momentum and stays where it
+is: the transition is HMC on the other coordinates, the conditional of the
+target given the frozen ones (the reversible-jump kernel of
+:mod:`~skgibbs.samplers.rjhmc` freezes the inactive parameters so).
 """
 
 from typing import NamedTuple
@@ -177,7 +182,9 @@ def step(generators, state, target, params):
     """
     theta = state.theta
     m = params.inverse_mass.expand_as(theta)
-    momentum = normal(generators, theta.shape[1], theta) / torch.sqrt(m)
+    noise = normal(generators, theta.shape[1], theta)
+    frozen = m == 0  # a coordinate with inverse mass 0 has no momentum and does not move
+    momentum = torch.where(frozen, 0.0, noise / torch.sqrt(torch.where(frozen, 1.0, m)))
     h0 = state.potential + _kinetic(momentum, m)
     end, p_end, divergent, steps = leapfrog(state, momentum, params, evaluator(target))
     error = end.potential + _kinetic(p_end, m) - h0

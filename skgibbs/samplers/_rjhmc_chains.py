@@ -1,0 +1,143 @@
+"""The reversible-jump HMC sampler: HMC's warm-up on the moves inside each model, jumps between them.
+
+The warm-up is :class:`~skgibbs.samplers.HMC`'s (step size by dual
+averaging toward ``target_accept``, started by the doubling/halving search),
+run on the HMC moves of :mod:`~skgibbs.samplers.rjhmc` with the prior's
+variance on the active coordinates as the metric; the jumps go on during
+warm-up, so that the step size meets the models the chains visit.
+Everything is frozen afterwards.
+"""
+
+import numpy as np
+import torch
+
+from ..priors import MixingPrior
+from . import hmc, rjhmc
+from ._hmc_chains import HMC, HMCChains
+from .base import Sampler, check_setting, register
+
+__all__ = ["RJHMC", "RJHMCChains"]
+
+
+@register
+class RJHMC(HMC):
+    """Reversible jump with HMC moves inside each sparse model (:mod:`~skgibbs.samplers.rjhmc`).
+
+    Every transition runs one HMC trajectory on the active parameters (the
+    inactive ones stay exact zeros) and then ``n_jumps`` birth or death
+    proposals, each adding or removing one parameter with the others fixed
+    (a newborn is drawn from a Gaussian fitted to its conditional). Exact
+    for the mixing prior's posterior, like :class:`RJMCMC`. Needs a
+    :class:`~skgibbs.priors.MixingPrior`; ``rho`` does not apply.
+
+    Parameters
+    ----------
+    step_size : float > 0, default=1e-4
+        Initial leapfrog step (searched, then adapted per chain on the HMC
+        moves during burn-in).
+    target_accept : float in (0, 1), default=0.8
+        Acceptance of the HMC moves aimed at.
+    trajectory_length : float > 0 or "auto", default="auto"
+        ``T`` in the coordinates of the metric (the prior's standard
+        deviations); ``"auto"`` is ``pi / 2``, as for :class:`HMC`.
+    max_leapfrog : int, default=64
+        Most leapfrog steps of one HMC move.
+    n_jumps : int >= 0, default=8
+        Birth or death proposals after each HMC move (one gradient and two
+        loss evaluations each); 0 keeps every active set fixed.
+
+    Examples
+    --------
+    >>> from skgibbs import SparseGibbsMLPRegressor
+    >>> from skgibbs.samplers import RJHMC
+    >>> reg = SparseGibbsMLPRegressor(sampler=RJHMC(n_jumps=16))
+    >>> reg.get_params()["sampler__n_jumps"]
+    16
+    """
+
+    name = "rjhmc"
+    prior_kind = "sparse"
+    hierarchical = False
+    metric = "prior"
+    default_burn_in, default_thin = 250, 1
+
+    def __init__(self, step_size=1e-4, target_accept=0.8, trajectory_length="auto", max_leapfrog=64, n_jumps=8):
+        self.step_size = step_size
+        self.target_accept = target_accept
+        self.trajectory_length = trajectory_length
+        self.max_leapfrog = max_leapfrog
+        self.n_jumps = n_jumps
+
+    def check(self, prior, rho):
+        if not isinstance(prior, MixingPrior):
+            raise ValueError(
+                "sampler='rjhmc' samples the mixing prior of sparse networks and needs a MixingPrior; "
+                f"got {type(prior).__name__}."
+            )
+        if not (isinstance(self.n_jumps, (int, np.integer)) and not isinstance(self.n_jumps, bool)) or self.n_jumps < 0:
+            raise ValueError(f"n_jumps must be a non-negative integer, got {self.n_jumps!r}.")
+        check_setting("trajectory_length", self.trajectory_length, "positive", auto=True)
+        super().check(prior, rho)
+        return 1.0
+
+    def chains(self, target, theta0, generators, run, vectorize=True):
+        return RJHMCChains(self, target, theta0, generators, run)
+
+
+class RJHMCChains(HMCChains):
+    """K chains of :mod:`~skgibbs.samplers.rjhmc` advanced together, with HMC's cross-chain warm-up.
+
+    Records per transition: ``accepted`` (the HMC move), ``n_active``, and
+    HMC's ``diverging`` and ``n_steps``; the summary adds
+    ``move_acceptance`` ``(K, 3)``: the acceptance rates of the deaths, the
+    HMC moves and the births after warm-up.
+    """
+
+    def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
+        self.base = target
+        target.prior.check()
+        super().__init__(sampler, target, theta0, generators, run, vectorize=True)
+        self.n_jumps = int(sampler.n_jumps)
+        self.proposed = np.zeros((self.K, 3), dtype=np.int64)
+        self.accepted = np.zeros((self.K, 3), dtype=np.int64)
+        self.last = None
+
+    def _reference_variance(self, prior, n_params):
+        return rjhmc.reference_variance(prior, n_params, torch.empty(0, dtype=self.dtype, device=self.device))
+
+    def _init_state(self, theta0):
+        return rjhmc.init(self.gens, self.base, theta0)
+
+    def _params(self, h, T, u, m):
+        params = super()._params(h, T, u, m)
+        return params._replace(inverse_mass=params.inverse_mass * self.state.active)
+
+    def _step(self, params):
+        self.state, info = rjhmc.step(self.gens, self.state, self.base, rjhmc.RJHMCParams(params, self.n_jumps))
+        self.last = info
+        return self.state, info.hmc, self.n_jumps
+
+    def _trial_target(self):
+        s = self.state
+        return hmc.HMCState(s.theta, s.potential, s.grad), rjhmc.ActiveSetTarget(self.base, s.active)
+
+    def take(self, rows):
+        part = super().take(rows)
+        part.proposed, part.accepted = self.proposed[rows].copy(), self.accepted[rows].copy()
+        return part
+
+    def sample_step(self, params):
+        out = super().sample_step(params)
+        info = self.last
+        prop, acc = info.jump_proposed.cpu().numpy(), info.jump_accepted.cpu().numpy()
+        self.proposed[:, [0, 2]] += prop
+        self.accepted[:, [0, 2]] += acc
+        self.proposed[:, 1] += 1
+        self.accepted[:, 1] += info.hmc.is_accepted.cpu().numpy()
+        out["n_active"] = info.n_active
+        return out
+
+    def summary(self):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = self.accepted / self.proposed
+        return {**super().summary(), "move_acceptance": rates}
