@@ -75,15 +75,19 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     Gaussian truncated to ``[-B, B]`` (both given). Inactive parameters are
     exact zeros in ``samples_``.
 
-    Every transition (:mod:`skgibbs.samplers.rjmcmc`) proposes with
-    probabilities ``1/4, 1/2, 1/4`` to remove one active parameter (chosen
-    with weight ``exp(-|theta_i|)``), to move the active ones by a Langevin
-    step, or to add one (chosen with weight the squared rank of its
-    ``|d R_n / d theta_i|`` among the inactive ones); every active
-    coordinate of the new set is moved by the Langevin proposal, and the
-    Metropolis-Hastings ratio accounts for the change of dimension. One
-    full-data gradient per step. The Langevin step size is adapted on the
-    within-model moves during burn-in toward ``target_accept``, then frozen.
+    Every transition of the default kernel (:mod:`skgibbs.samplers.rjhmc`)
+    runs one HMC trajectory on the active parameters, the inactive ones
+    held at zero, then ``n_jumps`` (8) proposals to remove one active
+    parameter (chosen with weight ``exp(-|theta_i|)``) or add one (chosen
+    with weight the squared rank of its ``|d R_n / d theta_i|`` among the
+    inactive ones, its value drawn from a Gaussian fitted to its conditional
+    given the others), the other parameters unchanged; the
+    Metropolis-Hastings ratio accounts for the change of dimension. The HMC
+    step size is adapted during burn-in as for :class:`GibbsMLPRegressor`,
+    then frozen. The kernel of paper 001 §6 (``sampler="rjmcmc"``) moves
+    every active coordinate by one Langevin proposal with each jump: one
+    gradient per step, but its chains barely move (the ``sparse``
+    benchmark).
 
     Parameters
     ----------
@@ -98,13 +102,17 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         Fraction of the parameters active at the start of each chain (paper
         001 §4 starts with about half); the others are zero through the
         pre-training too.
-    sampler : RJMCMC or "rjmcmc", default="rjmcmc"
-        The reversible-jump kernel (:class:`~skgibbs.samplers.RJMCMC`), the
-        only one that moves between active sets; an object carries its
-        settings (``RJMCMC(step_size=..., proposal_std=..., target_accept=...)``:
-        the Langevin step ``h`` of the within-model moves, adapted during
-        burn-in toward ``target_accept``, 0.574, when ``proposal_std="auto"``;
-        a float ``proposal_std`` fixes ``h`` and ``s``, the paper's ``sigma =
+    sampler : {"rjhmc", "rjmcmc"}, RJHMC or RJMCMC, default="rjhmc"
+        The reversible-jump kernel, the only kind that moves between active
+        sets. ``"rjhmc"`` (:class:`~skgibbs.samplers.RJHMC`): HMC moves
+        inside each model and birth/death jumps; an object carries its
+        settings (``RJHMC(n_jumps=..., target_accept=..., max_leapfrog=...)``).
+        ``"rjmcmc"`` (:class:`~skgibbs.samplers.RJMCMC`): paper 001 §6's
+        kernel, a jump and a Langevin move of every active coordinate per
+        step (``RJMCMC(step_size=..., proposal_std=..., target_accept=...)``:
+        the Langevin step ``h``, adapted during burn-in toward
+        ``target_accept``, 0.574, when ``proposal_std="auto"``; a float
+        ``proposal_std`` fixes ``h`` and ``s``, the paper's ``sigma =
         gamma``). The dense kernels are refused: a mean-field Gaussian ``q``
         (``"vi"``) cannot put mass on the exact zeros of the mixing prior
         (use ``GibbsMLPRegressor(sampler="vi")`` for a dense network).
@@ -117,10 +125,12 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         Draws kept per chain (not the rows of ``X``, nor the ``n_samples``
         of :meth:`sample_y`; see :class:`GibbsMLPRegressor`).
     burn_in : int or "auto", default="auto"
-        Transitions discarded per chain; ``"auto"`` is 2000 (the active set
-        changes by at most one parameter a step).
+        Transitions discarded per chain; ``"auto"`` is 250 for ``"rjhmc"``
+        (as for HMC) and 2000 for ``"rjmcmc"`` (its active set changes by at
+        most one parameter a step).
     thin : int or "auto", default="auto"
-        Keep every ``thin``-th state; ``"auto"`` is 10.
+        Keep every ``thin``-th state; ``"auto"`` is 1 for ``"rjhmc"`` and 10
+        for ``"rjmcmc"``.
     n_chains : int, default=4
 
     chain_weights : {"equal", "stacking"}, default="equal"
@@ -162,14 +172,19 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         the relevance of the input columns, 0 for an input the network
         ignores.
     move_acceptance_ : ndarray of shape (n_chains, 3)
-        Acceptance rates after burn-in of the death, within-model and birth
-        moves.
+        Acceptance rates after burn-in of the deaths, the within-model moves
+        (HMC, or Langevin for ``"rjmcmc"``) and the births.
     sampler_ : str
-        ``"rjmcmc"``.
-    kernel_ : RJMCMC
+        ``"rjhmc"`` or ``"rjmcmc"``.
+    kernel_ : RJHMC or RJMCMC
         The sampler object used.
-    step_size_, proposal_std_ : ndarray of shape (n_chains,)
-        The frozen Langevin step and proposal standard deviation.
+    step_size_ : ndarray of shape (n_chains,)
+        The frozen HMC (or Langevin) step.
+    trajectory_length_, n_divergent_ : float, ndarray of shape (n_chains,)
+        With ``"rjhmc"``: the HMC trajectory length and the divergent
+        trajectories after burn-in, as for :class:`GibbsMLPRegressor`.
+    proposal_std_ : ndarray of shape (n_chains,)
+        With ``"rjmcmc"``: the Langevin proposal's standard deviation.
     generalization_loss_ : float
         The criterion to rank models by: Watanabe's WAIC per example, as
         for :class:`GibbsMLPRegressor`.
@@ -229,7 +244,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         *,
         sparsity=2.0,
         init_density=0.5,
-        sampler="rjmcmc",
+        sampler="rjhmc",
         temperature="auto",
         n_samples=175,
         burn_in="auto",

@@ -9,7 +9,7 @@ from sklearn.base import clone
 
 from skgibbs import SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.credible import CredibleSets
-from skgibbs.samplers import HMC, RJMCMC, MeanFieldVI
+from skgibbs.samplers import HMC, RJHMC, RJMCMC, MeanFieldVI
 from skgibbs.model import MLPSpec
 from skgibbs.sparse import input_relevance
 
@@ -39,12 +39,13 @@ def fitted():
 def test_fitted_state_shapes_and_exact_zeros(fitted):
     est, X, y = fitted
     Q = est.spec_.n_params
-    assert est.samples_.shape == (2, 20, Q) and est.sampler_ == "rjmcmc"
-    assert isinstance(est.kernel_, RJMCMC) and est.kernel_.get_params() == RJMCMC().get_params()
-    for name in ("acceptance_rate_", "step_size_", "proposal_std_"):
+    assert est.samples_.shape == (2, 20, Q) and est.sampler_ == "rjhmc"
+    assert isinstance(est.kernel_, RJHMC) and est.kernel_.get_params() == RJHMC().get_params()
+    for name in ("acceptance_rate_", "step_size_", "n_divergent_"):
         assert getattr(est, name).shape == (2,), name
-    # the reversible-jump kernel reports its own results, not those of the dense kernels
-    for name in ("correction_", "lambda_prime_", "n_restarts_", "trajectory_length_", "n_divergent_"):
+    assert est.trajectory_length_ > 0
+    # the reversible-jump kernel reports its own results, not those of the other kernels
+    for name in ("correction_", "lambda_prime_", "n_restarts_", "proposal_std_"):
         assert not hasattr(est, name), name
     assert est.active_fraction_.shape == (2, 20)
     assert np.allclose(est.active_fraction_, (est.samples_ != 0).mean(-1))
@@ -85,8 +86,12 @@ def test_starting_density_and_reproducibility():
         ({"prior_std": None}, "proper density"),
         ({"sampler": "vi"}, r"sampler.*'rjmcmc'"),
         ({"sampler": "hmc"}, r"sampler.*'rjmcmc'"),
-        ({"sampler": HMC()}, "MixingPrior of sparse networks needs sampler='rjmcmc'"),
-        ({"sampler": MeanFieldVI()}, "MixingPrior of sparse networks needs sampler='rjmcmc'"),
+        ({"sampler": HMC()}, "MixingPrior of sparse networks needs sampler='rjhmc' or 'rjmcmc'"),
+        ({"sampler": MeanFieldVI()}, "MixingPrior of sparse networks needs sampler='rjhmc' or 'rjmcmc'"),
+        ({"sampler": RJHMC(n_jumps=-1)}, "n_jumps"),
+        ({"sampler": RJHMC(n_jumps=2.5)}, "n_jumps"),
+        ({"sampler": RJHMC(target_accept=1.5)}, "target_accept"),
+        ({"sampler": RJHMC(max_leapfrog=0)}, "max_leapfrog"),
         ({"sampler": RJMCMC(target_accept=1.5)}, "target_accept"),
         ({"sampler": RJMCMC(target_accept=0.0)}, "target_accept"),
         ({"sampler": RJMCMC(target_accept="x")}, "target_accept"),
@@ -103,7 +108,7 @@ def test_bad_parameters_get_clear_errors_and_keep_the_fit(fitted, params, match)
         est.set_params(**params).fit(X, y)
     est.set_params(**{k: SparseGibbsMLPRegressor().get_params()[k] for k in params})
     assert np.array_equal(est.samples_, before)
-    assert est.kernel_ is kernel and est.sampler_ == "rjmcmc"
+    assert est.kernel_ is kernel and est.sampler_ == "rjhmc"
 
 
 @pytest.mark.parametrize("name", ["rho", "step_size", "proposal_std", "target_accept"])
@@ -118,13 +123,14 @@ def test_kernel_settings_are_not_parameters_of_the_sparse_regressor(name):
         assert getattr(est.sampler, name) == 0.5
 
 
-def test_the_name_and_the_default_object_give_identical_draws():
+@pytest.mark.parametrize("name, cls", [("rjmcmc", RJMCMC), ("rjhmc", RJHMC)])
+def test_the_name_and_the_default_object_give_identical_draws(name, cls):
     X, y = _data()
-    by_name = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler="rjmcmc", random_state=0), X, y)
-    by_object = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler=RJMCMC(), random_state=0), X, y)
+    by_name = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler=name, random_state=0), X, y)
+    by_object = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler=cls(), random_state=0), X, y)
     np.testing.assert_array_equal(by_name.samples_, by_object.samples_)
     np.testing.assert_array_equal(by_name.move_acceptance_, by_object.move_acceptance_)
-    assert type(by_name.kernel_) is type(by_object.kernel_) is RJMCMC
+    assert type(by_name.kernel_) is type(by_object.kernel_) is cls
 
 
 def test_rjmcmc_settings_reach_the_kernel():
@@ -140,6 +146,20 @@ def test_rjmcmc_settings_reach_the_kernel():
         for a in (0.3, 0.9)
     )
     assert np.all(high.step_size_ < low.step_size_)
+
+
+def test_rjhmc_settings_reach_the_kernel():
+    X, y = _data()
+    fixed = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler=RJHMC(n_jumps=0), random_state=0), X, y)
+    active = fixed.samples_ != 0
+    assert np.array_equal(active, np.broadcast_to(active[:, :1], active.shape))  # no jump: the sets stay
+    assert np.isnan(fixed.move_acceptance_[:, [0, 2]]).all() and np.all(fixed.move_acceptance_[:, 1] > 0)
+    low, high = (
+        _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler=RJHMC(target_accept=a), random_state=0), X, y)
+        for a in (0.6, 0.95)
+    )
+    assert np.all(high.step_size_ < low.step_size_)
+    assert np.all(np.isfinite(low.move_acceptance_))
 
 
 def test_uniform_box_prior_of_the_paper_keeps_weights_in_the_box():

@@ -90,7 +90,7 @@ def speed(quick):
     return [_speed_case(p, hidden, n, K, steps, blocks) for p, hidden, n, K in cases]
 
 
-def structure(dims, seeds, burn_in, quick):
+def structure(dims, seeds, burn_in, quick, kernel="rjhmc"):
     torch.set_num_threads(1)
     rows = []
     for p in dims:
@@ -104,8 +104,11 @@ def structure(dims, seeds, burn_in, quick):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SamplerWarning)
                 t = time.perf_counter()
-                n_samples = 10 if quick else 100
-                sparse = SparseGibbsMLPRegressor(**common, burn_in=burn_in, n_samples=n_samples).fit(Xtr, ytr)
+                n_samples = 10 if quick else (200 if kernel == "rjhmc" else 100)
+                thin = 1 if kernel == "rjhmc" else 10
+                sparse = SparseGibbsMLPRegressor(
+                    **common, sampler=kernel, burn_in=burn_in, n_samples=n_samples, thin=thin
+                ).fit(Xtr, ytr)
                 t_sparse = time.perf_counter() - t
                 t = time.perf_counter()
                 full = GibbsMLPRegressor(**common, **(QUICK_FIT if quick else {})).fit(Xtr, ytr)
@@ -118,8 +121,13 @@ def structure(dims, seeds, burn_in, quick):
             corr_ranks = sorted(int(np.flatnonzero(corr_order == j)[0]) + 1 for j in relevant)
             rows.append(
                 {
+                    "kernel": kernel,
                     "p": p,
                     "seed": seed,
+                    "burn_in": burn_in,
+                    "n_samples": n_samples,
+                    "thin": thin,
+                    "ess_sparse": float(sparse.ess_),
                     "relevant": relevant.tolist(),
                     "relevant_ranks": ranks,
                     "relevant_first": ranks == list(range(1, len(relevant) + 1)),
@@ -189,7 +197,10 @@ def baselines(quick):
 
 def add_arguments(parser):
     parser.add_argument("--part", choices=["speed", "structure", "baselines", "both"], default="both")
-    parser.add_argument("--burn-in", type=int, default=20_000)
+    parser.add_argument("--kernel", choices=["rjhmc", "rjmcmc"], default="rjhmc")
+    parser.add_argument(
+        "--burn-in", type=int, default=None, help="structure: 1000 transitions for rjhmc, 20000 for rjmcmc"
+    )
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--dims", type=int, nargs="+", default=[10, 100])
 
@@ -207,9 +218,18 @@ def run(args):
         result["speed_load_average"] = load_average()
     if args.part in ("structure", "both"):
         seeds = list(range(1 if args.quick else args.seeds))
-        result["structure_burn_in"] = 50 if args.quick else args.burn_in
+        burn_in = args.burn_in or (1000 if args.kernel == "rjhmc" else 20_000)
         dims = args.dims[:1] if args.quick else args.dims
-        result["structure"] = structure(dims, seeds, result["structure_burn_in"], args.quick)
+        rows = structure(dims, seeds, 50 if args.quick else burn_in, args.quick, args.kernel)
+        # the other kernel's stored rows stay beside the new ones (rows before kernels were named: rjmcmc)
+        kept = [r for r in result.get("structure", []) if r.get("kernel", "rjmcmc") != args.kernel]
+        for r in kept:
+            r.setdefault("kernel", "rjmcmc")
+            r.setdefault("burn_in", result.get("structure_burn_in", 20_000))
+            r.setdefault("n_samples", 100)
+            r.setdefault("thin", 10)
+        result["structure"] = kept + rows
+        result.pop("structure_burn_in", None)
     if args.part in ("baselines", "both"):
         result["baselines"] = baselines(args.quick)
     return {NAME: result}
@@ -240,28 +260,37 @@ def report(results):
             f"load average {result.get('speed_load_average', float('nan')):.1f} at the end."
         )
     if "structure" in result:
-        burn_in = result.get("structure_burn_in", result["args"].get("burn_in", 20_000))
         rows = []
-        for p in sorted({r["p"] for r in result["structure"]}):
-            rs = [r for r in result["structure"] if r["p"] == p]
-            rows.append(
-                [
-                    p,
-                    f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
-                    "; ".join(",".join(map(str, r["relevant_ranks"])) for r in rs),
-                    f"{np.mean([r['hits_top'] for r in rs]):.1f} / "
-                    f"{np.mean([r['correlation_hits_top'] for r in rs]):.1f}",
-                    f"{np.mean([r['rmse_sparse'] for r in rs]):.3f}",
-                    f"{np.mean([r['rmse_full'] for r in rs]):.3f}",
-                    f"{np.mean([r['excess_sparse'] for r in rs]):.3f}",
-                    f"{np.mean([r['excess_full'] for r in rs]):.3f}",
-                    f"{np.mean([r['active_fraction'] for r in rs]):.0%}",
-                    f"{np.median([r['rhat_sparse'] for r in rs]):.2f} / "
-                    f"{np.median([r['rhat_full'] for r in rs]):.2f}",
-                    f"{np.mean([r['time_sparse_s'] for r in rs]):.0f}",
-                ]
-            )
+        for kernel in ("rjhmc", "rjmcmc"):
+            for p in sorted({r["p"] for r in result["structure"]}):
+                rs = [r for r in result["structure"] if r["p"] == p and r.get("kernel", "rjmcmc") == kernel]
+                if not rs:
+                    continue
+                ess = [r.get("ess_sparse", float("nan")) for r in rs]
+                rows.append(
+                    [
+                        kernel,
+                        p,
+                        f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
+                        "; ".join(",".join(map(str, r["relevant_ranks"])) for r in rs),
+                        f"{np.mean([r['hits_top'] for r in rs]):.1f} / "
+                        f"{np.mean([r['correlation_hits_top'] for r in rs]):.1f}",
+                        f"{np.mean([r['rmse_sparse'] for r in rs]):.3f}",
+                        f"{np.mean([r['rmse_full'] for r in rs]):.3f}",
+                        f"{np.mean([r['excess_sparse'] for r in rs]):.3f}",
+                        f"{np.mean([r['excess_full'] for r in rs]):.3f}",
+                        f"{np.mean([r['active_fraction'] for r in rs]):.0%}",
+                        f"{np.median([r['rhat_sparse'] for r in rs]):.2f} / "
+                        f"{np.median([r['rhat_full'] for r in rs]):.2f}",
+                        "-" if np.isnan(ess).all() else f"{np.median(ess):.0f}",
+                        "-" if np.isnan(ess).all() else
+                        f"{np.median([e / r['time_sparse_s'] for e, r in zip(ess, rs)]):.2f}",
+                        f"{np.mean([r['time_sparse_s'] for r in rs]):.0f}",
+                        f"{rs[0].get('burn_in', 20_000)} + {rs[0].get('n_samples', 100)} x {rs[0].get('thin', 10)}",
+                    ]
+                )
         header = [
+            "kernel",
             "p",
             "relevant first",
             "ranks of the relevant inputs (per seed)",
@@ -272,19 +301,23 @@ def report(results):
             "excess full",
             "active",
             "R-hat sparse / full (median)",
+            "ESS sparse (median)",
+            "ESS / s",
             "sparse fit s",
+            "burn-in + draws x thin",
         ]
         tables.append(("Sparsity and the relevant inputs", header, rows))
         notes.append(
-            f"Structure: burn-in {burn_in} reversible-jump transitions, 100 draws kept every 10th, four "
-            "chains (SparseGibbsMLPRegressor); GibbsMLPRegressor at its defaults (HMC). Held-out RMSE on the "
+            "Structure: SparseGibbsMLPRegressor with four chains, by the kernel of each row (rjhmc: HMC moves "
+            "inside each model and eight jumps a transition; rjmcmc: paper 001's, one jump and one Langevin "
+            "move a step); GibbsMLPRegressor at its defaults (HMC). Held-out RMSE on the "
             "250 test points (noise standard deviation 0.1); excess risk: mean squared distance to f there. "
             "'relevant first': all k relevant inputs hold the k largest values of the input relevance "
             "(feature_inclusion\\_); 'in top k': how many of them do, on average, for the sparse posterior "
-            "and "
-            "for a screen by the absolute correlation of each input with y. R-hat of the function values at "
-            "the training inputs: neither fit has mixed (the sparse chains settle in different active sets), "
-            "so the errors and relevances are those of four unmixed chains pooled."
+            "and for a screen by the absolute correlation of each input with y. R-hat and ESS of the function "
+            "values at the training inputs (the worst of them): no fit has mixed (the chains settle in "
+            "different modes of the function), so the errors and relevances are those of four unmixed chains "
+            "pooled."
         )
     if "baselines" in result:
         b = result["baselines"]

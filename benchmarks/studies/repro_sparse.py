@@ -10,8 +10,12 @@ gamma = 0.01, the proposal N(theta - gamma grad R_n, gamma^2) of Algorithm 1
 (``MALA(step_size=gamma / lambda, proposal_std=gamma)`` in skgibbs'
 terms), burn-in b, m = 100 draws with gap c = 100, from a Glorot start on
 the raw (unstandardized) data, as the paper. The sparse chain runs the
-reversible-jump kernel (``RJMCMC`` with the same step and proposal,
-:mod:`skgibbs.samplers.rjmcmc`) with the mixing prior
+estimator's reversible-jump kernel (``--kernel rjhmc``, the default:
+:mod:`skgibbs.samplers.rjhmc`, HMC moves inside each model adapted during
+its burn-in and 8 birth/death jumps per transition, ``--rj-burn-in``
+transitions, then the m draws every ``--rj-gap``-th transition), or
+paper 001's (``--kernel rjmcmc``: ``RJMCMC`` with the MALA chain's fixed step
+and proposal and its b and c) with the mixing prior
 (s = 2, uniform on [-B, B]: the paper omits the box in its implementation,
 but the dimension-changing moves need a proper density, and ``1 / (2B)``
 per active parameter acts as extra sparsity, so B = 1, the smallest the
@@ -37,7 +41,7 @@ from skgibbs.datasets import make_sparse_sine, sparse_sine_function
 from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
 from skgibbs.priors import MixingPrior, Prior
-from skgibbs.samplers import MALA, RJMCMC, Target, run_chains
+from skgibbs.samplers import MALA, RJHMC, RJMCMC, Target, run_chains
 
 from .. import Benchmark, Output
 from ..common.environment import load_average
@@ -58,7 +62,7 @@ PAPER_NONZERO = {1: 0.47, 10: 0.46, 100: 0.42}
 N_TRAIN, GAMMA, M_EVAL = 750, 0.01, 10_000
 
 
-def one_run(p, rep, burn_in, n_draws, gap, bounds):
+def one_run(p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=1000, rj_gap=5):
     torch.set_num_threads(1)
     X, y, A = make_sparse_sine(1000, p, noise=0.1, random_state=1000 * p + rep)
     Xtr, ytr = (
@@ -97,7 +101,11 @@ def one_run(p, rep, burn_in, n_draws, gap, bounds):
         t = time.perf_counter()
         prior = MixingPrior(Prior(bound=bound), 2.0)
         start = (theta0 * mask).clamp(-bound, bound)
-        sparse = run_chains(Target(pot, prior, lam), start, [rep + 1], RJMCMC(**proposal), **lengths)
+        if kernel == "rjhmc":
+            rj, rj_lengths = RJHMC(), {"n_samples": n_draws, "burn_in": rj_burn_in, "thin": rj_gap}
+        else:
+            rj, rj_lengths = RJMCMC(**proposal), lengths
+        sparse = run_chains(Target(pot, prior, lam), start, [rep + 1], rj, **rj_lengths)
         out[f"time_sparse_s_B{bound:g}"] = time.perf_counter() - t
         S = sparse.samples[0]
         Fs = spec.forward(torch.as_tensor(S), Xe).double().numpy()
@@ -105,6 +113,7 @@ def one_run(p, rep, burn_in, n_draws, gap, bounds):
         out[f"nonzero_B{bound:g}"] = float((S != 0).mean())
         out[f"sparse_acceptance_B{bound:g}"] = float(sparse.acceptance_rate[0])
         out[f"move_acceptance_B{bound:g}"] = sparse.move_acceptance[0].tolist()
+        out[f"grad_sparse_B{bound:g}"] = int(sparse.n_grad[0])
     # gradient descent on R_n, same start and step
     theta = theta0.clone().requires_grad_(True)
     for _ in range(burn_in):
@@ -129,19 +138,27 @@ def add_arguments(parser):
     parser.add_argument("--gap", type=int, default=100)
     parser.add_argument("--dims", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--bounds", type=float, nargs="+", default=[1.0, 2.0])
+    parser.add_argument("--kernel", choices=["rjhmc", "rjmcmc"], default="rjhmc")
+    parser.add_argument("--rj-burn-in", type=int, default=1000)
+    parser.add_argument("--rj-gap", type=int, default=5)
 
 
 def run(args):
     """Every repetition at every input dimension (quick: p = 1, one repetition, chains of a few hundred steps)."""
     if args.quick:
         args.reps, args.burn_in, args.draws, args.gap, args.dims = 1, 100, 10, 5, [1]
+        args.rj_burn_in, args.rj_gap = 20, 1
     args.n_jobs = args.n_jobs or (1 if args.quick else 2)
     t0 = time.perf_counter()
     jobs = [(p, rep) for p in args.dims for rep in range(args.reps)]
     runs = Parallel(n_jobs=args.n_jobs)(
-        delayed(one_run)(p, r, args.burn_in, args.draws, args.gap, args.bounds) for p, r in jobs
+        delayed(one_run)(
+            p, r, args.burn_in, args.draws, args.gap, args.bounds, args.kernel, args.rj_burn_in, args.rj_gap
+        )
+        for p, r in jobs
     )
-    settings = {k: getattr(args, k) for k in ("reps", "burn_in", "draws", "gap", "dims", "n_jobs", "bounds", "quick")}
+    keys = ("reps", "burn_in", "draws", "gap", "dims", "n_jobs", "bounds", "quick", "kernel", "rj_burn_in", "rj_gap")
+    settings = {k: getattr(args, k) for k in keys}
     result = {"quick": args.quick, "runs": runs, "args": settings, "load_average": load_average()}
     return {NAME: {**result, "runtime_s": time.perf_counter() - t0}}
 
@@ -196,9 +213,18 @@ def report(results):
         for p in args.dims
     ]
     total = f"; total {result['runtime_s']:.0f} s" if "runtime_s" in result else ""  # not stored before
+    kernel = getattr(args, "kernel", "rjmcmc")
+    if kernel == "rjhmc":
+        sparse_run = (
+            f"the mixing prior by RJHMC (the estimator's kernel): {args.rj_burn_in} warm-up transitions, then "
+            f"the m draws every {args.rj_gap}th transition"
+        )
+    else:
+        sparse_run = "the mixing prior by paper 001's RJMCMC with the MALA chain's step, b and c"
     notes = [
         f"{args.reps} repetitions per p (the paper: 50), burn-in b = {args.burn_in}, m = {args.draws} draws, "
-        f"gap c = {args.gap}; one chain per prior and repetition, float32, one thread per job, "
+        f"gap c = {args.gap} for the full prior's MALA chain; {sparse_run}. "
+        f"One chain per prior and repetition, float32, one thread per job, "
         f"{args.n_jobs} jobs; load average {load:.1f}{total}.",
         "Excess risk: mean squared distance to f on 10000 fresh uniform inputs (the paper: its 250 test "
         "points). Coverage and radius: alpha = 0.05; the radii are norms (square roots of the paper's "

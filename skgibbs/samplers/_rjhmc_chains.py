@@ -119,7 +119,7 @@ class RJHMCChains(HMCChains):
 
     def _trial_target(self):
         s = self.state
-        return hmc.HMCState(s.theta, s.potential, s.grad), rjhmc.ActiveSetTarget(self.base, s.active)
+        return hmc.HMCState(s.theta, s.potential, s.grad), rjhmc.ActiveSetTarget(self.base, s.active, self.dtype)
 
     def take(self, rows):
         part = super().take(rows)

@@ -245,7 +245,7 @@ class Sampler(BaseEstimator):
         if self.prior_kind == "dense" and isinstance(prior, MixingPrior):
             raise ValueError(
                 f"sampler={self.name!r} samples a dense network and takes a Prior; the MixingPrior of "
-                "sparse networks needs sampler='rjmcmc'."
+                "sparse networks needs sampler='rjhmc' or 'rjmcmc'."
             )
         if isinstance(prior, HierarchicalPrior) and not self.hierarchical:
             supported = sorted(name for name, cls in _REGISTRY.items() if cls.hierarchical)

@@ -88,21 +88,20 @@ point, ``b = tau``). ``exp(U(theta) - U(tau))`` carries the prior's
 non-finite potential (outside the prior's box) is rejected.
 
 A jump costs one gradient (at ``tau``, cached for the next move: the birth
-weights and the slopes need it) and two loss evaluations (the second
-difference); the selection weights are computed on the host, one sort of
-the inactive gradients per chain.
+weights and the slopes need it) and one loss evaluation of ``2K`` points
+(the second differences); the rest, batched over the chains, is a sort of
+each chain's gradient (the ranks) and a few operations on ``(K, Q)`` arrays.
 """
 
 import math
 from typing import NamedTuple
 
-import numpy as np
 import torch
 
 from ..priors import MixingPrior
 from . import hmc
 from ._random import normal, select, uniforms
-from .rjmcmc import _host_log_birth, _host_log_death, _host_pick_birth, _host_pick_death
+from .rjmcmc import birth_weights
 
 __all__ = [
     "RJHMCState",
@@ -132,6 +131,7 @@ class RJHMCState(NamedTuple):
     potential: torch.Tensor  # (K,) U = c sum_l l_l - log Pi, the size terms of Pi included
     grad: torch.Tensor  # (K, Q) grad U; off the active set c d_i sum_l l_l
     active: torch.Tensor  # (K, Q) bool
+    data: torch.Tensor  # (K,) c sum_l l_l(theta), the data term of U
 
 
 class RJHMCInfo(NamedTuple):
@@ -179,15 +179,22 @@ class ActiveSetTarget:
 
     ``value_and_grad(theta, rows)`` evaluates the chains of the bool mask
     ``rows`` (None for all), as :func:`~skgibbs.samplers.hmc.leapfrog` asks.
+    The part of ``log Pi`` that depends on ``|I|`` only is computed once.
     """
 
     per_chain = True
 
-    def __init__(self, target, active):
+    def __init__(self, target, active, dtype=torch.float64):
         self.target, self.active = target, active
+        size = target.prior.size_part(active.sum(1).tolist(), active.shape[1])
+        self.size_part = torch.tensor(size, dtype=dtype, device=active.device)
 
     def value_and_grad(self, theta, rows=None):
-        return evaluate(self.target, theta, self.active if rows is None else self.active[rows])
+        active = self.active if rows is None else self.active[rows]
+        size = self.size_part if rows is None else self.size_part[rows]
+        loss, loss_grad = self.target.loss_sum_and_grad(theta)
+        log_prior = self.target.prior.coordinate_part(theta, active) + size
+        return self.target.scale * loss - log_prior, self.target.grad(loss_grad, theta)
 
 
 def init(generators, target, theta, params=None):
@@ -198,16 +205,18 @@ def init(generators, target, theta, params=None):
     active = theta != 0
     if not bool(active.any(1).all()):
         raise ValueError("Every chain needs at least one non-zero parameter (|I| >= 1) to start.")
-    u, grad = evaluate(target, theta, active)
-    return RJHMCState(theta, u, grad, active)
+    loss, loss_grad = target.loss_sum_and_grad(theta)
+    data = target.scale * loss
+    return RJHMCState(theta, data - target.prior.log_density(theta, active), target.grad(loss_grad, theta), active, data)
 
 
 def hmc_move(generators, state, target, params):
     """One HMC transition of ``theta_I`` with every chain's active set fixed; ``(state, HMCInfo)``."""
     m = params.inverse_mass * state.active  # 0 off the active set: frozen
-    cond = ActiveSetTarget(target, state.active)
+    cond = ActiveSetTarget(target, state.active, state.theta.dtype)
     out, info = hmc.step(generators, hmc.HMCState(*state[:3]), cond, params._replace(inverse_mass=m))
-    return RJHMCState(*out, state.active), info
+    data = out.potential + target.prior.log_density(out.theta, state.active)
+    return RJHMCState(*out, state.active, torch.where(info.is_accepted, data, state.data)), info
 
 
 def newborn_proposal(scale, slope, loss_base, loss_plus, loss_minus, delta, variance):
@@ -247,66 +256,83 @@ def _log_normal(x, mean, var):
 
 
 def _jump_probs(size, n_params, moves):
-    """``(P(death), P(birth))`` given ``|I| = size``, the impossible move dropped; ``(0, 0)`` when none is possible."""
-    d = float(moves[0]) if size > 1 else 0.0
-    b = float(moves[1]) if size < n_params else 0.0
+    """``(P(death), P(birth))`` ``(K,)`` each given ``|I| = size`` ``(K,)``, the impossible move dropped
+    (both 0 when none is possible)."""
+    d = torch.where(size > 1, float(moves[0]), 0.0).double()
+    b = torch.where(size < n_params, float(moves[1]), 0.0).double()
     total = d + b
-    return (d / total, b / total) if total > 0 else (0.0, 0.0)
+    total = torch.where(total > 0, total, 1.0)
+    return d / total, b / total
+
+
+def _pick(weights, u):
+    """One coordinate per row drawn with the unnormalised ``weights`` ``(K, Q)`` by inverting their
+    running sum at ``u`` ``(K,)``, and its log probability."""
+    cdf = weights.cumsum(1)
+    total = cdf[:, -1]
+    index = torch.searchsorted(cdf, (u * total)[:, None], right=True)[:, 0].clamp(max=weights.shape[1] - 1)
+    return index, _log_weight(weights, index, total)
+
+
+def _log_weight(weights, index, total=None):
+    """``log(w_index / sum w)`` per row."""
+    total = weights.sum(1) if total is None else total
+    return torch.log(weights.gather(1, index[:, None])[:, 0] / total)
+
+
+def _selection_weights(theta, grad, active, deaths, births):
+    """Death weights ``exp(-|theta_i|)`` on ``I`` for the rows ``deaths`` and birth weights (squared ranks
+    of ``|grad_i|``) off ``I`` for the rows ``births``, float64 ``(K, Q)`` (zeros on the other rows)."""
+    out = torch.zeros(theta.shape, dtype=torch.float64, device=theta.device)
+    if bool(deaths.any()):
+        out = torch.where(deaths[:, None] & active, torch.exp(-theta.abs().double()), out)
+    if bool(births.any()):
+        out = torch.where(births[:, None], birth_weights(grad, active), out)
+    return out
 
 
 def jump(generators, state, target, moves=JUMP_MOVES):
     """One birth or death proposal per chain (module docstring, part 2); ``(state, move, accepted)``.
 
     ``move`` ``(K,)`` long is -1 (death), +1 (birth) or 0 (no jump
-    possible, ``Q = 1``); ``accepted`` ``(K,)`` bool.
+    possible, ``Q = 1``); ``accepted`` ``(K,)`` bool. Everything is batched
+    over the chains; nothing is computed on the host.
     """
     theta, active = state.theta, state.active
     K, Q = theta.shape
+    prior = target.prior
     rows = torch.arange(K, device=theta.device)
-    variance_all = reference_variance(target.prior, Q, theta)
-    u = uniforms(generators, 3, theta)  # the move, the coordinate, the acceptance
+    u = uniforms(generators, 3, theta).double()  # the move, the coordinate, the acceptance
     xi = normal(generators, 1, theta)[:, 0]  # the newborn's noise
-    u_host = u.tolist()
-    sizes = active.sum(1).tolist()
-    th, act = theta.cpu().numpy(), active.cpu().numpy()
-    grad_host = state.grad.cpu().numpy()
-    moves_k, index, log_ratio = [], [], []
-    for c in range(K):
-        p_death, p_birth = _jump_probs(sizes[c], Q, moves)
-        if p_death + p_birth == 0:
-            moves_k.append(0), index.append(0), log_ratio.append(-math.inf)
-            continue
-        m = -1 if u_host[c][0] < p_death else 1
-        if m < 0:
-            i, log_w = _host_pick_death(th[c], act[c], u_host[c][1])
-        else:
-            i, log_w = _host_pick_birth(grad_host[c], ~act[c], u_host[c][1])
-        reverse = _jump_probs(sizes[c] + m, Q, moves)[0 if m > 0 else 1]
-        moves_k.append(m), index.append(i)
-        log_ratio.append(math.log(reverse) - math.log(p_death if m < 0 else p_birth) - log_w)
-    move = torch.tensor(moves_k, device=theta.device)
-    idx = torch.tensor(index, device=theta.device)
-    born, dies = move > 0, move < 0
-    variance = variance_all[idx]
+    size = active.sum(1)
+    p_death, p_birth = _jump_probs(size, Q, moves)
+    possible = (p_death + p_birth) > 0
+    dies = possible & (u[:, 0] < p_death)
+    born = possible & ~dies
+    move = born.long() - dies.long()
+    idx, log_w = _pick(_selection_weights(theta, state.grad, active, dies, born), u[:, 1])
+    rev_death, rev_birth = _jump_probs(size + move, Q, moves)
+    log_ratio = torch.log(torch.where(born, rev_death, rev_birth)) - torch.log(torch.where(born, p_birth, p_death))
+    log_ratio = log_ratio - log_w
 
     # the base point b: theta for a birth, theta without i for a death (then b = tau)
     old = theta[rows, idx]
     base = theta.clone()
     base[rows, idx] = torch.where(dies, torch.zeros_like(old), old)
+    variance = reference_variance(prior, Q, theta)[idx]
     delta = CURVATURE_STEP * torch.sqrt(variance)
     loss_plus, loss_minus = _shifted_losses(target, base, idx, delta)
     # births: the newborn drawn from q_i(. | theta)
-    loss_here = (state.potential + target.prior.log_density(theta, active)) / target.scale
     mean_b, var_b = newborn_proposal(
-        target.scale, state.grad[rows, idx], loss_here, loss_plus, loss_minus, delta, variance
+        target.scale, state.grad[rows, idx], state.data / target.scale, loss_plus, loss_minus, delta, variance
     )
     t = mean_b + torch.sqrt(var_b) * xi
     tau = base.clone()
     tau[rows, idx] = torch.where(born, t, base[rows, idx])
     new_active = active.clone()
-    new_active[rows, idx] = torch.where(move == 0, active[rows, idx], born)
+    new_active[rows, idx] = torch.where(possible, born, active[rows, idx])
     loss_tau, loss_grad_tau = target.loss_sum_and_grad(tau)
-    u_tau = target.scale * loss_tau - target.prior.log_density(tau, new_active)
+    data_tau = target.scale * loss_tau
     grad_tau = target.grad(loss_grad_tau, tau)
     # deaths: q_i of the reverse birth, from the base point tau
     mean_d, var_d = newborn_proposal(
@@ -314,20 +340,22 @@ def jump(generators, state, target, moves=JUMP_MOVES):
     )
     log_q = torch.where(born, -_log_normal(t, mean_b, var_b), _log_normal(old, mean_d, var_d))
 
+    # log Pi(tau) - log Pi(theta) of one coordinate more (birth) or less (death), k = |I|:
+    # log p_i(t) - log s + log((k + 1) / (Q - k)) for a birth
+    k = size.to(theta.dtype)
+    k_small = torch.where(born, k, k - 1)  # the smaller of the two sizes
+    log_p = prior.coordinate_log_density(torch.where(born[:, None], tau, theta))[rows, idx]
+    gain = log_p - math.log(prior.sparsity) + torch.log((k_small + 1) / (Q - k_small))
+    log_prior_change = torch.where(born, gain, -gain)
+    u_tau = data_tau - (state.data - state.potential) - log_prior_change
+
     # the reverse move's selection weight at tau: the death of the newborn, or the birth of the removed
-    tau_host, new_act = tau.cpu().numpy(), new_active.cpu().numpy()
-    grad_tau_host = grad_tau.cpu().numpy() if bool(dies.any()) else None
-    for c, m in enumerate(moves_k):
-        if m > 0:
-            log_ratio[c] += _host_log_death(tau_host[c], new_act[c], index[c])
-        elif m < 0:
-            log_ratio[c] += _host_log_birth(grad_tau_host[c], ~new_act[c], index[c])
-    host = torch.tensor(log_ratio, dtype=theta.dtype, device=theta.device)
-    log_alpha = state.potential - u_tau + log_q + host
-    finite = torch.isfinite(log_alpha) & torch.isfinite(grad_tau.sum(1))
+    log_ratio = log_ratio + _log_weight(_selection_weights(tau, grad_tau, new_active, born, dies), idx)
+    log_alpha = state.potential - u_tau + log_q + log_ratio.to(theta.dtype)
+    finite = possible & torch.isfinite(log_alpha) & torch.isfinite(grad_tau.sum(1))
     log_alpha = torch.where(finite, log_alpha, -torch.inf)
-    accept = torch.log(u[:, 2]) < log_alpha
-    new_state = select(accept, RJHMCState(tau, u_tau, grad_tau, new_active), state)
+    accept = torch.log(u[:, 2]).to(theta.dtype) < log_alpha
+    new_state = select(accept, RJHMCState(tau, u_tau, grad_tau, new_active, data_tau), state)
     return new_state, move, accept
 
 
