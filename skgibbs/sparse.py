@@ -78,7 +78,8 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     Every transition of the default kernel (:mod:`skgibbs.samplers.rjhmc`)
     runs one HMC trajectory on the active parameters, the inactive ones
     held at zero, then ``n_jumps`` (8) proposals to remove one active
-    parameter (chosen with weight ``exp(-|theta_i|)``) or add one (chosen
+    parameter (chosen with weight ``exp(-|theta_i| / sigma_i)``, ``sigma_i``
+    its prior standard deviation) or add one (chosen
     with weight the squared rank of its ``|d R_n / d theta_i|`` among the
     inactive ones, its value drawn from a Gaussian fitted to its conditional
     given the others), the other parameters unchanged; the

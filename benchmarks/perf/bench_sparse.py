@@ -28,7 +28,7 @@ from skgibbs.datasets import make_sparse_sine, sparse_sine_function
 from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
 from skgibbs.priors import MixingPrior, Prior
-from skgibbs.samplers import Target, mala, rjmcmc
+from skgibbs.samplers import RJHMC, RunSettings, Target, mala, rjhmc, rjmcmc
 
 from .. import Benchmark, Output
 from ..common import data
@@ -38,7 +38,7 @@ from ..common.writer import Page, load
 NAME = "sparse"
 QUICK_FIT = {"n_samples": 10, "burn_in": 20, "pretrain_iter": 20}  # the dense fit of a quick run
 # the parts of the results kept when another part is re-run
-_STORED = ("speed", "speed_load_average", "structure", "structure_burn_in", "baselines")
+_STORED = ("speed", "speed_load_average", "structure", "structure_burn_in", "baselines", "cost", "cost_load_average")
 
 
 def _speed_case(p, hidden, n, K, steps, blocks):
@@ -88,6 +88,67 @@ def speed(quick):
     cases += [(100, (8, 8, 8), 7500, 1)] + [(10, (100, 100), 442, K) for K in (1, 4)]
     steps, blocks = (10, 2) if quick else (300, 6)
     return [_speed_case(p, hidden, n, K, steps, blocks) for p, hidden, n, K in cases]
+
+
+def _mean_time(fn, repeats):
+    fn()
+    t = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    return (time.perf_counter() - t) / repeats
+
+
+def step_cost(quick):
+    """What one RJHMC transition costs at paper 001's sizes: its gradients and loss evaluations at their
+    own prices, and the rest (the bookkeeping of the jumps and of the HMC move)."""
+    torch.set_num_threads(1)
+    rows = []
+    for p in (10, 100):
+        X, y, _ = make_sparse_sine(750, p, random_state=0)
+        spec = MLPSpec(p, (8, 8, 8), "relu")
+        pot = MLPPotential(spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32))
+        target = Target(pot, MixingPrior(Prior(bound=1.0), 2.0), 5.0 * 750)
+        for K in (1, 4):
+            gens = [torch.Generator().manual_seed(k) for k in range(K)]
+            theta = spec.init_params(gens[0], K, torch.float32)
+            mask = torch.rand(theta.shape, generator=gens[0]) < 0.5
+            kernel = RJHMC()
+            run = RunSettings(n_samples=1, burn_in=20 if quick else 200)
+            chains = kernel.chains(target, (theta * mask).clamp(-1, 1), gens, run)
+            chains.warmup()
+            params = chains.frozen_params()
+            steps = 5 if quick else 60
+            n_steps = []
+            t = time.perf_counter()
+            for _ in range(steps):
+                chains.sample_step(params)
+                n_steps.append(int(chains.last.hmc.num_steps.max()))
+            t_step = (time.perf_counter() - t) / steps
+            point = chains.state.theta
+            t_grad = _mean_time(lambda: target.loss_sum_and_grad(point), 20 if quick else 300)
+            t_loss = _mean_time(lambda: target.loss_sum(torch.cat([point, point])), 20 if quick else 300)
+            t_jump = _mean_time(lambda: rjhmc.jump(gens, chains.state, target), 20 if quick else 300)
+            leapfrog = float(np.mean(n_steps))
+            priced = (leapfrog + kernel.n_jumps) * t_grad + kernel.n_jumps * t_loss
+            rows.append(
+                {
+                    "p": p,
+                    "n_params": spec.n_params,
+                    "K": K,
+                    "leapfrog_steps": leapfrog,
+                    "n_jumps": kernel.n_jumps,
+                    "step_ms": 1e3 * t_step,
+                    "grad_ms": 1e3 * t_grad,
+                    "loss_2k_ms": 1e3 * t_loss,
+                    "hmc_share": leapfrog * t_grad / t_step,
+                    "jump_eval_share": kernel.n_jumps * (t_grad + t_loss) / t_step,
+                    "rest_share": 1.0 - priced / t_step,
+                    "jump_ms": 1e3 * t_jump,
+                    "jump_bookkeeping_share": kernel.n_jumps * (t_jump - t_grad - t_loss) / t_step,
+                }
+            )
+            print(rows[-1], flush=True)
+    return rows
 
 
 def structure(dims, seeds, burn_in, quick, kernel="rjhmc"):
@@ -196,7 +257,7 @@ def baselines(quick):
 
 
 def add_arguments(parser):
-    parser.add_argument("--part", choices=["speed", "structure", "baselines", "both"], default="both")
+    parser.add_argument("--part", choices=["speed", "cost", "structure", "baselines", "both"], default="both")
     parser.add_argument("--kernel", choices=["rjhmc", "rjmcmc"], default="rjhmc")
     parser.add_argument(
         "--burn-in", type=int, default=None, help="structure: 1000 transitions for rjhmc, 20000 for rjmcmc"
@@ -216,6 +277,9 @@ def run(args):
     if args.part in ("speed", "both"):
         result["speed"] = speed(args.quick)
         result["speed_load_average"] = load_average()
+    if args.part in ("cost", "both"):
+        result["cost"] = step_cost(args.quick)
+        result["cost_load_average"] = load_average()
     if args.part in ("structure", "both"):
         seeds = list(range(1 if args.quick else args.seeds))
         burn_in = args.burn_in or (1000 if args.kernel == "rjhmc" else 20_000)
@@ -258,6 +322,43 @@ def report(results):
         notes.append(
             "Speed: float32, one thread, the chains batched; the two kernels timed in alternating blocks; "
             f"load average {result.get('speed_load_average', float('nan')):.1f} at the end."
+        )
+    if "cost" in result:
+        rows = [
+            [
+                f"{r['p']}-8-8-8-1",
+                r["n_params"],
+                r["K"],
+                f"{r['leapfrog_steps']:.0f} + {r['n_jumps']}",
+                f"{r['step_ms']:.1f}",
+                f"{r['grad_ms']:.2f} / {r['loss_2k_ms']:.2f}",
+                f"{r['hmc_share']:.0%}",
+                f"{r['jump_eval_share']:.0%}",
+                f"{r['jump_bookkeeping_share']:.0%}",
+                f"{r['rest_share'] - r['jump_bookkeeping_share']:.0%}",
+            ]
+            for r in result["cost"]
+        ]
+        header = [
+            "network",
+            "Q",
+            "chains",
+            "leapfrog steps + jumps",
+            "ms / transition",
+            "ms / gradient / 2K-point loss",
+            "HMC gradients",
+            "jump evaluations",
+            "jump bookkeeping",
+            "HMC bookkeeping",
+        ]
+        tables.append(("What an RJHMC transition costs", header, rows))
+        notes.append(
+            "Cost: paper 001's network and data (n = 750, lambda = 5 n, uniform prior on [-1, 1]), float32, "
+            "one thread; the kernel warmed up for 200 transitions, then 60 timed. 'HMC gradients': the "
+            "leapfrog steps at the price of one gradient of the K chains; 'jump evaluations': each jump's "
+            "gradient and 2K-point loss at their prices; 'the rest': what neither accounts for (the jumps' "
+            "selection weights and bookkeeping, the leapfrog arithmetic, the records), load average "
+            f"{result.get('cost_load_average', float('nan')):.1f}."
         )
     if "structure" in result:
         rows = []

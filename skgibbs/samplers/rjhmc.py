@@ -33,8 +33,12 @@ direction the data leave to the prior), the one of
 
 ``n_jumps`` times per transition each chain proposes a *death* or a *birth*
 with probabilities ``(1/2, 1/2)`` (``(0, 1)`` at ``|I| = 1``, ``(1, 0)`` at
-``|I| = Q``). The coordinate is chosen with paper 001 §6's weights: a death
-removes ``i in I`` with weight ``w_i^- ∝ exp(-|theta_i|)``, a birth adds
+``|I| = Q``). The coordinate is chosen with weights after paper 001 §6: a
+death removes ``i in I`` with weight ``w_i^- ∝ exp(-|theta_i| / sigma_i)``
+(the paper's ``exp(-|theta_i|)`` in units of the prior's standard deviation
+``sigma_i``, below, so that the choice does not depend on the scale of the
+weights: on paper 001's p = 100 design it raised the acceptance of the deaths
+from 20% to 29% and of the births from 15% to 22%), a birth adds
 ``i notin I`` with weight ``w_i^+ ∝ r_i^2``, ``r_i`` the rank of
 ``|d_i R_n(theta)|`` among the inactive coordinates
 (:func:`~skgibbs.samplers.rjmcmc.birth_weights`). Unlike the kernel of
@@ -96,6 +100,7 @@ each chain's gradient (the ranks) and a few operations on ``(K, Q)`` arrays.
 import math
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from ..priors import MixingPrior
@@ -115,6 +120,8 @@ __all__ = [
     "jump",
     "reference_variance",
     "newborn_proposal",
+    "JumpConstants",
+    "jump_constants",
 ]
 
 #: P(death), P(birth) of a jump away from the boundaries
@@ -220,7 +227,7 @@ def hmc_move(generators, state, target, params):
 
 
 def newborn_proposal(scale, slope, loss_base, loss_plus, loss_minus, delta, variance):
-    """Mean and variance of ``q_i(t | b)`` (module docstring), all arguments and results ``(K,)``.
+    """Mean and variance of ``q_i(t | b)`` (module docstring); arguments and results float64 arrays ``(K,)``.
 
     ``slope`` is ``d_i U(b)``; ``loss_base``, ``loss_plus`` and
     ``loss_minus`` are ``sum_l l_l`` at ``b`` and ``b +- delta e_i``;
@@ -228,15 +235,15 @@ def newborn_proposal(scale, slope, loss_base, loss_plus, loss_minus, delta, vari
 
     Examples
     --------
-    >>> import torch
-    >>> t = torch.tensor
+    >>> import numpy as np
+    >>> a = np.array
     >>> # sum_l l_l = 2 (t - 1)^2 around b: slope -4 c, curvature 4 c; with c = 1 and sigma^2 = 1 ...
-    >>> mean, var = newborn_proposal(1.0, t([-4.0]), t([2.0]), t([2 * 0.9**2]), t([2 * 1.1**2]), t([0.1]), t([1.0]))
-    >>> [round(float(mean), 4), round(float(var), 4)]   # ... the conditional N(4/5, 1/5)
+    >>> mean, var = newborn_proposal(1.0, a([-4.0]), a([2.0]), a([2 * 0.9**2]), a([2 * 1.1**2]), a([0.1]), a([1.0]))
+    >>> [round(float(mean[0]), 4), round(float(var[0]), 4)]   # ... the conditional N(4/5, 1/5)
     [0.8, 0.2]
     """
     second = (loss_plus + loss_minus - 2.0 * loss_base) / (delta * delta)
-    v = 1.0 / (scale * second.clamp(min=0.0) + 1.0 / variance)
+    v = 1.0 / (scale * np.maximum(second, 0.0) + 1.0 / variance)
     return -v * slope, v
 
 
@@ -251,112 +258,165 @@ def _shifted_losses(target, base, index, delta):
     return loss[:K], loss[K:]
 
 
-def _log_normal(x, mean, var):
-    return -0.5 * (_LOG_2PI + torch.log(var) + (x - mean) ** 2 / var)
+def _log_normal_host(x, mean, var):
+    return -0.5 * (_LOG_2PI + np.log(var) + (x - mean) ** 2 / var)
+
+
+class JumpConstants(NamedTuple):
+    """What every jump of a transition shares: the prior's scales on the device and on the host.
+
+    Built by :func:`jump_constants` once per transition.
+    """
+
+    variance: torch.Tensor  # (Q,) sigma_i^2
+    sd: torch.Tensor  # (Q,) float64 sigma_i
+    variance_host: np.ndarray  # (Q,) float64
+    std_host: object  # (Q,) float64 Gaussian scale, or None (uniform)
+    log_norm_host: np.ndarray  # (Q,) float64 log of each p_i's normalising constant
+    bound: object  # B or None
+
+
+def jump_constants(prior, n_params, like):
+    """:class:`JumpConstants` of a :class:`~skgibbs.priors.MixingPrior` with ``n_params`` coordinates."""
+    variance = reference_variance(prior, n_params, like)
+    std, bound = prior.base.std, prior.base.bound
+    std_host = None
+    if std is not None:
+        std_host = np.broadcast_to(np.asarray(torch.as_tensor(std).double().cpu()), (n_params,)).copy()
+    log_norm = torch.as_tensor(prior._log_norm(torch.zeros(1, dtype=torch.float64)), dtype=torch.float64)
+    log_norm_host = np.broadcast_to(np.asarray(log_norm.cpu()), (n_params,)).copy()
+    vh = variance.double().cpu().numpy()
+    return JumpConstants(variance, variance.double().sqrt(), vh, std_host, log_norm_host, bound)
 
 
 def _jump_probs(size, n_params, moves):
-    """``(P(death), P(birth))`` ``(K,)`` each given ``|I| = size`` ``(K,)``, the impossible move dropped
+    """``(P(death), P(birth))`` given ``|I| = size`` (host arrays ``(K,)``), the impossible move dropped
     (both 0 when none is possible)."""
-    d = torch.where(size > 1, float(moves[0]), 0.0).double()
-    b = torch.where(size < n_params, float(moves[1]), 0.0).double()
+    d = np.where(size > 1, float(moves[0]), 0.0)
+    b = np.where(size < n_params, float(moves[1]), 0.0)
     total = d + b
-    total = torch.where(total > 0, total, 1.0)
+    total = np.where(total > 0, total, 1.0)
     return d / total, b / total
 
 
 def _pick(weights, u):
-    """One coordinate per row drawn with the unnormalised ``weights`` ``(K, Q)`` by inverting their
-    running sum at ``u`` ``(K,)``, and its log probability."""
-    cdf = weights.cumsum(1)
+    """One coordinate per row drawn with the unnormalised ``weights`` ``(K, Q)`` (host, float64) by
+    inverting their running sum at ``u`` ``(K,)``, and its log probability."""
+    cdf = np.cumsum(weights, 1)
     total = cdf[:, -1]
-    index = torch.searchsorted(cdf, (u * total)[:, None], right=True)[:, 0].clamp(max=weights.shape[1] - 1)
+    index = np.minimum((cdf <= (u * total)[:, None]).sum(1), weights.shape[1] - 1)
     return index, _log_weight(weights, index, total)
 
 
 def _log_weight(weights, index, total=None):
-    """``log(w_index / sum w)`` per row."""
+    """``log(w_index / sum w)`` per row (host)."""
     total = weights.sum(1) if total is None else total
-    return torch.log(weights.gather(1, index[:, None])[:, 0] / total)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(weights[np.arange(len(index)), index] / total)
 
 
-def _selection_weights(theta, grad, active, deaths, births):
-    """Death weights ``exp(-|theta_i|)`` on ``I`` for the rows ``deaths`` and birth weights (squared ranks
-    of ``|grad_i|``) off ``I`` for the rows ``births``, float64 ``(K, Q)`` (zeros on the other rows)."""
+def _selection_weights(theta, grad, active, deaths, births, scale):
+    """Death weights ``exp(-|theta_i| / sigma_i)`` on ``I`` for the rows ``deaths`` and birth weights
+    (squared ranks of ``|grad_i|``) off ``I`` for the rows ``births``, float64 ``(K, Q)`` on the host
+    (zeros on the other rows); ``scale`` is ``sigma`` ``(Q,)``, ``deaths`` and ``births`` host bools."""
     out = torch.zeros(theta.shape, dtype=torch.float64, device=theta.device)
-    if bool(deaths.any()):
-        out = torch.where(deaths[:, None] & active, torch.exp(-theta.abs().double()), out)
-    if bool(births.any()):
-        out = torch.where(births[:, None], birth_weights(grad, active), out)
+    if deaths.any():
+        rows = torch.as_tensor(deaths, device=theta.device)[:, None]
+        out = torch.where(rows & active, torch.exp(-theta.abs().double() / scale), out)
+    if births.any():
+        rows = torch.as_tensor(births, device=theta.device)[:, None]
+        out = torch.where(rows, birth_weights(grad, active), out)
+    return out.cpu().numpy()
+
+
+def _log_density_at(consts, x, index):
+    """``log p_i(x)`` of coordinates ``index`` at values ``x`` (host arrays ``(K,)``)."""
+    out = -consts.log_norm_host[index]
+    if consts.std_host is not None:
+        out = out - 0.5 * (x / consts.std_host[index]) ** 2
+    if consts.bound is not None:
+        out = np.where(np.abs(x) <= consts.bound, out, -np.inf)
     return out
 
 
-def jump(generators, state, target, moves=JUMP_MOVES):
+def _host(x):
+    return x.detach().double().cpu().numpy()
+
+
+def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     """One birth or death proposal per chain (module docstring, part 2); ``(state, move, accepted)``.
 
     ``move`` ``(K,)`` long is -1 (death), +1 (birth) or 0 (no jump
-    possible, ``Q = 1``); ``accepted`` ``(K,)`` bool. Everything is batched
-    over the chains; nothing is computed on the host.
+    possible, ``Q = 1``); ``accepted`` ``(K,)`` bool. ``consts`` is
+    :func:`jump_constants` (computed when None). The evaluations and the
+    weights of the coordinates are batched over the chains on the device;
+    the per-chain scalars (``(K,)``: the moves, the proposal of the chosen
+    coordinate, the acceptance) are computed on the host in float64.
     """
     theta, active = state.theta, state.active
     K, Q = theta.shape
+    dev, dtype = theta.device, theta.dtype
     prior = target.prior
-    rows = torch.arange(K, device=theta.device)
-    u = uniforms(generators, 3, theta).double()  # the move, the coordinate, the acceptance
-    xi = normal(generators, 1, theta)[:, 0]  # the newborn's noise
-    size = active.sum(1)
+    consts = jump_constants(prior, Q, theta) if consts is None else consts
+    u = _host(uniforms(generators, 3, theta))  # the move, the coordinate, the acceptance
+    xi = _host(normal(generators, 1, theta)[:, 0])  # the newborn's noise
+    size = active.sum(1).cpu().numpy()
     p_death, p_birth = _jump_probs(size, Q, moves)
     possible = (p_death + p_birth) > 0
     dies = possible & (u[:, 0] < p_death)
     born = possible & ~dies
-    move = born.long() - dies.long()
-    idx, log_w = _pick(_selection_weights(theta, state.grad, active, dies, born), u[:, 1])
+    move = born.astype(np.int64) - dies.astype(np.int64)
+    idx, log_w = _pick(_selection_weights(theta, state.grad, active, dies, born, consts.sd), u[:, 1])
     rev_death, rev_birth = _jump_probs(size + move, Q, moves)
-    log_ratio = torch.log(torch.where(born, rev_death, rev_birth)) - torch.log(torch.where(born, p_birth, p_death))
+    with np.errstate(divide="ignore"):
+        log_ratio = np.log(np.where(born, rev_death, rev_birth)) - np.log(np.where(born, p_birth, p_death))
     log_ratio = log_ratio - log_w
 
     # the base point b: theta for a birth, theta without i for a death (then b = tau)
-    old = theta[rows, idx]
+    rows_t, idx_t = torch.arange(K, device=dev), torch.as_tensor(idx, device=dev)
+    old = _host(theta[rows_t, idx_t])
+    variance = consts.variance_host[idx]
+    delta = CURVATURE_STEP * np.sqrt(variance)
     base = theta.clone()
-    base[rows, idx] = torch.where(dies, torch.zeros_like(old), old)
-    variance = reference_variance(prior, Q, theta)[idx]
-    delta = CURVATURE_STEP * torch.sqrt(variance)
-    loss_plus, loss_minus = _shifted_losses(target, base, idx, delta)
+    base[rows_t, idx_t] = torch.as_tensor(np.where(dies, 0.0, old), dtype=dtype, device=dev)
+    loss_plus, loss_minus = (_host(v) for v in _shifted_losses(target, base, idx_t, torch.as_tensor(delta, dtype=dtype, device=dev)))
     # births: the newborn drawn from q_i(. | theta)
-    mean_b, var_b = newborn_proposal(
-        target.scale, state.grad[rows, idx], state.data / target.scale, loss_plus, loss_minus, delta, variance
-    )
-    t = mean_b + torch.sqrt(var_b) * xi
+    c = target.scale
+    slope = _host(state.grad[rows_t, idx_t])
+    mean_b, var_b = newborn_proposal(c, slope, _host(state.data) / c, loss_plus, loss_minus, delta, variance)
+    t = mean_b + np.sqrt(var_b) * xi
     tau = base.clone()
-    tau[rows, idx] = torch.where(born, t, base[rows, idx])
+    tau[rows_t, idx_t] = torch.as_tensor(np.where(born, t, np.where(dies, 0.0, old)), dtype=dtype, device=dev)
     new_active = active.clone()
-    new_active[rows, idx] = torch.where(possible, born, active[rows, idx])
+    new_active[rows_t, idx_t] = torch.as_tensor(np.where(possible, born, old != 0), device=dev)
     loss_tau, loss_grad_tau = target.loss_sum_and_grad(tau)
-    data_tau = target.scale * loss_tau
+    data_tau = c * loss_tau
     grad_tau = target.grad(loss_grad_tau, tau)
     # deaths: q_i of the reverse birth, from the base point tau
-    mean_d, var_d = newborn_proposal(
-        target.scale, grad_tau[rows, idx], loss_tau, loss_plus, loss_minus, delta, variance
-    )
-    log_q = torch.where(born, -_log_normal(t, mean_b, var_b), _log_normal(old, mean_d, var_d))
+    loss_tau_h = _host(loss_tau)
+    mean_d, var_d = newborn_proposal(c, _host(grad_tau[rows_t, idx_t]), loss_tau_h, loss_plus, loss_minus, delta, variance)
+    log_q = np.where(born, -_log_normal_host(t, mean_b, var_b), _log_normal_host(old, mean_d, var_d))
 
     # log Pi(tau) - log Pi(theta) of one coordinate more (birth) or less (death), k = |I|:
     # log p_i(t) - log s + log((k + 1) / (Q - k)) for a birth
-    k = size.to(theta.dtype)
-    k_small = torch.where(born, k, k - 1)  # the smaller of the two sizes
-    log_p = prior.coordinate_log_density(torch.where(born[:, None], tau, theta))[rows, idx]
-    gain = log_p - math.log(prior.sparsity) + torch.log((k_small + 1) / (Q - k_small))
-    log_prior_change = torch.where(born, gain, -gain)
-    u_tau = data_tau - (state.data - state.potential) - log_prior_change
+    k_small = np.where(born, size, size - 1).astype(np.float64)  # the smaller of the two sizes
+    log_p = _log_density_at(consts, np.where(born, t, old), idx)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = log_p - math.log(prior.sparsity) + np.log((k_small + 1) / (Q - k_small))
+    log_prior_change = np.where(born, gain, -gain)
+    potential, data = _host(state.potential), _host(state.data)
+    u_tau = c * loss_tau_h - (data - potential) - log_prior_change
 
     # the reverse move's selection weight at tau: the death of the newborn, or the birth of the removed
-    log_ratio = log_ratio + _log_weight(_selection_weights(tau, grad_tau, new_active, born, dies), idx)
-    log_alpha = state.potential - u_tau + log_q + log_ratio.to(theta.dtype)
-    finite = possible & torch.isfinite(log_alpha) & torch.isfinite(grad_tau.sum(1))
-    log_alpha = torch.where(finite, log_alpha, -torch.inf)
-    accept = torch.log(u[:, 2]).to(theta.dtype) < log_alpha
-    new_state = select(accept, RJHMCState(tau, u_tau, grad_tau, new_active, data_tau), state)
-    return new_state, move, accept
+    log_ratio = log_ratio + _log_weight(_selection_weights(tau, grad_tau, new_active, born, dies, consts.sd), idx)
+    with np.errstate(invalid="ignore"):
+        log_alpha = potential - u_tau + log_q + log_ratio
+    finite = possible & np.isfinite(log_alpha) & np.isfinite(_host(grad_tau.sum(1)))
+    log_alpha = np.where(finite, log_alpha, -np.inf)
+    accept = np.log(u[:, 2]) < log_alpha
+    proposal = RJHMCState(tau, torch.as_tensor(u_tau, dtype=dtype, device=dev), grad_tau, new_active, data_tau)
+    new_state = select(torch.as_tensor(accept, device=dev), proposal, state)
+    return new_state, torch.as_tensor(move, device=dev), torch.as_tensor(accept, device=dev)
 
 
 def step(generators, state, target, params):
@@ -397,8 +457,9 @@ def step(generators, state, target, params):
     K = state.theta.shape[0]
     proposed = torch.zeros(K, 2, dtype=torch.long, device=state.theta.device)
     accepted = torch.zeros_like(proposed)
+    consts = jump_constants(target.prior, state.theta.shape[1], state.theta) if params.n_jumps else None
     for _ in range(int(params.n_jumps)):
-        state, move, accept = jump(generators, state, target, params.moves)
+        state, move, accept = jump(generators, state, target, params.moves, consts)
         kind = (move > 0).long()
         ones = (move != 0).long()
         proposed.scatter_add_(1, kind[:, None], ones[:, None])

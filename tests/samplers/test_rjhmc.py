@@ -130,16 +130,17 @@ def test_newborn_proposal_is_the_exact_conditional_of_a_linear_model():
         idx = torch.tensor([i])
         var = rjhmc.reference_variance(target.prior, 3, b)[idx]
         delta = rjhmc.CURVATURE_STEP * var.sqrt()
-        plus, minus = rjhmc._shifted_losses(target, b, idx, delta)
-        loss = (state.potential + target.prior.log_density(b)) / target.scale
-        mean, v = rjhmc.newborn_proposal(c, state.grad[0, idx], loss, plus, minus, delta, var)
+        plus, minus = (v.numpy() for v in rjhmc._shifted_losses(target, b, idx, delta))
+        loss = ((state.potential + target.prior.log_density(b)) / target.scale).numpy()
+        slope = state.grad[0, idx].numpy()
+        mean, v = rjhmc.newborn_proposal(c, slope, loss, plus, minus, delta.numpy(), var.numpy())
         # theta_i | rest ~ N: precision 2c |a_i|^2 + 1, mean 2c a_i' r / precision, r the residual without i
         rest = b[0].numpy().copy()
         rest[i] = 0.0
         r = y - A @ rest
         prec = 2 * c * A[:, i] @ A[:, i] + 1.0
-        assert float(v) == pytest.approx(1 / prec, rel=1e-8)
-        assert float(mean) == pytest.approx(2 * c * A[:, i] @ r / prec, rel=1e-8)
+        assert v[0] == pytest.approx(1 / prec, rel=1e-8)
+        assert mean[0] == pytest.approx(2 * c * A[:, i] @ r / prec, rel=1e-8)
 
 
 def test_jumps_respect_the_boundaries_and_cost_one_gradient_each():
