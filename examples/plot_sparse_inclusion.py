@@ -10,7 +10,9 @@ p = 100 inputs (the paper's high-dimensional case) and, for contrast,
 p = 10.
 
 :class:`skgibbs.SparseGibbsMLPRegressor` samples the (p, 8, 8, 8, 1) ReLU
-network under the mixing prior (2.4) by reversible jump, at the paper's
+network under the mixing prior (2.4) by reversible jump (HMC moves inside
+each sparse network, eight births or deaths after each; 500 warm-up
+transitions), at the paper's
 temperature (``lambda = 5 n`` on the scale of ``y``), and reports per draw
 which weights are non-zero. For each p the script prints the held-out error,
 the fraction of active weights and where the relevant inputs rank in
@@ -63,8 +65,8 @@ for row, p in zip(axes, (10, 100)):
     reg = SparseGibbsMLPRegressor(
         hidden_layer_sizes=(8, 8, 8),
         temperature=1.0 / (5.0 * y_train.var()),  # lambda = 5 n on the scale of y (paper 001 §4)
-        burn_in=20000,
-        n_samples=100,
+        burn_in=500,
+        n_samples=200,
         random_state=0,
     )
     start = time.perf_counter()
