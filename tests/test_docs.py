@@ -11,7 +11,9 @@
   cut at. ``doc/install.rst`` states the versions and extras of
   ``pyproject.toml``.
 - Every ``.. code-block:: python`` of ``README.rst`` and
-  ``doc/quickstart.rst`` runs, in order, in one namespace per file.
+  ``doc/quickstart.rst`` runs, in order, in one namespace per file; the
+  README's first fit also runs at its own settings, and gives the R-hat and
+  ESS its comment states (README cannot include a result file).
 
 Running the snippets at their own settings would take many minutes, so they
 run with short budgets. The budgets are capped where every estimator builds
@@ -45,6 +47,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -564,3 +567,25 @@ def test_code_blocks_run(path, tmp_path):
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--run-blocks"]:
     sys.exit(run_blocks(sys.argv[2]))
+
+
+@pytest.mark.slow
+def test_readme_states_the_diagnostics_its_quick_fit_gives():
+    """The R-hat and ESS the README's first fit claims in a comment are what that fit gives (uncapped)."""
+    import torch
+
+    line, source = code_blocks(ROOT / "README.rst")[0]
+    claim = re.search(r"reg\.rhat_, reg\.ess_\s+#\s*([\d.]+) and (\d+)", source)
+    assert claim, f"README.rst:{line}: the first code block no longer states R-hat and ESS in a comment"
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        namespace = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", skgibbs.SamplerWarning)  # 'no warning', the comment says
+            exec(compile(source, "README.rst", "exec"), namespace)
+    finally:
+        torch.set_num_threads(threads)
+    reg = namespace["reg"]
+    assert reg.rhat_ == pytest.approx(float(claim.group(1)), abs=0.015)
+    assert reg.ess_ == pytest.approx(float(claim.group(2)), rel=0.1)
