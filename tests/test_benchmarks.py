@@ -63,3 +63,22 @@ def test_quick_run_writes_and_reports(name, tmp_path):
         (tmp_path / path).unlink()
     assert main(["report", name, "--out", str(tmp_path)]) == 0
     assert _texts(tmp_path, written) == before
+
+
+def test_committed_pages_are_what_report_renders_from_the_committed_json(tmp_path):
+    """A result page is never edited by hand: ``report`` on the committed JSON gives it back, byte for byte.
+
+    A page that disagrees was edited, or was rendered by report code that has
+    changed since (``python -m benchmarks report NAME`` brings it up to date).
+    """
+    import shutil
+
+    for path in RESULTS.glob("*.json"):
+        shutil.copy(path, tmp_path / path.name)
+    for name, bench in BENCHMARKS.items():
+        if any((RESULTS / f"{s}.json").exists() for s in bench.stems):
+            assert main(["report", name, "--out", str(tmp_path)]) == 0
+    stems = [p.stem for p in RESULTS.glob("*.json")]
+    rendered, committed = _texts(tmp_path, stems), _texts(RESULTS, stems)
+    stale = sorted(name for name in committed if rendered.get(name) != committed[name])
+    assert not stale, f"pages that the committed JSON does not render to: {stale}"
