@@ -14,7 +14,7 @@ import torch
 from ..priors import MixingPrior
 from . import hmc, rjhmc
 from ._hmc_chains import HMC, HMCChains
-from .base import Sampler, check_setting, register
+from .base import check_setting, register
 
 __all__ = ["RJHMC", "RJHMCChains"]
 
@@ -61,7 +61,9 @@ class RJHMC(HMC):
     metric = "prior"
     default_burn_in, default_thin = 250, 1
 
-    def __init__(self, step_size=1e-4, target_accept=0.8, trajectory_length="auto", max_leapfrog=64, n_jumps=8):
+    def __init__(
+        self, step_size=1e-4, target_accept=0.8, trajectory_length="auto", max_leapfrog=64, n_jumps=8
+    ):
         self.step_size = step_size
         self.target_accept = target_accept
         self.trajectory_length = trajectory_length
@@ -74,7 +76,10 @@ class RJHMC(HMC):
                 "sampler='rjhmc' samples the mixing prior of sparse networks and needs a MixingPrior; "
                 f"got {type(prior).__name__}."
             )
-        if not (isinstance(self.n_jumps, (int, np.integer)) and not isinstance(self.n_jumps, bool)) or self.n_jumps < 0:
+        if (
+            not (isinstance(self.n_jumps, (int, np.integer)) and not isinstance(self.n_jumps, bool))
+            or self.n_jumps < 0
+        ):
             raise ValueError(f"n_jumps must be a non-negative integer, got {self.n_jumps!r}.")
         check_setting("trajectory_length", self.trajectory_length, "positive", auto=True)
         super().check(prior, rho)
@@ -113,13 +118,17 @@ class RJHMCChains(HMCChains):
         return params._replace(inverse_mass=params.inverse_mass * self.state.active)
 
     def _step(self, params):
-        self.state, info = rjhmc.step(self.gens, self.state, self.base, rjhmc.RJHMCParams(params, self.n_jumps))
+        self.state, info = rjhmc.step(
+            self.gens, self.state, self.base, rjhmc.RJHMCParams(params, self.n_jumps)
+        )
         self.last = info
         return self.state, info.hmc, self.n_jumps
 
     def _trial_target(self):
         s = self.state
-        return hmc.HMCState(s.theta, s.potential, s.grad), rjhmc.ActiveSetTarget(self.base, s.active, self.dtype)
+        return hmc.HMCState(s.theta, s.potential, s.grad), rjhmc.ActiveSetTarget(
+            self.base, s.active, self.dtype
+        )
 
     def take(self, rows):
         part = super().take(rows)

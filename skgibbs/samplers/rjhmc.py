@@ -214,7 +214,9 @@ def init(generators, target, theta, params=None):
         raise ValueError("Every chain needs at least one non-zero parameter (|I| >= 1) to start.")
     loss, loss_grad = target.loss_sum_and_grad(theta)
     data = target.scale * loss
-    return RJHMCState(theta, data - target.prior.log_density(theta, active), target.grad(loss_grad, theta), active, data)
+    return RJHMCState(
+        theta, data - target.prior.log_density(theta, active), target.grad(loss_grad, theta), active, data
+    )
 
 
 def hmc_move(generators, state, target, params):
@@ -238,7 +240,8 @@ def newborn_proposal(scale, slope, loss_base, loss_plus, loss_minus, delta, vari
     >>> import numpy as np
     >>> a = np.array
     >>> # sum_l l_l = 2 (t - 1)^2 around b: slope -4 c, curvature 4 c; with c = 1 and sigma^2 = 1 ...
-    >>> mean, var = newborn_proposal(1.0, a([-4.0]), a([2.0]), a([2 * 0.9**2]), a([2 * 1.1**2]), a([0.1]), a([1.0]))
+    >>> losses = a([2.0]), a([2 * 0.9**2]), a([2 * 1.1**2])   # at b and b +- 0.1
+    >>> mean, var = newborn_proposal(1.0, a([-4.0]), *losses, a([0.1]), a([1.0]))
     >>> [round(float(mean[0]), 4), round(float(var[0]), 4)]   # ... the conditional N(4/5, 1/5)
     [0.8, 0.2]
     """
@@ -379,7 +382,10 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     delta = CURVATURE_STEP * np.sqrt(variance)
     base = theta.clone()
     base[rows_t, idx_t] = torch.as_tensor(np.where(dies, 0.0, old), dtype=dtype, device=dev)
-    loss_plus, loss_minus = (_host(v) for v in _shifted_losses(target, base, idx_t, torch.as_tensor(delta, dtype=dtype, device=dev)))
+    loss_plus, loss_minus = (
+        _host(v)
+        for v in _shifted_losses(target, base, idx_t, torch.as_tensor(delta, dtype=dtype, device=dev))
+    )
     # births: the newborn drawn from q_i(. | theta)
     c = target.scale
     slope = _host(state.grad[rows_t, idx_t])
@@ -394,7 +400,9 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     grad_tau = target.grad(loss_grad_tau, tau)
     # deaths: q_i of the reverse birth, from the base point tau
     loss_tau_h = _host(loss_tau)
-    mean_d, var_d = newborn_proposal(c, _host(grad_tau[rows_t, idx_t]), loss_tau_h, loss_plus, loss_minus, delta, variance)
+    mean_d, var_d = newborn_proposal(
+        c, _host(grad_tau[rows_t, idx_t]), loss_tau_h, loss_plus, loss_minus, delta, variance
+    )
     log_q = np.where(born, -_log_normal_host(t, mean_b, var_b), _log_normal_host(old, mean_d, var_d))
 
     # log Pi(tau) - log Pi(theta) of one coordinate more (birth) or less (death), k = |I|:
@@ -408,13 +416,17 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     u_tau = c * loss_tau_h - (data - potential) - log_prior_change
 
     # the reverse move's selection weight at tau: the death of the newborn, or the birth of the removed
-    log_ratio = log_ratio + _log_weight(_selection_weights(tau, grad_tau, new_active, born, dies, consts.sd), idx)
+    log_ratio = log_ratio + _log_weight(
+        _selection_weights(tau, grad_tau, new_active, born, dies, consts.sd), idx
+    )
     with np.errstate(invalid="ignore"):
         log_alpha = potential - u_tau + log_q + log_ratio
     finite = possible & np.isfinite(log_alpha) & np.isfinite(_host(grad_tau.sum(1)))
     log_alpha = np.where(finite, log_alpha, -np.inf)
     accept = np.log(u[:, 2]) < log_alpha
-    proposal = RJHMCState(tau, torch.as_tensor(u_tau, dtype=dtype, device=dev), grad_tau, new_active, data_tau)
+    proposal = RJHMCState(
+        tau, torch.as_tensor(u_tau, dtype=dtype, device=dev), grad_tau, new_active, data_tau
+    )
     new_state = select(torch.as_tensor(accept, device=dev), proposal, state)
     return new_state, torch.as_tensor(move, device=dev), torch.as_tensor(accept, device=dev)
 

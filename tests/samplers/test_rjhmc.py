@@ -106,7 +106,9 @@ def test_hmc_moves_alone_match_the_posterior_of_a_fixed_active_set():
     K = 8
     theta0 = torch.zeros(K, 3, dtype=torch.float64)
     theta0[:, act] = 0.1
-    res = run_chains(_target(X, y, c * len(y)), theta0, list(range(K)), RJHMC(n_jumps=0), n_samples=3000, burn_in=200)
+    res = run_chains(
+        _target(X, y, c * len(y)), theta0, list(range(K)), RJHMC(n_jumps=0), n_samples=3000, burn_in=200
+    )
     D = res.samples  # (K, S, 3)
     assert np.all(D[..., 1] == 0.0)  # the inactive coordinate stays an exact zero
     assert np.isnan(res.move_acceptance[:, [0, 2]]).all()  # no jump tried
@@ -168,7 +170,10 @@ def test_jumps_respect_the_boundaries_and_cost_one_gradient_each():
         assert not bool(((k_before == 3) & (move > 0)).any())  # |I| = Q: no birth
         assert torch.equal(state.active, state.theta != 0)
         kinds |= set((move * accepted).tolist())
-    assert calls == {"grad": 1 + 200, "loss": 200}  # init, then one gradient and one 2K-point loss call a jump
+    assert calls == {
+        "grad": 1 + 200,
+        "loss": 200,
+    }  # init, then one gradient and one 2K-point loss call a jump
     assert {-1, 1} <= kinds
     # the potential cached in the state is U at the state's point
     u, g = rjhmc.evaluate(target, state.theta, state.active)
@@ -180,7 +185,9 @@ def test_zero_inverse_mass_freezes_a_coordinate_in_hmc():
     target = Target(LinearPotential(torch.as_tensor(X), torch.as_tensor(y)), Prior(std=1.0), 24.0)
     gens = [torch.Generator().manual_seed(0)]
     state = hmc.init(gens, target, torch.tensor([[0.1, 0.5, 0.1]], dtype=torch.float64))
-    params = hmc.HMCParams(torch.tensor([0.05]), torch.tensor([1.0, 0.0, 1.0], dtype=torch.float64), torch.tensor([5]))
+    params = hmc.HMCParams(
+        torch.tensor([0.05]), torch.tensor([1.0, 0.0, 1.0], dtype=torch.float64), torch.tensor([5])
+    )
     for _ in range(20):
         state, info = hmc.step(gens, state, target, params)
         assert float(state.theta[0, 1]) == 0.5 and bool(torch.isfinite(info.energy_error).all())
@@ -212,8 +219,16 @@ def test_settings_and_priors_are_checked():
     with pytest.raises(ValueError, match="n_jumps must be a non-negative integer"):
         run_chains(Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], RJHMC(n_jumps=-1), **run)
     with pytest.raises(ValueError, match="trajectory_length"):
-        run_chains(Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], RJHMC(trajectory_length="chees"), **run)
+        run_chains(
+            Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], RJHMC(trajectory_length="chees"), **run
+        )
     with pytest.raises(ValueError, match="at least one non-zero"):
-        run_chains(Target(pot, MixingPrior(Prior(std=1.0))), torch.zeros(1, 3, dtype=torch.float64), [0], RJHMC(), **run)
+        run_chains(
+            Target(pot, MixingPrior(Prior(std=1.0))),
+            torch.zeros(1, 3, dtype=torch.float64),
+            [0],
+            RJHMC(),
+            **run,
+        )
     with pytest.raises(TypeError, match="MixingPrior"):
         rjhmc.init(None, Target(pot, Prior(std=1.0)), theta0)
