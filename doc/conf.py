@@ -28,7 +28,7 @@ extensions = [
 ]
 
 root_doc = "index"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_static/*.rst"]  # tables the examples write, included by the pages
 templates_path = []
 html_theme = "alabaster"
 html_static_path = ["_static"]
