@@ -1,6 +1,5 @@
 """Reversible jump with HMC moves: exact model probabilities, exact moments inside a model, mechanics."""
 
-import itertools
 import math
 
 import numpy as np
@@ -11,14 +10,7 @@ from skgibbs.potential import LinearPotential
 from skgibbs.priors import MixingPrior, Prior
 from skgibbs.samplers import HMC, RJHMC, Target, hmc, rjhmc, run_chains
 
-SETS = [act for act in itertools.product([0, 1], repeat=3) if any(act)]
-
-
-def _data(seed=3, n=12):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = 0.25 * X[:, 0] + 0.15 + 0.5 * rng.normal(size=n)
-    return X, y
+from rj_models import SETS, data, exact_model_probabilities, log_evidence_box, log_evidence_gaussian
 
 
 def _target(X, y, lam, base=None, potential=LinearPotential):
@@ -26,57 +18,19 @@ def _target(X, y, lam, base=None, potential=LinearPotential):
     return Target(potential(torch.as_tensor(X), torch.as_tensor(y)), MixingPrior(base, 2.0), lam)
 
 
-def _log_evidence_gaussian(A, y, c, std):
-    """log of int exp(-c |y - A t|^2) prod_j N(t_j; 0, std^2) dt (closed form)."""
-    k = A.shape[1]
-    P = 2 * c * A.T @ A + np.eye(k) / std**2
-    m = np.linalg.solve(P, 2 * c * A.T @ y)
-    return -k * math.log(std) - 0.5 * np.linalg.slogdet(P)[1] + 0.5 * m @ P @ m - c * y @ y
-
-
-def _log_evidence_box(A, y, c, bound, n_grid=161):
-    """log of int_{[-B, B]^k} exp(-c |y - A t|^2) (2B)^(-k) dt by the midpoint rule."""
-    k = A.shape[1]
-    P = 2 * c * A.T @ A
-    centre = np.linalg.solve(P, 2 * c * A.T @ y)
-    sd = np.sqrt(np.diag(np.linalg.inv(P)))
-    axes, widths = [], []
-    for j in range(k):
-        lo, hi = max(-bound, centre[j] - 9 * sd[j]), min(bound, centre[j] + 9 * sd[j])
-        edges = np.linspace(lo, hi, n_grid + 1)
-        axes.append(0.5 * (edges[1:] + edges[:-1]))
-        widths.append(edges[1] - edges[0])
-    grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, k)
-    log_f = -c * ((y[None, :] - grid @ A.T) ** 2).sum(1)
-    top = log_f.max()
-    return top + math.log(np.exp(log_f - top).sum() * np.prod(widths)) - k * math.log(2 * bound)
-
-
-def _exact_model_probabilities(X, y, c, sparsity, log_evidence):
-    A_full = np.c_[X, np.ones(len(y))]
-    logs = {}
-    for act in SETS:
-        k = sum(act)
-        log_size = -k * math.log(sparsity) - math.log(math.comb(3, k))
-        logs[act] = log_size + log_evidence(A_full[:, np.array(act, bool)], y, c)
-    top = max(logs.values())
-    total = sum(math.exp(v - top) for v in logs.values())
-    return np.array([math.exp(logs[act] - top) / total for act in SETS])
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "base, evidence",
     [
-        (Prior(std=1.0), lambda A, y, c: _log_evidence_gaussian(A, y, c, 1.0)),
-        (Prior(bound=1.5), lambda A, y, c: _log_evidence_box(A, y, c, 1.5)),
+        (Prior(std=1.0), lambda A, y, c: log_evidence_gaussian(A, y, c, 1.0)),
+        (Prior(bound=1.5), lambda A, y, c: log_evidence_box(A, y, c, 1.5)),
     ],
     ids=["gaussian", "uniform-box"],
 )
 def test_active_set_frequencies_match_exact_model_probabilities(base, evidence):
-    X, y = _data()
+    X, y = data()
     c, s = 1 / (2 * 0.25), 2.0
-    exact = _exact_model_probabilities(X, y, c, s, evidence)
+    exact = exact_model_probabilities(X, y, c, s, evidence)
     assert exact.min() > 0.004 and exact.max() < 0.5  # every model matters
     K = 8
     target = _target(X, y, c * len(y), base)
@@ -96,7 +50,7 @@ def test_active_set_frequencies_match_exact_model_probabilities(base, evidence):
 
 
 def test_hmc_moves_alone_match_the_posterior_of_a_fixed_active_set():
-    X, y = _data()
+    X, y = data()
     c = 1 / (2 * 0.25)
     act = np.array([True, False, True])
     A = np.c_[X, np.ones(len(y))][:, act]
@@ -122,7 +76,7 @@ def test_hmc_moves_alone_match_the_posterior_of_a_fixed_active_set():
 
 
 def test_newborn_proposal_is_the_exact_conditional_of_a_linear_model():
-    X, y = _data()
+    X, y = data()
     c = 2.0
     target = _target(X, y, c * len(y))
     theta = torch.tensor([[0.3, 0.0, -0.2]], dtype=torch.float64)
@@ -146,7 +100,7 @@ def test_newborn_proposal_is_the_exact_conditional_of_a_linear_model():
 
 
 def test_jumps_respect_the_boundaries_and_cost_one_gradient_each():
-    X, y = _data()
+    X, y = data()
     calls = {"grad": 0, "loss": 0}
 
     class Counting(LinearPotential):
@@ -181,7 +135,7 @@ def test_jumps_respect_the_boundaries_and_cost_one_gradient_each():
 
 
 def test_zero_inverse_mass_freezes_a_coordinate_in_hmc():
-    X, y = _data()
+    X, y = data()
     target = Target(LinearPotential(torch.as_tensor(X), torch.as_tensor(y)), Prior(std=1.0), 24.0)
     gens = [torch.Generator().manual_seed(0)]
     state = hmc.init(gens, target, torch.tensor([[0.1, 0.5, 0.1]], dtype=torch.float64))
@@ -194,7 +148,7 @@ def test_zero_inverse_mass_freezes_a_coordinate_in_hmc():
 
 
 def test_same_seeds_same_draws_whatever_the_grouping_and_what_the_summary_holds():
-    X, y = _data()
+    X, y = data()
     target = _target(X, y, 24.0)
     theta0 = torch.full((2, 3), 0.1, dtype=torch.float64)
     run = dict(n_samples=30, burn_in=30)
@@ -208,7 +162,7 @@ def test_same_seeds_same_draws_whatever_the_grouping_and_what_the_summary_holds(
 
 
 def test_settings_and_priors_are_checked():
-    X, y = _data()
+    X, y = data()
     pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
     theta0 = torch.full((1, 3), 0.1, dtype=torch.float64)
     run = dict(n_samples=2, burn_in=0)

@@ -1,6 +1,5 @@
 """Reversible-jump kernel: exact model probabilities on an enumerable model, and its mechanics."""
 
-import itertools
 import math
 
 import numpy as np
@@ -11,60 +10,12 @@ from skgibbs.potential import LinearPotential
 from skgibbs.priors import MixingPrior, Prior
 from skgibbs.samplers import MALA, RJMCMC, Target, rjmcmc, run_chains
 
-SETS = [act for act in itertools.product([0, 1], repeat=3) if any(act)]
-
-
-def _data(seed=3, n=12):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = 0.25 * X[:, 0] + 0.15 + 0.5 * rng.normal(size=n)
-    return X, y
+from rj_models import SETS, data, exact_model_probabilities, log_evidence_box, log_evidence_gaussian
 
 
 def _target(X, y, lam, potential=LinearPotential):
     """The linear model's posterior under the mixing prior with N(0, 1) active weights, s = 2."""
     return Target(potential(torch.as_tensor(X), torch.as_tensor(y)), MixingPrior(Prior(std=1.0), 2.0), lam)
-
-
-def _log_evidence_gaussian(A, y, c, std):
-    """log of int exp(-c |y - A t|^2) prod_j N(t_j; 0, std^2) dt (closed form)."""
-    k = A.shape[1]
-    P = 2 * c * A.T @ A + np.eye(k) / std**2
-    m = np.linalg.solve(P, 2 * c * A.T @ y)
-    return -k * math.log(std) - 0.5 * np.linalg.slogdet(P)[1] + 0.5 * m @ P @ m - c * y @ y
-
-
-def _log_evidence_box(A, y, c, bound, n_grid=161):
-    """log of int_{[-B, B]^k} exp(-c |y - A t|^2) (2B)^(-k) dt by the midpoint rule on a grid."""
-    k = A.shape[1]
-    # the integrand is negligible beyond 9 posterior standard deviations of the unbounded fit
-    P = 2 * c * A.T @ A
-    centre = np.linalg.solve(P, 2 * c * A.T @ y)
-    sd = np.sqrt(np.diag(np.linalg.inv(P)))
-    axes, widths = [], []
-    for j in range(k):
-        lo, hi = max(-bound, centre[j] - 9 * sd[j]), min(bound, centre[j] + 9 * sd[j])
-        edges = np.linspace(lo, hi, n_grid + 1)
-        axes.append(0.5 * (edges[1:] + edges[:-1]))
-        widths.append(edges[1] - edges[0])
-    grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, k)
-    resid = y[None, :] - grid @ A.T
-    log_f = -c * (resid**2).sum(1)
-    top = log_f.max()
-    integral = np.exp(log_f - top).sum() * np.prod(widths)
-    return top + math.log(integral) - k * math.log(2 * bound)
-
-
-def _exact_model_probabilities(X, y, c, sparsity, log_evidence):
-    A_full = np.c_[X, np.ones(len(y))]
-    logs = {}
-    for act in SETS:
-        k = sum(act)
-        log_size = -k * math.log(sparsity) - math.log(math.comb(3, k))
-        logs[act] = log_size + log_evidence(A_full[:, np.array(act, bool)], y, c)
-    top = max(logs.values())
-    total = sum(math.exp(v - top) for v in logs.values())
-    return np.array([math.exp(logs[act] - top) / total for act in SETS])
 
 
 def _sampled_model_frequencies(X, y, c, prior, n_chains=8, n_samples=12000, seed=0):
@@ -81,15 +32,15 @@ def _sampled_model_frequencies(X, y, c, prior, n_chains=8, n_samples=12000, seed
 @pytest.mark.parametrize(
     "base, evidence",
     [
-        (Prior(std=1.0), lambda A, y, c: _log_evidence_gaussian(A, y, c, 1.0)),
-        (Prior(bound=1.5), lambda A, y, c: _log_evidence_box(A, y, c, 1.5)),
+        (Prior(std=1.0), lambda A, y, c: log_evidence_gaussian(A, y, c, 1.0)),
+        (Prior(bound=1.5), lambda A, y, c: log_evidence_box(A, y, c, 1.5)),
     ],
     ids=["gaussian", "uniform-box"],
 )
 def test_active_set_frequencies_match_exact_model_probabilities(base, evidence):
-    X, y = _data()
+    X, y = data()
     c, s = 1 / (2 * 0.25), 2.0
-    exact = _exact_model_probabilities(X, y, c, s, evidence)
+    exact = exact_model_probabilities(X, y, c, s, evidence)
     assert exact.min() > 0.004 and exact.max() < 0.5  # every model matters
     per_chain, res = _sampled_model_frequencies(X, y, c, MixingPrior(base, s))
     freq = per_chain.mean(0)
@@ -103,7 +54,7 @@ def test_active_set_frequencies_match_exact_model_probabilities(base, evidence):
 
 
 def test_within_model_moves_match_the_posterior_of_a_fixed_active_set():
-    X, y = _data()
+    X, y = data()
     c = 1 / (2 * 0.25)
     act = np.array([True, False, True])
     A = np.c_[X, np.ones(len(y))][:, act]
@@ -146,7 +97,7 @@ def test_birth_weights_are_squared_gradient_ranks_with_ties():
 
 
 def test_boundary_moves_and_one_gradient_per_step():
-    X, y = _data()
+    X, y = data()
     calls = {"n": 0}
 
     class Counting(LinearPotential):
@@ -178,7 +129,7 @@ def test_boundary_moves_and_one_gradient_per_step():
 
 
 def test_same_seeds_same_draws_and_non_finite_proposals_are_rejected():
-    X, y = _data()
+    X, y = data()
     target = _target(X, y, 24.0)
     theta0 = torch.full((2, 3), 0.1, dtype=torch.float64)
     a = run_chains(target, theta0, [1, 2], RJMCMC(step_size=0.01), n_samples=50, burn_in=50).samples
@@ -209,7 +160,7 @@ def test_mixing_prior_density_and_checks():
 
 
 def test_runner_pairs_rjmcmc_with_the_mixing_prior_only():
-    X, y = _data()
+    X, y = data()
     pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
     theta0 = torch.full((1, 3), 0.1, dtype=torch.float64)
     run = dict(n_samples=2, burn_in=0)
@@ -226,7 +177,7 @@ def test_runner_pairs_rjmcmc_with_the_mixing_prior_only():
 
 
 def test_chains_one_by_one_or_in_workers_give_the_batched_draws():
-    X, y = _data()
+    X, y = data()
     target = _target(X, y, 24.0)
     theta0 = torch.full((2, 3), 0.1, dtype=torch.float64)
     run = dict(n_samples=30, burn_in=30)
