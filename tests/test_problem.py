@@ -101,7 +101,8 @@ def test_building_twice_gives_the_same_problem_and_no_fit():
         (GibbsMLPRegressor(), 250, 1),
         (GibbsMLPRegressor(rho=0.5), 1000, 10),
         (GibbsMLPRegressor(sampler="vi"), 0, 1),
-        (SparseGibbsMLPRegressor(), 2000, 10),
+        (SparseGibbsMLPRegressor(), 250, 1),
+        (SparseGibbsMLPRegressor(sampler="rjmcmc"), 2000, 10),
         (GibbsMLPClassifier(sampler=MALA()), 1000, 10),
     ],
 )

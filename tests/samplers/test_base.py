@@ -25,6 +25,7 @@ from skgibbs.samplers import (
     CSMALA,
     HMC,
     MALA,
+    RJHMC,
     RJMCMC,
     SGHMC,
     SGLD,
@@ -50,6 +51,7 @@ LIBRARY = {
     "sgld": SGLD,
     "sghmc": SGHMC,
     "rjmcmc": RJMCMC,
+    "rjhmc": RJHMC,
     "vi": MeanFieldVI,
     "smc": SMC,
 }
@@ -73,6 +75,7 @@ NON_DEFAULT = {
     SGLD: dict(step_size=1e-3),
     SGHMC: dict(batch_size=8, step_size=0.05, friction=0.2, schedule="constant", burn_in_epochs=5, epochs_per_draw=2),
     RJMCMC: dict(step_size=1e-3, proposal_std=0.1, target_accept=0.5),
+    RJHMC: dict(step_size=1e-3, target_accept=0.9, trajectory_length=1.0, max_leapfrog=16, n_jumps=2),
     MeanFieldVI: dict(
         kl_weight=1.0,
         tau=0.1,
@@ -147,7 +150,7 @@ def test_register_refuses_a_duplicate_or_empty_name():
 
 def test_available_samplers_by_kind_of_prior():
     assert available_samplers("dense") == ["csmala", "hmc", "mala", "sghmc", "sgld", "smala", "smc", "vi"]
-    assert available_samplers("sparse") == ["rjmcmc"]
+    assert available_samplers("sparse") == ["rjhmc", "rjmcmc"]
     assert available_samplers() == sorted(LIBRARY)
     assert available_samplers("no such kind") == []
     for name in available_samplers("dense"):
