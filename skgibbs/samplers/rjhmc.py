@@ -105,6 +105,7 @@ import torch
 
 from ..priors import MixingPrior
 from . import hmc
+from ._hmc_chains import _prior_variance
 from ._random import normal, select, uniforms
 from .rjmcmc import birth_weights
 
@@ -168,17 +169,10 @@ def reference_variance(prior, n_params, like):
 
     The metric of the HMC move and the scale of the newborn proposal.
     """
-    std, bound = prior.base.std, prior.base.bound
-    if std is None:
+    if prior.base.std is None:
+        bound = prior.base.bound
         return torch.full((n_params,), bound * bound / 3.0, dtype=like.dtype, device=like.device)
-    std = torch.as_tensor(std, dtype=like.dtype, device=like.device)
-    return (std * std).expand(n_params).clone()
-
-
-def evaluate(target, theta, active):
-    """``U`` ``(K,)`` and ``grad U`` ``(K, Q)`` of points ``theta`` with active sets ``active``."""
-    loss, loss_grad = target.loss_sum_and_grad(theta)
-    return target.scale * loss - target.prior.log_density(theta, active), target.grad(loss_grad, theta)
+    return _prior_variance(prior.base, n_params, like.dtype, like.device)
 
 
 class ActiveSetTarget:
