@@ -25,8 +25,24 @@ beta``. ``P`` particles drawn from the prior move through a sequence
    weights;
 4. *moves* every particle by ``n_mcmc_steps`` HMC transitions
    (:func:`skgibbs.samplers.hmc.step`) that leave ``pi_beta'`` invariant,
-   with the particles' per-coordinate variance after resampling as inverse
-   mass and ``n_leapfrog`` leapfrog steps.
+   with ``n_leapfrog`` leapfrog steps (or ``trajectory_length / h`` of
+   them) in a metric chosen from the resampled particles (below).
+
+**The metric.** A network posterior at a low temperature is stiff along
+the combinations of weights the data fix and as wide as the prior along
+the others; a leapfrog step small enough for the first barely moves the
+second, and particles that do not move descend, after a few resamplings,
+from a handful of ancestors. ``metric="fisher"`` (the default) runs HMC
+with the mass ``M = D^-1 + U U'``: ``D`` the prior's variances, ``U U'``
+the particles' mean Gauss-Newton matrix of ``beta lambda R_n``, sketched
+by one random probe per particle (:func:`fisher_metric`), so that the
+stiff directions the probes reach are scaled to the width of
+``pi_beta`` there. It is applied as a linear change of coordinates
+(:class:`LowRankMetric`), at ``O(Q P)`` per particle and leapfrog step
+beside a gradient's ``O(n Q)``. ``metric="gradients"`` takes ``U U'``
+from the covariance of the particles' data gradients instead, and
+``metric="variances"`` is the diagonal metric of the particles'
+per-coordinate variances.
 
 **What the evidence is.** The weights hold only ``lambda R_n``: the
 prior's normalising constant never enters, because the particles start as
@@ -43,8 +59,8 @@ density of ``y``, comparable across temperatures (its maximum over
 cross-entropy, ``lambda R_n = -sum_i log p(y_i | x_i) / temperature``, and
 ``Z_1`` is the marginal likelihood itself at ``temperature = 1``.
 
-**Adaptation.** The inverse mass follows the particles; the step size
-``h`` (in the coordinates that make the particles' marginal variances one)
+**Adaptation.** The metric follows the particles; the step size ``h``
+(in the coordinates of the metric, in which the mass is the identity)
 is updated after every transition from the particles' mean acceptance
 ``a``: under a Gaussian energy error of standard deviation ``s``,
 ``a = 2 Phi(-s / 2)`` and ``s`` grows as ``h^2``, so ``h`` is multiplied by
@@ -67,7 +83,7 @@ from ..potential import LinearPotential, MLPPotential
 from . import hmc
 from ._hmc_chains import _prior_variance
 from ._progress import progress
-from ._random import normal, uniform
+from ._random import normal, uniform, uniforms
 from .adaptation import halton
 from .base import ChainResult, Sampler, check_setting, register
 from .target import Target
@@ -82,6 +98,9 @@ __all__ = [
     "systematic_resample",
     "resample",
     "particle_variance",
+    "LowRankMetric",
+    "fisher_metric",
+    "gradient_metric",
     "tempered",
     "hmc_state",
     "move",
@@ -95,6 +114,9 @@ MASS_FLOOR = 1e-6
 JITTER = 0.2
 #: bisection steps on beta' (the interval halves each time)
 BISECTION_STEPS = 60
+#: the metrics of the moves: the particles' covariance of the data gradients on top of the prior's
+#: variances (a low-rank metric), or the particles' variances alone (diagonal)
+METRICS = ("fisher", "gradients", "variances")
 #: most stages before a run gives up (the temperature steps have become negligible)
 MAX_STAGES = 10_000
 #: diagnose: a stage whose particles accepted less than this is reported
@@ -266,6 +288,164 @@ def particle_variance(theta, reference):
     """Per-coordinate variance of the particles, floored at ``MASS_FLOOR * reference``: the inverse mass."""
     var = theta.var(0, unbiased=False)
     return torch.maximum(var, MASS_FLOOR * reference)
+
+
+class LowRankMetric:
+    """The metric ``M = D^-1 + U U'`` of a stage's moves, as a linear change of coordinates.
+
+    ``D`` is diagonal (a variance per coordinate) and ``U`` has ``r``
+    columns. HMC with mass ``M`` is HMC with unit mass in the coordinates
+    ``phi`` of ``theta = L phi``, ``L L' = M^-1``; with ``V = D^1/2 U =
+    W S Z'`` (thin SVD),
+
+        ``M^-1 = D^1/2 (I + V V')^-1 D^1/2``,  ``L = D^1/2 (I + W (c - 1) W')``,  ``c = (1 + S^2)^-1/2``,
+
+    so that ``L``, ``L'`` and ``L^-1`` cost ``O(Q r)`` per particle. The
+    map is linear, so its Jacobian is a constant and the moves in ``phi``
+    leave the image of ``pi_beta`` invariant.
+
+    Parameters
+    ----------
+    variance : torch.Tensor of shape (Q,)
+        ``D``.
+    factor : torch.Tensor of shape (Q, r)
+        ``U``; ``r = 0`` gives the diagonal metric ``D^-1``.
+    """
+
+    def __init__(self, variance, factor):
+        work = torch.float64
+        sd = variance.to(work).sqrt()
+        if factor.shape[1]:
+            W, S, _ = torch.linalg.svd(sd[:, None] * factor.to(work), full_matrices=False)
+        else:
+            W, S = factor.to(work), factor.new_zeros(0, dtype=work)
+        keep = S > 1e-8 * float(S.max()) if S.numel() else S > 0
+        W, S = W[:, keep], S[keep]
+        c = (1.0 + S * S).rsqrt()
+        dtype = variance.dtype
+        self.sd, self.W = sd.to(dtype), W.to(dtype)
+        self.shrink, self.grow = (c - 1.0).to(dtype), (1.0 / c - 1.0).to(dtype)
+        # diag(M^-1) = D (1 + sum_k W_jk^2 (c_k^2 - 1)): the inverse mass reported
+        self.inverse_mass = (variance.to(work) * (1.0 + (W * W) @ (c * c - 1.0))).to(dtype)
+
+    def _mix(self, x, coef):
+        return x + ((x @ self.W) * coef) @ self.W.T if self.W.shape[1] else x
+
+    def to_theta(self, phi):
+        """``theta = L phi`` (rows)."""
+        return self._mix(phi, self.shrink) * self.sd
+
+    def to_phi(self, theta):
+        """``phi = L^-1 theta`` (rows)."""
+        return self._mix(theta / self.sd, self.grow)
+
+    def grad_to_phi(self, grad):
+        """``L' grad``: the gradient in ``phi`` of a function of ``theta`` (rows)."""
+        return self._mix(grad * self.sd, self.shrink)
+
+
+def gradient_metric(state, target_beta, variance):
+    """:class:`LowRankMetric`: ``D = variance``, ``U U'`` the particles' covariance of ``grad c R_n``.
+
+    For a Gaussian ``pi_beta`` of precision ``A = D^-1 + B`` (``B`` from
+    the data), the gradients ``B (theta - theta*)`` of the data term have
+    covariance ``B A^-1 B``, which is ``B`` in the directions the data
+    determine (``B >> D^-1``) and small in the others: ``M = D^-1 + U U'``
+    is then close to ``A``, and HMC in ``M`` sees a nearly isotropic target
+    whatever the conditioning the data give ``pi_beta``. The gradients span
+    at most ``P - 1`` directions, which is where a network's data set its
+    stiff directions (their number is about the effective number of
+    parameters); ``D`` (the prior's variances) covers the rest.
+    """
+    g = target_beta.scale * state.loss_grad.double()
+    g = g[torch.isfinite(g).all(1)]
+    if g.shape[0] < 2:
+        return LowRankMetric(variance, variance.new_zeros(variance.shape[0], 0))
+    U = (g - g.mean(0)).T / math.sqrt(g.shape[0])
+    return LowRankMetric(variance, U)
+
+
+def fisher_metric(state, target_beta, variance, generators):
+    """:class:`LowRankMetric`: ``D = variance``, ``U U'`` the particles' mean Gauss-Newton matrix, sketched.
+
+    The Hessian of ``c sum_i l(y_i, f_theta(x_i))`` (``c = beta lambda / n``)
+    is ``c sum_i J_i' H_i J_i`` plus terms that vanish where the residuals
+    do, with ``J_i = d f_theta(x_i) / d theta`` and ``H_i`` the Hessian of
+    the loss in the outputs (2 for the squared loss, ``diag(p) - p p'`` for
+    the softmax cross-entropy). For ``omega_i ~ N(0, H_i)`` the probe ``g =
+    sum_i J_i' omega_i`` (one backward pass through the outputs) has
+    ``E[g g'] = sum_i J_i' H_i J_i``: ``omega_i = sqrt(2) z`` for the squared
+    loss, ``p - e_k`` with ``k`` drawn from the network's own ``p`` for the
+    cross-entropy (the sampled Fisher). Every particle draws one probe
+    (from its own generator), and ``U U' = c / P sum_k g_k g_k'`` is the
+    particles' mean Gauss-Newton matrix, of rank at most ``P``: ``M = D^-1
+    + U U'`` is the precision of a Gaussian ``pi_beta`` whose loss is
+    quadratic in the outputs, in the directions the probes reach. Unlike a
+    diagonal metric, it measures the curvature along the combinations of
+    weights that the data fix, which set the leapfrog step of a network
+    posterior.
+
+    Potentials without network outputs (neither an
+    :class:`~skgibbs.potential.MLPPotential` nor a
+    :class:`~skgibbs.potential.LinearPotential`) fall back to
+    :func:`gradient_metric`.
+    """
+    potential, theta = target_beta.potential, state.theta
+    if isinstance(target_beta, _OneByOne):  # a network too large to batch: one particle at a time
+        parts = [
+            _gauss_newton_probes(potential, theta[k : k + 1], generators[k : k + 1])
+            for k in range(len(theta))
+        ]
+        probes = None if parts[0] is None else torch.cat(parts)
+    else:
+        probes = _gauss_newton_probes(potential, theta, generators)
+    if probes is None:
+        return gradient_metric(state, target_beta, variance)
+    P = probes.shape[0]
+    return LowRankMetric(variance, probes.T * math.sqrt(target_beta.scale / P))
+
+
+def _gauss_newton_probes(potential, theta, generators):
+    """One probe ``sum_i J_i' omega_i`` per particle, ``(P, Q)``; None for a potential without outputs."""
+    P = theta.shape[0]
+    if isinstance(potential, LinearPotential) and potential.y.dim() == 1:
+        omega = math.sqrt(2.0) * normal(generators, potential.n_data, potential.X)
+        return (omega @ potential.X).to(theta.dtype)
+    if not isinstance(potential, MLPPotential):
+        return None
+    total = torch.zeros_like(theta)
+    for rows, X, _ in _row_blocks(potential, P):
+        with torch.enable_grad():
+            th = theta.detach().requires_grad_(True)
+            out = potential.spec.forward(th, X)
+            omega = _output_noise(potential.loss, out.detach(), generators, rows.stop - rows.start)
+            (grad,) = torch.autograd.grad(out, th, grad_outputs=omega)
+        total += grad
+    return total
+
+
+def _output_noise(loss, out, generators, m):
+    """``omega ~ N(0, H)`` (or with covariance ``H``) for outputs ``out`` ``(P, m[, C])`` of ``m`` rows."""
+    if loss == "squared":
+        return math.sqrt(2.0) * normal(generators, m, out).reshape(out.shape)
+    u = uniforms(generators, m, out)
+    if out.dim() == 2:  # one logit: p - y with y ~ Bernoulli(p), variance p (1 - p)
+        p = torch.sigmoid(out)
+        return p - (u < p).to(out.dtype)
+    p = torch.softmax(out, -1)
+    k = torch.searchsorted(torch.cumsum(p, -1), u[..., None]).clamp_max(p.shape[-1] - 1)
+    return p - torch.zeros_like(p).scatter_(-1, k, 1.0)
+
+
+class _InCoordinates:
+    """A target seen in the coordinates ``phi`` of a :class:`LowRankMetric` (``theta = L phi``)."""
+
+    def __init__(self, target, metric):
+        self.target, self.metric = target, metric
+
+    def value_and_grad(self, phi):
+        u, grad = self.target.value_and_grad(self.metric.to_theta(phi))
+        return u, self.metric.grad_to_phi(grad)
 
 
 def tempered(target, beta):
@@ -464,12 +644,27 @@ class SMC(Sampler):
     n_mcmc_steps : int, default=3
         HMC transitions per stage.
     n_leapfrog : int, default=10
-        Leapfrog steps per transition (``n_leapfrog`` gradients).
+        Leapfrog steps per transition (``n_leapfrog`` gradients); with
+        ``trajectory_length``, the fewest.
     target_accept : float in (0, 1), default=0.8
         Mean acceptance the step size is adapted toward.
     step_size : float > 0, default=0.1
-        Initial leapfrog step, in the coordinates in which the particles'
-        marginal variances are one (the prior's at the first stage).
+        Initial leapfrog step, in the coordinates of the metric (those of
+        the prior's standard deviations at the first stage).
+    metric : {"fisher", "gradients", "variances"}, default="fisher"
+        Mass of the HMC moves (module docstring): the prior's variances
+        with the particles' mean Gauss-Newton matrix of the data term on
+        top (a low-rank metric, one probe per particle and stage, about a
+        gradient's cost); the same with the covariance of the particles'
+        data gradients; or the particles' per-coordinate variances alone.
+    trajectory_length : float > 0 or None, default=None
+        With a float, each transition takes ``trajectory_length / h``
+        leapfrog steps (at least ``n_leapfrog``, at most
+        ``max_leapfrog``), so that the moves keep their length as the
+        step size shrinks with the temperature; None keeps
+        ``n_leapfrog``.
+    max_leapfrog : int, default=64
+        Most leapfrog steps of a transition under ``trajectory_length``.
 
     Notes
     -----
@@ -508,8 +703,9 @@ class SMC(Sampler):
       stage); ``acceptance_rate_`` is the acceptance of the last stage's
       moves, per group.
 
-    Cost: ``n_stages * (n_mcmc_steps * n_leapfrog + 1)`` gradients of the
-    ``P`` particles, batched (``n_grad_evals_`` counts them per particle).
+    Cost: ``n_stages * (n_mcmc_steps * n_leapfrog + 2)`` gradients of the
+    ``P`` particles, batched (``n_grad_evals_`` counts them per particle,
+    the Gauss-Newton probes of ``metric="fisher"`` as one per stage).
     The defaults were measured on ``load_diabetes`` (331 training rows) with
     the default network (11 301 weights) at the temperature of the default
     HMC fit: 14 stages, 434 gradients per particle, 1.4 to 1.5 times the
@@ -547,7 +743,16 @@ class SMC(Sampler):
     has_chains = False
 
     def __init__(
-        self, n_particles=128, target_ess=0.5, n_mcmc_steps=3, n_leapfrog=10, target_accept=0.8, step_size=0.1
+        self,
+        n_particles=128,
+        target_ess=0.5,
+        n_mcmc_steps=3,
+        n_leapfrog=10,
+        target_accept=0.8,
+        step_size=0.1,
+        metric="fisher",
+        trajectory_length=None,
+        max_leapfrog=64,
     ):
         self.n_particles = n_particles
         self.target_ess = target_ess
@@ -555,6 +760,9 @@ class SMC(Sampler):
         self.n_leapfrog = n_leapfrog
         self.target_accept = target_accept
         self.step_size = step_size
+        self.metric = metric
+        self.trajectory_length = trajectory_length
+        self.max_leapfrog = max_leapfrog
 
     def check(self, prior, rho):
         super().check(prior, rho)
@@ -562,8 +770,17 @@ class SMC(Sampler):
         check_setting("target_ess", self.target_ess, "probability")
         check_setting("n_mcmc_steps", self.n_mcmc_steps, "count")
         check_setting("n_leapfrog", self.n_leapfrog, "count")
+        if self.trajectory_length is not None:
+            check_setting("trajectory_length", self.trajectory_length, "positive")
+        check_setting("max_leapfrog", self.max_leapfrog, "count")
         check_setting("target_accept", self.target_accept, "probability")
         check_setting("step_size", self.step_size, "positive")
+        if self.metric not in METRICS:
+            raise ValueError(
+                f"metric={self.metric!r} is not a metric of sampler='smc': choose one of "
+                + ", ".join(repr(m) for m in METRICS)
+                + "."
+            )
         if float(rho) < 1.0:
             raise ValueError(
                 f"rho={rho!r} asks for Bernoulli batches; sampler='smc' reweights and moves on the full "
@@ -635,15 +852,26 @@ class SMC(Sampler):
     def _mutate(self, gens, state, target, beta, h, t, run, *, reference, wrap):
         """The stage's HMC transitions at ``pi_beta`` (``t`` transitions before): a :class:`_Stage`."""
         target_b = wrap(tempered(target, beta))
-        m = particle_variance(state.theta, reference)
         particles = hmc_state(state, target_b)
+        if self.metric != "variances":
+            if self.metric == "fisher":
+                metric = fisher_metric(state, target_b, reference, gens)
+            else:
+                metric = gradient_metric(state, target_b, reference)
+            target_b = _InCoordinates(target_b, metric)
+            particles = particles._replace(
+                theta=metric.to_phi(particles.theta), grad=metric.grad_to_phi(particles.grad)
+            )
+            m, inverse_mass = torch.ones_like(reference), metric.inverse_mass
+        else:
+            m = inverse_mass = particle_variance(state.theta, reference)
         n_steps = int(self.n_mcmc_steps)
         accepted = torch.zeros(particles.theta.shape[0], dtype=torch.float64)
-        grads, step_sum = 0, 0.0
+        grads, step_sum = int(self.metric == "fisher"), 0.0  # the probes cost about a gradient
         phase = f"SMC stage beta={beta:.3g}"
         for i in range(n_steps):
             h_t = h * (1.0 + JITTER * (2.0 * halton(t + i + 1) - 1.0))
-            particles, info = move(gens, particles, target_b, h_t, m, self.n_leapfrog)
+            particles, info = move(gens, particles, target_b, h_t, m, self._n_leapfrog(h_t))
             accepted += info.is_accepted.double().cpu()
             grads += int(info.num_steps.max())
             step_sum += h_t
@@ -651,11 +879,19 @@ class SMC(Sampler):
             if run.verbose:
                 rate = float(accepted.mean()) / (i + 1)
                 progress(run, phase, i, n_steps, acceptance=lambda rate=rate: f"{rate:.2f}")
+        theta = particles.theta if self.metric == "variances" else metric.to_theta(particles.theta)
         if beta < 1.0:  # the next stage's weights need the loss at the moved particles
-            state, grads = _evaluate(wrap(target), particles.theta, beta, state.log_evidence), grads + 1
+            state, grads = _evaluate(wrap(target), theta, beta, state.log_evidence), grads + 1
         else:
-            state = state._replace(theta=particles.theta, beta=beta)
-        return _Stage(state, h, accepted / n_steps, step_sum / n_steps, grads, m)
+            state = state._replace(theta=theta, beta=beta)
+        return _Stage(state, h, accepted / n_steps, step_sum / n_steps, grads, inverse_mass)
+
+    def _n_leapfrog(self, step_size):
+        """Leapfrog steps: ``n_leapfrog``, or ``trajectory_length / h`` (at most ``max_leapfrog``)."""
+        if self.trajectory_length is None:
+            return int(self.n_leapfrog)
+        steps = math.ceil(float(self.trajectory_length) / float(step_size))
+        return int(min(max(steps, int(self.n_leapfrog)), int(self.max_leapfrog)))
 
     def _result(self, state, stage, path, target, h, K, per_group, n_grad):
         n = target.n_data
