@@ -28,6 +28,15 @@ HMC's fitted temperature explicitly, so that both target the same
 Run ``python -m benchmarks run smc`` (about 20 minutes on one core);
 ``--quick``: 200 rows of the gap data and diabetes, a 16-unit network,
 short chains and 32 particles.
+
+``--part metrics`` (written as ``smc_metrics``) fits SMC alone on the same
+gap data at the temperature of the stored HMC fit, once per variant of its
+moves (``--variants``; by default all of :data:`VARIANTS`): the metric
+(``"variances"``, ``"gradients"``, ``"fisher"``) and, for ``+traj``, a
+trajectory length of 1 (at most 64 leapfrog steps) with two transitions
+per stage. A run replaces the stored rows of the variants it fits and keeps
+the others, so variants may run one at a time (about 8 minutes each on one
+core, 25 with ``+traj``).
 """
 
 import numpy as np
@@ -42,7 +51,7 @@ from skgibbs.samplers import HMC, SMC
 from .. import Benchmark, Output
 from ..common.environment import load_average
 from ..common.fits import escape, mixing_note, timed_fit
-from ..common.writer import Page
+from ..common.writer import Page, load
 
 NAME = "smc"
 LEVEL = 0.95
@@ -53,6 +62,16 @@ GAP_COVERAGE, DATA_COVERAGE = 0.8, 0.9
 QUICK = {"hidden_layer_sizes": (16,), "pretrain_iter": 200}
 QUICK_HMC = {"n_samples": 40, "burn_in": 60}
 QUICK_SMC = {"n_particles": 32, "n_mcmc_steps": 2, "n_leapfrog": 5}
+METRICS_NAME = "smc_metrics"
+_TRAJ = {"trajectory_length": 1.0, "max_leapfrog": 64, "n_mcmc_steps": 2}
+#: the variants of the moves that ``--part metrics`` compares: name -> SMC settings
+VARIANTS = {
+    "variances": {"metric": "variances"},
+    "gradients": {"metric": "gradients"},
+    "fisher": {"metric": "fisher"},
+    "gradients+traj": {"metric": "gradients", **_TRAJ},
+    "fisher+traj": {"metric": "fisher", **_TRAJ},
+}
 
 
 def _gap_inputs():
@@ -134,7 +153,54 @@ def _loglik(est, Xte, yte):
     return {"log_lik": float(norm.logpdf(yte, mean, std).mean())}
 
 
+def _stored_gap_temperature(args):
+    """The temperature of the stored HMC fit on the gap data (standardized scale)."""
+    stored = load(args.out, [NAME]).get(NAME)
+    rows = [r for r in (stored or {"rows": []})["rows"] if (r["data"], r["sampler"]) == ("gap", "hmc")]
+    if not rows or stored["quick"] != args.quick:
+        quick = " --quick" if args.quick else ""
+        raise SystemExit(
+            "--part metrics needs the stored HMC fit of the gap data: run "
+            f"`python -m benchmarks run {NAME}{quick}`."
+        )
+    return rows[0]["temperature"]
+
+
+def _run_metrics(args):
+    """SMC on the gap data once per variant, at the stored HMC temperature; merged into the stored rows."""
+    variants = args.variants or list(VARIANTS)
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        raise SystemExit(f"unknown variants {unknown}: choose among {list(VARIANTS)}")
+    temperature = _stored_gap_temperature(args)
+    X, Xte, y, yte = _gap_data(args.quick)
+    new = []
+    for name in variants:
+        settings = dict(VARIANTS[name], **(QUICK_SMC if args.quick else {}))
+        est = GibbsMLPRegressor(sampler=SMC(**settings), temperature=temperature, random_state=0,
+                                **(QUICK if args.quick else {}))  # fmt: skip
+        seconds, messages = timed_fit(est, X, y)
+        row = {"variant": name, "settings": VARIANTS[name], "fit_s": seconds, "n_stages": int(est.n_stages_),
+               "n_grad": int(np.max(est.n_grad_evals_)), "log_evidence": float(est.log_evidence_),
+               "warnings": [m[:200] for m in messages], **_gap_scores(est, Xte, yte)}  # fmt: skip
+        path = est.temperature_path_
+        row["final_acceptance"] = float(path["acceptance_rate"][-1])
+        row["final_step_size"] = float(path["step_size"][-1])
+        new.append(row)
+        print(f"{name}: log Z {row['log_evidence']:.1f}, log-lik {row['log_lik']:.3f}, gap coverage "
+              f"{row['coverage_gap']:.3f}, {seconds:.0f} s", flush=True)  # fmt: skip
+    # read the stored rows only now, so that variants run side by side keep each other's rows
+    stored = load(args.out, [METRICS_NAME]).get(METRICS_NAME)
+    keep = [] if stored is None or stored["quick"] != args.quick else stored["rows"]
+    rows = [r for r in keep if r["variant"] not in variants] + new
+    rows.sort(key=lambda r: list(VARIANTS).index(r["variant"]))
+    return {METRICS_NAME: {"quick": args.quick, "rows": rows, "temperature": temperature, "threads": 1,
+                           "load_average": [load_average()]}}  # fmt: skip
+
+
 def run(args):
+    if getattr(args, "part", None) == "metrics":
+        return _run_metrics(args)
     rows = _pair("diabetes", *_diabetes_data(), args.quick, _loglik)
     rows += _pair("gap", *_gap_data(args.quick), args.quick, _gap_scores)
     return {NAME: {"quick": args.quick, "rows": rows, "threads": 1, "load_average": [load_average()]}}
@@ -144,7 +210,54 @@ def _smc_cell(row, key, spec):
     return format(row[key], spec) if key in row else "—"
 
 
+def _report_metrics(res):
+    header = ["variant", "log evidence", "test log-lik", "f coverage, gap", "f coverage, data",
+              "band width, gap", "band width, data", "stages", "gradients per particle", "final step size",
+              "fit s"]  # fmt: skip
+    rows = [[
+        r["variant"], f"{r['log_evidence']:.1f}", f"{r['log_lik']:.3f}", f"{r['coverage_gap']:.3f}",
+        f"{r['coverage_data']:.3f}", f"{r['width_gap']:.3f}", f"{r['width_data']:.3f}", str(r["n_stages"]),
+        str(r["n_grad"]), f"{r['final_step_size']:.2g}", f"{r['fit_s']:.0f}",
+    ] for r in res["rows"]]  # fmt: skip
+    notes = [
+        f"SMC alone on make_gap_regression({QUICK_N_GAP if res['quick'] else N_GAP}, random_state=0) at "
+        f"the temperature of the stored HMC fit ({res['temperature']:.4g}, standardized scale), "
+        "GibbsMLPRegressor(random_state=0) defaults otherwise; coverage, widths and the test "
+        "log-likelihood as on the smc page. "
+        "The variants change only the moves: 'variances' is the diagonal metric of the particles' variances, "
+        "'gradients' and 'fisher' the prior's variances plus a low-rank matrix from the particles (the "
+        "covariance of their data gradients, or their sketched Gauss-Newton matrix); '+traj' adds "
+        "trajectory_length=1 (at most 64 leapfrog steps) with two transitions per stage. All target the same "
+        "posterior: a larger log evidence estimate (it is biased low by the Monte Carlo error) means "
+        "particles closer to it.",
+        "One core; load average at the end {:.1f} (other work ran beside: fit times are rough).".format(
+            res["load_average"][0]),
+    ]
+    for r in res["rows"]:
+        if r["warnings"]:
+            notes.append(f"{r['variant']} warned: " + " / ".join(escape(m) for m in r["warnings"]))
+    if res["quick"]:
+        notes.append(f"Quick run: {QUICK_N_GAP} rows, a 16-unit network, 32 particles and short moves; "
+                     "not the documented numbers.")  # fmt: skip
+    title = "SMC's moves on the data gap: metric and trajectory length"
+    return Page(METRICS_NAME, title, [(title, header, rows)], notes)
+
+
 def report(results):
+    pages = [_report_metrics(results[METRICS_NAME])] if METRICS_NAME in results else []
+    if NAME not in results:
+        return pages
+    return _report_smc(results) + pages
+
+
+def add_arguments(parser):
+    parser.add_argument("--part", choices=["compare", "metrics"], default="compare",
+                        help="compare: SMC beside HMC (smc); metrics: SMC's move variants on the gap data "
+                             "(smc_metrics)")  # fmt: skip
+    parser.add_argument("--variants", nargs="+", help=f"variants of --part metrics among {list(VARIANTS)}")
+
+
+def _report_smc(results):
     res = results[NAME]
     by = {(r["data"], r["sampler"]): r for r in res["rows"]}
     gap_rows, targets = [], []
@@ -216,7 +329,13 @@ BENCHMARK = Benchmark(
     name=NAME,
     kind="performance",
     title="Tempered SMC beside HMC at the same temperature: band of f in a data gap, diabetes",
-    outputs=(Output(NAME, "Tempered SMC beside HMC: the data gap and diabetes"),),
+    outputs=(
+        Output(NAME, "Tempered SMC beside HMC: the data gap and diabetes"),
+        Output(
+            METRICS_NAME, "SMC's moves on the data gap: metric and trajectory length", flags="--part metrics"
+        ),
+    ),
     run=run,
     report=report,
+    add_arguments=add_arguments,
 )
