@@ -318,7 +318,8 @@ _KERNEL_ATTRIBUTES = """\
     trajectory_length_ : float
         HMC: the frozen integration time ``T``.
     inverse_mass_ : ndarray of shape (n_params,)
-        HMC: the frozen diagonal inverse metric.
+        HMC: the frozen diagonal inverse metric; SMC: the diagonal of the last
+        stage's inverse metric.
     elbo_ : ndarray
         VI only, as are the attributes below: the estimate of ``ELBO_eta``
         at every Adam step (one batch, one draw, scaled to the full data).

@@ -699,8 +699,9 @@ class SMC(Sampler):
       copies of a few particles, and its functional variance is then
       too small;
     - ``n_stages_``, ``n_particles_``, ``step_size_`` (the final one, per
-      group) and ``inverse_mass_`` (the particles' variances at the last
-      stage); ``acceptance_rate_`` is the acceptance of the last stage's
+      group) and ``inverse_mass_`` (the diagonal of the last stage's
+      inverse metric ``M^-1``: the particles' variances with
+      ``metric="variances"``); ``acceptance_rate_`` is the acceptance of the last stage's
       moves, per group.
 
     Cost: ``n_stages * (n_mcmc_steps * n_leapfrog + 2)`` gradients of the
@@ -708,13 +709,12 @@ class SMC(Sampler):
     the Gauss-Newton probes of ``metric="fisher"`` as one per stage).
     The defaults were measured on ``load_diabetes`` (331 training rows) with
     the default network (11 301 weights) at the temperature of the default
-    HMC fit: 14 stages, 434 gradients per particle, 1.4 to 1.5 times the
-    CPU time of the default HMC fit (4 chains of 175 draws), with the same
-    held-out log-likelihood; the predictive means were as far from a long
-    HMC run as those of 128 independent draws. 256 particles cost about
-    4 times HMC, and 5 transitions of 20 leapfrog steps per stage about 3
-    times as much as the defaults, for a slightly larger evidence estimate
-    (``log Z`` is biased low by the Monte Carlo error).
+    HMC fit: 14 stages, 1.4 to 2.3 times the CPU time of the default HMC fit
+    (4 chains of 175 draws), with the same held-out log-likelihood and
+    predictive means within 0.13 posterior standard deviations of HMC's
+    (``benchmarks/perf/bench_smc.py``). On a posterior much narrower than the prior (the
+    data-gap regression, 52 stages) the Gauss-Newton metric fitted the data
+    as the diagonal one did not (the user guide's section on SMC).
 
     References
     ----------
