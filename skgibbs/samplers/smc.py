@@ -114,8 +114,8 @@ MASS_FLOOR = 1e-6
 JITTER = 0.2
 #: bisection steps on beta' (the interval halves each time)
 BISECTION_STEPS = 60
-#: the metrics of the moves: the particles' covariance of the data gradients on top of the prior's
-#: variances (a low-rank metric), or the particles' variances alone (diagonal)
+#: the metrics of the moves: the prior's variances with the particles' mean Gauss-Newton matrix or
+#: the covariance of their data gradients on top (low-rank), or the particles' variances (diagonal)
 METRICS = ("fisher", "gradients", "variances")
 #: most stages before a run gives up (the temperature steps have become negligible)
 MAX_STAGES = 10_000
@@ -352,10 +352,9 @@ def gradient_metric(state, target_beta, variance):
     covariance ``B A^-1 B``, which is ``B`` in the directions the data
     determine (``B >> D^-1``) and small in the others: ``M = D^-1 + U U'``
     is then close to ``A``, and HMC in ``M`` sees a nearly isotropic target
-    whatever the conditioning the data give ``pi_beta``. The gradients span
-    at most ``P - 1`` directions, which is where a network's data set its
-    stiff directions (their number is about the effective number of
-    parameters); ``D`` (the prior's variances) covers the rest.
+    whatever the conditioning the data give ``pi_beta``, in the at most
+    ``P - 1`` directions the gradients span; ``D`` (the prior's variances)
+    covers the rest. Particles whose gradient is not finite are left out.
     """
     g = target_beta.scale * state.loss_grad.double()
     g = g[torch.isfinite(g).all(1)]
@@ -401,7 +400,8 @@ def fisher_metric(state, target_beta, variance, generators):
         probes = _gauss_newton_probes(potential, theta, generators)
     if probes is None:
         return gradient_metric(state, target_beta, variance)
-    P = probes.shape[0]
+    probes = probes[torch.isfinite(probes).all(1)]  # a particle whose outputs overflowed adds nothing
+    P = max(probes.shape[0], 1)
     return LowRankMetric(variance, probes.T * math.sqrt(target_beta.scale / P))
 
 
