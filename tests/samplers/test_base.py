@@ -86,7 +86,17 @@ NON_DEFAULT = {
         early_stopping=False,
         gradient="reparam",
     ),
-    SMC: dict(n_particles=16, target_ess=0.3, n_mcmc_steps=1, n_leapfrog=4, target_accept=0.7, step_size=0.05),
+    SMC: dict(
+        n_particles=16,
+        target_ess=0.3,
+        n_mcmc_steps=1,
+        n_leapfrog=4,
+        target_accept=0.7,
+        step_size=0.05,
+        metric="gradients",
+        trajectory_length=0.5,
+        max_leapfrog=32,
+    ),
 }
 
 Y = torch.linspace(-1.0, 1.0, 20, dtype=torch.float64)
