@@ -853,11 +853,8 @@ class SMC(Sampler):
         """The stage's HMC transitions at ``pi_beta`` (``t`` transitions before): a :class:`_Stage`."""
         target_b = wrap(tempered(target, beta))
         particles = hmc_state(state, target_b)
-        if self.metric != "variances":
-            if self.metric == "fisher":
-                metric = fisher_metric(state, target_b, reference, gens)
-            else:
-                metric = gradient_metric(state, target_b, reference)
+        metric = self._metric(state, target_b, reference, gens)
+        if metric is not None:  # HMC with unit mass in the metric's coordinates
             target_b = _InCoordinates(target_b, metric)
             particles = particles._replace(
                 theta=metric.to_phi(particles.theta), grad=metric.grad_to_phi(particles.grad)
@@ -879,12 +876,20 @@ class SMC(Sampler):
             if run.verbose:
                 rate = float(accepted.mean()) / (i + 1)
                 progress(run, phase, i, n_steps, acceptance=lambda rate=rate: f"{rate:.2f}")
-        theta = particles.theta if self.metric == "variances" else metric.to_theta(particles.theta)
+        theta = particles.theta if metric is None else metric.to_theta(particles.theta)
         if beta < 1.0:  # the next stage's weights need the loss at the moved particles
             state, grads = _evaluate(wrap(target), theta, beta, state.log_evidence), grads + 1
         else:
             state = state._replace(theta=theta, beta=beta)
         return _Stage(state, h, accepted / n_steps, step_sum / n_steps, grads, inverse_mass)
+
+    def _metric(self, state, target_beta, reference, generators):
+        """The stage's :class:`LowRankMetric`, or None for the diagonal metric of the particles' variances."""
+        if self.metric == "fisher":
+            return fisher_metric(state, target_beta, reference, generators)
+        if self.metric == "gradients":
+            return gradient_metric(state, target_beta, reference)
+        return None
 
     def _n_leapfrog(self, step_size):
         """Leapfrog steps: ``n_leapfrog``, or ``trajectory_length / h`` (at most ``max_leapfrog``)."""
