@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 import torch
 
-from ._base import BaseGibbsMLP
+from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, StrOptions
 from .priors import PRIOR_KINDS, HierarchicalPrior
 
@@ -69,6 +69,8 @@ class DenseKernelMixin:
     def _store(self, result, spec):
         super()._store(result, spec)
         stats = self.sample_stats_
+        for name in ("prior_groups_", "input_relevance_", "input_relevance_interval_"):
+            self.__dict__.pop(name, None)  # an earlier fit's, under another prior
         if "precision" not in stats:
             return
         prior = self._prior(spec, torch.device("cpu"), self.kernel_)
@@ -76,11 +78,27 @@ class DenseKernelMixin:
         if "noise_precision" in stats:
             self._store_noise(stats.pop("noise_precision"))
         if self.prior == "ard":
-            tau = stats["precision"][..., : spec.n_features].reshape(-1, spec.n_features)
-            scale = 1.0 / np.sqrt(tau)  # each input's prior scale sigma_i = tau_i^(-1/2), standardized inputs
-            alpha = 1.0 - self.confidence_level
-            self.input_relevance_ = scale.mean(0)
-            self.input_relevance_interval_ = np.quantile(scale, [alpha / 2, 1 - alpha / 2], axis=0).T
+            self._store_relevance(None)
+
+    def _weigh_chains(self, *loo):
+        super()._weigh_chains(*loo)
+        if "input_relevance_" in self.__dict__:
+            self._store_relevance(self._draw_weights())
+
+    def _store_relevance(self, weights):
+        """``input_relevance_`` and its interval from the draws of the input precisions.
+
+        ``weights`` are the draws' (:meth:`_draw_weights`): the fit stores
+        the equal-weight values first and replaces them once the chains'
+        weights are known, so that with ``chain_weights="stacking"`` the
+        relevance is the same weighted posterior as every prediction.
+        """
+        p = self.spec_.n_features
+        tau = self.sample_stats_["precision"][..., :p].reshape(-1, p)
+        scale = 1.0 / np.sqrt(tau)  # each input's prior scale sigma_i = tau_i^(-1/2), standardized inputs
+        alpha = 1.0 - self.confidence_level
+        self.input_relevance_ = draws_mean(scale, weights)
+        self.input_relevance_interval_ = draws_quantiles(scale, [alpha / 2, 1 - alpha / 2], weights).T
 
     def _store_noise(self, precision):  # pragma: no cover - the regressor's
         raise NotImplementedError

@@ -282,9 +282,9 @@ class HierarchicalPrior(NamedTuple):
                 names.append("output biases" if last else f"biases {layer + 1}")
         G = len(names)
         # each group's mean prior variance: the fixed prior's scale
-        index, grouped = group.clamp(min=0), (group >= 0).double()
-        counts = torch.zeros(G, dtype=torch.float64).index_add_(0, index, grouped)
-        variance = torch.zeros(G, dtype=torch.float64).index_add_(0, index, std.square() * grouped)
+        grouped = group >= 0
+        counts = torch.zeros(G, dtype=torch.float64).index_add_(0, group[grouped], grouped[grouped].double())
+        variance = torch.zeros(G, dtype=torch.float64).index_add_(0, group[grouped], std[grouped].square())
         a = torch.full((G,), float(shape), dtype=torch.float64)
         noise_shape = float(shape) if noise else None
         return cls(group, a, a * variance / counts.clamp(min=1), std, tuple(names), noise_shape, noise_shape)
@@ -300,16 +300,17 @@ class HierarchicalPrior(NamedTuple):
 
     def counts(self):
         """``n_g``, the parameters in each group, ``(G,)``."""
-        g = self.group
+        g = self.group[self.group >= 0]
         return torch.zeros(self.n_groups, dtype=torch.float64, device=g.device).index_add_(
-            0, g.clamp(min=0), (g >= 0).to(torch.float64)
+            0, g, torch.ones(g.shape, dtype=torch.float64, device=g.device)
         )
 
     def sum_squares(self, theta):
         """``sum_{j in g} theta_j^2`` per chain and group, ``(K, G)`` in float64."""
-        sq = theta.detach().to(torch.float64).square() * (self.group >= 0).to(theta.device)
+        grouped = (self.group >= 0).to(theta.device)
+        sq = theta.detach().to(torch.float64)[:, grouped].square()
         out = torch.zeros(theta.shape[0], self.n_groups, dtype=torch.float64, device=theta.device)
-        return out.index_add_(1, self.group.clamp(min=0).to(theta.device), sq)
+        return out.index_add_(1, self.group.to(theta.device)[grouped], sq)
 
     def conditional(self, theta):
         """Shape ``(G,)`` and rates ``(K, G)`` of the Gamma conditionals of the precisions given ``theta``."""

@@ -134,6 +134,30 @@ def test_vi_has_a_gamma_factor_per_group():
     assert reg.sample_stats_["log_q"][0, 0] == pytest.approx(log_q, rel=1e-6)
 
 
+def test_relevance_weighs_the_chains_like_every_prediction():
+    X, y = _data()
+    reg = _fit(GibbsMLPRegressor(prior="ard", temperature="learn", chain_weights="stacking", **SMALL), X, y)
+    w = reg.chain_weights_
+    assert not np.allclose(w, w[0])  # the check below has power: the chains weigh differently
+    K, S = reg.samples_.shape[:2]
+    scale = reg.sample_stats_["precision"][..., :3] ** -0.5  # (K, S, inputs)
+    np.testing.assert_allclose(reg.input_relevance_, np.einsum("k,ksp->p", w, scale) / S)
+    assert not np.allclose(reg.input_relevance_, scale.reshape(-1, 3).mean(0))
+    # the interval: the weighted quantiles, inside the range of the draws of the chains that weigh
+    kept = scale[w > 0].reshape(-1, 3)
+    assert np.all(reg.input_relevance_interval_[:, 0] >= kept.min(0))
+    assert np.all(reg.input_relevance_interval_[:, 1] <= kept.max(0))
+    # a refit under another prior leaves no relevance of the earlier one behind
+    _fit(reg.set_params(prior="layer", chain_weights="equal"), X, y)
+    assert not hasattr(reg, "input_relevance_") and len(reg.prior_groups_) == 4
+    # the fixed prior with the noise learned: no group, the noise precision drawn alone
+    _fit(reg.set_params(prior="fixed"), X, y)
+    assert reg.prior_groups_.tolist() == [] and reg.sample_stats_["precision"].shape == (K, S, 0)
+    assert reg.sample_stats_["noise_variance"].shape == (K, S) and np.isfinite(reg.noise_variance_)
+    _fit(reg.set_params(temperature="auto"), X, y)
+    assert not hasattr(reg, "prior_groups_") and "noise_variance" not in reg.sample_stats_
+
+
 def test_classifier_ard_names_its_inputs():
     pd = pytest.importorskip("pandas")
     X, y = _data(n=80)

@@ -74,15 +74,17 @@ def _conjugate_gibbs(X, y, prior, n_iter, seed):
     n, Q = X.shape
     Xa = np.c_[X, np.ones(n)]
     a, b, group = prior.shape.numpy(), prior.rate.numpy(), prior.group.numpy()
-    count = np.bincount(group, minlength=len(a))
+    grouped, fixed = group >= 0, prior.std.numpy() ** -2.0  # a parameter in no group keeps its fixed prior
+    count = np.bincount(group[grouped], minlength=len(a))
     rng = np.random.default_rng(seed)
     theta, tau, s = np.zeros(Q + 1), a / b, 1.0
     out = []
     for _ in range(n_iter):
-        A = s * Xa.T @ Xa + np.diag(tau[group])
+        A = s * Xa.T @ Xa + np.diag(np.where(grouped, tau[group.clip(0)] if len(a) else 0.0, fixed))
         chol = np.linalg.cholesky(A)
         theta = np.linalg.solve(A, s * Xa.T @ y) + np.linalg.solve(chol.T, rng.normal(size=Q + 1))
-        tau = rng.gamma(a + count / 2, 1 / (b + np.bincount(group, theta**2, minlength=len(a)) / 2))
+        squares = np.bincount(group[grouped], theta[grouped] ** 2, minlength=len(a))
+        tau = rng.gamma(a + count / 2, 1 / (b + squares / 2))
         rss = np.sum((y - Xa @ theta) ** 2)
         s = rng.gamma(prior.noise_shape + n / 2, 1 / (prior.noise_rate + rss / 2))
         out.append(np.concatenate([theta, tau, [s]]))
@@ -134,6 +136,21 @@ def test_the_estimator_samples_the_same_joint_posterior_on_the_standardized_scal
     # the fitted noise variance is the posterior mean of the draws, on the scale of y
     assert reg.noise_variance_ == pytest.approx(reg.sample_stats_["noise_variance"].mean())
     assert reg.waic_tempering_ == 1.0
+
+
+def test_the_fixed_prior_with_the_noise_learned_draws_the_noise_alone():
+    # prior="fixed", temperature="learn": no precision group, the Gibbs step draws the noise precision only
+    X, y = _linear_data(seed=2, n=80)
+    reg = GibbsMLPRegressor(
+        (), temperature="learn", n_samples=600, burn_in=300, pretrain_iter=0, random_state=0
+    ).fit(X, y)
+    assert reg.sample_stats_["precision"].shape[2] == 0 and reg.prior_groups_.tolist() == []
+    Xs, ys = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    prior = reg._prior(reg.spec_, torch.device("cpu"), reg.kernel_)
+    truth = _conjugate_gibbs(Xs, ys, prior, 40_000, seed=3)
+    noise_precision = reg.y_scale_**2 / reg.sample_stats_["noise_variance"]
+    draws = np.concatenate([reg.samples_, noise_precision[..., None]], axis=2)
+    _within_monte_carlo_error(draws.astype(np.float64), truth, "fixed prior, noise learned")
 
 
 def test_ard_shrinks_the_irrelevant_inputs_and_each_draw_follows_its_conditional():
