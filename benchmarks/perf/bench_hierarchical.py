@@ -5,13 +5,21 @@
 
 *relevance*: paper 001's design (``make_sparse_sine``: 1000 points, 750 to
 train, ``f(x) = sin(2 pi |A x|^2)``, at most four relevant inputs) at
-p = 10 and p = 100, five seeds, the (p, 8, 8, 8, 1) network at the paper's
-temperature, as in the ``sparse`` benchmark: ``GibbsMLPRegressor(prior="ard")``
-ranks the inputs by ``input_relevance_`` (the posterior mean of each
-input's scale ``tau_i^(-1/2)``); beside it the ranks that the ``sparse``
-benchmark stored for ``SparseGibbsMLPRegressor.feature_inclusion_`` on the
-same data, and a screen by ``|corr(x_j, y)|``. Held-out RMSE of the ARD fit
-beside the fixed-prior ``GibbsMLPRegressor`` (the same seeds and network).
+p = 10 and p = 100, five seeds, the (p, 8, 8, 8, 1) network:
+``GibbsMLPRegressor(prior="ard")`` ranks the inputs by ``input_relevance_``
+(the posterior mean of each input's scale ``tau_i^(-1/2)``); beside it the
+ranks that the ``sparse`` benchmark stored for
+``SparseGibbsMLPRegressor.feature_inclusion_`` on the same data, and a screen
+by ``|corr(x_j, y)|``. Held-out RMSE of the ARD fit beside the fixed-prior
+``GibbsMLPRegressor`` with the same settings (seeds, network). Two settings
+(``--settings``; a run merges its rows into the stored ones):
+
+* ``paper``: the paper's temperature (as in the ``sparse`` benchmark),
+  otherwise the defaults (250 warm-up transitions);
+* ``learned``: Neal's set-up, the noise learned (``temperature="learn"``),
+  1000 warm-up transitions, and the chains weighed by stacking
+  (``chain_weights="stacking"``: they do not mix, and stacking keeps the
+  chains whose fits predict).
 
 *metric*: what the HMC metric needs when the precisions move. The same
 posterior (the default network on diabetes, and a linear model with 2
@@ -47,6 +55,16 @@ from ..common.writer import RESULTS, Page, load
 
 NAME = "hierarchical"
 QUICK = {"n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
+#: the settings of both estimators of the relevance part (ARD and the fixed prior), beside the network and
+#: the paper's temperature (which "learned" replaces)
+SETTINGS = {
+    "paper": {},
+    "learned": {"temperature": "learn", "burn_in": 1000, "chain_weights": "stacking"},
+}
+LABELS = {
+    "paper": "paper's temperature, defaults",
+    "learned": "noise learned, 1000 warm-up, stacking",
+}
 
 
 # ---------------------------------------------------------------- relevance
@@ -55,7 +73,7 @@ def _ranks(score, relevant):
     return sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
 
 
-def relevance(dims, seeds, quick):
+def relevance(dims, seeds, settings, quick):
     torch.set_num_threads(1)
     rows = []
     for p in dims:
@@ -64,30 +82,39 @@ def relevance(dims, seeds, quick):
             Xtr, ytr, Xte, yte = X[:750], y[:750], X[750:], y[750:]
             relevant = np.flatnonzero((A != 0).any(0))
             temperature = 1.0 / (5.0 * ytr.var())  # lambda = 5 n on the raw scale, as paper 001
-            common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed}
-            fits = {}
-            for name, extra in (("ard", {"prior": "ard"}), ("fixed", {})):
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", SamplerWarning)
-                    start = time.perf_counter()
-                    reg = GibbsMLPRegressor(**common, **extra, **(QUICK if quick else {})).fit(Xtr, ytr)
-                fits[name] = (reg, time.perf_counter() - start, len(caught))
-            ard = fits["ard"][0]
-            corr = np.abs([np.corrcoef(Xtr[:, j], ytr)[0, 1] for j in range(p)])
-            ranks = _ranks(ard.input_relevance_, relevant)
-            rows.append({
-                "p": p, "seed": seed, "relevant": relevant.tolist(), "ranks": ranks,
-                "relevant_first": ranks == list(range(1, len(relevant) + 1)),
-                "correlation_ranks": _ranks(corr, relevant),
-                "scale_relevant": ard.input_relevance_[relevant].round(4).tolist(),
-                "scale_median_other": float(np.median(np.delete(ard.input_relevance_, relevant))),
-                "rmse_ard": float(np.sqrt(np.mean((ard.predict(Xte) - yte) ** 2))),
-                "rmse_fixed": float(np.sqrt(np.mean((fits["fixed"][0].predict(Xte) - yte) ** 2))),
-                "time_ard_s": fits["ard"][1], "time_fixed_s": fits["fixed"][1],
-                "rhat_ard": float(ard.rhat_), "warnings_ard": fits["ard"][2],
-            })  # fmt: skip
-            print(rows[-1], flush=True)
+            for setting in settings:
+                common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed,
+                          **SETTINGS[setting], **(QUICK if quick else {})}  # fmt: skip
+                fits = {}
+                for name, extra in (("ard", {"prior": "ard"}), ("fixed", {})):
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always", SamplerWarning)
+                        start = time.perf_counter()
+                        reg = GibbsMLPRegressor(**common, **extra).fit(Xtr, ytr)
+                    fits[name] = (reg, time.perf_counter() - start, len(caught))
+                ard = fits["ard"][0]
+                corr = np.abs([np.corrcoef(Xtr[:, j], ytr)[0, 1] for j in range(p)])
+                ranks = _ranks(ard.input_relevance_, relevant)
+                rows.append({
+                    "p": p, "seed": seed, "setting": setting, "relevant": relevant.tolist(), "ranks": ranks,
+                    "relevant_first": ranks == list(range(1, len(relevant) + 1)),
+                    "correlation_ranks": _ranks(corr, relevant),
+                    "scale_relevant": ard.input_relevance_[relevant].round(4).tolist(),
+                    "scale_median_other": float(np.median(np.delete(ard.input_relevance_, relevant))),
+                    "rmse_ard": float(np.sqrt(np.mean((ard.predict(Xte) - yte) ** 2))),
+                    "rmse_fixed": float(np.sqrt(np.mean((fits["fixed"][0].predict(Xte) - yte) ** 2))),
+                    "time_ard_s": fits["ard"][1], "time_fixed_s": fits["fixed"][1],
+                    "rhat_ard": float(ard.rhat_), "warnings_ard": fits["ard"][2],
+                })  # fmt: skip
+                print(rows[-1], flush=True)
     return rows
+
+
+def _merge_relevance(previous, new):
+    """The stored rows with those of this run in place of the same (p, seed, setting)."""
+    key = lambda r: (r["p"], r["seed"], r.get("setting", "paper"))  # noqa: E731
+    fresh = {key(r) for r in new}
+    return [r for r in previous if key(r) not in fresh] + new
 
 
 # ---------------------------------------------------------------- metric
@@ -188,17 +215,20 @@ def add_arguments(parser):
     parser.add_argument("--part", choices=["relevance", "metric", "cost", "both"], default="both")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--dims", type=int, nargs="+", default=[10, 100])
+    parser.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS))
 
 
 def run(args):
     """The parts asked for; a part not re-run keeps its stored measurements (full runs only)."""
-    result = {"quick": args.quick, "args": {k: getattr(args, k) for k in ("part", "seeds", "dims")}}
+    names = ("part", "seeds", "dims", "settings")
+    result = {"quick": args.quick, "args": {k: getattr(args, k) for k in names}}
     previous = load(args.out, [NAME]).get(NAME)
     if args.part != "both" and not args.quick and previous is not None:
         result.update({k: v for k, v in previous.items() if k in ("relevance", "metric", "cost")})
     if args.part in ("relevance", "both"):
         seeds = list(range(1 if args.quick else args.seeds))
-        result["relevance"] = relevance(args.dims[:1] if args.quick else args.dims, seeds, args.quick)
+        rows = relevance(args.dims[:1] if args.quick else args.dims, seeds, args.settings, args.quick)
+        result["relevance"] = _merge_relevance(result.get("relevance", []), rows)
         result["sparse"] = _sparse_ranks()
     if args.part in ("metric", "both"):
         result["metric"] = metric(args.quick)
@@ -230,12 +260,15 @@ def report(results):
     if "relevance" in result:
         sparse = {(r["p"], r["seed"]): r for r in result.get("sparse", [])}
         rows = []
-        for p in sorted({r["p"] for r in result["relevance"]}):
-            rs = [r for r in result["relevance"] if r["p"] == p]
+        order = list(SETTINGS)
+        groups = sorted({(r["p"], order.index(r.get("setting", "paper"))) for r in result["relevance"]})
+        for p, index in groups:
+            setting = order[index]
+            rs = [r for r in result["relevance"] if r["p"] == p and r.get("setting", "paper") == setting]
             sp = [sparse.get((p, r["seed"])) for r in rs]
             k = [len(r["relevant"]) for r in rs]
             rows.append([
-                p, f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
+                p, LABELS[setting], f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
                 "; ".join(",".join(map(str, r["ranks"])) for r in rs),
                 f"{sum(s['relevant_first'] for s in sp if s)} / {sum(bool(s) for s in sp)}" if any(sp) else "—",
                 f"{np.mean([sum(x <= n for x in r['ranks']) for r, n in zip(rs, k)]):.1f} / "
@@ -246,7 +279,7 @@ def report(results):
                 f"{np.mean([r['time_ard_s'] for r in rs]):.0f} / {np.mean([r['time_fixed_s'] for r in rs]):.0f}",
                 f"{np.median([r['rhat_ard'] for r in rs]):.2f}",
             ])  # fmt: skip
-        header = ["p", "ARD: relevant first", "ARD ranks of the relevant inputs (per seed)",
+        header = ["p", "setting", "ARD: relevant first", "ARD ranks of the relevant inputs (per seed)",
                   "sparse regressor: relevant first", "in top k: ARD / correlation",
                   "scale: relevant (mean) / others (median)", "RMSE ARD", "RMSE fixed prior",
                   "fit s: ARD / fixed", "R-hat ARD (median)"]  # fmt: skip
@@ -256,9 +289,10 @@ def report(results):
             f"{stored[0].get('kernel', 'rjmcmc')}, {stored[0].get('burn_in', 20_000):,} warm-up transitions"
         )
         notes.append(
-            "Relevance: GibbsMLPRegressor((8, 8, 8), prior='ard') and the same with the fixed prior, at the "
-            "paper's temperature, otherwise the defaults (HMC, 4 chains of 175 draws after 250 warm-up "
-            "transitions). 'relevant first': all k relevant inputs hold the k largest input_relevance\\_; "
+            "Relevance: GibbsMLPRegressor((8, 8, 8), prior='ard') and the same with the fixed prior, both "
+            "with the row's setting: the paper's temperature, otherwise the defaults (HMC, 4 chains of 175 "
+            "draws after 250 warm-up transitions); or the noise learned (temperature='learn'), 1000 warm-up "
+            "transitions and chain_weights='stacking'. 'relevant first': all k relevant inputs hold the k largest input_relevance\\_; "
             "'in top k': how many of them do, on average, for ARD and for a screen by the absolute correlation of each input with y. The "
             f"sparse regressor's column is read from the stored 'sparse' benchmark ({sparse_run}, the same "
             "data). Held-out RMSE on the 250 test points (noise sd 0.1)."
@@ -267,7 +301,8 @@ def report(results):
         notes.append(
             f"Mixing: R-hat of the function values at the training inputs above 1.05 on {unmixed} of the "
             f"{len(result['relevance'])} ARD fits, so their ranks and RMSEs are those of chains that have not "
-            "mixed, pooled (as for the sparse regressor's fits)."
+            "mixed: pooled with equal weights at the paper's setting (as for the sparse regressor's fits), "
+            "weighed by stacking with the noise learned."
         )
     if "metric" in result:
         rows = [[
