@@ -34,9 +34,11 @@ gap data at the temperature of the stored HMC fit, once per variant of its
 moves (``--variants``; by default all of :data:`VARIANTS`): the metric
 (``"variances"``, ``"gradients"``, ``"fisher"``) and, for ``+traj``, a
 trajectory length of 1 (at most 64 leapfrog steps) with two transitions
-per stage. A run replaces the stored rows of the variants it fits and keeps
-the others, so variants may run one at a time (about 8 minutes each on one
-core, 25 with ``+traj``).
+per stage; ``x4 particles`` and ``x4 moves`` spend four times the work of the
+default on more particles or on more transitions per stage. A run replaces
+the stored rows of the variants it fits and keeps the others, so variants
+may run one at a time (about 8 minutes each on one core, 25 with ``+traj``,
+35 with ``x4``).
 """
 
 import numpy as np
@@ -75,6 +77,9 @@ VARIANTS = {
     "fisher": {"metric": "fisher"},
     "gradients+traj": {"metric": "gradients", **_TRAJ},
     "fisher+traj": {"metric": "fisher", **_TRAJ},
+    # more of the same work: does the band in the gap change with the particles or the moves?
+    "fisher x4 particles": {"metric": "fisher", "n_particles": 512},
+    "fisher x4 moves": {"metric": "fisher", "n_mcmc_steps": 12},
 }
 
 
@@ -235,7 +240,9 @@ def _report_metrics(res):
         "The variants change only the moves: 'variances' is the diagonal metric of the particles' variances, "
         "'gradients' and 'fisher' the prior's variances plus a low-rank matrix from the particles (the "
         "covariance of their data gradients, or their sketched Gauss-Newton matrix); '+traj' adds "
-        "trajectory_length=1 (at most 64 leapfrog steps) with two transitions per stage. All target the same "
+        "trajectory_length=1 (at most 64 leapfrog steps) with two transitions per stage; 'x4 particles' "
+        "runs 512 particles instead of 128, 'x4 moves' 12 HMC transitions per stage instead of 3. "
+        "All target the same "
         "posterior: a larger log evidence estimate (it is biased low by the Monte Carlo error) means "
         "particles closer to it.",
         "One core; load average at the end {:.1f} (other work ran beside: fit times are rough).".format(
