@@ -79,7 +79,8 @@ about 3.5 minutes per fit; every other fit of a peer takes under 10 s); the
 forty GibbsMLPClassifier fits took about an hour, the forty with
 ``sampler="vi"`` a few minutes (see the tables). Every fit is
 stored in the JSON file as soon as it is scored, and a later run skips the
-fits stored there with the same estimator (so an interrupted run resumes;
+fits stored there with the same estimator and the same settings of its
+sampler, defaults included (so an interrupted run resumes;
 ``--force`` refits them) and keeps every stored fit it does not redo, so
 that ``--models skgibbs_vi`` adds the VI row to the stored results of the
 other models; the tables show the fits stored for the splits of
@@ -106,6 +107,7 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import StandardScaler
 
+from skgibbs.samplers import get_sampler
 
 from .. import Benchmark, Output
 from ..common.data import load, load_available
@@ -213,14 +215,17 @@ def fit_all(args, datasets, models, stem):
                     continue
                 est = MODELS[model][1](split, cfg)
                 estimator = " ".join(repr(est).split())
+                kernel = _sampler_settings(est)
                 old = stored.get((name, model, split))
-                if old is not None and old["estimator"] == estimator and not args.force:
+                old = old and (old["estimator"], old.get("sampler_settings"))
+                if old == (estimator, kernel) and not args.force:
                     reused += 1
                     continue
                 extras = fit(model, est, Xtr, y[train])
                 metrics = score(est, Xte, y[test])
                 stored[name, model, split] = {
                     "dataset": name, "model": model, "split": split, "estimator": estimator,
+                    "sampler_settings": kernel,
                     **metrics, **extras,
                 }  # fmt: skip
                 print(f"{name} split {split} {model}: accuracy {metrics['accuracy']:.3f}, "
@@ -556,6 +561,18 @@ def add_arguments(parser):
     add_ard_argument(parser)
     parser.add_argument("--force", action="store_true", help="refit the fits already stored in the JSON file")
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
+
+
+def _sampler_settings(est):
+    """Every setting of the kernel a Gibbs estimator runs, or None for a peer: a stored fit is reused only
+    when these agree too, since the estimator's repr does not show a changed default of its sampler (a
+    name such as ``sampler="smc"`` hides them all)."""
+    sampler = getattr(est, "sampler", None)
+    if isinstance(sampler, str) and sampler != "auto":
+        sampler = get_sampler(sampler)
+    if not hasattr(sampler, "get_params"):
+        return None if sampler is None else str(sampler)
+    return {key: repr(value) for key, value in sorted(sampler.get_params().items())}
 
 
 def run(args):
