@@ -301,10 +301,13 @@ _KERNEL_ATTRIBUTES = """\
         input ``i``, on standardized inputs), in the order of the columns
         (``feature_names_in_``). Relevant inputs have scales of order
         ``prior_std``; an input the data do not need shrinks toward 0.
-        Drawn by :class:`~skgibbs.display.InputRelevanceDisplay`.
+        With ``chain_weights="stacking"`` the draws weigh as in every
+        prediction (``chain_weights_``). Drawn by
+        :class:`~skgibbs.display.InputRelevanceDisplay`.
     input_relevance_interval_ : ndarray of shape (n_features, 2)
         Only with ``prior="ard"``: the equal-tailed ``confidence_level``
-        posterior interval of each input's scale.
+        posterior interval of each input's scale (weighted quantiles under
+        ``chain_weights="stacking"``).
     surrogate_scale_ : float
         Mean over draws and examples of the per-example term ``c l_i(theta)``
         of the kernel's potential: ``lambda' l_i / n`` for csMALA, ``lambda
