@@ -77,22 +77,21 @@ class DenseKernelMixin:
         self.prior_groups_ = np.asarray(prior.names, dtype=object)
         if "noise_precision" in stats:
             self._store_noise(stats.pop("noise_precision"))
-        if self.prior == "ard":
-            self._store_relevance(None)
 
     def _weigh_chains(self, *loo):
         super()._weigh_chains(*loo)
-        if "input_relevance_" in self.__dict__:
-            self._store_relevance(self._draw_weights())
+        if self.prior == "ard" and "precision" in self.sample_stats_:
+            self._store_relevance()
 
-    def _store_relevance(self, weights):
+    def _store_relevance(self):
         """``input_relevance_`` and its interval from the draws of the input precisions.
 
-        ``weights`` are the draws' (:meth:`_draw_weights`): the fit stores
-        the equal-weight values first and replaces them once the chains'
-        weights are known, so that with ``chain_weights="stacking"`` the
-        relevance is the same weighted posterior as every prediction.
+        Stored once the chains' weights are known, with the draws weighed as
+        in every prediction (:meth:`_draw_weights`): under
+        ``chain_weights="stacking"`` the relevance is the same weighted
+        posterior.
         """
+        weights = self._draw_weights()
         p = self.spec_.n_features
         tau = self.sample_stats_["precision"][..., :p].reshape(-1, p)
         scale = 1.0 / np.sqrt(tau)  # each input's prior scale sigma_i = tau_i^(-1/2), standardized inputs

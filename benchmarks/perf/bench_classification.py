@@ -214,11 +214,10 @@ def fit_all(args, datasets, models, stem):
                 if model in FEW_SPLITS and split >= cfg["smc_splits"]:
                     continue
                 est = MODELS[model][1](split, cfg)
-                estimator = " ".join(repr(est).split())
-                kernel = _sampler_settings(est)
-                old = stored.get((name, model, split))
-                old = old and (old["estimator"], old.get("sampler_settings"))
-                if old == (estimator, kernel) and not args.force:
+                estimator, kernel = " ".join(repr(est).split()), _sampler_settings(est)
+                old = stored.get((name, model, split)) or {}
+                same = (old.get("estimator"), old.get("sampler_settings")) == (estimator, kernel)
+                if same and not args.force:
                     reused += 1
                     continue
                 extras = fit(model, est, Xtr, y[train])

@@ -112,7 +112,9 @@ def relevance(dims, seeds, settings, quick):
 
 def _merge_relevance(previous, new):
     """The stored rows with those of this run in place of the same (p, seed, setting)."""
-    key = lambda r: (r["p"], r["seed"], r.get("setting", "paper"))  # noqa: E731
+    def key(row):
+        return row["p"], row["seed"], row.get("setting", "paper")
+
     fresh = {key(r) for r in new}
     return [r for r in previous if key(r) not in fresh] + new
 
