@@ -8,6 +8,8 @@ warm-up, so that the step size meets the models the chains visit.
 Everything is frozen afterwards.
 """
 
+import math
+
 import numpy as np
 import torch
 
@@ -45,6 +47,15 @@ class RJHMC(HMC):
     n_jumps : int >= 0, default=8
         Birth or death proposals after each HMC move (one gradient and two
         loss evaluations each); 0 keeps every active set fixed.
+    hold_active : float in [0, 1), default=0.0
+        Fraction of the warm-up (``burn_in``) run with HMC moves alone, the
+        chains keeping their starting active sets, before the jumps begin.
+        From a start that fits nothing (a random network) the deaths cost
+        the loss nothing, and a chain can empty its network before HMC
+        has fitted it; once too few weights are left to carry a path from
+        the inputs to the output, single births cannot rebuild one. The
+        estimator pre-trains its starts and does not need it. Warm-up
+        only: the sampled target is the same.
 
     Examples
     --------
@@ -62,13 +73,20 @@ class RJHMC(HMC):
     default_burn_in, default_thin = 250, 1
 
     def __init__(
-        self, step_size=1e-4, target_accept=0.8, trajectory_length="auto", max_leapfrog=64, n_jumps=8
+        self,
+        step_size=1e-4,
+        target_accept=0.8,
+        trajectory_length="auto",
+        max_leapfrog=64,
+        n_jumps=8,
+        hold_active=0.0,
     ):
         self.step_size = step_size
         self.target_accept = target_accept
         self.trajectory_length = trajectory_length
         self.max_leapfrog = max_leapfrog
         self.n_jumps = n_jumps
+        self.hold_active = hold_active
 
     def check(self, prior, rho):
         if not isinstance(prior, MixingPrior):
@@ -82,6 +100,15 @@ class RJHMC(HMC):
         ):
             raise ValueError(f"n_jumps must be a non-negative integer, got {self.n_jumps!r}.")
         check_setting("trajectory_length", self.trajectory_length, "positive", auto=True)
+        if not (
+            isinstance(self.hold_active, (int, float, np.integer, np.floating))
+            and not isinstance(self.hold_active, bool)
+            and 0.0 <= self.hold_active < 1.0
+        ):
+            raise ValueError(
+                f"hold_active must be a float in [0, 1), the fraction of burn_in without jumps, "
+                f"got {self.hold_active!r}."
+            )
         super().check(prior, rho)
         return 1.0
 
@@ -103,6 +130,8 @@ class RJHMCChains(HMCChains):
         target.prior.check()
         super().__init__(sampler, target, theta0, generators, run, vectorize=True)
         self.n_jumps = int(sampler.n_jumps)
+        # the first transitions of the warm-up keep the starting active sets (hold_active)
+        self.hold = int(math.floor(float(sampler.hold_active) * run.burn_in))
         self.proposed = np.zeros((self.K, 3), dtype=np.int64)
         self.accepted = np.zeros((self.K, 3), dtype=np.int64)
         self.last = None
@@ -118,11 +147,11 @@ class RJHMCChains(HMCChains):
         return params._replace(inverse_mass=params.inverse_mass * self.state.active)
 
     def _step(self, params):
-        self.state, info = rjhmc.step(
-            self.gens, self.state, self.base, rjhmc.RJHMCParams(params, self.n_jumps)
-        )
+        # self.t counts the transitions, this one included: 1, ..., burn_in during warm-up
+        n_jumps = 0 if self.t <= self.hold else self.n_jumps
+        self.state, info = rjhmc.step(self.gens, self.state, self.base, rjhmc.RJHMCParams(params, n_jumps))
         self.last = info
-        return self.state, info.hmc, self.n_jumps
+        return self.state, info.hmc, n_jumps
 
     def _trial_target(self):
         s = self.state

@@ -75,7 +75,9 @@ NON_DEFAULT = {
     SGLD: dict(step_size=1e-3),
     SGHMC: dict(batch_size=8, step_size=0.05, friction=0.2, schedule="constant", burn_in_epochs=5, epochs_per_draw=2),
     RJMCMC: dict(step_size=1e-3, proposal_std=0.1, target_accept=0.5),
-    RJHMC: dict(step_size=1e-3, target_accept=0.9, trajectory_length=1.0, max_leapfrog=16, n_jumps=2),
+    RJHMC: dict(
+        step_size=1e-3, target_accept=0.9, trajectory_length=1.0, max_leapfrog=16, n_jumps=2, hold_active=0.25
+    ),
     MeanFieldVI: dict(
         kl_weight=1.0,
         tau=0.1,

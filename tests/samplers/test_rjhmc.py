@@ -161,6 +161,30 @@ def test_same_seeds_same_draws_whatever_the_grouping_and_what_the_summary_holds(
     assert a.move_acceptance.shape == (2, 3) and a.n_grad.min() > 30 * 8  # eight jumps a transition
 
 
+def test_hold_active_runs_the_first_part_of_the_warm_up_without_jumps(monkeypatch):
+    X, y = data()
+    target = _target(X, y, 24.0)
+    theta0 = torch.tensor([[0.1, 0.0, 0.2], [0.0, 0.3, 0.0]], dtype=torch.float64)
+    jumps, sets, step = [], [], rjhmc.step
+
+    def recording(generators, state, target, params):
+        jumps.append(params.n_jumps)
+        sets.append(state.active.clone())
+        return step(generators, state, target, params)
+
+    monkeypatch.setattr(rjhmc, "step", recording)
+    held = run_chains(target, theta0, [1, 2], RJHMC(hold_active=0.4), n_samples=6, burn_in=20)
+    # floor(0.4 * 20) = 8 transitions of HMC alone, then 12 of warm-up and 6 draws with the jumps
+    assert jumps == [0] * 8 + [8] * 18
+    # the active sets are those of the start until the jumps begin, and move afterwards
+    assert all(torch.equal(active, theta0 != 0) for active in sets[:9])
+    assert any(not torch.equal(active, theta0 != 0) for active in sets[9:])
+    jumps.clear()
+    free = run_chains(target, theta0, [1, 2], RJHMC(), n_samples=6, burn_in=20)
+    assert jumps == [8] * 26
+    assert held.samples.shape == free.samples.shape == (2, 6, 3)
+
+
 def test_settings_and_priors_are_checked():
     X, y = data()
     pot = LinearPotential(torch.as_tensor(X), torch.as_tensor(y))
@@ -176,6 +200,9 @@ def test_settings_and_priors_are_checked():
         run_chains(
             Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], RJHMC(trajectory_length="chees"), **run
         )
+    for bad in (1.0, -0.1, True, "half"):
+        with pytest.raises(ValueError, match="hold_active must be a float in"):
+            run_chains(Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], RJHMC(hold_active=bad), **run)
     with pytest.raises(ValueError, match="at least one non-zero"):
         run_chains(
             Target(pot, MixingPrior(Prior(std=1.0))),
