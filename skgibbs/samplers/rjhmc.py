@@ -93,8 +93,10 @@ non-finite potential (outside the prior's box) is rejected.
 
 A jump costs one gradient (at ``tau``, cached for the next move: the birth
 weights and the slopes need it) and one loss evaluation of ``2K`` points
-(the second differences); the rest, batched over the chains, is a sort of
-each chain's gradient (the ranks) and a few operations on ``(K, Q)`` arrays.
+(the second differences); the rest is a sort of each chain's gradient (the
+ranks) and a few operations on ``(K, Q)`` arrays, done with NumPy on the
+host in float64 (at paper 001's sizes, a few hundred parameters a chain,
+torch's dispatch of each small operation costs more than the arithmetic).
 """
 
 import math
@@ -107,7 +109,6 @@ from ..priors import MixingPrior
 from . import hmc
 from ._hmc_chains import _prior_variance
 from ._random import normal, select, uniforms
-from .rjmcmc import birth_weights
 
 __all__ = [
     "RJHMCState",
@@ -266,7 +267,7 @@ class JumpConstants(NamedTuple):
     """
 
     variance: torch.Tensor  # (Q,) sigma_i^2
-    sd: torch.Tensor  # (Q,) float64 sigma_i
+    sd_host: np.ndarray  # (Q,) float64 sigma_i
     variance_host: np.ndarray  # (Q,) float64
     std_host: object  # (Q,) float64 Gaussian scale, or None (uniform)
     log_norm_host: np.ndarray  # (Q,) float64 log of each p_i's normalising constant
@@ -283,7 +284,7 @@ def jump_constants(prior, n_params, like):
     log_norm = torch.as_tensor(prior._log_norm(torch.zeros(1, dtype=torch.float64)), dtype=torch.float64)
     log_norm_host = np.broadcast_to(np.asarray(log_norm.cpu()), (n_params,)).copy()
     vh = variance.double().cpu().numpy()
-    return JumpConstants(variance, variance.double().sqrt(), vh, std_host, log_norm_host, bound)
+    return JumpConstants(variance, np.sqrt(vh), vh, std_host, log_norm_host, bound)
 
 
 def _jump_probs(size, n_params, moves):
@@ -312,18 +313,38 @@ def _log_weight(weights, index, total=None):
         return np.log(weights[np.arange(len(index)), index] / total)
 
 
+def _birth_weights_host(grad, active):
+    """Squared ranks of ``|grad_i|`` among each row's inactive coordinates, 0 on the active ones; host
+    float64 ``(K, Q)``, the weights of :func:`~skgibbs.samplers.rjmcmc.birth_weights` (ties share the
+    larger rank).
+
+    One sort per row: in ascending order the rank of a position is one plus
+    the last position holding the same value, a reversed running minimum.
+    """
+    K, Q = grad.shape
+    a = np.nan_to_num(np.abs(grad), nan=0.0, posinf=np.finfo(grad.dtype).max)
+    order = np.argsort(np.where(active, np.inf, a), axis=1)
+    values = np.take_along_axis(np.where(active, np.inf, a), order, axis=1)
+    last = np.ones((K, Q), dtype=bool)
+    last[:, :-1] = values[:, 1:] != values[:, :-1]
+    ranks = np.minimum.accumulate(np.where(last, np.arange(1, Q + 1), Q)[:, ::-1], axis=1)[:, ::-1]
+    out = np.empty((K, Q), dtype=np.float64)
+    np.put_along_axis(out, order, np.where(np.isinf(values), 0.0, ranks.astype(np.float64) ** 2), axis=1)
+    return out
+
+
 def _selection_weights(theta, grad, active, deaths, births, scale):
     """Death weights ``exp(-|theta_i| / sigma_i)`` on ``I`` for the rows ``deaths`` and birth weights
-    (squared ranks of ``|grad_i|``) off ``I`` for the rows ``births``, float64 ``(K, Q)`` on the host
-    (zeros on the other rows); ``scale`` is ``sigma`` ``(Q,)``, ``deaths`` and ``births`` host bools."""
-    out = torch.zeros(theta.shape, dtype=torch.float64, device=theta.device)
+    (squared ranks of ``|grad_i|``) off ``I`` for the rows ``births``, float64 ``(K, Q)`` (zeros on the
+    other rows); every argument a host array: ``scale`` is ``sigma`` ``(Q,)``, ``deaths`` and ``births``
+    ``(K,)`` bools. The arrays are a few hundred numbers a row, which NumPy handles several times
+    faster than torch dispatches its operations on them."""
+    out = np.zeros(theta.shape, dtype=np.float64)
     if deaths.any():
-        rows = torch.as_tensor(deaths, device=theta.device)[:, None]
-        out = torch.where(rows & active, torch.exp(-theta.abs().double() / scale), out)
+        out[deaths] = np.where(active[deaths], np.exp(-np.abs(theta[deaths]) / scale), 0.0)
     if births.any():
-        rows = torch.as_tensor(births, device=theta.device)[:, None]
-        out = torch.where(rows, birth_weights(grad, active), out)
-    return out.cpu().numpy()
+        out[births] = _birth_weights_host(grad[births], active[births])
+    return out
 
 
 def _log_density_at(consts, x, index):
@@ -357,21 +378,25 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     consts = jump_constants(prior, Q, theta) if consts is None else consts
     u = _host(uniforms(generators, 3, theta))  # the move, the coordinate, the acceptance
     xi = _host(normal(generators, 1, theta)[:, 0])  # the newborn's noise
-    size = active.sum(1).cpu().numpy()
+    # the state on the host once: the choices and the ratio are per-chain scalars
+    theta_h, grad_h, active_h = _host(theta), _host(state.grad), active.cpu().numpy()
+    potential, data = _host(state.potential), _host(state.data)
+    size = active_h.sum(1)
     p_death, p_birth = _jump_probs(size, Q, moves)
     possible = (p_death + p_birth) > 0
     dies = possible & (u[:, 0] < p_death)
     born = possible & ~dies
     move = born.astype(np.int64) - dies.astype(np.int64)
-    idx, log_w = _pick(_selection_weights(theta, state.grad, active, dies, born, consts.sd), u[:, 1])
+    idx, log_w = _pick(_selection_weights(theta_h, grad_h, active_h, dies, born, consts.sd_host), u[:, 1])
     rev_death, rev_birth = _jump_probs(size + move, Q, moves)
     with np.errstate(divide="ignore"):
         log_ratio = np.log(np.where(born, rev_death, rev_birth)) - np.log(np.where(born, p_birth, p_death))
     log_ratio = log_ratio - log_w
 
     # the base point b: theta for a birth, theta without i for a death (then b = tau)
+    rows_h = np.arange(K)
     rows_t, idx_t = torch.arange(K, device=dev), torch.as_tensor(idx, device=dev)
-    old = _host(theta[rows_t, idx_t])
+    old = theta_h[rows_h, idx]
     variance = consts.variance_host[idx]
     delta = CURVATURE_STEP * np.sqrt(variance)
     base = theta.clone()
@@ -382,20 +407,22 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     )
     # births: the newborn drawn from q_i(. | theta)
     c = target.scale
-    slope = _host(state.grad[rows_t, idx_t])
-    mean_b, var_b = newborn_proposal(c, slope, _host(state.data) / c, loss_plus, loss_minus, delta, variance)
+    mean_b, var_b = newborn_proposal(c, grad_h[rows_h, idx], data / c, loss_plus, loss_minus, delta, variance)
     t = mean_b + np.sqrt(var_b) * xi
+    value = np.where(born, t, np.where(dies, 0.0, old))
     tau = base.clone()
-    tau[rows_t, idx_t] = torch.as_tensor(np.where(born, t, np.where(dies, 0.0, old)), dtype=dtype, device=dev)
+    tau[rows_t, idx_t] = torch.as_tensor(value, dtype=dtype, device=dev)
+    now_active = np.where(possible, born, old != 0)
     new_active = active.clone()
-    new_active[rows_t, idx_t] = torch.as_tensor(np.where(possible, born, old != 0), device=dev)
+    new_active[rows_t, idx_t] = torch.as_tensor(now_active, device=dev)
     loss_tau, loss_grad_tau = target.loss_sum_and_grad(tau)
     data_tau = c * loss_tau
     grad_tau = target.grad(loss_grad_tau, tau)
+    grad_tau_h = _host(grad_tau)
     # deaths: q_i of the reverse birth, from the base point tau
     loss_tau_h = _host(loss_tau)
     mean_d, var_d = newborn_proposal(
-        c, _host(grad_tau[rows_t, idx_t]), loss_tau_h, loss_plus, loss_minus, delta, variance
+        c, grad_tau_h[rows_h, idx], loss_tau_h, loss_plus, loss_minus, delta, variance
     )
     log_q = np.where(born, -_log_normal_host(t, mean_b, var_b), _log_normal_host(old, mean_d, var_d))
 
@@ -406,16 +433,17 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     with np.errstate(divide="ignore", invalid="ignore"):
         gain = log_p - math.log(prior.sparsity) + np.log((k_small + 1) / (Q - k_small))
     log_prior_change = np.where(born, gain, -gain)
-    potential, data = _host(state.potential), _host(state.data)
     u_tau = c * loss_tau_h - (data - potential) - log_prior_change
 
     # the reverse move's selection weight at tau: the death of the newborn, or the birth of the removed
+    tau_h, new_active_h = theta_h.copy(), active_h.copy()
+    tau_h[rows_h, idx], new_active_h[rows_h, idx] = value, now_active
     log_ratio = log_ratio + _log_weight(
-        _selection_weights(tau, grad_tau, new_active, born, dies, consts.sd), idx
+        _selection_weights(tau_h, grad_tau_h, new_active_h, born, dies, consts.sd_host), idx
     )
     with np.errstate(invalid="ignore"):
         log_alpha = potential - u_tau + log_q + log_ratio
-    finite = possible & np.isfinite(log_alpha) & np.isfinite(_host(grad_tau.sum(1)))
+    finite = possible & np.isfinite(log_alpha) & np.isfinite(grad_tau_h.sum(1))
     log_alpha = np.where(finite, log_alpha, -np.inf)
     accept = np.log(u[:, 2]) < log_alpha
     proposal = RJHMCState(

@@ -213,3 +213,18 @@ def test_settings_and_priors_are_checked():
         )
     with pytest.raises(TypeError, match="MixingPrior"):
         rjhmc.init(None, Target(pot, Prior(std=1.0)), theta0)
+
+
+def test_host_birth_weights_are_those_of_rjmcmc_ties_and_non_finite_gradients_included():
+    from skgibbs.samplers import rjmcmc
+
+    gen = torch.Generator().manual_seed(3)
+    grad = torch.randn(5, 40, generator=gen, dtype=torch.float64)
+    grad[0, :6] = grad[0, 6]  # ties share the larger rank
+    grad[1, 3], grad[2, 7], grad[3, 1] = math.nan, math.inf, -math.inf
+    active = torch.rand(5, 40, generator=gen) < 0.4
+    active[4] = False  # a row with every coordinate inactive
+    expected = rjmcmc.birth_weights(grad, active).numpy()
+    got = rjhmc._birth_weights_host(grad.numpy(), active.numpy())
+    assert np.array_equal(got, expected)
+    assert np.all(got[active.numpy()] == 0) and np.all(got[~active.numpy()] >= 1)
