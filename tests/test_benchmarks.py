@@ -89,3 +89,44 @@ def test_committed_pages_are_what_report_renders_from_the_committed_json(tmp_pat
 #: pages whose JSON was stored before their benchmark kept the tables' data (paper 002's reproduction
 #: prints "stored without its tables; run its part again"): compared only once that run is repeated
 UNRENDERABLE = {"vi_e1", "vi_e2", "vi_fig1", "vi_fig3"}
+
+
+def test_seeds_agreement_tells_one_posterior_from_runs_in_different_modes():
+    """The smc_seeds page's comparison of independent runs, on draws whose answer is known."""
+    import numpy as np
+
+    from benchmarks.perf.bench_smc import seeds_agreement
+
+    rng = np.random.default_rng(0)
+    n_inputs, P = 30, 400
+    truth = np.zeros(n_inputs)
+    same = [rng.normal(0.0, 1.0, size=(n_inputs, P)) for _ in range(4)]
+    a = seeds_agreement(same, truth)
+    # four runs of one posterior: the means differ by their Monte Carlo error, about 1 / sqrt(P)
+    assert 0.5 / np.sqrt(P) < a["between_within"] < 2.0 / np.sqrt(P)
+    assert 0.9 < a["pooled_coverage"] <= 1.0 and abs(a["pooled_width"] - 2 * 1.96) < 0.2
+    # runs in different modes (means 0 and 3, each with sd 1): the spread of the means dominates
+    modes = [rng.normal(3.0 * (k % 2), 1.0, size=(n_inputs, P)) for k in range(4)]
+    b = seeds_agreement(modes, truth)
+    assert b["between_within"] > 1.0 and b["mean_range"] > 2.5
+    # a truth far from every draw is far in posterior sd too
+    c = seeds_agreement(same, truth + 10.0)
+    assert c["truth_sd_median"] > 8 and c["pooled_coverage"] == 0.0
+
+
+@pytest.mark.slow
+def test_quick_smc_seeds_part_writes_and_reports(tmp_path):
+    assert main(["run", "smc", "--quick", "--out", str(tmp_path)]) == 0
+    assert main(["run", "smc", "--quick", "--part", "seeds", "--seeds", "0", "1", "--out", str(tmp_path)]) == 0
+    # a later run of one seed replaces that seed's row and keeps the other's
+    assert main(["run", "smc", "--quick", "--part", "seeds", "--seeds", "1", "--out", str(tmp_path)]) == 0
+    import json
+
+    rows = json.loads((tmp_path / "smc_seeds.json").read_text())["rows"]
+    assert [r["seed"] for r in rows] == [0, 1]
+    before = _texts(tmp_path, ["smc_seeds"])
+    assert "Do the runs agree in the gap?" in before["smc_seeds.md"]
+    for name in before:
+        (tmp_path / name).unlink()
+    assert main(["report", "smc", "--out", str(tmp_path)]) == 0
+    assert _texts(tmp_path, ["smc_seeds"]) == before
