@@ -161,7 +161,9 @@ def predicted_slopes(summary):
                 )
                 for n in ns
             ]
-            out[mode][m] = slope(ns, [[1.0 / v] for v in lam])
+            # a constant lambda_eff has slope 0, which the least squares gives as +-1e-17 by platform:
+            # rounded, so that the page shows the same sign everywhere
+            out[mode][m] = round(slope(ns, [[1.0 / v] for v in lam]), 12) + 0.0
     return out
 
 
