@@ -131,6 +131,7 @@ JUMP_MOVES = (0.5, 0.5)
 #: the second difference's step in units of the prior's standard deviation
 CURVATURE_STEP = 0.05
 _LOG_2PI = math.log(2.0 * math.pi)
+_FLOAT_MAX = np.finfo(np.float64).max
 
 
 class RJHMCState(NamedTuple):
@@ -315,21 +316,19 @@ def _log_weight(weights, index, total=None):
 
 def _birth_weights_host(grad, active):
     """Squared ranks of ``|grad_i|`` among each row's inactive coordinates, 0 on the active ones; host
-    float64 ``(K, Q)``, the weights of :func:`~skgibbs.samplers.rjmcmc.birth_weights` (ties share the
-    larger rank).
+    float64 ``(K, Q)``, the weights of :func:`~skgibbs.samplers.rjmcmc.birth_weights`.
 
-    One sort per row: in ascending order the rank of a position is one plus
-    the last position holding the same value, a reversed running minimum.
+    ``r_i`` counts the inactive ``j`` with ``|grad_j| <= |grad_i|`` (ties
+    share the larger rank): a sort of the row's inactive values and a
+    search in it (NaN counts as 0, an infinite slope as the largest float).
     """
-    K, Q = grad.shape
-    a = np.nan_to_num(np.abs(grad), nan=0.0, posinf=np.finfo(grad.dtype).max)
-    order = np.argsort(np.where(active, np.inf, a), axis=1)
-    values = np.take_along_axis(np.where(active, np.inf, a), order, axis=1)
-    last = np.ones((K, Q), dtype=bool)
-    last[:, :-1] = values[:, 1:] != values[:, :-1]
-    ranks = np.minimum.accumulate(np.where(last, np.arange(1, Q + 1), Q)[:, ::-1], axis=1)[:, ::-1]
-    out = np.empty((K, Q), dtype=np.float64)
-    np.put_along_axis(out, order, np.where(np.isinf(values), 0.0, ranks.astype(np.float64) ** 2), axis=1)
+    out = np.zeros(grad.shape, dtype=np.float64)
+    for k in range(grad.shape[0]):
+        free = ~active[k]
+        a = np.abs(grad[k, free])
+        a[np.isnan(a)] = 0.0
+        np.minimum(a, _FLOAT_MAX, out=a)
+        out[k, free] = np.searchsorted(np.sort(a), a, side="right").astype(np.float64) ** 2
     return out
 
 
