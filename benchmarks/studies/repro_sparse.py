@@ -13,7 +13,10 @@ the raw (unstandardized) data, as the paper. The sparse chain runs the
 estimator's reversible-jump kernel (``--kernel rjhmc``, the default:
 :mod:`skgibbs.samplers.rjhmc`, HMC moves inside each model adapted during
 its burn-in and 8 birth/death jumps per transition, ``--rj-burn-in``
-transitions, then the m draws every ``--rj-gap``-th transition), or
+transitions, then the m draws every ``--rj-gap``-th transition; the first
+``--rj-hold`` fraction of the warm-up (0.5) runs the HMC moves alone on
+the starting active set, so that the network fits the data before deaths
+can empty it: ``RJHMC(hold_active=...)``), or
 paper 001's (``--kernel rjmcmc``: ``RJMCMC`` with the MALA chain's fixed step
 and proposal and its b and c) with the mixing prior
 (s = 2, uniform on [-B, B]: the paper omits the box in its implementation,
@@ -62,7 +65,7 @@ PAPER_NONZERO = {1: 0.47, 10: 0.46, 100: 0.42}
 N_TRAIN, GAMMA, M_EVAL = 750, 0.01, 10_000
 
 
-def one_run(p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=1000, rj_gap=5):
+def one_run(p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=1000, rj_gap=5, rj_hold=0.5):
     torch.set_num_threads(1)
     X, y, A = make_sparse_sine(1000, p, noise=0.1, random_state=1000 * p + rep)
     Xtr, ytr = (
@@ -102,7 +105,8 @@ def one_run(p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=10
         prior = MixingPrior(Prior(bound=bound), 2.0)
         start = (theta0 * mask).clamp(-bound, bound)
         if kernel == "rjhmc":
-            rj, rj_lengths = RJHMC(), {"n_samples": n_draws, "burn_in": rj_burn_in, "thin": rj_gap}
+            rj = RJHMC(hold_active=rj_hold)
+            rj_lengths = {"n_samples": n_draws, "burn_in": rj_burn_in, "thin": rj_gap}
         else:
             rj, rj_lengths = RJMCMC(**proposal), lengths
         sparse = run_chains(Target(pot, prior, lam), start, [rep + 1], rj, **rj_lengths)
@@ -141,6 +145,8 @@ def add_arguments(parser):
     parser.add_argument("--kernel", choices=["rjhmc", "rjmcmc"], default="rjhmc")
     parser.add_argument("--rj-burn-in", type=int, default=1000)
     parser.add_argument("--rj-gap", type=int, default=5)
+    parser.add_argument("--rj-hold", type=float, default=0.5,
+                        help="fraction of the RJHMC warm-up without jumps (RJHMC's hold_active)")  # fmt: skip
 
 
 def run(args):
@@ -153,11 +159,13 @@ def run(args):
     jobs = [(p, rep) for p in args.dims for rep in range(args.reps)]
     runs = Parallel(n_jobs=args.n_jobs)(
         delayed(one_run)(
-            p, r, args.burn_in, args.draws, args.gap, args.bounds, args.kernel, args.rj_burn_in, args.rj_gap
+            p, r, args.burn_in, args.draws, args.gap, args.bounds, args.kernel, args.rj_burn_in, args.rj_gap,
+            args.rj_hold,
         )
         for p, r in jobs
     )
-    keys = ("reps", "burn_in", "draws", "gap", "dims", "n_jobs", "bounds", "quick", "kernel", "rj_burn_in", "rj_gap")
+    keys = ("reps", "burn_in", "draws", "gap", "dims", "n_jobs", "bounds", "quick", "kernel", "rj_burn_in", "rj_gap",
+            "rj_hold")
     settings = {k: getattr(args, k) for k in keys}
     result = {"quick": args.quick, "runs": runs, "args": settings, "load_average": load_average()}
     return {NAME: {**result, "runtime_s": time.perf_counter() - t0}}
@@ -215,9 +223,14 @@ def report(results):
     total = f"; total {result['runtime_s']:.0f} s" if "runtime_s" in result else ""  # not stored before
     kernel = getattr(args, "kernel", "rjmcmc")
     if kernel == "rjhmc":
+        hold = getattr(args, "rj_hold", 0.0)  # runs stored before the option held no jump-free warm-up
+        held = (
+            f", the first {hold:.0%} of them HMC moves alone on the starting active set (hold_active={hold:g})"
+            if hold else ""
+        )
         sparse_run = (
-            f"the mixing prior by RJHMC (the estimator's kernel): {args.rj_burn_in} warm-up transitions, then "
-            f"the m draws every {args.rj_gap}th transition"
+            f"the mixing prior by RJHMC (the estimator's kernel): {args.rj_burn_in} warm-up transitions{held}, "
+            f"then the m draws every {args.rj_gap}th transition"
         )
     else:
         sparse_run = "the mixing prior by paper 001's RJMCMC with the MALA chain's step, b and c"
