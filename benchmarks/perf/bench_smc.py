@@ -311,7 +311,8 @@ def _report_seeds(res):
         tables.append((
             "Do the runs agree in the gap?",
             ["runs", "between-run sd of the mean / within-run sd (median)", "its value for one posterior",
-             "largest difference of two runs' means", "|f - mean| / sd, median", "|f - mean| / sd, max",
+             "largest difference of two runs' means", "distance of f from the mean in sd, median",
+             "distance of f from the mean in sd, max",
              "pooled band: gap coverage", "pooled band: width"],
             [[str(len(rows)), f"{a['between_within']:.3f}", f"{1 / np.sqrt(n_draws):.3f}",
               f"{a['mean_range']:.3f}", f"{a['truth_sd_median']:.1f}", f"{a['truth_sd_max']:.1f}",
@@ -328,8 +329,9 @@ def _report_seeds(res):
         "the median over the inputs is shown. Runs that sample one posterior give about 1/sqrt(P) (the "
         "Monte Carlo error of a mean of P independent draws; resampling makes SMC's draws less than "
         "independent, so somewhat more); runs that find different modes give about 1 or more. "
-        "'|f - mean| / sd' is the distance of the true f from the pooled particles' mean, in pooled "
-        "posterior standard deviations: a band that covers f at 95% has it below 2 at most inputs.",
+        "'Distance of f from the mean in sd' is the absolute difference of the true f and the pooled "
+        "particles' mean, in pooled posterior standard deviations: a band that covers f at 95% has it below "
+        "2 at most inputs.",
         "One core; load average at the end {:.1f} (other work ran beside: fit times are rough).".format(
             res["load_average"][0]),
     ]
