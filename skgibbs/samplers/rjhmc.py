@@ -408,9 +408,9 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     c = target.scale
     mean_b, var_b = newborn_proposal(c, grad_h[rows_h, idx], data / c, loss_plus, loss_minus, delta, variance)
     t = mean_b + np.sqrt(var_b) * xi
-    value = np.where(born, t, np.where(dies, 0.0, old))
+    value = torch.as_tensor(np.where(born, t, np.where(dies, 0.0, old)), dtype=dtype, device=dev)
     tau = base.clone()
-    tau[rows_t, idx_t] = torch.as_tensor(value, dtype=dtype, device=dev)
+    tau[rows_t, idx_t] = value
     now_active = np.where(possible, born, old != 0)
     new_active = active.clone()
     new_active[rows_t, idx_t] = torch.as_tensor(now_active, device=dev)
@@ -436,7 +436,7 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
 
     # the reverse move's selection weight at tau: the death of the newborn, or the birth of the removed
     tau_h, new_active_h = theta_h.copy(), active_h.copy()
-    tau_h[rows_h, idx], new_active_h[rows_h, idx] = value, now_active
+    tau_h[rows_h, idx], new_active_h[rows_h, idx] = _host(value), now_active  # the values tau holds
     log_ratio = log_ratio + _log_weight(
         _selection_weights(tau_h, grad_tau_h, new_active_h, born, dies, consts.sd_host), idx
     )
