@@ -191,6 +191,18 @@ def _stored_gap_rows(args):
     return rows[0], (smc[0] if smc else None)
 
 
+def _merged_rows(args, stem, new, key, order):
+    """``new`` rows with the stored rows of ``stem`` whose ``key`` they do not refit, sorted by ``order(key)``.
+
+    The stored rows are read only now, at the end of the run, so that runs of
+    other variants or seeds side by side keep each other's rows.
+    """
+    stored = load(args.out, [stem]).get(stem)
+    keep = [] if stored is None or stored["quick"] != args.quick else stored["rows"]
+    fitted = {r[key] for r in new}
+    return sorted([r for r in keep if r[key] not in fitted] + new, key=lambda r: order(r[key]))
+
+
 def _run_metrics(args):
     """SMC on the gap data once per variant, at the stored HMC temperature; merged into the stored rows."""
     variants = args.variants or list(VARIANTS)
@@ -215,11 +227,7 @@ def _run_metrics(args):
         new.append(row)
         print(f"{name}: log Z {row['log_evidence']:.1f}, log-lik {row['log_lik']:.3f}, gap coverage "
               f"{row['coverage_gap']:.3f}, {seconds:.0f} s", flush=True)  # fmt: skip
-    # read the stored rows only now, so that variants run side by side keep each other's rows
-    stored = load(args.out, [METRICS_NAME]).get(METRICS_NAME)
-    keep = [] if stored is None or stored["quick"] != args.quick else stored["rows"]
-    rows = [r for r in keep if r["variant"] not in variants] + new
-    rows.sort(key=lambda r: list(VARIANTS).index(r["variant"]))
+    rows = _merged_rows(args, METRICS_NAME, new, "variant", list(VARIANTS).index)
     # the smc page's default SMC fit, at the same temperature: a second run of the default variant
     reference = None if smc_row is None else {key: smc_row[key] for key in REFERENCE_KEYS}
     return {METRICS_NAME: {"quick": args.quick, "rows": rows, "temperature": temperature, "threads": 1,
@@ -245,11 +253,7 @@ def _run_seeds(args):
         new.append(row)
         print(f"seed {seed}: log Z {row['log_evidence']:.1f}, gap coverage {row['coverage_gap']:.3f}, "
               f"width {row['width_gap']:.3f}, {seconds:.0f} s", flush=True)  # fmt: skip
-    # read the stored rows only now, so that seeds run side by side keep each other's rows
-    stored = load(args.out, [SEEDS_NAME]).get(SEEDS_NAME)
-    keep = [] if stored is None or stored["quick"] != args.quick else stored["rows"]
-    fitted = {r["seed"] for r in new}
-    rows = sorted([r for r in keep if r["seed"] not in fitted] + new, key=lambda r: r["seed"])
+    rows = _merged_rows(args, SEEDS_NAME, new, "seed", int)
     return {SEEDS_NAME: {"quick": args.quick, "rows": rows, "temperature": temperature, "threads": 1,
                          "load_average": [load_average()]}}  # fmt: skip
 

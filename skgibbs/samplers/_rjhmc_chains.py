@@ -8,8 +8,6 @@ warm-up, so that the step size meets the models the chains visit.
 Everything is frozen afterwards.
 """
 
-import math
-
 import numpy as np
 import torch
 
@@ -100,15 +98,7 @@ class RJHMC(HMC):
         ):
             raise ValueError(f"n_jumps must be a non-negative integer, got {self.n_jumps!r}.")
         check_setting("trajectory_length", self.trajectory_length, "positive", auto=True)
-        if not (
-            isinstance(self.hold_active, (int, float, np.integer, np.floating))
-            and not isinstance(self.hold_active, bool)
-            and 0.0 <= self.hold_active < 1.0
-        ):
-            raise ValueError(
-                f"hold_active must be a float in [0, 1), the fraction of burn_in without jumps, "
-                f"got {self.hold_active!r}."
-            )
+        check_setting("hold_active", self.hold_active, "fraction")
         super().check(prior, rho)
         return 1.0
 
@@ -131,7 +121,7 @@ class RJHMCChains(HMCChains):
         super().__init__(sampler, target, theta0, generators, run, vectorize=True)
         self.n_jumps = int(sampler.n_jumps)
         # the first transitions of the warm-up keep the starting active sets (hold_active)
-        self.hold = int(math.floor(float(sampler.hold_active) * run.burn_in))
+        self.hold = int(float(sampler.hold_active) * run.burn_in)
         self.proposed = np.zeros((self.K, 3), dtype=np.int64)
         self.accepted = np.zeros((self.K, 3), dtype=np.int64)
         self.last = None

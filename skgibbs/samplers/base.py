@@ -392,13 +392,14 @@ _RULES = {
     "positive": ("a positive float", lambda v: isinstance(v, Real) and not isinstance(v, bool) and v > 0),
     "probability": ("a float in (0, 1)", lambda v: isinstance(v, Real) and not isinstance(v, bool) and 0 < v < 1),
     "count": ("a positive integer", lambda v: isinstance(v, Integral) and not isinstance(v, bool) and v >= 1),
+    "fraction": ("a float in [0, 1)", lambda v: isinstance(v, Real) and not isinstance(v, bool) and 0 <= v < 1),
 }
 
 
 def check_setting(name, value, rule, *, auto=False, options=()):
     """Raise a ``ValueError`` naming the setting unless ``value`` follows ``rule``.
 
-    ``rule`` is ``"positive"``, ``"probability"`` or ``"count"``; ``auto``
+    ``rule`` is ``"positive"``, ``"probability"``, ``"count"`` or ``"fraction"``; ``auto``
     also admits ``"auto"``, ``options`` further admitted values.
 
     Examples
