@@ -121,23 +121,50 @@ def leapfrog(state, momentum, params, evaluate):
     K = theta.shape[0]
     h = params.step_size[:, None]
     m = params.inverse_mass.expand_as(theta)
+    # the products every step repeats, formed once: (h m) p and (h / 2) g are the same floats as h m p and
+    # 0.5 h g evaluated left to right
+    hm, half_h = h * m, 0.5 * h
     h0 = u + _kinetic(momentum, m)
-    p = momentum - 0.5 * h * grad
+    p = momentum - half_h * grad
     n_steps = params.num_steps.to(theta.device)
     divergent = torch.zeros(K, dtype=torch.bool, device=theta.device)
     steps = torch.zeros(K, dtype=torch.long, device=theta.device)
+    # while every chain is still integrating and none has diverged, a step needs no row selection
+    together = int(n_steps.min()) if K else 0
     for i in range(int(n_steps.max()) if K else 0):
+        if i < together:
+            th_new = theta + hm * p
+            u_new, g_new = evaluate(th_new, None)
+            p_full = p - half_h * g_new
+            error = u_new + _kinetic(p_full, m) - h0
+            bad = ~(torch.isfinite(error) & torch.isfinite(g_new.sum(1))) | (error > params.max_energy_error)
+            if i + 1 < together:
+                p_new = p_full - half_h * g_new
+            else:  # some chains end here: their momentum stays at the full step
+                p_new = torch.where((n_steps == i + 1)[:, None], p_full, p_full - half_h * g_new)
+            if bool(bad.any()):
+                keep = ~bad
+                theta = torch.where(keep[:, None], th_new, theta)
+                u = torch.where(keep, u_new, u)
+                grad = torch.where(keep[:, None], g_new, grad)
+                p = torch.where(keep[:, None], p_new, p)
+                divergent = bad
+                together = i + 1  # from the next step on, the rows still integrating are selected
+            else:
+                theta, u, grad, p = th_new, u_new, g_new, p_new
+            steps = steps + 1
+            continue
         active = (n_steps > i) & ~divergent
         if not bool(active.any()):
             break
         rows = None if bool(active.all()) else active
-        th_new = _rows(theta, rows) + _rows(h, rows) * _rows(m, rows) * _rows(p, rows)
+        th_new = _rows(theta, rows) + _rows(hm, rows) * _rows(p, rows)
         u_new, g_new = evaluate(th_new, rows)
-        p_full = _rows(p, rows) - 0.5 * _rows(h, rows) * g_new  # momentum at the full step
+        p_full = _rows(p, rows) - _rows(half_h, rows) * g_new  # momentum at the full step
         error = u_new + _kinetic(p_full, _rows(m, rows)) - _rows(h0, rows)
         bad = ~(torch.isfinite(error) & torch.isfinite(g_new.sum(1))) | (error > params.max_energy_error)
         last = _rows(n_steps, rows) == i + 1
-        p_new = torch.where(last[:, None], p_full, p_full - 0.5 * _rows(h, rows) * g_new)
+        p_new = torch.where(last[:, None], p_full, p_full - _rows(half_h, rows) * g_new)
         keep = ~bad
         if rows is None:
             theta = torch.where(keep[:, None], th_new, theta)

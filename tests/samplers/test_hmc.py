@@ -128,6 +128,12 @@ def test_non_finite_and_energy_blow_up_are_divergences():
     assert torch.equal(new.theta[0], theta[0])
     assert info.num_steps[0] < 4 or torch.isinf(info.energy_error[0])
     # an energy error above the threshold is a divergence too
+    # the other chain of the batch, which shares the trajectory's length, integrates as it would alone
+    alone = hmc.HMCParams(params.step_size[1:], params.inverse_mass, params.num_steps[1:])
+    gen = [torch.Generator().manual_seed(seed + 100)]
+    one, one_info = hmc.step(gen, hmc.init(None, target, theta[1:]), target, alone)
+    assert not info.is_divergent[1] and int(info.num_steps[1]) == 4
+    assert torch.equal(one.theta[0], new.theta[1]) and torch.equal(one_info.proposal[0], info.proposal[1])
     steep = Target(LogDensityPotential(lambda th: -1e4 * (th**2).sum(1)), Prior(), 1.0)
     state = hmc.init(_gens(1), steep, torch.tensor([[1.0]], dtype=torch.float64))
     params = hmc.HMCParams(torch.tensor([1.0], dtype=torch.float64), torch.ones(1), torch.tensor([3]))
