@@ -151,10 +151,19 @@ class MixingPrior(NamedTuple):
         c = self._scalar_log_norm()
         return sizes if c is None else [w - size * c for w, size in zip(sizes, k)]
 
-    def coordinate_part(self, theta, active):
+    def active_norm(self, active, like):
+        """``sum_{i in I} log c_i`` per chain ``(K,)``, the normalising constants of the active
+        coordinates when they differ (None when :meth:`size_part` holds them): fixed while the
+        active sets are, so a move inside the sets computes it once."""
+        if self.base.std is None or self._scalar_log_norm() is not None:
+            return None
+        return (active.to(like.dtype) * self._log_norm(like)).sum(1)
+
+    def coordinate_part(self, theta, active, norm=None):
         """The rest of ``log Pi``, shape ``(K,)``: ``log Pi(theta) - size_part``.
 
         ``theta`` must be zero off ``active``; ``-inf`` outside the box.
+        ``norm`` is :meth:`active_norm` of ``active`` when known.
         """
         std, bound = self.base.std, self.base.bound
         if std is None:
@@ -162,8 +171,9 @@ class MixingPrior(NamedTuple):
         else:
             # inactive coordinates are exact zeros: the quadratic term needs no mask
             per = ((theta / std) ** 2).sum(1).mul_(-0.5)
-            if self._scalar_log_norm() is None:
-                per = per - (active.to(theta.dtype) * self._log_norm(theta)).sum(1)
+            norm = self.active_norm(active, theta) if norm is None else norm
+            if norm is not None:
+                per = per - norm
         if bound is not None:
             per = torch.where((theta.abs() <= bound).all(1), per, -torch.inf)
         return per

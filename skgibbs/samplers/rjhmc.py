@@ -182,7 +182,9 @@ class ActiveSetTarget:
 
     ``value_and_grad(theta, rows)`` evaluates the chains of the bool mask
     ``rows`` (None for all), as :func:`~skgibbs.samplers.hmc.leapfrog` asks.
-    The part of ``log Pi`` that depends on ``|I|`` only is computed once.
+    The parts of ``log Pi`` that depend on the active sets only (their
+    sizes, and the normalising constants of coordinates with different
+    prior scales) are computed once.
     """
 
     per_chain = True
@@ -191,12 +193,14 @@ class ActiveSetTarget:
         self.target, self.active = target, active
         size = target.prior.size_part(active.sum(1).tolist(), active.shape[1])
         self.size_part = torch.tensor(size, dtype=dtype, device=active.device)
+        self.norm = target.prior.active_norm(active, self.size_part)
 
     def value_and_grad(self, theta, rows=None):
         active = self.active if rows is None else self.active[rows]
         size = self.size_part if rows is None else self.size_part[rows]
+        norm = self.norm if rows is None or self.norm is None else self.norm[rows]
         loss, loss_grad = self.target.loss_sum_and_grad(theta)
-        log_prior = self.target.prior.coordinate_part(theta, active) + size
+        log_prior = self.target.prior.coordinate_part(theta, active, norm) + size
         return self.target.scale * loss - log_prior, self.target.grad(loss_grad, theta)
 
 

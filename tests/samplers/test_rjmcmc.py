@@ -153,6 +153,13 @@ def test_mixing_prior_density_and_checks():
     assert float(box.log_density(theta)) == pytest.approx(-2 * math.log(2) - math.log(3) - 2 * math.log(4.0))
     assert float(box.log_density(torch.tensor([[3.0, 0.0, 0.0]]))) == -math.inf
     assert float(prior.log_density(torch.zeros(1, 3))) == -math.inf  # |act| >= 1
+    # the normalising constants of the active coordinates, cached while the sets are fixed: the same floats
+    active = theta != 0
+    cached = prior.active_norm(active, theta)
+    assert float(cached[0]) == pytest.approx(math.log(1.0) + math.log(0.5) + math.log(2 * math.pi))
+    assert torch.equal(prior.coordinate_part(theta, active, cached), prior.coordinate_part(theta, active))
+    assert box.active_norm(active, theta) is None  # one constant for all: size_part holds it
+    assert MixingPrior(Prior(std=2.0), 2.0).active_norm(active, theta) is None
     with pytest.raises(ValueError, match="proper density"):
         MixingPrior(Prior(), 2.0).check()
     with pytest.raises(ValueError, match="sparsity must be >= 2"):
