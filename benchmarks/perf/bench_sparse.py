@@ -19,6 +19,7 @@ inputs rank in ``feature_inclusion_``, and the held-out RMSE of both.
 
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -138,6 +139,7 @@ class _TimedPotential:
         return self._timed("loss_sum", *args, **kwargs)
 
 
+@contextmanager
 def _timed_jumps(clock):
     """``rjhmc.jump`` timed into ``clock`` while the context lasts (the transitions call it by name)."""
     real = rjhmc.jump
@@ -151,14 +153,11 @@ def _timed_jumps(clock):
             clock.jumps += time.perf_counter() - t
             clock.in_jump = False
 
-    class _Context:
-        def __enter__(self):
-            rjhmc.jump = jump
-
-        def __exit__(self, *exc):
-            rjhmc.jump = real
-
-    return _Context()
+    rjhmc.jump = jump
+    try:
+        yield
+    finally:
+        rjhmc.jump = real
 
 
 def step_cost(quick):

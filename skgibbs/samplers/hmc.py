@@ -84,10 +84,6 @@ def init(generators, target, theta, params=None):
     return HMCState(theta.detach(), u, grad)
 
 
-def _rows(x, mask):
-    return x if mask is None else x[mask]
-
-
 def _kinetic(p, inverse_mass):
     return 0.5 * (p * p * inverse_mass).sum(-1)
 
@@ -154,31 +150,23 @@ def leapfrog(state, momentum, params, evaluate):
                 theta, u, grad, p = th_new, u_new, g_new, p_new
             steps = steps + 1
             continue
+        # past a divergence or the shortest trajectory: only the rows still integrating move
         active = (n_steps > i) & ~divergent
         if not bool(active.any()):
             break
-        rows = None if bool(active.all()) else active
-        th_new = _rows(theta, rows) + _rows(hm, rows) * _rows(p, rows)
-        u_new, g_new = evaluate(th_new, rows)
-        p_full = _rows(p, rows) - _rows(half_h, rows) * g_new  # momentum at the full step
-        error = u_new + _kinetic(p_full, _rows(m, rows)) - _rows(h0, rows)
+        th_new = theta[active] + hm[active] * p[active]
+        u_new, g_new = evaluate(th_new, active)
+        p_full = p[active] - half_h[active] * g_new  # momentum at the full step
+        error = u_new + _kinetic(p_full, m[active]) - h0[active]
         bad = ~(torch.isfinite(error) & torch.isfinite(g_new.sum(1))) | (error > params.max_energy_error)
-        last = _rows(n_steps, rows) == i + 1
-        p_new = torch.where(last[:, None], p_full, p_full - _rows(half_h, rows) * g_new)
+        last = n_steps[active] == i + 1
+        p_new = torch.where(last[:, None], p_full, p_full - half_h[active] * g_new)
         keep = ~bad
-        if rows is None:
-            theta = torch.where(keep[:, None], th_new, theta)
-            u = torch.where(keep, u_new, u)
-            grad = torch.where(keep[:, None], g_new, grad)
-            p = torch.where(keep[:, None], p_new, p)
-            divergent = bad
-            steps = steps + 1
-        else:
-            idx = active.nonzero()[:, 0]
-            ok = idx[keep]
-            theta[ok], u[ok], grad[ok], p[ok] = th_new[keep], u_new[keep], g_new[keep], p_new[keep]
-            divergent[idx[bad]] = True
-            steps[idx] += 1
+        idx = active.nonzero()[:, 0]
+        ok = idx[keep]
+        theta[ok], u[ok], grad[ok], p[ok] = th_new[keep], u_new[keep], g_new[keep], p_new[keep]
+        divergent[idx[bad]] = True
+        steps[idx] += 1
     return HMCState(theta, u, grad), p, divergent, steps
 
 
