@@ -34,6 +34,8 @@ from ._random import draw_batch
 from ._rj_chains import RJMCMC
 from ._rjhmc_chains import RJHMC
 from ._vi_sampler import MeanFieldVI
+from . import mclmc
+from .mclmc import MCLMC, AdjustedMCLMC
 from .sghmc import SGHMC
 from .smc import SMC
 from .base import ChainResult, RunSettings, Sampler, available_samplers, choose_sampler, get_sampler, register
@@ -52,6 +54,9 @@ __all__ = [
     "CSMALA",
     "SGLD",
     "SGHMC",
+    "MCLMC",
+    "AdjustedMCLMC",
+    "mclmc",
     "SMC",
     "RJMCMC",
     "RJHMC",

@@ -40,7 +40,7 @@ import torch
 from . import hmc
 from ._random import gamma
 
-__all__ = ["HMCGibbsState", "ConditionalTarget", "init", "step", "draw_hyperparameters"]
+__all__ = ["HMCGibbsState", "ConditionalTarget", "init", "step", "draw_hyperparameters", "redraw"]
 
 
 class HMCGibbsState(NamedTuple):
@@ -171,15 +171,27 @@ def step(generators, state, target, params, one_by_one=False):
     cond = ConditionalTarget(target, state.precision, state.scale, one_by_one)
     moved, info = hmc.step(generators, hmc.HMCState(state.theta, state.potential, state.grad), cond, params)
     theta = moved.theta
+    u, grad, precision, scale, extra = redraw(generators, target, theta, moved.potential, moved.grad,
+                                              state.precision, one_by_one)
+    return HMCGibbsState(theta, u, grad, precision, scale), info, extra
+
+
+def redraw(generators, target, theta, potential, grad, precision, one_by_one=False):
+    """Step 2 of a transition: the hyperparameters drawn given ``theta``, the cached ``U`` following them.
+
+    ``potential`` and ``grad`` are ``U(theta | tau, s)`` and its gradient
+    under the old precisions ``precision``. Returns the new ``(U, grad U,
+    tau, c, extra)``: when only ``tau`` moved, ``U`` and ``grad U`` change
+    by the prior terms in closed form (``extra = 0``); a learned noise
+    changes the data term's scale, and the loss and its gradient are
+    evaluated once (``extra = 1`` gradient).
+    """
     if target.prior.learns_noise:
-        loss, loss_grad = cond.loss_sum_and_grad(theta)
-        precision, scale = draw_hyperparameters(generators, target, theta, loss)
-        u, grad = ConditionalTarget(target, precision, scale).from_loss(theta, loss, loss_grad)
-        return HMCGibbsState(theta, u, grad, precision, scale), info, 1
-    precision, scale = draw_hyperparameters(generators, target, theta)
-    # only the prior term moved: U and grad U change by it in closed form
-    change = (target.prior.parameter_precision(precision) - target.prior.parameter_precision(state.precision))
+        loss, loss_grad = _loss_sum_and_grad(target, theta, one_by_one)
+        new_precision, scale = draw_hyperparameters(generators, target, theta, loss)
+        u, g = ConditionalTarget(target, new_precision, scale).from_loss(theta, loss, loss_grad)
+        return u, g, new_precision, scale, 1
+    new_precision, scale = draw_hyperparameters(generators, target, theta)
+    change = target.prior.parameter_precision(new_precision) - target.prior.parameter_precision(precision)
     change = change.to(theta.dtype)
-    u = moved.potential + 0.5 * (change * theta * theta).sum(1)
-    grad = moved.grad + change * theta
-    return HMCGibbsState(theta, u, grad, precision, scale), info, 0
+    return potential + 0.5 * (change * theta * theta).sum(1), grad + change * theta, new_precision, scale, 0

@@ -22,6 +22,8 @@ from skgibbs.diagnostics import effective_sample_size
 from skgibbs.potential import FunctionPotential
 from skgibbs.priors import Prior
 from skgibbs.samplers import (
+    MCLMC,
+    AdjustedMCLMC,
     CSMALA,
     HMC,
     MALA,
@@ -54,6 +56,8 @@ LIBRARY = {
     "rjhmc": RJHMC,
     "vi": MeanFieldVI,
     "smc": SMC,
+    "mclmc": MCLMC,
+    "adjusted_mclmc": AdjustedMCLMC,
 }
 
 # every constructor parameter of every sampler set away from its default
@@ -99,6 +103,10 @@ NON_DEFAULT = {
         trajectory_length=0.5,
         max_leapfrog=32,
     ),
+    MCLMC: dict(
+        desired_energy_var=1e-3, steps_per_transition=4, integrator="leapfrog", preconditioning=False, L_factor=0.3
+    ),
+    AdjustedMCLMC: dict(target_accept=0.8, max_steps=16, integrator="leapfrog", preconditioning=False, L_factor=0.3),
 }
 
 Y = torch.linspace(-1.0, 1.0, 20, dtype=torch.float64)
@@ -161,7 +169,9 @@ def test_register_refuses_a_duplicate_or_empty_name():
 
 
 def test_available_samplers_by_kind_of_prior():
-    assert available_samplers("dense") == ["csmala", "hmc", "mala", "sghmc", "sgld", "smala", "smc", "vi"]
+    assert available_samplers("dense") == [
+        "adjusted_mclmc", "csmala", "hmc", "mala", "mclmc", "sghmc", "sgld", "smala", "smc", "vi"
+    ]
     assert available_samplers("sparse") == ["rjhmc", "rjmcmc"]
     assert available_samplers() == sorted(LIBRARY)
     assert available_samplers("no such kind") == []

@@ -58,7 +58,7 @@ def test_log_density_is_the_normal_and_gamma_log_densities():
 
 def test_only_hierarchical_samplers_take_a_hierarchical_prior():
     X, y = np.random.default_rng(0).normal(size=(30, 2)), np.zeros(30)
-    with pytest.raises(ValueError, match="sampler='hmc'"):
+    with pytest.raises(ValueError, match="sampler='adjusted_mclmc' or 'hmc' or 'mclmc'"):
         GibbsMLPRegressor((3,), prior="ard", sampler="mala", pretrain_iter=0).fit(X, y)
     with pytest.raises(ValueError, match="weight_bound=None"):
         GibbsMLPRegressor((3,), prior="layer", weight_bound=3.0, pretrain_iter=0).fit(X, y)

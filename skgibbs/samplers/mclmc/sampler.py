@@ -1,0 +1,445 @@
+"""The microcanonical samplers: settings, warm-up from pre-trained starts, and sampling.
+
+Both kernels run each chain with its own step size, decoherence length
+``L`` and diagonal preconditioner, tuned during warm-up from that chain's
+own trajectory (the chains of a network start from separately pre-trained
+networks and sit in different modes, as in the Microcanonical Langevin
+Ensembles of Sommer, Robnik, Nozadze, Seljak and Rügamer, ICLR 2025), then
+frozen. The budget is fixed before the run: ``burn_in`` and ``n_samples *
+thin`` transitions of ``steps_per_transition`` integrator steps
+(:class:`MCLMC`), or of trajectories of at most ``max_steps`` steps
+(:class:`AdjustedMCLMC`).
+
+Warm-up (fractions of its steps or transitions):
+
+1. the first 40%: step size only, from the energy error
+   (:class:`~.tuning.EnergyVarianceStepSize`) or by dual averaging toward
+   ``target_accept`` (adjusted), started by doubling/halving a trial step;
+2. the next 30%: the same, and the chain's positions weighted by the step
+   size give a diagonal preconditioner (``preconditioning=True``), the
+   scale of each coordinate; the step size is searched afresh in the new
+   coordinates;
+3. the last 30%: a third to re-adapt the step size, the rest at a fixed
+   step size to measure ``L`` from the positions' effective sample size
+   (:func:`~.tuning.decoherence_length`).
+
+Under a hierarchical prior (``prior="layer"``/``"ard"``, ``temperature=
+"learn"``) the precisions and the noise are drawn from their exact
+conditionals between transitions (:func:`~skgibbs.samplers.hmc_gibbs.redraw`),
+so that a transition is a Gibbs sweep as with HMC.
+"""
+
+import math
+
+import numpy as np
+import torch
+
+from ...priors import HierarchicalPrior
+from .. import hmc_gibbs
+from .._hmc_chains import _prior_variance, _RowLoop
+from .._progress import progress
+from ..adaptation import DualAveraging, halton, search_step_size
+from ..base import Sampler, check_setting, low_acceptance, register
+from . import adjusted, kernel
+from .integrator import GRADIENTS_PER_STEP, INTEGRATORS, integrate, random_direction
+from .tuning import EnergyVarianceStepSize, WeightedMoments, decoherence_length
+
+__all__ = ["MCLMC", "AdjustedMCLMC"]
+
+#: positions of at most this many coordinates (evenly spaced) are kept to measure L
+_L_COORDINATES = 1024
+#: the phases of the warm-up: step size alone, step size and preconditioner, re-adapted step size and L
+_PHASES = (0.4, 0.3)
+
+
+def _phases(total):
+    """``(end of phase 1, end of phase 2, end of the step-size re-adaptation)`` of a warm-up of ``total``."""
+    n1 = int(_PHASES[0] * total)
+    n2 = n1 + int(_PHASES[1] * total)
+    return n1, n2, n2 + (total - n2) // 3
+
+
+class _Chains:
+    """What both drivers share: the target (hierarchical or not), the preconditioner, the Gibbs sweep."""
+
+    def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
+        K, Q = theta0.shape
+        self.kernel, self.run, self.gens, self.K = sampler, run, generators, K
+        self.one_by_one = not (vectorize or K == 1)
+        self.hierarchical = isinstance(target.prior, HierarchicalPrior)
+        self.base = target
+        self.target = target if (vectorize or K == 1) else _RowLoop(target)
+        self.dtype, self.device = theta0.dtype, theta0.device
+        self.reference = _prior_variance(target.prior, Q, self.dtype, self.device).sqrt()
+        self.sigma = self.reference.expand(K, Q).clone()
+        self.dim = Q
+        self.n_grad = np.ones(K, dtype=np.int64)
+        self.per_step = GRADIENTS_PER_STEP[sampler.integrator]
+        self.coords = torch.as_tensor(np.unique(np.linspace(0, Q - 1, min(Q, _L_COORDINATES)).astype(int)))
+        self.precision = self.scale = None
+        if self.hierarchical:
+            st = hmc_gibbs.init(generators, target, theta0, self.one_by_one)
+            self.precision, self.scale = st.precision, st.scale
+            self._start = (st.theta, st.potential, st.grad)
+        else:
+            self._start = (theta0.detach(), *self.target.value_and_grad(theta0))
+
+    def conditional(self):
+        """The potential a transition sees: ``U(theta | tau, s)`` under a hierarchical prior."""
+        if self.hierarchical:
+            return hmc_gibbs.ConditionalTarget(self.base, self.precision, self.scale, self.one_by_one)
+        return self.target
+
+    def gibbs(self):
+        """Draw the hyperparameters given the current weights; the cached ``U`` follows them."""
+        if not self.hierarchical:
+            return
+        st = self.state
+        u, g, self.precision, self.scale, extra = hmc_gibbs.redraw(
+            self.gens, self.base, st.theta, st.potential, st.grad, self.precision, self.one_by_one
+        )
+        self.state = st._replace(potential=u, grad=g)
+        self.n_grad += extra
+
+    def precondition(self, moments, n):
+        """The scale of each coordinate from the warm-up's positions, shrunk toward the prior's (Stan's rule)."""
+        var = moments.variance().to(self.dtype)
+        ref = self.reference.expand_as(var) ** 2
+        self.sigma = ((n * var + 5e-3 * ref) / (n + 5.0)).sqrt()
+
+    def record_hyper(self, out):
+        if self.hierarchical:
+            out["precision"] = self.precision
+            if self.base.prior.learns_noise:
+                out["noise_precision"] = 2.0 * self.scale.to(torch.float64)
+        return out
+
+    def trial_energy(self, eps, n_steps=1):
+        """``(W, divergent)`` of a deterministic trial trajectory from the current point; draws one velocity."""
+        st = self.state
+        u = random_direction(self.gens, st.theta, self.sigma)
+        steps = torch.full((self.K,), n_steps, dtype=torch.long, device=self.device)
+        from ..hmc import evaluator
+
+        out = integrate(st.theta, u, st.potential, st.grad, eps, self.sigma, steps, evaluator(self.conditional()),
+                        self.kernel.integrator)
+        self.n_grad += n_steps * self.per_step
+        return out[4], out[5]
+
+    def take(self, rows):  # pragma: no cover - joint_warmup is False
+        raise NotImplementedError
+
+
+@register
+class MCLMC(Sampler):
+    """Unadjusted microcanonical Langevin Monte Carlo (:mod:`~skgibbs.samplers.mclmc.kernel`): fast, biased.
+
+    Isokinetic dynamics with partial refreshment of the velocity, no
+    Metropolis-Hastings step; the step size is tuned so that the variance
+    of the energy error per dimension is ``desired_energy_var``, which
+    bounds the bias of the draws (relative errors of the variances of about
+    that size; Robnik and Seljak, 2024). Each transition is
+    ``steps_per_transition`` integrator steps; the draws are the states at
+    the ends of transitions. ``rho`` does not apply.
+
+    Parameters
+    ----------
+    desired_energy_var : float > 0, default=5e-4
+        Target of ``Var[energy error] / d`` (BlackJAX's default).
+    steps_per_transition : int, default=16
+        Integrator steps between two kept states (and between two Gibbs
+        sweeps of a hierarchical prior).
+    integrator : {"mclachlan", "leapfrog"}, default="mclachlan"
+        Two gradients a step, or one with a larger energy error.
+    preconditioning : bool, default=True
+        Adapt a diagonal preconditioner during warm-up (else the prior's scales).
+    L_factor : float > 0, default=0.4
+        ``L = L_factor * eps * mean(steps / ESS)``.
+
+    Examples
+    --------
+    >>> from skgibbs import GibbsMLPRegressor
+    >>> from skgibbs.samplers import MCLMC
+    >>> GibbsMLPRegressor(sampler=MCLMC(desired_energy_var=1e-3)).get_params()["sampler__desired_energy_var"]
+    0.001
+    """
+
+    name = "mclmc"
+    default_burn_in, default_thin = 100, 1
+    hierarchical = True
+    record_reductions = {"diverging": "any", "energy_var": "mean"}
+
+    def __init__(self, desired_energy_var=5e-4, steps_per_transition=16, integrator="mclachlan",
+                 preconditioning=True, L_factor=0.4):
+        self.desired_energy_var = desired_energy_var
+        self.steps_per_transition = steps_per_transition
+        self.integrator = integrator
+        self.preconditioning = preconditioning
+        self.L_factor = L_factor
+
+    def check(self, prior, rho):
+        check_setting("desired_energy_var", self.desired_energy_var, "positive")
+        check_setting("steps_per_transition", self.steps_per_transition, "count")
+        check_setting("L_factor", self.L_factor, "positive")
+        _check_integrator(self.integrator)
+        return super().check(prior, rho)
+
+    def chains(self, target, theta0, generators, run, vectorize=True):
+        return MCLMCChains(self, target, theta0, generators, run, vectorize)
+
+    def summarize_records(self, logs, rho):
+        """``n_divergent``: transitions with a non-finite step after warm-up, per chain."""
+        return {"n_divergent": logs["diverging"].sum(0).numpy()}
+
+    def diagnose(self, fit):
+        return _divergence_message(fit, "raise burn_in or lower desired_energy_var")
+
+
+def _check_integrator(name):
+    if not (isinstance(name, str) and name in INTEGRATORS):
+        raise ValueError(f"integrator must be one of {sorted(INTEGRATORS)}, got {name!r}.")
+
+
+def _divergence_message(fit, remedy):
+    n_div = int(np.sum(fit.get("n_divergent_", 0)))
+    if n_div:
+        return [
+            f"{n_div} divergent transitions after warm-up: the step size is too large for parts of the "
+            f"posterior, which may then be missed. {remedy[0].upper() + remedy[1:]}."
+        ]
+    return []
+
+
+class MCLMCChains(_Chains):
+    """K chains of unadjusted MCLMC, each tuned on its own trajectory."""
+
+    def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
+        super().__init__(sampler, target, theta0, generators, run, vectorize)
+        theta, u, grad = self._start
+        self.state = kernel.MCLMCState(theta, random_direction(generators, theta, self.sigma), u, grad)
+        self.eps = torch.full((self.K,), 1e-3, dtype=torch.float64, device=self.device)
+        self.L = torch.full((self.K,), math.sqrt(self.dim), dtype=torch.float64, device=self.device)
+
+    def _params(self, eps, L, sigma):
+        return kernel.MCLMCParams(eps.to(self.dtype), L.to(self.dtype), sigma, self.kernel.integrator)
+
+    def _step(self, eps, L, sigma):
+        self.state, info = kernel.step(self.gens, self.state, self.conditional(), self._params(eps, L, sigma))
+        self.n_grad += self.per_step
+        return info
+
+    def _search(self):
+        """Double or halve each chain's step until one step's ``E^2 / d`` crosses ``desired_energy_var``."""
+        target = float(self.kernel.desired_energy_var)
+
+        def trial(eps):
+            error, divergent = self.trial_energy(eps.to(self.dtype))
+            xi = torch.where(divergent, torch.full_like(error, math.inf), error * error / (self.dim * target))
+            return 1.0 / (1.0 + xi)
+
+        return search_step_size(trial, self.eps, self.gens, threshold=0.5)
+
+    def warmup(self):
+        cfg, run = self.kernel, self.run
+        n_steps = int(cfg.steps_per_transition)
+        total = run.burn_in * n_steps
+        self.eps = self._search()
+        if total == 0:
+            return
+        n1, n2, n3 = _phases(total)
+        adapt = EnergyVarianceStepSize(self.eps, self.dim, cfg.desired_energy_var)
+        moments = WeightedMoments(self.K, self.dim, self.device)
+        positions = []
+        for i in range(total):
+            info = self._step(self.eps, self.L, self.sigma)
+            if i < n3:
+                self.eps = adapt.update(info.energy_change, info.is_divergent)
+            if n1 <= i < n2:
+                moments.update(self.state.theta, self.eps)
+            if i == n2 - 1 and cfg.preconditioning and n2 > n1:
+                self.precondition(moments, n2 - n1)
+                self.L = torch.full_like(self.L, math.sqrt(self.dim))
+                self.state = self.state._replace(momentum=random_direction(self.gens, self.state.theta, self.sigma))
+                self.eps = self._search()
+                adapt = EnergyVarianceStepSize(self.eps, self.dim, cfg.desired_energy_var)
+            if i >= n3:
+                positions.append(self.state.theta[:, self.coords].to(torch.float64))
+            if (i + 1) % n_steps == 0:
+                self.gibbs()
+                progress(run, "burn-in", i // n_steps, run.burn_in)
+        if len(positions) >= 8:
+            L = decoherence_length(torch.stack(positions, 1).cpu().numpy(), self.eps.cpu().numpy(), cfg.L_factor)
+            L = torch.as_tensor(L, dtype=torch.float64, device=self.device)
+            self.L = torch.where(torch.isfinite(L) & (L > 0), L, self.L)
+
+    def frozen_params(self):
+        return self.eps, self.L, self.sigma
+
+    def sample_step(self, params):
+        n_steps = int(self.kernel.steps_per_transition)
+        energy = torch.zeros(self.K, dtype=torch.float64, device=self.device)
+        diverging = torch.zeros(self.K, dtype=torch.bool, device=self.device)
+        for _ in range(n_steps):
+            info = self._step(*params)
+            energy += info.energy_change**2
+            diverging |= info.is_divergent
+        self.gibbs()
+        return self.record_hyper({"diverging": diverging, "energy_var": energy / (n_steps * self.dim)})
+
+    def summary(self):
+        return {
+            "step_size": self.eps.cpu().numpy(),
+            "decoherence_length": self.L.cpu().numpy(),
+            "preconditioner": self.sigma.cpu().numpy(),
+        }
+
+
+@register
+class AdjustedMCLMC(Sampler):
+    """Metropolis-adjusted microcanonical HMC (:mod:`~skgibbs.samplers.mclmc.adjusted`), exact for ``pi_lambda``.
+
+    Each transition draws a fresh unit velocity, integrates ``N`` isokinetic
+    steps (``N = ceil(2 u L / eps)`` for a quasi-random ``u`` in (0, 1),
+    at most ``max_steps``) and accepts by Metropolis-Hastings on the
+    energy error. The step size is adapted toward ``target_accept`` by dual
+    averaging, ``L`` from the positions' effective sample size, a diagonal
+    preconditioner from the warm-up. ``rho`` does not apply.
+
+    Parameters
+    ----------
+    target_accept : float in (0, 1), default=0.9
+        Acceptance aimed at by the step-size adaptation (the MAMS paper's).
+    max_steps : int, default=64
+        Most integrator steps of one trajectory.
+    integrator : {"mclachlan", "leapfrog"}, default="mclachlan"
+    preconditioning : bool, default=True
+    L_factor : float > 0, default=0.4
+
+    Examples
+    --------
+    >>> from skgibbs.samplers import AdjustedMCLMC, get_sampler
+    >>> get_sampler("adjusted_mclmc").target_accept
+    0.9
+    """
+
+    name = "adjusted_mclmc"
+    default_burn_in, default_thin = 250, 1
+    hierarchical = True
+    record_reductions = {"diverging": "any", "n_steps": "sum", "energy_error": "last"}
+
+    def __init__(self, target_accept=0.9, max_steps=64, integrator="mclachlan", preconditioning=True,
+                 L_factor=0.4):
+        self.target_accept = target_accept
+        self.max_steps = max_steps
+        self.integrator = integrator
+        self.preconditioning = preconditioning
+        self.L_factor = L_factor
+
+    def check(self, prior, rho):
+        check_setting("target_accept", self.target_accept, "probability")
+        check_setting("max_steps", self.max_steps, "count")
+        check_setting("L_factor", self.L_factor, "positive")
+        _check_integrator(self.integrator)
+        return super().check(prior, rho)
+
+    def chains(self, target, theta0, generators, run, vectorize=True):
+        return AdjustedChains(self, target, theta0, generators, run, vectorize)
+
+    def summarize_records(self, logs, rho):
+        """``n_divergent``: divergent transitions after warm-up, per chain."""
+        return {"n_divergent": logs["diverging"].sum(0).numpy()}
+
+    def diagnose(self, fit):
+        return low_acceptance(fit) + _divergence_message(fit, "raise target_accept (e.g. 0.95) or burn_in")
+
+
+class AdjustedChains(_Chains):
+    """K chains of adjusted MCLMC, each tuned on its own trajectory."""
+
+    #: trajectories of this many steps until L is measured
+    initial_steps = 8
+
+    def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
+        super().__init__(sampler, target, theta0, generators, run, vectorize)
+        self.state = adjusted.MAMSState(*self._start)
+        self.eps = torch.full((self.K,), 1e-3, dtype=torch.float64, device=self.device)
+        self.L = None  # a fixed number of steps until measured
+        self.t = 0
+
+    def _num_steps(self, eps, L, u):
+        if L is None:
+            return torch.full((self.K,), self.initial_steps, dtype=torch.long, device=self.device)
+        return torch.ceil(2.0 * u * L / eps).clamp(1, int(self.kernel.max_steps)).long()
+
+    def _transition(self, eps, L, sigma):
+        self.t += 1
+        steps = self._num_steps(eps, L, halton(self.t))
+        params = adjusted.MAMSParams(eps.to(self.dtype), sigma, steps, self.kernel.integrator)
+        self.state, info = adjusted.step(self.gens, self.state, self.conditional(), params)
+        self.n_grad += info.num_grads.cpu().numpy()
+        self.gibbs()
+        return info
+
+    def _search(self):
+        def trial(eps):
+            error, divergent = self.trial_energy(eps.to(self.dtype))
+            return torch.where(divergent, torch.zeros_like(error), torch.exp(-error.clamp(min=0.0)))
+
+        return search_step_size(trial, self.eps, self.gens, threshold=float(self.kernel.target_accept))
+
+    def warmup(self):
+        cfg, run = self.kernel, self.run
+        self.eps = self._search()
+        if run.burn_in == 0:
+            return
+        n1, n2, n3 = _phases(run.burn_in)
+        target = float(cfg.target_accept)
+        averager = DualAveraging(self.eps, target)
+        moments = WeightedMoments(self.K, self.dim, self.device)
+        positions, steps = [], 0
+        for i in range(run.burn_in):
+            info = self._transition(self.eps, self.L, self.sigma)
+            if i < n3:
+                self.eps = averager.update(info.acceptance_prob.to(self.eps.dtype))
+            if n1 <= i < n2:
+                moments.update(self.state.theta, torch.ones_like(self.eps))
+            if i == n2 - 1 and cfg.preconditioning and n2 > n1:
+                self.precondition(moments, n2 - n1)
+                self.eps = self._search()
+                averager = DualAveraging(self.eps, target)
+            if i == n3 - 1:
+                self.eps = averager.final()
+            if i >= n3:
+                positions.append(self.state.theta[:, self.coords].to(torch.float64))
+                steps += int(info.num_steps.max())
+            progress(run, "burn-in", i, run.burn_in)
+        if i < n3 - 1 or n3 == run.burn_in:
+            self.eps = averager.final()
+        if len(positions) >= 8:
+            # L from the ESS per transition: steps / ESS transitions' worth of integrator steps
+            per = steps / len(positions)
+            L = decoherence_length(torch.stack(positions, 1).cpu().numpy(), self.eps.cpu().numpy() * per,
+                                   cfg.L_factor)
+            L = torch.as_tensor(L, dtype=torch.float64, device=self.device)
+            self.L = torch.where(torch.isfinite(L) & (L > 0), L, self.eps * self.initial_steps)
+        else:
+            self.L = self.eps * self.initial_steps
+
+    def frozen_params(self):
+        return self.eps, self.L, self.sigma
+
+    def sample_step(self, params):
+        info = self._transition(*params)
+        return self.record_hyper({
+            "accepted": info.is_accepted,
+            "diverging": info.is_divergent,
+            "n_steps": info.num_steps,
+            "energy_error": info.energy_error,
+        })
+
+    def summary(self):
+        return {
+            "step_size": self.eps.cpu().numpy(),
+            "decoherence_length": self.L.cpu().numpy(),
+            "preconditioner": self.sigma.cpu().numpy(),
+        }
