@@ -219,7 +219,7 @@ def _warn_if_not_mixed(est):
         worst = r if not between >= r else between  # NaN between (one chain): the pooled R-hat
         _warn(_multimodal_message(est, worst, within_r, within_e), MultimodalWarning)
         return
-    remedies = est.kernel_.mixing_remedies(est.rho_)
+    remedies = est.kernel_.mixing_remedies(est.rho_, failure)
     alone = ""
     if failure == "within" and not np.isfinite(within_r):
         alone = " Alone, no chain moves: each one's values are constant at every training input."

@@ -189,7 +189,7 @@ def _fake_fit(F, n_chains, chain_weights="equal"):
     """An object with what the mixing warning reads, from draws ``F`` ``(K S, n)``."""
     r, e = worst_mixing(*pointwise_mixing(F, n_chains))
     within_r, within_e, between = worst_chain_mixing(*pointwise_chain_mixing(F, n_chains))
-    kernel = SimpleNamespace(mixing_remedies=lambda rho: ["raise burn_in and n_samples"])
+    kernel = SimpleNamespace(mixing_remedies=lambda rho, failure: ["raise burn_in and n_samples"])
     return SimpleNamespace(
         rhat_=r, ess_=e, within_chain_rhat_=within_r, within_chain_ess_=within_e, between_chain_rhat_=between,
         samples_=np.zeros((n_chains, F.shape[0] // n_chains, 1)), kernel_=kernel, rho_=1.0,

@@ -81,11 +81,11 @@ class _MALAFamily(Sampler):
     def diagnose(self, fit):
         return low_acceptance(fit) + _surrogate_messages(self, fit)
 
-    def mixing_remedies(self, rho):
-        remedies = ["raise burn_in and n_samples"]
+    def mixing_remedies(self, rho, failure="within"):
+        remedies = super().mixing_remedies(rho, failure)
         if rho >= 1:
             remedies.append("use sampler='hmc'")
-        return remedies + ["run more chains (n_chains)"]
+        return remedies
 
 
 

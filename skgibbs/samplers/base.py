@@ -372,9 +372,17 @@ class Sampler(BaseEstimator):
         """
         return []
 
-    def mixing_remedies(self, rho):
-        """What to change when the chains have not mixed."""
-        return ["raise burn_in and n_samples", "run more chains (n_chains)"]
+    def mixing_remedies(self, rho, failure="within"):
+        """What to change when the chains have not mixed.
+
+        ``failure`` is ``"within"`` (a chain has not converged on its own:
+        a longer run helps, more chains do not) or ``"draws"`` (the chains
+        agree but hold too few effective draws together: more draws or more
+        chains help); see :func:`skgibbs._reliability.mixing_failure`.
+        """
+        if failure == "draws":
+            return ["raise n_samples", "run more chains (n_chains)"]
+        return ["raise burn_in and n_samples"]
 
 
 def low_acceptance(fit):

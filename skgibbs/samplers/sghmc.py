@@ -332,8 +332,10 @@ class SGHMC(Sampler):
             )
         return out
 
-    def mixing_remedies(self, rho):
-        return ["raise n_samples or epochs_per_draw", "raise burn_in_epochs", "run more chains (n_chains)"]
+    def mixing_remedies(self, rho, failure="within"):
+        if failure == "draws":
+            return ["raise n_samples or epochs_per_draw", "run more chains (n_chains)"]
+        return ["raise burn_in_epochs", "raise n_samples or epochs_per_draw"]
 
 
 class SGHMCChains:
