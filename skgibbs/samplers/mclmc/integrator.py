@@ -75,14 +75,15 @@ def velocity_update(u, grad, eps, sigma, dim):
     u : torch.Tensor of shape (K, Q)
     kinetic_change : torch.Tensor of shape (K,), float64
     """
-    g = -grad * sigma
-    norm = torch.linalg.vector_norm(g, dim=1).to(torch.float64)
-    e = g / norm.clamp_min(1e-30).to(g.dtype)[:, None]
-    ue = (u * e).sum(1).to(torch.float64).clamp(-1.0, 1.0)
+    # e = g / |g| is never formed: u' ∝ (a / |g|) g + 2 zeta u, with g = -sigma grad U
+    sg = grad * sigma
+    norm = torch.linalg.vector_norm(sg, dim=1).to(torch.float64)
+    safe = norm.clamp_min(1e-30)
+    ue = (-(u * sg).sum(1).to(torch.float64) / safe).clamp(-1.0, 1.0)
     delta = eps.to(torch.float64) * norm / (dim - 1)
     zeta = torch.exp(-delta)
-    a = ((1 - zeta) * (1 + zeta + ue * (1 - zeta))).to(u.dtype)
-    new = e * a[:, None] + u * (2 * zeta).to(u.dtype)[:, None]
+    a = (1 - zeta) * (1 + zeta + ue * (1 - zeta))
+    new = torch.addcmul(u * (2 * zeta).to(u.dtype)[:, None], sg, (-a / safe).to(u.dtype)[:, None])
     new = new / torch.linalg.vector_norm(new, dim=1, keepdim=True)
     # log(1 + ue + (1 - ue) zeta^2) - log 2 = log1p(-(1 - ue)(1 - zeta^2) / 2), no cancellation
     kinetic = (dim - 1) * (delta + torch.log1p(-0.5 * (1 - ue) * (-torch.expm1(-2 * delta))))

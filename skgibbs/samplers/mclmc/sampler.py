@@ -5,10 +5,12 @@ Both kernels run each chain with its own step size, decoherence length
 own trajectory (the chains of a network start from separately pre-trained
 networks and sit in different modes, as in the Microcanonical Langevin
 Ensembles of Sommer, Robnik, Nozadze, Seljak and Rügamer, ICLR 2025), then
-frozen. The budget is fixed before the run: ``burn_in`` and ``n_samples *
-thin`` transitions of ``steps_per_transition`` integrator steps
-(:class:`MCLMC`), or of trajectories of at most ``max_steps`` steps
-(:class:`AdjustedMCLMC`).
+frozen. The budget is bounded before the run: ``burn_in`` warm-up
+transitions of :data:`WARMUP_STEPS` integrator steps and ``n_samples *
+thin`` transitions of ``steps_per_transition`` steps (:class:`MCLMC`; an
+integer fixes the budget, ``"auto"`` takes half the decoherence length
+``L / (2 eps)`` in steps, at most :data:`MAX_STEPS_PER_TRANSITION`), or of
+trajectories of at most ``max_steps`` steps (:class:`AdjustedMCLMC`).
 
 Warm-up (fractions of its steps or transitions):
 
@@ -38,6 +40,7 @@ from ...priors import HierarchicalPrior
 from .. import hmc_gibbs
 from .._hmc_chains import _prior_variance, _RowLoop
 from .._progress import progress
+from .._random import select
 from ..adaptation import DualAveraging, halton, search_step_size
 from ..base import Sampler, check_setting, low_acceptance, register
 from . import adjusted, kernel
@@ -50,6 +53,10 @@ __all__ = ["MCLMC", "AdjustedMCLMC"]
 _L_COORDINATES = 1024
 #: the phases of the warm-up: step size alone, step size and preconditioner, re-adapted step size and L
 _PHASES = (0.4, 0.3)
+#: integrator steps of a warm-up transition of MCLMC
+WARMUP_STEPS = 16
+#: the most integrator steps of an MCLMC transition with ``steps_per_transition="auto"``
+MAX_STEPS_PER_TRANSITION = 32
 
 
 def _phases(total):
@@ -139,16 +146,22 @@ class MCLMC(Sampler):
     of the energy error per dimension is ``desired_energy_var``, which
     bounds the bias of the draws (relative errors of the variances of about
     that size; Robnik and Seljak, 2024). Each transition is
-    ``steps_per_transition`` integrator steps; the draws are the states at
-    the ends of transitions. ``rho`` does not apply.
+    ``steps_per_transition`` integrator steps (a warm-up transition
+    :data:`WARMUP_STEPS`); the draws are the states at the ends of
+    transitions. ``rho`` does not apply.
 
     Parameters
     ----------
     desired_energy_var : float > 0, default=5e-4
         Target of ``Var[energy error] / d`` (BlackJAX's default).
-    steps_per_transition : int, default=16
-        Integrator steps between two kept states (and between two Gibbs
-        sweeps of a hierarchical prior).
+    steps_per_transition : int or "auto", default="auto"
+        Integrator steps of a sampling transition (between two Gibbs sweeps
+        of a hierarchical prior; between two kept states at ``thin=1``).
+        ``"auto"``: half the chains' median decoherence length in steps,
+        ``round(L / (2 eps))``, between 1 and :data:`MAX_STEPS_PER_TRANSITION`,
+        so that successive draws are about half a decoherence length apart
+        whatever the posterior's scale; an integer fixes the budget in
+        gradients before the run.
     integrator : {"mclachlan", "leapfrog"}, default="mclachlan"
         Two gradients a step, or one with a larger energy error.
     preconditioning : bool, default=True
@@ -165,11 +178,11 @@ class MCLMC(Sampler):
     """
 
     name = "mclmc"
-    default_burn_in, default_thin = 100, 1
+    default_burn_in, default_thin = 200, 1
     hierarchical = True
     record_reductions = {"diverging": "any", "energy_var": "mean"}
 
-    def __init__(self, desired_energy_var=5e-4, steps_per_transition=16, integrator="mclachlan",
+    def __init__(self, desired_energy_var=5e-4, steps_per_transition="auto", integrator="mclachlan",
                  preconditioning=True, L_factor=0.4):
         self.desired_energy_var = desired_energy_var
         self.steps_per_transition = steps_per_transition
@@ -179,7 +192,7 @@ class MCLMC(Sampler):
 
     def check(self, prior, rho):
         check_setting("desired_energy_var", self.desired_energy_var, "positive")
-        check_setting("steps_per_transition", self.steps_per_transition, "count")
+        check_setting("steps_per_transition", self.steps_per_transition, "count", auto=True)
         check_setting("L_factor", self.L_factor, "positive")
         _check_integrator(self.integrator)
         return super().check(prior, rho)
@@ -241,7 +254,7 @@ class MCLMCChains(_Chains):
 
     def warmup(self):
         cfg, run = self.kernel, self.run
-        n_steps = int(cfg.steps_per_transition)
+        n_steps = WARMUP_STEPS
         total = run.burn_in * n_steps
         self.eps = self._search()
         if total == 0:
@@ -249,11 +262,23 @@ class MCLMCChains(_Chains):
         n1, n2, n3 = _phases(total)
         adapt = EnergyVarianceStepSize(self.eps, self.dim, cfg.desired_energy_var)
         moments = WeightedMoments(self.K, self.dim, self.device)
-        positions = []
+        positions, log_eps, n_avg = [], torch.zeros_like(self.eps), 0
         for i in range(total):
+            before = self.state
             info = self._step(self.eps, self.L, self.sigma)
             if i < n3:
+                wild = adapt.is_wild(info.energy_change)
+                if bool(wild.any()):  # back to where the chain was: a wild step is a rejected one here
+                    self.state = select(~wild, self.state, before)
                 self.eps = adapt.update(info.energy_change, info.is_divergent)
+            if (n2 + n3) // 2 <= i < n3:
+                # the step size kept is the geometric mean over the end of the re-adaptation, not its last
+                # iterate: a rare large energy error (a ReLU kink crossed) pulls the iterate down for about
+                # n_eff steps, and a warm-up that ended inside such a dip would keep a step too small
+                log_eps += torch.log(self.eps)
+                n_avg += 1
+                if i == n3 - 1:
+                    self.eps = torch.exp(log_eps / n_avg)
             if n1 <= i < n2:
                 moments.update(self.state.theta, self.eps)
             if i == n2 - 1 and cfg.preconditioning and n2 > n1:
@@ -272,11 +297,20 @@ class MCLMCChains(_Chains):
             L = torch.as_tensor(L, dtype=torch.float64, device=self.device)
             self.L = torch.where(torch.isfinite(L) & (L > 0), L, self.L)
 
+    def steps(self):
+        """Integrator steps of a sampling transition (the same for every chain of the group)."""
+        fixed = self.kernel.steps_per_transition
+        if fixed != "auto":
+            return int(fixed)
+        ratio = float(torch.median(self.L / self.eps))
+        return int(min(max(round(ratio / 2), 1), MAX_STEPS_PER_TRANSITION))
+
     def frozen_params(self):
+        self.n_steps = self.steps()
         return self.eps, self.L, self.sigma
 
     def sample_step(self, params):
-        n_steps = int(self.kernel.steps_per_transition)
+        n_steps = self.n_steps
         energy = torch.zeros(self.K, dtype=torch.float64, device=self.device)
         diverging = torch.zeros(self.K, dtype=torch.bool, device=self.device)
         for _ in range(n_steps):
@@ -291,6 +325,7 @@ class MCLMCChains(_Chains):
             "step_size": self.eps.cpu().numpy(),
             "decoherence_length": self.L.cpu().numpy(),
             "preconditioner": self.sigma.cpu().numpy(),
+            "steps_per_transition": np.full(self.K, self.steps(), dtype=np.int64),
         }
 
 

@@ -53,19 +53,38 @@ class EnergyVarianceStepSize:
         self.avg = torch.zeros_like(self.eps)
         self.cap = torch.full_like(self.eps, math.inf)
 
+    #: a step whose ``xi`` exceeds this (an energy error a hundred times the target's sd) is *wild*
+    wild = 1e4
+
     def update(self, energy_change, divergent):
-        """Take a step's energy errors ``(K,)`` and divergences; return the next step sizes."""
+        """Take a step's energy errors ``(K,)`` and divergences; return the next step sizes.
+
+        A divergent step caps the step size below the one that diverged
+        (Robnik et al.'s rule). A *wild* step (``xi > wild``) halves the
+        step size and is left out of the average: on a ReLU network a
+        step far too large (a trial step of the search that overshot, a
+        kink crossed) has an energy error of thousands of nats, and one
+        such ``xi`` would dominate the exponential average for thousands
+        of steps (a departure from the papers, where ``xi`` enters with a
+        weight that falls only as ``exp(-(log xi)^2 / 2 (6 trust)^2)``).
+        """
         e = torch.where(divergent, torch.zeros_like(energy_change), energy_change.to(torch.float64))
         self.cap = torch.where(divergent, 0.8 * self.eps, self.cap)
         xi = e * e / (self.dim * self.target) + 1e-8
+        skip = divergent | (xi > self.wild)
         w = torch.exp(-0.5 * (torch.log(xi) / (6.0 * self.trust)) ** 2)
-        w = torch.where(divergent, torch.zeros_like(w), w)
+        w = torch.where(skip, torch.zeros_like(w), w)
         self.avg = self.decay * self.avg + w * xi / self.eps**6
         self.time = self.decay * self.time + w
         new = torch.where(self.time > 0, (self.avg / self.time.clamp_min(1e-300)) ** (-1.0 / 6.0), self.eps)
-        new = torch.where(divergent, 0.8 * self.eps, new)
+        new = torch.where(divergent, 0.8 * self.eps, torch.where(skip, 0.5 * self.eps, new))
         self.eps = torch.minimum(new, self.cap)
         return self.eps
+
+    def is_wild(self, energy_change):
+        """The steps ``(K,)`` whose energy error is wild: the warm-up does not keep where they led."""
+        e = energy_change.to(torch.float64)
+        return ~torch.isfinite(e) | (e * e / (self.dim * self.target) > self.wild)
 
     def restart(self):
         """Forget the average (after a change of preconditioner), keeping the step sizes."""
