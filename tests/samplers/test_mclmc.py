@@ -246,3 +246,28 @@ def test_names_settings_and_records(name, cls):
 def test_bad_settings_are_refused(cls, field, value, match):
     with pytest.raises(ValueError, match=match):
         run_chains(_gaussian(torch.ones(2)), torch.zeros(1, 2), [0], cls(**{field: value}), n_samples=2, burn_in=2)
+
+
+def test_the_step_size_follows_the_energy_error_and_a_wild_step_only_halves_it():
+    from skgibbs.samplers.mclmc.tuning import EnergyVarianceStepSize
+
+    d, target = 100, 1e-3
+    adapt = EnergyVarianceStepSize(torch.tensor([1.0, 1.0], dtype=torch.float64), d, target)
+    # energy errors with E^2 / d = 64 target at step 1: the eps^6 law asks for a step of 1/2
+    e = torch.full((2,), math.sqrt(64 * d * target), dtype=torch.float64)
+    for _ in range(300):
+        eps = adapt.update(e * adapt.eps**3, torch.zeros(2, dtype=torch.bool))
+    assert torch.allclose(eps, torch.full((2,), 0.5, dtype=torch.float64), rtol=1e-3)
+    wild = torch.tensor([1e6, 0.0], dtype=torch.float64) + e * eps**3
+    assert adapt.is_wild(wild).tolist() == [True, False]
+    before = adapt.avg.clone()
+    eps = adapt.update(wild, torch.zeros(2, dtype=torch.bool))
+    assert float(eps[0]) == pytest.approx(0.25) and float(eps[1]) == pytest.approx(0.5, rel=1e-3)
+    assert float(adapt.avg[0]) == pytest.approx(float(before[0]) * adapt.decay)  # left out of the average
+
+
+def test_auto_steps_per_transition_are_half_the_decoherence_length():
+    target = _gaussian(torch.tensor([0.5, 1.0, 2.0, 1.5], dtype=torch.float64))
+    res = run_chains(target, torch.zeros(2, 4, dtype=torch.float64), [0, 1], MCLMC(), n_samples=20, burn_in=30)
+    ratio = float(np.median(res.decoherence_length / res.step_size))
+    assert res.steps_per_transition.tolist() == [min(max(round(ratio / 2), 1), 32)] * 2
