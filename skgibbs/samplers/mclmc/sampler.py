@@ -136,6 +136,16 @@ class _Chains:
     def take(self, rows):  # pragma: no cover - joint_warmup is False
         raise NotImplementedError
 
+    def frozen_params(self):
+        return self.eps, self.L, self.sigma
+
+    def summary(self):
+        return {
+            "step_size": self.eps.cpu().numpy(),
+            "decoherence_length": self.L.cpu().numpy(),
+            "preconditioner": self.sigma.cpu().numpy(),
+        }
+
 
 @register
 class MCLMC(Sampler):
@@ -307,7 +317,7 @@ class MCLMCChains(_Chains):
 
     def frozen_params(self):
         self.n_steps = self.steps()
-        return self.eps, self.L, self.sigma
+        return super().frozen_params()
 
     def sample_step(self, params):
         n_steps = self.n_steps
@@ -321,12 +331,7 @@ class MCLMCChains(_Chains):
         return self.record_hyper({"diverging": diverging, "energy_var": energy / (n_steps * self.dim)})
 
     def summary(self):
-        return {
-            "step_size": self.eps.cpu().numpy(),
-            "decoherence_length": self.L.cpu().numpy(),
-            "preconditioner": self.sigma.cpu().numpy(),
-            "steps_per_transition": np.full(self.K, self.steps(), dtype=np.int64),
-        }
+        return {**super().summary(), "steps_per_transition": np.full(self.K, self.steps(), dtype=np.int64)}
 
 
 @register
@@ -460,9 +465,6 @@ class AdjustedChains(_Chains):
         else:
             self.L = self.eps * self.initial_steps
 
-    def frozen_params(self):
-        return self.eps, self.L, self.sigma
-
     def sample_step(self, params):
         info = self._transition(*params)
         return self.record_hyper({
@@ -471,10 +473,3 @@ class AdjustedChains(_Chains):
             "n_steps": info.num_steps,
             "energy_error": info.energy_error,
         })
-
-    def summary(self):
-        return {
-            "step_size": self.eps.cpu().numpy(),
-            "decoherence_length": self.L.cpu().numpy(),
-            "preconditioner": self.sigma.cpu().numpy(),
-        }
