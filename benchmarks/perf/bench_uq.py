@@ -57,6 +57,23 @@ interval, and the fit time in seconds. The models:
   leave-one-out densities), on the same first splits as ``skgibbs_smc``;
   its log-likelihood is the mixture with the chains' weights. With the
   same seed its chains are those of the ``skgibbs`` fit.
+* ``skgibbs_mclmc``: ``GibbsMLPRegressor(sampler="mclmc", random_state=split)``
+  (``--mclmc-params``, MCLMC settings as ``sampler__<name>``): unadjusted
+  microcanonical Langevin (:class:`~skgibbs.samplers.MCLMC`) in place of HMC,
+  otherwise the ``skgibbs`` row, scored and diagnosed as it, on the first
+  ``--mclmc-splits`` splits only (3 by default).
+* ``skgibbs_ard_mclmc``: the ``skgibbs_ard`` row (``prior="ard"``,
+  ``temperature="learn"``, ``--ard-params``) with ``sampler="mclmc"`` (and
+  ``--mclmc-params``), on the same first splits. A table sets each MCLMC row
+  beside its HMC counterpart (``skgibbs``, ``skgibbs_ard``) on the same
+  splits: test LL, coverage, fit time and their ratio, SamplerWarnings per
+  fit, and the mean within-chain R-hat and ESS.
+
+  For the GibbsMLPRegressor rows with chains (``skgibbs``, ``skgibbs_ard``
+  and both MCLMC rows) each fit records ``rhat_`` and ``ess_`` and, in fits
+  made since the MCLMC rows were added, ``within_chain_rhat_``,
+  ``within_chain_ess_`` and ``between_chain_rhat_``; the means over the fits
+  that have them are in the summary.
 * ``bayesian_ridge``: ``BayesianRidge()``, ``predict(return_std=True)``.
 * ``gpr``: ``GaussianProcessRegressor`` with ``ConstantKernel * RBF`` (one
   length scale per feature) ``+ WhiteKernel``, ``normalize_y=True``, 2
@@ -120,14 +137,17 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from skgibbs import GibbsMLPRegressor
+from skgibbs.samplers import MCLMC
 
 from .. import Benchmark, Output
 from ..common.data import load_available
 from ..common.data import load as load_data
 from ..common.environment import load_average, versions
-from ..common.fits import GIBBS, LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, fmt, gaussian
-from ..common.fits import FEW_SPLITS, QUICK_SMC, add_few_split_arguments, beside_hmc_rows
-from ..common.fits import add_ard_argument, fit_regressor_ard as fit_skgibbs_ard, make_regressor_ard as make_skgibbs_ard
+from ..common.fits import GIBBS as LIBRARY_ROWS
+from ..common.fits import LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, fmt, gaussian
+from ..common.fits import FEW_SPLITS as SMC_ROWS
+from ..common.fits import QUICK_SMC, SAMPLER_PREFIX, SMC_SPLITS, add_few_split_arguments, beside_hmc_rows
+from ..common.fits import ARD_REGRESSOR, add_ard_argument, make_regressor_ard as make_skgibbs_ard
 from ..common.fits import fit_regressor_stacking as fit_skgibbs_stacking
 from ..common.fits import fit_regressor_smc as fit_skgibbs_smc
 from ..common.fits import make_regressor_smc as make_skgibbs_smc
@@ -149,6 +169,15 @@ RDATA = {  # name: (R package, item, target, columns dropped)
     "mcycle": ("MASS", "mcycle", "accel", []),  # 1-D, n = 133: a small nonlinear case (--datasets mcycle)
 }
 DATASETS = ("diabetes", "boston", "concrete", "auto")  # the default run
+#: the MCLMC rows and their HMC counterparts (fitted on every split)
+MCLMC_ROWS = {"skgibbs_mclmc": "skgibbs", "skgibbs_ard_mclmc": "skgibbs_ard"}
+#: the library's rows and the rows fitted on the first few splits only (SMC and stacking: ``--smc-splits``;
+#: MCLMC: ``--mclmc-splits``)
+GIBBS = (*LIBRARY_ROWS, *MCLMC_ROWS)
+FEW_SPLITS = (*SMC_ROWS, *MCLMC_ROWS)
+#: the rows whose fits record R-hat and ESS (and, since the MCLMC rows, the within- and between-chain ones)
+CHAIN_ROWS = ("skgibbs", "skgibbs_ard", *MCLMC_ROWS)
+CHAIN_MIXING = ("within_chain_rhat", "within_chain_ess", "between_chain_rhat")
 CHOICES = (*DATASETS, "mcycle")
 # Lakshminarayanan et al. (2017), Table 1, test log-likelihood: (deep ensembles, MC dropout), mean ± s.e.
 PUBLISHED = {"boston": ((-2.41, 0.25), (-2.46, 0.25)), "concrete": ((-3.06, 0.18), (-3.04, 0.09))}
@@ -167,10 +196,64 @@ def make_skgibbs(cfg, seed=None):
     return GibbsMLPRegressor(**{**cfg["skgibbs"], "random_state": seed})
 
 
+def chain_mixing(reg):
+    """R-hat and ESS of a fitted regressor (worst over the training inputs), per chain and between chains."""
+    within = {key: float(getattr(reg, f"{key}_")) for key in CHAIN_MIXING}
+    return {"rhat": reg.rhat_, "ess": reg.ess_, **within}
+
+
 def fit_skgibbs(X, y, seed, cfg):
     reg = make_skgibbs(cfg, seed)
     predict, messages = fit_gibbs(reg, X, y)
-    return predict, {"rhat": reg.rhat_, "ess": reg.ess_, "warnings": messages}
+    return predict, {**chain_mixing(reg), "warnings": messages}
+
+
+def ard_extras(reg):
+    """What a fit with ``prior='ard'`` records besides its scores and diagnostics."""
+    extras = {"relevance": [float(v) for v in reg.input_relevance_]}
+    if "noise_variance" in reg.sample_stats_:
+        extras["noise_variance"] = float(reg.noise_variance_)
+    return extras
+
+
+def fit_skgibbs_ard(X, y, seed, cfg):
+    reg = make_skgibbs_ard(cfg, seed)
+    predict, messages = fit_gibbs(reg, X, y)
+    return predict, {**chain_mixing(reg), **ard_extras(reg), "warnings": messages}
+
+
+def mclmc_settings(cfg):
+    """``sampler='mclmc'`` and ``--mclmc-params``, its settings (``sampler__<name>``) in ``MCLMC(...)``.
+
+    Without any the sampler stays its name, so that the estimator's repr is ``sampler='mclmc'``.
+    """
+    params = cfg["skgibbs_mclmc"]
+    own = {k.removeprefix(SAMPLER_PREFIX): v for k, v in params.items() if k.startswith(SAMPLER_PREFIX)}
+    rest = {k: v for k, v in params.items() if not k.startswith(SAMPLER_PREFIX)}
+    return {**rest, "sampler": MCLMC(**own) if own else "mclmc"}
+
+
+def make_skgibbs_mclmc(cfg, seed=None):
+    """The ``skgibbs_mclmc`` row: the ``skgibbs`` row with ``sampler='mclmc'``."""
+    return GibbsMLPRegressor(**{**cfg["skgibbs"], **mclmc_settings(cfg), "random_state": seed})
+
+
+def make_skgibbs_ard_mclmc(cfg, seed=None):
+    """The ``skgibbs_ard_mclmc`` row: the ``skgibbs_ard`` row with ``sampler='mclmc'``."""
+    settings = {**cfg["skgibbs"], **ARD_REGRESSOR, **cfg["skgibbs_ard"], **mclmc_settings(cfg)}
+    return GibbsMLPRegressor(**settings, random_state=seed)
+
+
+def fit_skgibbs_mclmc(X, y, seed, cfg):
+    reg = make_skgibbs_mclmc(cfg, seed)
+    predict, messages = fit_gibbs(reg, X, y)
+    return predict, {**chain_mixing(reg), "warnings": messages}
+
+
+def fit_skgibbs_ard_mclmc(X, y, seed, cfg):
+    reg = make_skgibbs_ard_mclmc(cfg, seed)
+    predict, messages = fit_gibbs(reg, X, y)
+    return predict, {**chain_mixing(reg), **ard_extras(reg), "warnings": messages}
 
 
 def fit_bayesian_ridge(X, y, seed, cfg):
@@ -269,6 +352,12 @@ MODELS = {  # name: (label, fit, optional packages it needs)
     "skgibbs_smc": ("GibbsMLPRegressor(sampler='smc')", fit_skgibbs_smc, []),
     "skgibbs_stacking": ("GibbsMLPRegressor(chain_weights='stacking')", fit_skgibbs_stacking, []),
     "skgibbs_ard": ("GibbsMLPRegressor(prior='ard', temperature='learn')", fit_skgibbs_ard, []),
+    "skgibbs_mclmc": ("GibbsMLPRegressor(sampler='mclmc')", fit_skgibbs_mclmc, []),
+    "skgibbs_ard_mclmc": (
+        "GibbsMLPRegressor(prior='ard', temperature='learn', sampler='mclmc')",
+        fit_skgibbs_ard_mclmc,
+        [],
+    ),
     "bayesian_ridge": ("BayesianRidge", fit_bayesian_ridge, []),
     "gpr": ("GP (ARD RBF + white)", fit_gpr, []),
     "ngboost": ("NGBoost (Normal)", fit_ngboost, ["ngboost"]),
@@ -295,7 +384,9 @@ def run_dataset(name, X, y, models, cfg, done):
         scaler = StandardScaler().fit(Xtr)
         Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
         for model in models:
-            if model in FEW_SPLITS and split >= cfg["smc_splits"]:
+            if model in SMC_ROWS and split >= cfg["smc_splits"]:
+                continue
+            if model in MCLMC_ROWS and split >= cfg["mclmc_splits"]:
                 continue
             start = time.perf_counter()
             predict, extras = MODELS[model][1](Xtr, ytr, split, cfg)
@@ -321,10 +412,11 @@ def summarise(runs, splits):
                 row.update(n_warnings=sum(len(r["warnings"]) for r in rs),
                            fits_warned=sum(bool(r["warnings"]) for r in rs),
                            messages=warning_kinds(m for r in rs for m in r["warnings"]))  # fmt: skip
-            if model in ("skgibbs", "skgibbs_ard"):
+            if model in CHAIN_ROWS:
                 rhat, ess = np.array([r["rhat"] for r in rs]), np.array([r["ess"] for r in rs])
                 row.update(rhat_mean=float(np.nanmean(rhat)), rhat_max=float(np.nanmax(rhat)),
                            ess_mean=float(np.nanmean(ess)), ess_min=float(np.nanmin(ess)))  # fmt: skip
+                row.update(chain_mixing_summary(rs))
             if model in FEW_SPLITS:
                 row["splits"] = sorted(r["split"] for r in rs)
             if model == "skgibbs_smc":
@@ -338,14 +430,33 @@ def summarise(runs, splits):
     return out
 
 
-# the settings that describe the fits of one model: kept from the stored file when that model does not run
+def chain_mixing_summary(rs):
+    """Means of the within- and between-chain diagnostics over the fits ``rs`` that recorded them, or {}."""
+    recorded = [r for r in rs if all(key in r for key in CHAIN_MIXING)]
+    if not recorded:
+        return {}
+    out = {f"{key}_mean": mean_finite([r[key] for r in recorded]) for key in CHAIN_MIXING}
+    return {**out, "n_chain_mixing": len(recorded)}
+
+
+def mean_finite(values):
+    """The mean of the finite ``values``, or None when none is finite."""
+    v = np.asarray(values, dtype=float)
+    return float(v[np.isfinite(v)].mean()) if np.isfinite(v).any() else None
+
+
+# the settings that describe the fits of a model (or of any of a tuple of models): kept from the stored file
+# when it does not run
 MODEL_SETTINGS = {"skgibbs": "skgibbs", "skgibbs_vi": "skgibbs_vi", "skgibbs_smc": "skgibbs_smc",
-                  "smc_splits": "skgibbs_smc", "gp_restarts": "gpr", "skgibbs_ard": "skgibbs_ard"}  # fmt: skip
+                  "smc_splits": "skgibbs_smc", "gp_restarts": "gpr", "skgibbs_ard": "skgibbs_ard",
+                  "skgibbs_mclmc": tuple(MCLMC_ROWS), "mclmc_splits": tuple(MCLMC_ROWS)}  # fmt: skip
 ESTIMATORS = {
     "skgibbs_estimator": ("skgibbs", make_skgibbs),
     "skgibbs_vi_estimator": ("skgibbs_vi", make_skgibbs_vi),
     "skgibbs_smc_estimator": ("skgibbs_smc", make_skgibbs_smc),
     "skgibbs_ard_estimator": ("skgibbs_ard", make_skgibbs_ard),
+    "skgibbs_mclmc_estimator": ("skgibbs_mclmc", make_skgibbs_mclmc),
+    "skgibbs_ard_mclmc_estimator": ("skgibbs_ard_mclmc", make_skgibbs_ard_mclmc),
 }
 
 
@@ -373,6 +484,8 @@ def fit_all(args, datasets, models, stem):
         "skgibbs_smc": {**(QUICK_SMC if args.quick else {}), **json.loads(args.smc_params)},
         "smc_splits": args.smc_splits,
         "skgibbs_ard": json.loads(args.ard_params),
+        "skgibbs_mclmc": json.loads(args.mclmc_params),
+        "mclmc_splits": args.mclmc_splits,
     }
     data, skipped = load_available(datasets, load_xy)
     for model in list(models):
@@ -388,7 +501,7 @@ def fit_all(args, datasets, models, stem):
         print(f"{len(result['runs'])} fits stored in {args.out / stem}.json")
     old = result.get("settings", {})
     for key, model in MODEL_SETTINGS.items():  # stored fits of a model not run keep their settings
-        if model not in models and key in old:
+        if not set(model if isinstance(model, tuple) else (model,)) & set(models) and key in old:
             cfg[key] = old[key]
     for key, (model, make) in ESTIMATORS.items():
         if model in models or key not in result:
@@ -528,6 +641,57 @@ def smc_table(result):
     return title, header, rows
 
 
+def per_fit_warnings(fits):
+    """SamplerWarnings per fit and the fits that raised any: ``"0.67 (2 of 3 fits)"``."""
+    warned = sum(bool(r["warnings"]) for r in fits)
+    return f"{np.mean([len(r['warnings']) for r in fits]):.2f} ({warned} of {len(fits)} fits)"
+
+
+def within_chain(fits):
+    """Mean within-chain R-hat / ESS over the fits that recorded them (``"1.012 / 310.5"``), or "—"."""
+    recorded = [r for r in fits if "within_chain_rhat" in r]
+    if not recorded:
+        return "—"
+    rhat, ess = (mean_finite([r[key] for r in recorded]) for key in ("within_chain_rhat", "within_chain_ess"))
+    cell = " / ".join("n/a" if v is None else f"{v:.{d}f}" for v, d in ((rhat, 3), (ess, 1)))
+    return cell if len(recorded) == len(fits) else f"{cell} ({len(recorded)} of {len(fits)} fits)"
+
+
+def mclmc_table(result):
+    """Each MCLMC row beside its HMC counterpart on the splits it ran: scores, time, warnings, mixing."""
+    rows = []
+    for name, summary in result["summary"].items():
+        by = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
+        for mclmc, hmc in MCLMC_ROWS.items():
+            if mclmc not in summary:
+                continue
+            splits = summary[mclmc]["splits"]
+            fast = [by[mclmc, k] for k in splits]
+            slow = [by[hmc, k] for k in splits if (hmc, k) in by]
+            pairs = [(by[hmc, r["split"]], r) for r in fast if (hmc, r["split"]) in by]
+            ratio = f"{np.mean([m['fit_s'] / h['fit_s'] for h, m in pairs]):.2f}" if pairs else "—"
+            cells = [fmt(mean_se([r[key] for r in fits]), 3) if fits else "—"
+                     for key in ("ll", "coverage") for fits in (slow, fast)]  # fmt: skip
+            rows.append([
+                name, "ard" if hmc == "skgibbs_ard" else "default", str(len(fast)), *cells,
+                f"{np.mean([r['fit_s'] for r in slow]):.1f}" if slow else "—",
+                f"{np.mean([r['fit_s'] for r in fast]):.1f}", ratio,
+                per_fit_warnings(slow) if slow else "—", per_fit_warnings(fast),
+                within_chain(slow) if slow else "—", within_chain(fast),
+            ])  # fmt: skip
+    header = ["data set", "prior", "splits", "HMC test LL", "MCLMC test LL", "HMC 90% coverage",
+              "MCLMC 90% coverage", "HMC fit s", "MCLMC fit s", "time MCLMC / HMC",
+              "HMC SamplerWarnings per fit", "MCLMC SamplerWarnings per fit", "HMC within-chain R-hat / ESS",
+              "MCLMC within-chain R-hat / ESS"]  # fmt: skip
+    title = (
+        "sampler='mclmc' against HMC (the default sampler) on the same splits, with the default prior "
+        f"({result.get('skgibbs_mclmc_estimator')} beside {result.get('skgibbs_estimator')}) and with "
+        f"prior='ard' ({result.get('skgibbs_ard_mclmc_estimator')} beside "
+        f"{result.get('skgibbs_ard_estimator')})"
+    )
+    return title, header, rows
+
+
 ARD_GOAL = (
     "prior='ard' has the best test log-likelihood on at least 3 of the 4 tabular data sets and is within "
     "0.05 nats of the GP on mcycle, with 90% coverage in 0.88-0.92"
@@ -594,7 +758,10 @@ def summary_table(result):
                 if "skgibbs" in summary else "not run")  # fmt: skip
         rows.append([name, MODELS[best][0], fmt(summary[best]["ll"], 3), ours])
     header = ["data set", "best test LL: model", "its test LL", "GibbsMLPRegressor"]
-    title = "Best held-out log-likelihood per data set (the sampler='vi', 'smc' and stacking rows left out)"
+    title = (
+        "Best held-out log-likelihood per data set (the sampler='vi', 'smc', 'mclmc' and stacking rows left "
+        "out)"
+    )
     return (title, header, rows), wins
 
 
@@ -678,6 +845,9 @@ def tables(result):
     ard = ard_table(result)
     if ard[2]:
         out.append(ard)
+    mclmc = mclmc_table(result)
+    if mclmc[2]:
+        out.append(mclmc)
     return out, notes(result, wins)
 
 
@@ -713,6 +883,18 @@ def add_arguments(parser):
     )
     add_few_split_arguments(parser)
     add_ard_argument(parser)
+    parser.add_argument(
+        "--mclmc-params",
+        default="{}",
+        help="keyword arguments of the skgibbs_mclmc and skgibbs_ard_mclmc rows beyond sampler='mclmc', "
+        'MCLMC settings as sampler__<name>, JSON: {"sampler__desired_energy_var": 1e-4}',
+    )
+    parser.add_argument(
+        "--mclmc-splits",
+        type=int,
+        default=SMC_SPLITS,
+        help=f"splits of the skgibbs_mclmc and skgibbs_ard_mclmc rows (default {SMC_SPLITS})",
+    )
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 
 
