@@ -15,7 +15,7 @@ from skgibbs import (
     PolynomialControlVariate,
     SparseGibbsMLPRegressor,
 )
-from skgibbs.samplers import CSMALA, HMC, RJMCMC, SGLD, MeanFieldVI
+from skgibbs.samplers import CSMALA, HMC, MCLMC, RJMCMC, SGLD, AdjustedMCLMC, MeanFieldVI
 
 
 class StandardGaussianScore:
@@ -80,6 +80,27 @@ def _cheap():
             sampler=HMC(target_accept=0.9, metric="adaptive", max_leapfrog=16),
             n_samples=5,
             burn_in=30,
+            thin=1,
+            pretrain_iter=50,
+            random_state=0,
+        ),
+        # the microcanonical kernels, one of them under a hierarchical prior with the noise learned
+        GibbsMLPRegressor(
+            hidden_layer_sizes=(8,),
+            sampler=MCLMC(steps_per_transition=4),
+            prior="ard",
+            temperature="learn",
+            n_samples=5,
+            burn_in=10,
+            thin=1,
+            pretrain_iter=50,
+            random_state=0,
+        ),
+        GibbsMLPClassifier(
+            hidden_layer_sizes=(8,),
+            sampler=AdjustedMCLMC(max_steps=8),
+            n_samples=5,
+            burn_in=10,
             thin=1,
             pretrain_iter=50,
             random_state=0,

@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 
 import skgibbs.problem as problem_module
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs.samplers import CSMALA, HMC, MALA, SGHMC, SGLD, SMALA, SMC, MeanFieldVI, Sampler
+from skgibbs.samplers import CSMALA, HMC, MALA, MCLMC, SGHMC, SGLD, SMALA, SMC, AdjustedMCLMC, MeanFieldVI, Sampler
 
 CHEAP = {
     "hidden_layer_sizes": (8,),
@@ -262,6 +262,8 @@ KERNELS = [
     ("sghmc", SGHMC, "auto"),
     ("vi", MeanFieldVI, "auto"),
     ("smc", SMC, "auto"),
+    ("mclmc", MCLMC, "auto"),
+    ("adjusted_mclmc", AdjustedMCLMC, "auto"),
 ]
 
 
