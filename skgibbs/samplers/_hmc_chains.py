@@ -37,6 +37,7 @@ import torch
 from ..priors import HierarchicalPrior
 from . import hmc, hmc_gibbs
 from ._progress import progress
+from .target import RowLoop, prior_variance
 from .base import Sampler, check_setting, low_acceptance, register
 from .adaptation import (
     ChEES,
@@ -55,24 +56,6 @@ AUTO_LENGTH = math.pi / 2
 _CHEES_STEPS = 4
 # Memory (transitions) of each chain's running mean, the centre of ChEES.
 _CENTER_MEMORY = 100
-
-
-class _RowLoop:
-    """A target evaluated one chain at a time (networks too large to batch)."""
-
-    def __init__(self, target):
-        self.target = target
-
-    def value_and_grad(self, theta):
-        parts = [self.target.value_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
-        return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
-
-
-def _prior_variance(prior, n_params, dtype, device):
-    if prior.std is None:
-        return torch.ones(n_params, dtype=dtype, device=device)
-    std = torch.as_tensor(prior.std, dtype=dtype, device=device)
-    return (std * std).expand(n_params).clone()
 
 
 METRICS = ("auto", "prior", "adaptive", "identity")
@@ -188,7 +171,7 @@ class HMCChains:
     def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
         K, Q = theta0.shape
         self.kernel, self.run, self.gens = sampler, run, generators
-        self.target = target if (vectorize or K == 1) else _RowLoop(target)
+        self.target = target if (vectorize or K == 1) else RowLoop(target)
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
         self.accept_target = float(sampler.target_accept)
         self.reference = self._reference_variance(target.prior, Q)
@@ -203,7 +186,7 @@ class HMCChains:
 
     def _reference_variance(self, prior, n_params):
         """The prior variances ``(Q,)``: the ``"prior"`` metric and the start of the adaptive one."""
-        return _prior_variance(prior, n_params, self.dtype, self.device)
+        return prior_variance(prior, n_params, self.dtype, self.device)
 
     def _init_state(self, theta0):
         return hmc.init(self.gens, self.target, theta0)

@@ -107,7 +107,7 @@ import torch
 
 from ..priors import MixingPrior
 from . import hmc
-from ._hmc_chains import _prior_variance
+from .target import prior_variance
 from ._random import normal, select, uniforms
 
 __all__ = [
@@ -174,7 +174,7 @@ def reference_variance(prior, n_params, like):
     if prior.base.std is None:
         bound = prior.base.bound
         return torch.full((n_params,), bound * bound / 3.0, dtype=like.dtype, device=like.device)
-    return _prior_variance(prior.base, n_params, like.dtype, like.device)
+    return prior_variance(prior.base, n_params, like.dtype, like.device)
 
 
 class ActiveSetTarget:

@@ -81,7 +81,7 @@ import torch
 from ..model import per_example_loss
 from ..potential import LinearPotential, MLPPotential
 from . import hmc
-from ._hmc_chains import _prior_variance
+from .target import prior_variance
 from ._progress import progress
 from ._random import normal, uniform, uniforms
 from .adaptation import halton
@@ -816,7 +816,7 @@ class SMC(Sampler):
         wrap = (lambda t: t) if vectorize else _OneByOne
         gens, resampler, per_group = self._generators(seeds, theta0.device)
         Q, like = theta0.shape[1], theta0
-        reference = _prior_variance(target.prior, Q, theta0.dtype, theta0.device)
+        reference = prior_variance(target.prior, Q, theta0.dtype, theta0.device)
         state = init(gens, wrap(target), Q, like)
         path = {
             "beta": [0.0],

@@ -25,7 +25,7 @@ from ..potential import Batch
 from ..priors import Prior
 from ._random import draw_batch
 
-__all__ = ["Target", "FULL_BATCH"]
+__all__ = ["Target", "FULL_BATCH", "RowLoop", "prior_variance"]
 
 FULL_BATCH = Batch()
 
@@ -116,3 +116,25 @@ class Target:
         """``U(theta) = lambda R_n - log Pi`` ``(K,)`` and its gradient ``(K, Q)`` on the full data."""
         loss, loss_grad = self.potential.loss_sum_and_grad(theta, FULL_BATCH)
         return self.scale * loss - self.prior.log_density(theta), self.grad(loss_grad, theta)
+
+
+class RowLoop:
+    """A target evaluated one chain at a time (networks too large to batch the chains)."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def value_and_grad(self, theta):
+        parts = [self.target.value_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
+        return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+
+
+def prior_variance(prior, n_params, dtype, device):
+    """The prior's variance of every parameter, shape ``(Q,)`` (ones under a flat prior).
+
+    The reference scale of the kernels' metrics and preconditioners.
+    """
+    if prior.std is None:
+        return torch.ones(n_params, dtype=dtype, device=device)
+    std = torch.as_tensor(prior.std, dtype=dtype, device=device)
+    return (std * std).expand(n_params).clone()

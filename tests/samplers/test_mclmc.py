@@ -271,3 +271,24 @@ def test_auto_steps_per_transition_are_half_the_decoherence_length():
     res = run_chains(target, torch.zeros(2, 4, dtype=torch.float64), [0, 1], MCLMC(), n_samples=20, burn_in=30)
     ratio = float(np.median(res.decoherence_length / res.step_size))
     assert res.steps_per_transition.tolist() == [min(max(round(ratio / 2), 1), 32)] * 2
+
+
+def test_the_kernel_modules_import_only_downward():
+    """integrator, kernel, adjusted and tuning import no driver, sampler object, criteria or estimator,
+    and no private name of another module."""
+    import ast
+    from pathlib import Path
+
+    import skgibbs.samplers.mclmc as package
+
+    folder = Path(package.__file__).parent
+    upward = {"sampler", "runner", "base", "_hmc_chains", "_langevin_chains", "_rj_chains", "_rjhmc_chains",
+              "_vi_sampler", "criteria", "regressor", "classifier", "sparse", "_base", "_dense", "problem"}
+    for name in ("integrator", "kernel", "adjusted", "tuning"):
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                parts = set((node.module or "").split("."))
+                assert not parts & upward, (name, node.module)
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private, (name, node.module, private)

@@ -38,7 +38,7 @@ import torch
 
 from ...priors import HierarchicalPrior
 from .. import hmc_gibbs
-from .._hmc_chains import _prior_variance, _RowLoop
+from ..target import RowLoop, prior_variance
 from .._progress import progress
 from .._random import select
 from ..adaptation import DualAveraging, halton, search_step_size
@@ -75,9 +75,9 @@ class _Chains:
         self.one_by_one = not (vectorize or K == 1)
         self.hierarchical = isinstance(target.prior, HierarchicalPrior)
         self.base = target
-        self.target = target if (vectorize or K == 1) else _RowLoop(target)
+        self.target = target if (vectorize or K == 1) else RowLoop(target)
         self.dtype, self.device = theta0.dtype, theta0.device
-        self.reference = _prior_variance(target.prior, Q, self.dtype, self.device).sqrt()
+        self.reference = prior_variance(target.prior, Q, self.dtype, self.device).sqrt()
         self.sigma = self.reference.expand(K, Q).clone()
         self.dim = Q
         self.n_grad = np.ones(K, dtype=np.int64)
