@@ -42,6 +42,7 @@ from ..target import RowLoop, prior_variance
 from .._progress import progress
 from .._random import select
 from ..adaptation import DualAveraging, halton, search_step_size
+from ..hmc import evaluator
 from ..base import Sampler, check_setting, low_acceptance, register
 from . import adjusted, kernel
 from .integrator import GRADIENTS_PER_STEP, INTEGRATORS, integrate, random_direction
@@ -126,8 +127,6 @@ class _Chains:
         st = self.state
         u = random_direction(self.gens, st.theta, self.sigma)
         steps = torch.full((self.K,), n_steps, dtype=torch.long, device=self.device)
-        from ..hmc import evaluator
-
         out = integrate(st.theta, u, st.potential, st.grad, eps, self.sigma, steps, evaluator(self.conditional()),
                         self.kernel.integrator)
         self.n_grad += n_steps * self.per_step
@@ -453,8 +452,6 @@ class AdjustedChains(_Chains):
                 positions.append(self.state.theta[:, self.coords].to(torch.float64))
                 steps += int(info.num_steps.max())
             progress(run, "burn-in", i, run.burn_in)
-        if i < n3 - 1 or n3 == run.burn_in:
-            self.eps = averager.final()
         if len(positions) >= 8:
             # L from the ESS per transition: steps / ESS transitions' worth of integrator steps
             per = steps / len(positions)

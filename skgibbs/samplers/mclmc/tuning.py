@@ -101,6 +101,7 @@ class WeightedMoments:
         self.s2 = torch.zeros(K, Q, dtype=torch.float64, device=device)
 
     def update(self, theta, weight):
+        """Add the positions ``theta`` ``(K, Q)`` with the weights ``weight`` ``(K,)``."""
         th = theta.to(torch.float64)
         w = weight.to(torch.float64)[:, None]
         self.w += w
