@@ -67,3 +67,32 @@ class _NaNGradientWhere(torch.autograd.Function):
 def nan_gradient_where():
     """``f(t, broken)``: the identity on ``t`` with a NaN gradient where ``broken(t)`` holds."""
     return _NaNGradientWhere.apply
+
+
+def _linear_posterior():
+    """The Gibbs posterior of a linear model at temperature 0.5 under a flat prior, in closed form.
+
+    ``exp(-(n/T) R_n)`` is ``N(beta_hat, (T/2) (X1'X1)^-1)``, ``X1 = [X, 1]``. Returns
+    ``(potential, lam, beta_hat, Sigma)`` with an :class:`~skgibbs.potential.MLPPotential`
+    of the linear network on the same data.
+    """
+    import torch
+
+    from skgibbs.model import MLPSpec
+    from skgibbs.potential import MLPPotential
+
+    rng = np.random.default_rng(0)
+    n, d, T = 50, 2, 0.5
+    X = rng.normal(size=(n, d))
+    y = X @ np.array([1.0, -0.5]) + 0.3 + 0.5 * rng.normal(size=n)
+    X1 = np.c_[X, np.ones(n)]
+    beta_hat = np.linalg.lstsq(X1, y, rcond=None)[0]
+    Sigma = 0.5 * T * np.linalg.inv(X1.T @ X1)
+    pot = MLPPotential(MLPSpec(d, (), "identity"), torch.as_tensor(X), torch.as_tensor(y))
+    return pot, n / T, beta_hat, Sigma
+
+
+@pytest.fixture
+def linear_posterior():
+    """``(potential, lam, beta_hat, Sigma)`` of a linear model whose Gibbs posterior is known exactly."""
+    return _linear_posterior()

@@ -187,22 +187,13 @@ def test_bad_hmc_settings_are_refused(field, value, match):
 
 # ------------------------------------------------------------ ground truth
 @pytest.mark.slow
-def test_hmc_linear_model_matches_closed_form_posterior(ess, moment_errors):
-    # exp(-(n/T) R_n) with a flat prior is N(beta_hat, (T/2) (X1'X1)^-1), X1 = [X, 1]
-    rng = np.random.default_rng(0)
-    n, d, T = 50, 2, 0.5
-    X = rng.normal(size=(n, d))
-    y = X @ np.array([1.0, -0.5]) + 0.3 + 0.5 * rng.normal(size=n)
-    X1 = np.c_[X, np.ones(n)]
-    beta_hat = np.linalg.lstsq(X1, y, rcond=None)[0]
-    Sigma = 0.5 * T * np.linalg.inv(X1.T @ X1)
+def test_hmc_linear_model_matches_closed_form_posterior(ess, moment_errors, linear_posterior):
+    pot, lam, beta_hat, Sigma = linear_posterior
     A = np.array([[0.0, 0.0, 1.0], [1.0, -1.0, 1.0], [2.0, 1.0, 1.0]])
 
-    spec = MLPSpec(d, (), "identity")
-    pot = MLPPotential(spec, torch.as_tensor(X), torch.as_tensor(y))
     for metric in ("adaptive", "identity"):
         res = run_chains(
-            Target(pot, Prior(), n / T),
+            Target(pot, Prior(), lam),
             torch.zeros(4, 3, dtype=torch.float64),
             [1, 2, 3, 4],
             HMC(step_size=0.01, metric=metric),

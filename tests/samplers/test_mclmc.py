@@ -8,7 +8,7 @@ import torch
 from sklearn.base import clone
 
 from skgibbs.model import MLPSpec
-from skgibbs.potential import LinearPotential, LogDensityPotential, MLPPotential
+from skgibbs.potential import LinearPotential, LogDensityPotential
 from skgibbs.priors import HierarchicalPrior, Prior
 from skgibbs.samplers import MCLMC, AdjustedMCLMC, Target, get_sampler, run_chains
 from skgibbs.samplers.hmc import evaluator
@@ -112,17 +112,9 @@ def test_a_non_finite_trajectory_is_a_rejected_divergence(nan_gradient_where):
 
 # -- ground truth ----------------------------------------------------------------------------
 @pytest.mark.slow
-def test_adjusted_mclmc_matches_the_closed_form_posterior_of_the_linear_model(ess, moment_errors):
-    # exp(-(n/T) R_n) with a flat prior is N(beta_hat, (T/2) (X1'X1)^-1), X1 = [X, 1]
-    rng = np.random.default_rng(0)
-    n, d, T = 50, 2, 0.5
-    X = rng.normal(size=(n, d))
-    y = X @ np.array([1.0, -0.5]) + 0.3 + 0.5 * rng.normal(size=n)
-    X1 = np.c_[X, np.ones(n)]
-    beta_hat = np.linalg.lstsq(X1, y, rcond=None)[0]
-    Sigma = 0.5 * T * np.linalg.inv(X1.T @ X1)
-    pot = MLPPotential(MLPSpec(d, (), "identity"), torch.as_tensor(X), torch.as_tensor(y))
-    res = run_chains(Target(pot, Prior(), n / T), torch.zeros(4, 3, dtype=torch.float64), [1, 2, 3, 4],
+def test_adjusted_mclmc_matches_the_closed_form_posterior_of_the_linear_model(ess, moment_errors, linear_posterior):
+    pot, lam, beta_hat, Sigma = linear_posterior
+    res = run_chains(Target(pot, Prior(), lam), torch.zeros(4, 3, dtype=torch.float64), [1, 2, 3, 4],
                      AdjustedMCLMC(), n_samples=1000, burn_in=200)
     errors = moment_errors(res.samples, beta_hat, Sigma)
     assert max(errors.values()) < 1.0, errors
