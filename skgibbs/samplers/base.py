@@ -22,7 +22,9 @@ A driver (one group of ``K`` chains in one process) has
 - ``summary() -> dict``: the kernel's own results of the group (per-chain
   arrays of shape ``(K,)`` are concatenated over the groups);
 - ``state.theta`` (``(K, Q)``), ``gens`` (the chains' generators),
-  ``n_grad`` (``(K,)`` gradient evaluations) and ``K``.
+  ``n_grad`` (``(K,)`` gradient evaluations) and ``K``;
+- optionally ``position() -> (K, Q)``: the weights a draw records, for a
+  driver whose state is in other coordinates (``state.theta`` otherwise).
 
 A new kernel is one module (its pure ``init`` / ``step`` functions, its driver
 and its :class:`Sampler` subclass) and one registration (:func:`register`).

@@ -55,9 +55,9 @@ def _acceptance_so_far(logs, steps):
 
 def _sample(chains, cfg):
     """The sampling phase of any driver: frozen constants, per-transition records."""
-    K, Q = chains.state.theta.shape
+    theta = _position(chains)
+    K, Q = theta.shape
     total = cfg.n_samples * cfg.thin
-    theta = chains.state.theta
     draws = torch.empty(K, cfg.n_samples, Q, dtype=theta.dtype, device=theta.device)
     # per-step records stay on the device in preallocated buffers; nothing is
     # masked or copied to the host inside the loop
@@ -74,7 +74,7 @@ def _sample(chains, cfg):
                 logs[key][i] = value
             steps += 1
             if (i + 1) % cfg.thin == 0:
-                draws[:, kept] = chains.state.theta
+                draws[:, kept] = _position(chains)
                 kept += 1
             if cfg.verbose:  # no closure per step otherwise
                 progress(cfg, "sampling", i, total, acceptance=lambda: _acceptance_so_far(logs, steps))
@@ -83,6 +83,12 @@ def _sample(chains, cfg):
     progress_close(cfg, "sampling")
     logs = {k: v[:steps].cpu() for k, v in (logs or {}).items()}
     return draws[:, :kept].cpu().numpy(), logs, kept, interrupted, steps
+
+
+def _position(chains):
+    """The weights a draw records: the driver's ``position()``, or ``state.theta`` without one."""
+    position = getattr(chains, "position", None)
+    return chains.state.theta if position is None else position()
 
 
 def _draw_stats(logs, kept, thin, reductions):

@@ -190,7 +190,10 @@ def test_unadjusted_bias_on_a_gaussian_stays_below_the_energy_error_variance_per
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sampler", [AdjustedMCLMC(), MCLMC(desired_energy_var=1e-4)])
+@pytest.mark.parametrize("sampler", [
+    AdjustedMCLMC(), MCLMC(desired_energy_var=1e-4),
+    AdjustedMCLMC(parametrization="centered"), MCLMC(desired_energy_var=1e-4, parametrization="centered"),
+], ids=["adjusted-noncentered", "mclmc-noncentered", "adjusted-centered", "mclmc-centered"])
 def test_weights_precisions_and_noise_match_the_conjugate_gibbs_sampler(sampler):
     X, y = _linear_data()
     spec = MLPSpec(X.shape[1], (), "identity")
@@ -202,7 +205,7 @@ def test_weights_precisions_and_noise_match_the_conjugate_gibbs_sampler(sampler)
         [res.samples, res.draw_stats["precision"], res.draw_stats["noise_precision"][..., None]], axis=2
     )
     truth = _conjugate_gibbs(X, y, prior, 40_000, seed=5)
-    _within_monte_carlo_error(draws, truth, type(sampler).__name__)
+    _within_monte_carlo_error(draws, truth, repr(sampler))
 
 
 # -- the sampler objects ----------------------------------------------------------------------
@@ -234,6 +237,8 @@ def test_names_settings_and_records(name, cls):
     (MCLMC, "integrator", "euler", "integrator"),
     (AdjustedMCLMC, "target_accept", 1.5, "target_accept"),
     (AdjustedMCLMC, "max_steps", 0, "max_steps"),
+    (MCLMC, "parametrization", "centred", "parametrization"),
+    (AdjustedMCLMC, "parametrization", None, "parametrization"),
 ])
 def test_bad_settings_are_refused(cls, field, value, match):
     with pytest.raises(ValueError, match=match):

@@ -26,9 +26,17 @@ Warm-up (fractions of its steps or transitions):
    (:func:`~.tuning.decoherence_length`).
 
 Under a hierarchical prior (``prior="layer"``/``"ard"``, ``temperature=
-"learn"``) the precisions and the noise are drawn from their exact
-conditionals between transitions (:func:`~skgibbs.samplers.hmc_gibbs.redraw`),
-so that a transition is a Gibbs sweep as with HMC.
+"learn"``) the chains run, by default (``parametrization="noncentered"``),
+on the non-centred target of :mod:`~skgibbs.samplers.noncentered`: each
+group's log-precision is a coordinate moved with the weights and the noise
+is integrated out, so that nothing is drawn between transitions; a draw
+records the weights, the precisions and a noise precision drawn from its
+conditional. With ``parametrization="centered"`` the precisions and the
+noise are drawn from their exact conditionals between transitions
+(:func:`~skgibbs.samplers.hmc_gibbs.redraw`), a Gibbs sweep as with HMC.
+The step size, ``L`` and the preconditioner are then those of the
+sampler's own coordinates (``preconditioner`` has ``Q + G`` columns when
+non-centred).
 """
 
 import math
@@ -38,6 +46,7 @@ import torch
 
 from ...priors import HierarchicalPrior
 from .. import hmc_gibbs
+from ..noncentered import PARAMETRIZATIONS, NonCenteredTarget
 from ..target import RowLoop, prior_variance
 from .._progress import progress
 from .._random import select
@@ -71,14 +80,24 @@ class _Chains:
     """What both drivers share: the target (hierarchical or not), the preconditioner, the Gibbs sweep."""
 
     def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
-        K, Q = theta0.shape
+        K = theta0.shape[0]
         self.kernel, self.run, self.gens, self.K = sampler, run, generators, K
         self.one_by_one = not (vectorize or K == 1)
-        self.hierarchical = isinstance(target.prior, HierarchicalPrior)
+        hierarchical = isinstance(target.prior, HierarchicalPrior)
+        # non-centred: the scales are coordinates of the state and the noise is integrated out (no Gibbs
+        # sweeps); centred: the weights alone, the precisions and the noise drawn between transitions
+        self.noncentered = hierarchical and sampler.parametrization == "noncentered"
+        self.hierarchical = hierarchical and not self.noncentered
         self.base = target
-        self.target = target if (vectorize or K == 1) else RowLoop(target)
         self.dtype, self.device = theta0.dtype, theta0.device
-        self.reference = prior_variance(target.prior, Q, self.dtype, self.device).sqrt()
+        if self.noncentered:
+            self.target = NonCenteredTarget(target, self.one_by_one)
+            theta0 = self.target.from_theta(theta0)
+            self.reference = torch.ones(theta0.shape[1], dtype=self.dtype, device=self.device)
+        else:
+            self.target = target if (vectorize or K == 1) else RowLoop(target)
+            self.reference = prior_variance(target.prior, theta0.shape[1], self.dtype, self.device).sqrt()
+        Q = theta0.shape[1]
         self.sigma = self.reference.expand(K, Q).clone()
         self.dim = Q
         self.n_grad = np.ones(K, dtype=np.int64)
@@ -91,6 +110,11 @@ class _Chains:
             self._start = (st.theta, st.potential, st.grad)
         else:
             self._start = (theta0.detach(), *self.target.value_and_grad(theta0))
+
+    def position(self):
+        """The weights of the current states, ``(K, Q)`` (what a draw records)."""
+        theta = self.state.theta
+        return self.target.to_theta(theta) if self.noncentered else theta
 
     def conditional(self):
         """The potential a transition sees: ``U(theta | tau, s)`` under a hierarchical prior."""
@@ -116,7 +140,9 @@ class _Chains:
         self.sigma = ((n * var + 5e-3 * ref) / (n + 5.0)).sqrt()
 
     def record_hyper(self, out):
-        if self.hierarchical:
+        if self.noncentered:
+            out.update(self.target.hyperparameters(self.gens, self.state.theta))
+        elif self.hierarchical:
             out["precision"] = self.precision
             if self.base.prior.learns_noise:
                 out["noise_precision"] = 2.0 * self.scale.to(torch.float64)
@@ -177,6 +203,13 @@ class MCLMC(Sampler):
         Adapt a diagonal preconditioner during warm-up (else the prior's scales).
     L_factor : float > 0, default=0.4
         ``L = L_factor * eps * mean(steps / ESS)``.
+    parametrization : {"noncentered", "centered"}, default="noncentered"
+        How a hierarchical prior (``prior="layer"``/``"ard"``, the noise
+        learned) is sampled: ``"noncentered"``, the scales as coordinates
+        of the state and the noise integrated out
+        (:class:`~skgibbs.samplers.noncentered.NonCenteredTarget`);
+        ``"centered"``, the weights alone with Gibbs sweeps of the
+        precisions and the noise between transitions. Ignored otherwise.
 
     Examples
     --------
@@ -192,18 +225,20 @@ class MCLMC(Sampler):
     record_reductions = {"diverging": "any", "energy_var": "mean"}
 
     def __init__(self, desired_energy_var=5e-4, steps_per_transition="auto", integrator="mclachlan",
-                 preconditioning=True, L_factor=0.4):
+                 preconditioning=True, L_factor=0.4, parametrization="noncentered"):
         self.desired_energy_var = desired_energy_var
         self.steps_per_transition = steps_per_transition
         self.integrator = integrator
         self.preconditioning = preconditioning
         self.L_factor = L_factor
+        self.parametrization = parametrization
 
     def check(self, prior, rho):
         check_setting("desired_energy_var", self.desired_energy_var, "positive")
         check_setting("steps_per_transition", self.steps_per_transition, "count", auto=True)
         check_setting("L_factor", self.L_factor, "positive")
         _check_integrator(self.integrator)
+        _check_parametrization(self.parametrization)
         return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):
@@ -220,6 +255,11 @@ class MCLMC(Sampler):
 def _check_integrator(name):
     if not (isinstance(name, str) and name in INTEGRATORS):
         raise ValueError(f"integrator must be one of {sorted(INTEGRATORS)}, got {name!r}.")
+
+
+def _check_parametrization(name):
+    if not (isinstance(name, str) and name in PARAMETRIZATIONS):
+        raise ValueError(f"parametrization must be one of {list(PARAMETRIZATIONS)}, got {name!r}.")
 
 
 def _divergence_message(fit, remedy):
@@ -353,6 +393,13 @@ class AdjustedMCLMC(Sampler):
     integrator : {"mclachlan", "leapfrog"}, default="mclachlan"
     preconditioning : bool, default=True
     L_factor : float > 0, default=0.4
+    parametrization : {"noncentered", "centered"}, default="noncentered"
+        How a hierarchical prior (``prior="layer"``/``"ard"``, the noise
+        learned) is sampled: ``"noncentered"``, the scales as coordinates
+        of the state and the noise integrated out
+        (:class:`~skgibbs.samplers.noncentered.NonCenteredTarget`);
+        ``"centered"``, the weights alone with Gibbs sweeps of the
+        precisions and the noise between transitions. Ignored otherwise.
 
     Examples
     --------
@@ -367,18 +414,20 @@ class AdjustedMCLMC(Sampler):
     record_reductions = {"diverging": "any", "n_steps": "sum", "energy_error": "last"}
 
     def __init__(self, target_accept=0.9, max_steps=64, integrator="mclachlan", preconditioning=True,
-                 L_factor=0.4):
+                 L_factor=0.4, parametrization="noncentered"):
         self.target_accept = target_accept
         self.max_steps = max_steps
         self.integrator = integrator
         self.preconditioning = preconditioning
         self.L_factor = L_factor
+        self.parametrization = parametrization
 
     def check(self, prior, rho):
         check_setting("target_accept", self.target_accept, "probability")
         check_setting("max_steps", self.max_steps, "count")
         check_setting("L_factor", self.L_factor, "positive")
         _check_integrator(self.integrator)
+        _check_parametrization(self.parametrization)
         return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):
