@@ -104,9 +104,11 @@ NON_DEFAULT = {
         max_leapfrog=32,
     ),
     MCLMC: dict(
-        desired_energy_var=1e-3, steps_per_transition=4, integrator="leapfrog", preconditioning=False, L_factor=0.3
+        desired_energy_var=1e-3, steps_per_transition=4, integrator="leapfrog", preconditioning=False, L_factor=0.3,
+        parametrization="centered",
     ),
-    AdjustedMCLMC: dict(target_accept=0.8, max_steps=16, integrator="leapfrog", preconditioning=False, L_factor=0.3),
+    AdjustedMCLMC: dict(target_accept=0.8, max_steps=16, integrator="leapfrog", preconditioning=False, L_factor=0.3,
+                        parametrization="centered"),
 }
 
 Y = torch.linspace(-1.0, 1.0, 20, dtype=torch.float64)
