@@ -64,7 +64,10 @@ interval, and the fit time in seconds. The models:
   ``--mclmc-splits`` splits only (3 by default).
 * ``skgibbs_ard_mclmc``: the ``skgibbs_ard`` row (``prior="ard"``,
   ``temperature="learn"``, ``--ard-params``) with ``sampler="mclmc"`` (and
-  ``--mclmc-params``), on the same first splits. A table sets each MCLMC row
+  ``--mclmc-params``), on the same first splits; MCLMC's default
+  ``parametrization="noncentered"`` (the log-precisions in its state, the
+  noise integrated out) since its fits of 2026-11-27, the Gibbs sweeps of
+  ``"centered"`` before. A table sets each MCLMC row
   beside its HMC counterpart (``skgibbs``, ``skgibbs_ard``) on the same
   splits: test LL, coverage, fit time and their ratio, SamplerWarnings per
   fit, and the mean within-chain R-hat and ESS.

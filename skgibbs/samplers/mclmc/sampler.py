@@ -394,12 +394,7 @@ class AdjustedMCLMC(Sampler):
     preconditioning : bool, default=True
     L_factor : float > 0, default=0.4
     parametrization : {"noncentered", "centered"}, default="noncentered"
-        How a hierarchical prior (``prior="layer"``/``"ard"``, the noise
-        learned) is sampled: ``"noncentered"``, the scales as coordinates
-        of the state and the noise integrated out
-        (:class:`~skgibbs.samplers.noncentered.NonCenteredTarget`);
-        ``"centered"``, the weights alone with Gibbs sweeps of the
-        precisions and the noise between transitions. Ignored otherwise.
+        As :class:`MCLMC`'s.
 
     Examples
     --------
