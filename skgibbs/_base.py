@@ -17,13 +17,15 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 
 from . import _chunks
 from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._data import check_numeric
-from ._pretrain import pretrain
+from ._pretrain import PATIENCE, PretrainInfo, pretrain
 from ._reliability import (
+    _warn,
     pointwise_chain_mixing,
     pointwise_mixing,
     warn_if_unreliable,
@@ -221,7 +223,7 @@ class BaseGibbsMLP(BaseEstimator):
             scale = scale.to(theta.device, theta.dtype)
             theta = theta * scale.sqrt()
         if self.pretrain_iter == 0:
-            return theta, 1.0
+            return theta, 1.0, PretrainInfo(0, False, float("nan"))
         return pretrain(
             spec,
             theta,
@@ -234,6 +236,23 @@ class BaseGibbsMLP(BaseEstimator):
             scale=scale,
             owner=self,
         )
+
+    def _warn_unconverged_pretraining(self, info):
+        """A plug-in temperature from a pre-training stopped at its cap: a ``ConvergenceWarning`` and its remedy."""
+        if self.pretrain_iter == 0 or info.converged or not self._plug_in_temperature():
+            return
+        _warn(
+            f"Pre-training stopped at pretrain_iter={self.pretrain_iter} while its held-out loss was still "
+            f"falling ({100 * info.recent_fall:.1f}% over the last {min(PATIENCE, info.n_iter)} steps), so the "
+            f"plug-in temperature (twice that loss, temperature_ = {self.temperature_:.4g}) is too hot and the "
+            "posterior too wide. To improve: raise pretrain_iter (it stops by itself once the held-out loss "
+            "levels off), or set temperature='learn' to sample the noise variance.",
+            ConvergenceWarning,
+        )
+
+    def _plug_in_temperature(self):
+        """Whether ``temperature_`` is the plug-in twice the pre-training's held-out loss."""
+        return isinstance(self.temperature, str) and self.temperature == "auto"
 
     def _store(self, result, spec):
         """The draws, the statistics every kernel has, and the sampler's own results as ``<name>_``."""

@@ -179,9 +179,12 @@ _KERNEL_PARAMETERS = """\
         fit per chain and training example, and for the regressors one
         more evaluation of the draws on the training data.
     pretrain_iter : int, default=1000
-        Adam steps (learning rate 1e-3) on 80% of the data before sampling,
-        keeping the iterate with the lowest loss on the other 20%. 0 starts
-        the chains at the random initialisation.
+        Most Adam steps (learning rate 1e-3) on 80% of the data before
+        sampling, keeping the iterate with the lowest loss on the other 20%;
+        it stops earlier once that loss has levelled off (no chain's best
+        fell by 1% over the last 500 steps). With ``temperature="auto"``,
+        reaching the cap first is a ``ConvergenceWarning``. 0 starts the
+        chains at the random initialisation.
     weight_bound : float or None, default=None
         ``B`` of the uniform prior box ``[-B, B]^Q`` (proposals outside are
         rejected); None is no box.
@@ -248,6 +251,12 @@ _KERNEL_PARAMETERS = """\
 """
 
 _KERNEL_ATTRIBUTES = """\
+    pretrain_n_iter_ : int
+        Adam steps the pre-training took (0 with ``pretrain_iter=0``).
+    pretrain_converged_ : bool
+        Whether the pre-training's held-out loss levelled off before
+        ``pretrain_iter`` steps (no chain's best fell by 1% over the last
+        500 steps).
     sampler_ : str
         The registered name of the sampler used (``"auto"`` resolved).
     kernel_ : Sampler

@@ -166,8 +166,10 @@ def build_problem(estimator, X, y):
         est.n_chains + 1
     )
     with torch_threads(device):
-        theta0, heldout_loss = est._initial_points(spec, Xt, yt, seeds, sampler)
+        theta0, heldout_loss, pretrained = est._initial_points(spec, Xt, yt, seeds, sampler)
+    est.pretrain_n_iter_, est.pretrain_converged_ = int(pretrained.n_iter), bool(pretrained.converged)
     est.temperature_ = est._auto_temperature(heldout_loss)
+    est._warn_unconverged_pretraining(pretrained)
     est.kernel_, est.sampler_, est.rho_ = sampler, sampler.name, rho
     est.lambda_ = n / est.temperature_
     prior = est._prior(spec, device, sampler)

@@ -161,6 +161,10 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     samples_ : ndarray of shape (n_chains, n_samples, n_params)
         Draws of the flat parameters (``MLPRegressor`` order), zeros off the
         active set.
+    pretrain_n_iter_ : int
+        Adam steps the pre-training took.
+    pretrain_converged_ : bool
+        Whether its held-out loss levelled off before ``pretrain_iter`` steps.
     active_fraction_ : ndarray of shape (n_chains, n_samples)
         ``|I| / Q`` of every draw.
     inclusion_probability_ : ndarray of shape (n_params,)

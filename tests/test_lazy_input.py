@@ -202,7 +202,7 @@ def test_pretraining_judges_on_a_bounded_held_out_sample(tmp_path, monkeypatch):
     problem = build_problem(est, _memmap(tmp_path, X), y)
     spec, rows, yt, theta = problem.spec, problem.X, problem.y, problem.theta0
     monkeypatch.setattr(_pretrain, "MAX_HELD_OUT", 7)  # of the 18 held-out rows
-    best, held_out = _pretrain.pretrain(spec, theta, rows, yt, 40, seed=5)
+    best, held_out, _ = _pretrain.pretrain(spec, theta, rows, yt, 40, seed=5)
     val = torch.randperm(len(X), generator=torch.Generator().manual_seed(5))[:7]
     with torch.no_grad():
         err = ((yt[val] - spec.forward(best, rows[val])) ** 2).mean(1)

@@ -1,0 +1,66 @@
+"""Pre-training: it stops once the held-out loss levels off, and says when it did not."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import ConvergenceWarning
+
+from skgibbs import GibbsMLPRegressor
+from skgibbs._pretrain import PATIENCE, TOLERANCE, pretrain
+from skgibbs.model import MLPSpec
+
+
+def _linear(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = X @ np.array([1.0, -0.5, 0.25]) + 0.3 * rng.normal(size=n)
+    return torch.tensor(X, dtype=torch.float32), torch.tensor(y, dtype=torch.float32)
+
+
+def test_the_stopping_rule_stops_near_the_optimum_of_a_linear_model():
+    X, y = _linear()
+    spec = MLPSpec(3, (), "identity")
+    theta = torch.zeros(2, spec.n_params)
+    best, held_out, info = pretrain(spec, theta, X, y, 20_000, seed=0, lr=1e-2)
+    assert info.converged and info.n_iter < 20_000
+    # the held-out loss of the least-squares fit on the same 80% of rows: the optimum Adam is after
+    perm = torch.randperm(len(X), generator=torch.Generator().manual_seed(0))
+    val, train = perm[: len(X) // 5], perm[len(X) // 5 :]
+    A = torch.cat([X, torch.ones(len(X), 1)], 1).double()
+    coef = torch.linalg.lstsq(A[train], y[train].double()[:, None]).solution[:, 0]
+    optimum = float(((y[val].double() - A[val] @ coef) ** 2).mean())
+    # it stops once the best held-out loss falls by less than TOLERANCE over PATIENCE steps: within a few
+    # tolerances of the optimum (and not below what early stopping on the same rows can reach)
+    assert held_out == pytest.approx(optimum, rel=3 * TOLERANCE)
+    assert info.recent_fall < TOLERANCE
+
+
+def test_a_cap_reached_first_is_reported():
+    X, y = _linear()
+    spec = MLPSpec(3, (), "identity")
+    _, _, info = pretrain(spec, torch.zeros(2, spec.n_params), X, y, 50, seed=0)
+    assert not info.converged and info.n_iter == 50 and info.recent_fall > TOLERANCE
+    assert PATIENCE > 50
+
+
+def test_the_plug_in_temperature_of_an_unconverged_pretraining_warns_with_its_remedy():
+    X, y = _linear(n=120)
+    est = GibbsMLPRegressor(hidden_layer_sizes=(4,), n_samples=10, burn_in=10, pretrain_iter=20, random_state=0)
+    with pytest.warns(ConvergenceWarning, match=r"pretrain_iter=20.*raise pretrain_iter.*temperature='learn'"):
+        est.fit(X.numpy(), y.numpy())
+    assert est.pretrain_n_iter_ == 20 and est.pretrain_converged_ is False
+    # a learned noise does not rest on the plug-in: no warning
+    learned = GibbsMLPRegressor(hidden_layer_sizes=(4,), n_samples=10, burn_in=10, pretrain_iter=20,
+                                temperature="learn", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        learned.fit(X.numpy(), y.numpy())
+    # nor does a pre-training that levelled off
+    long = GibbsMLPRegressor(hidden_layer_sizes=(4,), n_samples=10, burn_in=10, pretrain_iter=20_000,
+                             random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        long.fit(X.numpy(), y.numpy())
+    assert long.pretrain_converged_ and PATIENCE <= long.pretrain_n_iter_ < 20_000
