@@ -83,6 +83,16 @@ def _auto():
     return Dataset(df.drop(columns="mpg").to_numpy(float), df["mpg"].to_numpy(float))
 
 
+def _houseprices():
+    """AER HousePrices (Windsor, Canada, 1987; 546 houses): log price on lotsize, bedrooms, bathrooms, stories,
+    garage and the six yes/no columns driveway, recreation, fullbase, gasheat, aircon, prefer as 1/0 indicators."""
+    df = r_frame("AER", "HousePrices")
+    y = np.log(df.pop("price").to_numpy(float))
+    for col in ("driveway", "recreation", "fullbase", "gasheat", "aircon", "prefer"):
+        df[col] = (df[col] == "yes").astype(float)
+    return Dataset(df.to_numpy(float), y)
+
+
 def _pima():
     """MASS Pima.tr + Pima.te (532 complete rows): npreg, glu, bp, skin, bmi, ped, age; target ``type`` ("Yes"/"No")."""
     X, y, _ = _stacked("MASS", ("Pima.tr", "Pima.te"), "type")()
@@ -121,6 +131,10 @@ DATASETS = {  # name: (loader, description)
     "boston": (_regression("MASS", "Boston", "medv"), "MASS Boston (n = 506, d = 13)"),
     "concrete": (_regression("modeldata", "concrete", "compressive_strength"), "modeldata concrete (n = 1030)"),
     "auto": (_auto, "ISLR Auto, origin one-hot (n = 392, d = 8)"),
+    "houseprices": (
+        _houseprices,
+        "AER HousePrices (Windsor), log price, the six yes/no columns as 1/0 indicators (n = 546, d = 11)",
+    ),
     "mcycle": (_regression("MASS", "mcycle", "accel"), "MASS mcycle (n = 133, d = 1)"),
     "cps1988": (_cps1988, "AER CPS1988, log wage, region one-hot (n = 28155, d = 8)"),
     "diamonds": (_diamonds, "ggplot2 diamonds, log price, cut/color/clarity one-hot (n = 53940, d = 23)"),
