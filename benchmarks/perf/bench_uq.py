@@ -152,10 +152,11 @@ set (the table gives the difference too); it is not defined when the MCMC
 row's NLL is not positive. The best-log-likelihood ranking (the goal
 against the peers) leaves the ``skgibbs_vi`` row out, as it does MAPIE.
 
-Run ``python -m benchmarks run uq`` (well over an hour on one core: most of
-it the fifty GibbsMLPRegressor fits, about 10 minutes the Gaussian
-processes, a few minutes the fifty fits with ``sampler="vi"``, about 10
-minutes the fifty laplace-torch fits); it writes
+Run ``python -m benchmarks run uq`` (hours on one core: most of it the
+GibbsMLPRegressor rows, about 75 minutes for the fifty fits of the default
+row and 70 for those with ``prior="ard"``; 11 minutes the Gaussian
+processes, about 5 minutes each the fifty fits with ``sampler="vi"`` and
+the fifty laplace-torch fits); it writes
 ``benchmarks/results/uq.{json,md,rst}``. ``--quick`` (diabetes, two splits, a
 tiny skgibbs network, no GP restarts, a few laplace-torch steps; seconds) writes to a temporary directory;
 ``--datasets`` and ``--models`` select (comma- or space-separated);
