@@ -95,11 +95,15 @@ met or not met per data set. The peer goal (the ranking of ``skgibbs``
 against the six peers) leaves the ``skgibbs_vi`` row out.
 
 Run ``python -m benchmarks run classification``; it writes
-``benchmarks/results/classification.{json,md,rst}``. The peers take about
-40 minutes on one core for their forty fits each, nearly all of it the
-Gaussian process on ``digits`` (ten one-vs-rest classifiers on 1347 points:
-about 3.5 minutes per fit; every other fit of a peer takes under 10 s); the
-forty GibbsMLPClassifier fits took about an hour, the forty with
+``benchmarks/results/classification.{json,md,rst}``. The scikit-learn
+peers take about 40 minutes on one core for their forty fits each, nearly
+all of it the Gaussian process on ``digits`` (ten one-vs-rest classifiers
+on 1347 points: about 3.5 minutes per fit; every other fit of these peers
+takes under 10 s); the forty laplace-torch fits about 32 minutes, 27 of
+them on ``digits`` (2.7 minutes per fit, most of it the 100 steps on the
+marginal likelihood, each through the log-determinant of the 3760 x 3760
+posterior precision; under 20 s per fit elsewhere); the forty
+GibbsMLPClassifier fits took about an hour, the forty with
 ``sampler="vi"`` a few minutes (see the tables). Every fit is
 stored in the JSON file as soon as it is scored, and a later run skips the
 fits stored there with the same estimator and the same settings of its
