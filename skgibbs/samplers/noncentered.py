@@ -39,18 +39,12 @@ posterior that HMC within Gibbs samples.
 import torch
 
 from ._random import gamma
+from .hmc_gibbs import _loss_sum_and_grad
 
 __all__ = ["NonCenteredTarget", "PARAMETRIZATIONS"]
 
 #: the ways a kernel can meet a hierarchical prior: this module's target, or Gibbs sweeps (:mod:`.hmc_gibbs`)
 PARAMETRIZATIONS = ("noncentered", "centered")
-
-
-def _loss_sum_and_grad(target, theta, one_by_one):
-    if not one_by_one or theta.shape[0] == 1:
-        return target.loss_sum_and_grad(theta)
-    parts = [target.loss_sum_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
-    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
 
 def _loss_sum(target, theta, one_by_one):
