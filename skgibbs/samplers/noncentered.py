@@ -101,15 +101,22 @@ class NonCenteredTarget:
         self.n_params = self.n_weights + self.n_groups
         self._grouped = prior.group >= 0
         self._index = prior.group.clamp(min=0)
+        # what every evaluation reads, on the prior's device once: the grouped weights' positions and
+        # groups, every weight's fixed scale (float64) and the Gamma priors' shapes and rates
+        self._positions = torch.nonzero(self._grouped).flatten()
+        self._groups = prior.group[self._positions]
+        self._std = prior.std.to(torch.float64)
+        self._shape, self._rate = prior.shape, prior.rate
 
     # -- the map between the coordinates -----------------------------------------
     def _scales(self, eta):
         """Every weight's prior scale ``(K, Q)`` in float64 given ``eta`` ``(K, G)``."""
-        std = self.prior.std.to(eta.device, torch.float64)
+        std = self._std.to(eta.device)
         if self.n_groups == 0:
             return std.expand(eta.shape[0], -1)
-        sd = torch.exp(-0.5 * eta.to(torch.float64))[:, self._index.to(eta.device)]
-        return torch.where(self._grouped.to(eta.device), sd, std)
+        sd = std.expand(eta.shape[0], -1).clone()
+        sd[:, self._positions.to(eta.device)] = torch.exp(-0.5 * eta.to(torch.float64))[:, self._groups.to(eta.device)]
+        return sd
 
     def split(self, x):
         """``(z, eta)`` of ``x``."""
@@ -146,14 +153,15 @@ class NonCenteredTarget:
         data, slope = self._data_term(loss)
         grad_theta = slope.to(x.dtype)[:, None] * loss_grad
         eta64 = eta.to(torch.float64)
-        a, b = self.prior.shape.to(x.device), self.prior.rate.to(x.device)
-        u = data + 0.5 * z.to(torch.float64).square().sum(1) + (b * torch.exp(eta64) - a * eta64).sum(1)
+        a, b = self._shape.to(x.device), self._rate.to(x.device)
+        b_tau = b * torch.exp(eta64)
+        u = data + 0.5 * z.to(torch.float64).square().sum(1) + (b_tau - a * eta64).sum(1)
         grad_z = grad_theta * sd.to(x.dtype) + z
         # d theta_j / d eta_g = -theta_j / 2 for j in g
-        grouped = self._grouped.to(x.device)
-        pull = (grad_theta * theta).to(torch.float64)[:, grouped]
-        per_group = torch.zeros_like(eta64).index_add_(1, self.prior.group.to(x.device)[grouped], pull)
-        grad_eta = -0.5 * per_group + b * torch.exp(eta64) - a
+        positions = self._positions.to(x.device)
+        pull = (grad_theta * theta).index_select(1, positions).to(torch.float64)
+        per_group = torch.zeros_like(eta64).index_add_(1, self._groups.to(x.device), pull)
+        grad_eta = -0.5 * per_group + b_tau - a
         return u.to(loss.dtype), torch.cat([grad_z, grad_eta.to(x.dtype)], 1)
 
     # -- what a draw records -------------------------------------------------------------
