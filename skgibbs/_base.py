@@ -246,13 +246,38 @@ class BaseGibbsMLP(BaseEstimator):
             f"falling ({100 * info.recent_fall:.1f}% over the last {min(PATIENCE, info.n_iter)} steps), so the "
             f"plug-in temperature (twice that loss, temperature_ = {self.temperature_:.4g}) is too hot and the "
             "posterior too wide. To improve: raise pretrain_iter (it stops by itself once the held-out loss "
-            "levels off), or set temperature='learn' to sample the noise variance.",
+            "levels off), or sample the noise variance: temperature='learn', or 'auto' with a sampler that "
+            "samples it (sampler='mclmc' or 'hmc').",
             ConvergenceWarning,
         )
 
+    #: whether ``sampler="auto"`` picks a kernel for hierarchical priors (see the dense estimators)
+    _hierarchical_sampler = False
+
+    def _learns_noise(self, sampler):
+        """Whether the fit samples the noise precision under ``sampler`` (only the dense regressor can)."""
+        return False
+
+    def _learns_noise_always(self):
+        """Whether the settings learn the noise whatever the sampler (the regressor's ``temperature="learn"``)."""
+        return isinstance(self.temperature, str) and self.temperature == "learn"
+
+    def _asks_hierarchical(self):
+        return False
+
+    def _resolved_prior(self, sampler):
+        """The prior kind the fit samples (``prior_``)."""
+        return getattr(self, "prior", "fixed")
+
+    def _temperature_source(self, sampler):
+        """``temperature_source_``: ``"learned"``, ``"plug-in"`` (twice the held-out loss) or ``"given"``."""
+        if self._learns_noise(sampler):
+            return "learned"
+        return "plug-in" if isinstance(self.temperature, str) else "given"
+
     def _plug_in_temperature(self):
         """Whether ``temperature_`` is the plug-in twice the pre-training's held-out loss."""
-        return isinstance(self.temperature, str) and self.temperature == "auto"
+        return self.temperature_source_ == "plug-in"
 
     def _store(self, result, spec):
         """The draws, the statistics every kernel has, and the sampler's own results as ``<name>_``."""

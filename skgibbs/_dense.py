@@ -26,7 +26,7 @@ class DenseKernelMixin:
         **BaseGibbsMLP._parameter_constraints,
         "sampler": BaseGibbsMLP._sampler_constraint(),
         "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
-        "prior": [StrOptions(set(PRIOR_KINDS))],
+        "prior": [StrOptions({"auto", *PRIOR_KINDS})],
         "prior_shape": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -34,18 +34,41 @@ class DenseKernelMixin:
         return 1.0 if self.rho == "auto" else float(self.rho)
 
     # -- hierarchical priors (Neal, 1996) ------------------------------------------
-    def _learns_noise(self):
-        """Whether the noise precision is a parameter (the regressor's ``temperature="learn"``)."""
-        return False
+    #: whether ``sampler="auto"`` picks a kernel for the hierarchical priors (MCLMC on their non-centred
+    #: target) when the estimator asks for one: the regressor's measured default; the classifier's
+    #: hierarchical default was measured under HMC within Gibbs, which ``"auto"`` keeps
+    _hierarchical_sampler = False
 
-    def _hierarchical(self):
-        return self.prior != "fixed" or self._learns_noise()
+    def _can_learn(self, supported):
+        """Whether an ``"auto"`` setting may learn a scale: the sampler can, and no box or flat prior forbids it."""
+        return bool(supported) and self.weight_bound is None and self.prior_std is not None
+
+    def _resolved_prior(self, sampler):
+        """The prior kind the fit samples: ``prior``, with ``"auto"`` resolved for ``sampler``.
+
+        ``"auto"`` is ``"ard"`` where the sampler samples hierarchical
+        priors (and no ``weight_bound`` box or flat ``prior_std=None`` asks
+        for a fixed prior), else ``"fixed"``.
+        """
+        if self.prior != "auto":
+            return self.prior
+        return "ard" if self._can_learn(sampler.hierarchical) else "fixed"
+
+    def _asks_hierarchical(self):
+        """Whether the settings ask for a hierarchical prior or a learned noise where the sampler can give one."""
+        wants_prior = self.prior in ("layer", "ard") or (self.prior == "auto" and self._can_learn(True))
+        return wants_prior or self._learns_noise(None)
+
+    def _learns_noise(self, sampler):
+        """Whether the noise precision is a parameter under ``sampler`` (the regressor's ``temperature``)."""
+        return False
 
     def _prior(self, spec, device, sampler):
         base = super()._prior(spec, device, sampler)
-        if not self._hierarchical():
+        kind, noise = self._resolved_prior(sampler), self._learns_noise(sampler)
+        if kind == "fixed" and not noise:
             return base
-        what = f"prior={self.prior!r}" if self.prior != "fixed" else "temperature='learn'"
+        what = f"prior={kind!r}" if kind != "fixed" else f"temperature={self.temperature!r}"
         if self.weight_bound is not None:
             raise ValueError(
                 f"{what} draws Gaussian precisions by Gibbs steps and has no box: set weight_bound=None "
@@ -59,7 +82,7 @@ class DenseKernelMixin:
         std = base.std.cpu() if torch.is_tensor(base.std) else base.std
         names = getattr(self, "feature_names_in_", None)
         prior = HierarchicalPrior.for_network(
-            spec, self.prior, std, self.prior_shape, noise=self._learns_noise(), input_names=names
+            spec, kind, std, self.prior_shape, noise=noise, input_names=names
         )
         return prior._replace(
             group=prior.group.to(device), shape=prior.shape.to(device), rate=prior.rate.to(device),
@@ -80,7 +103,7 @@ class DenseKernelMixin:
 
     def _weigh_chains(self, *loo):
         super()._weigh_chains(*loo)
-        if self.prior == "ard" and "precision" in self.sample_stats_:
+        if self.prior_ == "ard" and "precision" in self.sample_stats_:
             self._store_relevance()
 
     def _store_relevance(self):
@@ -119,12 +142,15 @@ _KERNEL_PARAMETERS = """\
         (``HMC(target_accept=0.9)``, ``CSMALA(correction=0.5)``,
         ``MeanFieldVI(tau=0.1)``; see :mod:`skgibbs.samplers`) or a name
         standing for the object with its defaults: ``"hmc"``, ``"mala"``,
-        ``"smala"``, ``"csmala"``, ``"sgld"``, ``"sghmc"``, ``"vi"``.
-        ``"auto"`` decides by the problem's size
-        (:func:`~skgibbs.samplers.choose_sampler`): full-batch HMC while
+        ``"smala"``, ``"csmala"``, ``"sgld"``, ``"sghmc"``, ``"vi"``,
+        ``"mclmc"``, ``"adjusted_mclmc"``, ``"smc"``.
+        ``"auto"`` decides by the problem's size and the prior
+        (:func:`~skgibbs.samplers.choose_sampler`): on the full data while
         rows times weights is at most ``5e7``, minibatch VI beyond, and
-        csMALA on Bernoulli batches (``rho < 1``); ``verbose=1`` prints
-        why. With an object, ``GridSearchCV`` reaches its settings as
+        csMALA on Bernoulli batches (``rho < 1``). On the full data the
+        regressor's defaults (a hierarchical prior and a learned noise) run
+        MCLMC on their non-centred target; the classifier's, and fixed
+        priors, HMC. ``verbose=1`` prints why. With an object, ``GridSearchCV`` reaches its settings as
         ``sampler__target_accept``.
     n_samples : int, default=175
         Draws kept per chain, so ``samples_`` holds ``n_chains *
@@ -178,13 +204,17 @@ _KERNEL_PARAMETERS = """\
         the Langevin criteria of :mod:`skgibbs.criteria`). Costs one PSIS
         fit per chain and training example, and for the regressors one
         more evaluation of the draws on the training data.
-    pretrain_iter : int, default=1000
-        Most Adam steps (learning rate 1e-3) on 80% of the data before
-        sampling, keeping the iterate with the lowest loss on the other 20%;
-        it stops earlier once that loss has levelled off (no chain's best
-        fell by 1% over the last 500 steps). With ``temperature="auto"``,
-        reaching the cap first is a ``ConvergenceWarning``. 0 starts the
-        chains at the random initialisation.
+    pretrain_iter : int, default=3000
+        Most Adam steps on 80% of the data before sampling, keeping the
+        iterate with the lowest loss on the other 20%. Two learning-rate
+        schedules run side by side from each chain's initialisation (1e-3;
+        and 1e-2, then 1e-3 from its best iterate), each until that loss
+        has levelled off (no chain's best fell by 1% over the last 500
+        steps), and each chain keeps the schedule that reached the lower
+        held-out loss; it stops earlier than the cap once both have
+        levelled off. Under a plug-in temperature (``temperature_source_ ==
+        "plug-in"``), reaching the cap first is a ``ConvergenceWarning``. 0
+        starts the chains at the random initialisation.
     weight_bound : float or None, default=None
         ``B`` of the uniform prior box ``[-B, B]^Q`` (proposals outside are
         rejected); None is no box.
@@ -199,8 +229,13 @@ _KERNEL_PARAMETERS = """\
         (e.g. another gain: ``g * MLPSpec(n_features, hidden_layer_sizes,
         activation, n_outputs).fan_in_std().numpy()``); None is the flat
         prior (with ``weight_bound``, the uniform box of paper 000).
-    prior : {"fixed", "layer", "ard"}, default="fixed"
-        ``"fixed"``: the Gaussian of ``prior_std``. ``"layer"``: Neal's
+    prior : {"auto", "fixed", "layer", "ard"}, default="auto"
+        ``"auto"``: ``"ard"`` where the sampler samples hierarchical priors
+        (MCLMC, adjusted MCLMC, HMC, VI), else ``"fixed"``, and ``"fixed"``
+        whenever ``weight_bound`` or ``prior_std=None`` asks for a box or a
+        flat prior; ``prior_`` says which (measured against the alternatives
+        in :doc:`/user_guide/estimator`). ``"fixed"``: the Gaussian of
+        ``prior_std``. ``"layer"``: Neal's
         hierarchical prior, in which each layer's weights share one
         precision (inverse variance) and its biases another, each with a
         Gamma prior whose mean is the precision ``prior_std`` gives (so
@@ -213,9 +248,12 @@ _KERNEL_PARAMETERS = """\
         determination): an input the data do not need gets a large
         precision, its weights shrink to zero, and ``input_relevance_``
         reports each input's learned scale. ``sampler="hmc"`` draws the
-        precisions exactly; ``sampler="vi"`` gives ``q`` a mean-field Gamma
-        factor per group (:func:`skgibbs.samplers.vi.precision_factors`);
-        the other samplers refuse the hierarchical priors.
+        precisions exactly between transitions; ``"mclmc"`` and
+        ``"adjusted_mclmc"`` sample the log-precisions with the weights on
+        a non-centred target (:mod:`skgibbs.samplers.noncentered`);
+        ``sampler="vi"`` gives ``q`` a mean-field Gamma factor per group
+        (:func:`skgibbs.samplers.vi.precision_factors`); the other samplers
+        refuse the hierarchical priors.
     prior_shape : float > 0, default=0.5
         Shape ``a`` of the Gamma priors of the precisions of ``prior="layer"``
         and ``"ard"`` (and of the noise precision of the regressor's
@@ -254,9 +292,11 @@ _KERNEL_ATTRIBUTES = """\
     pretrain_n_iter_ : int
         Adam steps the pre-training took (0 with ``pretrain_iter=0``).
     pretrain_converged_ : bool
-        Whether the pre-training's held-out loss levelled off before
-        ``pretrain_iter`` steps (no chain's best fell by 1% over the last
-        500 steps).
+        Whether the pre-training's held-out loss levelled off under every
+        schedule before ``pretrain_iter`` steps (no chain's best fell by 1%
+        over the last 500 steps).
+    prior_ : {"fixed", "layer", "ard"}
+        The prior sampled: ``prior`` with ``"auto"`` resolved.
     sampler_ : str
         The registered name of the sampler used (``"auto"`` resolved).
     kernel_ : Sampler
@@ -299,12 +339,12 @@ _KERNEL_ATTRIBUTES = """\
         ``noise_variance`` (on the scale of ``y``): each draw's noise
         variance.
     prior_groups_ : ndarray of str of shape (n_groups,)
-        Only with ``prior="layer"`` or ``"ard"``: the groups of parameters
+        Only with ``prior_`` ``"layer"`` or ``"ard"``: the groups of parameters
         that share a precision (``"weights 1"``, ``"biases 1"``, ...,
         ``"output weights"``, ``"output biases"``; with ``"ard"`` the first
         layer's weights as ``"input <name>"``, one per column of ``X``).
     input_relevance_ : ndarray of shape (n_features,)
-        Only with ``prior="ard"``: the posterior mean of each input's prior
+        Only with ``prior_ == "ard"``: the posterior mean of each input's prior
         scale ``tau_i^(-1/2)`` (the standard deviation of the weights out of
         input ``i``, on standardized inputs), in the order of the columns
         (``feature_names_in_``). Relevant inputs have scales of order
@@ -313,7 +353,7 @@ _KERNEL_ATTRIBUTES = """\
         prediction (``chain_weights_``). Drawn by
         :class:`~skgibbs.display.InputRelevanceDisplay`.
     input_relevance_interval_ : ndarray of shape (n_features, 2)
-        Only with ``prior="ard"``: the equal-tailed ``confidence_level``
+        Only with ``prior_ == "ard"``: the equal-tailed ``confidence_level``
         posterior interval of each input's scale (weighted quantiles under
         ``chain_weights="stacking"``).
     surrogate_scale_ : float

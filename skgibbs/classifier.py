@@ -83,6 +83,8 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         Number of training examples.
     temperature_ : float
         Temperature used.
+    temperature_source_ : str
+        ``"given"``: the classifier's temperature is the one given.
     {kernel_attributes}
     rhat_ : float
         Largest rank-normalised split R-hat (Vehtari et al., 2021) over the
@@ -176,10 +178,10 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         thin="auto",
         n_chains=4,
         chain_weights="equal",
-        pretrain_iter=1000,
+        pretrain_iter=3000,
         weight_bound=None,
         prior_std="auto",
-        prior="fixed",
+        prior="auto",
         prior_shape=0.5,
         confidence_level=0.95,
         n_jobs=None,

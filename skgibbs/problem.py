@@ -150,12 +150,14 @@ def build_problem(estimator, X, y):
     est.x_mean_, est.x_scale_ = X.mean(0), safe_scale(X.std(0))
     targets = est._encode_targets(y)
     spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs())
-    learned = getattr(est, "_learns_noise", lambda: False)()
-    sampler = get_sampler(
-        est.sampler, est._requested_rho(), n_rows=n, n_params=spec.n_params, device=device, learned_noise=learned
-    )
+    # what the settings ask of "auto": a noise learned whatever the sampler ("learn"), a hierarchical prior
+    asks = {
+        "learned_noise": est._learns_noise_always(),
+        "hierarchical": est._hierarchical_sampler and est._asks_hierarchical(),
+    }
+    sampler = get_sampler(est.sampler, est._requested_rho(), n_rows=n, n_params=spec.n_params, device=device, **asks)
     if isinstance(est.sampler, str) and est.sampler == "auto" and est.verbose:
-        why = choose_sampler(est._requested_rho(), n, spec.n_params, device, learned)[1]
+        why = choose_sampler(est._requested_rho(), n, spec.n_params, device, **asks)[1]
         print(f"[skgibbs] sampler='auto': {why}.", file=sys.stderr)
     # the prior is known before any work: a kernel that cannot run under it fails now
     rho = sampler.check(est._prior(spec, device, sampler), est._requested_rho())
@@ -168,6 +170,7 @@ def build_problem(estimator, X, y):
     with torch_threads(device):
         theta0, heldout_loss, pretrained = est._initial_points(spec, Xt, yt, seeds, sampler)
     est.pretrain_n_iter_, est.pretrain_converged_ = int(pretrained.n_iter), bool(pretrained.converged)
+    est.prior_, est.temperature_source_ = est._resolved_prior(sampler), est._temperature_source(sampler)
     est.temperature_ = est._auto_temperature(heldout_loss)
     est._warn_unconverged_pretraining(pretrained)
     est.kernel_, est.sampler_, est.rho_ = sampler, sampler.name, rho

@@ -83,16 +83,24 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
 
-    temperature : float > 0, "auto" or "learn", default="auto"
-        ``n / lambda`` on the standardized scale; ``"auto"`` is
-        ``2 sigma^2`` with ``sigma^2`` the held-out mean squared error of the
-        pre-trained networks (2 when ``pretrain_iter=0``). ``"learn"``: the
+    temperature : float > 0, "auto", "learn" or "plug-in", default="auto"
+        ``n / lambda`` on the standardized scale. ``"learn"``: the
         Bayesian posterior with the noise learned, the noise precision
         ``1 / sigma^2`` (standardized scale) a parameter with the Gamma prior
-        of shape ``prior_shape`` and mean 1, drawn by an exact Gibbs step
-        between HMC transitions, so that each draw has its own noise variance
-        (``sample_stats_["noise_variance"]``), which the predictive intervals,
-        :meth:`sample_y` and the criteria use; needs ``sampler="hmc"``.
+        of shape ``prior_shape`` and mean 1, sampled with the weights (an
+        exact Gibbs step between HMC transitions; integrated out of MCLMC's
+        non-centred target and drawn given each draw's weights), so that
+        each draw has its own noise variance
+        (``sample_stats_["noise_variance"]``), which the predictive
+        intervals, :meth:`sample_y` and the criteria use; needs a sampler
+        that samples it (``"mclmc"``, ``"adjusted_mclmc"``, ``"hmc"``).
+        ``"auto"``: ``"learn"`` where the sampler samples the noise (and no
+        ``weight_bound`` box or flat ``prior_std=None`` is set), else the
+        plug-in ``2 sigma^2`` with ``sigma^2`` the held-out mean squared
+        error of the pre-trained networks (2 when ``pretrain_iter=0``);
+        ``temperature_source_`` says which. ``"plug-in"``: that plug-in
+        under every sampler (the default before the noise was learned). A
+        float is the tempered posterior at that temperature.
     rho : float in (0, 1] or "auto", default="auto"
         Bernoulli batch probability. ``"auto"`` is 1 (the full data, exact
         HMC or MALA) whatever ``n``: at the Bayesian temperature the batch
@@ -112,8 +120,13 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
     n_train_ : int
         Number of training examples (the ``log(n)`` of :meth:`credible_sets`).
     temperature_ : float
-        Temperature used (standardized scale); with ``temperature="learn"``,
+        Temperature used (standardized scale); with a learned noise,
         ``2 sigma^2`` at the posterior mean of the noise variance.
+    temperature_source_ : {"learned", "plug-in", "given"}
+        Where ``temperature_`` came from: the noise variance sampled with
+        the weights (``temperature="learn"``, or ``"auto"`` under a sampler
+        that samples it), the plug-in twice the pre-training's held-out
+        loss (``"auto"`` elsewhere), or the float given.
     {kernel_attributes}
     noise_variance_ : float
         ``sigma^2``: the posterior mean of the training risk,
@@ -121,8 +134,8 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         model at temperature ``2 sigma^2`` with flat prior it is unbiased for
         the noise variance (the residual sum of squares plus the posterior
         spread, i.e. equipartition). Used by ``return_std``, predictive
-        intervals, :meth:`sample_y` and the log-likelihood. With
-        ``temperature="learn"``, the posterior mean of the noise variance,
+        intervals, :meth:`sample_y` and the log-likelihood. With a learned
+        noise, the posterior mean of the noise variance,
         whose draws (``sample_stats_["noise_variance"]``) are used instead.
     rhat_ : float
         Largest rank-normalised split R-hat (Vehtari et al., 2021) of the
@@ -232,7 +245,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
 
     _parameter_constraints = {
         **DenseKernelMixin._parameter_constraints,
-        "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "learn"})],
+        "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "learn", "plug-in"})],
     }
 
     def __init__(
@@ -248,10 +261,10 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         thin="auto",
         n_chains=4,
         chain_weights="equal",
-        pretrain_iter=1000,
+        pretrain_iter=3000,
         weight_bound=None,
         prior_std="auto",
-        prior="fixed",
+        prior="auto",
         prior_shape=0.5,
         confidence_level=0.95,
         n_jobs=None,
@@ -280,12 +293,19 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _learns_noise(self):
-        return isinstance(self.temperature, str) and self.temperature == "learn"
+    _hierarchical_sampler = True
+
+    def _learns_noise(self, sampler):
+        """``"learn"``; ``"auto"`` where ``sampler`` samples the noise (None: the settings alone ask for it)."""
+        if not isinstance(self.temperature, str):
+            return False
+        if self.temperature != "auto":
+            return self.temperature == "learn"
+        return self._can_learn(True if sampler is None else sampler.learns_noise)
 
     def _auto_temperature(self, heldout_loss):
-        # "learn" starts at the plug-in; the fit replaces it by the posterior mean of its draws
-        return 2.0 * heldout_loss if self._learns_noise() else super()._auto_temperature(heldout_loss)
+        # a learned noise starts at the plug-in; the fit replaces it by the posterior mean of its draws
+        return 2.0 * heldout_loss if isinstance(self.temperature, str) else float(self.temperature)
 
     def _store_noise(self, precision):
         """Each draw's noise variance on the scale of ``y``; ``temperature_`` and ``lambda_`` at their mean."""
@@ -295,7 +315,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         self.lambda_ = self.n_train_ / self.temperature_
 
     def _data_log_density(self, loss_sum, n):
-        if not self._learns_noise():
+        if "noise_variance" not in self.sample_stats_:
             return super()._data_log_density(loss_sum, n)
         # the Gaussian likelihood of the standardized targets at each draw's precision s, and s's Gamma prior
         s = (self.y_scale_**2 / self.sample_stats_["noise_variance"]).reshape(-1)

@@ -139,7 +139,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         :class:`GibbsMLPRegressor`: equal, or the stacking weights of the
         chains' leave-one-out log scores (Yao, Vehtari and Gelman, 2022),
         for chains that sit in different modes of the mixing posterior.
-    pretrain_iter : int, default=1000
+    pretrain_iter : int, default=3000
         Adam steps on the masked network before sampling (see
         :class:`GibbsMLPRegressor`).
     weight_bound : float or None, default=None
@@ -165,6 +165,10 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         Adam steps the pre-training took.
     pretrain_converged_ : bool
         Whether its held-out loss levelled off before ``pretrain_iter`` steps.
+    prior_ : str
+        ``"mixing"``: the mixing prior, the only one the estimator samples.
+    temperature_source_ : {"plug-in", "given"}
+        ``"plug-in"`` for ``temperature="auto"``, ``"given"`` for a float.
     active_fraction_ : ndarray of shape (n_chains, n_samples)
         ``|I| / Q`` of every draw.
     inclusion_probability_ : ndarray of shape (n_params,)
@@ -242,6 +246,9 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     }
     _prior_kind = "sparse"
 
+    def _resolved_prior(self, sampler):
+        return "mixing"
+
     def __init__(
         self,
         hidden_layer_sizes=(100, 100),
@@ -256,7 +263,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         thin="auto",
         n_chains=4,
         chain_weights="equal",
-        pretrain_iter=1000,
+        pretrain_iter=3000,
         weight_bound=None,
         prior_std="auto",
         confidence_level=0.95,

@@ -32,7 +32,7 @@ def _fit(est, X, y):
 @pytest.fixture(scope="module")
 def learned():
     X, y = _data()
-    return _fit(GibbsMLPRegressor(prior="ard", temperature="learn", **SMALL), X, y), X, y
+    return _fit(GibbsMLPRegressor(prior="ard", temperature="learn", sampler="hmc", **SMALL), X, y), X, y
 
 
 def test_bad_prior_names_the_options():
@@ -111,11 +111,14 @@ def test_safe_persistence_keeps_the_hierarchical_state(learned, tmp_path):
     np.testing.assert_array_equal(back.predict_interval(X[:3])[1], reg.predict_interval(X[:3])[1])
 
 
-def test_auto_chooses_hmc_for_a_learned_noise():
+def test_auto_chooses_mclmc_for_a_learned_noise():
     assert choose_sampler(1.0, n_rows=10**6, n_params=10**4)[0] == "vi"
-    assert choose_sampler(1.0, n_rows=10**6, n_params=10**4, learned_noise=True)[0] == "hmc"
+    assert choose_sampler(1.0, n_rows=10**6, n_params=10**4, learned_noise=True)[0] == "mclmc"
+    # a hierarchical prior asked for where a full batch is affordable; beyond it VI's Gamma factors
+    assert choose_sampler(1.0, n_rows=500, n_params=10**4, hierarchical=True)[0] == "mclmc"
+    assert choose_sampler(1.0, n_rows=10**6, n_params=10**4, hierarchical=True)[0] == "vi"
     X, y = _data()
-    with pytest.raises(ValueError, match="temperature='learn' needs sampler='hmc'"):
+    with pytest.raises(ValueError, match="sampler='vi' keeps the temperature fixed.*'adjusted_mclmc' or 'hmc' or 'mclmc'"):
         GibbsMLPRegressor(prior="layer", temperature="learn", sampler="vi", **SMALL).fit(X, y)
 
 

@@ -8,7 +8,7 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from skgibbs import GibbsMLPRegressor
-from skgibbs._pretrain import PATIENCE, TOLERANCE, pretrain
+from skgibbs._pretrain import PATIENCE, SCHEDULES, TOLERANCE, pretrain
 from skgibbs.model import MLPSpec
 
 
@@ -47,20 +47,39 @@ def test_a_cap_reached_first_is_reported():
 
 def test_the_plug_in_temperature_of_an_unconverged_pretraining_warns_with_its_remedy():
     X, y = _linear(n=120)
-    est = GibbsMLPRegressor(hidden_layer_sizes=(4,), n_samples=10, burn_in=10, pretrain_iter=20, random_state=0)
+    # MALA cannot sample the noise: temperature="auto" is the plug-in there
+    est = GibbsMLPRegressor(hidden_layer_sizes=(4,), n_samples=10, burn_in=10, pretrain_iter=20, sampler="mala",
+                            random_state=0)
     with pytest.warns(ConvergenceWarning, match=r"pretrain_iter=20.*raise pretrain_iter.*temperature='learn'"):
         est.fit(X.numpy(), y.numpy())
     assert est.pretrain_n_iter_ == 20 and est.pretrain_converged_ is False
-    # a learned noise does not rest on the plug-in: no warning
+    assert est.temperature_source_ == "plug-in"
+    # a learned noise (the default sampler's, under the same temperature="auto") does not rest on the
+    # plug-in: no warning
     learned = GibbsMLPRegressor(hidden_layer_sizes=(4,), n_samples=10, burn_in=10, pretrain_iter=20,
-                                temperature="learn", random_state=0)
+                                random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         learned.fit(X.numpy(), y.numpy())
+    assert learned.temperature_source_ == "learned"
     # nor does a pre-training that levelled off
     long = GibbsMLPRegressor(hidden_layer_sizes=(4,), n_samples=10, burn_in=10, pretrain_iter=20_000,
-                             random_state=0)
+                             sampler="mala", random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         long.fit(X.numpy(), y.numpy())
     assert long.pretrain_converged_ and PATIENCE <= long.pretrain_n_iter_ < 20_000
+
+
+def test_each_chain_keeps_the_better_of_the_schedules_run_side_by_side():
+    X, y = _linear()
+    spec = MLPSpec(3, (), "identity")
+    theta = torch.zeros(3, spec.n_params)
+    alone = [pretrain(spec, theta, X, y, 20_000, seed=0, lr=schedule)[2] for schedule in SCHEDULES]
+    _, held_out, both = pretrain(spec, theta, X, y, 20_000, seed=0)
+    assert both.converged and len(both.held_out) == 3
+    # the schedules share nothing but their starts: side by side, each chain's loss is the smaller of the two
+    # runs alone
+    expected = np.minimum(*[np.asarray(info.held_out) for info in alone])
+    assert np.allclose(both.held_out, expected, rtol=1e-5)
+    assert held_out == pytest.approx(expected.mean(), rel=1e-5)

@@ -144,6 +144,7 @@ class HMC(Sampler):
         return super().check(prior, rho)
 
     hierarchical = True
+    learns_noise = True
 
     def chains(self, target, theta0, generators, run, vectorize=True):
         if isinstance(target.prior, HierarchicalPrior):

@@ -67,6 +67,7 @@ class RJHMC(HMC):
     name = "rjhmc"
     prior_kind = "sparse"
     hierarchical = False
+    learns_noise = False
     metric = "prior"
     default_burn_in, default_thin = 250, 1
 

@@ -158,11 +158,6 @@ class MeanFieldVI(Sampler):
                 f"rho={rho!r} is the batch probability of the Langevin kernels; sampler='vi' draws "
                 "its own minibatches of batch_size examples. Leave rho='auto'."
             )
-        if isinstance(prior, HierarchicalPrior) and prior.learns_noise:
-            raise ValueError(
-                "sampler='vi' keeps the temperature fixed: temperature='learn' needs sampler='hmc' (or give "
-                "a temperature, or 'auto')."
-            )
         if prior.std is None or getattr(prior, "bound", None) is not None:
             raise ValueError(
                 "sampler='vi' needs a Gaussian prior (the KL term of the ELBO is computed in closed "

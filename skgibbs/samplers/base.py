@@ -137,7 +137,7 @@ FULL_BATCH_WORK = 50_000_000
 GPU_WORK_FACTOR = 20
 
 
-def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", learned_noise=False):
+def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", learned_noise=False, hierarchical=False):
     """The sampler ``"auto"`` stands for, and why: ``(name, reason)``.
 
     A deterministic rule on the problem's size, the same on every machine:
@@ -157,10 +157,16 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", learned_no
       the default.
 
     Without sizes (a bare :func:`~skgibbs.samplers.run_chains` call) it is
-    HMC; a learned noise variance (``learned_noise=True``, the regressor's
-    ``temperature="learn"``) on the full data is HMC whatever the size, the
-    kernel whose transitions alternate with the Gibbs draws of the noise
-    (:mod:`~skgibbs.samplers.hmc_gibbs`).
+    HMC. A hierarchical prior or a learned noise asked for
+    (``hierarchical=True``: the regressor's defaults ``prior="auto"``,
+    ``temperature="auto"``, or ``prior="layer"``/``"ard"``) runs
+    :class:`~skgibbs.samplers.MCLMC` on the non-centred target
+    (:mod:`~skgibbs.samplers.noncentered`) where full-batch sampling is
+    affordable: on ``bench_uq`` its chains converged on their own in more
+    fits than HMC within Gibbs (whose every ARD fit warned) at a similar
+    test log-likelihood. A learned noise variance that the settings require
+    (``learned_noise=True``, the regressor's ``temperature="learn"``) is
+    sampled on the full data whatever the size, by the same kernel.
 
     Examples
     --------
@@ -169,21 +175,27 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", learned_no
     'hmc'
     >>> choose_sampler(1.0, n_rows=100_000, n_params=12_301)[0]
     'vi'
+    >>> choose_sampler(1.0, n_rows=442, n_params=11_301, hierarchical=True)[0]
+    'mclmc'
     """
     if rho < 1.0:
         return "csmala", f"rho={rho:.3g} < 1 asks for Bernoulli batches: csMALA"
+    hier = ("mclmc", "MCLMC on the non-centred hierarchical target") if hierarchical or learned_noise else None
     if learned_noise:
-        return "hmc", "a learned noise variance is sampled by HMC within Gibbs"
+        return hier[0], f"temperature='learn' samples the noise on the full data: {hier[1]}"
+    full = hier or ("hmc", "HMC")
     if n_rows is None or n_params is None:
-        return "hmc", "full-batch HMC (sizes not given)"
+        return full[0], f"full-batch {full[1]} (sizes not given)"
     work = int(n_rows) * int(n_params)
     limit = FULL_BATCH_WORK * (GPU_WORK_FACTOR if torch.device(device).type == "cuda" else 1)
     if work <= limit:
-        return "hmc", f"rows x parameters = {n_rows:,} x {n_params:,} = {work:.3g} <= {limit:.3g}: full-batch HMC"
+        return full[0], (f"rows x parameters = {n_rows:,} x {n_params:,} = {work:.3g} <= {limit:.3g}: "
+                         f"full-batch {full[1]}")
     return "vi", f"rows x parameters = {n_rows:,} x {n_params:,} = {work:.3g} > {limit:.3g}: minibatch VI"
 
 
-def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu", learned_noise=False):
+def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu", learned_noise=False,
+                hierarchical=False):
     """A new sampler object for a name, an object, or ``"auto"``.
 
     ``"auto"`` is :func:`choose_sampler`'s choice for the problem's size:
@@ -203,7 +215,7 @@ def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu", l
     if isinstance(sampler, Sampler):
         return clone(sampler)
     if sampler == "auto":
-        return _REGISTRY[choose_sampler(rho, n_rows, n_params, device, learned_noise)[0]]()
+        return _REGISTRY[choose_sampler(rho, n_rows, n_params, device, learned_noise, hierarchical)[0]]()
     if sampler not in _REGISTRY:
         raise ValueError(f"sampler must be 'auto', one of {available_samplers()} or a Sampler object, got {sampler!r}.")
     return _REGISTRY[sampler]()
@@ -220,7 +232,9 @@ class Sampler(BaseEstimator):
     ``default_thin`` (what ``burn_in="auto"`` and ``thin="auto"`` mean),
     ``joint_warmup`` (warm-up adapts across all chains, so it runs as one
     group), ``hierarchical`` (samples a
-    :class:`~skgibbs.priors.HierarchicalPrior` by Gibbs steps), ``mixing_diagnostics`` (the draws form Markov chains that
+    :class:`~skgibbs.priors.HierarchicalPrior`: ``prior="auto"`` is then
+    ``"ard"``), ``learns_noise`` (samples its noise precision too:
+    the regressor's ``temperature="auto"`` then learns the noise), ``mixing_diagnostics`` (the draws form Markov chains that
     R-hat and ESS can judge), ``has_chains`` (False for a kernel without a
     driver, which overrides :meth:`sample`; :func:`run_chains` hands it
     over) and ``record_reductions`` (how each per-transition record
@@ -239,6 +253,7 @@ class Sampler(BaseEstimator):
     mixing_diagnostics = True
     has_chains = True
     hierarchical = False
+    learns_noise = False
     record_reductions = {}
 
     # -- the run ------------------------------------------------------------------
@@ -255,6 +270,13 @@ class Sampler(BaseEstimator):
                 f"sampler={self.name!r} cannot sample a hierarchical prior (prior='layer' or 'ard', or "
                 f"temperature='learn'), whose precisions are drawn by Gibbs steps between transitions: use "
                 f"sampler={' or '.join(map(repr, supported))}, or prior='fixed' with a fixed temperature."
+            )
+        if isinstance(prior, HierarchicalPrior) and prior.learns_noise and not self.learns_noise:
+            supported = sorted(name for name, cls in _REGISTRY.items() if cls.learns_noise)
+            raise ValueError(
+                f"sampler={self.name!r} keeps the temperature fixed and cannot learn the noise "
+                f"(temperature='learn'): use sampler={' or '.join(map(repr, supported))}, or give a temperature "
+                "or 'auto' (which learns the noise where the sampler can, else plugs it in)."
             )
         return float(rho) if self.uses_batches else 1.0
 

@@ -222,6 +222,7 @@ class MCLMC(Sampler):
     name = "mclmc"
     default_burn_in, default_thin = 200, 1
     hierarchical = True
+    learns_noise = True
     record_reductions = {"diverging": "any", "energy_var": "mean"}
 
     def __init__(self, desired_energy_var=5e-4, steps_per_transition="auto", integrator="mclachlan",
@@ -406,6 +407,7 @@ class AdjustedMCLMC(Sampler):
     name = "adjusted_mclmc"
     default_burn_in, default_thin = 250, 1
     hierarchical = True
+    learns_noise = True
     record_reductions = {"diverging": "any", "n_steps": "sum", "energy_error": "last"}
 
     def __init__(self, target_accept=0.9, max_steps=64, integrator="mclachlan", preconditioning=True,

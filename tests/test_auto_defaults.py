@@ -1,0 +1,91 @@
+"""``prior="auto"`` and ``temperature="auto"``: what each registered sampler gets, and a fit that runs.
+
+The dense estimators' defaults learn what the resolved sampler can sample:
+the ARD prior where it samples hierarchical priors, the regressor's noise
+where it samples the noise precision, the fixed prior and the plug-in
+temperature elsewhere; ``prior_`` and ``temperature_source_`` say which.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SparseGibbsMLPRegressor
+from skgibbs.samplers import available_samplers, get_sampler
+from skgibbs.samplers.base import _REGISTRY
+
+TINY = dict(hidden_layer_sizes=(3,), n_samples=8, burn_in=8, n_chains=2, pretrain_iter=20, random_state=0)
+#: settings that keep each kernel's fit small (VI's optimisation, SMC's particles)
+SMALL_KERNEL = {"vi": {"max_iter": 50}, "smc": {"n_particles": 16}}
+
+
+def _kernel(name):
+    return get_sampler(name).set_params(**SMALL_KERNEL.get(name, {}))
+
+
+def _data(n=40, classes=False):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=n)
+    return X, (y > 0).astype(int) if classes else y
+
+
+def _fit(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # chains this short warn; what is tested is what the fit resolved
+        return est.fit(X, y)
+
+
+@pytest.mark.parametrize("name", available_samplers("dense"))
+def test_the_regressor_learns_what_each_sampler_can(name):
+    cls = _REGISTRY[name]
+    X, y = _data()
+    reg = _fit(GibbsMLPRegressor(sampler=_kernel(name), **TINY), X, y)
+    assert reg.prior_ == ("ard" if cls.hierarchical else "fixed")
+    assert reg.temperature_source_ == ("learned" if cls.learns_noise else "plug-in")
+    assert ("noise_variance" in reg.sample_stats_) == cls.learns_noise
+    assert ("precision" in reg.sample_stats_) == cls.hierarchical
+    assert np.isfinite(reg.predict(X[:3])).all() and np.isfinite(reg.temperature_)
+
+
+@pytest.mark.parametrize("name", available_samplers("dense"))
+def test_the_classifier_learns_the_prior_where_the_sampler_can(name):
+    cls = _REGISTRY[name]
+    X, y = _data(classes=True)
+    clf = _fit(GibbsMLPClassifier(sampler=_kernel(name), **TINY), X, y)
+    assert clf.prior_ == ("ard" if cls.hierarchical else "fixed")
+    assert clf.temperature_source_ == "given"  # temperature=1, the Bayesian posterior
+    assert np.isfinite(clf.predict_proba(X[:3])).all()
+
+
+def test_the_defaults_resolve_to_mclmc_ard_and_a_learned_noise():
+    X, y = _data()
+    reg = _fit(GibbsMLPRegressor(**TINY), X, y)
+    assert (reg.sampler_, reg.prior_, reg.temperature_source_) == ("mclmc", "ard", "learned")
+    assert reg.input_relevance_.shape == (2,)
+    # the classifier's default kernel stays HMC (within Gibbs), the one its ARD default was measured with
+    clf = _fit(GibbsMLPClassifier(**TINY), *_data(classes=True))
+    assert (clf.sampler_, clf.prior_) == ("hmc", "ard")
+
+
+def test_a_box_or_a_flat_prior_keeps_auto_fixed():
+    X, y = _data()
+    boxed = _fit(GibbsMLPRegressor(weight_bound=5.0, **TINY), X, y)
+    assert (boxed.sampler_, boxed.prior_, boxed.temperature_source_) == ("hmc", "fixed", "plug-in")
+    flat = _fit(GibbsMLPRegressor(prior_std=None, **TINY), X, y)
+    assert (flat.prior_, flat.temperature_source_) == ("fixed", "plug-in")
+
+
+def test_explicit_settings_are_kept():
+    X, y = _data()
+    reg = _fit(GibbsMLPRegressor(prior="fixed", temperature=0.5, **TINY), X, y)
+    assert (reg.sampler_, reg.prior_, reg.temperature_source_, reg.temperature_) == ("hmc", "fixed", "given", 0.5)
+    layer = _fit(GibbsMLPRegressor(prior="layer", sampler="hmc", **TINY), X, y)
+    assert (layer.prior_, layer.temperature_source_) == ("layer", "learned")
+
+
+def test_the_sparse_regressor_keeps_its_mixing_prior():
+    X, y = _data()
+    sparse = _fit(SparseGibbsMLPRegressor(**TINY), X, y)
+    assert sparse.prior_ == "mixing" and sparse.temperature_source_ == "plug-in"
