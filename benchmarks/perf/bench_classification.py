@@ -40,11 +40,15 @@ error over the splits. The models:
   (``--smc-params``, SMC settings as ``sampler__<name>``), on the first
   ``--smc-splits`` splits only (3 by default), beside HMC on the same
   splits in a table of its own (NLL, ECE, fit time, stages, particles).
-* ``skgibbs_stacking``: the ``skgibbs`` classifier with
-  ``chain_weights="stacking"``, on the same first splits, in that table
-  too; with the same seed its chains are those of the ``skgibbs`` fit.
-* ``skgibbs_vi``: ``GibbsMLPClassifier(sampler="vi", random_state=split)``,
-  otherwise the library defaults (``--vi-params`` overrides keyword
+* ``skgibbs_stacking``: the ``skgibbs`` classifier as its fits were made
+  (HMC on the fixed prior, the default until 2026-11-27: ``sampler="hmc",
+  prior="fixed"``) with ``chain_weights="stacking"``, on the same first
+  splits, in that table too; with the same seed its chains are those of a
+  ``skgibbs`` fit at those defaults.
+* ``skgibbs_vi``: ``GibbsMLPClassifier(sampler="vi", prior="fixed",
+  random_state=split)`` (the fixed prior, the default until 2026-11-27,
+  under which its fits were made), otherwise the library defaults
+  (``--vi-params`` overrides keyword
   arguments, the settings of :class:`~skgibbs.samplers.MeanFieldVI` as
   ``sampler__<name>``): tempered mean-field Gaussian variational inference (paper
   002) in place of the chains, the same network, prior, pre-training and

@@ -12,7 +12,10 @@ ranks that the ``sparse`` benchmark stored for
 ``SparseGibbsMLPRegressor.feature_inclusion_`` on the same data, and a screen
 by ``|corr(x_j, y)|``. Held-out RMSE of the ARD fit beside the fixed-prior
 ``GibbsMLPRegressor`` with the same settings (seeds, network). Two settings
-(``--settings``; a run merges its rows into the stored ones):
+(``--settings``; a run merges its rows into the stored ones). Both
+estimators run HMC within Gibbs (``sampler="hmc"``, which ``"auto"`` chose
+for them until 2026-11-27; it chooses MCLMC now), the fixed-prior one with
+``prior="fixed"`` (the default until then):
 
 * ``paper``: the paper's temperature (as in the ``sparse`` benchmark),
   otherwise the defaults (250 warm-up transitions);
@@ -23,7 +26,9 @@ by ``|corr(x_j, y)|``. Held-out RMSE of the ARD fit beside the fixed-prior
 
 *metric*: what the HMC metric needs when the precisions move. The same
 posterior (the default network on diabetes, and a linear model with 2
-relevant and 8 irrelevant inputs, ``prior="ard"``) sampled with three
+relevant and 8 irrelevant inputs, ``prior="ard"``, at the plug-in
+temperature: ``temperature="plug-in"``, what ``"auto"`` gave until
+2026-11-27; under HMC it learns the noise now) sampled with three
 metrics: ``"prior"`` (the variances at the Gamma priors' means, fixed),
 ``"adaptive"`` (Stan's windowed estimate during warm-up, fixed after; the
 default ``"auto"`` under a hierarchical prior) and *moving*, each chain's
@@ -61,6 +66,9 @@ SETTINGS = {
     "paper": {},
     "learned": {"temperature": "learn", "burn_in": 1000, "chain_weights": "stacking"},
 }
+#: the sampler and the priors of both estimators of the relevance part: HMC within Gibbs, which
+#: sampler="auto" ran for them until 2026-11-27 (MCLMC since), and the fixed prior beside ARD
+PRIORS = {"ard": {"prior": "ard"}, "fixed": {"prior": "fixed"}}
 LABELS = {
     "paper": "paper's temperature, defaults",
     "learned": "noise learned, 1000 warm-up, stacking",
@@ -83,10 +91,10 @@ def relevance(dims, seeds, settings, quick):
             relevant = np.flatnonzero((A != 0).any(0))
             temperature = 1.0 / (5.0 * ytr.var())  # lambda = 5 n on the raw scale, as paper 001
             for setting in settings:
-                common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed,
-                          **SETTINGS[setting], **(QUICK if quick else {})}  # fmt: skip
+                common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "sampler": "hmc",
+                          "random_state": seed, **SETTINGS[setting], **(QUICK if quick else {})}  # fmt: skip
                 fits = {}
-                for name, extra in (("ard", {"prior": "ard"}), ("fixed", {})):
+                for name, extra in PRIORS.items():
                     with warnings.catch_warnings(record=True) as caught:
                         warnings.simplefilter("always", SamplerWarning)
                         start = time.perf_counter()
@@ -158,7 +166,8 @@ def metric(quick):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SamplerWarning)
                 start = time.perf_counter()
-                reg = GibbsMLPRegressor(hidden, prior="ard", sampler=sampler, random_state=0, **settings).fit(X, y)
+                reg = GibbsMLPRegressor(hidden, prior="ard", sampler=sampler, temperature="plug-in",
+                                        random_state=0, **settings).fit(X, y)  # fmt: skip
                 seconds = time.perf_counter() - start
             log_tau = np.log(reg.sample_stats_["precision"])
             ess_tau = [float(effective_sample_size(log_tau[:, :, g])) for g in range(log_tau.shape[2])]
@@ -193,8 +202,8 @@ def cost(quick):
     X, y = load_diabetes(return_X_y=True)
     for hidden in ((100, 100), (50,)):
         for learn in (False, True):
-            est = GibbsMLPRegressor(hidden, prior="ard", temperature="learn" if learn else "auto",
-                                    pretrain_iter=10, random_state=0)  # fmt: skip
+            est = GibbsMLPRegressor(hidden, prior="ard", temperature="learn" if learn else "plug-in",
+                                    sampler="hmc", pretrain_iter=10, random_state=0)  # fmt: skip
             problem = build_problem(est, X, y)
             gens = [torch.Generator().manual_seed(k) for k in range(len(problem.seeds))]
             state = hmc_gibbs.init(gens, problem.target, problem.theta0)

@@ -48,8 +48,10 @@ interval, and the fit time in seconds. The models:
   ``predict_samples``; its interval is ``predict_interval`` (mixture
   quantiles). R-hat, ESS and the number of ``SamplerWarning`` raised are
   recorded per fit.
-* ``skgibbs_vi``: ``GibbsMLPRegressor(sampler="vi", random_state=split)``,
-  otherwise the library defaults (``--vi-params`` overrides keyword
+* ``skgibbs_vi``: ``GibbsMLPRegressor(sampler="vi", prior="fixed",
+  temperature="plug-in", random_state=split)`` (the fixed prior and the
+  plug-in temperature, the defaults until 2026-11-27, under which its fits
+  were made), otherwise the library defaults (``--vi-params`` overrides keyword
   arguments, the settings of :class:`~skgibbs.samplers.MeanFieldVI` as
   ``sampler__<name>``): tempered mean-field Gaussian variational inference (paper
   002) in place of the chains, the same network, prior, pre-training and
@@ -65,16 +67,24 @@ interval, and the fit time in seconds. The models:
   than the default HMC fit), with its stages and particles recorded; a
   table sets it beside HMC on the same splits (test LL, coverage, fit time
   and their ratio).
-* ``skgibbs_stacking``: the ``skgibbs`` regressor with
+* ``skgibbs_stacking``: the ``skgibbs`` regressor as its fits were made
+  (HMC, the fixed prior and the plug-in temperature, the defaults until
+  2026-11-27: ``sampler="hmc", prior="fixed", temperature="plug-in"``) with
   ``chain_weights="stacking"`` (the chains weighed by stacking their
   leave-one-out densities), on the same first splits as ``skgibbs_smc``;
   its log-likelihood is the mixture with the chains' weights. With the
-  same seed its chains are those of the ``skgibbs`` fit.
-* ``skgibbs_mclmc``: ``GibbsMLPRegressor(sampler="mclmc", random_state=split)``
-  (``--mclmc-params``, MCLMC settings as ``sampler__<name>``): unadjusted
-  microcanonical Langevin (:class:`~skgibbs.samplers.MCLMC`) in place of HMC,
-  otherwise the ``skgibbs`` row, scored and diagnosed as it, on the first
-  ``--mclmc-splits`` splits only (3 by default).
+  same seed its chains are those of a ``skgibbs`` fit at those defaults.
+* ``skgibbs_mclmc``: ``GibbsMLPRegressor(sampler="mclmc", prior="fixed",
+  temperature="plug-in", random_state=split)`` (``--mclmc-params``, MCLMC
+  settings as ``sampler__<name>``): unadjusted microcanonical Langevin
+  (:class:`~skgibbs.samplers.MCLMC`) in place of HMC on the target of the
+  ``skgibbs`` row's fits (the fixed prior and the plug-in temperature, the
+  defaults until 2026-11-27), otherwise that row, scored and diagnosed as
+  it, on the first ``--mclmc-splits`` splits only (3 by default).
+* ``skgibbs_ard``: ``GibbsMLPRegressor(prior="ard", temperature="learn",
+  sampler="hmc", random_state=split)`` (``--ard-params``): Neal's
+  hierarchical prior with a precision per input and the noise learned, by
+  HMC within Gibbs (the sampler ``"auto"`` chose for it until 2026-11-27).
 * ``skgibbs_ard_mclmc``: the ``skgibbs_ard`` row (``prior="ard"``,
   ``temperature="learn"``, ``--ard-params``) with ``sampler="mclmc"`` (and
   ``--mclmc-params``), on the same first splits; MCLMC's default
@@ -195,6 +205,7 @@ from ..common.fits import LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, 
 from ..common.fits import FEW_SPLITS as SMC_ROWS
 from ..common.fits import QUICK_SMC, SAMPLER_PREFIX, SMC_SPLITS, add_few_split_arguments, beside_hmc_rows
 from ..common.fits import ARD_REGRESSOR, add_ard_argument, make_regressor_ard as make_skgibbs_ard
+from ..common.fits import FIXED_REGRESSOR
 from ..common.fits import fit_regressor_stacking as fit_skgibbs_stacking
 from ..common.fits import fit_regressor_smc as fit_skgibbs_smc
 from ..common.fits import make_regressor_smc as make_skgibbs_smc
@@ -283,8 +294,10 @@ def mclmc_settings(cfg):
 
 
 def make_skgibbs_mclmc(cfg, seed=None):
-    """The ``skgibbs_mclmc`` row: the ``skgibbs`` row with ``sampler='mclmc'``."""
-    return GibbsMLPRegressor(**{**cfg["skgibbs"], **mclmc_settings(cfg), "random_state": seed})
+    """The ``skgibbs_mclmc`` row: the ``skgibbs`` row with ``sampler='mclmc'``, on the target its fits
+    sampled (:data:`~benchmarks.common.fits.FIXED_REGRESSOR`: the fixed prior, the plug-in temperature)."""
+    settings = {**FIXED_REGRESSOR, **cfg["skgibbs"], **mclmc_settings(cfg)}
+    return GibbsMLPRegressor(**settings, random_state=seed)
 
 
 def make_skgibbs_ard_mclmc(cfg, seed=None):

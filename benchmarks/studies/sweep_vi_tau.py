@@ -31,9 +31,12 @@ use ``random_state`` 0 and the seeds 0..9):
 
 One split per data set (seed 100): one fit per data set and ``eta``, 48
 fits. The inputs are standardised on the training part. Each fit is the
-library default (``GibbsMLPRegressor`` or ``GibbsMLPClassifier`` with
-``sampler=MeanFieldVI(tau=eta * N / n_train)``, so that ``kl_weight="auto"``
-gives exactly the grid's ``eta`` with its App. D structure), except that the
+``skgibbs_vi`` row of the two benchmarks (``GibbsMLPRegressor`` or
+``GibbsMLPClassifier`` with ``sampler=MeanFieldVI(tau=eta * N / n_train)``,
+so that ``kl_weight="auto"`` gives exactly the grid's ``eta`` with its App.
+D structure, on the fixed prior, ``prior="fixed"``, and for the regressor
+at the plug-in temperature, ``temperature="plug-in"``: the defaults until
+2026-11-27, under which the stored fits were made), except that the
 four large data sets keep 25 draws per chain (``n_samples=25``, 100 draws
 of ``q`` in all): the draws only enter the Monte Carlo estimate of the
 predictive mixture, and the estimator's summaries over 50 000 rows of 700
