@@ -6,10 +6,11 @@ The one-dimensional regression problem of paper 000 §5: noisy observations
 (noise standard deviation 0.02) of a function on ``[-0.8, -0.2] U [0.2,
 0.8]`` and no data in between. A 1 -> 50 -> 50 -> 1 ReLU network is sampled
 from its Gibbs posterior by :class:`skgibbs.GibbsMLPRegressor` with the
-library's defaults: the temperature a user would pick (``"auto"``, the
-Bayesian posterior for the noise level the pre-training sees) and
-Hamiltonian Monte Carlo on the full data (``sampler="auto"``), four chains
-each started from its own pre-trained network.
+library's defaults: the Bayesian posterior with the noise variance learned
+(``temperature="auto"``) and a hierarchical prior whose scales are learned
+too (``prior="auto"``, ARD), sampled by microcanonical Langevin Monte Carlo
+on the full data (``sampler="auto"``), four chains each started from its
+own pre-trained network.
 
 The script prints the accuracy of the posterior mean, the coverage and
 width of the 95% pointwise credible band inside the data and inside the
@@ -19,7 +20,7 @@ posterior mean, the bands and 20 draws: the bands open in the gap, where no
 data constrain the network.
 
 At this temperature the posterior of the network has several modes (each
-pre-trained start finds its own way through the gap), and HMC's chains stay
+pre-trained start finds its own way through the gap), and the chains stay
 near their own: the spread between chains is real information about the
 gap, and R-hat says that the chains disagree (a ``SamplerWarning`` is
 printed). More chains sample more modes.
@@ -53,7 +54,8 @@ X, y = make_gap_regression(n_samples=2000, noise=0.02, random_state=0)
 X_test, y_test = make_gap_regression(n_samples=5000, noise=0.02, random_state=1)
 
 # The defaults, with a smaller network, fewer draws and a shorter warm-up so that the demo runs
-# in a minute or two: temperature="auto", sampler="auto" (HMC), 4 chains.
+# in a minute or two: prior="auto" (ARD), temperature="auto" (the noise learned), sampler="auto"
+# (MCLMC), 4 chains.
 reg = GibbsMLPRegressor(
     hidden_layer_sizes=(50, 50), n_samples=100, burn_in=200, confidence_level=LEVEL, random_state=0
 )
@@ -141,7 +143,7 @@ ax.plot(x[~left], f_grid[~left], "k--", lw=1.2)
 ax.plot(x, f_mean, color="tab:red", lw=1.5, label="posterior mean")
 ax.set_ylabel("y")
 ax.set_title(
-    f"HMC at the Bayesian temperature ({reg.temperature_:.3g}): "
+    f"{reg.sampler_.upper()} at the Bayesian temperature ({reg.temperature_:.3g}): "
     f"{reg.samples_.shape[0]} chains x {reg.samples_.shape[1]} draws, R-hat {reg.rhat_:.2f}"
 )
 ax.legend(loc="upper left", fontsize=8, ncol=2)
