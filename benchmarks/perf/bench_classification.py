@@ -634,7 +634,14 @@ BENCHMARK = Benchmark(
     name=NAME,
     kind="performance",
     title="Classification: calibration against what users pick instead",
-    outputs=(Output(NAME, "Classification: calibration against what users pick instead"),),
+    outputs=(
+        Output(NAME, "Classification: calibration against what users pick instead"),
+        Output(
+            "classification_defaults",
+            "The classifier's defaults with the ARD prior, beside the cheaper peers (3 splits)",
+            flags="--models skgibbs,logistic,mlp,hgb --n-splits 3 --output classification_defaults",
+        ),
+    ),
     run=run,
     report=report,
     add_arguments=add_arguments,
