@@ -246,8 +246,8 @@ class BaseGibbsMLP(BaseEstimator):
             f"falling ({100 * info.recent_fall:.1f}% over the last {min(PATIENCE, info.n_iter)} steps), so the "
             f"plug-in temperature (twice that loss, temperature_ = {self.temperature_:.4g}) is too hot and the "
             "posterior too wide. To improve: raise pretrain_iter (it stops by itself once the held-out loss "
-            "levels off), or sample the noise variance: temperature='learn', or 'auto' with a sampler that "
-            "samples it (sampler='mclmc' or 'hmc').",
+            "levels off), or sample the noise variance with a sampler that can (sampler='mclmc' or 'hmc', "
+            "under which temperature='auto' learns it).",
             ConvergenceWarning,
         )
 

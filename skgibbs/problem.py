@@ -112,8 +112,12 @@ def build_problem(estimator, X, y):
     Validates the parameters and the data, then sets the estimator's
     preprocessing attributes as ``fit`` does (``n_features_in_``,
     ``n_train_``, ``x_mean_``, ``x_scale_``, the target encoding,
-    ``temperature_``, ``lambda_``, ``sampler_``, ``kernel_``, ``rho_``), and
-    pre-trains the starting points.
+    ``temperature_``, ``lambda_``, ``sampler_``, ``kernel_``, ``rho_``,
+    ``prior_``, ``temperature_source_``, ``pretrain_n_iter_``,
+    ``pretrain_converged_``), and pre-trains the starting points. With the
+    noise learned, ``temperature_`` and ``lambda_`` are the plug-in's here,
+    the values the sampler starts from; ``fit`` replaces them by the
+    posterior mean of the sampled noise.
 
     Parameters
     ----------
@@ -132,10 +136,12 @@ def build_problem(estimator, X, y):
     >>> from skgibbs.problem import build_problem
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.normal(size=(50, 2)), rng.normal(size=50)
-    >>> problem = build_problem(GibbsMLPRegressor(hidden_layer_sizes=(4,), pretrain_iter=10,
-    ...                                           random_state=0), X, y)
+    >>> est = GibbsMLPRegressor(hidden_layer_sizes=(4,), pretrain_iter=10, random_state=0)
+    >>> problem = build_problem(est, X, y)
     >>> problem.theta0.shape, problem.sampler, problem.run.burn_in
-    (torch.Size([4, 17]), HMC(), 250)
+    (torch.Size([4, 17]), MCLMC(), 200)
+    >>> est.prior_, est.temperature_source_
+    ('ard', 'learned')
     """
     est = estimator
     est._validate_params()

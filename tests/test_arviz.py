@@ -17,7 +17,11 @@ def fitted():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(40, 2))
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=40)
-    reg = GibbsMLPRegressor((6,), n_samples=15, burn_in=60, thin=3, n_chains=2, pretrain_iter=100, random_state=0)
+    # HMC's per-draw records, and lp of the fixed Gaussian prior at the plug-in temperature
+    reg = GibbsMLPRegressor(
+        (6,), sampler="hmc", prior="fixed", temperature="plug-in", n_samples=15, burn_in=60, thin=3,
+        n_chains=2, pretrain_iter=100, random_state=0,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reg.fit(X, y)
@@ -57,6 +61,28 @@ def test_to_arviz_groups_and_waic(fitted):
             ref = az.waic(idata)
         assert float(ref.elpd_waic) == pytest.approx(ours.elpd_waic, rel=1e-6)
         assert float(ref.p_waic) == pytest.approx(functional_variance(ll.reshape(30, 40)), rel=1e-6)
+
+
+def test_to_arviz_with_the_defaults_uses_each_draws_noise(fitted):
+    # the defaults (MCLMC, ARD, the noise learned): each draw's own noise variance in the log-likelihood
+    pytest.importorskip("arviz")
+    _, X, y = fitted
+    reg = GibbsMLPRegressor(
+        (6,), n_samples=15, burn_in=60, thin=3, n_chains=2, pretrain_iter=100, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg.fit(X, y)
+    assert (reg.sampler_, reg.prior_, reg.temperature_source_) == ("mclmc", "ard", "learned")
+    idata = reg.to_arviz(X, y)
+    assert set(idata.sample_stats.data_vars) >= {"lp", "step_size", "noise_variance", "precision"}
+    ll = idata.log_likelihood["y"].values
+    assert ll.shape == (2, 15, 40)
+    noise = reg.sample_stats_["noise_variance"].reshape(-1, 1)
+    expected = gaussian_log_likelihood(y, reg.predict_samples(X).T, noise)
+    np.testing.assert_allclose(ll.reshape(30, 40), expected)
+    assert not np.allclose(noise, reg.noise_variance_)  # the draws' noise variances differ
+    assert waic(ll).p_waic == pytest.approx(reg.lfv_)
 
 
 def test_to_arviz_without_data_and_bad_input(fitted):

@@ -142,7 +142,7 @@ def _assert_summaries(chunked, expected):
 # the kernels' loss statistics: batch noise with an offset d (csMALA), without (sMALA), none (SGLD, VI)
 REGRESSORS = {
     "csmala": lambda: GibbsMLPRegressor(**CHEAP, sampler=CSMALA(), rho=0.5, temperature=20.0, random_state=0),
-    "hmc": lambda: GibbsMLPRegressor(**CHEAP, random_state=1),
+    "hmc": lambda: GibbsMLPRegressor(**CHEAP, sampler="hmc", temperature="plug-in", random_state=1),
     "vi": lambda: GibbsMLPRegressor(**CHEAP, sampler=MeanFieldVI(max_iter=100), random_state=0),
     "sparse": lambda: SparseGibbsMLPRegressor(**{**CHEAP, "burn_in": 100}, random_state=0),
 }

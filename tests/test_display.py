@@ -119,8 +119,10 @@ def _small(cls=GibbsMLPRegressor, **kwargs):
 
 @pytest.fixture(scope="module")
 def gap_fit():
+    # the fixed prior at the plug-in temperature: a noise variance wide against the draws' spread, whose
+    # predictive bands hold the credible ones (test_bands_are_nested), and no input relevance
     X, y = make_gap_regression(n_samples=120, random_state=0)
-    return _fit_quietly(_small(), X, y), X, y
+    return _fit_quietly(_small(prior="fixed", temperature="plug-in"), X, y), X, y
 
 
 @pytest.fixture(scope="module")
@@ -375,6 +377,11 @@ def test_relevance_bars_are_input_relevance(pyplot, three_inputs, gap_fit):
     dense, _, _ = gap_fit
     with pytest.raises(TypeError, match="prior='ard'.*prior='fixed'"):
         InputRelevanceDisplay.from_estimator(dense)
+    # prior="auto" under a sampler without hierarchical priors: the message names the prior sampled
+    auto_fixed = _fit_quietly(_small(sampler="mala", n_samples=5, burn_in=5, pretrain_iter=10), X, y)
+    assert auto_fixed.prior == "auto" and auto_fixed.prior_ == "fixed"
+    with pytest.raises(TypeError, match="prior='ard'.*prior='fixed'"):
+        InputRelevanceDisplay.from_estimator(auto_fixed)
     with pytest.raises(NotFittedError):
         InputRelevanceDisplay.from_estimator(GibbsMLPRegressor(prior="ard"))
     with pytest.raises(ValueError, match="shape"):

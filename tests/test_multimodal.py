@@ -241,7 +241,12 @@ def test_agreeing_stationary_chains_do_not_warn():
 
 
 # ----------------------------------------------------- the estimators
-SMALL = {"hidden_layer_sizes": (16,), "n_samples": 40, "burn_in": 60, "pretrain_iter": 200, "random_state": 0}
+# HMC under the fixed prior at the plug-in temperature: one noise variance, the posterior mean of the
+# training risk, for every draw (test_stacking_with_the_noise_learned_weighs_each_draws_noise: the defaults)
+SMALL = {
+    "hidden_layer_sizes": (16,), "n_samples": 40, "burn_in": 60, "pretrain_iter": 200, "prior": "fixed",
+    "temperature": "plug-in", "random_state": 0,
+}
 
 
 @pytest.fixture(scope="module")
@@ -320,6 +325,31 @@ def test_stacked_intervals_and_sampled_draws_follow_the_weights(gap_fits):
     chain = np.argsort(F[:, 0], kind="stable")[chain] // S
     share = np.bincount(chain, minlength=K) / n_draws
     assert np.all(np.abs(share - w) <= K_SD * np.sqrt(w * (1 - w) / n_draws) + 1e-12)
+
+
+def test_stacking_with_the_noise_learned_weighs_each_draws_noise(gap_fits):
+    # the defaults learn the noise: each draw has its own variance, which the stacked reductions weigh too
+    X, y, _, _ = gap_fits
+    settings = {k: v for k, v in SMALL.items() if k not in ("prior", "temperature")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        stacked = GibbsMLPRegressor(**settings, chain_weights="stacking").fit(X, y)
+    assert stacked.temperature_source_ == "learned"
+    w, (K, S, _) = stacked.chain_weights_, stacked.samples_.shape
+    assert not np.allclose(w, w[0])  # the chains weigh differently
+    noise = stacked.sample_stats_["noise_variance"]  # (K, S)
+    assert stacked.noise_variance_ == pytest.approx(w @ noise.mean(1), rel=1e-9)
+    F = _by_hand(stacked, X)
+    mean = w @ F.mean(1)
+    _, std = stacked.predict(X, return_std=True)
+    var = w @ ((F - mean) ** 2).mean(1)
+    np.testing.assert_allclose(std, np.sqrt(var + stacked.noise_variance_), rtol=1e-6)
+    # the predictive band: quantiles of the weighted mixture of N(f_theta(x), the draw's noise variance)
+    _, pis = stacked.predict_interval(X[:20], confidence_level=0.8)
+    F, sigma = _by_hand(stacked, X[:20]).reshape(K * S, -1), np.sqrt(noise.reshape(-1, 1))
+    for side, p in ((0, 0.1), (1, 0.9)):
+        cdf = np.repeat(w / S, S) @ stats.norm.cdf((pis[:, side, 0] - F) / sigma)
+        np.testing.assert_allclose(cdf, p, atol=1e-9)
 
 
 def test_chain_weights_is_validated_and_survives_clone_and_pickle(gap_fits):

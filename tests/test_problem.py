@@ -8,14 +8,17 @@ import torch
 from sklearn.base import clone
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
-from skgibbs.priors import MixingPrior, Prior
+from skgibbs.priors import HierarchicalPrior, MixingPrior, Prior
 from skgibbs.problem import PosteriorProblem, build_problem
 from skgibbs.samplers import CSMALA, HMC, MALA, RJMCMC, ChainResult, MeanFieldVI, Target, run_chains
 
 CHEAP = {"hidden_layer_sizes": (6,), "n_samples": 10, "burn_in": 20, "pretrain_iter": 50, "n_chains": 2}
 
 ESTIMATORS = {
-    "hmc": GibbsMLPRegressor(**CHEAP, random_state=0),
+    # the regressor's defaults: MCLMC on ARD with the noise learned
+    "mclmc": GibbsMLPRegressor(**CHEAP, random_state=5),
+    # the fixed prior at the plug-in temperature: "auto" is HMC
+    "hmc": GibbsMLPRegressor(**CHEAP, prior="fixed", temperature="plug-in", random_state=0),
     "csmala": GibbsMLPRegressor(
         **CHEAP, sampler=CSMALA(correction=0.5), rho=0.5, temperature=20.0, random_state=1
     ),
@@ -54,8 +57,15 @@ def test_the_problem_is_what_fit_samples(name):
     fitted = _quiet_fit(clone(est), X, y)
     assert isinstance(problem, PosteriorProblem)
     # the same temperature, lambda, prior, kernel and budget as the fit
-    assert problem.temperature == fitted.temperature_
-    assert problem.target.lam == fitted.lambda_ == len(y) / fitted.temperature_
+    if fitted.temperature_source_ == "learned":
+        # the chains start at the plug-in; the fit then sets temperature_ at the draws' mean noise variance
+        assert problem.temperature == pytest.approx(2.0 * problem.heldout_loss) and problem.prior.learns_noise
+        noise = fitted.sample_stats_["noise_variance"] / fitted.y_scale_**2  # standardized scale
+        assert fitted.temperature_ == pytest.approx(2.0 * noise.mean(), rel=1e-12)
+    else:
+        assert problem.temperature == fitted.temperature_
+        assert problem.target.lam == fitted.lambda_
+    assert fitted.lambda_ == len(y) / fitted.temperature_
     assert type(problem.sampler) is type(fitted.kernel_)
     assert problem.sampler.get_params() == fitted.kernel_.get_params()
     assert problem.sampler.name == fitted.sampler_
@@ -67,6 +77,9 @@ def test_the_problem_is_what_fit_samples(name):
     np.testing.assert_array_equal(_std(problem.prior), _std(prior))
     if isinstance(prior, MixingPrior):
         assert problem.prior.sparsity == prior.sparsity
+    if isinstance(prior, HierarchicalPrior):
+        assert problem.prior.names == prior.names and fitted.prior_ == "ard"
+        np.testing.assert_array_equal(problem.prior.group.numpy(), prior.group.numpy())
     # the same standardized data and starting points: one per chain, VI one for its single q
     Xs = (X - fitted.x_mean_) / fitted.x_scale_
     np.testing.assert_array_equal(problem.X.numpy(), Xs.astype(np.float32))
@@ -98,7 +111,8 @@ def test_building_twice_gives_the_same_problem_and_no_fit():
 @pytest.mark.parametrize(
     "est, burn_in, thin",
     [
-        (GibbsMLPRegressor(), 250, 1),
+        (GibbsMLPRegressor(), 200, 1),  # MCLMC
+        (GibbsMLPRegressor(prior="fixed", temperature="plug-in"), 250, 1),  # HMC
         (GibbsMLPRegressor(rho=0.5), 1000, 10),
         (GibbsMLPRegressor(sampler="vi"), 0, 1),
         (SparseGibbsMLPRegressor(), 250, 1),

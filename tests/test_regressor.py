@@ -55,19 +55,27 @@ def test_fitted_attributes(fitted):
     Q = est.spec_.n_params
     assert est.samples_.shape == (2, 20, Q) and Q == 2 * 8 + 8 + 8 + 1
     assert est.n_features_in_ == 2
-    for name in ("acceptance_rate_", "step_size_", "n_divergent_"):
+    for name in ("step_size_", "n_divergent_", "decoherence_length_", "steps_per_transition_"):
         assert getattr(est, name).shape == (2,)
-    assert est.inverse_mass_.shape == (Q,)
+    # the defaults: ARD (one precision per input, three more groups) with the noise learned
+    assert est.prior_ == "ard" and est.temperature_source_ == "learned"
+    assert est.prior == "auto" and est.temperature == "auto"
+    assert est.sample_stats_["precision"].shape == (2, 20, 2 + 3)
+    assert est.sample_stats_["noise_variance"].shape == (2, 20)
+    # MCLMC's preconditioner: the weights and the log-precisions of the non-centred target
+    assert est.preconditioner_.shape == (2, Q + 2 + 3)
     assert est.lambda_ == pytest.approx(len(X) / est.temperature_)
-    assert est.rho_ == 1.0 and est.sampler_ == "hmc"  # "auto": exact HMC on the full data
-    # the sampler object used, with HMC's defaults; the parameter "auto" is left as it was
-    assert isinstance(est.kernel_, HMC) and est.kernel_.get_params() == HMC().get_params()
+    # "auto": MCLMC on the full data for the regressor's hierarchical defaults
+    assert est.rho_ == 1.0 and est.sampler_ == "mclmc"
+    # the sampler object used, with MCLMC's defaults; the parameter "auto" is left as it was
+    assert isinstance(est.kernel_, MCLMC) and est.kernel_.get_params() == MCLMC().get_params()
     assert est.sampler == "auto"
-    # the Langevin family's results are not HMC's (test_every_sampler_fits checks that they have them)
+    # neither HMC's results nor the Langevin family's (test_every_sampler_fits checks that they have them)
+    for name in ("acceptance_rate_", "inverse_mass_", "trajectory_length_"):
+        assert not hasattr(est, name), name
     for name in ("correction_", "lambda_prime_", "proposal_std_", "n_restarts_", "accepted_batch_sizes_"):
         assert not hasattr(est, name), name
     for name in (
-        "trajectory_length_",
         "surrogate_scale_",
         "noise_variance_",
         "credible_radius_",
@@ -81,6 +89,19 @@ def test_fitted_attributes(fitted):
         assert np.isfinite(getattr(est, name)), name
     assert est.langevin_waic_ == pytest.approx(est.train_loss_ + est.lfv_ / len(X))
     assert len(est.unpack_samples()) == 40
+
+
+def test_fitted_attributes_of_hmc_under_the_fixed_prior():
+    # HMC's own results, where "auto" still picks it: the fixed prior at the plug-in temperature
+    est = _fit(prior="fixed", temperature="plug-in")
+    Q = est.spec_.n_params
+    assert est.sampler_ == "hmc" and est.prior_ == "fixed" and est.temperature_source_ == "plug-in"
+    assert isinstance(est.kernel_, HMC) and est.kernel_.get_params() == HMC().get_params()
+    for name in ("acceptance_rate_", "step_size_", "n_divergent_"):
+        assert getattr(est, name).shape == (2,)
+    assert est.inverse_mass_.shape == (Q,)
+    assert np.isfinite(est.trajectory_length_)
+    assert "precision" not in est.sample_stats_ and "noise_variance" not in est.sample_stats_
 
 
 def test_waic_attribute_is_deprecated_for_langevin_waic(fitted):
@@ -278,11 +299,15 @@ def test_a_name_and_its_default_object_give_identical_draws(name, cls, rho):
     np.testing.assert_array_equal(by_name.n_grad_evals_, by_object.n_grad_evals_)
     for key, value in by_name.sample_stats_.items():
         np.testing.assert_array_equal(by_object.sample_stats_[key], value, err_msg=key)
-    if name in ("hmc", "csmala"):
-        # "auto" is HMC on the full data and csMALA on batches
-        auto = _fit(sampler="auto", rho=rho, temperature=20.0)
-        assert auto.sampler_ == name
-        np.testing.assert_array_equal(auto.samples_, by_name.samples_)
+    # "auto" on the full data is MCLMC under the default prior="auto" (ARD) and HMC under the fixed
+    # prior; on batches it is csMALA
+    auto_settings = {"mclmc": {}, "hmc": {"prior": "fixed"}, "csmala": {}}
+    if name in auto_settings:
+        settings = auto_settings[name]
+        auto = _fit(sampler="auto", rho=rho, temperature=20.0, **settings)
+        named = _fit(sampler=name, rho=rho, temperature=20.0, **settings) if settings else by_name
+        assert auto.sampler_ == named.sampler_ == name
+        np.testing.assert_array_equal(auto.samples_, named.samples_)
 
 
 def test_available_samplers_are_the_estimators_kernels():
@@ -466,7 +491,8 @@ def test_bad_kernel_setting_is_refused_naming_it_and_keeps_the_fit(sampler, rho,
     with pytest.raises(ValueError, match=name):
         est.fit(X0, Y0)
     np.testing.assert_array_equal(est.samples_, before)
-    assert est.kernel_ is kernel and est.sampler_ == "hmc" and est.rho_ == 1.0
+    # the first fit's sampler: "auto" is MCLMC under the regressor's defaults
+    assert est.kernel_ is kernel and est.sampler_ == "mclmc" and est.rho_ == 1.0
     assert np.isfinite(est.predict(X0)).all()
 
 

@@ -148,7 +148,7 @@ class InputRelevanceDisplay:
         if not hasattr(final, "input_relevance_"):
             raise TypeError(
                 "InputRelevanceDisplay needs an estimator fitted with prior='ard' (or a pipeline ending in "
-                f"one); got {_estimator_name(estimator)} with prior={getattr(final, 'prior', None)!r}."
+                f"one); got {_estimator_name(estimator)} with prior={_fitted_prior(final)!r}."
             )
         if feature_names is None:
             feature_names = getattr(final, "feature_names_in_", None)
@@ -164,3 +164,8 @@ class InputRelevanceDisplay:
             estimator_name=name,
         )
         return display.plot(ax=ax, **plot_kw)
+
+
+def _fitted_prior(estimator):
+    """The prior the fit sampled: ``prior_`` (``prior="auto"`` resolved), else the ``prior`` parameter."""
+    return getattr(estimator, "prior_", getattr(estimator, "prior", None))

@@ -5,10 +5,11 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import brier_score_loss, log_loss, make_scorer
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -94,7 +95,12 @@ def test_grid_search_with_skgibbs_scorers():
     _fit(search, X, y)
     res = search.cv_results_
     assert np.all((res["mean_test_coverage"] >= 0) & (res["mean_test_coverage"] <= 1))
-    assert np.all(res["mean_test_neg_waic"] < 0)
+    # each split's score is minus the WAIC generalization loss of the fit on its training fold (a loss
+    # per sample that is negative where the predictive density exceeds 1, as a well fitted T=0.1 gives)
+    for i, (train, _) in enumerate(KFold(2).split(X)):
+        for j, params in enumerate(res["params"]):
+            fold = _fit(clone(est).set_params(**params), X[train], y[train])
+            assert res[f"split{i}_test_neg_waic"][j] == pytest.approx(-fold.generalization_loss_, rel=1e-9)
     assert search.best_index_ == int(np.argmax(res["mean_test_r2"]))
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs.samplers import CSMALA, HMC
+from skgibbs.samplers import CSMALA, HMC, MCLMC
 
 CHEAP = {"hidden_layer_sizes": (8,), "n_samples": 20, "burn_in": 30, "pretrain_iter": 50}
 
@@ -27,8 +27,12 @@ def _messages(record):
     return [str(w.message) for w in record if issubclass(w.category, SamplerWarning)]
 
 
-def test_auto_is_hmc_on_the_full_data_and_csmala_on_batches():
-    est = _fit()
+def test_auto_is_hmc_on_the_full_data_under_the_fixed_prior_and_csmala_on_batches():
+    # the regressor's defaults (prior="auto", temperature="auto") ask for ARD and a learned noise: MCLMC
+    default = _fit()
+    assert default.sampler_ == "mclmc" and default.rho_ == 1.0 and isinstance(default.kernel_, MCLMC)
+    # the fixed prior at the plug-in temperature: exact HMC on the full data
+    est = _fit(prior="fixed", temperature="plug-in")
     assert est.sampler_ == "hmc" and est.rho_ == 1.0
     assert est.samples_.shape[:2] == (4, 20)  # four chains by default, thin=1 for HMC
     assert est.trajectory_length_ == pytest.approx(np.pi / 2)
@@ -45,7 +49,7 @@ def test_auto_is_hmc_on_the_full_data_and_csmala_on_batches():
 
 
 def test_hmc_sample_stats_reach_arviz():
-    est = _fit(n_samples=12)
+    est = _fit(sampler="hmc", n_samples=12)
     stats = est.sample_stats_
     for name in ("acceptance_rate", "step_size", "diverging", "n_steps", "energy_error", "lp"):
         assert stats[name].shape == (4, 12), name
@@ -120,7 +124,7 @@ def test_divergences_are_counted_and_reported(monkeypatch):
     monkeypatch.setattr(chains.HMCChains, "_search", lambda self: self.h * 0 + 50.0)
     monkeypatch.setattr(chains.DualAveraging, "final", lambda self: self.mu * 0 + 50.0)
     X, y = _data()
-    est = GibbsMLPRegressor(**{**CHEAP, "burn_in": 5, "random_state": 0})
+    est = GibbsMLPRegressor(**{**CHEAP, "burn_in": 5, "sampler": "hmc", "random_state": 0})
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         est.fit(X, y)

@@ -142,7 +142,8 @@ def test_the_fixed_prior_with_the_noise_learned_draws_the_noise_alone():
     # prior="fixed", temperature="learn": no precision group, the Gibbs step draws the noise precision only
     X, y = _linear_data(seed=2, n=80)
     reg = GibbsMLPRegressor(
-        (), temperature="learn", n_samples=600, burn_in=300, pretrain_iter=0, random_state=0
+        (), sampler="hmc", prior="fixed", temperature="learn", n_samples=600, burn_in=300, pretrain_iter=0,
+        random_state=0,
     ).fit(X, y)
     assert reg.sample_stats_["precision"].shape[2] == 0 and reg.prior_groups_.tolist() == []
     Xs, ys = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
@@ -158,7 +159,9 @@ def test_ard_shrinks_the_irrelevant_inputs_and_each_draw_follows_its_conditional
     n, d = 200, 10
     X = rng.normal(size=(n, d))
     y = 2.0 * X[:, 0] - 1.5 * X[:, 1] + 0.5 * rng.normal(size=n)
-    reg = GibbsMLPRegressor((), prior="ard", n_samples=400, burn_in=300, random_state=0).fit(X, y)
+    reg = GibbsMLPRegressor(
+        (), sampler="hmc", prior="ard", temperature="plug-in", n_samples=400, burn_in=300, random_state=0
+    ).fit(X, y)
     tau = reg.sample_stats_["precision"][..., :d].reshape(-1, d)
     prior = reg._prior(reg.spec_, torch.device("cpu"), reg.kernel_)
     prior_mean = float(prior.mean_precision()[0])
