@@ -251,7 +251,9 @@ class BaseGibbsMLP(BaseEstimator):
             ConvergenceWarning,
         )
 
-    #: whether ``sampler="auto"`` picks a kernel for hierarchical priors (see the dense estimators)
+    #: whether ``sampler="auto"`` picks a kernel for the hierarchical priors (MCLMC on their non-centred
+    #: target) when the estimator asks for one: the regressor's measured default; the classifier's
+    #: hierarchical default was measured under HMC within Gibbs, which ``"auto"`` keeps
     _hierarchical_sampler = False
 
     def _learns_noise(self, sampler):

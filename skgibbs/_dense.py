@@ -34,11 +34,6 @@ class DenseKernelMixin:
         return 1.0 if self.rho == "auto" else float(self.rho)
 
     # -- hierarchical priors (Neal, 1996) ------------------------------------------
-    #: whether ``sampler="auto"`` picks a kernel for the hierarchical priors (MCLMC on their non-centred
-    #: target) when the estimator asks for one: the regressor's measured default; the classifier's
-    #: hierarchical default was measured under HMC within Gibbs, which ``"auto"`` keeps
-    _hierarchical_sampler = False
-
     def _can_learn(self, supported):
         """Whether an ``"auto"`` setting may learn a scale: the sampler can, and no box or flat prior forbids it."""
         return bool(supported) and self.weight_bound is None and self.prior_std is not None
@@ -58,10 +53,6 @@ class DenseKernelMixin:
         """Whether the settings ask for a hierarchical prior or a learned noise where the sampler can give one."""
         wants_prior = self.prior in ("layer", "ard") or (self.prior == "auto" and self._can_learn(True))
         return wants_prior or self._learns_noise(None)
-
-    def _learns_noise(self, sampler):
-        """Whether the noise precision is a parameter under ``sampler`` (the regressor's ``temperature``)."""
-        return False
 
     def _prior(self, spec, device, sampler):
         base = super()._prior(spec, device, sampler)

@@ -143,7 +143,6 @@ def pretrain(
     opt = torch.optim.Adam([{"params": [w], "lr": sched[0]} for w, sched in zip(ws, schedules)])
     best = theta.detach().repeat(n_groups, 1)
     best_err = torch.full((len(best),), torch.inf, device=Xt.device)
-    mask_all = None if mask is None else mask.repeat(n_groups, 1)
 
     def current():
         return torch.cat(ws) * scale
@@ -163,25 +162,25 @@ def pretrain(
             best_err.copy_(torch.where(better, err, best_err))
             history.append(best_err.clone())
 
-    def recent_fall(start):
-        """The relative fall of each row's best held-out loss over the last ``PATIENCE`` steps (since ``start``)."""
-        back = torch.clamp(len(history) - 1 - start // every, max=PATIENCE // every)
-        now = history[-1]
-        before = torch.stack(history)[len(history) - 1 - back, torch.arange(len(now), device=now.device)]
-        fall = (before - now) / before.abs().clamp(min=1e-12)
-        return torch.where(torch.isfinite(fall), fall, torch.ones_like(fall))
-
-    # per schedule: the rate in use, the step it began at (also per row, for recent_fall), whether done
+    # per schedule: the rate in use, the step it began at, whether done
     stage, begun, done = [0] * n_groups, [0] * n_groups, [False] * n_groups
 
-    def starts():
-        return torch.tensor(begun, device=Xt.device).repeat_interleave(n_chains)
+    def recent_fall():
+        """The relative fall of each row's best held-out loss over the last ``PATIENCE`` steps of its schedule's rate."""
+        now = history[-1]
+        before = now.clone()
+        for g, start in enumerate(begun):
+            back = min(len(history) - 1 - start // every, PATIENCE // every)
+            rows = slice(g * n_chains, (g + 1) * n_chains)
+            before[rows] = history[-1 - back][rows]
+        fall = (before - now) / before.abs().clamp(min=1e-12)
+        return torch.where(torch.isfinite(fall), fall, torch.ones_like(fall))
 
     converged, taken = False, n_iter
     for it in range(n_iter):
         if it % every == 0:
             check()
-            fall = recent_fall(starts())
+            fall = recent_fall()
             for g, sched in enumerate(schedules):
                 rows = slice(g * n_chains, (g + 1) * n_chains)
                 if done[g] or it - begun[g] < PATIENCE or not bool((fall[rows] < TOLERANCE).all()):
@@ -214,8 +213,6 @@ def pretrain(
         progress(owner, "pre-training", n_iter - 1, n_iter,
                  held_out_loss=lambda: f"{float(best_err.min()):.4g} (levelled off at step {taken})")
     check()
-    if mask_all is not None:
-        best.mul_(mask_all)
     # each chain keeps the schedule whose best iterate has the lower held-out loss
     errs = best_err.view(n_groups, n_chains)
     pick = errs.argmin(0)
@@ -223,6 +220,6 @@ def pretrain(
     chosen, chosen_err = best[rows], best_err[rows]
     if not bool(torch.isfinite(chosen_err).all()):
         raise FloatingPointError("Pre-training diverged; lower the scale of X or set pretrain_iter=0.")
-    fall = recent_fall(starts())[rows]
+    fall = recent_fall()[rows]
     info = PretrainInfo(taken, converged, float(fall.mean()), tuple(float(e) for e in chosen_err))
     return chosen.detach(), float(chosen_err.mean()), info
