@@ -108,12 +108,16 @@ print(f"  coverage of held-out noisy y     {test_covered.mean():.3f}")
 print()
 print("fitted sampler state")
 print(f"  sampler_          {reg.sampler_}")
-print(f"  temperature_      {reg.temperature_:.4g}  (lambda_ = {reg.lambda_:.4g}; 'auto': 2 x held-out MSE)")
+print(f"  prior_            {reg.prior_}  (prior='auto' resolved)")
+print(
+    f"  temperature_      {reg.temperature_:.4g}  (lambda_ = {reg.lambda_:.4g}; "
+    f"temperature_source_ = {reg.temperature_source_!r})"
+)
 print(f"  rhat_             {reg.rhat_:.3g}  (largest R-hat of f at the training inputs)")
 print(f"  ess_              {reg.ess_:.3g}  (smallest bulk ESS of f at the training inputs)")
-print(f"  acceptance_rate_  {np.array2string(reg.acceptance_rate_, precision=3)}")
-print(f"  step_size_        {np.array2string(reg.step_size_, formatter={'float_kind': '{:.2e}'.format})}")
-print(f"  n_divergent_      {reg.n_divergent_}")
+for name in ("acceptance_rate_", "step_size_", "n_divergent_"):  # what the kernel records (HMC has all three)
+    if hasattr(reg, name):
+        print(f"  {name:<17} {np.array2string(np.asarray(getattr(reg, name)), precision=3)}")
 print(f"  n_grad_evals_     {reg.n_grad_evals_}")
 print(f"  noise_variance_   {reg.noise_variance_:.4g}  (true 0.02^2 = 0.0004)")
 print(f"  credible_radius_  {reg.credible_radius_:.4g}  (empirical L2 ball (3.4), training inputs)")
