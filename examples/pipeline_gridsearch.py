@@ -46,7 +46,7 @@ X, y = load_diabetes(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random_state=0)
 
 # Cheap settings: one hidden layer of 16 units, short chains. rho=1.0 is
-# exact HMC on the full training set (sampler="auto"); rho < 1 is csMALA.
+# the full training set (sampler="auto": MCLMC under the learned ARD defaults); rho < 1 is csMALA.
 cheap = {
     "hidden_layer_sizes": (16,),
     "n_samples": 50,
@@ -72,8 +72,8 @@ def coverage(y_true, pis):
 
 print(f"pipeline: StandardScaler -> GibbsMLPRegressor(rho=1.0, temperature='auto'): sampler_ = {reg.sampler_!r}")
 print(f"  rhat_ = {reg.rhat_:.3f}, ess_ = {reg.ess_:.0f} (function values at the training inputs)")
-print(f"  temperature_ = {reg.temperature_:.3f} (2 sigma^2 of the pre-training, standardized scale)")
-print(f"  acceptance_rate_ = {np.array2string(reg.acceptance_rate_, precision=3)}")
+print(f"  temperature_ = {reg.temperature_:.3f} ({reg.temperature_source_}: 2 sigma^2, standardized scale)")
+print(f"  prior_ = {reg.prior_!r}, step_size_ = {np.array2string(reg.step_size_, precision=3)}")
 print(f"  held-out R^2 = {pipe.score(X_test, y_test):.3f}")
 print(
     f"  held-out coverage of the 90% predictive interval = {coverage(y_test, y_pis):.3f}"
