@@ -34,7 +34,7 @@ PACKAGES = tuple(f"{__name__}.{sub}" for sub in KINDS.values())
 
 @dataclass(frozen=True)
 class Output:
-    """One set of result files, ``<stem>.json``, ``<stem>.md`` and ``<stem>.rst``.
+    """One set of result files, ``<stem>.json`` and ``<stem>.rst`` (and a figure ``<stem>.png``).
 
     Parameters
     ----------

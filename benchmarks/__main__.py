@@ -3,7 +3,7 @@
 ::
 
     python -m benchmarks list                       # every benchmark, its kind, title and result files
-    python -m benchmarks run NAME [options]         # run it, write benchmarks/results/NAME.{json,md,rst}
+    python -m benchmarks run NAME [options]         # run it, write benchmarks/results/NAME.{json,rst}
     python -m benchmarks run NAME --quick           # a tiny run of the same code, into a temporary directory
     python -m benchmarks run all [--quick]          # every benchmark in turn (hours on one core)
     python -m benchmarks report NAME                # re-render the tables from the stored JSON
@@ -79,7 +79,7 @@ def list_benchmarks(benches):
         print(f"{kind}:")
         for bench in (b for b in benches.values() if b.kind == kind):
             print(f"  {bench.name:24} {bench.title}")
-            print(f"  {'':24} writes {', '.join(f'{s}.{{json,md,rst}}' for s in bench.stems)}")
+            print(f"  {'':24} writes {', '.join(f'{s}.{{json,rst}}' for s in bench.stems)}")
     return 0
 
 
@@ -106,7 +106,7 @@ def run_benchmark(bench, args):
 
 
 def report_benchmark(bench, args):
-    """Re-render ``bench``'s Markdown and reStructuredText from its stored JSON; return the paths written."""
+    """Re-render ``bench``'s reStructuredText from its stored JSON; return the paths written."""
     results = load(args.out, _stems(bench, args))
     if not results:
         print(f"{bench.name}: no stored results in {args.out}")

@@ -22,7 +22,7 @@ BENCHMARKS = registry()
 
 
 def _texts(directory, stems):
-    return {p.name: p.read_text() for s in stems for p in (directory / f"{s}.md", directory / f"{s}.rst") if p.exists()}
+    return {p.name: p.read_text() for s in stems for p in [directory / f"{s}.rst"] if p.exists()}
 
 
 def test_list_names_every_benchmark(capsys):
@@ -30,7 +30,7 @@ def test_list_names_every_benchmark(capsys):
     out = capsys.readouterr().out
     for name, bench in BENCHMARKS.items():
         assert name in out
-        assert all(f"{stem}.{{json,md,rst}}" in out for stem in bench.stems)
+        assert all(f"{stem}.{{json,rst}}" in out for stem in bench.stems)
 
 
 def test_quick_never_writes_the_committed_results():
@@ -58,7 +58,8 @@ def test_quick_run_writes_and_reports(name, tmp_path):
     written = [s for s in bench.stems if (tmp_path / f"{s}.json").is_file()]
     assert written, f"{name} wrote none of {bench.stems}"
     before = _texts(tmp_path, written)
-    assert {f"{s}.md" for s in written} <= set(before) and {f"{s}.rst" for s in written} <= set(before)
+    assert {f"{s}.rst" for s in written} <= set(before)
+    assert not list(tmp_path.glob("*.md")), "the writer writes no Markdown"
     for path in before:
         (tmp_path / path).unlink()
     assert main(["report", name, "--out", str(tmp_path)]) == 0
@@ -125,7 +126,7 @@ def test_quick_smc_seeds_part_writes_and_reports(tmp_path):
     rows = json.loads((tmp_path / "smc_seeds.json").read_text())["rows"]
     assert [r["seed"] for r in rows] == [0, 1]
     before = _texts(tmp_path, ["smc_seeds"])
-    assert "Do the runs agree in the gap?" in before["smc_seeds.md"]
+    assert "Do the runs agree in the gap?" in before["smc_seeds.rst"]
     for name in before:
         (tmp_path / name).unlink()
     assert main(["report", "smc", "--out", str(tmp_path)]) == 0

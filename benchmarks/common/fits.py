@@ -69,7 +69,7 @@ def warning_kinds(messages):
 
 
 def escape(text):
-    """``text`` safe in reST and Markdown: no references (``word_``), substitutions or emphasis."""
+    """``text`` safe in reStructuredText: no references (``word_``), substitutions or emphasis."""
     text = re.sub(r"([|*`])", r"\\\1", text)
     return re.sub(r"(\w)_(?=\W|$)", r"\1\\_", text)
 

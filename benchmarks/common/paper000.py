@@ -58,7 +58,7 @@ from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
 from skgibbs.samplers import CSMALA, MALA, SMALA, Target, run_chains, solve_correction, surrogate_constants
 
-from .tables import md_table, rst_table  # noqa: F401  (the reproductions use P.md_table, P.rst_table)
+from .tables import rst_table  # noqa: F401  (the reproductions use P.rst_table)
 
 
 METHODS = ("mala", "smala", "csmala")

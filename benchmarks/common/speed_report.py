@@ -1,11 +1,11 @@
-"""Tables and text of the speed benchmark, as Markdown and reStructuredText.
+"""Tables and text of the speed benchmark, as reStructuredText.
 
 A table is ``(caption, header, rows)`` with every cell a string. The
 reStructuredText output uses title-less ``list-table`` directives and no
 section headings, so that the documentation can include it anywhere.
 """
 
-__all__ = ["intro", "notes", "tables", "to_markdown", "to_rst"]
+__all__ = ["intro", "notes", "tables", "to_rst"]
 
 TARGETS = "Targets: at least 0.9x the floor, 5x the naive loop at rho=0.1, 1x the JAX peers."
 
@@ -155,11 +155,6 @@ def intro(results):
     )
 
 
-def _md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
-
-
 def _rst_table(header, rows):
     lines = [".. list-table::", "   :header-rows: 1", ""]
     for row in [header, *rows]:
@@ -167,13 +162,6 @@ def _rst_table(header, rows):
         lines.append(f"   * - {cells[0]}".rstrip())
         lines += [f"     - {c}".rstrip() for c in cells[1:]]
     return "\n".join(lines)
-
-
-def to_markdown(intro_text, table_list, note_list):
-    parts = [intro_text]
-    for caption, header, rows in table_list:
-        parts += [f"**{caption}**", _md_table(header, rows)]
-    return "\n\n".join([*parts, "\n".join(f"- {n}" for n in note_list)]) + "\n"
 
 
 def to_rst(intro_text, table_list, note_list):

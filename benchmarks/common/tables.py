@@ -17,13 +17,6 @@ def rst_table(header, rows):
     return "\n".join(out)
 
 
-def md_table(header, rows):
-    """A GitHub-flavoured Markdown table."""
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(out)
-
-
 def names(values, choices, what, in_choice_order=True):
     """Comma-separated command-line names, checked against ``choices``.
 

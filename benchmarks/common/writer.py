@@ -1,10 +1,10 @@
-"""The one writer of benchmark results: ``<stem>.json``, ``<stem>.md`` and ``<stem>.rst``.
+"""The one writer of benchmark results: ``<stem>.json``, ``<stem>.rst`` and a figure ``<stem>.png``.
 
 A benchmark's ``run`` returns its raw results (``{stem: dict}``), which go
 to JSON unchanged but for the environment record; its ``report`` turns
 them into :class:`Page` objects, which this module prints and writes as
-Markdown and reStructuredText (the documentation includes the latter).
-Re-rendering a report therefore only needs the JSON files.
+reStructuredText, the text the documentation includes. Re-rendering a
+report therefore only needs the JSON files.
 """
 
 import json
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .environment import describe
-from .tables import md_table, rst_table
+from .tables import rst_table
 
 __all__ = ["RESULTS", "Page", "load", "render", "save_json", "write_page"]
 
@@ -29,47 +29,44 @@ class Page:
     stem : str
         File name without suffix.
     heading : str
-        Title of the Markdown file.
+        What the page is about (printed; the documentation gives each page
+        its own title).
     tables : list of (title, header, rows)
-        Rendered as Markdown and grid tables, in order.
+        Rendered as grid tables, in order.
     notes : list of str
         Paragraphs after the tables.
-    md, rst : list of str, optional
-        Lines written as they are instead of ``heading``, ``tables`` and
-        ``notes`` (for reports with their own layout).
+    rst : list of str, optional
+        Lines written as they are instead of ``tables`` and ``notes`` (for
+        reports with their own layout).
     figure : callable, optional
         ``figure(path)`` draws the figure ``<stem>.png`` that the text includes.
     unwritten : str, optional
-        Why the Markdown and reStructuredText files are not written (the
-        tables are still printed and the JSON written).
+        Why the reStructuredText file is not written (the tables are still
+        printed and the JSON written).
     """
 
     stem: str
     heading: str = ""
     tables: list = field(default_factory=list)
     notes: list = field(default_factory=list)
-    md: list = None
     rst: list = None
     figure: Callable = None
     unwritten: str = None
 
 
 def render(page, environment=None):
-    """``(markdown, restructuredtext)`` of ``page`` as strings, ending with ``environment`` if given."""
-    if page.md is not None:
-        md, rst = list(page.md), list(page.rst)
+    """The reStructuredText of ``page``, ending with ``environment`` if given."""
+    if page.rst is not None:
+        rst = list(page.rst)
     else:
-        md, rst = [f"# {page.heading}", ""], []
+        rst = []
         for title, header, rows in page.tables:
-            md += [f"## {title}", "", md_table(header, rows), ""]
             rst += [f"**{title}**", "", rst_table(header, rows), ""]
         for note in page.notes:
-            md += [note, ""]
             rst += [note, ""]
     if environment and "versions" in environment:  # older results kept their own, differently shaped
-        md += ["", describe(environment), ""]
         rst += ["", describe(environment), ""]
-    return "\n".join(md), "\n".join(rst)
+    return "\n".join(rst)
 
 
 def save_json(directory, stem, result):
@@ -83,17 +80,16 @@ def save_json(directory, stem, result):
 
 
 def write_page(directory, page, environment=None):
-    """Print ``page`` and write its Markdown, reStructuredText and figure; return the paths written."""
-    md, rst = render(page, environment)
-    print(f"\n== {page.stem}\n{rst if page.md is None else md}")
+    """Print ``page`` and write its reStructuredText and figure; return the paths written."""
+    rst = render(page, environment)
+    print(f"\n== {page.stem}" + (f": {page.heading}" if page.heading else "") + f"\n{rst}")
     if page.unwritten:
         print(f"\n{page.unwritten}")
         return []
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    paths = [directory / f"{page.stem}.md", directory / f"{page.stem}.rst"]
-    paths[0].write_text(md)
-    paths[1].write_text(rst)
+    paths = [directory / f"{page.stem}.rst"]
+    paths[0].write_text(rst)
     if page.figure is not None:
         paths.append(directory / f"{page.stem}.png")
         page.figure(paths[-1])

@@ -99,7 +99,7 @@ met or not met per data set. The peer goal (the ranking of ``skgibbs``
 against the six peers) leaves the ``skgibbs_vi`` row out.
 
 Run ``python -m benchmarks run classification``; it writes
-``benchmarks/results/classification.{json,md,rst}``. The scikit-learn
+``benchmarks/results/classification.{json,rst}``. The scikit-learn
 peers take about 40 minutes on one core for their forty fits each, nearly
 all of it the Gaussian process on ``digits`` (ten one-vs-rest classifiers
 on 1347 points: about 3.5 minutes per fit; every other fit of these peers
@@ -118,7 +118,7 @@ other models; the tables show the fits stored for the splits of
 the last run, whichever run made them. ``--datasets`` and ``--models``
 select (comma- or space-separated); ``--n-splits`` sets the number of
 splits; ``--output`` names the result files.
-The Markdown and reST tables are written once the JSON file holds a skgibbs
+The reStructuredText tables are written once the JSON file holds a skgibbs
 fit; before that they are only printed. ``--quick`` (breast cancer, one
 split, a tiny skgibbs network, a few laplace-torch steps) writes to a temporary directory;
 ``python -m benchmarks report classification`` rewrites the tables from the saved JSON.

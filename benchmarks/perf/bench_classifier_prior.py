@@ -19,7 +19,7 @@ and the fit time, beside ``LogisticRegression`` and
 thread; about 15 minutes on one core.
 
 Run ``python -m benchmarks run classifier_prior``; it writes
-``benchmarks/results/classifier_prior.{json,md,rst}``.
+``benchmarks/results/classifier_prior.{json,rst}``.
 """
 
 import time

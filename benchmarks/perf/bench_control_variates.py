@@ -34,7 +34,7 @@ from skgibbs.control_variates import STEIN_ACTIVATIONS, mlp_derivatives, spectra
 
 from .. import Benchmark, Output
 from ..common.environment import load_average, machine_info
-from ..common.tables import md_table, rst_table
+from ..common.tables import rst_table
 from ..common.timing import Variant, measure
 from ..common.writer import Page
 
@@ -218,9 +218,8 @@ def report(results):
             else "."
         )
     )
-    md = ["# Neural control variate: time per ESVM step", "", intro, "", md_table(header, rows), ""]
     rst = ["Neural control variate: time per ESVM step", "=" * 43, "", intro, "", rst_table(header, rows), ""]
-    return [Page(NAME, md=md, rst=rst)]
+    return [Page(NAME, rst=rst)]
 
 
 BENCHMARK = Benchmark(

@@ -27,7 +27,7 @@ each other down.
 
 Run ``python -m benchmarks run distributed`` (about fifteen minutes;
 ``--quick`` for a smoke run); it writes
-``benchmarks/results/distributed.{json,md,rst}``. Needs
+``benchmarks/results/distributed.{json,rst}``. Needs
 ``pip install 'skgibbs[distributed]'``.
 """
 

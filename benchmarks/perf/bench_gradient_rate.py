@@ -30,7 +30,7 @@ Every comparison is timed in interleaved blocks, each block setting its own
 thread count, and reported as the median (``benchmarks/common/timing.py``).
 
 Run ``python -m benchmarks run gradient_rate`` (about five minutes); it
-writes ``benchmarks/results/gradient_rate.{json,md,rst}``.
+writes ``benchmarks/results/gradient_rate.{json,rst}``.
 """
 
 import time

@@ -21,7 +21,7 @@ timings (5.33 ± 0.09 s and 18.87 ± 0.18 s on an AMD Ryzen 7 5700X) are
 printed beside ours; the machines differ, so compare ratios.
 
 Run ``python -m benchmarks run lfv_speed`` (about a minute); it writes
-``benchmarks/results/lfv_speed.{json,md,rst}``. ``--quick`` runs one
+``benchmarks/results/lfv_speed.{json,rst}``. ``--quick`` runs one
 repetition; ``--reps`` sets the repetitions; ``--n-jobs`` runs repetitions
 in parallel (timings then include the load of the other jobs; keep 1 for
 the reported numbers); ``python -m benchmarks report lfv_speed`` rewrites

@@ -84,7 +84,7 @@ first runs a short pilot chain and, when the full run would exceed
 ``--nuts-budget`` seconds, runs fewer draws (or fewer warm-up steps) and says
 so. Each full run merges its targets and samplers into
 ``benchmarks/results/mixing.json`` (saved after every sampler) and rewrites
-``mixing.{md,rst}``; ``python -m benchmarks report mixing`` rebuilds the tables from the JSON;
+``mixing.rst``; ``python -m benchmarks report mixing`` rebuilds the tables from the JSON;
 ``--quick`` runs a tiny network and short chains on smaller data into a
 temporary directory; ``--samplers`` selects samplers (comma-separated).
 """

@@ -38,7 +38,7 @@ from skgibbs.model_selection import CriterionGridSearch
 
 from .. import Benchmark, Output
 from ..common import data
-from ..common.tables import md_table, rst_table
+from ..common.tables import rst_table
 from ..common.writer import Page
 
 NAME = "model_selection"
@@ -108,9 +108,7 @@ def _text(r):
         f"{r['cv_time']:.0f} s: speed-up {r['speedup']:.1f}x (goal: at least 5x).",
     ]
     title = "GibbsMLPRegressor (library defaults) on load_diabetes, temperature grid"
-    md = [f"### {title}", "", md_table(header, rows), "", *summary, ""]
-    rst = [title, "-" * len(title), "", rst_table(header, rows), "", *[s + "\n" for s in summary]]
-    return md, rst
+    return [title, "-" * len(title), "", rst_table(header, rows), "", *[s + "\n" for s in summary]]
 
 
 def run(args):
@@ -120,8 +118,7 @@ def run(args):
 
 def report(results):
     """The temperature table, the chosen candidates and the speed-up, in the layout of the docs."""
-    md, rst = _text(results[NAME])
-    return [Page(NAME, md=md, rst=rst)]
+    return [Page(NAME, rst=_text(results[NAME]))]
 
 
 BENCHMARK = Benchmark(

@@ -33,7 +33,7 @@ standardized; four chains start from the Glorot draws
 ``s = 0..3``, as the estimators draw them; ``pretrain(..., seed=0)`` splits
 the held-out part; float32, one torch thread.
 
-Measured (``benchmarks/results/pretrain.md``; 21 minutes on one core of a
+Measured (``benchmarks/results/pretrain.rst``; 21 minutes on one core of a
 shared machine, 18 of them in the reference runs): the slow rate alone wins
 on the nearly linear data, diabetes and house prices (held-out losses 0.529
 and 0.342, where 1e-2 then 1e-3 ends higher, at 0.555 and 0.379); the fast
@@ -54,7 +54,7 @@ rate to 20,000 steps without stopping gains at most 2.3% on the stopping
 rule: after the rule stops, the best held-out loss hardly falls.
 
 Run ``python -m benchmarks run pretrain``; it writes
-``benchmarks/results/pretrain.{json,md,rst}``. ``--cap`` and
+``benchmarks/results/pretrain.{json,rst}``. ``--cap`` and
 ``--reference-steps`` change the two step counts, ``--datasets`` the data
 sets; ``--quick`` runs the quick start alone at a cap of 200 steps.
 """

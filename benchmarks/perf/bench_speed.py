@@ -47,7 +47,7 @@ from skgibbs.samplers import CSMALA, MALA, Target, mala, run_chains
 from .. import Benchmark, Output
 from ..common.environment import load_average, machine_info
 from ..common.peers import autograd_floor, naive_module_mala
-from ..common.speed_report import intro, notes, tables, to_markdown, to_rst
+from ..common.speed_report import intro, notes, tables, to_rst
 from ..common.timing import Variant, measure
 from ..common.writer import Page
 
@@ -471,7 +471,7 @@ def report(results):
     if "parts" in res:  # results written before the parts were timed have no such table
         table_list.append(_parts_table(res["parts"]))
     text = intro(res), table_list, notes(res)
-    return [Page(NAME, md=[to_markdown(*text)], rst=[to_rst(*text)])]
+    return [Page(NAME, rst=[to_rst(*text)])]
 
 
 BENCHMARK = Benchmark(

@@ -171,7 +171,7 @@ GibbsMLPRegressor rows, about 75 minutes for the fifty fits of the default
 row and 70 for those with ``prior="ard"``; 11 minutes the Gaussian
 processes, about 5 minutes each the fifty fits with ``sampler="vi"`` and
 the fifty laplace-torch fits); it writes
-``benchmarks/results/uq.{json,md,rst}``. ``--quick`` (diabetes, two splits, a
+``benchmarks/results/uq.{json,rst}``. ``--quick`` (diabetes, two splits, a
 tiny skgibbs network, no GP restarts, a few laplace-torch steps; seconds) writes to a temporary directory;
 ``--datasets`` and ``--models`` select (comma- or space-separated);
 ``python -m benchmarks report uq`` rewrites the tables from the saved JSON. A full run merges into

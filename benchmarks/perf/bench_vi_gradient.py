@@ -23,7 +23,7 @@ under VI now):
    out), Adam steps until early stopping, and fit seconds.
 
 Run ``python -m benchmarks run vi_gradient`` (about five minutes); it
-writes ``benchmarks/results/vi_gradient.{json,md,rst}``.
+writes ``benchmarks/results/vi_gradient.{json,rst}``.
 """
 
 import time

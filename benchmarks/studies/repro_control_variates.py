@@ -47,7 +47,7 @@ Run from the repository root::
     python -m benchmarks run control_variates --n-jobs 16    # paper settings, writes results
     python -m benchmarks report control_variates                 # rewrite tables and figure from the JSON
 
-Results: ``benchmarks/results/control_variates.{json,md,rst,png}``, the figure
+Results: ``benchmarks/results/control_variates.{json,rst,png}``, the figure
 also as ``doc/_static/control_variates_repro.png``. Draws and fits do not
 depend on ``--n-jobs`` (the test chains run in blocks of fixed seeds).
 """
@@ -62,7 +62,7 @@ import numpy as np
 
 from .. import Benchmark, Output
 from ..common import paper003 as P
-from ..common.tables import md_table, rst_table
+from ..common.tables import rst_table
 from ..common.writer import RESULTS, Page, load
 
 NAME = "control_variates"
@@ -336,17 +336,12 @@ def report(results):
     result = results[NAME]
     header, rows = table(result)
     intro, notes = settings_text(result), discussion(result)
-    title = "Neural control variates: paper 003 §6"
-    fig_md = "![Estimates per test chain](control_variates.png)"
     fig_rst = ".. image:: /_static/control_variates_repro.png\n   :width: 100%"
-    md = [f"# {title}", "", intro, "", md_table(header, rows), ""]
     rst = [intro, "", rst_table(header, rows), ""]
     for note in notes:
-        md += [note, ""]
         rst += [note, ""]
-    md += [fig_md, ""]
     rst += [fig_rst, ""]
-    return [Page(NAME, md=md, rst=rst, figure=figure(result))]
+    return [Page(NAME, "Neural control variates: paper 003 §6", rst=rst, figure=figure(result))]
 
 
 def add_arguments(parser):

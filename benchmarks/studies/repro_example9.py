@@ -49,7 +49,7 @@ and (2.12) for sMALA and csMALA -- on a grid (d = 2), so that the sampling
 error and the surrogate's own effect can be told apart.
 
 Run ``python -m benchmarks run example9``: the tables and the discussion are printed and
-written to ``benchmarks/results/example9.{json,md,rst}``. ``--quick`` is a smoke
+written to ``benchmarks/results/example9.{json,rst}``. ``--quick`` is a smoke
 run (2 replications, short chains; seconds) that writes to a temporary directory; ``python -m benchmarks report example9`` rewrites
 the tables from the saved JSON; ``--conventions`` runs only the named
 conventions and keeps the others from the saved JSON (one convention takes
@@ -69,7 +69,7 @@ from skgibbs.potential import FunctionPotential
 from skgibbs.samplers import CSMALA, MALA, SMALA, Target, run_chains
 
 from .. import Benchmark, Output
-from ..common.tables import md_table, rst_table
+from ..common.tables import rst_table
 from ..common.writer import Page
 
 THETA_STAR = np.array([0.5, 0.5])
@@ -368,7 +368,7 @@ SETTINGS_HEADER = [
 
 
 def tables(result):
-    """``(title, header, rows)`` of every table, shared by the Markdown and reST writers."""
+    """``(title, header, rows)`` of every table, of the page."""
     out = []
     for conv, label in CONVENTIONS.items():
         if conv not in result["conventions"]:
@@ -507,10 +507,8 @@ def report(results):
     """The radius and settings tables, the legend and the discussion."""
     result = results[NAME]
     note = discussion(result)
-    md = ["# Example 9 of paper 000: credible balls in a linear model", ""]
     rst = []
     for title, header, rows in tables(result):
-        md += [f"## {title}", "", md_table(header, rows), ""]
         rst += [f"**{title}**", "", rst_table(header, rows), ""]
     legend = (
         "Columns: 'fn' radii τ_α in L2(P^X) (mean ± standard error over replications), 'fn exact' the "
@@ -519,9 +517,8 @@ def report(results):
         "'cover fn' the fraction of replications with ‖f* − f̄‖ ≤ τ_α, 'cover par' the fraction with "
         "‖θ* − θ̄‖₂ ≤ Δ⁻¹ τ_α^θ̄."
     )
-    md += [legend, "", note, ""]
     rst += [legend, "", note, ""]
-    return [Page(NAME, md=md, rst=rst)]
+    return [Page(NAME, "Example 9 of paper 000: credible balls in a linear model", rst=rst)]
 
 
 def add_arguments(parser):

@@ -30,7 +30,7 @@ does not say whether its LFV discards a burn-in, we keep every iterate.
 
 Run ``python -m benchmarks run lfv_linear`` (full: 50 responses, about 10
 minutes on one core; ``--n-jobs`` runs the 12 cells in parallel). It prints
-the tables and writes ``benchmarks/results/lfv_linear.{json,md,rst}``.
+the tables and writes ``benchmarks/results/lfv_linear.{json,rst}``.
 ``--quick`` (smallest n of each spectrum, 5 responses, T = 5 n; seconds) writes
 to a temporary directory; ``--reps`` sets the number of responses; ``python -m benchmarks report lfv_linear`` rewrites the
 tables from the saved JSON.

@@ -39,7 +39,7 @@ the descent stable.
 
 Run ``python -m benchmarks run lfv_nn --n-jobs 16`` for the full tables
 (about an hour of CPU: a few minutes on 16 cores); it writes
-``benchmarks/results/lfv_nn.{json,md,rst}``. ``--ns``, ``--lfv-reps`` and
+``benchmarks/results/lfv_nn.{json,rst}``. ``--ns``, ``--lfv-reps`` and
 ``--gap-reps`` reduce the work; ``--quick`` (n = 50, M = 50, 1 LFV and 3 gap
 experiments, T = 300) writes to a temporary directory; ``python -m benchmarks report lfv_nn`` rewrites the tables from the saved
 JSON; ``--lr`` and ``--init-sd`` change the training (a variant: write it

@@ -39,7 +39,7 @@ time of LFV and of the 10 CV fits.
 
 Run ``python -m benchmarks run lfv_real --n-jobs 16`` for 20
 initialisations (about 1.5 CPU-hours); it writes
-``benchmarks/results/lfv_real.{json,md,rst}``. ``--inits`` and ``--datasets``
+``benchmarks/results/lfv_real.{json,rst}``. ``--inits`` and ``--datasets``
 reduce the work; ``--quick`` (diabetes and cpus, one initialisation,
 T = 500, GD capped at 1000 iterations) writes to a temporary directory; ``python -m benchmarks report lfv_real`` rewrites
 the tables from the saved JSON; ``--cold-cv`` adds a CV whose folds are

@@ -30,7 +30,7 @@ the acceptance rate. Chains use the samplers' defaults
 ``correction="auto"``, restarts after 100 rejections).
 
 Run ``python -m benchmarks run surrogate_gap``: the tables and the discussion are printed and
-written to ``benchmarks/results/surrogate_gap.{json,md,rst}``. ``--quick`` is a smoke
+written to ``benchmarks/results/surrogate_gap.{json,rst}``. ``--quick`` is a smoke
 run (n = 300, short chains; seconds) that writes to a temporary directory; ``python -m benchmarks report surrogate_gap`` rewrites
 the tables from the saved JSON; ``--problems`` runs only the named problems
 and keeps the other from the saved JSON (linear about 3, mlp about 2 minutes
@@ -51,7 +51,7 @@ from skgibbs.datasets import make_gap_regression
 from skgibbs.samplers import CSMALA, MALA, SMALA
 
 from .. import Benchmark, Output
-from ..common.tables import md_table, rst_table
+from ..common.tables import rst_table
 from ..common.writer import Page
 
 RHOS = (0.1, 0.3, 0.5)
@@ -534,18 +534,15 @@ def report(results):
         "rate; 'warned': SamplerWarning raised by fit."
     )
     note = discussion(result)
-    md = ["# Surrogate gap: sMALA and csMALA against MALA", ""]
     rst = []
     for problem in PROBLEMS:
         if problem not in result:
             continue
         header, rows = table(result[problem], exact=problem == "linear")
-        md += [f"## {titles[problem]}", "", md_table(header, rows), ""]
         rst += [f"**{titles[problem]}**", "", rst_table(header, rows), ""]
-    md += [legend, "", note, ""]
-    # inline code: `x` in Markdown, ``x`` in reStructuredText
+    # inline code: the texts mark it `x`, reStructuredText ``x``
     rst += [re.sub(r"`([^`]+)`", r"``\1``", text) for text in (legend, "", note, "")]
-    return [Page(NAME, md=md, rst=rst)]
+    return [Page(NAME, "Surrogate gap: sMALA and csMALA against MALA", rst=rst)]
 
 
 def add_arguments(parser):

@@ -60,7 +60,7 @@ score is reported too, as are the best score of each ``a`` and the
 score of the former default ``eta = 0.03 n / N``.
 
 Run ``python -m benchmarks run vi_tau`` (48 fits; the large data sets
-dominate the time); it writes ``benchmarks/results/vi_tau.{json,md,rst}``.
+dominate the time); it writes ``benchmarks/results/vi_tau.{json,rst}``.
 The JSON file is saved after every fit and a later run reuses the stored
 fits with the same estimator (``--force`` refits), so an interrupted run
 resumes; ``--datasets`` selects; ``--quick`` (diabetes and a 3000-row
