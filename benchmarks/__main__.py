@@ -84,7 +84,11 @@ def list_benchmarks(benches):
 
 
 def run_benchmark(bench, args):
-    """Run ``bench``, write its results through the writer; return the paths written."""
+    """Run ``bench``, write its results through the writer; return the paths written.
+
+    Every result gets the record of the run (:func:`benchmarks.common.environment.record`): the machine,
+    the versions, the load average before and after, the seed and whether it was quick.
+    """
     missing = bench.missing()
     if missing:
         print(f"skipping {bench.name}: the optional module {missing} is not installed")
@@ -93,9 +97,10 @@ def run_benchmark(bench, args):
     from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(args.threads)
+    load_before = environment.load_average()
     with threadpool_limits(args.threads):
         results = bench.run(args)
-    env = environment.record(args.threads, packages=bench.requires)
+    env = environment.record(args.threads, bench.requires, load_before, seed=args.seed, quick=args.quick)
     written = []
     for stem, result in results.items():
         result["environment"] = env

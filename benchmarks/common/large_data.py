@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 from scipy.stats import norm
 
-from .environment import load_average
+from .environment import load_after, was_quick
 from .fits import mixing_note
 from .writer import Page
 
@@ -154,7 +154,7 @@ def run_fits(args):
     rows, skipped = [], {}
     for n in sizes:
         rows += fit_methods(_data(int(n)), methods, args.quick, skipped, f"n={n}", n=int(n))
-    return {"quick": args.quick, "rows": rows, "skipped": skipped, "threads": 1, "load_average": [load_average()]}
+    return {"rows": rows, "skipped": skipped, "threads": 1}
 
 
 def report_fits(res):
@@ -173,7 +173,7 @@ def report_fits(res):
     notes = [
         f"Friedman #1 (20 inputs, noise sd 1, so the true function with its noise scores a test "
         f"log-likelihood of {BEST:.3f}) with {TEST_ROWS} held-out rows; one core; load average at the end "
-        f"{res['load_average'][0]:.1f}. skgibbs: GibbsMLPRegressor(random_state=0) at its defaults "
+        f"{load_after(res, lambda r: r['load_average'][0]):.1f}. skgibbs: GibbsMLPRegressor(random_state=0) at its defaults "
         "(the sampler column says what sampler='auto' ran), and with sampler='vi'. 'passes / chain' "
         "counts gradients over the full data (HMC) or passes of the minibatches (SGHMC) per chain, "
         "warm-up included, pre-training and summaries not. 'not mixed': the numbers of that row come from "
@@ -185,7 +185,7 @@ def report_fits(res):
             "The skgibbs rows with sampler sghmc ran when sampler='auto' chose SGHMC beyond 5e7 rows x "
             "weights; after these measurements it chooses VI there (the skgibbs_vi rows)."
         )
-    if res["quick"]:
+    if was_quick(res):
         notes.append("Quick run: short chains and few iterations; not the documented numbers.")
     notes += [f"Skipped {k}: {v}" for k, v in res.get("skipped", {}).items()]
 

@@ -5,6 +5,8 @@ reStructuredText output uses title-less ``list-table`` directives and no
 section headings, so that the documentation can include it anywhere.
 """
 
+from .environment import loads, was_quick
+
 __all__ = ["intro", "notes", "tables", "to_rst"]
 
 TARGETS = "Targets: at least 0.9x the floor, 5x the naive loop at rho=0.1, 1x the JAX peers."
@@ -140,18 +142,21 @@ def notes(results):
 
 def intro(results):
     m, opts = results["machine"], results["options"]
+    # results stored before the harness recorded the load and the quick flag kept their own
+    before, after = loads(results) or (results["load_before"], results["load_after"])
+    quick = was_quick(results) or opts.get("quick", False)
     jax_v = results.get("jax")
     jax_txt = f"JAX {jax_v['jax']}, BlackJAX {jax_v['blackjax']}" if jax_v else f"JAX {results['jax_status']}"
     return (
         f"Measured on {results['date']} on a machine with {m['nproc']} CPUs ({m['cpu_model']}), Python "
         f"{m['python']}, torch {m['torch']} with {m['torch_threads']} thread, {jax_txt}, float32. Each rate "
         f"is the median of {opts['repeats']} timed blocks interleaved with the other rows of its table. The "
-        f"machine was shared with other processes (load average {results['load_before']:.1f} before, "
-        f"{results['load_after']:.1f} after), so single rates are noisy; ratios within a table are more "
+        f"machine was shared with other processes (load average {before:.1f} before, "
+        f"{after:.1f} after), so single rates are noisy; ratios within a table are more "
         "reliable, and the last column compares steps per CPU-second of the process, which leaves out the "
         "time spent waiting for the CPU (JAX dispatches asynchronously and can overlap the Python "
         "dispatch with the computation on a second thread, so on this two-core machine its CPU-time "
-        f"ratios are the one-core comparison).{' Quick run.' if opts['quick'] else ''}"
+        f"ratios are the one-core comparison).{' Quick run.' if quick else ''}"
     )
 
 

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
+from .environment import load_average
+
 __all__ = ["Variant", "measure"]
 
 
@@ -69,7 +71,9 @@ def measure(variants, repeats=5, block_s=0.3, warmup_steps=2):
         block), ``cpu_per_wall`` (median process CPU time over wall time;
         about 1 for one busy thread, below 1 when the process waited for
         the CPU), ``page_faults_per_step`` (minor page faults: fresh memory
-        that the allocator mapped and the step had to touch).
+        that the allocator mapped and the step had to touch), ``load_average``
+        (the 1-minute load average when the last block ended: above the
+        number of free CPUs, other processes shared them during the blocks).
     """
     n_steps = {}
     for v in variants:
@@ -85,6 +89,7 @@ def measure(variants, repeats=5, block_s=0.3, warmup_steps=2):
             cpu_rates[v.key].append(v.chains * n_steps[v.key] / max(cpu, 1e-9))
             loads[v.key].append(cpu / wall)
             faults[v.key].append(fault)
+    load = load_average()
     out = {}
     for v in variants:
         med = statistics.median(rates[v.key])
@@ -98,5 +103,6 @@ def measure(variants, repeats=5, block_s=0.3, warmup_steps=2):
             "n_steps": n_steps[v.key],
             "cpu_per_wall": statistics.median(loads[v.key]),
             "page_faults_per_step": statistics.median(faults[v.key]),
+            "load_average": load,
         }
     return out

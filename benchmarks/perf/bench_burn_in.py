@@ -30,7 +30,7 @@ from skgibbs.priors import Prior
 from skgibbs.samplers import CSMALA, RunSettings, Target
 
 from .. import Benchmark, Output
-from ..common.environment import load_average
+from ..common.environment import load_after
 from ..common.writer import Page
 
 NAME = "burn_in"
@@ -73,14 +73,13 @@ def run(args):
         sample, measured, plain = times["sampling"], times["measured"], times["plain"]
         schedule = (measured + (MOVE_EVERY - 1) * plain) / MOVE_EVERY
         raw.append({"chains": K, "sampling": sample, "measured": measured, "plain": plain, "schedule": schedule})
-    result = {"quick": args.quick, "rows": raw, "steps": steps, "load_average": load_average()}
-    return {NAME: {**result, "move_every": MOVE_EVERY}}
+    return {NAME: {"rows": raw, "steps": steps, "move_every": MOVE_EVERY}}
 
 
 def report(results):
     """The step-time table."""
     result = results[NAME]
-    every, steps, load = result["move_every"], result["steps"], result["load_average"]
+    every, steps, load = result["move_every"], result["steps"], load_after(result, lambda r: r["load_average"])
     rows = []
     for r in result["rows"]:
         sample = r["sampling"]

@@ -143,7 +143,7 @@ from skgibbs.samplers import get_sampler
 from .. import Benchmark, Output
 from ..common import laplace_peer
 from ..common.data import load, load_available
-from ..common.environment import load_average, versions
+from ..common.environment import session_loads, versions, was_quick
 from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, fmt, mean_se, warning_kinds
 from ..common.fits import fit_classifier as fit
 from ..common.fits import make_classifier_vi as make_skgibbs_vi
@@ -236,8 +236,9 @@ def fit_all(args, datasets, models, stem):
     previous = load_results(args.out, [stem]).get(stem)
     if not args.quick and previous is not None:
         result = previous
+        result["sessions"] = session_loads(previous)  # the last one gets the load the harness recorded
         print(f"{len(result['runs'])} fits stored in {args.out / stem}.json")
-    result.update(quick=args.quick, settings=cfg, versions=versions(PACKAGES))
+    result.update(settings=cfg, versions=versions(PACKAGES))
     stored = {(r["dataset"], r["model"], r["split"]): r for r in result["runs"]}
     data, skipped = load_available(datasets, load)
     for model in [m for m in models if m in OPTIONAL]:
@@ -247,7 +248,7 @@ def fit_all(args, datasets, models, stem):
             skipped[model] = reason
     models = [m for m in models if m not in skipped]
     result["skipped"] = skipped
-    start, load_before, reused = time.perf_counter(), load_average(), 0
+    start, reused = time.perf_counter(), 0
     for name, (X, y, n_train) in data.items():
         result["shapes"][name] = {
             "n": len(y), "d": X.shape[1], "classes": len(np.unique(y)), "n_train": n_train,
@@ -289,10 +290,9 @@ def fit_all(args, datasets, models, stem):
         print(f"{reused} fits taken from {args.out / stem}.json (--force refits them)")
     result["runs"] = list(stored.values())
     # every run that fitted something is one session: runs on other data or models add to the file
-    result.setdefault("sessions", []).append({
-        "datasets": datasets, "models": models, "runtime_s": time.perf_counter() - start,
-        "load_average": [load_before, load_average()],
-    })  # fmt: skip
+    result.setdefault("sessions", []).append(
+        {"datasets": datasets, "models": models, "runtime_s": time.perf_counter() - start}
+    )
     if not args.quick:
         save_json(args.out, stem, result)
     return result
@@ -555,7 +555,7 @@ def notes(result, summary, wins):
     sessions = "; ".join(
         f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {x['runtime_s']:.0f} s, load average "
         f"{x['load_average'][0]:.1f} before, {x['load_average'][1]:.1f} after"
-        for x in result.get("sessions", [])
+        for x in session_loads(result)
     )
     out.append(f"Versions: {ver}. Runs (in parallel where two ran at once on the two cores): {sessions}.")
     return out
@@ -598,9 +598,9 @@ def page(result, name):
         tabs.append(ard)
         text.insert(1, f"ARD goal (the lowest NLL with the accuracy within {ACCURACY_SLACK} of the best on at "
                        f"least 2 of 4 data sets): met on {ard_wins} of the {len(ard[2])} data sets run.")  # fmt: skip
-    if name in PAGE_NOTES and not result["quick"]:
+    if name in PAGE_NOTES and not was_quick(result):
         text.insert(0, PAGE_NOTES[name])
-    stored = result["quick"] or any(r["model"] == "skgibbs" for r in result["runs"])
+    stored = was_quick(result) or any(r["model"] == "skgibbs" for r in result["runs"])
     unwritten = None if stored else "No GibbsMLPClassifier fit stored: only the JSON file written."
     return Page(name, "Classification: GibbsMLPClassifier and the alternatives", tabs, text, unwritten=unwritten)
 

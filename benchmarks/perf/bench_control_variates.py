@@ -33,7 +33,7 @@ import torch
 from skgibbs.control_variates import STEIN_ACTIVATIONS, mlp_derivatives, spectral_variance_torch
 
 from .. import Benchmark, Output
-from ..common.environment import load_average, machine_info
+from ..common.environment import loads, machine_info
 from ..common.tables import rst_table
 from ..common.timing import Variant, measure
 from ..common.writer import Page
@@ -174,7 +174,6 @@ def run(args):
     n = args.n or (500 if args.quick else 10_000)
     loop_points = args.loop_points or (10 if args.quick else 100)
     repeats, block_s = (2, 0.02) if args.quick else (5, 1.0)
-    load_before = load_average()
     results = []
     for d in (2, 6):
         for hidden in ((32,), (32, 32)):
@@ -184,7 +183,6 @@ def run(args):
             results.append({"d": d, "phi": phi, "hidden": list(hidden), "variants": variants})
     payload = {
         "machine": machine_info(),
-        "load_average": [load_before, load_average()],
         "n": n,
         "truncation": TRUNCATION,
         "results": results,
@@ -198,7 +196,7 @@ def run(args):
 def report(results):
     """The time-per-step table with the paragraph on how it was measured."""
     payload = results[NAME]
-    info, (load_before, load_after) = payload["machine"], payload["load_average"]
+    info, (load_before, load_after) = payload["machine"], loads(payload) or payload["load_average"]
     # the repeats and loop size were not stored before; these are the defaults those runs used
     repeats, loop_points = payload.get("repeats", 5), payload.get("loop_points", 100)
     date = f" on {payload['date']}" if "date" in payload else ""

@@ -135,7 +135,7 @@ def run(args):
     repeat = 1 if args.quick else REPEAT
     envs = list(WORKER_ENV)[:1] if args.quick else list(WORKER_ENV)  # quick: one cluster runs the same code
     short = {**base, "n_chains": 2, "n_samples": min(base["n_samples"], 300)}
-    result = {"quick": args.quick, "settings": {k: str(v) for k, v in base.items()}, "fits": {}, "repeat": repeat, "worker_envs": envs}
+    result = {"settings": {k: str(v) for k, v in base.items()}, "fits": {}, "repeat": repeat, "worker_envs": envs}
     grid = {"temperature": [0.5, 1.0, 2.0, 4.0]}
     search = CriterionGridSearch(GibbsMLPRegressor(**short), grid)
     times, draws, mixing, searches, worker = {}, {}, {}, {}, {}

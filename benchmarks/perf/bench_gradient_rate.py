@@ -43,7 +43,7 @@ from skgibbs.model import MLPSpec
 from skgibbs.potential import Batch, MLPPotential
 
 from .. import Benchmark, Output
-from ..common.environment import cpu_count, load_average, machine_info
+from ..common.environment import cpu_count, loads, machine_info
 from ..common.timing import Variant, measure
 from ..common.writer import Page
 
@@ -240,7 +240,7 @@ def crossover(opts):
                 "best_ratio": best,
                 "t1": res["t1"]["median"],
                 "t2": res["t2"]["median"],
-                "load": load_average(),
+                "load": res["t2"]["load_average"],
             }
             cells.append(cell)
             print(
@@ -301,8 +301,8 @@ def run(opts):
     start = time.perf_counter()
     results = {
         "machine": machine_info(),
-        "options": {k: v for k, v in vars(opts).items() if k != "out"},
-        "load_before": load_average(),
+        # the settings of the run; where it was written, the seed and quick are the harness's to record
+        "options": {k: v for k, v in vars(opts).items() if k not in ("out", "quick", "seed")},
     }
     try:
         results["sgemm"] = sgemm(opts)
@@ -310,7 +310,6 @@ def run(opts):
         results["crossover"] = crossover(opts)
     finally:
         torch.set_num_threads(before)
-    results["load_after"] = load_average()
     results["seconds"] = time.perf_counter() - start
     return {NAME: results}
 
@@ -389,10 +388,11 @@ def _crossover_table(cross):
 
 def _notes(res):
     m, opts = res["machine"], res["options"]
+    before, after = loads(res) or (res["load_before"], res["load_after"])  # stored by older runs themselves
     notes = [
         (
             f"float32, torch {m['torch']}, {m['nproc']} CPUs ({m['cpu_model']}); load average "
-            f"{res['load_before']:.1f} before and {res['load_after']:.1f} after the run. Each rate is the "
+            f"{before:.1f} before and {after:.1f} after the run. Each rate is the "
             f"median of {opts['repeats']} timed blocks interleaved with the other rows of its setting (the "
             "best block beside it); every block sets its own thread count. On a machine shared with other "
             "processes single rates are noisy and a busy second core makes two threads look far worse than "

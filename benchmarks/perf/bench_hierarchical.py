@@ -55,7 +55,7 @@ from skgibbs.samplers import HMC
 from skgibbs.samplers._hmc_chains import HMCGibbsChains
 
 from .. import Benchmark, Output
-from ..common.environment import load_average
+from ..common.environment import load_after
 from ..common.writer import RESULTS, Page, load
 
 NAME = "hierarchical"
@@ -232,7 +232,7 @@ def add_arguments(parser):
 def run(args):
     """The parts asked for; a part not re-run keeps its stored measurements (full runs only)."""
     names = ("part", "seeds", "dims", "settings")
-    result = {"quick": args.quick, "args": {k: getattr(args, k) for k in names}}
+    result = {"args": {k: getattr(args, k) for k in names}}
     previous = load(args.out, [NAME]).get(NAME)
     if args.part != "both" and not args.quick and previous is not None:
         result.update({k: v for k, v in previous.items() if k in ("relevance", "metric", "cost")})
@@ -245,7 +245,6 @@ def run(args):
         result["metric"] = metric(args.quick)
     if args.part in ("cost", "both"):
         result["cost"] = cost(args.quick)
-    result["load_average"] = load_average()
     return {NAME: result}
 
 
@@ -348,7 +347,8 @@ def report(results):
             "and one sweep; with the noise learned it also evaluates the loss and gradient at its end point "
             "once."
         )
-    notes.append(f"Load average at the end of the run: {result.get('load_average', float('nan')):.1f}.")
+    load = load_after(result, lambda r: r.get("load_average", float("nan")))
+    notes.append(f"Load average at the end of the run: {load:.1f}.")
     return [Page(NAME, "Hierarchical priors: input relevance and the metric", tables, notes)]
 
 

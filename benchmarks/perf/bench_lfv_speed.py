@@ -44,7 +44,7 @@ from skgibbs.criteria import (
 )
 
 from .. import Benchmark, Output
-from ..common.environment import cpu_model, load_average
+from ..common.environment import loads
 from ..common.paper004 import linear_design
 from ..common.writer import Page
 
@@ -134,9 +134,14 @@ def discussion(result):
     sec = {k: np.array([r["seconds"][k] for r in reps]) for k in METHODS}
     val = {k: np.array([r["values"][k] for r in reps]) for k in METHODS}
     ratio = float(np.mean(sec["fv"] / sec["lfv"]))
+    if loads(result) is not None:  # the harness's record of the run
+        env = result["environment"]
+        machine, torch_version, load = env["cpu_model"], env["versions"]["torch"], loads(result)[0]
+    else:  # stored by the benchmark itself before the harness recorded the load
+        machine, torch_version, load = result["machine"], result["torch"], result["load_average"]
     return (
-        f"Machine: {result['machine']}, one thread, torch {result['torch']}, load average "
-        f"{result['load_average']:.1f} when the run started (timings on a shared machine vary). "
+        f"Machine: {machine}, one thread, torch {torch_version}, load average "
+        f"{load:.1f} when the run started (timings on a shared machine vary). "
         f"LFV is {ratio:.0f} times faster "
         f"than the sampled FV here (paper: {PAPER['fv'][0] / PAPER['lfv'][0]:.1f} times). Our LFV takes "
         f"{sec['lfv'].mean():.3f} s for 500 iterations, each one gradient of the n x p least-squares loss "
@@ -162,12 +167,10 @@ def run(args):
     """Time each method in every repetition; ``--n-jobs`` runs repetitions in parallel (keep 1 for timings)."""
     n_rep = args.reps or (1 if args.quick else 5)
     n_jobs = args.n_jobs or 1
-    load = load_average()
     reps = Parallel(n_jobs=n_jobs)(delayed(run_rep)(r, args.seed) for r in range(n_rep))
     result = {
-        "n": N, "p": P, "alpha": ALPHA, "T": T, "delta": 1.0 / (10 * N), "seed": args.seed,
-        "quick": args.quick, "n_jobs": n_jobs, "machine": cpu_model(),
-        "torch": torch.__version__, "load_average": load, "reps": reps, "paper_values": PAPER,
+        "n": N, "p": P, "alpha": ALPHA, "T": T, "delta": 1.0 / (10 * N), "n_jobs": n_jobs, "reps": reps,
+        "paper_values": PAPER,
     }  # fmt: skip
     return {NAME: result}
 

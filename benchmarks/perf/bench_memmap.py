@@ -59,7 +59,7 @@ import numpy as np
 from sklearn.datasets import make_friedman1
 
 from .. import Benchmark, Output
-from ..common.environment import load_average
+from ..common.environment import loads
 from ..common.writer import Page
 
 NAME = "memmap"
@@ -279,20 +279,16 @@ def run(args):
             f"{parent} has {free / 2**30:.1f} GiB free; the files need {need / 2**30:.1f} GiB, and as much "
             "again should stay free"
         )
-    result = {"quick": args.quick, "n": n, "n_features": N_FEATURES, "threads": args.threads}
-    result["load_average"] = []
+    result = {"n": n, "n_features": N_FEATURES, "threads": args.threads}
     directory = Path(tempfile.mkdtemp(prefix="skgibbs-memmap-", dir=parent))
     try:
         start = time.perf_counter()
         path_X, path_y = write_friedman1(directory, n, seed=args.seed)
         result["write_s"] = time.perf_counter() - start
         result["file_mb"] = path_X.stat().st_size / 2**20
-        result["load_average"].append(load_average())
         epochs = _in_fresh_process(measure_epochs, path_X, path_y, batch_sizes, args.threads, True, args.seed)
         result.update(epochs)
-        result["load_average"].append(load_average())
         result["fit"] = _in_fresh_process(measure_fit, path_X, path_y, args.threads)
-        result["load_average"].append(load_average())
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     for row in result["epochs"]:
@@ -348,12 +344,15 @@ def report(results):
         ]
         for part, seconds, m in parts
     ]
-    loads = ", ".join(f"{x:.1f}" for x in r["load_average"])
+    if loads(r) is not None:
+        load = "{:.1f} before and {:.1f} after the run".format(*loads(r))
+    else:  # stored by the benchmark before the harness recorded the load
+        load = ", ".join(f"{x:.1f}" for x in r["load_average"]) + " (before, between and after the parts)"
     cache = "dropped from" if r.get("page_cache_dropped") else "possibly still in"
     notes = [
         f"n = {n:,} rows of Friedman #1 ({d} inputs, noise 1) in a float32 .npy of {r['file_mb']:,.0f} MB, "
         f"memory-mapped; y in a float64 .npy. Default 20-100-100-1 ReLU network, one chain, float32, "
-        f"{r['threads']} torch thread(s); load average {loads} (before, between and after the parts). "
+        f"{r['threads']} torch thread(s); load average {load}. "
         f"Writing the files took {r['write_s']:.0f} s.",
         "An epoch is n / b batches of b rows drawn uniformly with replacement; both loops see the same "
         f"batches, in {ROUNDS} rounds that alternate which loop runs first, and the epoch time is the sum "

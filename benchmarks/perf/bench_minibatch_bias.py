@@ -40,7 +40,7 @@ from skgibbs.samplers import HMC, SGHMC
 
 from .. import Benchmark, Output
 from ..common.data import Unavailable, load
-from ..common.environment import load_average
+from ..common.environment import was_quick
 from ..common.fits import mixing_note, timed_fit
 from ..common.writer import Page
 
@@ -98,8 +98,7 @@ def run(args):
                 print(f"{name} split {split} {label}: log-lik {row['log_lik']:.3f}, "
                       f"coverage {row['coverage90']:.3f}, {row['fit_s']:.0f} s", flush=True)
                 rows.append(row)
-    return {NAME: {"quick": args.quick, "rows": rows, "skipped": skipped, "threads": 1,
-                   "load_average": [load_average()]}}
+    return {NAME: {"rows": rows, "skipped": skipped, "threads": 1}}
 
 
 def _mean(rows, key):
@@ -134,7 +133,7 @@ def report(results):
         "that had not mixed (largest R-hat and smallest bulk ESS of the function values at the training "
         "inputs): they describe those draws, not the posterior.",
     ]
-    if res["quick"]:
+    if was_quick(res):
         notes.append("Quick run: diabetes, one split, 40 draws after 60 warm-up transitions; not the documented numbers.")
     notes += [f"Skipped {k}: {v}" for k, v in res.get("skipped", {}).items()]
     return [Page(NAME, "The minibatch kernel's bias: SGHMC beside exact HMC", [("SGHMC and HMC", header, table)], notes)]

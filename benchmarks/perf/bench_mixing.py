@@ -107,7 +107,7 @@ from skgibbs.samplers.mclmc.sampler import WARMUP_STEPS
 
 from .. import Benchmark, Output
 from ..common import data
-from ..common.environment import cpu_count, load_average, versions
+from ..common.environment import cpu_count, loads, versions
 from ..common.tables import names
 from ..common.writer import Page, save_json
 from ..common.writer import load as load_results
@@ -623,7 +623,6 @@ def run_target(name, samplers, args, result):
         if sampler == "csmala" and not target["csmala"]:
             record = {"skipped": "not valid", "reason": f"lambda' l_i / n ≈ {info['surrogate_scale']:.2f}"}
         else:
-            load = load_average()
             start = time.perf_counter()
             if sampler == "nuts":
                 record = run_nuts(target, cfg, None if args.quick else args.nuts_budget)
@@ -632,7 +631,6 @@ def run_target(name, samplers, args, result):
                 record = run_bj_mclmc(target, sampler, cfg, ours.get("steps_per_transition"))
             else:
                 record = run_skgibbs(target, sampler, cfg, args.verbose)
-            record["load_average"] = [load, load_average()]
             record["bench_s"] = time.perf_counter() - start
         entry["samplers"][sampler] = record
         print(f"   {sampler}: {summary_line(record)}", flush=True)
@@ -656,7 +654,7 @@ def summary_line(r):
 
 def merge_json(directory, target, sampler, record, info, result):
     """Merge one sampler's record into the saved JSON (re-read first: targets may run separately)."""
-    saved = load_results(directory, [NAME]).get(NAME) or {"quick": False, "targets": {}}
+    saved = load_results(directory, [NAME]).get(NAME) or {"targets": {}}
     entry = saved["targets"].setdefault(target, {"samplers": {}})
     entry["info"] = info
     entry["samplers"][sampler] = record
@@ -666,13 +664,12 @@ def merge_json(directory, target, sampler, record, info, result):
     return saved
 
 
-def new_result(quick):
+def new_result():
     return {
-        "quick": quick,
         "targets": {},
         "versions": versions(("torch", "numpy", "skgibbs", "jax", "blackjax"), python=True),
         "machine": {"cpu_count": cpu_count(), "platform": platform.platform(), "torch_threads": 1},
-        "started": {"time": time.strftime("%Y-%m-%d %H:%M:%S"), "load_average": [load_average()]},
+        "started": {"time": time.strftime("%Y-%m-%d %H:%M:%S")},
     }
 
 
@@ -949,13 +946,16 @@ def batching_note(result):
 
 
 def load_note(result):
-    loads = [
+    # the load before and after each sampler, where older runs stored it with the sampler's record, and the
+    # load before and after the run that wrote the file, as the harness recorded it
+    measured = [
         r["load_average"]
         for e in result["targets"].values()
         for r in e["samplers"].values()
         if "load_average" in r
     ]
-    span = f"{min(min(x) for x in loads):.1f} to {max(max(x) for x in loads):.1f}" if loads else "n/a"
+    measured += [loads(result)] if loads(result) is not None else []
+    span = f"{min(min(x) for x in measured):.1f} to {max(max(x) for x in measured):.1f}" if measured else "n/a"
     machine = result.get("machine", {})
     ver = ", ".join(f"{k} {v}" for k, v in result.get("versions", {}).items() if v)
     return (
@@ -1004,7 +1004,7 @@ def add_arguments(parser):
 def run(args):
     """The samplers on the targets; a full run merges them into the stored JSON, sampler by sampler."""
     samplers = names(args.samplers, SAMPLERS, "samplers")
-    result = new_result(args.quick)
+    result = new_result()
     for target in names(args.targets, TARGETS, "targets"):
         run_target(target, samplers, args, result)
     return {NAME: result if args.quick else load_results(args.out, [NAME])[NAME]}

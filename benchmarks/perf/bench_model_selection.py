@@ -73,7 +73,7 @@ def search(quick, n_splits=None):
     cv_nlpd = -np.asarray(cv.cv_results_["mean_test_nlpd"])
     cv_mse = -np.asarray(cv.cv_results_["mean_test_mse"])
     return {
-        "settings": {"quick": quick, "n_splits": folds.get_n_splits(), "estimator": repr(est), "grid": grid},
+        "settings": {"n_splits": folds.get_n_splits(), "estimator": repr(est), "grid": grid},
         "temperature": temperatures,
         "criterion": res["criterion"].tolist(),
         "penalty": res["penalty"].tolist(),

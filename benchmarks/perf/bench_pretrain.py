@@ -75,7 +75,7 @@ from skgibbs.model import MLPSpec
 
 from .. import Benchmark, Output
 from ..common.data import Unavailable
-from ..common.environment import load_average
+from ..common.environment import load_after
 from ..common.tables import names
 from ..common.writer import Page
 from .bench_uq import load_xy
@@ -187,7 +187,6 @@ def run(args):
             print(f"skipping data set {name}: {why}")
             skipped[name] = str(why)
     result = {
-        "quick": args.quick,
         "cap": cap,
         "reference_steps": reference_steps,
         "default_cap": min(DEFAULT_CAP, cap),
@@ -196,7 +195,6 @@ def run(args):
         "n_chains": N_CHAINS,
         "rows": rows,
         "skipped": skipped,
-        "load_average": load_average(),
         "runtime_s": time.perf_counter() - start,
     }
     return {NAME: result}
@@ -247,7 +245,8 @@ def report(results):
     ]
     skipped = "; ".join(f"{k}: {v}" for k, v in result.get("skipped", {}).items())
     skipped = f" Skipped: {skipped}." if skipped else ""
-    tolerance, patience, load = 100 * result["tolerance"], result["patience"], result["load_average"]
+    tolerance, patience = 100 * result["tolerance"], result["patience"]
+    load = load_after(result, lambda r: r["load_average"])
     notes = [
         f"Held-out loss: the mean over {result['n_chains']} chains of each chain's best mean squared error "
         "on the held-out 20% (standardized y), as pretrain returns it. The rules stop once no chain's best "

@@ -66,7 +66,7 @@ from skgibbs.datasets import gap_regression_function, make_gap_regression
 from skgibbs.samplers import HMC, SMC
 
 from .. import Benchmark, Output
-from ..common.environment import load_average
+from ..common.environment import load_after, was_quick
 from ..common.fits import escape, mixing_note, timed_fit
 from ..common.writer import Page, load
 
@@ -185,7 +185,7 @@ def _stored_gap_rows(args):
     """The stored gap rows of the smc page: ``(hmc row, smc row or None)``."""
     stored = load(args.out, [NAME]).get(NAME)
     rows = [r for r in (stored or {"rows": []})["rows"] if (r["data"], r["sampler"]) == ("gap", "hmc")]
-    if not rows or stored["quick"] != args.quick:
+    if not rows or was_quick(stored) != args.quick:
         quick = " --quick" if args.quick else ""
         raise SystemExit(
             "--part metrics needs the stored HMC fit of the gap data: run "
@@ -202,7 +202,7 @@ def _merged_rows(args, stem, new, key, order):
     other variants or seeds side by side keep each other's rows.
     """
     stored = load(args.out, [stem]).get(stem)
-    keep = [] if stored is None or stored["quick"] != args.quick else stored["rows"]
+    keep = [] if stored is None or was_quick(stored) != args.quick else stored["rows"]
     fitted = {r[key] for r in new}
     return sorted([r for r in keep if r[key] not in fitted] + new, key=lambda r: order(r[key]))
 
@@ -234,8 +234,7 @@ def _run_metrics(args):
     rows = _merged_rows(args, METRICS_NAME, new, "variant", list(VARIANTS).index)
     # the smc page's default SMC fit, at the same temperature: a second run of the default variant
     reference = None if smc_row is None else {key: smc_row[key] for key in REFERENCE_KEYS}
-    return {METRICS_NAME: {"quick": args.quick, "rows": rows, "temperature": temperature, "threads": 1,
-                           "reference": reference, "load_average": [load_average()]}}  # fmt: skip
+    return {METRICS_NAME: {"rows": rows, "temperature": temperature, "threads": 1, "reference": reference}}
 
 
 def _run_seeds(args):
@@ -258,8 +257,7 @@ def _run_seeds(args):
         print(f"seed {seed}: log Z {row['log_evidence']:.1f}, gap coverage {row['coverage_gap']:.3f}, "
               f"width {row['width_gap']:.3f}, {seconds:.0f} s", flush=True)  # fmt: skip
     rows = _merged_rows(args, SEEDS_NAME, new, "seed", int)
-    return {SEEDS_NAME: {"quick": args.quick, "rows": rows, "temperature": temperature, "threads": 1,
-                         "load_average": [load_average()]}}  # fmt: skip
+    return {SEEDS_NAME: {"rows": rows, "temperature": temperature, "threads": 1}}
 
 
 def seeds_agreement(f_runs, f_true, level=LEVEL):
@@ -328,7 +326,7 @@ def _report_seeds(res):
         ))  # fmt: skip
     notes = [
         f"The default SMC (GibbsMLPRegressor(sampler=SMC(), random_state=seed), defaults otherwise) on "
-        f"make_gap_regression({QUICK_N_GAP if res['quick'] else N_GAP}, random_state=0) at the temperature "
+        f"make_gap_regression({QUICK_N_GAP if was_quick(res) else N_GAP}, random_state=0) at the temperature "
         f"of the stored HMC fit ({res['temperature']:.4g}, standardized scale), one run per seed: each run "
         "draws its own particles from the prior and its own moves. Coverage, widths and the test "
         "log-likelihood as on the smc page.",
@@ -341,12 +339,12 @@ def _report_seeds(res):
         "particles' mean, in pooled posterior standard deviations: a band that covers f at 95% has it below "
         "2 at most inputs.",
         "One core; load average at the end {:.1f} (other work ran beside: fit times are rough).".format(
-            res["load_average"][0]),
+            load_after(res, lambda r: r["load_average"][0])),
     ]
     for r in rows:
         if r["warnings"]:
             notes.append(f"seed {r['seed']} warned: " + " / ".join(escape(m) for m in r["warnings"]))
-    if res["quick"]:
+    if was_quick(res):
         notes.append(f"Quick run: {QUICK_N_GAP} rows, a 16-unit network, 32 particles and short moves; "
                      "not the documented numbers.")  # fmt: skip
     return Page(SEEDS_NAME, "SMC runs from independent seeds on the data gap", tables, notes)
@@ -359,7 +357,7 @@ def run(args):
         return _run_seeds(args)
     rows = _pair("diabetes", *_diabetes_data(), args.quick, _loglik)
     rows += _pair("gap", *_gap_data(args.quick), args.quick, _gap_scores)
-    return {NAME: {"quick": args.quick, "rows": rows, "threads": 1, "load_average": [load_average()]}}
+    return {NAME: {"rows": rows, "threads": 1}}
 
 
 def _smc_cell(row, key, spec):
@@ -376,7 +374,7 @@ def _report_metrics(res):
         str(r["n_grad"]), f"{r['final_step_size']:.2g}", f"{r['fit_s']:.0f}",
     ] for r in res["rows"]]  # fmt: skip
     notes = [
-        f"SMC alone on make_gap_regression({QUICK_N_GAP if res['quick'] else N_GAP}, random_state=0) at "
+        f"SMC alone on make_gap_regression({QUICK_N_GAP if was_quick(res) else N_GAP}, random_state=0) at "
         f"the temperature of the stored HMC fit ({res['temperature']:.4g}, standardized scale), "
         "GibbsMLPRegressor(random_state=0) defaults otherwise; coverage, widths and the test "
         "log-likelihood as on the smc page. "
@@ -389,7 +387,7 @@ def _report_metrics(res):
         "posterior: a larger log evidence estimate (it is biased low by the Monte Carlo error) means "
         "particles closer to it.",
         "One core; load average at the end {:.1f} (other work ran beside: fit times are rough).".format(
-            res["load_average"][0]),
+            load_after(res, lambda r: r["load_average"][0])),
     ]
     ref, same = res.get("reference"), [r for r in res["rows"] if r["variant"] == DEFAULT_VARIANT]
     if ref and same:
@@ -406,7 +404,7 @@ def _report_metrics(res):
     for r in res["rows"]:
         if r["warnings"]:
             notes.append(f"{r['variant']} warned: " + " / ".join(escape(m) for m in r["warnings"]))
-    if res["quick"]:
+    if was_quick(res):
         notes.append(f"Quick run: {QUICK_N_GAP} rows, a 16-unit network, 32 particles and short moves; "
                      "not the documented numbers.")  # fmt: skip
     title = "SMC's moves on the data gap: metric and trajectory length"
@@ -474,8 +472,8 @@ def _report_smc(results):
         "ratio within the run less so). Both samplers at the defaults of GibbsMLPRegressor(random_state=0) "
         "but the sampler; HMC at temperature='auto', SMC given HMC's fitted temperature (standardized scale: "
         "{}), so that both sample the same posterior.".format(
-            res["load_average"][0], ", ".join(f"{k} {v:.4g}" for k, v in temps.items())),
-        f"Data gap: make_gap_regression({QUICK_N_GAP if res['quick'] else N_GAP}, random_state=0). "
+            load_after(res, lambda r: r["load_average"][0]), ", ".join(f"{k} {v:.4g}" for k, v in temps.items())),
+        f"Data gap: make_gap_regression({QUICK_N_GAP if was_quick(res) else N_GAP}, random_state=0). "
         f"Coverage and width of the central {LEVEL:.0%} credible band of f (predict_interval with "
         "kind='credible': quantiles of the draws' function values, no noise) on 38 equispaced inputs of "
         "the gap (-0.2, 0.2) and 122 of the data region 0.2 <= abs(x) <= 0.8, against the true function "
@@ -492,7 +490,7 @@ def _report_smc(results):
     for r in res["rows"]:
         if r["sampler"] == "smc" and r["warnings"]:
             notes.append(f"SMC on {r['data']} warned: " + " / ".join(escape(m) for m in r["warnings"]))
-    if res["quick"]:
+    if was_quick(res):
         notes.append(f"Quick run: {QUICK_N_GAP} rows of gap data, a 16-unit network, 40 HMC draws after 60 "
                      "warm-up transitions, 32 particles; not the documented numbers.")  # fmt: skip
     return [Page(NAME, "Tempered SMC beside HMC: the data gap and diabetes", tables, notes)]

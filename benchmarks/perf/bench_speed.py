@@ -45,7 +45,7 @@ from skgibbs.problem import VECTORIZE_WORK
 from skgibbs.samplers import CSMALA, MALA, Target, mala, run_chains
 
 from .. import Benchmark, Output
-from ..common.environment import load_average, machine_info
+from ..common.environment import machine_info
 from ..common.peers import autograd_floor, naive_module_mala
 from ..common.speed_report import intro, notes, tables, to_rst
 from ..common.timing import Variant, measure
@@ -431,8 +431,8 @@ def run(opts):
         "machine": machine_info(),
         "jax": jx.versions() if jx else None,
         "jax_status": status,
-        "options": {k: v for k, v in vars(opts).items() if k != "out"},
-        "load_before": load_average(),
+        # the settings of the run; where it was written, the seed and quick are the harness's to record
+        "options": {k: v for k, v in vars(opts).items() if k not in ("out", "quick", "seed")},
         "vectorize_work": VECTORIZE_WORK,
     }
     sections = [
@@ -447,7 +447,6 @@ def run(opts):
         t0 = time.perf_counter()
         results[name] = fn()
         results["section_seconds"][name] = time.perf_counter() - t0
-    results["load_after"] = load_average()
     results["seconds"] = time.perf_counter() - start
     print(f"total {results['seconds']:.0f} s")
     return {NAME: results}

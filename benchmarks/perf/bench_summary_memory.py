@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import Benchmark, Output
-from ..common.environment import load_average
+from ..common.environment import loads
 from ..common.writer import Page
 
 NAME = "summary_memory"
@@ -168,7 +168,7 @@ def run(args):
         "n_samples": 10 if args.quick else 100,
         "n_chains": 2 if args.quick else 4,
     }
-    result = {"quick": args.quick, "settings": settings, "load_average": [load_average()], "rows": []}
+    result = {"settings": settings, "rows": []}
     if args.baseline:
         result["baseline"], result["baseline_skipped"] = [], []
     for n in sizes:
@@ -183,7 +183,6 @@ def run(args):
             continue
         base.append(_measure(n, settings, args.baseline))
         _show("baseline", base[-1])
-    result["load_average"].append(load_average())
     return {NAME: result}
 
 
@@ -213,7 +212,7 @@ def report(results):
         rows.append(row)
     s = result["settings"]
     S = result["rows"][0]["draws"]
-    load = ", ".join(f"{x:.1f}" for x in result["load_average"])
+    load = ", ".join(f"{x:.1f}" for x in loads(result) or result["load_average"])
     notes = [
         f"GibbsMLPRegressor, {s['n_features']}-{'-'.join(map(str, s['hidden']))}-1 ReLU network, "
         f"SGLD with step size 0.1 / n on batches of about {s['batch']} rows, no pre-training, no burn-in, "

@@ -31,7 +31,7 @@ import torch
 
 from .. import Benchmark, Output
 from ..common.data import load_available
-from ..common.environment import load_average
+from ..common.environment import load_after, was_quick
 from ..common.fits import mixing_note
 from ..common.large_data import fit_methods
 from ..common.writer import Page
@@ -63,8 +63,7 @@ def run(args):
         split = _split(d, args.quick)
         rows += fit_methods(split, methods, args.quick, skipped, name,
                             data=name, n_train=len(split[1]), n_features=split[0].shape[1])  # fmt: skip
-    return {NAME: {"quick": args.quick, "rows": rows, "skipped": skipped, "threads": 1,
-                   "load_average": [load_average()]}}  # fmt: skip
+    return {NAME: {"rows": rows, "skipped": skipped, "threads": 1}}
 
 
 def add_arguments(parser):
@@ -111,7 +110,7 @@ def report(results):
     ]
     notes = [
         f"{TEST_ROWS} test rows held out at random (seed 0); one core; load average at the end "
-        f"{res['load_average'][0]:.1f}. skgibbs: GibbsMLPRegressor(random_state=0), its defaults (the sampler "
+        f"{load_after(res, lambda r: r['load_average'][0]):.1f}. skgibbs: GibbsMLPRegressor(random_state=0), its defaults (the sampler "
         "column says what sampler='auto' ran), and with sampler='sghmc'. Peers as in the large_n benchmark. "
         "Inputs and targets go in as they are (the estimators standardize them); "
         "the targets are logs, so the RMSE is roughly a relative error.",
@@ -119,7 +118,7 @@ def report(results):
         "log-likelihood at least the best of gradient boosting and the ensemble minus 0.02, 90% coverage "
         "0.88-0.92.",
     ]
-    if res["quick"]:
+    if was_quick(res):
         notes.append("Quick run: 5,000 training rows of diamonds, short settings; not the documented numbers.")
     notes += [f"Skipped {k}: {v}" for k, v in res.get("skipped", {}).items()]
     tables = [("Fits", header, table)]

@@ -50,7 +50,7 @@ from skgibbs.samplers import SMC, MeanFieldVI
 from .. import Benchmark, Output
 from ..common.data import load, load_available
 from ..common import environment
-from ..common.environment import load_average
+from ..common.environment import session_loads, was_quick
 from ..common.tables import names
 from ..common.writer import Page, save_json
 from ..common.writer import load as load_results
@@ -130,7 +130,7 @@ def _compare(name, quick):
 
 def run(args):
     result = {} if args.quick else load_results(args.out, [NAME]).get(NAME, {})
-    result.update(quick=args.quick)
+    result["sessions"] = session_loads(result)  # the stored run's session gets the load the harness recorded
     result.setdefault("datasets", {})
     chosen = ["diabetes"]
     if not args.quick:
@@ -143,9 +143,7 @@ def run(args):
         if not args.quick:  # each data set is kept as it ends: an interrupted run loses only the one running
             save_json(args.out, NAME, {**result, "environment": environment.record(args.threads)})
     result["skipped"] = skipped
-    result.setdefault("sessions", []).append(
-        {"datasets": list(data), "runtime_s": time.perf_counter() - start, "load_average": load_average()}
-    )
+    result["sessions"].append({"datasets": list(data), "runtime_s": time.perf_counter() - start})
     return {NAME: result}
 
 
@@ -213,7 +211,7 @@ def report(results):
         )
     if res.get("skipped"):
         notes.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in res["skipped"].items()) + ".")
-    if res["quick"]:
+    if was_quick(res):
         notes.append(
             "Quick run: a 16-unit network, 3 candidates, 3 folds, 32 particles; not the documented numbers."
         )

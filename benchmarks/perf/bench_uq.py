@@ -199,7 +199,7 @@ from .. import Benchmark, Output
 from ..common import laplace_peer
 from ..common.data import load_available
 from ..common.data import load as load_data
-from ..common.environment import load_average, versions
+from ..common.environment import session_loads, versions
 from ..common.fits import GIBBS as LIBRARY_ROWS
 from ..common.fits import LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, fmt, gaussian
 from ..common.fits import FEW_SPLITS as SMC_ROWS
@@ -532,12 +532,16 @@ ESTIMATORS = {
 
 
 def stored_result(result):
-    """A stored result; one written before runs were merged gets its one run as the first session."""
+    """A stored result; one written before runs were merged gets its one run as the first session.
+
+    The last session gets the load average that the harness recorded for the run that added it.
+    """
     if "sessions" not in result:  # written by one run of every model on every data set
         result["sessions"] = [{
             "datasets": list(result["shapes"]), "models": result["models"],
             "runtime_s": result.pop("runtime_s"), "load_average": result.pop("load_average"),
         }]  # fmt: skip
+    result["sessions"] = session_loads(result)
     return result
 
 
@@ -580,7 +584,7 @@ def fit_all(args, datasets, models, stem):
             result[key] = " ".join(repr(make(cfg)).split())
     stored = {(r["dataset"], r["model"], r["split"]): r for r in result["runs"]}
     kept = {k: v for k, v in result["skipped"].items() if k not in data and k not in models}
-    result.update(quick=args.quick, settings=cfg, skipped={**kept, **skipped}, versions=versions(PACKAGES),
+    result.update(settings=cfg, skipped={**kept, **skipped}, versions=versions(PACKAGES),
                   published=PUBLISHED)  # fmt: skip
     result["shapes"].update({name: list(X.shape) for name, (X, _) in data.items()})
     fitted = {r["model"] for r in result["runs"]} | set(models)
@@ -592,7 +596,7 @@ def fit_all(args, datasets, models, stem):
             result["runs"] = list(stored.values())
             save_json(args.out, stem, result)
 
-    start, load_before = time.perf_counter(), load_average()
+    start = time.perf_counter()
     for name, (X, y) in data.items():
         run_dataset(name, X, y, models, cfg, done)
     result["runs"] = list(stored.values())
@@ -600,7 +604,6 @@ def fit_all(args, datasets, models, stem):
     result["summary"] = summarise(result["runs"], cfg["splits"])
     result["sessions"].append({
         "datasets": list(data), "models": models, "runtime_s": time.perf_counter() - start,
-        "load_average": [load_before, load_average()],
     })  # fmt: skip
     if persist:
         save_json(args.out, stem, result)
@@ -979,7 +982,7 @@ def notes(result, wins, stem=NAME):
     sessions = "; ".join(
         f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {x['runtime_s']:.0f} s, load average "
         f"{x['load_average'][0]:.1f} before, {x['load_average'][1]:.1f} after"
-        for x in result["sessions"]
+        for x in session_loads(result)
     )
     out.append(f"Versions: {ver}. Runs: {sessions}.")
     return out

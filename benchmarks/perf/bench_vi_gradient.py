@@ -110,7 +110,7 @@ def run(args):
     seeds = [args.seed] if args.quick else [args.seed, args.seed + 1, args.seed + 2]
     reps = 5 if args.quick else 200
     extra, vi_extra = (QUICK, QUICK_VI) if args.quick else ({}, {})
-    result = {"quick": args.quick, "noise": {}, "fits": {}}
+    result = {"noise": {}, "fits": {}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
         for name in ("diabetes", "digits"):

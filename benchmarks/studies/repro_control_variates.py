@@ -62,6 +62,7 @@ import numpy as np
 
 from .. import Benchmark, Output
 from ..common import paper003 as P
+from ..common.environment import recorded, same_run, was_quick
 from ..common.tables import rst_table
 from ..common.writer import RESULTS, Page, load
 
@@ -131,8 +132,8 @@ def settings_text(result):
             + "."
         )
     return (
-        f"Run on {result['date']} ({'quick smoke run' if result['quick'] else 'settings below'}), "
-        f"seed {result['seed']}, networks with one hidden layer of {P.WIDTH} units, Adam step "
+        f"Run on {result['date']} ({'quick smoke run' if was_quick(result) else 'settings below'}), "
+        f"seed {recorded(result, 'seed')}, networks with one hidden layer of {P.WIDTH} units, Adam step "
         f"{P.LEARNING_RATE:g}, joblib workers of one thread each on a shared {result.get('cpus', 2)}-CPU "
         "machine (fit times "
         "are wall times of each fit, inflated by the load and by a second worker). " + " ".join(parts)
@@ -363,7 +364,7 @@ def run(args):
     max_iter = 20 if args.quick else args.max_iter
     n_jobs = args.n_jobs or 1
     result = previous(args)
-    result.update(date=str(datetime.date.today()), quick=args.quick, seed=args.seed, cpus=os.cpu_count())
+    result.update(date=str(datetime.date.today()), cpus=os.cpu_count())
     for name in args.experiments or list(exps):
         thins = args.banana_thin or ([1] if args.quick else [1, 100])
         for thin in thins if name == "banana" else [1]:
@@ -393,7 +394,7 @@ def previous(args):
     old = load(args.out, [NAME]).get(NAME)
     if args.quick or old is None:
         return {"experiments": {}}
-    if old.get("seed") != args.seed or old.get("quick"):
+    if not same_run(old, args.seed, quick=False):
         return {"experiments": {}}
     return old
 

@@ -69,6 +69,7 @@ from skgibbs.potential import FunctionPotential
 from skgibbs.samplers import CSMALA, MALA, SMALA, Target, run_chains
 
 from .. import Benchmark, Output
+from ..common.environment import same_run
 from ..common.tables import rst_table
 from ..common.writer import Page
 
@@ -544,8 +545,6 @@ def run(args):
         "burn_in": args.burn_in,
         "thin": args.thin,
         "n_draws": args.n_draws,
-        "seed": args.seed,
-        "quick": args.quick,
     }
     result = dict(settings, delta=DELTA, conventions={}, runtime_s={})
     result["paper_values"] = {
@@ -554,7 +553,8 @@ def run(args):
     earlier = args.out / f"{NAME}.json"
     if set(args.conventions) != set(CONVENTIONS) and earlier.exists():
         old = json.loads(earlier.read_text())
-        if all(old.get(k) == v for k, v in settings.items()):  # same data and chains: merge
+        if same_run(old, args.seed, args.quick) and all(old.get(k) == v for k, v in settings.items()):
+            # same data and chains: merge
             result["conventions"].update(old.get("conventions", {}))
             result["runtime_s"].update(old.get("runtime_s", {}))
     for convention in CONVENTIONS:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import Benchmark, Output
 from ..common import paper000 as P
-from ..common.environment import load_average
+from ..common.environment import load_after
 from ..common.writer import Page
 
 NAME = "fig6"
@@ -180,9 +180,8 @@ def texts(summary):
             f"; the chains took {summary['chain_wall_s'] / 60:.0f} worker-minutes of wall time and "
             f"{summary['chain_cpu_s'] / 60:.0f} CPU-minutes when computed"
         )
-    runtime += (
-        f"; load average {summary['load_average']:.1f} at the end." if "load_average" in summary else "."
-    )
+    load = load_after(summary, lambda s: s.get("load_average"))
+    runtime += f"; load average {load:.1f} at the end." if load is not None else "."
     settings = (
         f"Settings actually used: n in {summary['ns']} with rho = {summary['batch']}/n, "
         f"{summary['replicates']} chains per point (paper 10), each with its own training sample and "
@@ -274,9 +273,7 @@ def run(args):
         "n_jobs": n_jobs,
         "runtime_s": runtime,
         **P.chain_totals(results),
-        "load_average": load_average(),
         "engine": P.engine(),
-        "quick": args.quick,
     }
     for mode in P.MODES:
         summary[mode] = {

@@ -54,6 +54,7 @@ from skgibbs.potential import LinearPotential
 
 from ..common.paper004 import linear_design, ridge_fit, singular_values
 from .. import Benchmark, Output
+from ..common.environment import recorded, was_quick
 from ..common.writer import Page
 
 
@@ -192,7 +193,7 @@ def discussion(result):
     kept = ", ".join(f"{c['n_s_above_0.1']} (n = {c['n']})" for c in cells if c["setting"] == "ii")
     return (
         f"Settings: alpha = {ALPHA}, sigma_0^2 = 1, {result['n_rep']} responses per design, T = "
-        f"{result['t_factor']} n, seed {result['seed']}; total runtime {result['runtime_s']:.0f} s with "
+        f"{result['t_factor']} n, seed {recorded(result, 'seed')}; total runtime {result['runtime_s']:.0f} s with "
         f"{result['n_jobs']} job(s). Delta, E_y[FV] and the exact FV are closed forms; Delta and E_y[FV] "
         "agree with the paper's up to the draw of the design. The sampled FV (T = 15 n draws) minus the "
         f"exact FV of the same response averages within {z:.1f} standard errors of zero in every cell. "
@@ -222,7 +223,7 @@ def report(results):
     result = results[NAME]
     caption = (
         f"Mean ± sd over {result['n_rep']} responses y ~ N(X beta_0, I) on one design per cell "
-        f"({'quick run' if result['quick'] else 'the paper uses 50'}); 'paper' is paper 004's value."
+        f"({'quick run' if was_quick(result) else 'the paper uses 50'}); 'paper' is paper 004's value."
     )
     heading = "Paper 004 Tables 1-3: generalization gap, TIC, FV and LFV in linear models"
     return [Page(NAME, heading, tables(result), [caption, discussion(result)])]
@@ -244,8 +245,7 @@ def run(args):
     out = Parallel(n_jobs=n_jobs)(delayed(run_cell)(s, n, n_rep, t_factor, args.seed) for s, n in cells)
     out.sort(key=lambda c: (list(NS).index(c["setting"]), c["n"]))
     result = {
-        "alpha": ALPHA, "n_rep": n_rep, "t_factor": t_factor, "seed": args.seed, "quick": args.quick,
-        "n_jobs": n_jobs, "runtime_s": time.perf_counter() - t0, "cells": out,
+        "alpha": ALPHA, "n_rep": n_rep, "t_factor": t_factor, "n_jobs": n_jobs, "runtime_s": time.perf_counter() - t0, "cells": out,
         "paper_values": PAPER,
     }  # fmt: skip
     return {NAME: result}

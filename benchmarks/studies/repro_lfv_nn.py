@@ -66,6 +66,7 @@ from ..common.paper004 import (
     true_parameter,
 )
 from .. import Benchmark, Output
+from ..common.environment import recorded
 from ..common.writer import Page
 
 
@@ -237,7 +238,7 @@ def discussion(result):
     return (
         f"Settings: alpha = {ALPHA}, learning rate {result['lr']}, initial sd {result['init_sd']} around theta_0, "
         f"0.3 n GD iterations, delta = {DELTA}, T = {result['T']} (first T/10 discarded), sigma^2 = 1, seed "
-        f"{result['seed']}; runtime {result['runtime_s']:.0f} s with {result['n_jobs']} job(s). 'gap' is "
+        f"{recorded(result, 'seed')}; runtime {result['runtime_s']:.0f} s with {result['n_jobs']} job(s). 'gap' is "
         "n Delta~ on the sum scale (mean ± standard error over its experiments; one experiment's gap has a "
         "standard deviation of at least sqrt(n / 2) from the noise alone); '*' marks p > n; 'diverged' counts "
         "the experiments (LFV and gap) whose gradient descent ended non-finite or above its starting "
@@ -280,8 +281,7 @@ def run(args):
     t0 = time.perf_counter()
     raw = Parallel(n_jobs=n_jobs)(delayed(experiment)(*t, args.seed, T, args.lr, args.init_sd) for t in tasks)
     result = {
-        "alpha": ALPHA, "lr": args.lr, "init_sd": args.init_sd, "delta": DELTA, "T": T, "seed": args.seed,
-        "quick": args.quick, "lfv_reps": n_lfv, "gap_reps": n_gap, "output": args.output,
+        "alpha": ALPHA, "lr": args.lr, "init_sd": args.init_sd, "delta": DELTA, "T": T, "lfv_reps": n_lfv, "gap_reps": n_gap, "output": args.output,
         "n_jobs": n_jobs, "runtime_s": time.perf_counter() - t0, "cells": summarise(raw),
         "paper_values": {str(n): {f"d={d},M={M}": v for (d, M), v in t.items()} for n, t in PAPER.items()},
     }  # fmt: skip

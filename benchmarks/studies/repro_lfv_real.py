@@ -59,6 +59,7 @@ from skgibbs.criteria import langevin_functional_variance
 from ..common.paper004 import DTYPE, TanhNet, gradient_descent, n_params, predict
 from .. import Benchmark, Output
 from ..common import data
+from ..common.environment import recorded
 from ..common.writer import Page
 
 
@@ -274,7 +275,7 @@ def discussion(result):
         f"Settings: M = {M}, alpha = {ALPHA}, GD learning rate {LR} (CV: {LR_CV}, warm-started), stopping rule "
         f"1e-6 with a cap of {result['max_iter']} iterations, T = {result['T']} (first quarter discarded), "
         f"delta = 5e-6 / sigma_hat^2, {result['inits_requested']} initialisation(s) per data set (paper: 20), "
-        f"seed {result['seed']}; runtime {result['runtime_s']:.0f} s with {result['n_jobs']} job(s). 'CV cold' "
+        f"seed {recorded(result, 'seed')}; runtime {result['runtime_s']:.0f} s with {result['n_jobs']} job(s). 'CV cold' "
         "(where shown) refits each fold from the initialisation with learning rate 0.01; 'GD iters' and 'CV "
         "iters' are the mean iterations of the full-data fit and of one warm fold. The data sets are not the "
         "paper's: cpus and Auto are the R versions of machineCPU and autoMPG, diabetes and Boston have no "
@@ -330,7 +331,7 @@ def run(args):
     rows = summarise(raw)
     result = {
         "M": M, "alpha": ALPHA, "lr": LR, "lr_cv": LR_CV, "rtol": RTOL, "max_iter": max_iter, "T": T,
-        "seed": args.seed, "quick": args.quick, "n_jobs": n_jobs, "inits_requested": inits,
+        "n_jobs": n_jobs, "inits_requested": inits,
         "cold_cv": args.cold_cv,
         "runtime_s": time.perf_counter() - t0, "rows": rows, "spearman": correlations(rows), "skipped": skipped,
         "runs": raw, "paper_values": PAPER,

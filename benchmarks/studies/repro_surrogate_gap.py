@@ -51,6 +51,7 @@ from skgibbs.datasets import make_gap_regression
 from skgibbs.samplers import CSMALA, MALA, SMALA
 
 from .. import Benchmark, Output
+from ..common.environment import same_run
 from ..common.tables import rst_table
 from ..common.writer import Page
 
@@ -568,12 +569,13 @@ def run(args):
             "mlp": {"n_chains": 2, "burn_in": 1500, "n_samples": 150, "thin": 10, "pretrain_iter": 1000},
         }
         grid = {"multiples": MULTIPLES, "rhos": RHOS}
-    settings = {"n": n, "chains": chains, "quick": args.quick, "seed": args.seed, "level": LEVEL}
+    settings = {"n": n, "chains": chains, "level": LEVEL}
     result = dict(settings, runtime_s={})
     earlier = args.out / f"{NAME}.json"
     if set(args.problems) != set(PROBLEMS) and earlier.exists():
         old = json.loads(earlier.read_text())
-        if all(old.get(k) == v for k, v in settings.items()):  # same settings: keep the other problem
+        if same_run(old, args.seed, args.quick) and all(old.get(k) == v for k, v in settings.items()):
+            # same settings: keep the other problem
             for problem in PROBLEMS:
                 if problem in old:
                     result[problem] = old[problem]

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import Benchmark, Output
 from ..common import paper000 as P
-from ..common.environment import load_average
+from ..common.environment import load_after
 from ..common.writer import Page
 
 NAME = "table2"
@@ -184,7 +184,7 @@ def runtime_text(summary):
         text += f" ({summary['chain_cpu_s'] / 60:.0f} CPU-minutes)"
     return text + (
         f", with {summary['n_jobs']} worker(s), one torch thread each, under nice on a shared "
-        f"2-core machine; the load average was {summary['load_average']:.1f} at the end."
+        f"2-core machine; the load average was {load_after(summary, lambda s: s['load_average']):.1f} at the end."
     )
 
 
@@ -317,8 +317,6 @@ def run(args):
         "n_jobs": n_jobs,
         "runtime_s": runtime,
         **P.chain_totals(results),
-        "load_average": load_average(),
-        "quick": args.quick,
         "pretrain_s": [r["pretrain_s"] for r in results],
         "engine": P.engine(),
         "paper_table2": {str(k): v for k, v in P.PAPER_TABLE2.items()},

@@ -436,7 +436,6 @@ def run_e1(args):
         "with N. The slope of E_x sd_q f against that of the prior sd (-1/2) says whether they do.",
     ]
     result = {
-        "quick": args.quick,
         "widths": widths,
         "runs": runs,
         "slopes": slopes,
@@ -619,7 +618,7 @@ def run_e2(args):
         "With eta = 1 the ratio therefore falls like 1/N; eta = tau p / N makes eta KL about "
         "5.6 tau (d + 2 + C) p whatever N, so the ratio levels off at a value set by tau.",
     ]
-    result = {"quick": args.quick, "widths": widths, "runs": runs, "slopes": slopes, "runtime_s": runtime}
+    result = {"widths": widths, "runs": runs, "slopes": slopes, "runtime_s": runtime}
     # the tables are kept with the runs: they are built from intermediate results the JSON does not hold
     result["page"] = {
         "heading": "Paper 002 App. E.2: the two terms of the ELBO as the width grows",
@@ -840,7 +839,6 @@ def run_fig1(args):
         "than the accuracy and the ECE rises.",
     ]
     result = {
-        "quick": args.quick,
         "configs": [c[0] for c in configs],
         "runs": runs,
         "best_tau": best_tau,
@@ -1017,7 +1015,7 @@ def run_fig3(args):
         + (f"quick run: {QUICK_FIT}" if args.quick else "at most max_iter=5000 Adam steps (the default)")
         + f", early stopping as the default. Mean ± s.e. over {len(seeds)} seed(s). Runtime {runtime:.0f} s.",
     ]
-    result = {"quick": args.quick, "widths": widths, "runs": runs, "runtime_s": runtime}
+    result = {"widths": widths, "runs": runs, "runtime_s": runtime}
     # the tables are kept with the runs: they are built from intermediate results the JSON does not hold
     result["page"] = {
         "heading": "Paper 002 Fig. 3 analogue: the classical ELBO against the width",

