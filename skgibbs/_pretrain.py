@@ -26,7 +26,7 @@ from typing import NamedTuple
 import torch
 
 from .model import per_example_loss
-from .samplers._progress import progress
+from ._progress import progress
 
 __all__ = ["pretrain", "PretrainInfo", "MAX_HELD_OUT", "PATIENCE", "TOLERANCE", "SCHEDULES"]
 

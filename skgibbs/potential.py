@@ -15,10 +15,10 @@ offset (paper 000, Alg. 1 (b)); batches are drawn by
 Metropolis-Hastings.
 """
 
-from typing import NamedTuple
 
 import torch
 
+from ._random import Batch
 from .model import LOSSES, per_example_loss
 from .priors import MixingPrior, Prior  # noqa: F401  (their home before skgibbs.priors)
 
@@ -31,24 +31,30 @@ __all__ = [
 ]
 
 
-class Batch(NamedTuple):
-    """Index sets of K chains.
+class _BasePotential:
+    """Shared value-and-gradient logic; subclasses give ``per_example_loss``.
 
-    ``idx`` is ``None`` for the full data. Otherwise ``idx`` has shape
-    ``(K, m)``, padded where chains drew fewer points, and ``mask`` (shape
-    ``(K, m)``, or ``None`` without padding) marks the real entries.
-    ``size`` has shape ``(K,)``: the number of points ``|Z|_1`` of each chain.
+    A potential whose losses come from a model's outputs (``has_outputs``)
+    also gives ``outputs(theta, X)`` (``(K, m)`` or ``(K, m, C)``), the
+    name of its ``loss`` and ``row_blocks``: what tempered SMC's Gauss-Newton
+    metric and its criteria at each stage read.
     """
 
-    idx: torch.Tensor = None
-    mask: torch.Tensor = None
-    size: torch.Tensor = None
-
-
-class _BasePotential:
-    """Shared value-and-gradient logic; subclasses give ``per_example_loss``."""
-
     n_data = None
+    has_outputs = False
+
+    def row_blocks(self, n_chains, max_elements):
+        """``(rows slice, X rows, y rows)`` of consecutive blocks of the data.
+
+        A block holds about ``max_elements / (n_chains * width)`` rows, with
+        ``width`` the widest layer, so that the outputs and activations of
+        ``n_chains`` parameter vectors on one block stay within
+        ``max_elements`` numbers.
+        """
+        step = max(1, max_elements // max(n_chains * self.output_width, 1))
+        for start in range(0, self.n_data, step):
+            rows = slice(start, min(start + step, self.n_data))
+            yield rows, self.X[rows], self.y[rows]
 
     def per_example_loss(self, theta, batch):  # pragma: no cover - interface
         raise NotImplementedError
@@ -116,6 +122,21 @@ class LinearPotential(_BasePotential):
         self.y, self.fit_intercept = y, fit_intercept
         self.n_data = X.shape[0]
 
+    loss = "squared"
+
+    @property
+    def has_outputs(self):
+        """One response shared by the chains: ``outputs`` are the model's predictions of it."""
+        return self.y.dim() == 1
+
+    @property
+    def output_width(self):
+        return self.X.shape[1]
+
+    def outputs(self, theta, X):
+        """``X b (+ c)`` for each row of ``theta``: shape ``(K, m)`` (``X`` with the intercept's column)."""
+        return theta @ X.T
+
     def per_example_loss(self, theta, batch):
         if batch.idx is None:
             resid = self.y - theta @ self.X.T
@@ -148,7 +169,7 @@ class MLPPotential(_BasePotential):
     spec : MLPSpec
     X : torch.Tensor of shape (n, d), or ScaledRows
         Inputs; the estimators pass a memmap or dask ``X`` as
-        :class:`~skgibbs._rows.ScaledRows`, which reads only the rows a
+        :class:`~skgibbs._out_of_core.ScaledRows`, which reads only the rows a
         batch gathers. The full data (``batch.idx`` None) of such rows is
         read in chunks of :attr:`chunk_rows` rows.
     y : torch.Tensor of shape (n,)
@@ -218,6 +239,16 @@ class MLPPotential(_BasePotential):
     def predict(self, theta, X):
         with torch.no_grad():
             return self.spec.forward(theta, X)
+
+    has_outputs = True
+
+    @property
+    def output_width(self):
+        return max(self.spec.layer_sizes)
+
+    def outputs(self, theta, X):
+        """The network's outputs on the rows ``X``: ``(K, m)``, or ``(K, m, C)`` with ``C`` outputs."""
+        return self.spec.forward(theta, X)
 
 
 class FunctionPotential(_BasePotential):

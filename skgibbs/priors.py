@@ -8,7 +8,7 @@ gradient on ``(K, Q)`` tensors; the kernels reach them through a
 :class:`~skgibbs.samplers.Target`. :class:`HierarchicalPrior` gives groups
 of parameters a shared Gaussian precision with a Gamma prior (Neal, 1996),
 drawn by Gibbs steps between HMC transitions
-(:mod:`skgibbs.samplers.hmc_gibbs`).
+(:mod:`skgibbs.samplers.hmc.gibbs`).
 """
 
 import math
@@ -16,7 +16,17 @@ from typing import NamedTuple
 
 import torch
 
+from ._random import normal
+
 __all__ = ["Prior", "MixingPrior", "HierarchicalPrior", "PRIOR_KINDS"]
+
+
+def _variance(std, n_params, dtype, device):
+    """``std^2`` of every parameter, shape ``(n_params,)``; ones where there is no ``std`` (a flat prior)."""
+    if std is None:
+        return torch.ones(n_params, dtype=dtype, device=device)
+    std = torch.as_tensor(std, dtype=dtype, device=device)
+    return (std * std).expand(n_params).clone()
 
 
 class Prior(NamedTuple):
@@ -49,6 +59,31 @@ class Prior(NamedTuple):
         if self.std is None:
             return None
         return -theta / self.std**2
+
+    def variance(self, n_params, dtype=torch.float64, device=None):
+        """The prior's variance of every parameter, shape ``(n_params,)`` (ones under a flat prior).
+
+        The reference scale of the kernels' metrics and preconditioners.
+        """
+        return _variance(self.std, n_params, dtype, device)
+
+    def sample(self, generators, n_params, like):
+        """One exact draw per generator, ``(len(generators), n_params)`` with ``like``'s dtype and device.
+
+        Draw ``k`` reads ``generators[k]`` only: ``N(0, diag(std^2))``, each
+        coordinate outside the box ``[-B, B]`` drawn again until inside (the
+        Gaussian restricted to the box). Needs ``std``.
+        """
+        std = torch.as_tensor(self.std, dtype=like.dtype, device=like.device).expand(n_params)
+        theta = normal(generators, n_params, like) * std
+        if self.bound is not None:
+            for k, g in enumerate(generators):
+                outside = theta[k].abs() > self.bound
+                while bool(outside.any()):
+                    fresh = torch.randn(int(outside.sum()), generator=g, dtype=like.dtype, device=like.device)
+                    theta[k, outside] = fresh * std[outside]
+                    outside = theta[k].abs() > self.bound
+        return theta
 
 
 class MixingPrior(NamedTuple):
@@ -83,6 +118,10 @@ class MixingPrior(NamedTuple):
 
     base: Prior
     sparsity: float = 2.0
+
+    def variance(self, n_params, dtype=torch.float64, device=None):
+        """The base density's variance of every parameter, shape ``(n_params,)``: the kernels' reference scale."""
+        return self.base.variance(n_params, dtype, device)
 
     def check(self):
         """Raise ValueError unless the prior is proper and ``s >= 2``."""
@@ -300,6 +339,10 @@ class HierarchicalPrior(NamedTuple):
         return cls(group, a, a * variance / counts.clamp(min=1), std, tuple(names), noise_shape, noise_shape)
 
     # -- what the kernels use ---------------------------------------------------
+    def variance(self, n_params, dtype=torch.float64, device=None):
+        """``std^2`` of every parameter, shape ``(n_params,)``: the reference scale of the kernels' metrics."""
+        return _variance(self.std, n_params, dtype, device)
+
     @property
     def n_groups(self):
         return len(self.names)

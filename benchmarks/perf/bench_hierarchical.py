@@ -52,7 +52,7 @@ from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.datasets import make_sparse_sine
 from skgibbs.diagnostics import effective_sample_size
 from skgibbs.samplers import HMC
-from skgibbs.samplers._hmc_chains import HMCGibbsChains
+from skgibbs.samplers.hmc.sampler import HMCGibbsChains
 
 from .. import Benchmark, Output
 from ..common.environment import load_after
@@ -195,7 +195,7 @@ def _seconds(fn, repeat):
 def cost(quick):
     """Seconds of one Gibbs sweep of the precisions (and of the noise) against one gradient of the potential."""
     from skgibbs.problem import build_problem
-    from skgibbs.samplers import hmc_gibbs
+    from skgibbs.samplers.hmc import gibbs as hmc_gibbs
 
     torch.set_num_threads(1)
     rows = []

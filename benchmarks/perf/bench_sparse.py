@@ -4,8 +4,8 @@
     python -m benchmarks run sparse --part speed --quick
 
 *speed*: steps per second of the reversible-jump kernel
-(:mod:`skgibbs.samplers.rjmcmc`) and of the plain MALA step
-(:mod:`skgibbs.samplers.mala`, rho = 1) on the same network, data and chains,
+(:mod:`skgibbs.samplers.rj.rjmcmc`) and of the plain MALA step
+(:mod:`skgibbs.samplers.langevin.mala`, rho = 1) on the same network, data and chains,
 timed in alternating blocks on one thread.
 
 *structure*: the design of paper 001 §4 (``make_sparse_sine``: 1000 points,
@@ -33,7 +33,9 @@ from skgibbs.diagnostics import psis_loo, stacking_weights
 from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
 from skgibbs.priors import MixingPrior, Prior
-from skgibbs.samplers import RJHMC, RunSettings, Target, mala, rjhmc, rjmcmc
+from skgibbs.samplers import RJHMC, RunSettings, Target
+from skgibbs.samplers.langevin import mala
+from skgibbs.samplers.rj import rjhmc, rjmcmc
 
 from .. import Benchmark, Output
 from ..common import data

@@ -42,7 +42,8 @@ from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
 from skgibbs.priors import Prior
 from skgibbs.problem import VECTORIZE_WORK
-from skgibbs.samplers import CSMALA, MALA, Target, mala, run_chains
+from skgibbs.samplers import CSMALA, MALA, Target, run_chains
+from skgibbs.samplers.langevin import mala
 
 from .. import Benchmark, Output
 from ..common.environment import machine_info

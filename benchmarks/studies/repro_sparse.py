@@ -11,7 +11,7 @@ gamma = 0.01, the proposal N(theta - gamma grad R_n, gamma^2) of Algorithm 1
 terms), burn-in b, m = 100 draws with gap c = 100, from a Glorot start on
 the raw (unstandardized) data, as the paper. The sparse chain runs the
 estimator's reversible-jump kernel (``--kernel rjhmc``, the default:
-:mod:`skgibbs.samplers.rjhmc`, HMC moves inside each model adapted during
+:mod:`skgibbs.samplers.rj.rjhmc`, HMC moves inside each model adapted during
 its burn-in and 8 birth/death jumps per transition, ``--rj-burn-in``
 transitions, then the m draws every ``--rj-gap``-th transition; the first
 ``--rj-hold`` fraction of the warm-up (0.5) runs the HMC moves alone on

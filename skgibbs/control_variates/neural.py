@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 
 from .._compat import Interval, StrOptions
 from ..exceptions import ControlVariateWarning
-from ..samplers._progress import progress, progress_close
+from .._progress import progress, progress_close
 from ._base import COMMON_CONSTRAINTS, _SteinControlVariate
 from .esvm import spectral_variance_torch
 from .stein import RELU_MESSAGE, STEIN_ACTIVATIONS, mlp_derivatives

@@ -21,9 +21,18 @@ from ._linear import (
     ridge_hat_matrix,
     tic_linear,
 )
-from ._waic import GibbsCriterion, WAICResult, functional_variance, gaussian_log_likelihood, langevin_waic, waic
+from ._stages import stage_criteria
+from ._waic import (
+    GibbsCriterion,
+    WAICResult,
+    functional_variance,
+    gaussian_log_likelihood,
+    langevin_waic,
+    waic,
+)
 
 __all__ = [
+    "stage_criteria",
     "gaussian_log_likelihood",
     "functional_variance",
     "waic",

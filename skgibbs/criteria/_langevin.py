@@ -20,9 +20,9 @@ import numpy as np
 import torch
 from sklearn.utils import check_random_state
 
+from .._random import normal
 from .._threads import torch_threads
 from ..exceptions import SamplerWarning
-from ..samplers._random import normal
 from ._adapters import langevin_problem
 from ._waic import langevin_waic
 

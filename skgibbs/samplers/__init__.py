@@ -27,24 +27,47 @@ stands for the object with its defaults. A new kernel is one module and one
 :func:`register`.
 """
 
-from . import adaptation, hmc, hmc_gibbs, langevin, mala, rjhmc, rjmcmc, sghmc, vi
-from ._hmc_chains import HMC
-from ._langevin_chains import CSMALA, MALA, SGLD, SMALA
-from ._random import draw_batch
-from ._rj_chains import RJMCMC
-from ._rjhmc_chains import RJHMC
-from ._vi_sampler import MeanFieldVI
-from . import mclmc
+import importlib
+import sys
+import warnings
+
+from . import adaptation, hmc, langevin, mclmc, rj, sghmc, smc, vi
+from .base import ChainResult, RunSettings, Sampler, available_samplers, choose_sampler, get_sampler, register
+from .hmc import HMC, HMCInfo, HMCParams, HMCState
+from .langevin import CSMALA, MALA, SGLD, SMALA
+from .langevin.mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
 from .mclmc import MCLMC, AdjustedMCLMC
+from .rj import RJHMC, RJMCMC
+from .rj.rjhmc import RJHMCInfo, RJHMCParams, RJHMCState
+from .rj.rjmcmc import RJInfo, RJParams, RJState
+from .runner import chain_groups, run_chains
 from .sghmc import SGHMC
 from .smc import SMC
-from .base import ChainResult, RunSettings, Sampler, available_samplers, choose_sampler, get_sampler, register
-from .hmc import HMCInfo, HMCParams, HMCState
-from .mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
-from .rjhmc import RJHMCInfo, RJHMCParams, RJHMCState
-from .rjmcmc import RJInfo, RJParams, RJState
-from .runner import chain_groups, run_chains
+from .._random import draw_batch
 from .target import Target
+from .vi import MeanFieldVI
+
+#: kernel modules that moved into their family's folder: old name -> new module
+MOVED = {
+    "hmc_gibbs": "skgibbs.samplers.hmc.gibbs",
+    "mala": "skgibbs.samplers.langevin.mala",
+    "rjmcmc": "skgibbs.samplers.rj.rjmcmc",
+    "rjhmc": "skgibbs.samplers.rj.rjhmc",
+}
+for _old, _new in MOVED.items():  # ``import skgibbs.samplers.mala`` keeps working for a release
+    sys.modules.setdefault(f"{__name__}.{_old}", importlib.import_module(_new))
+
+
+def __getattr__(name):
+    if name in MOVED:
+        warnings.warn(
+            f"skgibbs.samplers.{name} moved to {MOVED[name]}; the old name will be removed in the next release.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module(MOVED[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Sampler",
@@ -71,14 +94,12 @@ __all__ = [
     "run_chains",
     "chain_groups",
     "draw_batch",
-    "mala",
     "hmc",
-    "hmc_gibbs",
     "langevin",
     "adaptation",
-    "rjmcmc",
-    "rjhmc",
+    "rj",
     "sghmc",
+    "smc",
     "vi",
     "RJState",
     "RJInfo",

@@ -38,8 +38,8 @@ posterior that HMC within Gibbs samples.
 
 import torch
 
-from ._random import gamma
-from .hmc_gibbs import _loss_sum_and_grad
+from .._random import gamma
+from .hmc.gibbs import _loss_sum_and_grad
 
 __all__ = ["NonCenteredTarget", "PARAMETRIZATIONS"]
 

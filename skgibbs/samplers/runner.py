@@ -32,7 +32,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 
 from .._threads import gradient_work, thread_count
 from ..exceptions import SamplerWarning
-from ._progress import progress, progress_close
+from .._progress import progress, progress_close
 from .base import ChainResult, RunSettings, get_sampler
 
 __all__ = ["chain_groups", "run_chains"]

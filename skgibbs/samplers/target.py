@@ -23,9 +23,9 @@ import torch
 
 from ..potential import Batch
 from ..priors import Prior
-from ._random import draw_batch
+from .._random import draw_batch
 
-__all__ = ["Target", "FULL_BATCH", "RowLoop", "prior_variance"]
+__all__ = ["Target", "FULL_BATCH", "RowLoop"]
 
 FULL_BATCH = Batch()
 
@@ -127,14 +127,3 @@ class RowLoop:
     def value_and_grad(self, theta):
         parts = [self.target.value_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
-
-
-def prior_variance(prior, n_params, dtype, device):
-    """The prior's variance of every parameter, shape ``(Q,)`` (ones under a flat prior).
-
-    The reference scale of the kernels' metrics and preconditioners.
-    """
-    if prior.std is None:
-        return torch.ones(n_params, dtype=dtype, device=device)
-    std = torch.as_tensor(prior.std, dtype=dtype, device=device)
-    return (std * std).expand(n_params).clone()

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from skgibbs import ControlVariateWarning, NeuralControlVariate
 from skgibbs.control_variates import evaluate_score, stein_operator
 from skgibbs.diagnostics import spectral_variance
-from skgibbs.samplers import _progress
+from skgibbs import _progress
 
 CHEAP = {"hidden_layer_sizes": (16,), "max_iter": 300, "random_state": 0}
 

@@ -43,7 +43,7 @@ from skgibbs.samplers import (
     register,
     run_chains,
 )
-from skgibbs.samplers._random import normal, select, uniform
+from skgibbs._random import normal, select, uniform
 
 LIBRARY = {
     "hmc": HMC,

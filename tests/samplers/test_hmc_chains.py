@@ -1,4 +1,4 @@
-"""The HMC sampler object (skgibbs.samplers._hmc_chains) through the estimator: "auto", metrics, trajectory, step size, divergences, settings."""
+"""The HMC sampler object (skgibbs.samplers.hmc.sampler) through the estimator: "auto", metrics, trajectory, step size, divergences, settings."""
 
 import warnings
 
@@ -30,17 +30,17 @@ def _messages(record):
 def test_auto_is_hmc_on_the_full_data_under_the_fixed_prior_and_csmala_on_batches():
     # the regressor's defaults (prior="auto", temperature="auto") ask for ARD and a learned noise: MCLMC
     default = _fit()
-    assert default.sampler_ == "mclmc" and default.rho_ == 1.0 and isinstance(default.kernel_, MCLMC)
+    assert default.sampler_name_ == "mclmc" and default.rho_ == 1.0 and isinstance(default.sampler_, MCLMC)
     # the fixed prior at the plug-in temperature: exact HMC on the full data
     est = _fit(prior="fixed", temperature="plug-in")
-    assert est.sampler_ == "hmc" and est.rho_ == 1.0
+    assert est.sampler_name_ == "hmc" and est.rho_ == 1.0
     assert est.samples_.shape[:2] == (4, 20)  # four chains by default, thin=1 for HMC
     assert est.trajectory_length_ == pytest.approx(np.pi / 2)
     assert est.n_divergent_.shape == (4,) and np.all(est.n_grad_evals_ > 30)
     assert np.all(est.acceptance_rate_ > 0.3)
-    assert isinstance(est.kernel_, HMC) and est.kernel_.get_params() == HMC().get_params()
+    assert isinstance(est.sampler_, HMC) and est.sampler_.get_params() == HMC().get_params()
     batched = _fit(rho=0.5, temperature=50.0)
-    assert batched.sampler_ == "csmala" and isinstance(batched.kernel_, CSMALA)
+    assert batched.sampler_name_ == "csmala" and isinstance(batched.sampler_, CSMALA)
     # HMC's own results belong to HMC fits only; csMALA reports its own instead
     for name in ("trajectory_length_", "n_divergent_", "inverse_mass_"):
         assert hasattr(est, name) and not hasattr(batched, name), name
@@ -118,7 +118,7 @@ def test_target_accept_moves_the_step_size():
 
 
 def test_divergences_are_counted_and_reported(monkeypatch):
-    import skgibbs.samplers._hmc_chains as chains
+    import skgibbs.samplers.hmc.sampler as chains
 
     # a step size frozen far too large for the posterior: every trajectory diverges
     monkeypatch.setattr(chains.HMCChains, "_search", lambda self: self.h * 0 + 50.0)

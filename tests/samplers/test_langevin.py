@@ -8,7 +8,8 @@ import torch
 
 from skgibbs.potential import FunctionPotential
 from skgibbs.priors import Prior
-from skgibbs.samplers import Target, langevin
+from skgibbs.samplers import Target
+from skgibbs.samplers.langevin import sgld as langevin
 
 N = 20
 Y = torch.linspace(-1.0, 1.0, N, dtype=torch.float64)

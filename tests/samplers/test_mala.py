@@ -7,6 +7,7 @@ import pytest
 import torch
 from scipy.stats import multivariate_normal
 
+from skgibbs._random import normal
 from skgibbs.model import MLPSpec
 from skgibbs.potential import Batch, FunctionPotential, MLPPotential
 from skgibbs.priors import Prior
@@ -16,11 +17,10 @@ from skgibbs.samplers import (
     MALAState,
     Target,
     draw_batch,
-    mala,
     solve_correction,
     surrogate_constants,
 )
-from skgibbs.samplers._random import normal
+from skgibbs.samplers.langevin import mala
 
 K = 3
 

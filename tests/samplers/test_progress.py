@@ -9,7 +9,8 @@ import torch
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.potential import FunctionPotential
-from skgibbs.samplers import MALA, SGLD, MeanFieldVI, Target, _progress, run_chains
+from skgibbs import _progress
+from skgibbs.samplers import MALA, SGLD, MeanFieldVI, Target, run_chains
 
 CHEAP = dict(hidden_layer_sizes=(4,), n_samples=15, burn_in=12, pretrain_iter=20, n_chains=2, random_state=0)
 

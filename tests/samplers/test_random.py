@@ -1,4 +1,4 @@
-"""The kernels' randomness (skgibbs.samplers._random): Bernoulli batches from the chains' own generators."""
+"""The kernels' randomness (skgibbs._random): Bernoulli batches from the chains' own generators."""
 
 import numpy as np
 import torch

@@ -8,7 +8,8 @@ import torch
 
 from skgibbs.potential import LinearPotential
 from skgibbs.priors import MixingPrior, Prior
-from skgibbs.samplers import HMC, RJHMC, Target, hmc, rjhmc, run_chains
+from skgibbs.samplers import HMC, RJHMC, Target, hmc, run_chains
+from skgibbs.samplers.rj import rjhmc
 
 from rj_models import SETS, data, exact_model_probabilities, log_evidence_box, log_evidence_gaussian
 
@@ -216,7 +217,7 @@ def test_settings_and_priors_are_checked():
 
 
 def test_host_birth_weights_are_those_of_rjmcmc_ties_and_non_finite_gradients_included():
-    from skgibbs.samplers import rjmcmc
+    from skgibbs.samplers.rj import rjmcmc
 
     gen = torch.Generator().manual_seed(3)
     grad = torch.randn(5, 40, generator=gen, dtype=torch.float64)

@@ -8,7 +8,8 @@ import torch
 
 from skgibbs.potential import LinearPotential
 from skgibbs.priors import MixingPrior, Prior
-from skgibbs.samplers import MALA, RJMCMC, Target, rjmcmc, run_chains
+from skgibbs.samplers import MALA, RJMCMC, Target, run_chains
+from skgibbs.samplers.rj import rjmcmc
 
 from rj_models import SETS, data, exact_model_probabilities, log_evidence_box, log_evidence_gaussian
 

@@ -22,12 +22,12 @@ from skgibbs.samplers import (
     Target,
     chain_groups,
     get_sampler,
-    langevin,
-    mala,
     run_chains,
     runner,
     surrogate_constants,
 )
+from skgibbs.samplers.langevin import mala
+from skgibbs.samplers.langevin import sgld as langevin
 
 K = 3
 SEEDS = [11, 12, 13]

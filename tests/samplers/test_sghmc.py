@@ -76,7 +76,7 @@ def test_curvature_is_the_largest_preconditioned_eigenvalue():
     target, _, _, precision = _linear(300)
     m = torch.tensor([0.5, 1.0, 2.0, 1.5], dtype=torch.float64) * 1e-3
     theta = torch.zeros(2, 4, dtype=torch.float64)
-    lam = sghmc.curvature(_gens([0, 1]), target, theta, m, b=300, n_iter=200)
+    lam = sghmc.kernel.curvature(_gens([0, 1]), target, theta, m, b=300, n_iter=200)
     exact = torch.linalg.eigvalsh(m.sqrt()[:, None] * precision * m.sqrt()[None]).max()
     assert torch.allclose(lam, exact.expand(2), rtol=1e-4)
 
@@ -119,7 +119,7 @@ def test_warmup_limits_the_step_to_the_curvature():
     res = run_chains(target, mean.expand(2, -1).clone(), [0, 1], SGHMC(step_size=10.0, batch_size=500),
                      n_samples=5, burn_in=200, thin=10)
     lam = res.curvature
-    assert np.allclose(res.step_size, math.sqrt(sghmc.STABILITY / lam.max()))
+    assert np.allclose(res.step_size, math.sqrt(sghmc.sampler.STABILITY / lam.max()))
     assert np.all(res.step_size < 10.0) and res.batch_size == 500
     assert res.n_refused.sum() == 0 and np.all(res.epochs > 0)
 
@@ -138,7 +138,7 @@ def test_settings_are_checked():
 
 
 def test_schedule_in_passes_over_the_data():
-    assert sghmc.auto_batch_size(100_000) == 1000 and sghmc.auto_batch_size(300) == 256
+    assert sghmc.sampler.auto_batch_size(100_000) == 1000 and sghmc.sampler.auto_batch_size(300) == 256
     burn_in, thin = SGHMC().default_schedule(100_000)
     assert (burn_in, thin) == (2000, 100)  # 20 passes of 100 steps, one pass per draw
     assert SGHMC().default_schedule(442) == (1000, 50)  # the floors on small data
@@ -167,7 +167,7 @@ def test_estimator_runs_sghmc_and_reports_it(capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
         est.fit(X, y)
-    assert est.sampler_ == "sghmc" and isinstance(est.kernel_, SGHMC)
+    assert est.sampler_name_ == "sghmc" and isinstance(est.sampler_, SGHMC)
     assert est.samples_.shape == (4, 20, est.spec_.n_params)
     assert est.configurational_temperature_.shape == (4,) and est.batch_size_ == 256
     assert not hasattr(est, "acceptance_rate_")

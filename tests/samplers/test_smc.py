@@ -261,7 +261,7 @@ def test_systematic_resampling_keeps_floor_or_ceil_of_the_expected_counts():
 def test_conditional_ess_next_beta_and_the_evidence_increment(linear):
     target = linear[0]
     gens = _gens(range(64))
-    state = smc.init(gens, target, 3, torch.zeros(1, dtype=torch.float64))
+    state = smc.init(gens, target, target.prior.sample(gens, 3, torch.zeros(1, dtype=torch.float64)))
     assert state.beta == 0.0 and state.log_evidence == 0.0 and state.theta.shape == (64, 3)
     beta = smc.next_beta(state, target, 0.5)
     assert 0 < beta < 1
@@ -282,8 +282,8 @@ def test_conditional_ess_next_beta_and_the_evidence_increment(linear):
 
 def test_initial_particles_are_exact_prior_draws_inside_the_box():
     pot = LogDensityPotential(lambda th: (0.0 * th).sum(1))  # the prior alone
-    gens = _gens(range(2000))
-    state = smc.init(gens, Target(pot, Prior(std=2.0, bound=1.0)), 2, torch.zeros(1, dtype=torch.float64))
+    gens, like, prior = _gens(range(2000)), torch.zeros(1, dtype=torch.float64), Prior(std=2.0, bound=1.0)
+    state = smc.init(gens, Target(pot, prior), prior.sample(gens, 2, like))
     theta = state.theta.numpy()
     assert np.abs(theta).max() <= 1.0
     # N(0, 4) restricted to [-1, 1]; the sample variance has standard error sqrt((m4 - var^2) / n)
@@ -292,10 +292,7 @@ def test_initial_particles_are_exact_prior_draws_inside_the_box():
     assert np.all(np.abs(theta.var(0) - law.var()) < K_SD * se)
     assert law.var() < 0.5 * 4.0  # far from the unrestricted variance
     # particle i draws from generator i only
-    again = smc.init(
-        _gens([5]), Target(pot, Prior(std=2.0, bound=1.0)), 2, torch.zeros(1, dtype=torch.float64)
-    )
-    torch.testing.assert_close(again.theta[0], state.theta[5])
+    torch.testing.assert_close(prior.sample(_gens([5]), 2, like)[0], state.theta[5])
 
 
 def test_step_size_update_aims_at_the_target_acceptance():
@@ -370,7 +367,7 @@ def fitted(regression):
 def test_regressor_fit_has_the_smc_results(fitted, regression):
     X, y = regression
     reg, Q = fitted, fitted.spec_.n_params
-    assert reg.sampler_ == "smc" and isinstance(reg.kernel_, SMC) and reg.samples_.shape == (4, 8, Q)
+    assert reg.sampler_name_ == "smc" and isinstance(reg.sampler_, SMC) and reg.samples_.shape == (4, 8, Q)
     path = reg.temperature_path_
     assert len({len(v) for v in path.values()}) == 1 and len(path["beta"]) == reg.n_stages_ + 1
     assert np.all(np.diff(path["beta"]) > 0) and path["beta"][-1] == 1.0
@@ -414,7 +411,7 @@ def test_regressor_is_reproducible_and_survives_clone_pickle_and_skops(fitted, r
     np.testing.assert_array_equal(restored.predict(X), fitted.predict(X))
     persistence = pytest.importorskip("skgibbs.persistence")
     pytest.importorskip("skops.io")
-    assert "skgibbs.samplers.smc.SMC" in persistence.TRUSTED_TYPES
+    assert "skgibbs.samplers.smc.sampler.SMC" in persistence.TRUSTED_TYPES
     persistence.dump(fitted, tmp_path / "smc.skops")
     loaded = persistence.load(tmp_path / "smc.skops")
     np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))
@@ -426,7 +423,7 @@ def test_classifier_fits_with_smc():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
         clf = GibbsMLPClassifier(**CHEAP, random_state=0).fit(X, y)
-    assert clf.sampler_ == "smc" and clf.samples_.shape[:2] == (4, 8)
+    assert clf.sampler_name_ == "smc" and clf.samples_.shape[:2] == (4, 8)
     assert np.isfinite(clf.log_evidence_) and clf.temperature_path_["beta"][-1] == 1.0
     assert not hasattr(clf, "log_marginal_likelihood_")  # the cross-entropy has no Gaussian normaliser
     assert clf.predict_proba(X[:5]).shape == (5, 2) and clf.score(X, y) > 0.7
@@ -517,7 +514,7 @@ def test_gauss_newton_probes_have_the_gauss_newton_matrix_as_second_moment(loss,
     theta = torch.randn(spec.n_params, generator=g, dtype=torch.float64)
     P = 4000
     pot = MLPPotential(spec, X, y, loss)
-    probes = smc._gauss_newton_probes(pot, theta.expand(P, -1).clone(), _gens(range(P)))
+    probes = smc.metric._gauss_newton_probes(pot, theta.expand(P, -1).clone(), _gens(range(P)))
     products = probes[:, :, None] * probes[:, None, :]  # (P, Q, Q)
     exact = _gauss_newton(spec, theta, X, loss)
     se = products.std(0) / math.sqrt(P)
@@ -532,15 +529,15 @@ def test_gauss_newton_probes_of_the_linear_model_and_a_potential_without_outputs
     X = target.potential.X
     P = 4000
     theta = torch.zeros(P, 3, dtype=torch.float64)
-    probes = smc._gauss_newton_probes(target.potential, theta, _gens(range(P)))
+    probes = smc.metric._gauss_newton_probes(target.potential, theta, _gens(range(P)))
     products = probes[:, :, None] * probes[:, None, :]
     z = (products.mean(0) - 2 * X.T @ X) / (products.std(0) / math.sqrt(P))
     assert float(z.abs().max()) < 5.0
     pot = LogDensityPotential(Mixture2().log_prob)
-    assert smc._gauss_newton_probes(pot, torch.zeros(4, 2, dtype=torch.float64), _gens(range(4))) is None
+    assert smc.metric._gauss_newton_probes(pot, torch.zeros(4, 2, dtype=torch.float64), _gens(range(4))) is None
 
 
-@pytest.mark.parametrize("metric", smc.METRICS)
+@pytest.mark.parametrize("metric", smc.sampler.METRICS)
 def test_every_metric_reaches_the_gaussian_posterior(linear, metric):
     """Final particles' mean against the closed form for each metric (one run of 256, 4 standard errors)."""
     target, _, _, _, mean, cov = linear

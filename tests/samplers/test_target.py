@@ -9,8 +9,11 @@ import torch
 from skgibbs.model import MLPSpec
 from skgibbs.potential import Batch, MLPPotential
 from skgibbs.priors import MixingPrior, Prior
-from skgibbs.samplers import MALAParams, Target, draw_batch, hmc, langevin, mala, rjmcmc
-from skgibbs.samplers._random import normal
+from skgibbs.samplers import MALAParams, Target, draw_batch, hmc
+from skgibbs.samplers.langevin import mala
+from skgibbs.samplers.langevin import sgld as langevin
+from skgibbs.samplers.rj import rjmcmc
+from skgibbs._random import normal
 
 K, N = 3, 30
 

@@ -36,7 +36,7 @@ def test_local_reparametrisation_has_the_marginal_of_weight_draws(loss, n_output
     std = 0.3 * torch.rand(spec.n_params, generator=gen, dtype=torch.float64)
     reps = 20000
     local = torch.stack(
-        [per_example_loss(loss, vi._local_forward(spec, mean, std, X, gen), y[None])[0] for _ in range(reps)]
+        [per_example_loss(loss, vi.kernel._local_forward(spec, mean, std, X, gen), y[None])[0] for _ in range(reps)]
     )
     theta = mean + std * torch.randn(reps, spec.n_params, generator=gen, dtype=torch.float64)
     out = spec.forward(theta, X)
@@ -147,7 +147,7 @@ def test_early_stopping_starts_the_averaged_decay_at_the_plateau():
 def test_plateau_rule_needs_a_clear_drop():
     """A steady fall of a few standard errors per window keeps going; noise alone stops after patience."""
     rng = np.random.default_rng(0)
-    falling, flat = vi._Plateau(3), vi._Plateau(3)
+    falling, flat = vi.kernel._Plateau(3), vi.kernel._Plateau(3)
     for k in range(20):
         assert not falling.update(1000.0 - 5.0 * k + rng.normal(size=100))
     assert not any(flat.update(rng.normal(size=100)) for _ in range(3))

@@ -83,8 +83,8 @@ def test_fitted_state_and_every_method_work(fitted, data):
     X, y = data
     reg = fitted
     Q = reg.spec_.n_params
-    assert reg.sampler_ == "vi" and reg.samples_.shape == (4, 20, Q)
-    assert isinstance(reg.kernel_, MeanFieldVI) and reg.kernel_.max_iter == 300
+    assert reg.sampler_name_ == "vi" and reg.samples_.shape == (4, 20, Q)
+    assert isinstance(reg.sampler_, MeanFieldVI) and reg.sampler_.max_iter == 300
     # independent draws of q: no Metropolis-Hastings step and no step size (VI had NaN ones before),
     # and none of the Markov chain kernels' results
     for name in ("acceptance_rate_", "step_size_", "proposal_std_", "n_divergent_", "correction_"):
@@ -127,7 +127,7 @@ def test_kl_weight_auto_is_tau_on_the_hidden_layers(data):
         reg.fit(X, y)
     assert reg.kl_weight_ == pytest.approx(0.5)  # whatever n and N (the sweep_vi_tau study's rule)
     assert MeanFieldVI().kl_weights(reg.spec_.__class__(3, (100, 100)), 50_000)[1] == pytest.approx(0.3)
-    weights, eta = reg.kernel_.kl_weights(reg.spec_, reg.n_train_)
+    weights, eta = reg.sampler_.kl_weights(reg.spec_, reg.n_train_)
     n_out = (10 + 1) * 1
     # standard parametrization: App. D cools the hidden layers only
     assert (
@@ -150,15 +150,15 @@ def test_mean_field_parametrization_scales_the_output_layer(data):
         reg = GibbsMLPRegressor(**_vi(parametrization="mean-field"), random_state=0).fit(X, y)
     spec = reg.spec_
     n_in, _, w, b = list(spec._slices())[-1]
-    prior = reg._prior(spec, torch.device("cpu"), reg.kernel_).std.numpy()
+    prior = reg._prior(spec, torch.device("cpu"), reg.sampler_).std.numpy()
     fan_in = spec.fan_in_std().numpy()
     # a_j ~ N(0, 1) on the unscaled output weights, theta = a / N
     assert np.allclose(prior[w], 1.0 / n_in) and np.allclose(prior[: w.start], fan_in[: w.start])
     assert np.allclose(prior[b], fan_in[b])
-    scale = reg.kernel_.output_scale(spec).numpy()
+    scale = reg.sampler_.output_scale(spec).numpy()
     assert np.allclose(scale[w], 1 / n_in) and np.all(scale[: w.start] == 1) and np.all(scale[b] == 1)
     reg.set_params(prior_std=0.5)
-    assert np.allclose(reg._prior(spec, torch.device("cpu"), reg.kernel_).std.numpy()[w], 0.5 / n_in)
+    assert np.allclose(reg._prior(spec, torch.device("cpu"), reg.sampler_).std.numpy()[w], 0.5 / n_in)
     # the standard parametrization keeps the estimator's prior and the unit scale
     standard = MeanFieldVI()
     np.testing.assert_array_equal(reg._prior(spec, torch.device("cpu"), standard).std, 0.5)
@@ -212,7 +212,7 @@ def test_bad_parameters_raise_and_keep_the_earlier_fit(fitted, data, params, mat
     with pytest.raises(ValueError, match=match):
         reg.fit(*data)
     assert np.array_equal(reg.samples_, before)
-    assert reg.kernel_.get_params() == fitted.kernel_.get_params()
+    assert reg.sampler_.get_params() == fitted.sampler_.get_params()
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 import torch
 
-from .._random import select, uniform
-from ..hmc import evaluator
+from ..._random import select, uniform
+from ..hmc.kernel import evaluator
 from .integrator import GRADIENTS_PER_STEP, integrate, random_direction
 
 __all__ = ["MAMSState", "MAMSInfo", "MAMSParams", "init", "step"]

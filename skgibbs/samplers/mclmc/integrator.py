@@ -42,7 +42,7 @@ import math
 
 import torch
 
-from .._random import normal
+from ..._random import normal
 
 __all__ = ["INTEGRATORS", "GRADIENTS_PER_STEP", "velocity_update", "integrate", "random_direction", "refresh"]
 

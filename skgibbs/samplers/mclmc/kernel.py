@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import torch
 
-from ..hmc import evaluator
+from ..hmc.kernel import evaluator
 from .integrator import integrate, random_direction, refresh
 
 __all__ = ["MCLMCState", "MCLMCInfo", "MCLMCParams", "init", "step"]
@@ -72,7 +72,7 @@ def step(generators, state, target, params):
     state : MCLMCState
     target : Target
         Evaluated on the full data (a target with per-chain constants,
-        such as :class:`~skgibbs.samplers.hmc_gibbs.ConditionalTarget`,
+        such as :class:`~skgibbs.samplers.hmc.gibbs.ConditionalTarget`,
         works too).
     params : MCLMCParams
 

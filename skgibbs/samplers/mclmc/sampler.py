@@ -33,7 +33,7 @@ is integrated out, so that nothing is drawn between transitions; a draw
 records the weights, the precisions and a noise precision drawn from its
 conditional. With ``parametrization="centered"`` the precisions and the
 noise are drawn from their exact conditionals between transitions
-(:func:`~skgibbs.samplers.hmc_gibbs.redraw`), a Gibbs sweep as with HMC.
+(:func:`~skgibbs.samplers.hmc.gibbs.redraw`), a Gibbs sweep as with HMC.
 The step size, ``L`` and the preconditioner are then those of the
 sampler's own coordinates (``preconditioner`` has ``Q + G`` columns when
 non-centred).
@@ -45,13 +45,13 @@ import numpy as np
 import torch
 
 from ...priors import HierarchicalPrior
-from .. import hmc_gibbs
+from ..hmc import gibbs as hmc_gibbs
 from ..noncentered import PARAMETRIZATIONS, NonCenteredTarget
-from ..target import RowLoop, prior_variance
-from .._progress import progress
-from .._random import select
+from ..target import RowLoop
+from ..._progress import progress
+from ..._random import select
 from ..adaptation import DualAveraging, halton, search_step_size
-from ..hmc import evaluator
+from ..hmc.kernel import evaluator
 from ..base import Sampler, check_setting, low_acceptance, register
 from . import adjusted, kernel
 from .integrator import GRADIENTS_PER_STEP, INTEGRATORS, integrate, random_direction
@@ -96,7 +96,7 @@ class _Chains:
             self.reference = torch.ones(theta0.shape[1], dtype=self.dtype, device=self.device)
         else:
             self.target = target if (vectorize or K == 1) else RowLoop(target)
-            self.reference = prior_variance(target.prior, theta0.shape[1], self.dtype, self.device).sqrt()
+            self.reference = target.prior.variance(theta0.shape[1], self.dtype, self.device).sqrt()
         Q = theta0.shape[1]
         self.sigma = self.reference.expand(K, Q).clone()
         self.dim = Q

@@ -7,11 +7,26 @@ chain draws with one call (no stacking), which keeps its stream identical
 whether it runs alone or in a group of one.
 """
 
+from typing import NamedTuple
+
 import torch
 
-from ..potential import Batch
+__all__ = ["Batch", "normal", "uniform", "uniforms", "gamma", "select", "draw_batch"]
 
-__all__ = ["normal", "uniform", "uniforms", "gamma", "select", "draw_batch"]
+
+class Batch(NamedTuple):
+    """Index sets of K chains.
+
+    ``idx`` is ``None`` for the full data. Otherwise ``idx`` has shape
+    ``(K, m)``, padded where chains drew fewer points, and ``mask`` (shape
+    ``(K, m)``, or ``None`` without padding) marks the real entries.
+    ``size`` has shape ``(K,)``: the number of points ``|Z|_1`` of each chain.
+    """
+
+    idx: torch.Tensor = None
+    mask: torch.Tensor = None
+    size: torch.Tensor = None
+
 
 
 def normal(generators, shape, like):

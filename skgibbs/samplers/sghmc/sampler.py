@@ -1,198 +1,20 @@
-"""Stochastic-gradient HMC on fixed-size minibatches: the kernel for large data.
+"""The SGHMC sampler object: warm-up of the mass, step size and friction, and its chains.
 
-Full-data gradients cost ``n`` examples each; beyond about 10^4 rows of a
-default network on a CPU, an exact kernel needs hours
-(:func:`~skgibbs.samplers.base.choose_sampler`). Stochastic-gradient
-Hamiltonian Monte Carlo (Chen, Fox & Guestrin, 2014) reads ``b`` rows per
-step and replaces the Metropolis-Hastings correction by friction.
-
-**The dynamics.** With the unbiased batch potential of ``b`` rows drawn
-uniformly with replacement,
-
-    ``U_B(theta) = (lambda / b) sum_{i in B} l_i(theta) - log Pi(theta)``,
-    ``E_B[grad U_B] = grad U = lambda grad R_n - grad log Pi``,
-
-a diagonal mass ``M = diag(1 / m)`` and friction ``C``, SGHMC simulates
-``dtheta = M^-1 p dt``, ``dp = -grad U_B dt - C M^-1 p dt + N(0, 2 C dt)``
-(Chen et al., eq. (9) with their noise estimate ``B = 0``). In the
-variables ``v = epsilon M^-1 p`` (the displacement of one step of size
-``epsilon``) and with the friction proportional to the mass,
-``epsilon M^-1 C = alpha I``, one Euler step is (their eq. (15))
-
-    ``v <- (1 - alpha) v - eta * grad U_B(theta) + sqrt(2 alpha eta) * xi``,
-    ``theta <- theta + v``,   ``eta = epsilon^2 m``,   ``xi ~ N(0, I)``:
-
-momentum SGD with the noise that makes ``pi_lambda`` its stationary law as
-``epsilon -> 0`` (for ``epsilon > 0`` the batch noise adds
-``eta^2 Var(grad U_B)`` to the injected ``2 alpha eta``, a bias of
-relative size at most ``epsilon^2 / (2 alpha)`` under the preconditioner
-below).
-
-**The preconditioner.** ``m_j = 1 / E[g_j^2]``, ``g = grad U_B`` over the
-second half of the warm-up. In its first half, while the chains leave
-their pre-trained starting points, ``m_j`` follows
-``1 / max(running mean of g_j^2, current g_j^2)`` at every step, so that a
-gradient that grows shortens the step at once (updated every 100 steps
-instead, the chains of a 10^5-row fit overshot and thousands of steps
-were refused). Under ``pi_lambda``,
-``E[(d_j U)^2] = E[d_j^2 U]`` (integration by parts), so
-``E[g_j^2] = E[d_j^2 U] + Var_B(g_j)``: the diagonal curvature where the
-data dominate the gradient noise (Jacobi's preconditioner), the prior
-variance where the prior dominates, and the batch-noise scale where the
-noise does. In the coordinates ``theta_j / sqrt(m_j)`` one step moves at
-most ``epsilon`` and the gradient noise is at most ``epsilon^2`` of the
-injected noise, whatever the data size.
-
-**The schedule.** ``"cyclical"`` (Zhang et al., 2020, cSG-MCMC) runs the
-step size down a cosine from ``epsilon`` to zero over each block of
-``thin`` steps and keeps the state at the block's end: large steps explore,
-the draw is taken where the discretisation error is smallest; ``v`` is
-rescaled with ``epsilon`` so that the momentum ``p`` carries over.
-``"constant"`` keeps ``epsilon``.
-
-**The check.** Under ``pi_lambda``, ``E[(theta_j - a) d_j U(theta)] = 1``
-for every coordinate and constant ``a`` (integration by parts again), and
-``E_B[g] = grad U`` makes the batch gradient an unbiased estimate of it.
-The average over the coordinates is the *configurational temperature*
-(1 for an exact sampler); an over-dispersed chain (too much gradient
-noise, too large a step: the kernel's own bias) reads above 1 and is
-reported. A chain that has not spread over the flat directions of the
-weights reads below 1; whether that matters for predictions is what R-hat
-and ESS of the function values judge, so it is not reported here (on the
-networks measured it read 0.26-0.97: with the right predictive coverage on
-four data sets, too narrow against HMC on the data-gap problem).
-
-A step whose update is not finite, leaves the prior's box, or whose kinetic
-temperature ``mean_j v_j^2 / eta_j`` (about 1 while the chain samples)
-exceeds ``KINETIC_LIMIT`` (a chain blowing up) is refused: the chain stays
-put, loses its momentum, and the refusal is counted (``n_refused_``) and
-reported.
+The dynamics are described in :mod:`skgibbs.samplers.sghmc`.
 """
+
 
 import math
 from numbers import Integral
-from typing import NamedTuple
 
 import numpy as np
 import torch
 
-from ..potential import Batch
-from ._progress import progress
-from ._random import normal
-from .base import Sampler, check_setting, register
+from ..._progress import progress
+from ..base import Sampler, check_setting, register
+from .kernel import SGHMCParams, SGHMCState, batch_gradient, curvature, init, step
 
-__all__ = ["SGHMC", "SGHMCState", "SGHMCInfo", "SGHMCParams", "init", "step", "draw_rows"]
-
-
-# -- the pure kernel -------------------------------------------------------------
-class SGHMCState(NamedTuple):
-    theta: torch.Tensor  # (K, Q)
-    velocity: torch.Tensor  # (K, Q): the displacement v of the last step
-
-
-class SGHMCInfo(NamedTuple):
-    grad: torch.Tensor  # (K, Q) grad U_B at the old point
-    batch_loss: torch.Tensor  # (K,) mean loss of the batch at the old point
-    is_finite: torch.Tensor  # (K,) the step was taken
-
-
-class SGHMCParams(NamedTuple):
-    """Constants of one step.
-
-    ``learning_rate`` is ``eta = epsilon^2 m`` of shape ``(Q,)`` or
-    ``(K, Q)``; ``friction`` is ``alpha``; ``noise_std`` is
-    ``sqrt(2 alpha eta)`` (same shape as ``learning_rate``);
-    ``batch_size`` is ``b``.
-    """
-
-    learning_rate: torch.Tensor
-    friction: float
-    noise_std: torch.Tensor
-    batch_size: int
-
-
-def draw_rows(generators, n, b, device=None):
-    """``b`` rows drawn uniformly with replacement per chain: a :class:`~skgibbs.potential.Batch` of shape ``(K, b)``.
-
-    Row ``k`` comes from ``generators[k]`` alone; the work is ``O(b)``,
-    whatever ``n``.
-    """
-    if b >= n:
-        return Batch(None, None, torch.full((len(generators),), n, device=device))
-    idx = torch.stack([torch.randint(n, (b,), generator=g, device=device) for g in generators])
-    return Batch(idx, None, torch.full((len(generators),), b, device=device))
-
-
-def init(generators, target, theta, params=None):
-    """State at ``theta`` at rest; draws nothing."""
-    theta = theta.detach()
-    return SGHMCState(theta, torch.zeros_like(theta))
-
-
-def batch_gradient(generators, target, theta, b):
-    """``grad U_B`` ``(K, Q)`` on a new batch of ``b`` rows, and the batch's mean loss ``(K,)``."""
-    n = target.n_data
-    batch = draw_rows(generators, n, b, theta.device)
-    loss_sum, loss_grad = target.loss_sum_and_grad(theta, batch)
-    rows = min(b, n)
-    return target.grad(loss_grad, theta, target.lam / rows), loss_sum / rows
-
-
-def curvature(generators, target, theta, m, b, n_iter=20):
-    """Largest eigenvalue ``(K,)`` of ``diag(m)^1/2 H diag(m)^1/2`` on one batch per chain, by power iteration.
-
-    ``H`` is the Hessian of ``U_B`` at ``theta``; its products with a vector
-    are central differences of the batch gradient (the same batch
-    throughout). Momentum SGD on a quadratic is stable while
-    ``eta * lambda_max < 2 (2 - alpha)`` (``eta = epsilon^2 m``), so this
-    bounds the step size. Costs ``2 n_iter`` batch gradients.
-    """
-    n = target.n_data
-    batch = draw_rows(generators, n, b, theta.device)
-    c = target.lam / min(b, n)
-    root = m.sqrt()
-
-    def grad(point):
-        _, loss_grad = target.loss_sum_and_grad(point, batch)
-        return target.grad(loss_grad, point, c)
-
-    u = normal(generators, theta.shape[1], theta)
-    u = u / u.norm(dim=1, keepdim=True)
-    lam = torch.zeros(theta.shape[0], dtype=theta.dtype, device=theta.device)
-    r = 1e-2  # the difference's half-width in the preconditioned coordinates
-    for _ in range(n_iter):
-        w = r * root * u
-        hw = (grad(theta + w) - grad(theta - w)) / (2 * r)
-        au = root * hw
-        lam = (au * u).sum(1).abs()
-        norm = au.norm(dim=1, keepdim=True)
-        u = torch.where(norm > 0, au / norm.clamp_min(1e-30), u)
-    return torch.nan_to_num(lam, nan=float("inf"))
-
-
-def step(generators, state, target, params):
-    """One SGHMC step of K chains (module docstring); returns ``(state, info)``.
-
-    Parameters
-    ----------
-    generators : list of torch.Generator
-        One per chain: its batch, then its noise.
-    state : SGHMCState
-    target : Target
-    params : SGHMCParams
-    """
-    theta, v = state
-    grad, batch_loss = batch_gradient(generators, target, theta, params.batch_size)
-    noise = normal(generators, theta.shape[1], theta)
-    v_new = (1.0 - params.friction) * v - params.learning_rate * grad + params.noise_std * noise
-    new = theta + v_new
-    # the kinetic temperature mean_j v_j^2 / eta_j is about 1 at stationarity (its spread over
-    # 10^4 weights is about 0.01): far above it the chain is blowing up, not sampling
-    kinetic = (v_new * v_new / params.learning_rate).mean(1)
-    ok = torch.isfinite(new).all(1) & torch.isfinite(target.log_prior(new)) & (kinetic < KINETIC_LIMIT)
-    new = torch.where(ok[:, None], new, theta)
-    v_new = torch.where(ok[:, None], v_new, torch.zeros_like(v_new))
-    return SGHMCState(new, v_new), SGHMCInfo(grad, batch_loss, ok)
+__all__ = ["SGHMC", "SGHMCChains", "auto_batch_size"]
 
 
 # -- the sampler object ------------------------------------------------------------
@@ -201,8 +23,6 @@ SCHEDULES = ("cyclical", "constant")
 MIN_AUTO_BATCH = 256
 #: ``epsilon^2 lambda_max`` at most this (momentum SGD diverges beyond ``2 (2 - alpha)``)
 STABILITY = 0.5
-#: a step whose kinetic temperature ``mean_j v_j^2 / eta_j`` (about 1 when sampling) exceeds this is refused
-KINETIC_LIMIT = 100.0
 #: a configurational temperature above ``1 + TEMPERATURE_WARN`` is reported
 TEMPERATURE_WARN = 0.1
 # batches at the starting point that start the preconditioner's estimate

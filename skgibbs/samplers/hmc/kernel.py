@@ -1,6 +1,6 @@
 """Metropolis-adjusted Hamiltonian Monte Carlo on the full data, batched over chains.
 
-The potential is the full-data one of :mod:`~skgibbs.samplers.mala` at
+The potential is the full-data one of :mod:`~skgibbs.samplers.langevin.mala` at
 ``rho = 1``,
 
     ``U(theta) = c * sum_i l_i(theta) - log Pi(theta)``,   ``c = lambda / n``,
@@ -33,14 +33,14 @@ the prior's box has ``U = inf`` and is a divergence too.
 A coordinate whose inverse mass is 0 gets no momentum and stays where it
 is: the transition is HMC on the other coordinates, the conditional of the
 target given the frozen ones (the reversible-jump kernel of
-:mod:`~skgibbs.samplers.rjhmc` freezes the inactive parameters so).
+:mod:`~skgibbs.samplers.rj.rjhmc` freezes the inactive parameters so).
 """
 
 from typing import NamedTuple
 
 import torch
 
-from ._random import normal, select, uniform
+from ..._random import normal, select, uniform
 
 __all__ = ["HMCState", "HMCInfo", "HMCParams", "init", "step", "leapfrog", "evaluator"]
 
@@ -101,7 +101,7 @@ def leapfrog(state, momentum, params, evaluate):
         ``evaluate(theta, rows) -> (U, grad U)``: ``rows`` is None when
         ``theta`` holds every chain, else the bool mask ``(K,)`` of the
         chains it holds (a target with per-chain constants, such as
-        :class:`~skgibbs.samplers.hmc_gibbs.ConditionalTarget`, needs it).
+        :class:`~skgibbs.samplers.hmc.gibbs.ConditionalTarget`, needs it).
 
     Returns
     -------

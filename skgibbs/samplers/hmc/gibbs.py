@@ -37,8 +37,8 @@ from typing import NamedTuple
 
 import torch
 
-from . import hmc
-from ._random import gamma
+from . import kernel as hmc
+from ..._random import gamma
 
 __all__ = ["HMCGibbsState", "ConditionalTarget", "init", "step", "draw_hyperparameters", "redraw"]
 
@@ -89,7 +89,7 @@ def draw_hyperparameters(generators, target, theta, loss_sum=None):
     target's fixed ``lambda / n`` without noise. ``loss_sum`` ``(K,)``,
     ``sum_i l_i(theta)``, is needed for ``s``. Each chain draws all its
     Gamma variates in one call of its own generator
-    (:func:`~skgibbs.samplers._random.gamma`).
+    (:func:`~skgibbs._random.gamma`).
     """
     prior, K = target.prior, theta.shape[0]
     shape, rate = prior.conditional(theta)

@@ -13,11 +13,11 @@ import numpy as np
 import torch
 from scipy.special import gammaln
 
-from ..potential import MLPPotential
-from ..priors import HierarchicalPrior
-from . import vi
-from ._random import gamma
-from .base import ChainResult, Sampler, check_setting, register
+from ...potential import MLPPotential
+from ...priors import HierarchicalPrior
+from . import kernel as vi
+from ..._random import gamma
+from ..base import ChainResult, Sampler, check_setting, register
 
 __all__ = ["MeanFieldVI"]
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import torch
 
-from ._random import normal
+from ..._random import normal
 from .mala import langevin_proposal
 
 __all__ = ["SGLDState", "SGLDInfo", "SGLDParams", "init", "step"]

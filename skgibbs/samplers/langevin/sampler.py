@@ -24,10 +24,11 @@ from numbers import Real
 import numpy as np
 import torch
 
-from ._progress import progress
-from .adaptation import DualAveraging, search_step_size
-from .base import Sampler, check_setting, low_acceptance, register
-from . import langevin, mala
+from ..._progress import progress
+from ..adaptation import DualAveraging, search_step_size
+from ..base import Sampler, check_setting, low_acceptance, register
+from . import sgld as langevin
+from . import mala
 
 __all__ = ["MALA", "SMALA", "CSMALA", "SGLD"]
 
@@ -119,7 +120,7 @@ class MALA(_MALAFamily):
     """Metropolis-adjusted Langevin on the full data: exact for ``pi_lambda``.
 
     ``theta' ~ N(theta - h grad U(theta), s^2 I)``, accepted with the
-    Metropolis-Hastings ratio of :func:`~skgibbs.samplers.mala.log_acceptance`;
+    Metropolis-Hastings ratio of :func:`~skgibbs.samplers.langevin.mala.log_acceptance`;
     ``rho`` does not apply.
 
     Parameters

@@ -1,6 +1,6 @@
 r"""Reversible jump with HMC inside each sparse model: the mixing posterior of paper 001, new moves.
 
-The target is that of :mod:`~skgibbs.samplers.rjmcmc`: the Gibbs posterior
+The target is that of :mod:`~skgibbs.samplers.rj.rjmcmc`: the Gibbs posterior
 with the mixing prior (2.4) of paper 001,
 ``pi(theta) ∝ exp(-lambda R_n(theta)) Pi(theta)``, a density with respect
 to ``mu = sum_I Lebesgue(R^I)`` over the active sets ``I = {i : theta_i !=
@@ -41,8 +41,8 @@ weights: on paper 001's p = 100 design it raised the acceptance of the deaths
 from 20% to 29% and of the births from 15% to 22%), a birth adds
 ``i notin I`` with weight ``w_i^+ ∝ r_i^2``, ``r_i`` the rank of
 ``|d_i R_n(theta)|`` among the inactive coordinates
-(:func:`~skgibbs.samplers.rjmcmc.birth_weights`). Unlike the kernel of
-:mod:`~skgibbs.samplers.rjmcmc`, nothing else moves: a birth sets
+(:func:`~skgibbs.samplers.rj.rjmcmc.birth_weights`). Unlike the kernel of
+:mod:`~skgibbs.samplers.rj.rjmcmc`, nothing else moves: a birth sets
 ``tau = theta + t e_i`` and a death ``tau = theta - theta_i e_i``.
 
 The newborn value is drawn from a Gaussian fitted to its conditional. On
@@ -105,10 +105,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..priors import MixingPrior
-from . import hmc
-from .target import prior_variance
-from ._random import normal, select, uniforms
+from ...priors import MixingPrior
+from ..hmc import kernel as hmc
+from ..._random import normal, select, uniforms
 
 __all__ = [
     "RJHMCState",
@@ -174,7 +173,7 @@ def reference_variance(prior, n_params, like):
     if prior.base.std is None:
         bound = prior.base.bound
         return torch.full((n_params,), bound * bound / 3.0, dtype=like.dtype, device=like.device)
-    return prior_variance(prior.base, n_params, like.dtype, like.device)
+    return prior.base.variance(n_params, like.dtype, like.device)
 
 
 class ActiveSetTarget:
@@ -320,7 +319,7 @@ def _log_weight(weights, index, total=None):
 
 def _birth_weights_host(grad, active):
     """Squared ranks of ``|grad_i|`` among each row's inactive coordinates, 0 on the active ones; host
-    float64 ``(K, Q)``, the weights of :func:`~skgibbs.samplers.rjmcmc.birth_weights`.
+    float64 ``(K, Q)``, the weights of :func:`~skgibbs.samplers.rj.rjmcmc.birth_weights`.
 
     ``r_i`` counts the inactive ``j`` with ``|grad_j| <= |grad_i|`` (ties
     share the larger rank): a sort of the row's inactive values and a
@@ -479,7 +478,8 @@ def step(generators, state, target, params):
     >>> import torch
     >>> from skgibbs.potential import LinearPotential
     >>> from skgibbs.priors import MixingPrior, Prior
-    >>> from skgibbs.samplers import Target, hmc, rjhmc
+    >>> from skgibbs.samplers import Target, hmc
+    >>> from skgibbs.samplers.rj import rjhmc
     >>> X, y = torch.randn(30, 3, dtype=torch.float64), torch.randn(30, dtype=torch.float64)
     >>> target = Target(LinearPotential(X, y), MixingPrior(Prior(std=1.0), 2.0), lam=30.0)
     >>> gens = [torch.Generator().manual_seed(0)]

@@ -34,12 +34,13 @@ import math
 import numpy as np
 import torch
 
-from ..priors import HierarchicalPrior
-from . import hmc, hmc_gibbs
-from ._progress import progress
-from .target import RowLoop, prior_variance
-from .base import Sampler, check_setting, low_acceptance, register
-from .adaptation import (
+from ...priors import HierarchicalPrior
+from . import kernel as hmc
+from . import gibbs as hmc_gibbs
+from ..._progress import progress
+from ..target import RowLoop
+from ..base import Sampler, check_setting, low_acceptance, register
+from ..adaptation import (
     ChEES,
     DualAveraging,
     RunningVariance,
@@ -187,7 +188,7 @@ class HMCChains:
 
     def _reference_variance(self, prior, n_params):
         """The prior variances ``(Q,)``: the ``"prior"`` metric and the start of the adaptive one."""
-        return prior_variance(prior, n_params, self.dtype, self.device)
+        return prior.variance(n_params, self.dtype, self.device)
 
     def _init_state(self, theta0):
         return hmc.init(self.gens, self.target, theta0)
@@ -314,7 +315,7 @@ class HMCChains:
 
 
 class HMCGibbsChains(HMCChains):
-    """K chains of :mod:`~skgibbs.samplers.hmc_gibbs`: HMC on the weights, Gibbs draws of the precisions.
+    """K chains of :mod:`~skgibbs.samplers.hmc.gibbs`: HMC on the weights, Gibbs draws of the precisions.
 
     The warm-up is HMC's (``metric="auto"`` is Stan's windowed estimate
     here, see :class:`HMC`). Each transition records the precisions

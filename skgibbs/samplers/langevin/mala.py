@@ -33,8 +33,8 @@ from typing import NamedTuple
 
 import torch
 
-from ._random import normal, select, uniform
-from .target import Target
+from ..._random import normal, select, uniform
+from ..target import Target
 
 __all__ = [
     "MALAState",
@@ -142,7 +142,7 @@ def surrogate_constants(sampler, lam, n, rho, zeta=1.0, compensate=True):
     >>> round(lam_eff, 6)          # Lemma 3: (2 - rho) lambda
     150.0
     """
-    from .base import get_sampler  # the sampler objects import this module
+    from ..base import get_sampler  # the sampler objects import this module
 
     return get_sampler(sampler).constants(lam, n, rho, zeta, compensate)
 

@@ -2,7 +2,7 @@
 
 The warm-up is :class:`~skgibbs.samplers.HMC`'s (step size by dual
 averaging toward ``target_accept``, started by the doubling/halving search),
-run on the HMC moves of :mod:`~skgibbs.samplers.rjhmc` with the prior's
+run on the HMC moves of :mod:`~skgibbs.samplers.rj.rjhmc` with the prior's
 variance on the active coordinates as the metric; the jumps go on during
 warm-up, so that the step size meets the models the chains visit.
 Everything is frozen afterwards.
@@ -11,17 +11,18 @@ Everything is frozen afterwards.
 import numpy as np
 import torch
 
-from ..priors import MixingPrior
-from . import hmc, rjhmc
-from ._hmc_chains import HMC, HMCChains
-from .base import check_setting, register
+from ...priors import MixingPrior
+from ..hmc import kernel as hmc
+from . import rjhmc
+from ..hmc.sampler import HMC, HMCChains
+from ..base import check_setting, register
 
 __all__ = ["RJHMC", "RJHMCChains"]
 
 
 @register
 class RJHMC(HMC):
-    """Reversible jump with HMC moves inside each sparse model (:mod:`~skgibbs.samplers.rjhmc`).
+    """Reversible jump with HMC moves inside each sparse model (:mod:`~skgibbs.samplers.rj.rjhmc`).
 
     Every transition runs one HMC trajectory on the active parameters (the
     inactive ones stay exact zeros) and then ``n_jumps`` birth or death
@@ -108,7 +109,7 @@ class RJHMC(HMC):
 
 
 class RJHMCChains(HMCChains):
-    """K chains of :mod:`~skgibbs.samplers.rjhmc` advanced together, with HMC's cross-chain warm-up.
+    """K chains of :mod:`~skgibbs.samplers.rj.rjhmc` advanced together, with HMC's cross-chain warm-up.
 
     Records per transition: ``accepted`` (the HMC move), ``n_active``, and
     HMC's ``diverging`` and ``n_steps``; the summary adds
