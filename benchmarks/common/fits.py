@@ -11,8 +11,6 @@ scikit-learn's nested form ``sampler__<name>`` (``{"sampler__tau": 0.03,
 """
 
 import re
-import time
-import warnings
 from collections import Counter
 
 import numpy as np
@@ -23,6 +21,8 @@ from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import expected_calibration_error, log_predictive_density_scorer
 from skgibbs.samplers import SMC, MeanFieldVI
+
+from .stats import fmt, mean_se, timed_fit
 
 #: the library's rows; the others are the peers
 GIBBS = ("skgibbs", "skgibbs_vi", "skgibbs_smc", "skgibbs_stacking", "skgibbs_ard")
@@ -57,11 +57,6 @@ SAMPLER_PREFIX = "sampler__"
 
 
 # ---------------------------------------------------------------- text
-def mean_se(values):
-    v = np.asarray(values, dtype=float)
-    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
-
-
 def warning_kinds(messages):
     """Distinct messages with their numbers replaced by ``#``, most frequent first, with their counts."""
     kinds = Counter(re.sub(r"\d+(\.\d+)?", "#", m) for m in messages)
@@ -72,10 +67,6 @@ def escape(text):
     """``text`` safe in reStructuredText: no references (``word_``), substitutions or emphasis."""
     text = re.sub(r"([|*`])", r"\\\1", text)
     return re.sub(r"(\w)_(?=\W|$)", r"\1\\_", text)
-
-
-def fmt(pair, digits=3):
-    return f"{pair[0]:.{digits}f} ± {pair[1]:.{digits}f}"
 
 
 # ---------------------------------------------------------------- variational rows
@@ -143,15 +134,8 @@ def make_classifier_smc(seed, cfg):
 
 def fit_classifier(model, est, X, y):
     """Fit ``est`` and return what to record besides the test scores."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        start = time.perf_counter()
-        est.fit(X, y)
-        seconds = time.perf_counter() - start
-    out = {
-        "fit_s": seconds,
-        "convergence_warnings": sum(issubclass(w.category, ConvergenceWarning) for w in caught),
-    }
+    fit = timed_fit(est, X, y)
+    out = {"fit_s": fit.seconds, "convergence_warnings": fit.count(ConvergenceWarning)}
     if model in ("skgibbs", "skgibbs_ard"):
         out["rhat"] = float(np.max(est.rhat_))
         out["ess"] = float(np.min(est.ess_))
@@ -166,7 +150,7 @@ def fit_classifier(model, est, X, y):
         out["stopped_early"] = bool(est.vi_stopped_early_)
         out["kl_weight"] = float(est.kl_weight_)
     if model in GIBBS:
-        out["warnings"] = [str(w.message) for w in caught if issubclass(w.category, SamplerWarning)]
+        out["warnings"] = fit.messages(SamplerWarning)
     return out
 
 
@@ -199,22 +183,9 @@ def mixing_note(messages):
     return "mixed"
 
 
-def timed_fit(est, X, y):
-    """Fit ``est``; ``(seconds, messages of the SamplerWarnings raised)``."""
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SamplerWarning)
-        est.fit(X, y)
-    seconds = time.perf_counter() - start
-    return seconds, [str(w.message) for w in caught if issubclass(w.category, SamplerWarning)]
-
-
 def fit_gibbs(reg, X, y):
     """Fit ``reg`` (a GibbsMLPRegressor); ``predict`` and the SamplerWarning messages raised."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SamplerWarning)
-        reg.fit(X, y)
-    messages = [str(w.message) for w in caught if issubclass(w.category, SamplerWarning)]
+    messages = timed_fit(reg, X, y).messages(SamplerWarning)
 
     def predict(Xt, yt):
         mean = reg.predict(Xt)

@@ -16,6 +16,7 @@ from scipy.stats import norm
 
 from .environment import load_after, was_quick
 from .fits import mixing_note
+from .stats import timed_fit
 from .writer import Page
 
 FITS = "large_n_fits"
@@ -44,9 +45,7 @@ def _scores(mean, sd, y):
 
 
 def _skgibbs(X, y, Xt, yt, quick, sampler="auto"):
-    from skgibbs import GibbsMLPRegressor
-
-    from .fits import timed_fit
+    from skgibbs import GibbsMLPRegressor, SamplerWarning
 
     kw = {"sampler": sampler}
     if sampler != "auto":  # the target these rows were measured on (prior="auto" is ARD under VI now)
@@ -56,7 +55,8 @@ def _skgibbs(X, y, Xt, yt, quick, sampler="auto"):
         if sampler != "vi":
             kw.update(burn_in=50, thin=2)
     est = GibbsMLPRegressor(random_state=0, **kw)
-    seconds, messages = timed_fit(est, X, y)
+    fit = timed_fit(est, X, y)
+    seconds, messages = fit.seconds, fit.messages(SamplerWarning)
     mean, sd = est.predict(Xt, return_std=True)
     out = _scores(mean, sd, yt)
     epochs = getattr(est, "epochs_", None)

@@ -144,7 +144,7 @@ from .. import Benchmark, Output
 from ..common import laplace_peer
 from ..common.data import load, load_available
 from ..common.environment import session_loads, versions, was_quick
-from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, fmt, mean_se, warning_kinds
+from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, warning_kinds
 from ..common.fits import fit_classifier as fit
 from ..common.fits import make_classifier_vi as make_skgibbs_vi
 from ..common.fits import FEW_SPLITS, QUICK_SMC, add_few_split_arguments, beside_hmc_rows
@@ -152,6 +152,7 @@ from ..common.fits import make_classifier_stacking as make_skgibbs_stacking
 from ..common.fits import add_ard_argument, make_classifier_ard as make_skgibbs_ard
 from ..common.fits import make_classifier_smc as make_skgibbs_smc
 from ..common.fits import score_classifier as score
+from ..common.stats import fmt, mean_se
 from ..common.tables import VI_GOAL, VI_NLL_RATIO, VI_TIME_RATIO, names, vi_diagnostics
 from ..common.writer import Page, save_json
 from ..common.writer import load as load_results

@@ -23,7 +23,6 @@ Run ``python -m benchmarks run classifier_prior``; it writes
 """
 
 import time
-import warnings
 
 import numpy as np
 from sklearn.gaussian_process import GaussianProcessClassifier
@@ -34,11 +33,12 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skgibbs import GibbsMLPClassifier, SamplerWarning
+from skgibbs import GibbsMLPClassifier
 from skgibbs.model import MLPSpec
 
 from .. import Benchmark, Output
 from ..common import data
+from ..common.stats import timed_fit
 from ..common.tables import names
 from ..common.writer import Page
 
@@ -92,11 +92,7 @@ def fit_all(datasets, factors, quick=False):
         for label in factors:
             clf = GibbsMLPClassifier(random_state=0, **FIXED, **(QUICK if quick else {}))
             clf.set_params(prior_std=fan_in_prior_std(clf, X_train, y_train, FACTORS[label]))
-            start = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SamplerWarning)
-                clf.fit(X_train, y_train)
-            seconds = time.perf_counter() - start
+            seconds = timed_fit(clf, X_train, y_train).seconds
             proba = clf.predict_proba(X_test)
             rows.append(
                 dict(

@@ -33,7 +33,6 @@ Run ``python -m benchmarks run distributed`` (about fifteen minutes;
 
 import contextlib
 import os
-import time
 import warnings
 
 import joblib
@@ -45,6 +44,7 @@ from skgibbs.model_selection import CriterionGridSearch
 
 from .. import Benchmark, Output
 from ..common import data
+from ..common.stats import timed_fit
 from ..common.writer import Page
 
 NAME = "distributed"
@@ -87,11 +87,7 @@ def timed(est, X, y, repeat=REPEAT, **params):
     est.set_params(**params)
     best = np.inf
     for _ in range(repeat):
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SamplerWarning)
-            est.fit(X, y)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, timed_fit(est, X, y).seconds)
     return est, best
 
 

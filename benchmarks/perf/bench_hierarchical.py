@@ -42,7 +42,6 @@ per chain and fit time.
 
 import json
 import time
-import warnings
 
 import numpy as np
 import torch
@@ -56,6 +55,7 @@ from skgibbs.samplers.hmc.sampler import HMCGibbsChains
 
 from .. import Benchmark, Output
 from ..common.environment import load_after
+from ..common.stats import timed_fit
 from ..common.writer import RESULTS, Page, load
 
 NAME = "hierarchical"
@@ -95,11 +95,9 @@ def relevance(dims, seeds, settings, quick):
                           "random_state": seed, **SETTINGS[setting], **(QUICK if quick else {})}  # fmt: skip
                 fits = {}
                 for name, extra in PRIORS.items():
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always", SamplerWarning)
-                        start = time.perf_counter()
-                        reg = GibbsMLPRegressor(**common, **extra).fit(Xtr, ytr)
-                    fits[name] = (reg, time.perf_counter() - start, len(caught))
+                    reg = GibbsMLPRegressor(**common, **extra)
+                    fit = timed_fit(reg, Xtr, ytr)
+                    fits[name] = (reg, fit.seconds, fit.count(SamplerWarning))
                 ard = fits["ard"][0]
                 corr = np.abs([np.corrcoef(Xtr[:, j], ytr)[0, 1] for j in range(p)])
                 ranks = _ranks(ard.input_relevance_, relevant)
@@ -163,12 +161,9 @@ def metric(quick):
         X, y, hidden = _metric_data(data)
         for name, sampler in samplers.items():
             settings = QUICK if quick else {"n_samples": 200}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SamplerWarning)
-                start = time.perf_counter()
-                reg = GibbsMLPRegressor(hidden, prior="ard", sampler=sampler, temperature="plug-in",
-                                        random_state=0, **settings).fit(X, y)  # fmt: skip
-                seconds = time.perf_counter() - start
+            reg = GibbsMLPRegressor(hidden, prior="ard", sampler=sampler, temperature="plug-in",
+                                    random_state=0, **settings)  # fmt: skip
+            seconds = timed_fit(reg, X, y).seconds
             log_tau = np.log(reg.sample_stats_["precision"])
             ess_tau = [float(effective_sample_size(log_tau[:, :, g])) for g in range(log_tau.shape[2])]
             worst = int(np.argmin(ess_tau))

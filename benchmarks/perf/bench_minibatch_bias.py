@@ -34,14 +34,15 @@ import numpy as np
 from scipy.stats import norm
 from sklearn.model_selection import train_test_split
 
-from skgibbs import GibbsMLPRegressor
+from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.datasets import gap_regression_function, make_gap_regression
 from skgibbs.samplers import HMC, SGHMC
 
 from .. import Benchmark, Output
 from ..common.data import Unavailable, load
 from ..common.environment import was_quick
-from ..common.fits import mixing_note, timed_fit
+from ..common.fits import mixing_note
+from ..common.stats import timed_fit
 from ..common.writer import Page
 
 NAME = "minibatch_bias"
@@ -65,7 +66,8 @@ def _fit(sampler, Xtr, ytr, Xte, yte, seed, quick):
     kw = dict(n_samples=40, burn_in=60, pretrain_iter=200) if quick else {}
     # both kernels on the stored fits' target ("auto" would give HMC ARD and a learned noise)
     est = GibbsMLPRegressor(sampler=sampler, prior="fixed", temperature="plug-in", random_state=seed, **kw)
-    seconds, messages = timed_fit(est, Xtr, ytr)
+    fit = timed_fit(est, Xtr, ytr)
+    seconds, messages = fit.seconds, fit.messages(SamplerWarning)
     mean, std = est.predict(Xte, return_std=True)
     f_sd = est.predict_samples(Xte).std(1)
     temp = getattr(est, "configurational_temperature_", None)

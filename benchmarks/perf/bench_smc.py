@@ -61,13 +61,14 @@ from scipy.stats import norm
 from sklearn.datasets import load_diabetes
 from sklearn.model_selection import train_test_split
 
-from skgibbs import GibbsMLPRegressor
+from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.datasets import gap_regression_function, make_gap_regression
 from skgibbs.samplers import HMC, SMC
 
 from .. import Benchmark, Output
 from ..common.environment import load_after, was_quick
-from ..common.fits import escape, mixing_note, timed_fit
+from ..common.fits import escape, mixing_note
+from ..common.stats import timed_fit
 from ..common.writer import Page, load
 
 NAME = "smc"
@@ -127,7 +128,8 @@ def _fit(sampler, X, y, quick, temperature="plug-in"):
     obj = HMC() if sampler == "hmc" else SMC(**(QUICK_SMC if quick else {}))
     # the fixed prior and (HMC) the plug-in temperature: "auto" would give HMC ARD and a learned noise
     est = GibbsMLPRegressor(sampler=obj, prior="fixed", temperature=temperature, random_state=0, **kw)
-    seconds, messages = timed_fit(est, X, y)
+    fit = timed_fit(est, X, y)
+    seconds, messages = fit.seconds, fit.messages(SamplerWarning)
     row = {"sampler": sampler, "fit_s": seconds, "temperature": float(est.temperature_),
            "warnings": [m[:200] for m in messages]}  # fmt: skip
     if sampler == "smc":
@@ -221,7 +223,8 @@ def _run_metrics(args):
         settings = dict(VARIANTS[name], **(QUICK_SMC if args.quick else {}))
         est = GibbsMLPRegressor(sampler=SMC(**settings), temperature=temperature, random_state=0,
                                 **(QUICK if args.quick else {}))  # fmt: skip
-        seconds, messages = timed_fit(est, X, y)
+        fit = timed_fit(est, X, y)
+        seconds, messages = fit.seconds, fit.messages(SamplerWarning)
         row = {"variant": name, "settings": VARIANTS[name], "fit_s": seconds, "n_stages": int(est.n_stages_),
                "n_grad": int(np.max(est.n_grad_evals_)), "log_evidence": float(est.log_evidence_),
                "warnings": [m[:200] for m in messages], **_gap_scores(est, Xte, yte)}  # fmt: skip
@@ -247,7 +250,8 @@ def _run_seeds(args):
     for seed in args.seeds:
         est = GibbsMLPRegressor(sampler=SMC(**(QUICK_SMC if args.quick else {})), temperature=temperature,
                                 random_state=seed, **(QUICK if args.quick else {}))  # fmt: skip
-        seconds, messages = timed_fit(est, X, y)
+        fit = timed_fit(est, X, y)
+        seconds, messages = fit.seconds, fit.messages(SamplerWarning)
         row = {"seed": seed, "fit_s": seconds, "n_stages": int(est.n_stages_),
                "log_evidence": float(est.log_evidence_), "warnings": [m[:200] for m in messages],
                **_gap_scores(est, Xte, yte)}  # fmt: skip

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from skgibbs import GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
+from skgibbs import GibbsMLPRegressor, SparseGibbsMLPRegressor
 from skgibbs.criteria import gaussian_log_likelihood
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function
 from skgibbs.diagnostics import psis_loo, stacking_weights
@@ -40,6 +40,7 @@ from skgibbs.samplers.rj import rjhmc, rjmcmc
 from .. import Benchmark, Output
 from ..common import data
 from ..common.environment import keep_parts, part_loads
+from ..common.stats import timed_fit
 from ..common.writer import Page, load
 
 NAME = "sparse"
@@ -263,19 +264,16 @@ def structure(dims, seeds, burn_in, quick, kernel="rjhmc"):
             relevant = np.flatnonzero((A != 0).any(0))
             temperature = 1.0 / (5.0 * ytr.var())
             common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed}
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", SamplerWarning)
-                t = time.perf_counter()
-                n_samples = 10 if quick else (200 if kernel == "rjhmc" else 100)
-                thin = 1 if kernel == "rjhmc" else 10
-                sparse = SparseGibbsMLPRegressor(
-                    **common, sampler=kernel, burn_in=burn_in, n_samples=n_samples, thin=thin
-                ).fit(Xtr, ytr)
-                t_sparse = time.perf_counter() - t
-                t = time.perf_counter()
-                dense = {"sampler": "hmc", "prior": "fixed", **(QUICK_FIT if quick else {})}
-                full = GibbsMLPRegressor(**common, **dense).fit(Xtr, ytr)
-                t_full = time.perf_counter() - t
+            n_samples = 10 if quick else (200 if kernel == "rjhmc" else 100)
+            thin = 1 if kernel == "rjhmc" else 10
+            sparse = SparseGibbsMLPRegressor(
+                **common, sampler=kernel, burn_in=burn_in, n_samples=n_samples, thin=thin
+            )
+            sparse_fit = timed_fit(sparse, Xtr, ytr)
+            dense = {"sampler": "hmc", "prior": "fixed", **(QUICK_FIT if quick else {})}
+            full = GibbsMLPRegressor(**common, **dense)
+            full_fit = timed_fit(full, Xtr, ytr)
+            t_sparse, t_full = sparse_fit.seconds, full_fit.seconds
             weights, stacked = _stacked(sparse, Xtr, ytr, Xte)
             order = np.argsort(-sparse.feature_inclusion_, kind="stable")
             ranks = sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
@@ -316,7 +314,7 @@ def structure(dims, seeds, burn_in, quick, kernel="rjhmc"):
                     "rhat_full": float(full.rhat_),
                     "time_sparse_s": t_sparse,
                     "time_full_s": t_full,
-                    "warnings": len(caught),
+                    "warnings": sparse_fit.count() + full_fit.count(),
                 }
             )
             print(rows[-1], flush=True)
@@ -348,13 +346,9 @@ def baselines(quick):
         rows.append(row)
         print(row, flush=True)
     X, y = data.load("diabetes")[:2]
-    with warnings.catch_warnings(record=True):
-        warnings.simplefilter("always", SamplerWarning)
-        t = time.perf_counter()
-        reg = SparseGibbsMLPRegressor(random_state=0, **({"burn_in": 100, "n_samples": 20} if quick else {}))
-        reg.fit(X, y)
+    reg = SparseGibbsMLPRegressor(random_state=0, **({"burn_in": 100, "n_samples": 20} if quick else {}))
     diabetes = {
-        "time_s": time.perf_counter() - t,
+        "time_s": timed_fit(reg, X, y).seconds,
         "rhat": float(reg.rhat_),
         "ess": float(reg.ess_),
         "density_first": float(reg.active_fraction_[:, 0].mean()),

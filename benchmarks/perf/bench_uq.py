@@ -201,7 +201,7 @@ from ..common.data import load_available
 from ..common.data import load as load_data
 from ..common.environment import session_loads, versions
 from ..common.fits import GIBBS as LIBRARY_ROWS
-from ..common.fits import LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, fmt, gaussian
+from ..common.fits import LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, gaussian
 from ..common.fits import FEW_SPLITS as SMC_ROWS
 from ..common.fits import QUICK_SMC, SAMPLER_PREFIX, SMC_SPLITS, add_few_split_arguments, beside_hmc_rows
 from ..common.fits import ARD_REGRESSOR, add_ard_argument, make_regressor_ard as make_skgibbs_ard
@@ -211,8 +211,9 @@ from ..common.fits import fit_regressor_smc as fit_skgibbs_smc
 from ..common.fits import make_regressor_smc as make_skgibbs_smc
 from ..common.fits import fit_regressor_vi as fit_skgibbs_vi
 from ..common.fits import make_regressor_vi as make_skgibbs_vi
-from ..common.fits import mean_se, warning_kinds
+from ..common.fits import warning_kinds
 from ..common.fits import score_regression as score
+from ..common.stats import fmt, mean_se
 from ..common.tables import VI_GOAL, VI_NLL_RATIO, VI_TIME_RATIO, names, vi_diagnostics
 from ..common.writer import Page, load, save_json
 

@@ -41,6 +41,7 @@ from skgibbs.samplers import MeanFieldVI, vi
 
 from .. import Benchmark, Output
 from ..common import data
+from ..common.stats import fmt, mean_se
 from ..common.writer import Page
 
 NAME = "vi_gradient"
@@ -143,12 +144,11 @@ def report(results):
                 [name, grad, f"{n['var_mu']:.4g}", f"{n['var_rho']:.4g}", f"{1e3 * n['seconds']:.2f}"]
             )
             f = np.array(result["fits"][name][grad])
-            se = f[:, 0].std(ddof=1) / np.sqrt(len(f)) if len(f) > 1 else 0.0
             fit_rows.append(
                 [
                     name,
                     grad,
-                    f"{f[:, 0].mean():.4f} ± {se:.4f}",
+                    fmt(mean_se(f[:, 0]), 4),
                     f"{f[:, 1].mean():.0f}",
                     f"{f[:, 2].mean():.1f}",
                 ]

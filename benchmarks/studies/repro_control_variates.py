@@ -63,6 +63,7 @@ import numpy as np
 from .. import Benchmark, Output
 from ..common import paper003 as P
 from ..common.environment import recorded, same_run, was_quick
+from ..common.stats import fmt_values, mean_se
 from ..common.tables import rst_table
 from ..common.writer import RESULTS, Page, load
 
@@ -79,11 +80,6 @@ def _q(values):
 def _spread_ratio(m):
     """Variance of the plain estimates over test chains divided by that of the CV estimates."""
     return float(np.var(m["plain"]) / np.var(m["estimate"]))
-
-
-def _mean_se(values):
-    v = np.asarray(values)
-    return f"{v.mean():.4f} ± {v.std(ddof=1) / np.sqrt(len(v)):.2g}"
 
 
 def table(result):
@@ -110,7 +106,7 @@ def table(result):
                     _q(m["esvrr"]),
                     f"{np.mean(m['v_plain']) / np.mean(m['v_cv']):,.1f}",
                     f"{np.median(m['iid_ratio']):,.1f}",
-                    _mean_se(m["plain"]) + " / " + _mean_se(m["estimate"]),
+                    " / ".join(fmt_values(m[k], ".4f", se_spec=".2g") for k in ("plain", "estimate")),
                     f"{_spread_ratio(m):,.1f}",
                     f"{m['fit_s']:.1f}",
                 )
@@ -148,16 +144,15 @@ def _bias_text(exp):
     """Mean of the estimates over test chains against the exact value, in standard errors."""
     if exp["truth"] is None:
         return ""
-    parts = []
-    for label, m in exp["models"].items():
-        v = np.asarray(m["estimate"])
-        z = (v.mean() - exp["truth"]) / (v.std(ddof=1) / np.sqrt(len(v)))
-        parts.append(f"{label} {z:+.1f}")
-    plain = np.asarray(next(iter(exp["models"].values()))["plain"])
-    z = (plain.mean() - exp["truth"]) / (plain.std(ddof=1) / np.sqrt(len(plain)))
+    def z(values):
+        mean, se = mean_se(values)
+        return (mean - exp["truth"]) / se
+
+    parts = [f"{label} {z(m['estimate']):+.1f}" for label, m in exp["models"].items()]
+    plain = next(iter(exp["models"].values()))["plain"]
     return (
         f" Mean estimate minus the exact π(f) = {exp['truth']:.4f}, in standard errors over the "
-        f"test chains: plain {z:+.1f}, " + ", ".join(parts) + "."
+        f"test chains: plain {z(plain):+.1f}, " + ", ".join(parts) + "."
     )
 
 

@@ -70,6 +70,7 @@ from skgibbs.samplers import CSMALA, MALA, SMALA, Target, run_chains
 
 from .. import Benchmark, Output
 from ..common.environment import same_run
+from ..common.stats import fmt, mean_se
 from ..common.tables import rst_table
 from ..common.writer import Page
 
@@ -265,7 +266,6 @@ def run_convention(convention, X, y, args, seed, step_size=None):
 
 
 def summarise(per_rep, exact, res, cfg, seconds):
-    R = len(per_rep)
     stats = {
         "acceptance": float(res.acceptance_rate.mean()),
         "acceptance_min": float(res.acceptance_rate.min()),
@@ -283,9 +283,7 @@ def summarise(per_rep, exact, res, cfg, seconds):
     for level in LEVELS:
         block = {}
         for key in ("fun", "fun_np", "fun_emp", "par"):
-            v = np.array([p[level][key] for p in per_rep])
-            block[key] = float(v.mean())
-            block[key + "_se"] = float(v.std(ddof=1) / math.sqrt(R)) if R > 1 else float("nan")
+            block[key], block[key + "_se"] = mean_se([p[level][key] for p in per_rep])
         for key in ("cover_fun", "cover_par"):
             block[key] = float(np.mean([p[level][key] for p in per_rep]))
         block["exact_fun"] = float(np.mean([e[level][0] for e in exact]))
@@ -306,11 +304,11 @@ def radius_rows(result, convention, level):
             [
                 m,
                 f"{paper[0]:.4f}" if paper[0] else "n/a",
-                f"{b['fun']:.4f} ± {b['fun_se']:.4f}",
+                fmt((b["fun"], b["fun_se"]), 4),
                 f"{b['exact_fun']:.4f}",
                 f"{b['fun_emp']:.4f}",
                 f"{paper[1]:.4f}" if paper[1] else "n/a",
-                f"{b['par']:.4f} ± {b['par_se']:.4f}",
+                fmt((b["par"], b["par_se"]), 4),
                 f"{b['exact_par']:.4f}",
                 f"{100 * b['cover_fun']:.0f}%",
                 f"{100 * b['cover_par']:.0f}%",

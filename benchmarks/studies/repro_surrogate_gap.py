@@ -41,7 +41,6 @@ import json
 import math
 import re
 import time
-import warnings
 
 import numpy as np
 from scipy.stats import chi2, norm
@@ -52,6 +51,7 @@ from skgibbs.samplers import CSMALA, MALA, SMALA
 
 from .. import Benchmark, Output
 from ..common.environment import same_run
+from ..common.stats import timed_fit
 from ..common.tables import rst_table
 from ..common.writer import Page
 
@@ -95,13 +95,8 @@ def fit(problem, sampler, temperature, rho, X, y, chains, seed, step_size=None, 
     else:
         kw.update(hidden_layer_sizes=(16, 16), activation="relu")
     reg = GibbsMLPRegressor(**kw)
-    t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SamplerWarning)
-        reg.fit(X, y)
-    seconds = time.perf_counter() - t0
-    messages = [str(w.message) for w in caught if issubclass(w.category, SamplerWarning)]
-    return reg, messages, seconds
+    fit = timed_fit(reg, X, y)
+    return reg, fit.messages(SamplerWarning), fit.seconds
 
 
 def credible_intervals(F, level=LEVEL):

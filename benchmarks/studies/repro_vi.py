@@ -91,7 +91,6 @@ Usage::
 
 import shutil
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +108,7 @@ from skgibbs.samplers import MeanFieldVI, vi
 
 from .. import Benchmark, Output
 from ..common import data
+from ..common.stats import fmt_values, mean_se, timed_fit
 from ..common.tables import names
 from ..common.writer import RESULTS, Page
 
@@ -141,31 +141,15 @@ QUICK_FIT = {"sampler__max_iter": 50, "pretrain_iter": 20}  # set_params of the 
 
 
 # ------------------------------------------------------------------ helpers
-def mean_se(values):
-    """Mean and standard error (NaN for one value)."""
-    v = np.asarray(values, dtype=float)
-    se = v.std(ddof=1) / np.sqrt(v.size) if v.size > 1 else np.nan
-    return float(v.mean()), float(se)
-
-
-def fmt(values, spec=".3f", scale=1.0):
-    """``mean ± s.e.`` of ``values * scale``; the mean alone for one value."""
-    m, se = mean_se(np.asarray(values, dtype=float) * scale)
-    return format(m, spec) if np.isnan(se) else f"{format(m, spec)} ± {format(se, spec)}"
-
-
 def slope(xs, ys):
     """Least-squares slope of ``log y`` against ``log x``."""
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
 def fit_timed(est, X, y):
-    """Fit; return the fit seconds and the warning messages raised."""
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est.fit(X, y)
-    return time.perf_counter() - start, sorted({str(w.message)[:120] for w in caught})
+    """Fit; return the fit seconds and the distinct warning messages raised (their first 120 characters)."""
+    fit = timed_fit(est, X, y)
+    return fit.seconds, sorted({m[:120] for m in fit.messages()})
 
 
 def pyplot():
@@ -370,12 +354,12 @@ def run_e1(args):
                     label,
                     str(N),
                     f"{np.mean(pick(key, N, 'eta')):.3g}",
-                    fmt(pick(key, N, "sd"), ".2f", 100),
-                    fmt(pick(key, N, "prior_sd"), ".2f", 100),
-                    fmt(pick(key, N, "var_ratio"), ".3g"),
-                    fmt(pick(key, N, "kl"), ".3g"),
-                    fmt(pick(key, N, "kl_per_param"), ".3g"),
-                    fmt(pick(key, N, "rmse"), ".2f", 100),
+                    fmt_values(pick(key, N, "sd"), ".2f", 100),
+                    fmt_values(pick(key, N, "prior_sd"), ".2f", 100),
+                    fmt_values(pick(key, N, "var_ratio"), ".3g"),
+                    fmt_values(pick(key, N, "kl"), ".3g"),
+                    fmt_values(pick(key, N, "kl_per_param"), ".3g"),
+                    fmt_values(pick(key, N, "rmse"), ".2f", 100),
                     f"{np.mean(pick(key, N, 'n_iter')):.0f}",
                     f"{np.mean(pick(key, N, 'fit_s')):.1f}",
                 ]
@@ -475,7 +459,7 @@ def plot_e1(result, path):
             color, ls, marker = styles[key]
             vals = [[r[field] for r in runs if r["variant"] == key and r["N"] == N] for N in widths]
             m = [np.mean(v) for v in vals]
-            se = [mean_se(v)[1] if len(v) > 1 else 0.0 for v in vals]
+            se = [0.0 if np.isnan(s) else s for _, s in map(mean_se, vals)]  # no bar for one value
             ax.errorbar(widths, m, yerr=se, color=color, ls=ls, marker=marker, capsize=3, label=label)
         if field == "sd":
             prior = [
@@ -574,8 +558,8 @@ def run_e2(args):
                     name,
                     str(N),
                     str(rs[0]["Q"]),
-                    fmt([r["data_term"] for r in rs], ".4g"),
-                    fmt([r["kl"] for r in rs], ".4g"),
+                    fmt_values([r["data_term"] for r in rs], ".4g"),
+                    fmt_values([r["kl"] for r in rs], ".4g"),
                 ]
                 + [f"{np.mean([r['ratios'][e] for r in rs]):.3g}" for e in etas]
             )
@@ -770,7 +754,7 @@ def run_fig1(args):
     ]
     c_rows = [
         [row_label(label), f"{np.mean(vals('digits', label, 'eta')):.3g}"]
-        + [fmt(vals("digits", label, f)) for f in ("accuracy", "nll", "ece", "confidence")]
+        + [fmt_values(vals("digits", label, f)) for f in ("accuracy", "nll", "ece", "confidence")]
         + [
             f"{np.mean(vals('digits', label, 'kl')):.4g}",
             f"{np.mean(vals('digits', label, 'n_iter')):.0f}",
@@ -793,10 +777,10 @@ def run_fig1(args):
         [
             row_label(label),
             f"{np.mean(vals('diabetes', label, 'eta')):.3g}",
-            fmt(vals("diabetes", label, "log_lik")),
-            fmt(vals("diabetes", label, "rmse"), ".2f"),
-            fmt(vals("diabetes", label, "coverage")),
-            fmt(vals("diabetes", label, "width"), ".1f"),
+            fmt_values(vals("diabetes", label, "log_lik")),
+            fmt_values(vals("diabetes", label, "rmse"), ".2f"),
+            fmt_values(vals("diabetes", label, "coverage")),
+            fmt_values(vals("diabetes", label, "width"), ".1f"),
             f"{np.mean(vals('diabetes', label, 'kl')):.4g}",
             f"{np.mean(vals('diabetes', label, 'n_iter')):.0f}",
             f"{np.mean(vals('diabetes', label, 'fit_s')):.1f}",
@@ -980,10 +964,10 @@ def run_fig3(args):
             str(N),
             str(vals(N, "n_params")[0]),
             f"{vals(N, 'n_over_N')[0]:.3g}",
-            fmt(vals(N, "nll")),
-            fmt(vals(N, "accuracy")),
-            fmt(vals(N, "ece")),
-            fmt(vals(N, "confidence")),
+            fmt_values(vals(N, "nll")),
+            fmt_values(vals(N, "accuracy")),
+            fmt_values(vals(N, "ece")),
+            fmt_values(vals(N, "confidence")),
             f"{np.mean(vals(N, 'kl')):.4g}",
             f"{np.mean(vals(N, 'n_iter')):.0f}",
             f"{np.mean(vals(N, 'fit_s')):.1f}",
