@@ -4,10 +4,14 @@ A benchmark's ``run`` returns its raw results (``{stem: dict}``), which go
 to JSON unchanged but for the environment record; its ``report`` turns
 them into :class:`Page` objects, which this module prints and writes as
 reStructuredText, the text the documentation includes. Re-rendering a
-report therefore only needs the JSON files.
+report therefore only needs the JSON files. Figures are written here too,
+and only here: a page whose figure the documentation shows from
+``doc/_static`` names it (:attr:`Page.doc_figure`) and the writer copies it
+there when it writes the committed results.
 """
 
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,9 +19,11 @@ from pathlib import Path
 from .environment import describe
 from .tables import rst_table
 
-__all__ = ["RESULTS", "Page", "load", "render", "save_json", "write_page"]
+__all__ = ["DOC_STATIC", "RESULTS", "Page", "load", "render", "save_json", "write_page"]
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
+#: the documentation's static files, where a page's ``doc_figure`` goes
+DOC_STATIC = RESULTS.parents[1] / "doc" / "_static"
 
 
 @dataclass
@@ -40,6 +46,10 @@ class Page:
         reports with their own layout).
     figure : callable, optional
         ``figure(path)`` draws the figure ``<stem>.png`` that the text includes.
+    doc_figure : str, optional
+        The name under ``doc/_static`` (:data:`DOC_STATIC`) that the
+        documentation shows the figure as: the writer copies ``<stem>.png``
+        there when it writes into :data:`RESULTS` (never for other directories).
     unwritten : str, optional
         Why the reStructuredText file is not written (the tables are still
         printed and the JSON written).
@@ -51,6 +61,7 @@ class Page:
     notes: list = field(default_factory=list)
     rst: list = None
     figure: Callable = None
+    doc_figure: str = None
     unwritten: str = None
 
 
@@ -93,6 +104,9 @@ def write_page(directory, page, environment=None):
     if page.figure is not None:
         paths.append(directory / f"{page.stem}.png")
         page.figure(paths[-1])
+        if page.doc_figure and directory.resolve() == RESULTS.resolve():
+            DOC_STATIC.mkdir(parents=True, exist_ok=True)
+            paths.append(Path(shutil.copyfile(paths[-1], DOC_STATIC / page.doc_figure)))
     return paths
 
 

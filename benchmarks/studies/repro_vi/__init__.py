@@ -42,9 +42,10 @@ from ...common.tables import names
 from ...common.writer import Page
 from . import e1, e2, fig1, fig3
 
-#: part -> its module: ``STEM`` (the result file), ``run(args)`` and ``plot(result, path)``
+#: part -> its module: ``STEM`` (the result file), ``run(args)``, ``plot(result, path)`` and ``DOC_FIGURE``
+#: (where the documentation shows the figure from doc/_static, if it does)
 PARTS = {"e1": e1, "e2": e2, "fig1": fig1, "fig3": fig3}
-PLOTS = {module.STEM: module.plot for module in PARTS.values()}
+BY_STEM = {module.STEM: module for module in PARTS.values()}
 
 
 def add_arguments(parser):
@@ -63,7 +64,7 @@ def run(args):
 
 
 def _figure(stem, result):
-    return lambda path: PLOTS[stem](result, path)
+    return lambda path: BY_STEM[stem].plot(result, path)
 
 
 def report(results):
@@ -75,7 +76,8 @@ def report(results):
             print(f"{stem}: stored without its tables; run its part again to render them")
             continue
         tables = [(title, header, rows) for title, header, rows in page["tables"]]
-        pages.append(Page(stem, page["heading"], tables, page["notes"], figure=_figure(stem, result)))
+        figure, doc_figure = _figure(stem, result), BY_STEM[stem].DOC_FIGURE
+        pages.append(Page(stem, page["heading"], tables, page["notes"], figure=figure, doc_figure=doc_figure))
     return pages
 
 

@@ -26,6 +26,7 @@ from ...common.stats import fmt_values
 from .shared import load_diabetes, load_digits, pyplot, slope
 
 STEM = "vi_e2"
+DOC_FIGURE = None
 
 E2_WIDTHS = (10, 30, 100, 300, 1000, 3000, 10000)
 E2_TAUS = (0.1, 1.0, 10.0)

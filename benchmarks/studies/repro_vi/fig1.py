@@ -34,6 +34,7 @@ from ...common.stats import fmt_values, mean_se
 from .shared import QUICK_FIT, fit_timed, load_diabetes, load_digits, pyplot, vi_estimator
 
 STEM = "vi_fig1"
+DOC_FIGURE = None
 
 FIG1_TAUS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0)
 FIG1_SEEDS, FIG1_DRAWS = 5, (2, 25)  # (n_chains, n_samples): m = 50 draws

@@ -20,6 +20,7 @@ from .fig1 import FIG1_DRAWS
 from .shared import QUICK_FIT, fit_timed, load_digits, pyplot, vi_estimator
 
 STEM = "vi_fig3"
+DOC_FIGURE = None
 
 FIG3_WIDTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 FIG3_SEEDS = 3
