@@ -32,7 +32,7 @@ from ._reliability import (
     worst_chain_mixing,
     worst_mixing,
 )
-from ._rows import check_lazy_fit_data, is_lazy
+from ._out_of_core import check_lazy_fit_data, is_lazy
 from .diagnostics import psis_loo, stacking_weights
 from .model import ACTIVATIONS
 from .priors import Prior

@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from ._rows import RowSource
+from ._out_of_core import RowSource
 
 __all__ = ["check_numeric", "safe_scale", "standardize"]
 
@@ -29,7 +29,7 @@ def safe_scale(std):
 def standardize(X, mean, scale, device):
     """``(X - mean) / scale`` as float32 torch rows on ``device``.
 
-    A tensor for in-memory ``X``; for a :class:`~skgibbs._rows.RowSource`
+    A tensor for in-memory ``X``; for a :class:`~skgibbs._out_of_core.RowSource`
     (a memmap or dask array) rows read on demand, with the same arithmetic.
     """
     if isinstance(X, RowSource):

@@ -92,7 +92,7 @@ def pretrain(
 ):
     """Adam on 80% of the data; keep each chain's best iterate on the other 20%.
 
-    ``Xt`` is a tensor or rows read on demand (:class:`~skgibbs._rows.ScaledRows`):
+    ``Xt`` is a tensor or rows read on demand (:class:`~skgibbs._out_of_core.ScaledRows`):
     each step reads its batch of ``batch`` rows, and the held-out rows are
     read once. At most :data:`MAX_HELD_OUT` of the held-out rows, drawn at
     random once, judge the iterates, so that a check costs the same at any

@@ -14,7 +14,7 @@ from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, validate_data
 from ._dense import DenseKernelMixin, fill_doc
 from ._levels import check_levels
-from ._rows import is_lazy
+from ._out_of_core import is_lazy
 from .criteria import waic
 from .criteria._waic import waic_from_pointwise
 

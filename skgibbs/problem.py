@@ -43,7 +43,7 @@ class PosteriorProblem(NamedTuple):
     X, y : torch.Tensor
         Standardized inputs ``(n, d)`` and encoded targets. For ``X`` a
         NumPy memmap or a dask array, ``X`` here is a
-        :class:`~skgibbs._rows.ScaledRows`, which indexes like the tensor
+        :class:`~skgibbs._out_of_core.ScaledRows`, which indexes like the tensor
         but reads only the rows asked for.
     potential : MLPPotential
         Per-example losses of the network on ``(X, y)``.
@@ -70,7 +70,7 @@ class PosteriorProblem(NamedTuple):
     arrays : tuple of ndarray
         The validated ``(X, y)`` as given (NumPy, unscaled): what the
         estimator summarises the draws on. A memmap or dask ``X`` is a
-        :class:`~skgibbs._rows.RowSource` here (``X[a:b]`` gives NumPy rows).
+        :class:`~skgibbs._out_of_core.RowSource` here (``X[a:b]`` gives NumPy rows).
     """
 
     spec: MLPSpec

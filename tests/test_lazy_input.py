@@ -17,7 +17,7 @@ import torch
 from sklearn.base import clone
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning
-from skgibbs import _pretrain, _rows
+from skgibbs import _out_of_core, _pretrain
 from skgibbs.potential import Batch, MLPPotential
 from skgibbs.problem import build_problem
 
@@ -45,7 +45,7 @@ def _fit(est, X, y):
 
 def _small_blocks(monkeypatch, rows, d=3):
     """Scan memmaps in blocks of ``rows`` rows of ``d`` float64 columns."""
-    monkeypatch.setattr(_rows, "BLOCK_BYTES", rows * 8 * d)
+    monkeypatch.setattr(_out_of_core, "BLOCK_BYTES", rows * 8 * d)
 
 
 SETTINGS = {"full": {"sampler": "hmc"}, "batch": {"sampler": "sgld", "rho": 0.5}}
@@ -110,7 +110,7 @@ def test_blocks_agree_to_float32_rounding(tmp_path, monkeypatch):
         exact = ref.X.numpy()
         # each standardized input is the in-memory one or its float32 neighbour
         assert np.all(np.abs(rows - exact) <= np.spacing(np.abs(exact)))
-        assert isinstance(problem.X, _rows.ScaledRows)
+        assert isinstance(problem.X, _out_of_core.ScaledRows)
 
 
 def test_rows_index_like_the_tensor(tmp_path):
