@@ -100,7 +100,7 @@ class PosteriorProblem(NamedTuple):
         batched = len(self.seeds) if self.vectorize else 1
         rows = self.sampler.rows_per_step(self.potential.n_data, self.run.rho)
         work = gradient_work(rows, self.spec.n_params, batched)
-        with torch_threads(self.X.device, work=work if self.sampler.has_chains else None):
+        with torch_threads(self.X.device, work=work if isinstance(self.sampler, ChainSampler) else None):
             return self.sampler.sample(
                 self.target, self.theta0, self.seeds, self.run, vectorize=self.vectorize, n_jobs=self.n_jobs
             )

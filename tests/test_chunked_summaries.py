@@ -16,14 +16,13 @@ import pytest
 from scipy.special import logsumexp
 from sklearn.datasets import make_moons
 
-from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
-from skgibbs import _chunks
+from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor, _chunks
 from skgibbs._levels import mixture_quantiles
 from skgibbs._reliability import function_space_mixing
 from skgibbs.credible import credible_radius, credible_sets, parameter_radius
 from skgibbs.criteria import gaussian_log_likelihood, langevin_waic, waic
 from skgibbs.metrics import log_predictive_density_scorer
-from skgibbs.samplers import CSMALA, HMC, MALA, SGLD, SMALA, MeanFieldVI
+from skgibbs.samplers import CSMALA, HMC, MALA, SGLD, SMALA, BatchSurrogate, MeanFieldVI
 
 BLOCK = 16
 RTOL = 1e-10  # float64 sums in another order; the per-row terms are the same bits
@@ -74,15 +73,16 @@ def _resummarised(est, X, y):
 def _loss_statistics(est, losses):
     """The loss statistics of the ``(S, n)`` losses as the samplers computed them from the matrix."""
     info = {k[:-1]: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
-    c, d = est.kernel_.batch_terms(est.lambda_, losses.shape[1], est.rho_, info)
+    sampler, n = est.sampler_, losses.shape[1]
+    c, d = sampler.batch_terms(est.lambda_, n, est.rho_, info) if isinstance(sampler, BatchSurrogate) else (est.lambda_ / n, 0.0)
     rho = est.rho_
     noise = np.sqrt(2 * rho * (1 - rho) * ((c * losses + d) ** 2).sum(1))
     out = {
         "surrogate_scale_": c * losses.mean(),
-        "batch_noise_": 0.0 if est.kernel_.name == "sgld" else noise.mean(),
+        "batch_noise_": 0.0 if est.sampler_.name == "sgld" else noise.mean(),
         "lp": est._log_prior_of_draws() - est.lambda_ * losses.mean(1),
     }
-    if est.kernel_.name == "vi":
+    if est.sampler_.name == "vi":
         out["expected_log_likelihood_"] = -est.lambda_ * losses.mean()
     return out
 
@@ -95,7 +95,7 @@ def _regressor_reference(est, X, y):
     s2 = float(((y[None, :] - F) ** 2).mean())
     out["noise_variance_"] = s2
     out["rhat_"], out["ess_"] = function_space_mixing(F, est.samples_.shape[0])
-    if not est.kernel_.mixing_diagnostics:  # independent draws (VI): not judged
+    if not est.sampler_.mixing_diagnostics:  # independent draws (VI): not judged
         out["rhat_"] = out["ess_"] = np.nan
     out["credible_radius_"] = credible_radius(F, est.confidence_level)
     out["credible_radius_params_"] = parameter_radius(est.samples_.reshape(-1, est.spec_.n_params), 0.95)
@@ -121,7 +121,7 @@ def _classifier_reference(clf, X, y):
     P = np.exp(log_p)
     watched = P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
     out["rhat_"], out["ess_"] = function_space_mixing(watched, clf.samples_.shape[0])
-    if not clf.kernel_.mixing_diagnostics:
+    if not clf.sampler_.mixing_diagnostics:
         out["rhat_"] = out["ess_"] = np.nan
     tempered = waic(log_lik, beta=1.0 / clf.temperature_)
     out.update(
@@ -170,7 +170,7 @@ def test_regressor_summaries_in_chunks_equal_those_of_the_whole_data(regressor, 
     est, X, y = regressor
     chunked = _resummarised(est, X, y)
     expected = _regressor_reference(est, X, y)
-    if est.kernel_.name == "csmala":  # the offset d = zeta log rho enters the batch noise
+    if est.sampler_.name == "csmala":  # the offset d = zeta log rho enters the batch noise
         assert est.correction_ > 0 and expected["batch_noise_"] > 0
     _assert_summaries(chunked, expected)
 
@@ -281,7 +281,8 @@ def test_loss_statistics_from_per_draw_sums_equal_those_of_the_loss_matrix(sampl
     rng = np.random.default_rng(0)
     losses = 0.3 * rng.normal(size=(30, 500)) ** 2
     lam, info = 500 / 0.4, {"correction": 0.8}
-    c, d = sampler.batch_terms(lam, 500, rho, info)
+    # the full data's terms (lambda / n, 0) for a kernel that reads no Bernoulli batches
+    c, d = sampler.batch_terms(lam, 500, rho, info) if isinstance(sampler, BatchSurrogate) else (lam / 500, 0.0)
     stats = sampler.loss_statistics(losses.sum(1), (losses**2).sum(1), 500, lam, rho, info)
     noise = np.sqrt(2 * rho * (1 - rho) * ((c * losses + d) ** 2).sum(1))
     assert stats["surrogate_scale"] == pytest.approx(c * losses.mean(), rel=1e-12)

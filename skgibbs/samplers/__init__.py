@@ -31,8 +31,18 @@ import importlib
 import sys
 import warnings
 
+from .._random import draw_batch
 from . import adaptation, hmc, langevin, mclmc, rj, sghmc, smc, vi
-from .base import ChainResult, RunSettings, Sampler, available_samplers, choose_sampler, get_sampler, register
+from .base import (
+    BatchSurrogate,
+    ChainResult,
+    RunSettings,
+    Sampler,
+    available_samplers,
+    choose_sampler,
+    get_sampler,
+    register,
+)
 from .hmc import HMC, HMCInfo, HMCParams, HMCState
 from .langevin import CSMALA, MALA, SGLD, SMALA
 from .langevin.mala import MALAInfo, MALAParams, MALAState, solve_correction, surrogate_constants
@@ -40,10 +50,9 @@ from .mclmc import MCLMC, AdjustedMCLMC
 from .rj import RJHMC, RJMCMC
 from .rj.rjhmc import RJHMCInfo, RJHMCParams, RJHMCState
 from .rj.rjmcmc import RJInfo, RJParams, RJState
-from .runner import chain_groups, run_chains
+from .runner import ChainSampler, chain_groups, run_chains
 from .sghmc import SGHMC
 from .smc import SMC
-from .._random import draw_batch
 from .target import Target
 from .vi import MeanFieldVI
 
@@ -71,6 +80,8 @@ def __getattr__(name):
 
 __all__ = [
     "Sampler",
+    "ChainSampler",
+    "BatchSurrogate",
     "HMC",
     "MALA",
     "SMALA",

@@ -11,23 +11,24 @@ scikit-learn estimator-like object (``get_params`` / ``set_params``), so that
 and ``GridSearchCV`` reaches ``sampler__target_accept``, as it reaches
 ``kernel__length_scale`` of a Gaussian process.
 
-A driver (one group of ``K`` chains in one process) has
+Two layers (NumPyro's ``MCMC(kernel)`` asks about six members of a kernel):
 
-- ``warmup()``: burn-in and adaptation; afterwards nothing adapts;
-- ``frozen_params()``: the constants of the sampling phase;
-- ``sample_step(params) -> dict``: one transition; per-chain records of shape
-  ``(K,)`` (``"accepted"`` for a kernel with a Metropolis-Hastings step, and
-  any other record the kernel keeps, e.g. ``"diverging"``) or ``(K, ...)``
-  (a vector per chain, e.g. the precisions of a hierarchical prior);
-- ``summary() -> dict``: the kernel's own results of the group (per-chain
-  arrays of shape ``(K,)`` are concatenated over the groups);
-- ``state.theta`` (``(K, Q)``), ``gens`` (the chains' generators),
-  ``n_grad`` (``(K,)`` gradient evaluations) and ``K``;
-- optionally ``position() -> (K, Q)``: the weights a draw records, for a
-  driver whose state is in other coordinates (``state.theta`` otherwise).
+- :class:`Sampler`: what every sampler has -- its settings and class flags,
+  :meth:`Sampler.check`, one entry point :meth:`Sampler.sample` (a
+  :class:`ChainResult`), and the hooks the estimators ask (schedule,
+  starts, prior, pre-training, loss statistics, diagnosis). Tempered SMC
+  and mean-field VI are plain samplers: they draw without chains.
+- :class:`~skgibbs.samplers.runner.ChainSampler`: a Markov kernel that runs
+  as chains under :func:`~skgibbs.samplers.run_chains`, which asks it for a
+  *driver* per group of chains (:mod:`skgibbs.samplers.runner` says what a
+  driver has) and pools, shares and merges what the groups learn.
+
+Kernels whose potential reads Bernoulli batches add :class:`BatchSurrogate`
+(the per-example terms of their surrogate and the noise two batches put in
+a Metropolis-Hastings ratio).
 
 A new kernel is one module (its pure ``init`` / ``step`` functions, its driver
-and its :class:`Sampler` subclass) and one registration (:func:`register`).
+and its sampler class) and one registration (:func:`register`).
 """
 
 from numbers import Integral, Real
@@ -41,6 +42,8 @@ from ..priors import HierarchicalPrior, MixingPrior
 
 __all__ = [
     "Sampler",
+    "BatchSurrogate",
+    "bernoulli_noise",
     "RunSettings",
     "ChainResult",
     "register",
@@ -224,24 +227,18 @@ def get_sampler(sampler, rho=1.0, *, n_rows=None, n_params=None, device="cpu", l
 class Sampler(BaseEstimator):
     """Base class of the sampler objects (see the module docstring).
 
-    Class attributes say what the estimators and the runner need to know:
-    ``name`` (the registry key), ``prior_kind`` (``"dense"``: a
+    Class attributes say what the estimators need to know: ``name`` (the
+    registry key), ``prior_kind`` (``"dense"``: a
     :class:`~skgibbs.priors.Prior`, ``"sparse"``: a
     :class:`~skgibbs.priors.MixingPrior`), ``uses_batches`` (reads a
     Bernoulli(``rho``) batch per step), ``default_burn_in`` and
     ``default_thin`` (what ``burn_in="auto"`` and ``thin="auto"`` mean),
-    ``joint_warmup`` (warm-up adapts across all chains, so it runs as one
-    group), ``hierarchical`` (samples a
+    ``hierarchical`` (samples a
     :class:`~skgibbs.priors.HierarchicalPrior`: ``prior="auto"`` is then
-    ``"ard"``), ``learns_noise`` (samples its noise precision too:
-    the regressor's ``temperature="auto"`` then learns the noise), ``mixing_diagnostics`` (the draws form Markov chains that
-    R-hat and ESS can judge), ``has_chains`` (False for a kernel without a
-    driver, which overrides :meth:`sample`; :func:`run_chains` hands it
-    over) and ``record_reductions`` (how each per-transition record
-    becomes a per-draw statistic: ``"mean"``, ``"any"``, ``"sum"``,
-    ``"last"``, or None to drop it) and ``shared_info`` (the
-    :meth:`summary` entries all groups share, such as HMC's trajectory
-    length, kept once rather than concatenated).
+    ``"ard"``), ``learns_noise`` (samples its noise precision too: the
+    regressor's ``temperature="auto"`` then learns the noise) and
+    ``mixing_diagnostics`` (the draws form Markov chains that R-hat and
+    ESS can judge).
     """
 
     name = None
@@ -249,12 +246,9 @@ class Sampler(BaseEstimator):
     uses_batches = False
     default_burn_in = 1000
     default_thin = 10
-    joint_warmup = False
     mixing_diagnostics = True
-    has_chains = True
     hierarchical = False
     learns_noise = False
-    record_reductions = {}
 
     # -- the run ------------------------------------------------------------------
     def check(self, prior, rho):
@@ -280,43 +274,15 @@ class Sampler(BaseEstimator):
             )
         return float(rho) if self.uses_batches else 1.0
 
-    def chains(self, target, theta0, generators, run, vectorize=True):  # pragma: no cover - interface
-        """The driver of one group of chains started at ``theta0`` ``(K, Q)``."""
-        raise NotImplementedError
+    def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None):  # pragma: no cover
+        """Run the sampler from ``theta0`` ``(K, Q)`` under ``run`` (a :class:`RunSettings`); a :class:`ChainResult`.
 
-    def pool(self, drivers):
-        """What the groups share between warm-up and sampling (None: nothing)."""
-        return None
-
-    def share(self, driver, pooled):
-        """Hand ``pooled`` (from :meth:`pool`) to a group before it samples."""
-
-    def summarize_records(self, logs, rho):
-        """The kernel's info computed from the sampling phase's records ``(steps, K)`` (default: none)."""
-        return {}
-
-    def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None):
-        """Run the kernel from ``theta0`` ``(K, Q)``; a :class:`ChainResult`.
-
-        Markov chain kernels go through :func:`~skgibbs.samplers.run_chains`;
-        a kernel without chains (VI, ``has_chains = False``) overrides this.
+        ``seeds`` holds one seed per chain (or per group of draws);
+        ``vectorize`` and ``n_jobs`` say how the work may be batched and
+        split. :class:`~skgibbs.samplers.runner.ChainSampler` implements it
+        with :func:`~skgibbs.samplers.run_chains`.
         """
-        from .runner import run_chains
-
-        return run_chains(target, theta0, seeds, self, **run._asdict(), vectorize=vectorize, n_jobs=n_jobs)
-
-    def merge(self, summaries):
-        """The kernel's info from the groups' :meth:`summary` dicts (per-chain arrays concatenated)."""
-        out = {}
-        for key, value in summaries[0].items():
-            if isinstance(value, np.ndarray) and value.ndim >= 1 and key not in self.shared_info:
-                out[key] = np.concatenate([s[key] for s in summaries])
-            else:
-                out[key] = value
-        return out
-
-    #: info entries the groups share (kept once, not concatenated over the groups)
-    shared_info = ()
+        raise NotImplementedError
 
     # -- what the estimators ask ----------------------------------------------------
     def default_schedule(self, n):
@@ -338,10 +304,6 @@ class Sampler(BaseEstimator):
     def pretrain_scale(self, spec):
         """``theta = scale * w`` for the pre-training's Adam, or None (``w = theta``)."""
         return None
-
-    def batch_terms(self, lam, n, rho, info):
-        """``(c, d)`` of the per-example term ``c l_i + d`` the kernel's potential uses."""
-        return lam / n, 0.0
 
     def loss_statistics(self, loss_sum, loss_square_sum, n, lam, rho, info):
         """Statistics of the per-example losses of the draws that the kernel reports.
@@ -366,27 +328,13 @@ class Sampler(BaseEstimator):
         -------
         dict
             ``surrogate_scale``: the mean per-example term ``c l_i`` of the
-            kernel's potential; ``batch_noise``: the mean over the draws of
-            :meth:`batch_noise`.
+            kernel's potential (``c = lambda / n`` on the full data);
+            ``batch_noise``: the mean over the draws of the standard
+            deviation of a log Metropolis-Hastings ratio that two
+            Bernoulli(``rho``) batches of those terms would cause
+            (:func:`bernoulli_noise`; zero at ``rho = 1``).
         """
-        loss_sum = np.asarray(loss_sum, dtype=np.float64)
-        loss_square_sum = np.asarray(loss_square_sum, dtype=np.float64)
-        c, d = self.batch_terms(lam, n, rho, info)
-        # sum_i (c l_i + d)^2, expanded
-        term_squares = c * c * loss_square_sum + 2.0 * c * d * loss_sum + n * d * d
-        noise = self.batch_noise(term_squares, rho)
-        mean_loss = loss_sum.sum() / (loss_sum.size * n)
-        return {"surrogate_scale": float(c * mean_loss), "batch_noise": float(noise.mean())}
-
-    def batch_noise(self, term_squares, rho):
-        """Standard deviation of the log MH ratio caused by two independent batches, per draw.
-
-        ``term_squares`` ``(S,)`` holds ``sum_i t_i^2`` of every draw, with
-        ``t_i = c l_i + d`` the per-example terms: for ``Z_i ~ Ber(rho)``,
-        ``Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2`` and the ratio
-        holds the difference of two batches. Zero on the full data.
-        """
-        return np.sqrt(2 * rho * (1 - rho) * np.asarray(term_squares, dtype=np.float64))
+        return _loss_statistics(loss_sum, loss_square_sum, n, rho, (lam / n, 0.0), bernoulli_noise)
 
     def diagnose(self, fit):
         """Messages for what falls short in a fit, from its fitted attributes ``fit`` (a dict).
@@ -407,6 +355,54 @@ class Sampler(BaseEstimator):
         if failure == "draws":
             return ["raise n_samples", "run more chains (n_chains)"]
         return ["raise burn_in and n_samples"]
+
+
+
+
+def bernoulli_noise(term_squares, rho):
+    """Standard deviation of the log MH ratio caused by two independent batches, per draw.
+
+    ``term_squares`` ``(S,)`` holds ``sum_i t_i^2`` of every draw, with
+    ``t_i = c l_i + d`` the per-example terms: for ``Z_i ~ Ber(rho)``,
+    ``Var(sum_i Z_i t_i) = rho (1 - rho) sum_i t_i^2`` and the ratio
+    holds the difference of two batches. Zero on the full data.
+    """
+    return np.sqrt(2 * rho * (1 - rho) * np.asarray(term_squares, dtype=np.float64))
+
+
+def _loss_statistics(loss_sum, loss_square_sum, n, rho, terms, noise_of):
+    """``surrogate_scale`` and ``batch_noise`` from the per-draw loss sums and the terms ``(c, d)``."""
+    loss_sum = np.asarray(loss_sum, dtype=np.float64)
+    loss_square_sum = np.asarray(loss_square_sum, dtype=np.float64)
+    c, d = terms
+    # sum_i (c l_i + d)^2, expanded
+    term_squares = c * c * loss_square_sum + 2.0 * c * d * loss_sum + n * d * d
+    noise = noise_of(term_squares, rho)
+    mean_loss = loss_sum.sum() / (loss_sum.size * n)
+    return {"surrogate_scale": float(c * mean_loss), "batch_noise": float(noise.mean())}
+
+
+class BatchSurrogate:
+    """Mixin of the samplers whose potential is a surrogate on Bernoulli batches (MALA's family, SGLD).
+
+    Their per-example term is ``c l_i + d`` (:meth:`batch_terms`), and
+    their :meth:`loss_statistics` reports it with the noise it puts in a
+    Metropolis-Hastings ratio (:meth:`batch_noise`).
+    """
+
+    def batch_terms(self, lam, n, rho, info):
+        """``(c, d)`` of the per-example term ``c l_i + d`` the kernel's potential uses."""
+        return lam / n, 0.0
+
+    def batch_noise(self, term_squares, rho):
+        """Standard deviation of the log MH ratio caused by two independent batches (:func:`bernoulli_noise`)."""
+        return bernoulli_noise(term_squares, rho)
+
+    def loss_statistics(self, loss_sum, loss_square_sum, n, lam, rho, info):
+        """:meth:`Sampler.loss_statistics` with this kernel's batch terms and noise."""
+        return _loss_statistics(
+            loss_sum, loss_square_sum, n, rho, self.batch_terms(lam, n, rho, info), self.batch_noise
+        )
 
 
 def low_acceptance(fit):

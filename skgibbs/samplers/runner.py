@@ -20,7 +20,23 @@ adapts across chains (``joint_warmup``, HMC) warms up as one group in this
 process, and only its sampling phase is split.
 
 The runner knows no kernel: a new sampler is a module and a registration
-(:func:`~skgibbs.samplers.register`), with no edit here.
+(:func:`~skgibbs.samplers.register`), with no edit here. The samplers it
+runs derive from :class:`ChainSampler`.
+
+A driver (one group of ``K`` chains in one process) has
+
+- ``warmup()``: burn-in and adaptation; afterwards nothing adapts;
+- ``frozen_params()``: the constants of the sampling phase;
+- ``sample_step(params) -> dict``: one transition; per-chain records of shape
+  ``(K,)`` (``"accepted"`` for a kernel with a Metropolis-Hastings step, and
+  any other record the kernel keeps, e.g. ``"diverging"``) or ``(K, ...)``
+  (a vector per chain, e.g. the precisions of a hierarchical prior);
+- ``summary() -> dict``: the kernel's own results of the group (per-chain
+  arrays of shape ``(K,)`` are concatenated over the groups);
+- ``state.theta`` (``(K, Q)``), ``gens`` (the chains' generators),
+  ``n_grad`` (``(K,)`` gradient evaluations) and ``K``;
+- optionally ``position() -> (K, Q)``: the weights a draw records, for a
+  driver whose state is in other coordinates (``state.theta`` otherwise).
 """
 
 import warnings
@@ -30,12 +46,63 @@ import numpy as np
 import torch
 from joblib import Parallel, delayed, effective_n_jobs
 
+from .._progress import progress, progress_close
 from .._threads import gradient_work, thread_count
 from ..exceptions import SamplerWarning
-from .._progress import progress, progress_close
-from .base import ChainResult, RunSettings, get_sampler
+from .base import ChainResult, RunSettings, Sampler, get_sampler
 
-__all__ = ["chain_groups", "run_chains"]
+__all__ = ["ChainSampler", "chain_groups", "run_chains"]
+
+
+class ChainSampler(Sampler):
+    """A sampler whose kernel runs as Markov chains under :func:`run_chains` (module docstring).
+
+    Beside :class:`~skgibbs.samplers.Sampler`'s members it has
+    :meth:`chains` (the driver of a group of chains) and what the runner
+    asks between and after the groups: ``joint_warmup`` (warm-up adapts
+    across all chains, so it runs as one group), ``record_reductions``
+    (how each per-transition record becomes a per-draw statistic:
+    ``"mean"``, ``"any"``, ``"sum"``, ``"last"``, or None to drop it),
+    ``shared_info`` (the driver's summary entries all groups share, such as
+    HMC's trajectory length, kept once rather than concatenated),
+    :meth:`pool` and :meth:`share` (what the groups learnt in warm-up, e.g.
+    csMALA's correction, handed to every group) and
+    :meth:`summarize_records`.
+    """
+
+    joint_warmup = False
+    record_reductions = {}
+    #: info entries the groups share (kept once, not concatenated over the groups)
+    shared_info = ()
+
+    def chains(self, target, theta0, generators, run, vectorize=True):  # pragma: no cover - interface
+        """The driver of one group of chains started at ``theta0`` ``(K, Q)``."""
+        raise NotImplementedError
+
+    def pool(self, drivers):
+        """What the groups share between warm-up and sampling (None: nothing)."""
+        return None
+
+    def share(self, driver, pooled):
+        """Hand ``pooled`` (from :meth:`pool`) to a group before it samples."""
+
+    def summarize_records(self, logs, rho):
+        """The kernel's info computed from the sampling phase's records ``(steps, K)`` (default: none)."""
+        return {}
+
+    def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None):
+        """Run the chains from ``theta0`` ``(K, Q)`` through :func:`run_chains`; a :class:`ChainResult`."""
+        return run_chains(target, theta0, seeds, self, **run._asdict(), vectorize=vectorize, n_jobs=n_jobs)
+
+    def merge(self, summaries):
+        """The kernel's info from the groups' :meth:`summary` dicts (per-chain arrays concatenated)."""
+        out = {}
+        for key, value in summaries[0].items():
+            if isinstance(value, np.ndarray) and value.ndim >= 1 and key not in self.shared_info:
+                out[key] = np.concatenate([s[key] for s in summaries])
+            else:
+                out[key] = value
+        return out
 
 
 def _generators(seeds, device):
@@ -230,7 +297,7 @@ def run_chains(
     sampler = get_sampler(sampler, rho)
     rho = sampler.check(target.prior, rho)
     run = RunSettings(int(n_samples), int(burn_in), int(thin), rho, verbose)
-    if not sampler.has_chains:  # e.g. VI: draws of a fitted q stand in for the chains
+    if not isinstance(sampler, ChainSampler):  # e.g. VI: draws of a fitted q stand in for the chains
         return sampler.sample(target, theta0, seeds, run, vectorize=vectorize, n_jobs=n_jobs)
     K = theta0.shape[0]
     groups = chain_groups(K, vectorize, n_jobs)

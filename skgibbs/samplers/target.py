@@ -21,9 +21,9 @@ evaluates the same density with the same arithmetic.
 
 import torch
 
+from .._random import draw_batch
 from ..potential import Batch
 from ..priors import Prior
-from .._random import draw_batch
 
 __all__ = ["Target", "FULL_BATCH", "RowLoop"]
 

@@ -18,22 +18,24 @@ import torch
 from sklearn.base import clone
 
 from skgibbs import GibbsMLPRegressor
+from skgibbs._random import normal, select, uniform
 from skgibbs.diagnostics import effective_sample_size
 from skgibbs.potential import FunctionPotential
 from skgibbs.priors import Prior
 from skgibbs.samplers import (
-    MCLMC,
-    AdjustedMCLMC,
     CSMALA,
     HMC,
     MALA,
+    MCLMC,
     RJHMC,
     RJMCMC,
     SGHMC,
     SGLD,
     SMALA,
     SMC,
+    AdjustedMCLMC,
     ChainResult,
+    ChainSampler,
     MeanFieldVI,
     Sampler,
     Target,
@@ -43,7 +45,6 @@ from skgibbs.samplers import (
     register,
     run_chains,
 )
-from skgibbs._random import normal, select, uniform
 
 LIBRARY = {
     "hmc": HMC,
@@ -324,7 +325,7 @@ def _random_walk_class():
                 "n_warmup": self.n_warm,
             }
 
-    class RandomWalk(Sampler):
+    class RandomWalk(ChainSampler):
         """Random-walk Metropolis with step ``scale`` (see :func:`_random_walk_class`)."""
 
         name = TOY

@@ -536,3 +536,15 @@ def test_move_acceptance_judges_the_move_on_one_batch(rho):
     plain, plain_info = mala.step(_gens(range(10, 10 + K)), state, target, params)
     assert all(torch.equal(a, b) for a, b in zip(new, plain))
     assert torch.equal(info.acceptance_prob, plain_info.acceptance_prob)
+
+
+@pytest.mark.parametrize("name", ["mala", "smala", "csmala", "sgld"])
+@pytest.mark.parametrize("rho", [0.3, 1.0])
+def test_surrogate_constants_are_those_of_the_sampler_objects(name, rho):
+    # the kernel module's table and the sampler objects' constants are two routes to one formula
+    from skgibbs.samplers import get_sampler
+
+    expected = get_sampler(name).constants(80.0, 200, rho, 0.6, True)
+    assert surrogate_constants(name, 80.0, 200, rho, zeta=0.6) == expected
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        surrogate_constants("hmc", 80.0, 200, rho)

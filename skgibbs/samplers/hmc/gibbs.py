@@ -37,8 +37,8 @@ from typing import NamedTuple
 
 import torch
 
-from . import kernel as hmc
 from ..._random import gamma
+from . import kernel as hmc
 
 __all__ = ["HMCGibbsState", "ConditionalTarget", "init", "step", "draw_hyperparameters", "redraw"]
 

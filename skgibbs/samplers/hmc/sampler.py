@@ -34,12 +34,8 @@ import math
 import numpy as np
 import torch
 
-from ...priors import HierarchicalPrior
-from . import kernel as hmc
-from . import gibbs as hmc_gibbs
 from ..._progress import progress
-from ..target import RowLoop
-from ..base import Sampler, check_setting, low_acceptance, register
+from ...priors import HierarchicalPrior
 from ..adaptation import (
     ChEES,
     DualAveraging,
@@ -48,6 +44,11 @@ from ..adaptation import (
     metric_windows,
     search_step_size,
 )
+from ..base import check_setting, low_acceptance, register
+from ..runner import ChainSampler
+from ..target import RowLoop
+from . import gibbs as hmc_gibbs
+from . import kernel as hmc
 
 __all__ = ["HMC", "HMCChains", "HMCGibbsChains"]
 
@@ -79,7 +80,7 @@ def resolve_metric(metric, prior, burn_in):
 
 
 @register
-class HMC(Sampler):
+class HMC(ChainSampler):
     """Hamiltonian Monte Carlo on the full data (:mod:`~skgibbs.samplers.hmc`), exact for ``pi_lambda``.
 
     Each transition runs ``L = ceil(u T / h)`` leapfrog steps (at most

@@ -107,7 +107,8 @@ def surrogate_constants(sampler, lam, n, rho, zeta=1.0, compensate=True):
     Parameters
     ----------
     sampler : {"mala", "smala", "csmala", "sgld"}
-        A registered name; the sampler object computes the constants.
+        The kernel whose batch terms are asked for (the sampler objects'
+        ``constants`` give the same).
     lam : float
         Inverse temperature ``lambda = n / temperature``.
     n : int
@@ -142,9 +143,13 @@ def surrogate_constants(sampler, lam, n, rho, zeta=1.0, compensate=True):
     >>> round(lam_eff, 6)          # Lemma 3: (2 - rho) lambda
     150.0
     """
-    from ..base import get_sampler  # the sampler objects import this module
-
-    return get_sampler(sampler).constants(lam, n, rho, zeta, compensate)
+    if sampler == "mala":
+        return full_data_constants(lam, n)
+    if sampler in ("smala", "sgld"):
+        return unbiased_constants(lam, n, rho)
+    if sampler == "csmala":
+        return corrected_constants(lam, n, rho, zeta, compensate)
+    raise ValueError(f"sampler must be one of 'mala', 'smala', 'csmala' or 'sgld', got {sampler!r}.")
 
 
 def full_data_constants(lam, n):

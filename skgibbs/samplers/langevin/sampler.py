@@ -26,9 +26,10 @@ import torch
 
 from ..._progress import progress
 from ..adaptation import DualAveraging, search_step_size
-from ..base import Sampler, check_setting, low_acceptance, register
-from . import sgld as langevin
+from ..base import BatchSurrogate, check_setting, low_acceptance, register
+from ..runner import ChainSampler
 from . import mala
+from . import sgld as langevin
 
 __all__ = ["MALA", "SMALA", "CSMALA", "SGLD"]
 
@@ -40,7 +41,7 @@ def _check_langevin(sampler):
         check_setting("restart_after", sampler.restart_after, "count", options=(None,))
 
 
-class _MALAFamily(Sampler):
+class _MALAFamily(BatchSurrogate, ChainSampler):
     """What MALA, sMALA and csMALA share: one proposal, one acceptance rule (:mod:`.mala`)."""
 
     default_burn_in, default_thin = 1000, 10
@@ -384,7 +385,7 @@ class LangevinChains:
 
 
 @register
-class SGLD(Sampler):
+class SGLD(BatchSurrogate, ChainSampler):
     """Unadjusted Langevin on Bernoulli(``rho``) batches (SGLD; ULA at ``rho = 1``).
 
     ``theta' = theta - h grad U_B(theta) + sqrt(2 h) xi`` with the unbiased

@@ -44,15 +44,16 @@ import math
 import numpy as np
 import torch
 
-from ...priors import HierarchicalPrior
-from ..hmc import gibbs as hmc_gibbs
-from ..noncentered import PARAMETRIZATIONS, NonCenteredTarget
-from ..target import RowLoop
 from ..._progress import progress
 from ..._random import select
+from ...priors import HierarchicalPrior
 from ..adaptation import DualAveraging, halton, search_step_size
+from ..base import check_setting, low_acceptance, register
+from ..hmc import gibbs as hmc_gibbs
 from ..hmc.kernel import evaluator
-from ..base import Sampler, check_setting, low_acceptance, register
+from ..noncentered import PARAMETRIZATIONS, NonCenteredTarget
+from ..runner import ChainSampler
+from ..target import RowLoop
 from . import adjusted, kernel
 from .integrator import GRADIENTS_PER_STEP, INTEGRATORS, integrate, random_direction
 from .tuning import EnergyVarianceStepSize, WeightedMoments, decoherence_length
@@ -173,7 +174,7 @@ class _Chains:
 
 
 @register
-class MCLMC(Sampler):
+class MCLMC(ChainSampler):
     """Unadjusted microcanonical Langevin Monte Carlo (:mod:`~skgibbs.samplers.mclmc.kernel`): fast, biased.
 
     Isokinetic dynamics with partial refreshment of the velocity, no
@@ -375,7 +376,7 @@ class MCLMCChains(_Chains):
 
 
 @register
-class AdjustedMCLMC(Sampler):
+class AdjustedMCLMC(ChainSampler):
     """Metropolis-adjusted microcanonical HMC (:mod:`~skgibbs.samplers.mclmc.adjusted`), exact for ``pi_lambda``.
 
     Each transition draws a fresh unit velocity, integrates ``N`` isokinetic

@@ -12,10 +12,10 @@ import numpy as np
 import torch
 
 from ...priors import MixingPrior
-from ..hmc import kernel as hmc
-from . import rjhmc
-from ..hmc.sampler import HMC, HMCChains
 from ..base import check_setting, register
+from ..hmc import kernel as hmc
+from ..hmc.sampler import HMC, HMCChains
+from . import rjhmc
 
 __all__ = ["RJHMC", "RJHMCChains"]
 

@@ -105,9 +105,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from ..._random import normal, select, uniforms
 from ...priors import MixingPrior
 from ..hmc import kernel as hmc
-from ..._random import normal, select, uniforms
 
 __all__ = [
     "RJHMCState",

@@ -78,8 +78,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ...priors import MixingPrior
 from ..._random import normal, select, uniforms
+from ...priors import MixingPrior
 
 __all__ = ["RJState", "RJInfo", "RJParams", "MOVES", "init", "step", "birth_weights", "death_weights"]
 

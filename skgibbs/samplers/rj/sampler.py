@@ -11,17 +11,18 @@ trial moves.
 import numpy as np
 import torch
 
-from ...priors import MixingPrior
-from . import rjmcmc
 from ..._progress import progress
+from ...priors import MixingPrior
 from ..adaptation import DualAveraging, search_step_size
-from ..base import Sampler, check_setting, low_acceptance, register
+from ..base import check_setting, low_acceptance, register
+from ..runner import ChainSampler
+from . import rjmcmc
 
 __all__ = ["RJMCMC", "RJChains"]
 
 
 @register
-class RJMCMC(Sampler):
+class RJMCMC(ChainSampler):
     """Reversible-jump MCMC over the active sets of the mixing prior (:mod:`~skgibbs.samplers.rj.rjmcmc`).
 
     Every transition proposes with probabilities ``1/4, 1/2, 1/4`` a death,

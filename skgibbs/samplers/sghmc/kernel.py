@@ -9,8 +9,8 @@ from typing import NamedTuple
 
 import torch
 
-from ...potential import Batch
 from ..._random import normal
+from ...potential import Batch
 
 __all__ = ["SGHMCState", "SGHMCInfo", "SGHMCParams", "init", "step", "draw_rows", "batch_gradient", "curvature",
            "KINETIC_LIMIT"]

@@ -11,7 +11,8 @@ import numpy as np
 import torch
 
 from ..._progress import progress
-from ..base import Sampler, check_setting, register
+from ..base import check_setting, register
+from ..runner import ChainSampler
 from .kernel import SGHMCParams, SGHMCState, batch_gradient, curvature, init, step
 
 __all__ = ["SGHMC", "SGHMCChains", "auto_batch_size"]
@@ -41,7 +42,7 @@ def auto_batch_size(n):
 
 
 @register
-class SGHMC(Sampler):
+class SGHMC(ChainSampler):
     """Stochastic-gradient HMC on minibatches (Chen, Fox & Guestrin, 2014), cyclical steps (Zhang et al., 2020).
 
     Each step reads ``batch_size`` rows (drawn with replacement) and moves

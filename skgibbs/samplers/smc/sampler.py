@@ -175,7 +175,6 @@ class SMC(Sampler):
     name = "smc"
     default_burn_in, default_thin = 0, 1
     mixing_diagnostics = False  # independent particles: R-hat across groups does not apply
-    has_chains = False
 
     def __init__(
         self,

@@ -42,8 +42,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ...model import ACTIVATIONS, per_example_loss
 from ..._progress import progress, progress_close
+from ...model import ACTIVATIONS, per_example_loss
 
 __all__ = [
     "VIConfig",

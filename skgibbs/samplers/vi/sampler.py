@@ -13,11 +13,11 @@ import numpy as np
 import torch
 from scipy.special import gammaln
 
+from ..._random import gamma
 from ...potential import MLPPotential
 from ...priors import HierarchicalPrior
-from . import kernel as vi
-from ..._random import gamma
 from ..base import ChainResult, Sampler, check_setting, register
+from . import kernel as vi
 
 __all__ = ["MeanFieldVI"]
 
@@ -119,7 +119,6 @@ class MeanFieldVI(Sampler):
     name = "vi"
     default_burn_in, default_thin = 0, 1
     mixing_diagnostics = False  # independent draws of q: R-hat and ESS cannot judge q
-    has_chains = False
     hierarchical = True  # a mean-field Gamma factor per group of a HierarchicalPrior
 
     def __init__(
