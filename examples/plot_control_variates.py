@@ -4,7 +4,7 @@ Cutting MCMC error bars with a neural control variate
 
 Estimate ``E x_2^2`` under Neal's funnel (paper 003 §6.2: ``d = 2``,
 ``a = 1``, ``b = 0.5``; exact value ``exp(1/2) = 1.6487``) from MALA
-chains drawn with :func:`skgibbs.targets.sample_chains`.
+chains drawn with :func:`skgibbs.known_posteriors.sample_chains`.
 
 1. A training chain of 10^4 draws fits a
    :class:`skgibbs.NeuralControlVariate` (ReCU network, one hidden layer)
@@ -45,7 +45,7 @@ import torch  # noqa: E402
 
 from skgibbs import NeuralControlVariate  # noqa: E402
 from skgibbs.diagnostics import mcse  # noqa: E402
-from skgibbs.targets import Funnel, sample_chains  # noqa: E402
+from skgibbs.known_posteriors import Funnel, sample_chains  # noqa: E402
 
 torch.set_num_threads(1)
 out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/control_variates.png")

@@ -11,8 +11,8 @@ from sklearn.datasets import load_iris, make_moons
 
 from skgibbs import GibbsMLPClassifier, SamplerWarning
 from skgibbs.diagnostics import effective_sample_size
+from skgibbs.known_posteriors import LogisticRegressionGPrior, sample_chains
 from skgibbs.samplers import CSMALA
-from skgibbs.targets import LogisticRegressionGPrior, sample_chains
 
 CHEAP = {"hidden_layer_sizes": (8,), "n_samples": 30, "burn_in": 40, "pretrain_iter": 100, "n_chains": 2}
 

@@ -242,7 +242,7 @@ API_MODULES = [
     "skgibbs.pipeline",
     "skgibbs.persistence",
     "skgibbs.datasets",
-    "skgibbs.targets",
+    "skgibbs.known_posteriors",
 ]
 
 #: not API entries: the version string
