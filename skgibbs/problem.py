@@ -24,7 +24,7 @@ from ._data import check_numeric, safe_scale, standardize
 from ._threads import gradient_work, torch_threads
 from .model import MLPSpec
 from .potential import MLPPotential
-from .samplers import RunSettings, Target, choose_sampler, get_sampler
+from .samplers import ChainSampler, RunSettings, Target, choose_sampler, get_sampler
 
 __all__ = ["PosteriorProblem", "build_problem", "vectorize_chains", "VECTORIZE_WORK"]
 
