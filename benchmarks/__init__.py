@@ -12,7 +12,13 @@ declares itself once, as a module-level ``BENCHMARK``::
         run=run,          # run(args) -> {result file stem: JSON-able dict}
         report=report,    # report(results) -> [Page, ...]
         add_arguments=add_arguments,  # optional: the benchmark's own flags
+        sizes=SIZES,      # optional: {"full": {...}, "quick": {...}}, the run reads args.size
     )
+
+A benchmark whose full and quick runs differ only in sizes (steps, widths,
+seeds, repetitions) declares both once, as a module-level ``SIZES``; the
+harness gives ``run`` the ones of the run it starts as ``args.size``
+(:func:`pick_sizes`), so that the code of both runs is the same.
 
 :func:`registry` finds them; ``python -m benchmarks`` lists, runs and
 re-renders them (see :mod:`benchmarks.__main__`), and the documentation
@@ -25,11 +31,32 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["KINDS", "PACKAGES", "Benchmark", "Output", "registry"]
+__all__ = ["KINDS", "PACKAGES", "Benchmark", "Output", "Sizes", "pick_sizes", "registry"]
 
 # kind -> the subpackage holding the benchmarks of that kind, in the order of the documentation
 KINDS = {"performance": "perf", "reproduction": "studies"}
 PACKAGES = tuple(f"{__name__}.{sub}" for sub in KINDS.values())
+
+
+class Sizes(dict):
+    """The sizes of one run: a dict whose keys also read as attributes (``size.steps``)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def pick_sizes(sizes, quick):
+    """The sizes of a quick or a full run from a declaration ``{"full": {...}, "quick": {...}}``.
+
+    Both name the same sizes (a quick run shrinks them, it has none of its
+    own); returns a :class:`Sizes`.
+    """
+    if set(sizes) != {"full", "quick"} or set(sizes["full"]) != set(sizes["quick"]):
+        raise ValueError(f"sizes must be {{'full': {{...}}, 'quick': {{...}}}} with the same keys, got {sizes}")
+    return Sizes(sizes["quick" if quick else "full"])
 
 
 @dataclass(frozen=True)
@@ -79,6 +106,10 @@ class Benchmark:
     requires : tuple of str, default=()
         Optional modules without which it cannot run at all (optional
         data sets and peers are skipped inside the benchmark instead).
+    sizes : dict, optional
+        ``{"full": {...}, "quick": {...}}``: the sizes of a full and of a
+        quick run, the same keys in both; the harness sets the run's as
+        ``args.size`` (:func:`pick_sizes`).
     """
 
     name: str
@@ -89,10 +120,13 @@ class Benchmark:
     report: Callable
     add_arguments: Callable = None
     requires: tuple = field(default=())
+    sizes: dict = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"{self.name}: kind must be one of {sorted(KINDS)}, got {self.kind!r}")
+        if self.sizes is not None:
+            pick_sizes(self.sizes, False)  # checks the declaration
 
     @property
     def stems(self):

@@ -20,7 +20,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import KINDS, registry
+from . import KINDS, pick_sizes, registry
 from .common import environment
 from .common.writer import RESULTS, load, save_json, write_page
 
@@ -96,6 +96,8 @@ def run_benchmark(bench, args):
     import torch
     from threadpoolctl import threadpool_limits
 
+    if bench.sizes is not None:
+        args.size = pick_sizes(bench.sizes, args.quick)
     torch.set_num_threads(args.threads)
     load_before = environment.load_average()
     with threadpool_limits(args.threads):

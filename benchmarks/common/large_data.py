@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 from scipy.stats import norm
 
+from .. import pick_sizes
 from .environment import load_after, was_quick
 from .fits import mixing_note
 from .stats import timed_fit
@@ -21,8 +22,15 @@ from .writer import Page
 
 FITS = "large_n_fits"
 METHODS = ("skgibbs", "skgibbs_vi", "skgibbs_sghmc", "mlp_ensemble", "hgb", "ngboost")
-SIZES = (1000, 10_000, 100_000)
-QUICK_SIZES = (1000, 3000)
+#: training rows of the fits against n (``--sizes`` overrides), and the settings that a quick run shrinks:
+#: skgibbs' draws and pre-training (and, for the MCMC samplers, warm-up and thinning), the MLPs' iterations
+#: and NGBoost's estimators
+FIT_SIZES = {
+    "full": {"rows": (1000, 10_000, 100_000), "skgibbs": {}, "skgibbs_mcmc": {}, "mlp_max_iter": 200,
+             "ngboost_estimators": 500},
+    "quick": {"rows": (1000, 3000), "skgibbs": {"n_samples": 20, "pretrain_iter": 100},
+              "skgibbs_mcmc": {"burn_in": 50, "thin": 2}, "mlp_max_iter": 20, "ngboost_estimators": 50},
+}  # fmt: skip
 TEST_ROWS = 10_000
 Z90 = norm.ppf(0.95)
 #: E log N(y; f(x), 1) for y = f(x) + N(0, 1): the best a predictive can score on average
@@ -44,16 +52,15 @@ def _scores(mean, sd, y):
     }
 
 
-def _skgibbs(X, y, Xt, yt, quick, sampler="auto"):
+def _skgibbs(X, y, Xt, yt, size, sampler="auto"):
     from skgibbs import GibbsMLPRegressor, SamplerWarning
 
     kw = {"sampler": sampler}
     if sampler != "auto":  # the target these rows were measured on (prior="auto" is ARD under VI now)
         kw.update(prior="fixed", temperature="plug-in")
-    if quick:
-        kw.update(n_samples=20, pretrain_iter=100)
-        if sampler != "vi":
-            kw.update(burn_in=50, thin=2)
+    kw.update(size.skgibbs)
+    if sampler != "vi":
+        kw.update(size.skgibbs_mcmc)
     est = GibbsMLPRegressor(random_state=0, **kw)
     fit = timed_fit(est, X, y)
     seconds, messages = fit.seconds, fit.messages(SamplerWarning)
@@ -71,7 +78,7 @@ def _skgibbs(X, y, Xt, yt, quick, sampler="auto"):
     return out
 
 
-def _mlp_ensemble(X, y, Xt, yt, quick):
+def _mlp_ensemble(X, y, Xt, yt, size):
     from sklearn.neural_network import MLPRegressor
     from sklearn.preprocessing import StandardScaler
 
@@ -80,7 +87,7 @@ def _mlp_ensemble(X, y, Xt, yt, quick):
     ym, ys = y.mean(), y.std()
     preds, resid = [], []
     for seed in range(5):
-        mlp = MLPRegressor(hidden_layer_sizes=(100, 100), early_stopping=True, random_state=seed, max_iter=20 if quick else 200)
+        mlp = MLPRegressor(hidden_layer_sizes=(100, 100), early_stopping=True, random_state=seed, max_iter=size.mlp_max_iter)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             mlp.fit(scaler.transform(X), (y - ym) / ys)
@@ -96,7 +103,7 @@ def _mlp_ensemble(X, y, Xt, yt, quick):
     return out
 
 
-def _hgb(X, y, Xt, yt, quick):
+def _hgb(X, y, Xt, yt, size):
     from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.model_selection import train_test_split
 
@@ -110,11 +117,11 @@ def _hgb(X, y, Xt, yt, quick):
     return out
 
 
-def _ngboost(X, y, Xt, yt, quick):
+def _ngboost(X, y, Xt, yt, size):
     from ngboost import NGBRegressor  # optional
 
     start = time.perf_counter()
-    model = NGBRegressor(n_estimators=50 if quick else 500, verbose=False, random_state=0).fit(X, y)
+    model = NGBRegressor(n_estimators=size.ngboost_estimators, verbose=False, random_state=0).fit(X, y)
     seconds = time.perf_counter() - start
     dist = model.pred_dist(Xt)
     out = _scores(dist.params["loc"], dist.params["scale"], yt)
@@ -134,10 +141,10 @@ FITTERS = {
 
 def fit_methods(split, methods, quick, skipped, label, **fields):
     """One row per method fitted on ``split = (X, y, Xt, yt)``; a method that cannot import goes to ``skipped``."""
-    rows = []
+    rows, size = [], pick_sizes(FIT_SIZES, quick)
     for method in methods:
         try:
-            row = FITTERS[method](*split, quick)
+            row = FITTERS[method](*split, size)
         except ImportError as exc:
             skipped[method] = str(exc)
             continue
@@ -149,7 +156,7 @@ def fit_methods(split, methods, quick, skipped, label, **fields):
 
 
 def run_fits(args):
-    sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    sizes = args.sizes or pick_sizes(FIT_SIZES, args.quick).rows
     methods = args.methods or METHODS
     rows, skipped = [], {}
     for n in sizes:

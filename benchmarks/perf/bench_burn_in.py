@@ -36,6 +36,7 @@ from ..common.writer import Page
 NAME = "burn_in"
 RHO = 0.1
 MOVE_EVERY = CSMALA.move_every  # burn-in steps between two measurements of the move acceptance
+SIZES = {"full": {"steps": 200}, "quick": {"steps": 20}}  # timed steps per cell
 
 
 def _chains(K):
@@ -64,7 +65,7 @@ def _per_step(chains, steps, kinds):
 
 def run(args):
     """Time the three kinds of step with one and two chains."""
-    steps = 20 if args.quick else 200
+    steps = args.size.steps
     raw = []
     for K in (1, 2):
         chains = _chains(K)
@@ -107,4 +108,5 @@ BENCHMARK = Benchmark(
     outputs=(Output(NAME, "csMALA burn-in steps against sampling steps"),),
     run=run,
     report=report,
+    sizes=SIZES,
 )

@@ -164,6 +164,13 @@ def _table(results):
     return header, rows
 
 
+#: chain points and points of the timed loop (``--n`` and ``--loop-points`` override), timed blocks
+SIZES = {
+    "full": {"n": 10_000, "loop_points": 100, "repeats": 5, "block_s": 1.0},
+    "quick": {"n": 500, "loop_points": 10, "repeats": 2, "block_s": 0.02},
+}
+
+
 def add_arguments(parser):
     parser.add_argument("--n", type=int, default=None, help="chain points (default 10000; quick 500)")
     parser.add_argument("--loop-points", type=int, default=None, help="points of the timed loop (default 100)")
@@ -171,9 +178,9 @@ def add_arguments(parser):
 
 def run(args):
     """Time the three Laplacians on two input dimensions and two network depths."""
-    n = args.n or (500 if args.quick else 10_000)
-    loop_points = args.loop_points or (10 if args.quick else 100)
-    repeats, block_s = (2, 0.02) if args.quick else (5, 1.0)
+    n = args.n or args.size.n
+    loop_points = args.loop_points or args.size.loop_points
+    repeats, block_s = args.size.repeats, args.size.block_s
     results = []
     for d in (2, 6):
         for hidden in ((32,), (32, 32)):
@@ -228,4 +235,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -280,18 +280,26 @@ def _crossing(cells, key="best_ratio"):
 # -- harness ------------------------------------------------------------------------------------------
 
 
-def _settings(opts):
-    if opts.quick:
-        opts.repeats, opts.block_s, opts.sgemm_size = 2, 0.02, 256
-        opts.full_rows, opts.batch_rows, opts.pool_rows = (200,), (64,), 1000
-        opts.grid_nets, opts.grid_rows, opts.grid_repeats = ((16, 1),), (64, 256), 2
-    else:
-        opts.repeats, opts.block_s, opts.sgemm_size = 5, 0.3, 2048
-        opts.full_rows, opts.batch_rows, opts.pool_rows = (1000, 10_000, 100_000), (128, 1024, 4096), 100_000
+#: block lengths, repeats, the SGEMM size, the rows of each setting and the crossover grid
+SIZES = {
+    "full": {
+        "repeats": 5, "block_s": 0.3, "sgemm_size": 2048,
+        "full_rows": (1000, 10_000, 100_000), "batch_rows": (128, 1024, 4096), "pool_rows": 100_000,
         # (hidden width, chains batched)
-        opts.grid_nets = ((32, 1), (100, 1), (300, 1), (100, 4))
-        opts.grid_rows = (64, 256, 1024, 4096, 16384)
-        opts.grid_repeats = 7
+        "grid_nets": ((32, 1), (100, 1), (300, 1), (100, 4)), "grid_rows": (64, 256, 1024, 4096, 16384),
+        "grid_repeats": 7,
+    },
+    "quick": {
+        "repeats": 2, "block_s": 0.02, "sgemm_size": 256,
+        "full_rows": (200,), "batch_rows": (64,), "pool_rows": 1000,
+        "grid_nets": ((16, 1),), "grid_rows": (64, 256), "grid_repeats": 2,
+    },
+}  # fmt: skip
+
+
+def _settings(opts):
+    """The settings of the run (``opts.size``), set on ``opts``."""
+    vars(opts).update(opts.size)
 
 
 def run(opts):
@@ -302,7 +310,7 @@ def run(opts):
     results = {
         "machine": machine_info(),
         # the settings of the run; where it was written, the seed and quick are the harness's to record
-        "options": {k: v for k, v in vars(opts).items() if k not in ("out", "quick", "seed")},
+        "options": {k: v for k, v in vars(opts).items() if k not in ("out", "quick", "seed", "size")},
     }
     try:
         results["sgemm"] = sgemm(opts)
@@ -457,4 +465,5 @@ BENCHMARK = Benchmark(
     outputs=(Output(NAME, "Gradient rates against the SGEMM rate, one and two threads"),),
     run=run,
     report=report,
+    sizes=SIZES,
 )

@@ -137,13 +137,20 @@ def _measure(n, warmup_transitions, steps_per_transition=None, pretrain_iter=100
     }
 
 
+#: training rows of the HMC cost projection (warm-up measured at the first), warm-up transitions measured
+#: and the pre-training's steps (the fits against n take theirs from large_data.FIT_SIZES)
+SIZES = {
+    "full": {"rows": [10000, 30000, 100000], "warmup_transitions": 10, "pretrain_iter": 1000},
+    "quick": {"rows": [2000], "warmup_transitions": 2, "pretrain_iter": 20},
+}
+
+
 def run(args):
     """The HMC cost projection (largest sizes from the leapfrog count at the smallest), then the fits."""
     out = {}
     if not args.no_cost:
-        sizes = [2000] if args.quick else [10000, 30000, 100000]
-        pretrain_iter = 20 if args.quick else 1000
-        rows = [_measure(sizes[0], 2 if args.quick else 10, pretrain_iter=pretrain_iter)]
+        sizes, pretrain_iter = args.size.rows, args.size.pretrain_iter
+        rows = [_measure(sizes[0], args.size.warmup_transitions, pretrain_iter=pretrain_iter)]
         rows += [_measure(n, 0, rows[0]["leapfrog_per_transition"], pretrain_iter) for n in sizes[1:]]
         out[NAME] = {"rows": rows, "threads": 1}
     if not args.no_fits:
@@ -243,4 +250,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report_all,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -159,13 +159,16 @@ def discussion(result):
     )
 
 
+SIZES = {"full": {"reps": 5}, "quick": {"reps": 1}}  # repetitions (``--reps`` overrides)
+
+
 def add_arguments(parser):
     parser.add_argument("--reps", type=int, default=None, help="repetitions (default 5, as the paper)")
 
 
 def run(args):
     """Time each method in every repetition; ``--n-jobs`` runs repetitions in parallel (keep 1 for timings)."""
-    n_rep = args.reps or (1 if args.quick else 5)
+    n_rep = args.reps or args.size.reps
     n_jobs = args.n_jobs or 1
     reps = Parallel(n_jobs=n_jobs)(delayed(run_rep)(r, args.seed) for r in range(n_rep))
     result = {
@@ -189,4 +192,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

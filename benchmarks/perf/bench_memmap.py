@@ -66,6 +66,11 @@ NAME = "memmap"
 N_FEATURES = 20
 WRITE_BLOCK = 1_000_000
 ROUNDS = 10
+#: rows of the file (``--rows`` overrides) and the batch sizes timed
+SIZES = {
+    "full": {"rows": 10_000_000, "batch_sizes": [1000, 100_000]},
+    "quick": {"rows": 200_000, "batch_sizes": [1000]},
+}
 
 
 def add_arguments(parser):
@@ -269,8 +274,8 @@ def _in_fresh_process(fn, *args):
 
 # ------------------------------------------------------------- the harness
 def run(args):
-    n = args.rows or (200_000 if args.quick else 10_000_000)
-    batch_sizes = [1000] if args.quick else [1000, 100_000]
+    n = args.rows or args.size.rows
+    batch_sizes = args.size.batch_sizes
     parent = Path(args.tmpdir or tempfile.gettempdir())
     need = n * N_FEATURES * 4 + n * 8
     free = shutil.disk_usage(parent).free
@@ -391,4 +396,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -62,8 +62,7 @@ def _data(name, split):
     return train_test_split(data.X, data.y, test_size=0.2, random_state=split)
 
 
-def _fit(sampler, Xtr, ytr, Xte, yte, seed, quick):
-    kw = dict(n_samples=40, burn_in=60, pretrain_iter=200) if quick else {}
+def _fit(sampler, Xtr, ytr, Xte, yte, seed, kw):
     # both kernels on the stored fits' target ("auto" would give HMC ARD and a learned noise)
     est = GibbsMLPRegressor(sampler=sampler, prior="fixed", temperature="plug-in", random_state=seed, **kw)
     fit = timed_fit(est, Xtr, ytr)
@@ -83,9 +82,19 @@ def _fit(sampler, Xtr, ytr, Xte, yte, seed, quick):
     }
 
 
+#: data sets, splits (None: ``--splits``) and the fits' settings beyond the defaults
+SIZES = {
+    "full": {"datasets": DATASETS, "splits": None, "fit": {}},
+    "quick": {
+        "datasets": ("diabetes",),
+        "splits": 1,
+        "fit": {"n_samples": 40, "burn_in": 60, "pretrain_iter": 200},
+    },
+}
+
+
 def run(args):
-    names = ("diabetes",) if args.quick else DATASETS
-    splits = 1 if args.quick else args.splits
+    names, splits = args.size.datasets, args.size.splits or args.splits
     rows, skipped = [], {}
     for name in names:
         for split in range(splits):
@@ -95,7 +104,7 @@ def run(args):
                 skipped[name] = str(exc)
                 break
             for label, sampler in (("hmc", HMC()), ("sghmc", SGHMC())):
-                row = _fit(sampler, Xtr, ytr, Xte, yte, split, args.quick)
+                row = _fit(sampler, Xtr, ytr, Xte, yte, split, args.size.fit)
                 row.update(dataset=name, split=split, sampler=label, n_train=len(ytr))
                 print(f"{name} split {split} {label}: log-lik {row['log_lik']:.3f}, "
                       f"coverage {row['coverage90']:.3f}, {row['fit_s']:.0f} s", flush=True)
@@ -153,4 +162,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

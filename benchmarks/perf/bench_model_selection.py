@@ -25,50 +25,47 @@ core); ``--quick`` runs a small network, three candidates and two folds;
 saved JSON.
 """
 
-import time
-import warnings
 
 import numpy as np
 from scipy.stats import spearmanr
 from sklearn.model_selection import GridSearchCV, KFold
 
-from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs import GibbsMLPRegressor
 from skgibbs.metrics import log_predictive_density_scorer
 from skgibbs.model_selection import CriterionGridSearch
 
 from .. import Benchmark, Output
 from ..common import data
+from ..common.stats import timed_fit
 from ..common.tables import rst_table
 from ..common.writer import Page
 
 NAME = "model_selection"
 TEMPERATURES = [0.25, 0.5, 1.0, 2.0, 4.0]
+#: the estimator's settings beyond the library's defaults, the temperature grid and the folds (``--n-splits``
+#: overrides); the fixed prior in both: prior="auto" would sample ARD at each temperature of the grid
+SIZES = {
+    "full": {"estimator": {}, "temperatures": TEMPERATURES, "folds": 10},
+    "quick": {
+        "estimator": dict(hidden_layer_sizes=(8,), n_samples=10, burn_in=50, thin=1, pretrain_iter=50),
+        "temperatures": TEMPERATURES[1:4],
+        "folds": 2,
+    },
+}
 
 
-def _estimator(quick):
-    # the fixed prior: prior="auto" would sample ARD at each temperature of the grid
-    if quick:
-        return GibbsMLPRegressor((8,), n_samples=10, burn_in=50, thin=1, pretrain_iter=50, prior="fixed",
-                                 random_state=0)  # fmt: skip
-    return GibbsMLPRegressor(prior="fixed", random_state=0)
-
-
-def search(quick, n_splits=None):
+def search(size, n_splits=None):
     """Both searches over the temperature grid; the raw result."""
     X, y, _ = data.load("diabetes")
-    temperatures = TEMPERATURES[1:4] if quick else TEMPERATURES
+    temperatures = size.temperatures
     grid = {"temperature": temperatures}
-    est = _estimator(quick)
-    folds = KFold(n_splits or (2 if quick else 10), shuffle=True, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SamplerWarning)
-        start = time.perf_counter()
-        search = CriterionGridSearch(est, grid, criterion="waic", refit=False).fit(X, y)
-        crit_time = time.perf_counter() - start
-        scoring = {"nlpd": log_predictive_density_scorer, "mse": "neg_mean_squared_error"}
-        start = time.perf_counter()
-        cv = GridSearchCV(est, grid, scoring=scoring, cv=folds, refit=False, error_score="raise").fit(X, y)
-        cv_time = time.perf_counter() - start
+    est = GibbsMLPRegressor(**size.estimator, prior="fixed", random_state=0)
+    folds = KFold(n_splits or size.folds, shuffle=True, random_state=0)
+    search = CriterionGridSearch(est, grid, criterion="waic", refit=False)
+    crit_time = timed_fit(search, X, y).seconds
+    scoring = {"nlpd": log_predictive_density_scorer, "mse": "neg_mean_squared_error"}
+    cv = GridSearchCV(est, grid, scoring=scoring, cv=folds, refit=False, error_score="raise")
+    cv_time = timed_fit(cv, X, y).seconds
     res = search.cv_results_
     cv_nlpd = -np.asarray(cv.cv_results_["mean_test_nlpd"])
     cv_mse = -np.asarray(cv.cv_results_["mean_test_mse"])
@@ -113,7 +110,7 @@ def _text(r):
 
 def run(args):
     """Time both searches; ``--n-splits`` sets the folds of the cross-validation."""
-    return {NAME: search(args.quick, args.n_splits)}
+    return {NAME: search(args.size, args.n_splits)}
 
 
 def report(results):
@@ -128,4 +125,5 @@ BENCHMARK = Benchmark(
     outputs=(Output(NAME, "WAIC search against 10-fold cross-validation: time and rankings"),),
     run=run,
     report=report,
+    sizes=SIZES,
 )

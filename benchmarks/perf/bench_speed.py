@@ -402,23 +402,27 @@ def add_arguments(parser):
     parser.add_argument("--no-jax", action="store_true", help="skip the JAX peers even if JAX is installed")
 
 
-def _settings(opts):
-    """Block lengths, repeats and grids of a full or a quick run, set on ``opts``."""
-    if opts.quick:
-        opts.repeats, opts.block_s, opts.profile_steps, opts.rc_steps = 2, 0.02, 10, 2
-        opts.grid = {1.0: ((100,), (8,))}
-        opts.grid_repeats, opts.grid_rc_steps = 2, 2
-        opts.multi_chain_rhos = (0.1,)
-        opts.no_jax = True
-    else:
-        opts.repeats, opts.block_s, opts.profile_steps, opts.rc_steps = 5, 0.3, 300, 10
+#: block lengths, repeats and grids of a full and a quick run (a quick run also leaves out the JAX peers)
+SIZES = {
+    "full": {
+        "repeats": 5, "block_s": 0.3, "profile_steps": 300, "rc_steps": 10,
         # rho: (batch points, hidden widths); Q = width**2 + 4 width + 1
-        opts.grid = {
+        "grid": {
             1.0: ((100, 300, 1000, 3000, 10000), (8, 16, 32, 64, 128)),
             0.1: ((100, 1000, 10000), (8, 32, 128)),
-        }
-        opts.grid_repeats, opts.grid_rc_steps = 3, 4
-        opts.multi_chain_rhos = (1.0, 0.1)
+        },
+        "grid_repeats": 3, "grid_rc_steps": 4, "multi_chain_rhos": (1.0, 0.1), "no_jax": False,
+    },
+    "quick": {
+        "repeats": 2, "block_s": 0.02, "profile_steps": 10, "rc_steps": 2, "grid": {1.0: ((100,), (8,))},
+        "grid_repeats": 2, "grid_rc_steps": 2, "multi_chain_rhos": (0.1,), "no_jax": True,
+    },
+}  # fmt: skip
+
+
+def _settings(opts):
+    """The block lengths, repeats and grids of the run (``opts.size``), set on ``opts``."""
+    vars(opts).update({**opts.size, "no_jax": opts.no_jax or opts.size.no_jax})
 
 
 def run(opts):
@@ -433,7 +437,7 @@ def run(opts):
         "jax": jx.versions() if jx else None,
         "jax_status": status,
         # the settings of the run; where it was written, the seed and quick are the harness's to record
-        "options": {k: v for k, v in vars(opts).items() if k not in ("out", "quick", "seed")},
+        "options": {k: v for k, v in vars(opts).items() if k not in ("out", "quick", "seed", "size")},
         "vectorize_work": VECTORIZE_WORK,
     }
     sections = [
@@ -482,4 +486,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -44,7 +44,11 @@ from ..common.environment import loads
 from ..common.writer import Page
 
 NAME = "summary_memory"
-SIZES = (10_000, 100_000, 1_000_000)
+#: training rows and the draws of each size
+SIZES = {
+    "full": {"rows": (10_000, 100_000, 1_000_000), "n_samples": 100, "n_chains": 4},
+    "quick": {"rows": (2000,), "n_samples": 10, "n_chains": 2},
+}
 N_FEATURES, HIDDEN, BATCH = 10, (32,), 1000
 
 # The measurement, in a fresh interpreter: only public skgibbs names.
@@ -160,13 +164,13 @@ def _show(label, row):
 
 def run(args):
     """Every size with the installed skgibbs, each followed by ``--baseline`` where it fits in memory."""
-    sizes = (2000,) if args.quick else SIZES
+    sizes = args.size.rows
     settings = {
         "n_features": N_FEATURES,
         "hidden": list(HIDDEN),
         "batch": BATCH,
-        "n_samples": 10 if args.quick else 100,
-        "n_chains": 2 if args.quick else 4,
+        "n_samples": args.size.n_samples,
+        "n_chains": args.size.n_chains,
     }
     result = {"settings": settings, "rows": []}
     if args.baseline:
@@ -246,4 +250,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

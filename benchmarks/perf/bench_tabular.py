@@ -41,26 +41,31 @@ DATASETS = ("diamonds", "cps1988")
 METHODS = ("skgibbs", "skgibbs_sghmc", "mlp_ensemble", "hgb", "ngboost")
 TEST_ROWS = 10_000
 QUICK_TRAIN, QUICK_TEST = 5000, 1000  # 5000 rows: sampler="auto" runs what it runs on large data (VI)
+#: the data sets (``--datasets`` overrides) and the training and test rows kept of each (None: all)
+SIZES = {
+    "full": {"datasets": DATASETS, "train_rows": None, "test_rows": None},
+    "quick": {"datasets": DATASETS[:1], "train_rows": QUICK_TRAIN, "test_rows": QUICK_TEST},
+}
 #: the targets of a default fit: time over the ensemble's, log-likelihood margin below the best peer, coverage
 TIME_RATIO, LOG_LIK_MARGIN, COVERAGE = 3.0, 0.02, (0.88, 0.92)
 
 
-def _split(data, quick):
+def _split(data, size):
     from sklearn.model_selection import train_test_split
 
     X, Xt, y, yt = train_test_split(data.X, data.y, test_size=TEST_ROWS, random_state=0)
-    if quick:
-        X, y, Xt, yt = X[:QUICK_TRAIN], y[:QUICK_TRAIN], Xt[:QUICK_TEST], yt[:QUICK_TEST]
+    if size.train_rows is not None:  # a quick run keeps the first rows
+        X, y, Xt, yt = X[: size.train_rows], y[: size.train_rows], Xt[: size.test_rows], yt[: size.test_rows]
     return X, y, Xt, yt
 
 
 def run(args):
     torch.set_num_threads(1)
-    data, skipped = load_available(args.datasets or (DATASETS[:1] if args.quick else DATASETS))
+    data, skipped = load_available(args.datasets or args.size.datasets)
     methods = args.methods or METHODS
     rows = []
     for name, d in data.items():
-        split = _split(d, args.quick)
+        split = _split(d, args.size)
         rows += fit_methods(split, methods, args.quick, skipped, name,
                             data=name, n_train=len(split[1]), n_features=split[0].shape[1])  # fmt: skip
     return {NAME: {"rows": rows, "skipped": skipped, "threads": 1}}
@@ -135,4 +140,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -49,6 +49,11 @@ NAME = "vi_gradient"
 
 QUICK = {"hidden_layer_sizes": (8,), "pretrain_iter": 20}  # a tiny network,
 QUICK_VI = {"max_iter": 50}  # few Adam steps
+#: seeds of the fits, draws of the gradient noise, estimator and MeanFieldVI settings beyond the defaults
+SIZES = {
+    "full": {"n_seeds": 3, "reps": 200, "estimator": {}, "vi": {}},
+    "quick": {"n_seeds": 1, "reps": 5, "estimator": QUICK, "vi": QUICK_VI},
+}
 #: the target of the stored fits, per estimator: the fixed prior, and the regressor's plug-in temperature
 FIXED = {
     GibbsMLPRegressor: {"prior": "fixed", "temperature": "plug-in"},
@@ -108,9 +113,9 @@ def gradient_noise(est, X, y, reps):
 
 def run(args):
     """Gradient noise at a fitted ``q`` and default fits with either estimator, on diabetes and digits."""
-    seeds = [args.seed] if args.quick else [args.seed, args.seed + 1, args.seed + 2]
-    reps = 5 if args.quick else 200
-    extra, vi_extra = (QUICK, QUICK_VI) if args.quick else ({}, {})
+    seeds = [args.seed + k for k in range(args.size.n_seeds)]
+    reps = args.size.reps
+    extra, vi_extra = args.size.estimator, args.size.vi
     result = {"noise": {}, "fits": {}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
@@ -185,4 +190,5 @@ BENCHMARK = Benchmark(
     outputs=(Output(NAME, "VI gradients: local reparametrisation against weight draws"),),
     run=run,
     report=report,
+    sizes=SIZES,
 )

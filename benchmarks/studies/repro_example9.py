@@ -531,10 +531,17 @@ def add_arguments(parser):
     )
 
 
+#: replications (``--reps`` overrides) and the chains' burn-in, thinning and draws
+SIZES = {
+    "full": {"reps": 100, "burn_in": 1000, "thin": 100, "n_draws": 100},
+    "quick": {"reps": 2, "burn_in": 200, "thin": 2, "n_draws": 50},
+}
+
+
 def run(args):
     """Every convention (quick: 2 replications, short chains); ``--conventions`` keeps the others from a run alike."""
-    args.n_rep = args.reps or (2 if args.quick else 100)
-    args.burn_in, args.thin, args.n_draws = (200, 2, 50) if args.quick else (1000, 100, 100)
+    args.n_rep = args.reps or args.size.reps
+    args.burn_in, args.thin, args.n_draws = args.size.burn_in, args.size.thin, args.size.n_draws
     n = 200
     X, y = simulate(args.n_rep, n, args.seed)
     settings = {
@@ -581,4 +588,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -229,6 +229,13 @@ def report(results):
     return [Page(NAME, heading, tables(result), [caption, discussion(result)])]
 
 
+#: responses per design (``--reps`` overrides), T / n (None: ``--t-factor``), designs per spectrum (None: all)
+SIZES = {
+    "full": {"reps": 50, "t_factor": None, "n_per_spectrum": None},
+    "quick": {"reps": 5, "t_factor": 5, "n_per_spectrum": 1},
+}
+
+
 def add_arguments(parser):
     parser.add_argument("--reps", type=int, default=None, help="responses per design (default 50)")
     parser.add_argument("--t-factor", type=int, default=15, help="T = t_factor * n (default 15)")
@@ -236,10 +243,10 @@ def add_arguments(parser):
 
 def run(args):
     """Every cell (quick: the smallest n of each spectrum, 5 responses, T = 5 n), largest first."""
-    n_rep = args.reps or (5 if args.quick else 50)
-    t_factor = 5 if args.quick else args.t_factor
+    n_rep = args.reps or args.size.reps
+    t_factor = args.size.t_factor or args.t_factor
     n_jobs = args.n_jobs or 1
-    cells = [(s, n) for s, ns in NS.items() for n in (ns[:1] if args.quick else ns)]
+    cells = [(s, n) for s, ns in NS.items() for n in ns[: args.size.n_per_spectrum]]
     cells.sort(key=lambda c: -c[1])  # largest first: better load balance
     t0 = time.perf_counter()
     out = Parallel(n_jobs=n_jobs)(delayed(run_cell)(s, n, n_rep, t_factor, args.seed) for s, n in cells)
@@ -259,4 +266,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -256,6 +256,14 @@ def report(results):
     return [Page(stem, heading, tables(result), [discussion(result)]) for stem, result in results.items()]
 
 
+#: sample sizes n (None: ``--ns``), widths M, LFV and gap experiments per cell (``--lfv-reps``, ``--gap-reps``
+#: override) and Langevin iterations T (None: ``--T``)
+SIZES = {
+    "full": {"ns": None, "ms": MS, "lfv_reps": 25, "gap_reps": 200, "T": None},
+    "quick": {"ns": [50], "ms": [50], "lfv_reps": 1, "gap_reps": 3, "T": 300},
+}
+
+
 def add_arguments(parser):
     parser.add_argument("--ns", type=int, nargs="+", choices=NS, default=list(NS))
     parser.add_argument("--lfv-reps", type=int, default=None, help="LFV experiments per cell (default 25)")
@@ -270,10 +278,10 @@ def add_arguments(parser):
 
 def run(args):
     """Every LFV and gap experiment (quick: n = 50, M = 50, 1 LFV and 3 gap experiments, T = 300), longest first."""
-    ns, ms = ([50], [50]) if args.quick else (args.ns, MS)
-    n_lfv = args.lfv_reps or (1 if args.quick else 25)
-    n_gap = args.gap_reps or (3 if args.quick else 200)
-    T = 300 if args.quick else args.T
+    ns, ms = args.size.ns or args.ns, args.size.ms
+    n_lfv = args.lfv_reps or args.size.lfv_reps
+    n_gap = args.gap_reps or args.size.gap_reps
+    T = args.size.T or args.T
     n_jobs = args.n_jobs or 1
     tasks = [(n, d, M, kind, r) for n in ns for d in DS for M in ms for kind, reps in (("lfv", n_lfv), ("gap", n_gap))
              for r in range(reps)]  # fmt: skip
@@ -303,4 +311,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -301,6 +301,14 @@ def report(results):
     return [Page(NAME, heading, tables(result), [discussion(result)])]
 
 
+#: data sets (None: ``--datasets``), initialisations per data set (``--inits`` overrides), Langevin
+#: iterations (None: ``--T``) and the cap on the gradient-descent iterations (None: ``--max-iter``)
+SIZES = {
+    "full": {"datasets": None, "inits": 20, "T": None, "max_iter": None},
+    "quick": {"datasets": ["diabetes", "cpus"], "inits": 1, "T": 500, "max_iter": 1000},
+}
+
+
 def add_arguments(parser):
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS))
     parser.add_argument("--inits", type=int, default=None, help="initialisations per data set (default 20)")
@@ -311,7 +319,7 @@ def add_arguments(parser):
 
 def run(args):
     """Every initialisation of every available data set (quick: diabetes and cpus, one, short runs)."""
-    requested = ["diabetes", "cpus"] if args.quick else args.datasets
+    requested = args.size.datasets or args.datasets
     names, skipped = [], []
     for name in requested:
         try:
@@ -320,9 +328,9 @@ def run(args):
         except data.Unavailable as why:
             print(f"skipping data set {name}: {why}")
             skipped.append(name)
-    inits = args.inits or (1 if args.quick else 20)
-    T = 500 if args.quick else args.T
-    max_iter = 1000 if args.quick else args.max_iter
+    inits = args.inits or args.size.inits
+    T = args.size.T or args.T
+    max_iter = args.size.max_iter or args.max_iter
     n_jobs = args.n_jobs or 1
     t0 = time.perf_counter()
     raw = Parallel(n_jobs=n_jobs)(
@@ -347,4 +355,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -551,19 +551,28 @@ def add_arguments(parser):
     )
 
 
-def run(args):
-    """Both problems (quick: n = 300, short chains, rho = 0.1 and T = 1x, 100x only)."""
-    n = 300 if args.quick else 2000
-    if args.quick:
-        short = {"n_chains": 2, "burn_in": 50, "n_samples": 20, "thin": 1, "pretrain_iter": 50}
-        chains = {"linear": short, "mlp": short}
-        grid = {"multiples": (1, 100), "rhos": (0.1,)}
-    else:
-        chains = {
+_SHORT = {"n_chains": 2, "burn_in": 50, "n_samples": 20, "thin": 1, "pretrain_iter": 50}
+#: training points, the chains of each problem and the grid of temperature multiples and batch fractions
+SIZES = {
+    "full": {
+        "n": 2000,
+        "chains": {
             "linear": {"n_chains": 2, "burn_in": 2000, "n_samples": 200, "thin": 10, "pretrain_iter": 500},
             "mlp": {"n_chains": 2, "burn_in": 1500, "n_samples": 150, "thin": 10, "pretrain_iter": 1000},
-        }
-        grid = {"multiples": MULTIPLES, "rhos": RHOS}
+        },
+        "grid": {"multiples": MULTIPLES, "rhos": RHOS},
+    },
+    "quick": {
+        "n": 300,
+        "chains": {"linear": _SHORT, "mlp": _SHORT},
+        "grid": {"multiples": (1, 100), "rhos": (0.1,)},
+    },
+}
+
+
+def run(args):
+    """Both problems (quick: n = 300, short chains, rho = 0.1 and T = 1x, 100x only)."""
+    n, chains, grid = args.size.n, args.size.chains, args.size.grid
     settings = {"n": n, "chains": chains, "level": LEVEL}
     result = dict(settings, runtime_s={})
     earlier = args.out / f"{NAME}.json"
@@ -600,4 +609,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -38,6 +38,7 @@ import torch
 from skgibbs import GibbsMLPRegressor
 from skgibbs.samplers import vi
 
+from ... import pick_sizes
 from ...common.stats import fmt_values, mean_se
 from .shared import (
     QUICK_FIT,
@@ -58,6 +59,8 @@ E1_WIDTHS = (10, 20, 100, 200, 1000, 2000, 10000)
 E1_N, E1_NOISE_VAR, E1_TAU, E1_GRID, E1_SEEDS = 500, 1e-3, 1.0, 200, 3
 E1_MAX_ITER, E1_MAX_ITER_WIDE, E1_WIDE = 3000, 1000, 5000  # cap for N >= E1_WIDE: E1_MAX_ITER_WIDE
 E1_DRAWS, E1_PRIOR_DRAWS = (2, 100), 400  # (n_chains, n_samples) of q; draws of the prior
+#: the widths and the seeds per width (``--seeds`` overrides)
+SIZES = {"full": {"widths": list(E1_WIDTHS), "seeds": E1_SEEDS}, "quick": {"widths": [10, 100], "seeds": 1}}
 
 
 def e1_data(seed):
@@ -167,8 +170,8 @@ E1_VARIANTS = {  # key: (label, runner, eta label)
 
 
 def run(args):
-    widths = [10, 100] if args.quick else list(E1_WIDTHS)
-    seeds = range(args.seeds or (1 if args.quick else E1_SEEDS))
+    size = pick_sizes(SIZES, args.quick)
+    widths, seeds = size.widths, range(args.seeds or size.seeds)
     runs = []
     start = time.perf_counter()
     for N in widths:

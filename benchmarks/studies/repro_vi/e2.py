@@ -22,6 +22,7 @@ import torch
 from skgibbs.model import MLPSpec
 from skgibbs.samplers import vi
 
+from ... import pick_sizes
 from ...common.stats import fmt_values
 from .shared import load_diabetes, load_digits, pyplot, slope
 
@@ -31,6 +32,11 @@ DOC_FIGURE = None
 E2_WIDTHS = (10, 30, 100, 300, 1000, 3000, 10000)
 E2_TAUS = (0.1, 1.0, 10.0)
 E2_PRIOR_VAR, E2_MU_SD, E2_SIGMA, E2_MC, E2_SEEDS = 0.2, 1e-2, 1e-3, 4, 3
+#: the widths, the seeds of q's means per width (``--seeds`` overrides) and the draws of q per data term
+SIZES = {
+    "full": {"widths": list(E2_WIDTHS), "seeds": E2_SEEDS, "mc": E2_MC},
+    "quick": {"widths": [10, 100], "seeds": 1, "mc": 2},
+}
 
 
 def e2_data():
@@ -71,9 +77,8 @@ def e2_terms(X, y, loss, n_outputs, N, seed, n_mc):
 
 
 def run(args):
-    widths = [10, 100] if args.quick else list(E2_WIDTHS)
-    seeds = range(args.seeds or (1 if args.quick else E2_SEEDS))
-    n_mc = 2 if args.quick else E2_MC
+    size = pick_sizes(SIZES, args.quick)
+    widths, seeds, n_mc = size.widths, range(args.seeds or size.seeds), size.mc
     data = e2_data()
     runs = []
     start = time.perf_counter()

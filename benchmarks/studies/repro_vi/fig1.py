@@ -30,6 +30,7 @@ from sklearn.model_selection import train_test_split
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor
 from skgibbs.metrics import expected_calibration_error
 
+from ... import pick_sizes
 from ...common.stats import fmt_values, mean_se
 from .shared import QUICK_FIT, fit_timed, load_diabetes, load_digits, pyplot, vi_estimator
 
@@ -38,11 +39,12 @@ DOC_FIGURE = None
 
 FIG1_TAUS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0)
 FIG1_SEEDS, FIG1_DRAWS = 5, (2, 25)  # (n_chains, n_samples): m = 50 draws
+#: the tau grid and the seeds (splits) per tau (``--seeds`` overrides)
+SIZES = {"full": {"taus": FIG1_TAUS, "seeds": FIG1_SEEDS}, "quick": {"taus": (1e-2, 1.0), "seeds": 1}}
 
 
-def fig1_configs(quick):
+def fig1_configs(taus):
     """``[(label, tau or None, kl_weight)]``: the tau grid with eta = tau n / N, then the classical ELBO."""
-    taus = (1e-2, 1.0) if quick else FIG1_TAUS
     return [(f"{tau:g}", tau, "auto") for tau in taus] + [("eta=1", None, 1.0)]
 
 
@@ -112,8 +114,8 @@ def fig1_regressor(label, tau, kl_weight, seed, quick):
 
 
 def run(args):
-    configs = fig1_configs(args.quick)
-    seeds = range(args.seeds or (1 if args.quick else FIG1_SEEDS))
+    size = pick_sizes(SIZES, args.quick)
+    configs, seeds = fig1_configs(size.taus), range(args.seeds or size.seeds)
     runs = {"digits": [], "diabetes": []}
     start = time.perf_counter()
     for model, runner in (("digits", fig1_classifier), ("diabetes", fig1_regressor)):

@@ -15,6 +15,7 @@ from sklearn.model_selection import train_test_split
 from skgibbs import GibbsMLPClassifier
 from skgibbs.metrics import expected_calibration_error
 
+from ... import pick_sizes
 from ...common.stats import fmt_values, mean_se
 from .fig1 import FIG1_DRAWS
 from .shared import QUICK_FIT, fit_timed, load_digits, pyplot, vi_estimator
@@ -24,6 +25,8 @@ DOC_FIGURE = None
 
 FIG3_WIDTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 FIG3_SEEDS = 3
+#: the widths and the seeds (splits) per width (``--seeds`` overrides)
+SIZES = {"full": {"widths": list(FIG3_WIDTHS), "seeds": FIG3_SEEDS}, "quick": {"widths": [8, 16], "seeds": 1}}
 
 
 def fig3_fit(N, seed, quick):
@@ -59,8 +62,8 @@ def fig3_fit(N, seed, quick):
 
 
 def run(args):
-    widths = [8, 16] if args.quick else list(FIG3_WIDTHS)
-    seeds = range(args.seeds or (1 if args.quick else FIG3_SEEDS))
+    size = pick_sizes(SIZES, args.quick)
+    widths, seeds = size.widths, range(args.seeds or size.seeds)
     runs = []
     start = time.perf_counter()
     for N in widths:

@@ -1,4 +1,4 @@
-"""What the parts of paper 002's reproduction share: the data, the estimators and the prior they sample under."""
+"""What the parts of paper 002's reproduction share: data, estimators and the prior they sample under."""
 
 import numpy as np
 import torch
