@@ -70,7 +70,10 @@ def coverage(y_true, pis):
     return float(np.mean((pis[:, 0, 0] <= y_true) & (y_true <= pis[:, 1, 0])))
 
 
-print(f"pipeline: StandardScaler -> GibbsMLPRegressor(rho=1.0, temperature='auto'): sampler_ = {reg.sampler_!r}")
+print(
+    "pipeline: StandardScaler -> GibbsMLPRegressor(rho=1.0, temperature='auto'): "
+    f"sampler_name_ = {reg.sampler_name_!r}"
+)
 print(f"  rhat_ = {reg.rhat_:.3f}, ess_ = {reg.ess_:.0f} (function values at the training inputs)")
 print(f"  temperature_ = {reg.temperature_:.3f} ({reg.temperature_source_}: 2 sigma^2, standardized scale)")
 print(f"  prior_ = {reg.prior_!r}, step_size_ = {np.array2string(reg.step_size_, precision=3)}")

@@ -107,7 +107,7 @@ print(f"{LEVEL:.0%} predictive band (kind='predictive')")
 print(f"  coverage of held-out noisy y     {test_covered.mean():.3f}")
 print()
 print("fitted sampler state")
-print(f"  sampler_          {reg.sampler_}")
+print(f"  sampler_name_     {reg.sampler_name_}")
 print(f"  prior_            {reg.prior_}  (prior='auto' resolved)")
 print(
     f"  temperature_      {reg.temperature_:.4g}  (lambda_ = {reg.lambda_:.4g}; "
@@ -147,7 +147,7 @@ ax.plot(x[~left], f_grid[~left], "k--", lw=1.2)
 ax.plot(x, f_mean, color="tab:red", lw=1.5, label="posterior mean")
 ax.set_ylabel("y")
 ax.set_title(
-    f"{reg.sampler_.upper()} at the Bayesian temperature ({reg.temperature_:.3g}): "
+    f"{reg.sampler_name_.upper()} at the Bayesian temperature ({reg.temperature_:.3g}): "
     f"{reg.samples_.shape[0]} chains x {reg.samples_.shape[1]} draws, R-hat {reg.rhat_:.2f}"
 )
 ax.legend(loc="upper left", fontsize=8, ncol=2)

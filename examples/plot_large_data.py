@@ -41,13 +41,13 @@ for ax, sampler in zip(axes, ["auto", "sghmc"]):
     mean, std = reg.predict(X_test, return_std=True)
     interval = reg.predict_interval(X_test, confidence_level=0.9)[1][:, :, 0]  # (n, 2)
     covered = (y_test >= interval[:, 0]) & (y_test <= interval[:, 1])
-    print(f"\nsampler={sampler!r} ran {reg.sampler_!r}: fit {seconds:.0f} s")
+    print(f"\nsampler={sampler!r} ran {reg.sampler_name_!r}: fit {seconds:.0f} s")
     print(f"  held-out log-likelihood {norm.logpdf(y_test, mean, std).mean():.3f}")
     print(f"  90% interval coverage {covered.mean():.3f}, mean width {np.mean(interval[:, 1] - interval[:, 0]):.2f}")
-    if reg.kernel_.mixing_diagnostics:  # chains: a number from chains that have not mixed says so
+    if reg.sampler_.mixing_diagnostics:  # chains: a number from chains that have not mixed says so
         state = "mixed" if reg.rhat_ <= 1.05 and reg.ess_ >= 100 else "NOT mixed: these numbers describe the draws"
         print(f"  R-hat {reg.rhat_:.2f}, bulk ESS {reg.ess_:.0f} of the function values ({state})")
-    if reg.sampler_ == "sghmc":
+    if reg.sampler_name_ == "sghmc":
         print(f"  batch of {reg.batch_size_} rows, {reg.epochs_.mean():.0f} passes over the data per chain")
         print("  configurational temperature per chain:", np.round(reg.configurational_temperature_, 3))
 
@@ -61,7 +61,7 @@ for ax, sampler in zip(axes, ["auto", "sghmc"]):
         label="posterior mean, 90% predictive interval",
     )
     ax.plot(np.arange(60), y_test[:60][order], "k.", label="held-out y")
-    ax.set_title(f"sampler={reg.sampler_!r}")
+    ax.set_title(f"sampler={reg.sampler_name_!r}")
     ax.set_xlabel("held-out point (sorted by prediction)")
 axes[0].set_ylabel("y")
 axes[0].legend(loc="upper left", fontsize=8)

@@ -84,7 +84,7 @@ for name in SAMPLERS:
     mean, pis = reg.predict_interval(grid, confidence_level=LEVEL, kind="credible")
     fits[name] = (reg, seconds, mean, pis[:, 0, 0], pis[:, 1, 0])
 
-    print(f"\n{name} ({type(reg.kernel_).__name__}): fit in {seconds:.1f} s")
+    print(f"\n{name} ({type(reg.sampler_).__name__}): fit in {seconds:.1f} s")
     print(f"  R-hat {reg.rhat_:.3f}, bulk ESS {reg.ess_:.0f} (all chains)")
     print(
         f"  within each chain: R-hat up to {reg.within_chain_rhat_:.3f}, "
@@ -96,7 +96,7 @@ for name in SAMPLERS:
         print(f"  acceptance rate per chain: {reg.acceptance_rate_}")
     if "energy_var" in reg.sample_stats_:  # unadjusted MCLMC: Var[E] / d sampled with, per chain
         energy = np.asarray(reg.sample_stats_["energy_var"]).mean(axis=1)
-        print(f"  mean E^2 / d per step: {energy} (desired_energy_var {reg.kernel_.desired_energy_var:g})")
+        print(f"  mean E^2 / d per step: {energy} (desired_energy_var {reg.sampler_.desired_energy_var:g})")
     for region, where in (("data region", ~in_gap), ("gap", in_gap)):
         lower, upper = fits[name][3][where], fits[name][4][where]
         covered = np.mean((lower <= f_grid[where]) & (f_grid[where] <= upper))

@@ -92,8 +92,8 @@ for ax, (name, reg) in zip(axes, fits.items()):
     covered = (lo <= f_grid) & (f_grid <= hi)
     width = hi - lo
     rmse = float(np.sqrt(np.mean((mean - f_grid) ** 2)))
-    eta = f"{reg.kl_weight_:.3g}" if reg.sampler_ == "vi" else "-"
-    kl = f"{reg.kl_:.4g}" if reg.sampler_ == "vi" else "-"
+    eta = f"{reg.kl_weight_:.3g}" if reg.sampler_name_ == "vi" else "-"
+    kl = f"{reg.kl_:.4g}" if reg.sampler_name_ == "vi" else "-"
     print(
         f"{name:30s} {seconds:7.1f} {eta:>7s} {rmse:7.4f} {covered[~in_gap].mean():8.3f} "
         f"{covered[in_gap].mean():8.3f} {width[~in_gap].mean():7.4f} {width[in_gap].mean():7.4f} {kl:>8s}"

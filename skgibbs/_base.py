@@ -12,6 +12,7 @@ depends on the kernel: its settings live on the sampler object.
 """
 
 import copy
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -132,6 +133,26 @@ class BaseGibbsMLP(BaseEstimator):
         self._summarise(*problem.arrays)
         warn_if_unreliable(self)
         return self
+
+    @property
+    def kernel_(self):
+        """Deprecated: renamed ``sampler_`` (the sampler object); its name is ``sampler_name_``."""
+        value = self.sampler_  # AttributeError, without a warning, before fit
+        warnings.warn(
+            "kernel_ was renamed sampler_ in 0.2 and will be removed in 0.3: sampler_ is now the sampler object "
+            "that ran (what kernel_ was), and its registered name, which sampler_ held before, is sampler_name_.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return value
+
+    def __setstate__(self, state):
+        # a fit saved before 0.2 holds the sampler object as kernel_ and its name as sampler_
+        if "kernel_" in state:
+            state = dict(state)
+            state["sampler_name_"] = state.pop("sampler_", None)
+            state["sampler_"] = state.pop("kernel_")
+        super().__setstate__(state)
 
     #: the kind of prior the estimator samples (``Sampler.prior_kind``)
     _prior_kind = "dense"
@@ -309,7 +330,7 @@ class BaseGibbsMLP(BaseEstimator):
         lp = self._log_prior_of_draws() + self._data_log_density(loss_sum, n)
         self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
         info = {k[:-1]: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("_")}
-        stats = self.kernel_.loss_statistics(loss_sum, loss_square_sum, n, self.lambda_, self.rho_, info)
+        stats = self.sampler_.loss_statistics(loss_sum, loss_square_sum, n, self.lambda_, self.rho_, info)
         for name, value in stats.items():
             setattr(self, name + "_", value)
 
@@ -321,7 +342,7 @@ class BaseGibbsMLP(BaseEstimator):
         """``log Pi`` of every draw (up to a constant), shape ``(n_chains * n_samples,)``."""
         with torch.no_grad():
             theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
-            prior = self._prior(self.spec_, torch.device("cpu"), self.kernel_)
+            prior = self._prior(self.spec_, torch.device("cpu"), self.sampler_)
             return prior.log_density(theta).double().numpy()
 
     # ------------------------------------------------------------ the draws
@@ -357,7 +378,7 @@ class BaseGibbsMLP(BaseEstimator):
         nothing and their rank normalisation was a third of a large fit's
         summaries.
         """
-        if not self.kernel_.mixing_diagnostics:
+        if not self.sampler_.mixing_diagnostics:
             nan = np.full(int(np.prod(F.shape[1:], dtype=np.int64)), np.nan)
             return (nan,) * 5
         return pointwise_mixing(F, n_chains) + pointwise_chain_mixing(F, n_chains)

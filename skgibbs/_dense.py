@@ -9,10 +9,10 @@ from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, StrOptions
 from .priors import PRIOR_KINDS, HierarchicalPrior
 
-__all__ = ["DenseKernelMixin", "fill_doc"]
+__all__ = ["DenseSamplerMixin", "fill_doc"]
 
 
-class DenseKernelMixin:
+class DenseSamplerMixin:
     """``sampler`` (an object or a name) and ``rho`` of an estimator over every parameter.
 
     The kernel's own settings live on the sampler object
@@ -87,7 +87,7 @@ class DenseKernelMixin:
             self.__dict__.pop(name, None)  # an earlier fit's, under another prior
         if "precision" not in stats:
             return
-        prior = self._prior(spec, torch.device("cpu"), self.kernel_)
+        prior = self._prior(spec, torch.device("cpu"), self.sampler_)
         self.prior_groups_ = np.asarray(prior.names, dtype=object)
         if "noise_precision" in stats:
             self._store_noise(stats.pop("noise_precision"))
@@ -121,13 +121,13 @@ class DenseKernelMixin:
             return super()._log_prior_of_draws()
         with torch.no_grad():
             theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
-            prior = self._prior(self.spec_, torch.device("cpu"), self.kernel_)
+            prior = self._prior(self.spec_, torch.device("cpu"), self.sampler_)
             tau = torch.as_tensor(self.sample_stats_["precision"].reshape(len(theta), -1))
             return prior.log_density(theta.double(), tau).numpy()
 
 
 # Docstring parts every dense estimator shares, inserted by ``fill_doc`` (indented for a class docstring).
-_KERNEL_PARAMETERS = """\
+_SHARED_PARAMETERS = """\
     sampler : Sampler or str, default="auto"
         The kernel, as an object with its settings
         (``HMC(target_accept=0.9)``, ``CSMALA(correction=0.5)``,
@@ -279,7 +279,7 @@ _KERNEL_PARAMETERS = """\
         place. Nothing at 0.
 """
 
-_KERNEL_ATTRIBUTES = """\
+_SHARED_ATTRIBUTES = """\
     pretrain_n_iter_ : int
         Adam steps the pre-training took (0 with ``pretrain_iter=0``).
     pretrain_converged_ : bool
@@ -288,11 +288,20 @@ _KERNEL_ATTRIBUTES = """\
         over the last 500 steps).
     prior_ : {"fixed", "layer", "ard"}
         The prior sampled: ``prior`` with ``"auto"`` resolved.
-    sampler_ : str
-        The registered name of the sampler used (``"auto"`` resolved).
-    kernel_ : Sampler
+    sampler_ : Sampler
         The sampler object used, with its settings (a copy of ``sampler``,
-        or the defaults of the named one).
+        or the defaults of the named one; ``"auto"`` resolved), as
+        scikit-learn's meta-estimators keep a fitted ``estimator_``.
+
+        .. versionchanged:: 0.2
+           ``sampler_`` was the sampler's name, now ``sampler_name_``.
+    sampler_name_ : str
+        The registered name of the sampler used, e.g. ``"hmc"``.
+    kernel_ : Sampler
+        ``sampler_``.
+
+        .. deprecated:: 0.2
+           Renamed ``sampler_``; ``kernel_`` is removed in 0.3.
     rho_ : float
         Batch probability used (1 for the kernels that read the full data).
     lambda_ : float
@@ -442,8 +451,8 @@ def fill_doc(cls):
     """
     chain = _CHAIN_ATTRIBUTES.format(watched=getattr(cls, "_watched_values", "function values"))
     cls.__doc__ = (
-        cls.__doc__.replace("    {kernel_parameters}\n", _KERNEL_PARAMETERS)
-        .replace("    {kernel_attributes}\n", _KERNEL_ATTRIBUTES)
+        cls.__doc__.replace("    {shared_parameters}\n", _SHARED_PARAMETERS)
+        .replace("    {shared_attributes}\n", _SHARED_ATTRIBUTES)
         .replace("    {chain_attributes}\n", chain)
     )
     return cls

@@ -160,15 +160,15 @@ def _warn(message, category=SamplerWarning):
 def warn_if_unreliable(est):
     """Raise a :class:`~skgibbs.SamplerWarning` for each way the fitted ``est`` falls short.
 
-    The sampler object (``est.kernel_``) says what falls short for its kernel
+    The sampler object (``est.sampler_``) says what falls short for its kernel
     (:meth:`~skgibbs.samplers.Sampler.diagnose`) and whether R-hat and ESS
     can judge its draws (``mixing_diagnostics``).
     """
     fit = {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
     fit.setdefault("acceptance_rate_", None)
-    for message in est.kernel_.diagnose(fit):
+    for message in est.sampler_.diagnose(fit):
         _warn(message)
-    if est.kernel_.mixing_diagnostics:
+    if est.sampler_.mixing_diagnostics:
         _warn_if_not_mixed(est)
 
 
@@ -219,7 +219,7 @@ def _warn_if_not_mixed(est):
         worst = r if not between >= r else between  # NaN between (one chain): the pooled R-hat
         _warn(_multimodal_message(est, worst, within_r, within_e), MultimodalWarning)
         return
-    remedies = est.kernel_.mixing_remedies(est.rho_, failure)
+    remedies = est.sampler_.mixing_remedies(est.rho_, failure)
     alone = ""
     if failure == "within" and not np.isfinite(within_r):
         alone = " Alone, no chain moves: each one's values are constant at every training input."

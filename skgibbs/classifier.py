@@ -12,7 +12,7 @@ from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, validate_data
-from ._dense import DenseKernelMixin, fill_doc
+from ._dense import DenseSamplerMixin, fill_doc
 from ._levels import check_levels
 from ._out_of_core import is_lazy
 from .criteria import waic
@@ -22,7 +22,7 @@ __all__ = ["GibbsMLPClassifier"]
 
 
 @fill_doc
-class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
+class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
     r"""Multilayer perceptron classifier sampled from its Gibbs posterior.
 
     The weights ``theta`` are drawn by Markov chains from
@@ -68,7 +68,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         ``lambda' l_i / n`` (``surrogate_scale_``) is small, i.e. for
         temperatures well above the mean cross-entropy.
 
-    {kernel_parameters}
+    {shared_parameters}
 
     Attributes
     ----------
@@ -85,7 +85,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
         Temperature used.
     temperature_source_ : str
         ``"given"``: the classifier's temperature is the one given.
-    {kernel_attributes}
+    {shared_attributes}
     rhat_ : float
         Largest rank-normalised split R-hat (Vehtari et al., 2021) over the
         chains of the predicted probabilities at the training inputs (of
@@ -161,7 +161,7 @@ class GibbsMLPClassifier(DenseKernelMixin, ClassifierMixin, BaseGibbsMLP):
     _watched_values = "predicted probabilities"
 
     _parameter_constraints = {
-        **DenseKernelMixin._parameter_constraints,
+        **DenseSamplerMixin._parameter_constraints,
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
 

@@ -112,7 +112,7 @@ def build_problem(estimator, X, y):
     Validates the parameters and the data, then sets the estimator's
     preprocessing attributes as ``fit`` does (``n_features_in_``,
     ``n_train_``, ``x_mean_``, ``x_scale_``, the target encoding,
-    ``temperature_``, ``lambda_``, ``sampler_``, ``kernel_``, ``rho_``,
+    ``temperature_``, ``lambda_``, ``sampler_``, ``sampler_name_``, ``rho_``,
     ``prior_``, ``temperature_source_``, ``pretrain_n_iter_``,
     ``pretrain_converged_``), and pre-trains the starting points. With the
     noise learned, ``temperature_`` and ``lambda_`` are the plug-in's here,
@@ -179,7 +179,7 @@ def build_problem(estimator, X, y):
     est.prior_, est.temperature_source_ = est._resolved_prior(sampler), est._temperature_source(sampler)
     est.temperature_ = est._auto_temperature(heldout_loss)
     est._warn_unconverged_pretraining(pretrained)
-    est.kernel_, est.sampler_, est.rho_ = sampler, sampler.name, rho
+    est.sampler_, est.sampler_name_, est.rho_ = sampler, sampler.name, rho
     est.lambda_ = n / est.temperature_
     prior = est._prior(spec, device, sampler)
     potential = MLPPotential(spec, Xt, yt, loss=est._loss)

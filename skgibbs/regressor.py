@@ -5,14 +5,14 @@ from numbers import Real
 import numpy as np
 
 from ._compat import Interval, StrOptions
-from ._dense import DenseKernelMixin, fill_doc
+from ._dense import DenseSamplerMixin, fill_doc
 from ._regression import BaseGibbsRegressor
 
 __all__ = ["GibbsMLPRegressor"]
 
 
 @fill_doc
-class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
+class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
     r"""Multilayer perceptron regressor sampled from its Gibbs posterior.
 
     The weights ``theta`` are drawn by Markov chains (Hamiltonian Monte
@@ -108,7 +108,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         1/2 whatever ``n``), so batches are left to an explicit ``rho < 1``
         with a tempered ``temperature``.
 
-    {kernel_parameters}
+    {shared_parameters}
 
     Attributes
     ----------
@@ -127,7 +127,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
         the weights (``temperature="learn"``, or ``"auto"`` under a sampler
         that samples it), the plug-in twice the pre-training's held-out
         loss (``"auto"`` elsewhere), or the float given.
-    {kernel_attributes}
+    {shared_attributes}
     noise_variance_ : float
         ``sigma^2``: the posterior mean of the training risk,
         ``E_theta[R_n(theta)]``, on the scale of ``y``. In the Gaussian linear
@@ -244,7 +244,7 @@ class GibbsMLPRegressor(DenseKernelMixin, BaseGibbsRegressor):
     """
 
     _parameter_constraints = {
-        **DenseKernelMixin._parameter_constraints,
+        **DenseSamplerMixin._parameter_constraints,
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "learn", "plug-in"})],
     }
 

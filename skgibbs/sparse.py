@@ -183,10 +183,18 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     move_acceptance_ : ndarray of shape (n_chains, 3)
         Acceptance rates after burn-in of the deaths, the within-model moves
         (HMC, or Langevin for ``"rjmcmc"``) and the births.
-    sampler_ : str
+    sampler_ : RJHMC or RJMCMC
+        The sampler object used.
+
+        .. versionchanged:: 0.2
+           ``sampler_`` was the sampler's name, now ``sampler_name_``.
+    sampler_name_ : str
         ``"rjhmc"`` or ``"rjmcmc"``.
     kernel_ : RJHMC or RJMCMC
-        The sampler object used.
+        ``sampler_``.
+
+        .. deprecated:: 0.2
+           Renamed ``sampler_``; ``kernel_`` is removed in 0.3.
     step_size_ : ndarray of shape (n_chains,)
         The frozen HMC (or Langevin) step.
     trajectory_length_, n_divergent_ : float, ndarray of shape (n_chains,)

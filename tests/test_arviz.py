@@ -73,7 +73,7 @@ def test_to_arviz_with_the_defaults_uses_each_draws_noise(fitted):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reg.fit(X, y)
-    assert (reg.sampler_, reg.prior_, reg.temperature_source_) == ("mclmc", "ard", "learned")
+    assert (reg.sampler_name_, reg.prior_, reg.temperature_source_) == ("mclmc", "ard", "learned")
     idata = reg.to_arviz(X, y)
     assert set(idata.sample_stats.data_vars) >= {"lp", "step_size", "noise_variance", "precision"}
     ll = idata.log_likelihood["y"].values

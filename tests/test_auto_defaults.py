@@ -62,17 +62,17 @@ def test_the_classifier_learns_the_prior_where_the_sampler_can(name):
 def test_the_defaults_resolve_to_mclmc_ard_and_a_learned_noise():
     X, y = _data()
     reg = _fit(GibbsMLPRegressor(**TINY), X, y)
-    assert (reg.sampler_, reg.prior_, reg.temperature_source_) == ("mclmc", "ard", "learned")
+    assert (reg.sampler_name_, reg.prior_, reg.temperature_source_) == ("mclmc", "ard", "learned")
     assert reg.input_relevance_.shape == (2,)
     # the classifier's default kernel stays HMC (within Gibbs), the one its ARD default was measured with
     clf = _fit(GibbsMLPClassifier(**TINY), *_data(classes=True))
-    assert (clf.sampler_, clf.prior_) == ("hmc", "ard")
+    assert (clf.sampler_name_, clf.prior_) == ("hmc", "ard")
 
 
 def test_a_box_or_a_flat_prior_keeps_auto_fixed():
     X, y = _data()
     boxed = _fit(GibbsMLPRegressor(weight_bound=5.0, **TINY), X, y)
-    assert (boxed.sampler_, boxed.prior_, boxed.temperature_source_) == ("hmc", "fixed", "plug-in")
+    assert (boxed.sampler_name_, boxed.prior_, boxed.temperature_source_) == ("hmc", "fixed", "plug-in")
     flat = _fit(GibbsMLPRegressor(prior_std=None, **TINY), X, y)
     assert (flat.prior_, flat.temperature_source_) == ("fixed", "plug-in")
 
@@ -80,7 +80,7 @@ def test_a_box_or_a_flat_prior_keeps_auto_fixed():
 def test_explicit_settings_are_kept():
     X, y = _data()
     reg = _fit(GibbsMLPRegressor(prior="fixed", temperature=0.5, **TINY), X, y)
-    assert (reg.sampler_, reg.prior_, reg.temperature_source_, reg.temperature_) == ("hmc", "fixed", "given", 0.5)
+    assert (reg.sampler_name_, reg.prior_, reg.temperature_source_, reg.temperature_) == ("hmc", "fixed", "given", 0.5)
     layer = _fit(GibbsMLPRegressor(prior="layer", sampler="hmc", **TINY), X, y)
     assert (layer.prior_, layer.temperature_source_) == ("layer", "learned")
 

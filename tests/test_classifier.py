@@ -120,15 +120,15 @@ def test_every_sampler_runs():
     batches = {"rho": 0.5, "temperature": 20.0}
     for sampler, extra in [("mala", {}), ("csmala", batches), ("sgld", batches)]:
         clf = _quiet_fit(GibbsMLPClassifier(**CHEAP, sampler=sampler, random_state=0, **extra), X, y)
-        assert clf.sampler_ == sampler and clf.samples_.shape[:2] == (2, 30)
+        assert clf.sampler_name_ == sampler and clf.samples_.shape[:2] == (2, 30)
         assert np.all(np.isfinite(clf.predict_proba(X)))
         # SGLD has no Metropolis-Hastings step, hence no acceptance rate; the MALA family has one
         assert hasattr(clf, "acceptance_rate_") == (sampler != "sgld")
     clf = _quiet_fit(GibbsMLPClassifier(**CHEAP, rho=0.5, temperature=20.0, random_state=0), X, y)
-    assert clf.sampler_ == "csmala" and clf.surrogate_scale_ > 0
+    assert clf.sampler_name_ == "csmala" and clf.surrogate_scale_ > 0
     # a sampler object carries its settings to the fit
     clf = _quiet_fit(GibbsMLPClassifier(**CHEAP, sampler=CSMALA(correction=0.5), rho=0.5, random_state=0), X, y)
-    assert clf.sampler_ == "csmala" and clf.correction_ == 0.5 and clf.kernel_.correction == 0.5
+    assert clf.sampler_name_ == "csmala" and clf.correction_ == 0.5 and clf.sampler_.correction == 0.5
 
 
 def test_reproducible_clone_and_pickle(binary):

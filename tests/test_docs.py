@@ -577,7 +577,7 @@ def test_readme_states_what_its_quick_fit_gives():
     The claims: the 90% credible band of f covers the true function at new
     inputs of the same generator at the stated rate, and at least 0.85;
     R-hat and ESS as stated, with the ``SamplerWarning`` the text says the
-    fit ends with; ``sampler_``, ``prior_`` and ``temperature_source_`` as
+    fit ends with; ``sampler_name_``, ``prior_`` and ``temperature_source_`` as
     listed.
     """
     import torch
@@ -587,7 +587,7 @@ def test_readme_states_what_its_quick_fit_gives():
     assert claim, f"README.rst:{line}: the first code block no longer states R-hat and ESS in a comment"
     coverage = re.search(r"# coverage: ([\d.]+)", source)
     assert coverage, f"README.rst:{line}: the first code block no longer states the band's coverage"
-    resolved = re.search(r"reg\.sampler_, reg\.prior_, reg\.temperature_source_\s+#\s*(.+)", source)
+    resolved = re.search(r"reg\.sampler_name_, reg\.prior_, reg\.temperature_source_\s+#\s*(.+)", source)
     assert resolved, f"README.rst:{line}: the first code block no longer states what the defaults resolved to"
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -600,7 +600,7 @@ def test_readme_states_what_its_quick_fit_gives():
     reg = namespace["reg"]
     assert reg.rhat_ == pytest.approx(float(claim.group(1)), abs=0.015)
     assert reg.ess_ == pytest.approx(float(claim.group(2)), rel=0.1)
-    assert f"{reg.sampler_!r}, {reg.prior_!r}, {reg.temperature_source_!r}" == resolved.group(1).strip()
+    assert f"{reg.sampler_name_!r}, {reg.prior_!r}, {reg.temperature_source_!r}" == resolved.group(1).strip()
     band, f_test = namespace["band"], namespace["f_test"]
     covered = float(np.mean((band[:, 0, 0] <= f_test) & (f_test <= band[:, 1, 0])))
     assert covered == pytest.approx(float(coverage.group(1)), abs=0.005)

@@ -54,7 +54,7 @@ def test_fitted_state_of_ard(learned):
     assert reg.input_relevance_.shape == (3,) and reg.input_relevance_interval_.shape == (3, 2)
     scale = reg.sample_stats_["precision"][..., :3].reshape(-1, 3) ** -0.5
     np.testing.assert_allclose(reg.input_relevance_, scale.mean(0))
-    assert reg.sampler_ == "hmc"
+    assert reg.sampler_name_ == "hmc"
     # temperature_ is 2 sigma^2 at the posterior mean of the noise variance (standardized scale)
     assert reg.temperature_ == pytest.approx(2 * reg.sample_stats_["noise_variance"].mean() / reg.y_scale_**2)
     assert reg.lambda_ == pytest.approx(len(X) / reg.temperature_)
@@ -77,7 +77,7 @@ def test_learned_noise_enters_every_prediction(learned):
 
 def test_lp_is_the_joint_log_density_of_each_draw(learned):
     reg, X, y = learned
-    prior = reg._prior(reg.spec_, torch.device("cpu"), reg.kernel_)
+    prior = reg._prior(reg.spec_, torch.device("cpu"), reg.sampler_)
     theta = torch.as_tensor(reg.samples_[0, :3], dtype=torch.float64)
     tau = torch.as_tensor(reg.sample_stats_["precision"][0, :3])
     s = reg.y_scale_**2 / reg.sample_stats_["noise_variance"][0, :3]
@@ -161,7 +161,7 @@ def test_relevance_weighs_the_chains_like_every_prediction():
     # the plug-in temperature (what "auto" was before it learned the noise): nothing hierarchical is left
     _fit(reg.set_params(temperature="plug-in"), X, y)
     assert not hasattr(reg, "prior_groups_") and "noise_variance" not in reg.sample_stats_
-    assert (reg.sampler_, reg.prior_, reg.temperature_source_) == ("hmc", "fixed", "plug-in")
+    assert (reg.sampler_name_, reg.prior_, reg.temperature_source_) == ("hmc", "fixed", "plug-in")
 
 
 def test_classifier_ard_names_its_inputs():

@@ -64,13 +64,13 @@ def test_round_trip_predicts_identically(est, tmp_path):
             assert np.array_equal(other.predict_interval(X)[1], est.predict_interval(X)[1])
         # the sampler parameter and the fitted sampler object come back with their settings
         fitted, back = _final(est), _final(other)
-        assert type(back.kernel_) is type(fitted.kernel_)
-        assert back.kernel_.get_params() == fitted.kernel_.get_params()
+        assert type(back.sampler_) is type(fitted.sampler_)
+        assert back.sampler_.get_params() == fitted.sampler_.get_params()
         assert back.get_params().keys() == fitted.get_params().keys()
 
 
 def test_every_sampler_class_is_trusted():
-    # a fitted estimator holds its sampler object (kernel_): each registered class must load without
+    # a fitted estimator holds its sampler object (sampler_): each registered class must load without
     # asking the user to trust it
     assert {"hmc", "mala", "smala", "csmala", "sgld", "rjmcmc", "vi"} <= set(available_samplers())
     for name in available_samplers():

@@ -127,6 +127,6 @@ def test_grid_search_reaches_the_sampler_objects_settings_through_the_pipeline(d
         warnings.simplefilter("ignore", SamplerWarning)
         search.fit(X, y)
     best = search.best_estimator_
-    assert best[-1].kernel_.target_accept == search.best_params_[key] == best[-1].sampler.target_accept
+    assert best[-1].sampler_.target_accept == search.best_params_[key] == best[-1].sampler.target_accept
     assert pipe[-1].sampler.target_accept == 0.8  # the search set its clones' objects, not this one
     assert best.predict_interval(X[:2])[1].shape == (2, 2, 1)

@@ -66,13 +66,13 @@ def test_the_problem_is_what_fit_samples(name):
         assert problem.temperature == fitted.temperature_
         assert problem.target.lam == fitted.lambda_
     assert fitted.lambda_ == len(y) / fitted.temperature_
-    assert type(problem.sampler) is type(fitted.kernel_)
-    assert problem.sampler.get_params() == fitted.kernel_.get_params()
-    assert problem.sampler.name == fitted.sampler_
+    assert type(problem.sampler) is type(fitted.sampler_)
+    assert problem.sampler.get_params() == fitted.sampler_.get_params()
+    assert problem.sampler.name == fitted.sampler_name_
     assert problem.run.rho == fitted.rho_ and problem.run.n_samples == CHEAP["n_samples"]
     assert problem.run.burn_in == CHEAP["burn_in"]
     assert problem.spec == fitted.spec_
-    prior = fitted._prior(fitted.spec_, torch.device("cpu"), fitted.kernel_)
+    prior = fitted._prior(fitted.spec_, torch.device("cpu"), fitted.sampler_)
     assert type(problem.prior) is type(prior) and problem.target.prior is problem.prior
     np.testing.assert_array_equal(_std(problem.prior), _std(prior))
     if isinstance(prior, MixingPrior):
@@ -101,7 +101,7 @@ def test_building_twice_gives_the_same_problem_and_no_fit():
     assert a.seeds == b.seeds and a.temperature == b.temperature
     torch.testing.assert_close(a.theta0, b.theta0, rtol=0, atol=0)
     # build_problem sets what fit sets before sampling, and nothing it sets after
-    assert est.n_train_ == 50 and est.temperature_ == a.temperature and est.sampler_ == "hmc"
+    assert est.n_train_ == 50 and est.temperature_ == a.temperature and est.sampler_name_ == "hmc"
     assert not hasattr(est, "samples_") and not hasattr(est, "rhat_")
     # another random_state, other seeds and starting points
     c = build_problem(clone(est).set_params(random_state=1), X, y)
@@ -133,7 +133,7 @@ def test_the_problem_leaves_the_users_sampler_object_alone():
     est = GibbsMLPRegressor(**CHEAP, sampler=sampler, random_state=0)
     problem = build_problem(est, X, y)
     assert problem.sampler is not sampler and problem.sampler.get_params() == sampler.get_params()
-    assert est.sampler is sampler and est.kernel_ is problem.sampler
+    assert est.sampler is sampler and est.sampler_ is problem.sampler
 
 
 def test_another_kernel_runs_on_the_same_problem():

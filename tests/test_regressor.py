@@ -66,9 +66,9 @@ def test_fitted_attributes(fitted):
     assert est.preconditioner_.shape == (2, Q + 2 + 3)
     assert est.lambda_ == pytest.approx(len(X) / est.temperature_)
     # "auto": MCLMC on the full data for the regressor's hierarchical defaults
-    assert est.rho_ == 1.0 and est.sampler_ == "mclmc"
+    assert est.rho_ == 1.0 and est.sampler_name_ == "mclmc"
     # the sampler object used, with MCLMC's defaults; the parameter "auto" is left as it was
-    assert isinstance(est.kernel_, MCLMC) and est.kernel_.get_params() == MCLMC().get_params()
+    assert isinstance(est.sampler_, MCLMC) and est.sampler_.get_params() == MCLMC().get_params()
     assert est.sampler == "auto"
     # neither HMC's results nor the Langevin family's (test_every_sampler_fits checks that they have them)
     for name in ("acceptance_rate_", "inverse_mass_", "trajectory_length_"):
@@ -95,8 +95,8 @@ def test_fitted_attributes_of_hmc_under_the_fixed_prior():
     # HMC's own results, where "auto" still picks it: the fixed prior at the plug-in temperature
     est = _fit(prior="fixed", temperature="plug-in")
     Q = est.spec_.n_params
-    assert est.sampler_ == "hmc" and est.prior_ == "fixed" and est.temperature_source_ == "plug-in"
-    assert isinstance(est.kernel_, HMC) and est.kernel_.get_params() == HMC().get_params()
+    assert est.sampler_name_ == "hmc" and est.prior_ == "fixed" and est.temperature_source_ == "plug-in"
+    assert isinstance(est.sampler_, HMC) and est.sampler_.get_params() == HMC().get_params()
     for name in ("acceptance_rate_", "step_size_", "n_divergent_"):
         assert getattr(est, name).shape == (2,)
     assert est.inverse_mass_.shape == (Q,)
@@ -228,9 +228,9 @@ def test_grid_search_over_a_setting_of_the_sampler_object():
     assert tried == grid["sampler__target_accept"]
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
     best = search.best_estimator_
-    assert best.kernel_.target_accept == search.best_params_["sampler__target_accept"]
+    assert best.sampler_.target_accept == search.best_params_["sampler__target_accept"]
     assert best.sampler.target_accept == search.best_params_["sampler__target_accept"]
-    assert isinstance(best.kernel_, HMC) and best.sampler_ == "hmc"
+    assert isinstance(best.sampler_, HMC) and best.sampler_name_ == "hmc"
     # the search worked on clones: the estimator and its sampler object are as they were
     assert sampler.target_accept == 0.8 and est.sampler is sampler and not hasattr(est, "samples_")
 
@@ -240,16 +240,16 @@ def test_clone_of_a_sampler_object_is_a_new_object_with_equal_settings():
     fitted = _fit(sampler=sampler, rho=0.5, temperature=20.0)
     assert fitted.get_params()["sampler__correction"] == 0.5
     twin = clone(fitted)
-    assert not hasattr(twin, "samples_") and not hasattr(twin, "kernel_")
+    assert not hasattr(twin, "samples_") and not hasattr(twin, "sampler_")
     assert twin.sampler is not sampler and type(twin.sampler) is CSMALA
     assert twin.sampler.get_params() == sampler.get_params()
     assert twin.get_params(deep=True).keys() == fitted.get_params(deep=True).keys()
-    # fit used a copy of the object: neither the user's object nor the twin's is the fitted kernel_
-    assert fitted.sampler is sampler and fitted.kernel_ is not sampler
-    assert fitted.kernel_.get_params() == sampler.get_params()
+    # fit used a copy of the object: neither the user's object nor the twin's is the fitted sampler_
+    assert fitted.sampler is sampler and fitted.sampler_ is not sampler
+    assert fitted.sampler_.get_params() == sampler.get_params()
     # changing the twin's sampler leaves the original's alone
     twin.set_params(sampler__correction=1.0)
-    assert sampler.correction == 0.5 and fitted.kernel_.correction == 0.5
+    assert sampler.correction == 0.5 and fitted.sampler_.correction == 0.5
     X, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
@@ -269,8 +269,8 @@ def test_pickle_with_a_sampler_object_keeps_predictions(sampler):
     np.testing.assert_array_equal(loaded.samples_, fitted.samples_)
     np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))
     np.testing.assert_array_equal(loaded.predict_interval(X)[1], fitted.predict_interval(X)[1])
-    assert type(loaded.kernel_) is type(sampler) and loaded.kernel_.get_params() == sampler.get_params()
-    assert loaded.sampler.get_params() == sampler.get_params() and loaded.sampler_ == fitted.sampler_
+    assert type(loaded.sampler_) is type(sampler) and loaded.sampler_.get_params() == sampler.get_params()
+    assert loaded.sampler.get_params() == sampler.get_params() and loaded.sampler_name_ == fitted.sampler_name_
 
 
 # Every dense kernel: its registered name, its class, and the rho it runs at.
@@ -293,8 +293,8 @@ def test_a_name_and_its_default_object_give_identical_draws(name, cls, rho):
     # a name stands for the object with its defaults: same kernel, same seeds, the same draws bit for bit
     by_name = _fit(sampler=name, rho=rho, temperature=20.0)
     by_object = _fit(sampler=cls(), rho=rho, temperature=20.0)
-    assert by_name.sampler_ == by_object.sampler_ == name
-    assert type(by_name.kernel_) is type(by_object.kernel_) is cls
+    assert by_name.sampler_name_ == by_object.sampler_name_ == name
+    assert type(by_name.sampler_) is type(by_object.sampler_) is cls
     np.testing.assert_array_equal(by_name.samples_, by_object.samples_)
     np.testing.assert_array_equal(by_name.n_grad_evals_, by_object.n_grad_evals_)
     for key, value in by_name.sample_stats_.items():
@@ -306,7 +306,7 @@ def test_a_name_and_its_default_object_give_identical_draws(name, cls, rho):
         settings = auto_settings[name]
         auto = _fit(sampler="auto", rho=rho, temperature=20.0, **settings)
         named = _fit(sampler=name, rho=rho, temperature=20.0, **settings) if settings else by_name
-        assert auto.sampler_ == named.sampler_ == name
+        assert auto.sampler_name_ == named.sampler_name_ == name
         np.testing.assert_array_equal(auto.samples_, named.samples_)
 
 
@@ -486,13 +486,13 @@ BAD_KERNEL_SETTINGS = [
 def test_bad_kernel_setting_is_refused_naming_it_and_keeps_the_fit(sampler, rho, name):
     est = _fit()
     before = est.samples_.copy()
-    kernel = est.kernel_
+    kernel = est.sampler_
     est.set_params(sampler=sampler, rho=rho)
     with pytest.raises(ValueError, match=name):
         est.fit(X0, Y0)
     np.testing.assert_array_equal(est.samples_, before)
     # the first fit's sampler: "auto" is MCLMC under the regressor's defaults
-    assert est.kernel_ is kernel and est.sampler_ == "mclmc" and est.rho_ == 1.0
+    assert est.sampler_ is kernel and est.sampler_name_ == "mclmc" and est.rho_ == 1.0
     assert np.isfinite(est.predict(X0)).all()
 
 
@@ -629,7 +629,7 @@ def test_every_sampler_fits(sampler):
     est = _fit(sampler=sampler, rho=0.5, temperature=20.0)
     X, y = _data()
     assert np.isfinite(est.predict(X)).all()
-    assert est.sampler_ == sampler and est.kernel_.name == sampler
+    assert est.sampler_name_ == sampler and est.sampler_.name == sampler
     assert est.step_size_.shape == (2,) and np.all(est.step_size_ > 0)
     if sampler == "mala":
         assert est.rho_ == 1.0 and est.accepted_batch_sizes_.size == 0

@@ -39,8 +39,8 @@ def fitted():
 def test_fitted_state_shapes_and_exact_zeros(fitted):
     est, X, y = fitted
     Q = est.spec_.n_params
-    assert est.samples_.shape == (2, 20, Q) and est.sampler_ == "rjhmc"
-    assert isinstance(est.kernel_, RJHMC) and est.kernel_.get_params() == RJHMC().get_params()
+    assert est.samples_.shape == (2, 20, Q) and est.sampler_name_ == "rjhmc"
+    assert isinstance(est.sampler_, RJHMC) and est.sampler_.get_params() == RJHMC().get_params()
     for name in ("acceptance_rate_", "step_size_", "n_divergent_"):
         assert getattr(est, name).shape == (2,), name
     assert est.trajectory_length_ > 0
@@ -103,12 +103,12 @@ def test_starting_density_and_reproducibility():
 def test_bad_parameters_get_clear_errors_and_keep_the_fit(fitted, params, match):
     est, X, y = fitted
     before = est.samples_.copy()
-    kernel = est.kernel_
+    kernel = est.sampler_
     with pytest.raises(ValueError, match=match):
         est.set_params(**params).fit(X, y)
     est.set_params(**{k: SparseGibbsMLPRegressor().get_params()[k] for k in params})
     assert np.array_equal(est.samples_, before)
-    assert est.kernel_ is kernel and est.sampler_ == "rjhmc"
+    assert est.sampler_ is kernel and est.sampler_name_ == "rjhmc"
 
 
 @pytest.mark.parametrize("name", ["rho", "step_size", "proposal_std", "target_accept"])
@@ -130,7 +130,7 @@ def test_the_name_and_the_default_object_give_identical_draws(name, cls):
     by_object = _quiet_fit(SparseGibbsMLPRegressor(**CHEAP, sampler=cls(), random_state=0), X, y)
     np.testing.assert_array_equal(by_name.samples_, by_object.samples_)
     np.testing.assert_array_equal(by_name.move_acceptance_, by_object.move_acceptance_)
-    assert type(by_name.kernel_) is type(by_object.kernel_) is cls
+    assert type(by_name.sampler_) is type(by_object.sampler_) is cls
 
 
 def test_rjmcmc_settings_reach_the_kernel():

@@ -154,7 +154,7 @@ class InputRelevanceDisplay:
             feature_names = getattr(final, "feature_names_in_", None)
         if feature_names is None and final is not estimator:
             feature_names = _pipeline_feature_names(estimator)
-        prior = final._prior(final.spec_, torch.device("cpu"), final.kernel_)
+        prior = final._prior(final.spec_, torch.device("cpu"), final.sampler_)
         centre = float(prior.mean_precision()[0]) ** -0.5
         display = cls(
             final.input_relevance_,
