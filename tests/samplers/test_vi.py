@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from skgibbs.model import MLPSpec, per_example_loss
-from skgibbs.samplers import vi
+from skgibbs.potential import MLPPotential
+from skgibbs.samplers import Target, vi
 
 
 def test_softplus_and_its_inverse_agree():
@@ -147,7 +148,7 @@ def test_early_stopping_starts_the_averaged_decay_at_the_plateau():
 def test_plateau_rule_needs_a_clear_drop():
     """A steady fall of a few standard errors per window keeps going; noise alone stops after patience."""
     rng = np.random.default_rng(0)
-    falling, flat = vi.kernel._Plateau(3), vi.kernel._Plateau(3)
+    falling, flat = vi.optimize._Plateau(3), vi.optimize._Plateau(3)
     for k in range(20):
         assert not falling.update(1000.0 - 5.0 * k + rng.normal(size=100))
     assert not any(flat.update(rng.normal(size=100)) for _ in range(3))
@@ -260,18 +261,31 @@ def test_step_is_pure_and_descends():
     X, y = _linear_problem()
     Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
     spec = MLPSpec(3, ())
+    target = Target(MLPPotential(spec, Xt, yt), lam=200.0)
     ones = torch.ones(4)
     params = vi.VIParams(lam=200.0, eta=ones, prior_std=ones, scale=ones, learning_rate=0.05)
     state = vi.init(torch.zeros(4), params)
     mu0 = state.mu.clone()
-    gen = torch.Generator().manual_seed(0)
-    new, info = vi.step(gen, state, spec, Xt, yt, params)
+    gen = [torch.Generator().manual_seed(0)]
+    new, info = vi.step(gen, state, target, params)
     assert torch.equal(state.mu, mu0) and new.adam.t == 1 and np.isfinite(info.elbo)
     for _ in range(300):
-        new, _ = vi.step(gen, new, spec, Xt, yt, params)
-    before = vi.held_out_objective(gen, state, spec, Xt, yt, params, n_draws=64)
-    after = vi.held_out_objective(gen, new, spec, Xt, yt, params, n_draws=64)
+        new, _ = vi.step(gen, new, target, params)
+    before = vi.held_out_objective(gen, state, target, params, n_draws=64)
+    after = vi.held_out_objective(gen, new, target, params, n_draws=64)
     assert after < before
+
+
+def test_step_in_the_signature_of_earlier_releases_warns_and_takes_the_same_step():
+    X, y = _linear_problem()
+    Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+    spec, ones = MLPSpec(3, ()), torch.ones(4)
+    params = vi.VIParams(lam=200.0, eta=ones, prior_std=ones, scale=ones, learning_rate=0.05)
+    state = vi.init(torch.zeros(4), params)
+    new, _ = vi.step([torch.Generator().manual_seed(0)], state, Target(MLPPotential(spec, Xt, yt), lam=200.0), params)
+    with pytest.warns(FutureWarning, match="pass the target"):
+        old, _ = vi.step(torch.Generator().manual_seed(0), state, spec, Xt, yt, params)
+    assert torch.equal(new.mu, old.mu) and torch.equal(new.rho, old.rho)
 
 
 def test_gamma_factors_of_a_hierarchical_prior_reach_the_coordinate_ascent_fixed_point():

@@ -304,3 +304,26 @@ def test_mean_field_pretrains_in_its_own_coordinates():
     assert np.sqrt(np.mean(a**2)) < 5  # a standard network's N theta_j has rms about sqrt(6 N / 3) = 28
     assert reg.kl_ / reg.spec_.n_params < 10
     assert reg.score(x[:, None], y) > 0.5
+
+
+def test_any_potential_runs_under_mean_field_vi_through_run_chains():
+    # the mean of n observations under N(0, s^2), a user's FunctionPotential: at kl_weight=1 the
+    # Gaussian q is the exact posterior N(m, 1 / P), P = 2 lambda + 1 / s^2 (lambda = n / temperature)
+    from skgibbs.potential import FunctionPotential
+    from skgibbs.priors import Prior
+    from skgibbs.samplers import Target, run_chains
+
+    y = torch.linspace(-1.0, 1.0, 60, dtype=torch.float64) + 0.7
+    pot = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=60)
+    lam, s = 30.0, 5.0
+    target = Target(pot, Prior(std=s), lam=lam)
+    res = run_chains(target, torch.zeros(2, 1, dtype=torch.float64), [0, 1],
+                     MeanFieldVI(kl_weight=1.0, batch_size=60, max_iter=4000), n_samples=2000)
+    precision = 2 * lam + s**-2
+    mean = (2 * lam / 60) * float(y.sum()) / precision
+    # q's parameters: the optimiser's noise after Polyak averaging is far below these tolerances
+    assert res.variational_mean[0] == pytest.approx(mean, abs=0.02 * precision**-0.5 * 10)
+    assert res.variational_std[0] == pytest.approx(precision**-0.5, rel=0.05)
+    # the draws are q's: their mean within 4 Monte Carlo standard errors
+    draws = res.samples.reshape(-1)
+    assert abs(draws.mean() - res.variational_mean[0]) < 4 * res.variational_std[0] / np.sqrt(draws.size)

@@ -30,24 +30,29 @@ the gradient; otherwise the weights themselves are drawn
 (``w = mu + sigma * eps``, Alg. 1 of App. F).
 
 As for the Markov kernels, :func:`init` and :func:`step` are pure functions
-of NamedTuple states, tensors and an explicit ``torch.Generator``;
-:func:`fit` drives them (batches, learning-rate schedule, early stopping)
-as the runner drives a chain, and only it prints progress, with
-``verbose``.
+of NamedTuple states, tensors, the :class:`~skgibbs.samplers.Target` and an
+explicit ``torch.Generator``: ``step(generators, state, target, params)``.
+The data term is the target's potential's: a network's
+(:class:`~skgibbs.potential.MLPPotential`) with the local
+reparametrisation, any other potential (a
+:class:`~skgibbs.potential.FunctionPotential`, a linear model) by draws of
+the weights. :func:`skgibbs.samplers.vi.fit` drives the steps (batches,
+learning-rate schedule, early stopping) as the runner drives a chain
+(:mod:`skgibbs.samplers.vi.optimize`), and only it prints progress.
 """
 
 import math
+import warnings
 from typing import NamedTuple
 
-import numpy as np
 import torch
 
-from ..._progress import progress, progress_close
+from ..._random import Batch
 from ...model import ACTIVATIONS, per_example_loss
+from ...potential import MLPPotential
+from ..target import FULL_BATCH, Target
 
 __all__ = [
-    "VIConfig",
-    "VIResult",
     "VIParams",
     "VIState",
     "VIInfo",
@@ -62,84 +67,9 @@ __all__ = [
     "kl_divergence",
     "precision_factors",
     "expected_loss_sample",
-    "fit",
+    "expected_loss",
     "sample",
 ]
-
-
-class VIConfig(NamedTuple):
-    """Settings of :func:`fit`.
-
-    Attributes
-    ----------
-    lam : float
-        Inverse temperature ``lambda`` of the target ``exp(-lambda R_n)``.
-    eta : float or torch.Tensor of shape (Q,)
-        KL weight (cooling) ``eta``, per coordinate when a tensor.
-    n_iter : int
-        Maximal number of Adam steps.
-    learning_rate : float
-        Adam's learning rate until the decay phase, which anneals it (cosine)
-        to ``final_lr_fraction * learning_rate``.
-    batch_size : int
-        Examples per step (all of them when larger than ``n``).
-    n_mc : int
-        Monte Carlo samples per step.
-    local : bool
-        Local reparametrisation of the pre-activations.
-    early_stopping : bool
-        Start the decay phase as soon as the objective has stopped
-        improving: every ``check_every`` steps the mean of the steps'
-        estimates of ``-ELBO_eta`` over that window is compared with the
-        reference window's, and after ``patience`` windows none of which
-        is lower by more than twice the standard error of the difference
-        the decay begins. False (or no plateau): the decay phase is the
-        last ``decay_fraction`` of ``n_iter``.
-    check_every, patience : int
-        Window length and number of windows of the plateau rule.
-    decay_fraction : float in (0, 1)
-        The decay phase's share of all the steps taken; its second half
-        is averaged (Polyak-Ruppert).
-    min_decay_iter : int
-        Shortest decay phase.
-    init_std : float or "laplace"
-        Initial ``sigma``: a fraction of the prior standard deviation, or
-        ``"laplace"``, the mean-field optimum of the Gauss-Newton
-        (Laplace) approximation at the starting mean (:func:`laplace_std`).
-    verbose : int
-        Print progress to stderr.
-    """
-
-    lam: float = 1.0
-    eta: object = 1.0
-    n_iter: int = 3000
-    learning_rate: float = 1e-2
-    batch_size: int = 128
-    n_mc: int = 1
-    local: bool = True
-    early_stopping: bool = True
-    check_every: int = 100
-    patience: int = 5
-    decay_fraction: float = 0.3
-    min_decay_iter: int = 1000
-    init_std: object = "laplace"
-    final_lr_fraction: float = 0.3
-    verbose: int = 0
-
-
-class VIResult(NamedTuple):
-    """Output of :func:`fit`; all arrays are NumPy, in the network's coordinates ``theta``."""
-
-    mean: np.ndarray  # (Q,)
-    std: np.ndarray  # (Q,)
-    elbo: np.ndarray  # (n_iter,) the per-step estimate of ELBO_eta (full-data scale)
-    kl: float  # KL(q || prior), unweighted
-    weighted_kl: float  # sum_j eta_j KL_j
-    n_iter: int
-    stopped_early: bool  # the objective reached its plateau before the last decay_fraction of n_iter
-    window_objective: np.ndarray  # (n_checks,) mean -ELBO_eta estimate per window until the decay (empty without)
-    precision_shape: np.ndarray = None  # (G,) the Gamma factors q(tau_g) of a hierarchical prior (None without)
-    precision_rate: np.ndarray = None  # (G,)
 
 
 class AdamState(NamedTuple):
@@ -266,10 +196,11 @@ class VIParams(NamedTuple):
     eta: torch.Tensor  # (Q,) KL weights
     prior_std: torch.Tensor  # (Q,) the Gaussian prior of w
     scale: torch.Tensor  # (Q,)
-    loss: str = "squared"
+    loss: str = "squared"  # the network's loss, for the legacy call of step with (spec, X, y)
     learning_rate: float = 1e-2
     n_mc: int = 1
     local: bool = True
+    rows: torch.Tensor = None  # the step's batch: row indices of the target's data (None: every row)
 
 
 class VIState(NamedTuple):
@@ -296,29 +227,96 @@ def init(mu0, params, init_std=0.01):
     return VIState(mu, rho, _adam_init((mu, rho)))
 
 
-def negative_elbo(generator, mu, rho, spec, X, y, params):
+def expected_loss(potential, mean, std, rows, generator, n_mc=1, local=True):
+    """A one-draw (per Monte Carlo sample) estimate of ``sum_{i in rows} E_q l_i``, differentiable.
+
+    A network's potential (one with a ``spec``) takes the estimate of
+    :func:`expected_loss_sample`, with the local reparametrisation when
+    ``local``; any other potential is evaluated at ``n_mc`` draws of the
+    weights ``theta = mean + std * eps``.
+
+    Parameters
+    ----------
+    potential : the target's potential
+    mean, std : torch.Tensor of shape (Q,)
+        ``q`` in the potential's coordinates.
+    rows : torch.Tensor of shape (m,) or None
+        Row indices of the potential's data (None: every row).
+    generator : torch.Generator
+    n_mc : int, default=1
+    local : bool, default=True
+
+    Returns
+    -------
+    torch.Tensor
+        Scalar: the mean over the ``n_mc`` draws of ``sum_i l_i``.
+    """
+    spec = getattr(potential, "spec", None)
+    if spec is not None:
+        X = potential.X if rows is None else potential.X[rows]
+        y = potential.y if rows is None else potential.y[rows]
+        return expected_loss_sample(spec, potential.loss, mean, std, X, y, generator, n_mc, local)
+    eps = torch.randn((n_mc, mean.shape[0]), generator=generator, dtype=mean.dtype, device=mean.device)
+    theta = mean + std * eps
+    if rows is None:
+        batch = FULL_BATCH
+    else:
+        size = torch.full((n_mc,), rows.numel(), device=rows.device)
+        batch = Batch(rows.expand(n_mc, -1), None, size)
+    return potential.loss_sum(theta, batch).sum() / n_mc
+
+
+def _rows_in(target, params):
+    return target.n_data if params.rows is None else int(params.rows.numel())
+
+
+def negative_elbo(generator, mu, rho, target, params):
     """Unbiased one-batch estimate of ``-ELBO_eta`` at ``(mu, rho)``, differentiable.
 
     ``lambda / B sum_{i in B} l_i`` at one draw of ``q`` (per example with the
-    local reparametrisation) plus ``sum_j eta_j KL_j`` in closed form.
+    local reparametrisation) plus ``sum_j eta_j KL_j`` in closed form; ``B``
+    are the rows ``params.rows`` of ``target``'s data.
     """
     sigma = softplus(rho)
     kl = (params.eta * kl_divergence(mu, sigma, params.prior_std)).sum()
-    data = expected_loss_sample(
-        spec, params.loss, params.scale * mu, params.scale * sigma, X, y, generator, params.n_mc, params.local
+    data = expected_loss(
+        target.potential, params.scale * mu, params.scale * sigma, params.rows, generator, params.n_mc, params.local
     )
-    return params.lam * data / X.shape[0] + kl
+    return params.lam * data / _rows_in(target, params) + kl
 
 
-def step(generator, state, spec, X, y, params):
-    """One Adam step on the batch ``(X, y)``; returns ``(VIState, VIInfo)``.
+def _legacy_target(name, spec, X, y, params):
+    """The target of a call in the signature of earlier releases, ``(spec, X, y, params)``, with a warning."""
+    warnings.warn(
+        f"{name}(generator, state, spec, X, y, params) is deprecated: pass the target, "
+        f"{name}(generators, state, Target(MLPPotential(spec, X, y, loss)), params), with the batch's rows in "
+        "params.rows. The old signature will be removed in the next release.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return Target(MLPPotential(spec, X, y, params.loss), lam=params.lam)
 
-    Raises ``FloatingPointError`` when the update leaves non-finite
-    parameters (the state is never propagated).
+
+def _generator(generators):
+    """The one generator of ``q``: a list of one (every kernel's signature) or a bare generator."""
+    return generators[0] if isinstance(generators, (list, tuple)) else generators
+
+
+def step(generators, state, target, params, *legacy):
+    """One Adam step on the rows ``params.rows`` of ``target``'s data; returns ``(VIState, VIInfo)``.
+
+    ``generators`` is a list of one ``torch.Generator`` (``q`` is one
+    distribution, not a chain per generator). Raises
+    ``FloatingPointError`` when the update leaves non-finite parameters
+    (the state is never propagated).
     """
+    if legacy:  # step(generator, state, spec, X, y, params)
+        spec, X, y, params = target, params, legacy[0], legacy[1]
+        target = _legacy_target("step", spec, X, y, params)
+    generator = _generator(generators)
     mu = state.mu.detach().requires_grad_(True)
     rho = state.rho.detach().requires_grad_(True)
-    neg = negative_elbo(generator, mu, rho, spec, X, y, params)
+    neg = negative_elbo(generator, mu, rho, target, params)
     grads = torch.autograd.grad(neg, (mu, rho))
     with torch.no_grad():
         mu, rho = mu.detach().clone(), rho.detach().clone()
@@ -331,15 +329,24 @@ def step(generator, state, spec, X, y, params):
     return VIState(mu, rho, adam), VIInfo(-float(neg.detach()))
 
 
-def held_out_objective(generator, state, spec, X, y, params, n_draws=8):
-    """``lambda`` times the mean loss on ``(X, y)`` over ``n_draws`` draws of ``q``, plus the weighted KL."""
+def held_out_objective(generators, state, target, params, *legacy, n_draws=8):
+    """``lambda`` times the mean loss on ``target``'s data over ``n_draws`` draws of ``q``, plus the weighted KL."""
+    if legacy:  # held_out_objective(generator, state, spec, X, y, params)
+        spec, X, y, params = target, params, legacy[0], legacy[1]
+        target = _legacy_target("held_out_objective", spec, X, y, params)
+    generator, potential = _generator(generators), target.potential
     with torch.no_grad():
         sigma = softplus(state.rho)
         eps = torch.randn(
             (n_draws, state.mu.shape[0]), generator=generator, dtype=state.mu.dtype, device=state.mu.device
         )
-        out = spec.forward(params.scale * (state.mu + sigma * eps), X)
-        risk = per_example_loss(params.loss, out, y.expand(out.shape[:2])).mean()
+        theta = params.scale * (state.mu + sigma * eps)
+        spec = getattr(potential, "spec", None)
+        if spec is not None:
+            out = spec.forward(theta, potential.X)
+            risk = per_example_loss(potential.loss, out, potential.y.expand(out.shape[:2])).mean()
+        else:
+            risk = potential.loss_sum(theta, FULL_BATCH).mean() / potential.n_data
         kl = (params.eta * kl_divergence(state.mu, sigma, params.prior_std)).sum()
         return float(params.lam * risk + kl)
 
@@ -415,40 +422,6 @@ def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None):
     return (lam * curvature / (m if n_data is None else n_data) / eta + prior_std**-2).rsqrt()
 
 
-class _Plateau:
-    """The plateau rule of :func:`fit` on windows of the steps' objective estimates."""
-
-    def __init__(self, patience):
-        self.patience, self.reference, self.since, self.means = patience, None, 0, []
-
-    def update(self, values):
-        """Add one window of ``-ELBO`` estimates; True once ``patience`` windows brought no clear drop."""
-        values = np.asarray(values)
-        mean = float(values.mean())
-        # noise of a window's mean from successive differences, free of the trend within it
-        var = float(np.mean(np.diff(values) ** 2)) / 2 / len(values)
-        self.means.append(mean)
-        if self.reference is None or mean < self.reference[0] - 2 * math.sqrt(var + self.reference[1]):
-            self.reference, self.since = (mean, var), 0
-        else:
-            self.since += 1
-        return self.since >= self.patience
-
-
-def _learning_rate(config, it, decay_start, decay_len):
-    if decay_start is None or it < decay_start:
-        return config.learning_rate
-    frac = (it - decay_start) / max(1, decay_len - 1)
-    low = config.final_lr_fraction
-    return config.learning_rate * (low + (1 - low) * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
-
-
-def _decay_length(config, it):
-    """Steps of a decay phase begun after ``it`` steps: ``decay_fraction`` of the total."""
-    f = config.decay_fraction
-    return max(int(config.min_decay_iter), int(math.ceil(f / (1 - f) * it)))
-
-
 def precision_factors(hyper, mean, std, eta):
     """The mean-field Gamma factors ``q(tau_g)`` of a hierarchical prior given ``q(theta)``.
 
@@ -466,157 +439,6 @@ def precision_factors(hyper, mean, std, eta):
     second = weight.double() * (mean.double() ** 2 + std.double() ** 2)
     rate = hyper.rate.to(mean.device, torch.float64) + 0.5 * torch.zeros(G, dtype=torch.float64, device=mean.device).index_add_(0, index, second)
     return shape, rate
-
-
-def _hyper_std(hyper, shape, rate, dtype):
-    """Every parameter's prior scale under the factors: ``E[tau_g]^(-1/2)``, or its fixed scale."""
-    group = hyper.group.to(shape.device)
-    mean_precision = (shape / rate)[group.clamp(min=0)]
-    return torch.where(group >= 0, mean_precision.rsqrt(), hyper.std.to(shape.device, torch.float64)).to(dtype)
-
-
-def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=None, hyper=None):
-    """Maximise the tempered ELBO of ``q`` over ``(mu, rho)`` by Adam.
-
-    Parameters
-    ----------
-    spec : MLPSpec
-    X : torch.Tensor of shape (n, d)
-    y : torch.Tensor of shape (n,)
-        Targets (class indices for ``"cross_entropy"``).
-    mu0 : torch.Tensor of shape (Q,)
-        Starting mean, in the network's coordinates.
-    prior_std : torch.Tensor of shape (Q,) or float
-        The Gaussian prior's standard deviations, in the network's
-        coordinates.
-    config : VIConfig
-    generator : torch.Generator
-        The only source of randomness (batches, Monte Carlo draws).
-    loss : {"squared", "cross_entropy"}, default="squared"
-    scale : torch.Tensor of shape (Q,), default=None
-        ``theta = scale * w``: the variational coordinates ``w`` in which
-        Adam moves (None: ``w = theta``).
-    hyper : HierarchicalPrior, default=None
-        Groups of parameters whose precisions have Gamma priors: ``q`` then
-        has a mean-field Gamma factor per group (:func:`precision_factors`),
-        updated at the start of every epoch from the current ``q(theta)``,
-        and the KL term of each parameter uses ``E_q[tau_g]``, the only
-        moment of ``q(tau)`` its gradient depends on. ``prior_std`` is the
-        start (the Gamma priors' means).
-
-    Returns
-    -------
-    VIResult
-
-    Notes
-    -----
-    The learning rate stays at ``learning_rate`` until the objective stops
-    improving (``early_stopping``) or the last ``decay_fraction`` of
-    ``n_iter`` steps begins; a decay phase then anneals it to
-    ``final_lr_fraction`` of that, lasting ``decay_fraction`` of all the
-    steps (at least ``min_decay_iter``, at most what ``n_iter`` leaves),
-    and ``q`` is the average of the iterates ``(mu, rho)`` over its second
-    half (Polyak & Juditsky, 1992), which removes most of the gradient
-    noise left in the ``sigma_j``. Every step uses all ``n`` examples'
-    permutation, so the optimum is that of the full data.
-
-    Examples
-    --------
-    A linear model, whose optimal ``q`` is known in closed form (see the
-    tests)::
-
-        >>> from skgibbs.model import MLPSpec
-        >>> spec = MLPSpec(1, ())
-        >>> X = torch.linspace(-1, 1, 50)[:, None]
-        >>> y = 2 * X[:, 0]
-        >>> cfg = VIConfig(lam=50.0, n_iter=1000, learning_rate=0.05, batch_size=50, early_stopping=False)
-        >>> res = fit(spec, X, y, torch.zeros(2), 1.0, cfg, torch.Generator().manual_seed(0))
-        >>> bool(abs(res.mean[0] - 2.0) < 0.2), res.std.shape
-        (True, (2,))
-    """
-    device, dtype = X.device, X.dtype
-    Q = spec.n_params
-    if loss == "cross_entropy" and spec.n_outputs > 1:
-        y = y.long()
-    scale = torch.ones(Q, dtype=dtype, device=device) if scale is None else scale.to(device, dtype)
-    prior_std = torch.as_tensor(prior_std, dtype=dtype, device=device).expand(Q)
-    params = VIParams(
-        lam=float(config.lam),
-        eta=torch.as_tensor(config.eta, dtype=dtype, device=device).expand(Q),
-        prior_std=prior_std / scale,  # the prior in the variational coordinates
-        scale=scale,
-        loss=loss,
-        learning_rate=config.learning_rate,
-        n_mc=config.n_mc,
-        local=config.local,
-    )
-    n = X.shape[0]
-    mu0 = mu0.to(device, dtype)
-    state = init(mu0, params, _initial_std(spec, loss, mu0, X, y, params, config, generator))
-    batch = min(int(config.batch_size), n)
-    n_iter = int(config.n_iter)
-    # without a plateau, the decay phase is the last decay_fraction of n_iter
-    latest = n_iter - max(1, min(n_iter, int(math.ceil(config.decay_fraction * n_iter))))
-    elbo = np.empty(n_iter)
-    plateau = _Plateau(config.patience)
-    decay_start = decay_len = None
-    stopped, average, n_average = False, None, 0
-    perm, pos, it = None, n, 0
-    factors = None
-    for it in range(n_iter):
-        if decay_start is None and it >= latest:
-            decay_start, decay_len = it, n_iter - it
-        if pos + batch > n:  # a new epoch
-            perm, pos = torch.randperm(n, generator=generator).to(device), 0
-            if hyper is not None and it > 0:  # the Gamma factors given the current q(theta)
-                with torch.no_grad():
-                    factors = precision_factors(hyper, scale * state.mu, scale * softplus(state.rho), params.eta)
-                    params = params._replace(prior_std=_hyper_std(hyper, *factors, dtype) / scale)
-        idx = perm[pos : pos + batch]
-        pos += batch
-        lr = _learning_rate(config, it, decay_start, decay_len)
-        state, info = step(generator, state, spec, X[idx], y[idx], params._replace(learning_rate=lr))
-        elbo[it] = info.elbo
-        progress(config, "vi", it, n_iter)
-        if decay_start is not None:  # Polyak-Ruppert averaging over the decay phase
-            n_average += 1
-            current = (state.mu, state.rho)
-            average = current if average is None else tuple(a + (c - a) / n_average for a, c in zip(average, current))
-        if decay_start is not None and it + 1 >= decay_start + decay_len:
-            break
-        if config.early_stopping and decay_start is None and (it + 1) % config.check_every == 0:
-            if plateau.update(-elbo[it + 1 - config.check_every : it + 1]):
-                stopped = True
-                decay_start, decay_len = it + 1, min(_decay_length(config, it + 1), n_iter - it - 1)
-    progress_close(config, "vi")
-    n_done = it + 1
-    if average is not None:
-        state = state._replace(mu=average[0], rho=average[1])
-    with torch.no_grad():
-        sigma = softplus(state.rho)
-        kl_j = kl_divergence(state.mu, sigma, params.prior_std)
-        kl, wkl = float(kl_j.sum()), float((params.eta * kl_j).sum())
-        mean, std = (scale * state.mu).cpu().double().numpy(), (scale * sigma).cpu().double().numpy()
-    windows = np.asarray(plateau.means) if config.early_stopping else np.empty(0)
-    if hyper is not None:
-        with torch.no_grad():
-            factors = precision_factors(hyper, scale * state.mu, scale * sigma, params.eta)
-        factors = tuple(f.cpu().numpy() for f in factors)
-        return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, windows, *factors)
-    return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, windows)
-
-
-LAPLACE_ROWS = 4096  # the Gauss-Newton diagonal of the initial sigma on at most this many examples
-
-
-def _initial_std(spec, loss, mu0, X, y, params, config, generator):
-    """``init_std`` as a fraction of the prior's standard deviation (in the variational coordinates)."""
-    if config.init_std != "laplace":
-        return float(config.init_std)
-    n = X.shape[0]
-    idx = torch.randperm(n, generator=generator)[:LAPLACE_ROWS].to(X.device) if n > LAPLACE_ROWS else slice(None)
-    std = laplace_std(spec, loss, mu0, X[idx], y[idx], params.lam, params.eta, params.prior_std * params.scale, n)
-    return std / params.scale / params.prior_std
 
 
 def sample(mean, std, n_draws, generator, dtype=torch.float32):

@@ -1,12 +1,13 @@
 """The tempered mean-field VI sampler (paper 002): settings, the optimisation, draws of q.
 
-No chain: :func:`~skgibbs.samplers.vi.fit` optimises one mean-field
+No chain: :func:`~skgibbs.samplers.vi.fit_target` optimises one mean-field
 Gaussian ``q`` from one pre-trained network, and ``n_chains`` groups of
 ``n_samples`` independent draws of ``q`` (each group from its own
 generator) stand in for the chains. It needs the network itself (the local
-reparametrisation draws every example's pre-activations), so it reads the
-:class:`~skgibbs.potential.MLPPotential` of its target, and a Gaussian
-prior (the KL term is computed in closed form).
+reparametrisation draws every example's pre-activations) where its
+target's potential is a network's; any other potential (a
+:class:`~skgibbs.potential.FunctionPotential`) is sampled by draws of the
+weights. It needs a Gaussian prior (the KL term is computed in closed form).
 """
 
 import numpy as np
@@ -14,10 +15,10 @@ import torch
 from scipy.special import gammaln
 
 from ..._random import gamma
-from ...potential import MLPPotential
 from ...priors import HierarchicalPrior
 from ..base import ChainResult, Sampler, check_setting, register
 from . import kernel as vi
+from .optimize import VIConfig, fit_target
 
 __all__ = ["MeanFieldVI"]
 
@@ -168,10 +169,14 @@ class MeanFieldVI(Sampler):
     def n_starts(self, n_chains):
         return 1  # one q from one pre-trained network
 
-    def output_scale(self, spec):
-        """``theta = scale * w``: 1, but ``1 / N_L`` on the mean-field parametrization's output weights."""
-        scale = torch.ones(spec.n_params, dtype=torch.float32)
-        if self.parametrization == "mean-field" and spec.hidden_layer_sizes:
+    def output_scale(self, spec, n_params=None):
+        """``theta = scale * w``: 1, but ``1 / N_L`` on the mean-field parametrization's output weights.
+
+        ``spec`` is None for a potential without a network (``n_params``
+        weights, all of scale 1).
+        """
+        scale = torch.ones(spec.n_params if spec is not None else n_params, dtype=torch.float32)
+        if spec is not None and self.parametrization == "mean-field" and spec.hidden_layer_sizes:
             n_in, _, w, _ = spec.output_layer()
             scale[w] = 1.0 / n_in
         return scale
@@ -195,12 +200,17 @@ class MeanFieldVI(Sampler):
         std[w] = std[w] * (n_in**-0.5 if isinstance(prior_std, str) else 1.0 / n_in)
         return prior._replace(std=std.to(device))
 
-    def kl_weights(self, spec, n):
-        """``eta`` per coordinate, and its value on the hidden layers (``kl_weight_``)."""
-        Q = spec.n_params
+    def kl_weights(self, spec, n, n_params=None):
+        """``eta`` per coordinate, and its value on the hidden layers (``kl_weight_``).
+
+        ``spec`` is None for a potential without a network: every one of its
+        ``n_params`` coordinates weighs ``kl_weight``, or ``tau`` under
+        ``"auto"``, as a network without hidden layers.
+        """
+        Q = spec.n_params if spec is not None else n_params
         if self.kl_weight != "auto":
             return torch.full((Q,), float(self.kl_weight)), float(self.kl_weight)
-        if not spec.hidden_layer_sizes:  # no hidden layers: every coordinate weighs tau
+        if spec is None or not spec.hidden_layer_sizes:  # no hidden layers: every coordinate weighs tau
             return torch.full((Q,), float(self.tau)), float(self.tau)
         # eta = tau whatever n and N: the sweep_vi_tau study's rule on 250 to 50 000 rows (Prop. 5's
         # tau n / N gave eta = 15 at n = 50 000, N = 100, a fit held near the prior); the sweep held
@@ -225,11 +235,10 @@ class MeanFieldVI(Sampler):
         """Fit ``q`` from ``theta0[0]``, then ``len(seeds)`` groups of ``run.n_samples`` draws of it."""
         self.check(target.prior, run.rho)
         pot = target.potential
-        if not isinstance(pot, MLPPotential):
-            raise TypeError(f"sampler='vi' needs the network's MLPPotential, got {type(pot).__name__}.")
-        spec = pot.spec
-        eta, kl_weight = self.kl_weights(spec, target.n_data)
-        config = vi.VIConfig(
+        spec = getattr(pot, "spec", None)  # a network's potential; any other is sampled by weight draws
+        Q = theta0.shape[1]
+        eta, kl_weight = self.kl_weights(spec, target.n_data, Q)
+        config = VIConfig(
             lam=target.lam,
             eta=eta,
             n_iter=self.max_iter,
@@ -240,12 +249,10 @@ class MeanFieldVI(Sampler):
             verbose=run.verbose,
         )
         seed = int(np.random.SeedSequence(list(seeds)).generate_state(1)[0])
-        gen = torch.Generator(device=pot.X.device).manual_seed(seed)
-        scale = self.output_scale(spec)
+        gen = torch.Generator(device=getattr(pot, "X", theta0).device).manual_seed(seed)
+        scale = self.output_scale(spec, Q)
         hyper = target.prior if isinstance(target.prior, HierarchicalPrior) else None
-        res = vi.fit(
-            spec, pot.X, pot.y, theta0[0], target.prior.std, config, gen, loss=pot.loss, scale=scale, hyper=hyper
-        )
+        res = fit_target(target, theta0[0], config, gen, scale=scale, hyper=hyper)
         draws, log_q, precision = [], [], []
         for s in seeds:
             g = torch.Generator().manual_seed(int(s))
