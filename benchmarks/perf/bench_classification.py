@@ -163,6 +163,14 @@ GOAL_WINS, ACCURACY_SLACK = 3, 0.01  # best NLL with the accuracy within one poi
 # the goal of the VI row against the MCMC row (skgibbs): NLL ratio and fit-time ratio, VI / MCMC
 QUICK_LEFT_OUT = {("digits", "gpc")}  # minutes per fit: ten one-vs-rest Gaussian processes on 1347 points
 DATASETS = ("breast_cancer", "digits", "pima", "synth")
+#: data sets (None: ``--datasets``), splits (``--n-splits`` overrides) and the settings of the library's rows
+#: and of Laplace beyond their defaults (the flags' settings go over these)
+SIZES = {
+    "full": {"datasets": None, "splits": N_SPLITS, "skgibbs": {}, "skgibbs_vi": {}, "skgibbs_smc": {},
+             "laplace": {}},
+    "quick": {"datasets": ["breast_cancer"], "splits": 1, "skgibbs": QUICK_SKGIBBS, "skgibbs_vi": QUICK_VI,
+              "skgibbs_smc": QUICK_SMC, "laplace": laplace_peer.QUICK},
+}  # fmt: skip
 METRICS = ("accuracy", "nll", "ece", "brier")
 
 
@@ -224,14 +232,14 @@ OPTIONAL = {"laplace": laplace_peer.missing}
 def fit_all(args, datasets, models, stem):
     """Fit ``models`` on ``datasets``, merged into the fits stored as ``args.out/<stem>.json`` (unless quick)."""
     cfg = {
-        "n_splits": args.n_splits or (1 if args.quick else N_SPLITS),
+        "n_splits": args.n_splits or args.size.splits,
         "test_size": TEST_SIZE,
-        "skgibbs": {**(QUICK_SKGIBBS if args.quick else {}), **json.loads(args.skgibbs_params)},
-        "skgibbs_vi": {**(QUICK_VI if args.quick else {}), **json.loads(args.vi_params)},
-        "skgibbs_smc": {**(QUICK_SMC if args.quick else {}), **json.loads(args.smc_params)},
+        "skgibbs": {**args.size.skgibbs, **json.loads(args.skgibbs_params)},
+        "skgibbs_vi": {**args.size.skgibbs_vi, **json.loads(args.vi_params)},
+        "skgibbs_smc": {**args.size.skgibbs_smc, **json.loads(args.smc_params)},
         "smc_splits": args.smc_splits,
         "skgibbs_ard": json.loads(args.ard_params),
-        "laplace": laplace_peer.QUICK if args.quick else {},
+        "laplace": args.size.laplace,
     }
     result = {"runs": [], "shapes": {}}
     previous = load_results(args.out, [stem]).get(stem)
@@ -643,7 +651,7 @@ def _sampler_settings(est):
 
 def run(args):
     """Fit the models on the data sets (quick: breast cancer, one split, a tiny network)."""
-    datasets = ["breast_cancer"] if args.quick else names(args.datasets, DATASETS, "data sets")
+    datasets = args.size.datasets or names(args.datasets, DATASETS, "data sets")
     models = names(args.models, MODELS, "models")
     return {args.output: fit_all(args, datasets, models, args.output)}
 
@@ -663,4 +671,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

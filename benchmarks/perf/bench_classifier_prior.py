@@ -48,6 +48,11 @@ DATASETS = ("breast_cancer", "pima", "synth")
 
 
 QUICK = {"hidden_layer_sizes": (8,), "n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
+#: data sets and factors (None: ``--datasets``, ``--factors``) and the classifier's settings beyond the defaults
+SIZES = {
+    "full": {"datasets": None, "factors": None, "classifier": {}},
+    "quick": {"datasets": ["breast_cancer"], "factors": ["1", "2"], "classifier": QUICK},
+}
 #: the prior whose scale is measured (``prior="auto"`` is ARD since 2026-11-27) and its sampler
 FIXED = {"prior": "fixed", "sampler": "hmc"}
 
@@ -69,7 +74,7 @@ def fan_in_prior_std(clf, X, y, gain):
     return gain * spec.fan_in_std().numpy()
 
 
-def fit_all(datasets, factors, quick=False):
+def fit_all(datasets, factors, settings=None):
     rows = []
     loaded, _ = data.load_available(datasets, load)
     for name in loaded:
@@ -90,7 +95,7 @@ def fit_all(datasets, factors, quick=False):
                 )
             )
         for label in factors:
-            clf = GibbsMLPClassifier(random_state=0, **FIXED, **(QUICK if quick else {}))
+            clf = GibbsMLPClassifier(random_state=0, **FIXED, **(settings or {}))
             clf.set_params(prior_std=fan_in_prior_std(clf, X_train, y_train, FACTORS[label]))
             seconds = timed_fit(clf, X_train, y_train).seconds
             proba = clf.predict_proba(X_test)
@@ -121,10 +126,10 @@ def add_arguments(parser):
 
 def run(args):
     """Fit the classifier at each factor and the peers on each data set (quick: breast cancer, a tiny network)."""
-    datasets = ["breast_cancer"] if args.quick else names(args.datasets, DATASETS, "data set")
-    factors = ["1", "2"] if args.quick else names(args.factors, tuple(FACTORS), "factor")
+    datasets = args.size.datasets or names(args.datasets, DATASETS, "data set")
+    factors = args.size.factors or names(args.factors, tuple(FACTORS), "factor")
     start = time.perf_counter()
-    rows = fit_all(datasets, factors, args.quick)
+    rows = fit_all(datasets, factors, args.size.classifier)
     return {NAME: {"rows": rows, "runtime_s": time.perf_counter() - start}}
 
 
@@ -178,4 +183,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -77,6 +77,16 @@ def dask_cluster(Client, LocalCluster, env):
 
 
 REPEAT = 2  # each time is the shortest of this many fits: the cores are shared with other work
+#: the fits' settings over the base estimator's, the fits per time and the worker environments (None: all;
+#: a quick run starts one cluster, which runs the same code)
+SIZES = {
+    "full": {"fit": {"n_samples": 1000}, "repeat": REPEAT, "worker_envs": None},
+    "quick": {
+        "fit": {"hidden_layer_sizes": (8,), "n_samples": 10, "burn_in": 10, "pretrain_iter": 20},
+        "repeat": 1,
+        "worker_envs": 1,
+    },
+}
 
 
 def timed(est, X, y, repeat=REPEAT, **params):
@@ -124,12 +134,9 @@ def run(args):
     # HMC on the fixed prior at the plug-in temperature, the defaults the stored times were measured at
     base = dict(hidden_layer_sizes=(50, 50), n_chains=4, sampler="hmc", prior="fixed", temperature="plug-in",
                 random_state=0)  # fmt: skip
-    if args.quick:
-        base.update(hidden_layer_sizes=(8,), n_samples=10, burn_in=10, pretrain_iter=20)
-    else:
-        base.update(n_samples=1000)
-    repeat = 1 if args.quick else REPEAT
-    envs = list(WORKER_ENV)[:1] if args.quick else list(WORKER_ENV)  # quick: one cluster runs the same code
+    base.update(args.size.fit)
+    repeat = args.size.repeat
+    envs = list(WORKER_ENV)[: args.size.worker_envs]
     short = {**base, "n_chains": 2, "n_samples": min(base["n_samples"], 300)}
     result = {"settings": {k: str(v) for k, v in base.items()}, "fits": {}, "repeat": repeat, "worker_envs": envs}
     grid = {"temperature": [0.5, 1.0, 2.0, 4.0]}
@@ -249,4 +256,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     requires=("dask", "distributed"),
+    sizes=SIZES,
 )

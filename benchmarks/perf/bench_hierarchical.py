@@ -60,6 +60,13 @@ from ..common.writer import RESULTS, Page, load
 
 NAME = "hierarchical"
 QUICK = {"n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
+#: seeds and input dimensions of the relevance part (None: ``--seeds``, ``--dims``), the settings of its fits
+#: and of the metric part's beyond the defaults, and the repetitions of each timing of the cost part
+SIZES = {
+    "full": {"seeds": None, "dims": None, "relevance_fit": {}, "metric_fit": {"n_samples": 200},
+             "repeat": 30},
+    "quick": {"seeds": 1, "dims": 1, "relevance_fit": QUICK, "metric_fit": QUICK, "repeat": 3},
+}
 #: the settings of both estimators of the relevance part (ARD and the fixed prior), beside the network and
 #: the paper's temperature (which "learned" replaces)
 SETTINGS = {
@@ -81,7 +88,7 @@ def _ranks(score, relevant):
     return sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
 
 
-def relevance(dims, seeds, settings, quick):
+def relevance(dims, seeds, settings, fit_settings):
     torch.set_num_threads(1)
     rows = []
     for p in dims:
@@ -92,7 +99,7 @@ def relevance(dims, seeds, settings, quick):
             temperature = 1.0 / (5.0 * ytr.var())  # lambda = 5 n on the raw scale, as paper 001
             for setting in settings:
                 common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "sampler": "hmc",
-                          "random_state": seed, **SETTINGS[setting], **(QUICK if quick else {})}  # fmt: skip
+                          "random_state": seed, **SETTINGS[setting], **fit_settings}  # fmt: skip
                 fits = {}
                 for name, extra in PRIORS.items():
                     reg = GibbsMLPRegressor(**common, **extra)
@@ -153,14 +160,13 @@ def _metric_data(name):
     return X, 2.0 * X[:, 0] - 1.5 * X[:, 1] + 0.5 * rng.normal(size=200), ()
 
 
-def metric(quick):
+def metric(settings):
     torch.set_num_threads(1)
     rows = []
     samplers = {"prior": HMC(metric="prior"), "adaptive": HMC(metric="adaptive"), "moving": MovingMetricHMC(metric="prior")}
     for data in ("linear", "diabetes"):
         X, y, hidden = _metric_data(data)
         for name, sampler in samplers.items():
-            settings = QUICK if quick else {"n_samples": 200}
             reg = GibbsMLPRegressor(hidden, prior="ard", sampler=sampler, temperature="plug-in",
                                     random_state=0, **settings)  # fmt: skip
             seconds = timed_fit(reg, X, y).seconds
@@ -187,7 +193,7 @@ def _seconds(fn, repeat):
     return (time.perf_counter() - start) / repeat
 
 
-def cost(quick):
+def cost(repeat):
     """Seconds of one Gibbs sweep of the precisions (and of the noise) against one gradient of the potential."""
     from skgibbs.problem import build_problem
     from skgibbs.samplers.hmc import gibbs as hmc_gibbs
@@ -204,7 +210,6 @@ def cost(quick):
             state = hmc_gibbs.init(gens, problem.target, problem.theta0)
             cond = hmc_gibbs.ConditionalTarget(problem.target, state.precision, state.scale)
             loss = problem.target.loss_sum(problem.theta0)
-            repeat = 3 if quick else 30
             gradient = _seconds(lambda: cond.value_and_grad(problem.theta0), repeat)
             gibbs = _seconds(lambda: hmc_gibbs.draw_hyperparameters(gens, problem.target, problem.theta0, loss), repeat)
             rows.append({
@@ -232,14 +237,15 @@ def run(args):
     if args.part != "both" and not args.quick and previous is not None:
         result.update({k: v for k, v in previous.items() if k in ("relevance", "metric", "cost")})
     if args.part in ("relevance", "both"):
-        seeds = list(range(1 if args.quick else args.seeds))
-        rows = relevance(args.dims[:1] if args.quick else args.dims, seeds, args.settings, args.quick)
+        seeds = list(range(args.size.seeds or args.seeds))
+        dims = args.dims[: args.size.dims]  # None: every one
+        rows = relevance(dims, seeds, args.settings, args.size.relevance_fit)
         result["relevance"] = _merge_relevance(result.get("relevance", []), rows)
         result["sparse"] = _sparse_ranks()
     if args.part in ("metric", "both"):
-        result["metric"] = metric(args.quick)
+        result["metric"] = metric(args.size.metric_fit)
     if args.part in ("cost", "both"):
-        result["cost"] = cost(args.quick)
+        result["cost"] = cost(args.size.repeat)
     return {NAME: result}
 
 
@@ -355,4 +361,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -157,21 +157,10 @@ QUICK = {
 }
 
 
-def settings(quick):
-    """Network, pre-training and chain lengths of a full or a quick run."""
-    if quick:
-        langevin, hmc, nuts = (30, 1, 20), (20, 1, 20), (30, 20)
-        mclmc, adjusted = (10, 1, 20), (20, 1, 20)
-        return {
-            "hidden": (8,),
-            "pretrain_iter": 30,
-            "langevin": langevin,
-            "hmc": hmc,
-            "nuts": nuts,
-            "mclmc": mclmc,
-            "adjusted_mclmc": adjusted,
-        }
-    return {
+#: the targets' settings, the network, pre-training and chain lengths of a full and of a quick run
+SIZES = {
+    "full": {
+        "targets": FULL,
         "hidden": (100, 100),
         "pretrain_iter": 1000,
         "langevin": (1000, 10, 200),  # burn-in, thin, draws: the Langevin defaults of the estimator
@@ -180,7 +169,18 @@ def settings(quick):
         # the microcanonical samplers' defaults: burn_in="auto" (their default_burn_in), thin 1, 175 draws
         "mclmc": (MCLMC.default_burn_in, MCLMC.default_thin, 175),
         "adjusted_mclmc": (AdjustedMCLMC.default_burn_in, AdjustedMCLMC.default_thin, 175),
-    }
+    },
+    "quick": {
+        "targets": QUICK,
+        "hidden": (8,),
+        "pretrain_iter": 30,
+        "langevin": (30, 1, 20),
+        "hmc": (20, 1, 20),
+        "nuts": (30, 20),
+        "mclmc": (10, 1, 20),
+        "adjusted_mclmc": (20, 1, 20),
+    },
+}
 
 
 def blackjax_budget(cfg, name, steps=None):
@@ -228,10 +228,10 @@ def load(name, n):
     return make_gap_regression(n_samples=n, noise=0.02, random_state=0)
 
 
-def make_target(name, quick):
+def make_target(name, cfg):
     """Data, network, starts, temperature and prior of one target as ``GibbsMLPRegressor(random_state=0)``
     at the fixed prior and the plug-in temperature (the defaults until 2026-11-27)."""
-    spec_t, cfg = (QUICK if quick else FULL)[name], settings(quick)
+    spec_t = cfg["targets"][name]
     X, y = load(name, spec_t["n"])
     est = GibbsMLPRegressor(
         cfg["hidden"], n_chains=N_CHAINS, pretrain_iter=cfg["pretrain_iter"], prior="fixed",
@@ -608,8 +608,8 @@ def run_bj_mclmc(target, name, cfg, steps=None):
 # ---------------------------------------------------------------------- run
 def run_target(name, samplers, args, result):
     """Every requested sampler on one target; in a full run the JSON is saved after each."""
-    cfg = settings(args.quick)
-    target = make_target(name, args.quick)
+    cfg = args.size
+    target = make_target(name, cfg)
     info = dict(target["info"], surrogate_scale=surrogate_scale(target))
     entry = result["targets"].setdefault(name, {"samplers": {}})
     entry["info"] = info
@@ -1018,4 +1018,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -90,7 +90,12 @@ LABELS = {"1e-3": "lr=1e-3", "1e-2 then 1e-3": "lr=(1e-2, 1e-3)", "default": "de
 REFERENCE_RATES = (1e-3, 1e-2)
 CAP, REFERENCE_STEPS = 20_000, 20_000
 N_CHAINS, SEED = 4, 0
-QUICK = {"datasets": (QUICKSTART,), "cap": 200, "reference_steps": 200}
+#: data sets, the rules' cap and the reference run's steps (None: the flags ``--datasets``, ``--cap`` and
+#: ``--reference-steps``)
+SIZES = {
+    "full": {"datasets": None, "cap": None, "reference_steps": None},
+    "quick": {"datasets": (QUICKSTART,), "cap": 200, "reference_steps": 200},
+}
 #: the estimators' default cap (``pretrain_iter``)
 DEFAULT_CAP = GibbsMLPRegressor().pretrain_iter
 
@@ -173,11 +178,8 @@ def add_arguments(parser):
 def run(args):
     """Each rule, the default fit's pre-training and the reference on each data set."""
     torch.manual_seed(args.seed)
-    if args.quick:
-        datasets, cap, reference_steps = QUICK["datasets"], QUICK["cap"], QUICK["reference_steps"]
-    else:
-        datasets = names(args.datasets, DATASETS, "data set")
-        cap, reference_steps = args.cap, args.reference_steps
+    datasets = args.size.datasets or names(args.datasets, DATASETS, "data set")
+    cap, reference_steps = args.size.cap or args.cap, args.size.reference_steps or args.reference_steps
     start = time.perf_counter()
     rows, skipped = [], {}
     for name in datasets:
@@ -275,4 +277,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

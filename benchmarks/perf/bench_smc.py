@@ -65,7 +65,7 @@ from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.datasets import gap_regression_function, make_gap_regression
 from skgibbs.samplers import HMC, SMC
 
-from .. import Benchmark, Output
+from .. import Benchmark, Output, pick_sizes
 from ..common.environment import load_after, was_quick
 from ..common.fits import escape, mixing_note
 from ..common.stats import timed_fit
@@ -80,6 +80,11 @@ GAP_COVERAGE, DATA_COVERAGE = 0.8, 0.9
 QUICK = {"hidden_layer_sizes": (16,), "pretrain_iter": 200}
 QUICK_HMC = {"n_samples": 40, "burn_in": 60}
 QUICK_SMC = {"n_particles": 32, "n_mcmc_steps": 2, "n_leapfrog": 5}
+#: rows of the gap data, and the network's, HMC's and SMC's settings beyond the defaults
+SIZES = {
+    "full": {"n_gap": N_GAP, "network": {}, "hmc": {}, "smc": {}},
+    "quick": {"n_gap": QUICK_N_GAP, "network": QUICK, "hmc": QUICK_HMC, "smc": QUICK_SMC},
+}
 METRICS_NAME = "smc_metrics"
 SEEDS_NAME = "smc_seeds"
 #: the seeds of ``--part seeds``: independent SMC runs of the default sampler
@@ -109,8 +114,8 @@ def _gap_inputs():
     return gap[:, None], np.concatenate([-side[::-1], side])[:, None]
 
 
-def _gap_data(quick):
-    X, y = make_gap_regression(QUICK_N_GAP if quick else N_GAP, random_state=0)
+def _gap_data(n_gap):
+    X, y = make_gap_regression(n_gap, random_state=0)
     # fresh data over the whole interval, the gap included, for the test log-likelihood
     rng = np.random.default_rng(1000)
     Xte = rng.uniform(-EDGE, EDGE, size=(N_FULL, 1))
@@ -123,9 +128,9 @@ def _diabetes_data():
     return train_test_split(X, y, test_size=0.25, random_state=0)
 
 
-def _fit(sampler, X, y, quick, temperature="plug-in"):
-    kw = dict(QUICK, **(QUICK_HMC if sampler == "hmc" else {})) if quick else {}
-    obj = HMC() if sampler == "hmc" else SMC(**(QUICK_SMC if quick else {}))
+def _fit(sampler, X, y, size, temperature="plug-in"):
+    kw = {**size.network, **(size.hmc if sampler == "hmc" else {})}
+    obj = HMC() if sampler == "hmc" else SMC(**size.smc)
     # the fixed prior and (HMC) the plug-in temperature: "auto" would give HMC ARD and a learned noise
     est = GibbsMLPRegressor(sampler=obj, prior="fixed", temperature=temperature, random_state=0, **kw)
     fit = timed_fit(est, X, y)
@@ -165,10 +170,10 @@ def _compare(hmc, smc, Xte):
     return {"mean_diff_sd": float(np.sqrt(np.mean(diff**2))), "sd_ratio": float(sd_s.mean() / sd_h.mean())}
 
 
-def _pair(name, X, Xte, y, yte, quick, score):
+def _pair(name, X, Xte, y, yte, size, score):
     """HMC at ``temperature="plug-in"``, then SMC at HMC's fitted temperature; both rows."""
-    hmc, h = _fit("hmc", X, y, quick)
-    smc, s = _fit("smc", X, y, quick, temperature=h["temperature"])
+    hmc, h = _fit("hmc", X, y, size)
+    smc, s = _fit("smc", X, y, size, temperature=h["temperature"])
     rows = []
     for est, row in ((hmc, h), (smc, s)):
         row.update(data=name, n_train=len(y), **score(est, Xte, yte))
@@ -217,12 +222,12 @@ def _run_metrics(args):
         raise SystemExit(f"unknown variants {unknown}: choose among {list(VARIANTS)}")
     hmc_row, smc_row = _stored_gap_rows(args)
     temperature = hmc_row["temperature"]
-    X, Xte, y, yte = _gap_data(args.quick)
+    X, Xte, y, yte = _gap_data(args.size.n_gap)
     new = []
     for name in variants:
-        settings = dict(VARIANTS[name], **(QUICK_SMC if args.quick else {}))
+        settings = dict(VARIANTS[name], **args.size.smc)
         est = GibbsMLPRegressor(sampler=SMC(**settings), temperature=temperature, random_state=0,
-                                **(QUICK if args.quick else {}))  # fmt: skip
+                                **args.size.network)  # fmt: skip
         fit = timed_fit(est, X, y)
         seconds, messages = fit.seconds, fit.messages(SamplerWarning)
         row = {"variant": name, "settings": VARIANTS[name], "fit_s": seconds, "n_stages": int(est.n_stages_),
@@ -244,12 +249,12 @@ def _run_seeds(args):
     """The default SMC on the gap data once per seed, at the stored HMC temperature; merged by seed."""
     hmc_row, _ = _stored_gap_rows(args)
     temperature = hmc_row["temperature"]
-    X, Xte, y, yte = _gap_data(args.quick)
+    X, Xte, y, yte = _gap_data(args.size.n_gap)
     gap, _ = _gap_inputs()
     new = []
     for seed in args.seeds:
-        est = GibbsMLPRegressor(sampler=SMC(**(QUICK_SMC if args.quick else {})), temperature=temperature,
-                                random_state=seed, **(QUICK if args.quick else {}))  # fmt: skip
+        est = GibbsMLPRegressor(sampler=SMC(**args.size.smc), temperature=temperature,
+                                random_state=seed, **args.size.network)  # fmt: skip
         fit = timed_fit(est, X, y)
         seconds, messages = fit.seconds, fit.messages(SamplerWarning)
         row = {"seed": seed, "fit_s": seconds, "n_stages": int(est.n_stages_),
@@ -330,7 +335,7 @@ def _report_seeds(res):
         ))  # fmt: skip
     notes = [
         f"The default SMC (GibbsMLPRegressor(sampler=SMC(), random_state=seed), defaults otherwise) on "
-        f"make_gap_regression({QUICK_N_GAP if was_quick(res) else N_GAP}, random_state=0) at the temperature "
+        f"make_gap_regression({pick_sizes(SIZES, was_quick(res)).n_gap}, random_state=0) at the temperature "
         f"of the stored HMC fit ({res['temperature']:.4g}, standardized scale), one run per seed: each run "
         "draws its own particles from the prior and its own moves. Coverage, widths and the test "
         "log-likelihood as on the smc page.",
@@ -359,8 +364,8 @@ def run(args):
         return _run_metrics(args)
     if getattr(args, "part", None) == "seeds":
         return _run_seeds(args)
-    rows = _pair("diabetes", *_diabetes_data(), args.quick, _loglik)
-    rows += _pair("gap", *_gap_data(args.quick), args.quick, _gap_scores)
+    rows = _pair("diabetes", *_diabetes_data(), args.size, _loglik)
+    rows += _pair("gap", *_gap_data(args.size.n_gap), args.size, _gap_scores)
     return {NAME: {"rows": rows, "threads": 1}}
 
 
@@ -378,7 +383,7 @@ def _report_metrics(res):
         str(r["n_grad"]), f"{r['final_step_size']:.2g}", f"{r['fit_s']:.0f}",
     ] for r in res["rows"]]  # fmt: skip
     notes = [
-        f"SMC alone on make_gap_regression({QUICK_N_GAP if was_quick(res) else N_GAP}, random_state=0) at "
+        f"SMC alone on make_gap_regression({pick_sizes(SIZES, was_quick(res)).n_gap}, random_state=0) at "
         f"the temperature of the stored HMC fit ({res['temperature']:.4g}, standardized scale), "
         "GibbsMLPRegressor(random_state=0) defaults otherwise; coverage, widths and the test "
         "log-likelihood as on the smc page. "
@@ -477,7 +482,7 @@ def _report_smc(results):
         "but the sampler; HMC at temperature='auto', SMC given HMC's fitted temperature (standardized scale: "
         "{}), so that both sample the same posterior.".format(
             load_after(res, lambda r: r["load_average"][0]), ", ".join(f"{k} {v:.4g}" for k, v in temps.items())),
-        f"Data gap: make_gap_regression({QUICK_N_GAP if was_quick(res) else N_GAP}, random_state=0). "
+        f"Data gap: make_gap_regression({pick_sizes(SIZES, was_quick(res)).n_gap}, random_state=0). "
         f"Coverage and width of the central {LEVEL:.0%} credible band of f (predict_interval with "
         "kind='credible': quantiles of the draws' function values, no noise) on 38 equispaced inputs of "
         "the gap (-0.2, 0.2) and 122 of the data region 0.2 <= abs(x) <= 0.8, against the true function "
@@ -514,4 +519,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -45,6 +45,22 @@ from ..common.writer import Page, load
 
 NAME = "sparse"
 QUICK_FIT = {"n_samples": 10, "burn_in": 20, "pretrain_iter": 20}  # the dense fit of a quick run
+#: per part: speed (steps per timed block, blocks), cost (warm-up transitions; rounds, transitions per round,
+#: repetitions of the lone gradient), structure (seeds and input dimensions, None: ``--seeds``, ``--dims``;
+#: burn-in, None: ``--burn-in`` or the kernel's; draws, None: the kernel's; the dense fit's settings) and
+#: baselines (seeds, the MLPs' iterations, the diabetes fit's settings)
+SIZES = {
+    "full": {
+        "speed_steps": 300, "speed_blocks": 6, "cost_burn_in": 200, "cost_rounds": (5, 12, 60),
+        "seeds": None, "dims": None, "burn_in": None, "n_samples": None, "dense_fit": {},
+        "baseline_seeds": 5, "mlp_max_iter": 3000, "diabetes_fit": {},
+    },
+    "quick": {
+        "speed_steps": 10, "speed_blocks": 2, "cost_burn_in": 20, "cost_rounds": (2, 3, 20),
+        "seeds": 1, "dims": 1, "burn_in": 50, "n_samples": 10, "dense_fit": QUICK_FIT,
+        "baseline_seeds": 1, "mlp_max_iter": 300, "diabetes_fit": {"burn_in": 100, "n_samples": 20},
+    },
+}  # fmt: skip
 # the parts of the results kept when another part is re-run
 # the stored parts (with the load averages that runs kept themselves before the harness recorded it)
 _STORED = ("speed", "speed_load_average", "structure", "structure_burn_in", "baselines", "cost", "cost_load_average")
@@ -91,11 +107,11 @@ def _speed_case(p, hidden, n, K, steps, blocks):
     }
 
 
-def speed(quick):
+def speed(size):
     torch.set_num_threads(1)
     cases = [(10, (8, 8, 8), 750, K) for K in (1, 4)] + [(100, (8, 8, 8), 750, K) for K in (1, 4)]
     cases += [(100, (8, 8, 8), 7500, 1)] + [(10, (100, 100), 442, K) for K in (1, 4)]
-    steps, blocks = (10, 2) if quick else (300, 6)
+    steps, blocks = size.speed_steps, size.speed_blocks
     return [_speed_case(p, hidden, n, K, steps, blocks) for p, hidden, n, K in cases]
 
 
@@ -166,7 +182,7 @@ def _timed_jumps(clock):
         rjhmc.jump = real
 
 
-def step_cost(quick):
+def step_cost(size):
     """What one RJHMC transition costs at paper 001's sizes, measured inside the transitions: the time in
     the network's evaluations (the HMC move's gradients, the jumps' gradient and 2K-point loss), the
     jumps' own bookkeeping (a jump's time less its evaluations) and the HMC move's (the rest); and the
@@ -184,13 +200,13 @@ def step_cost(quick):
             theta = spec.init_params(gens[0], K, torch.float32)
             mask = torch.rand(theta.shape, generator=gens[0]) < 0.5
             kernel = RJHMC()
-            run = RunSettings(n_samples=1, burn_in=20 if quick else 200)
+            run = RunSettings(n_samples=1, burn_in=size.cost_burn_in)
             chains = kernel.chains(target, (theta * mask).clamp(-1, 1), gens, run)
             chains.warmup()
             params = chains.frozen_params()
             # rounds of transitions, the quickest per evaluation kept: a busy machine slows some rounds,
             # never speeds one up
-            rounds, steps, reps = (2, 3, 20) if quick else (5, 12, 60)
+            rounds, steps, reps = size.cost_rounds
             best = None
             for _ in range(rounds):
                 n_steps = []
@@ -253,7 +269,7 @@ def _stacked(reg, Xtr, ytr, Xte):
     return weights, per_chain @ weights
 
 
-def structure(dims, seeds, burn_in, quick, kernel="rjhmc"):
+def structure(dims, seeds, burn_in, size, kernel="rjhmc"):
     torch.set_num_threads(1)
     rows = []
     for p in dims:
@@ -264,13 +280,13 @@ def structure(dims, seeds, burn_in, quick, kernel="rjhmc"):
             relevant = np.flatnonzero((A != 0).any(0))
             temperature = 1.0 / (5.0 * ytr.var())
             common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed}
-            n_samples = 10 if quick else (200 if kernel == "rjhmc" else 100)
+            n_samples = size.n_samples or (200 if kernel == "rjhmc" else 100)
             thin = 1 if kernel == "rjhmc" else 10
             sparse = SparseGibbsMLPRegressor(
                 **common, sampler=kernel, burn_in=burn_in, n_samples=n_samples, thin=thin
             )
             sparse_fit = timed_fit(sparse, Xtr, ytr)
-            dense = {"sampler": "hmc", "prior": "fixed", **(QUICK_FIT if quick else {})}
+            dense = {"sampler": "hmc", "prior": "fixed", **size.dense_fit}
             full = GibbsMLPRegressor(**common, **dense)
             full_fit = timed_fit(full, Xtr, ytr)
             t_sparse, t_full = sparse_fit.seconds, full_fit.seconds
@@ -321,14 +337,14 @@ def structure(dims, seeds, burn_in, quick, kernel="rjhmc"):
     return rows
 
 
-def baselines(quick):
+def baselines(size):
     """What a trained dense network learns at p = 100 (all inputs, or the relevant ones only), and
     a default SparseGibbsMLPRegressor fit on the diabetes data."""
     from sklearn.neural_network import MLPRegressor
 
     torch.set_num_threads(1)
     rows = []
-    for seed in range(1 if quick else 5):
+    for seed in range(size.baseline_seeds):
         X, y, A = make_sparse_sine(1000, 100, random_state=seed)
         relevant = np.flatnonzero((A != 0).any(0))
         f_te = sparse_sine_function(X[750:], A)
@@ -338,7 +354,7 @@ def baselines(quick):
                 warnings.simplefilter("ignore")
                 mlp = MLPRegressor(
                     hidden_layer_sizes=(8, 8, 8),
-                    max_iter=300 if quick else 3000,
+                    max_iter=size.mlp_max_iter,
                     learning_rate_init=1e-2,
                     random_state=seed,
                 ).fit(X[:750][:, cols], y[:750])
@@ -346,7 +362,7 @@ def baselines(quick):
         rows.append(row)
         print(row, flush=True)
     X, y = data.load("diabetes")[:2]
-    reg = SparseGibbsMLPRegressor(random_state=0, **({"burn_in": 100, "n_samples": 20} if quick else {}))
+    reg = SparseGibbsMLPRegressor(random_state=0, **size.diabetes_fit)
     diabetes = {
         "time_s": timed_fit(reg, X, y).seconds,
         "rhat": float(reg.rhat_),
@@ -379,14 +395,14 @@ def run(args):
         rerun = {args.part, f"{args.part}_load_average"} - {"structure"}
         keep_parts(previous, result, [k for k in _STORED if k not in rerun])
     if args.part in ("speed", "both"):
-        result["speed"] = speed(args.quick)
+        result["speed"] = speed(args.size)
     if args.part in ("cost", "both"):
-        result["cost"] = step_cost(args.quick)
+        result["cost"] = step_cost(args.size)
     if args.part in ("structure", "both"):
-        seeds = list(range(1 if args.quick else args.seeds))
-        burn_in = args.burn_in or (1000 if args.kernel == "rjhmc" else 20_000)
-        dims = args.dims[:1] if args.quick else args.dims
-        rows = structure(dims, seeds, 50 if args.quick else burn_in, args.quick, args.kernel)
+        seeds = list(range(args.size.seeds or args.seeds))
+        burn_in = args.size.burn_in or args.burn_in or (1000 if args.kernel == "rjhmc" else 20_000)
+        dims = args.dims[: args.size.dims]  # None: every one
+        rows = structure(dims, seeds, burn_in, args.size, args.kernel)
         # the other kernel's stored rows stay beside the new ones (rows before kernels were named: rjmcmc)
         kept = [r for r in result.get("structure", []) if r.get("kernel", "rjmcmc") != args.kernel]
         for r in kept:
@@ -397,7 +413,7 @@ def run(args):
         result["structure"] = kept + rows
         result.pop("structure_burn_in", None)
     if args.part in ("baselines", "both"):
-        result["baselines"] = baselines(args.quick)
+        result["baselines"] = baselines(args.size)
     return {NAME: result}
 
 
@@ -578,4 +594,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -69,6 +69,15 @@ QUICK = {"hidden_layer_sizes": (16,), "pretrain_iter": 100, "n_samples": 20}
 QUICK_VI = {"max_iter": 300}
 QUICK_SMC = {"n_particles": 32, "n_leapfrog": 5}
 QUICK_LFV = {"n_iter": 300, "burn_in": 100}
+#: data sets (None: ``--datasets``); MeanFieldVI's settings (None: sampler="vi" at its defaults), the network's
+#: and SMC's beyond the defaults; the temperature grid (None: the regressors' or the classifiers'), the folds
+#: of the cross-validation and LFV's settings (None: its defaults)
+SIZES = {
+    "full": {"datasets": None, "vi": None, "network": {}, "smc": {}, "temperatures": None, "cv": FOLDS,
+             "lfv": None},
+    "quick": {"datasets": ["diabetes"], "vi": QUICK_VI, "network": QUICK, "smc": QUICK_SMC,
+              "temperatures": QUICK_TEMPERATURES, "cv": 3, "lfv": QUICK_LFV},
+}  # fmt: skip
 LABELS = {
     "evidence": "evidence (SMC path)",
     "waic_path": "WAIC (SMC path)",
@@ -92,25 +101,25 @@ def _split(name):
     return scaler.transform(Xtr), scaler.transform(Xte), ytr, yte
 
 
-def _compare(name, quick):
+def _compare(name, size):
     Xtr, Xte, ytr, yte = _split(name)
     cls = GibbsMLPClassifier if name in CLASSIFICATION else GibbsMLPRegressor
-    est = cls(sampler=MeanFieldVI(**QUICK_VI), prior="fixed", random_state=0, **QUICK) if quick else None
-    est = est or cls(sampler="vi", prior="fixed", random_state=0)
+    sampler = "vi" if size.vi is None else MeanFieldVI(**size.vi)
+    est = cls(sampler=sampler, prior="fixed", random_state=0, **size.network)
     temperatures = CLASSIFIER_TEMPERATURES if name in CLASSIFICATION else TEMPERATURES
-    smc = SMC(**QUICK_SMC) if quick else SMC()
+    smc = SMC(**size.smc)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SamplerWarning)
         res = compare_temperatures(
             est,
             Xtr,
             ytr,
-            QUICK_TEMPERATURES if quick else temperatures,
-            cv=3 if quick else FOLDS,
+            size.temperatures or temperatures,
+            cv=size.cv,
             X_test=Xte,
             y_test=yte,
             smc=smc,
-            lfv_params=QUICK_LFV if quick else None,
+            lfv_params=size.lfv,
             random_state=0,
         )
     messages = sorted({str(w.message)[:160] for w in caught if issubclass(w.category, SamplerWarning)})
@@ -132,13 +141,11 @@ def run(args):
     result = {} if args.quick else load_results(args.out, [NAME]).get(NAME, {})
     result["sessions"] = session_loads(result)  # the stored run's session gets the load the harness recorded
     result.setdefault("datasets", {})
-    chosen = ["diabetes"]
-    if not args.quick:
-        chosen = names(args.datasets, DATASETS, "data sets", in_choice_order=False)
+    chosen = args.size.datasets or names(args.datasets, DATASETS, "data sets", in_choice_order=False)
     data, skipped = load_available(chosen, load)
     start = time.perf_counter()
     for name in data:
-        result["datasets"][name] = _compare(name, args.quick)
+        result["datasets"][name] = _compare(name, args.size)
         print(f"{name}: picks {result['datasets'][name]['picks']}", flush=True)
         if not args.quick:  # each data set is kept as it ends: an interrupted run loses only the one running
             save_json(args.out, NAME, {**result, "environment": environment.record(args.threads)})
@@ -230,4 +237,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

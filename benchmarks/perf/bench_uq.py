@@ -240,6 +240,14 @@ FEW_SPLITS = (*SMC_ROWS, *MCLMC_ROWS)
 CHAIN_ROWS = ("skgibbs", "skgibbs_ard", *MCLMC_ROWS)
 CHAIN_MIXING = ("within_chain_rhat", "within_chain_ess", "between_chain_rhat")
 CHOICES = (*DATASETS, "mcycle")
+#: data sets (None: ``--datasets``), splits (``--n-splits`` overrides), the GP's optimizer restarts and the
+#: settings of the library's rows and of Laplace beyond their defaults (the flags' settings go over these)
+SIZES = {
+    "full": {"datasets": None, "splits": N_SPLITS, "gp_restarts": 2, "skgibbs": {}, "skgibbs_vi": {},
+             "skgibbs_smc": {}, "laplace": {}},
+    "quick": {"datasets": ["diabetes"], "splits": 2, "gp_restarts": 0, "skgibbs": QUICK_SKGIBBS,
+              "skgibbs_vi": QUICK_VI, "skgibbs_smc": QUICK_SMC, "laplace": laplace_peer.QUICK},
+}  # fmt: skip
 # Lakshminarayanan et al. (2017), Table 1, test log-likelihood: (deep ensembles, MC dropout), mean ± s.e.
 PUBLISHED = {"boston": ((-2.41, 0.25), (-2.46, 0.25)), "concrete": ((-3.06, 0.18), (-3.04, 0.09))}
 
@@ -553,16 +561,16 @@ def fit_all(args, datasets, models, stem):
     Returns the result and whether any GibbsMLPRegressor fit is stored (else nothing is reported).
     """
     cfg = {
-        "splits": args.n_splits or (2 if args.quick else N_SPLITS),
-        "gp_restarts": 0 if args.quick else 2,
-        "skgibbs": {**(QUICK_SKGIBBS if args.quick else {}), **json.loads(args.skgibbs_params)},
-        "skgibbs_vi": {**(QUICK_VI if args.quick else {}), **json.loads(args.vi_params)},
-        "skgibbs_smc": {**(QUICK_SMC if args.quick else {}), **json.loads(args.smc_params)},
+        "splits": args.n_splits or args.size.splits,
+        "gp_restarts": args.size.gp_restarts,
+        "skgibbs": {**args.size.skgibbs, **json.loads(args.skgibbs_params)},
+        "skgibbs_vi": {**args.size.skgibbs_vi, **json.loads(args.vi_params)},
+        "skgibbs_smc": {**args.size.skgibbs_smc, **json.loads(args.smc_params)},
         "smc_splits": args.smc_splits,
         "skgibbs_ard": json.loads(args.ard_params),
         "skgibbs_mclmc": json.loads(args.mclmc_params),
         "mclmc_splits": args.mclmc_splits,
-        "laplace": laplace_peer.QUICK if args.quick else {},
+        "laplace": args.size.laplace,
     }
     data, skipped = load_available(datasets, load_xy)
     for model in list(models):
@@ -1061,7 +1069,7 @@ def add_arguments(parser):
 
 def run(args):
     """Fit the models on the data sets (quick: diabetes, 2 splits, a tiny network), merged into the stored fits."""
-    datasets = ["diabetes"] if args.quick else names(args.datasets, CHOICES, "data sets", in_choice_order=False)
+    datasets = args.size.datasets or names(args.datasets, CHOICES, "data sets", in_choice_order=False)
     result, _ = fit_all(args, datasets, names(args.models, MODELS, "models", in_choice_order=False), args.output)
     return {args.output: result}
 
@@ -1091,4 +1099,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -341,20 +341,31 @@ def add_arguments(parser):
     parser.add_argument("--experiments", nargs="+", choices=["funnel", "banana", "logistic"])
 
 
+#: Adam steps per neural fit (None: ``--max-iter``), the banana's thinnings (``--banana-thin`` overrides) and
+#: the chain lengths a quick run shortens (the experiments' own otherwise)
+SIZES = {
+    "full": {"max_iter": None, "banana_thins": [1, 100], "chains": {}},
+    "quick": {
+        "max_iter": 20,
+        "banana_thins": [1],
+        "chains": {"n_train": 500, "n_test": 200, "n_test_chains": 4, "burn_in": 200},
+    },
+}
+
+
 def run(args):
     """Every experiment (quick: short chains, 4 test chains, 20 Adam steps); others kept from a full run."""
     exps = P.experiments()
-    max_iter = 20 if args.quick else args.max_iter
+    max_iter = args.size.max_iter or args.max_iter
     n_jobs = args.n_jobs or 1
     result = previous(args)
     result.update(date=str(datetime.date.today()), cpus=os.cpu_count())
     for name in args.experiments or list(exps):
-        thins = args.banana_thin or ([1] if args.quick else [1, 100])
+        thins = args.banana_thin or args.size.banana_thins
         for thin in thins if name == "banana" else [1]:
             key = name if thin == 1 else f"{name}, thin {thin}"
             exp, chains = exps[name], P.shrink(exps[name].chains, thin=thin)
-            if args.quick:
-                chains = P.shrink(chains, n_train=500, n_test=200, n_test_chains=4, burn_in=200)
+            chains = P.shrink(chains, **args.size.chains)
             chains = P.shrink(chains, n_test_chains=args.n_test_chains)
             print(f"== {exp.title}, thin {thin}", file=sys.stderr, flush=True)
             start = time.perf_counter()
@@ -400,4 +411,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -38,10 +38,17 @@ def add_arguments(parser):
     P.add_chain_arguments(parser, other="table2")
 
 
-def quick_settings(args):
-    """A tiny run: n in 250..1000 at n rho = 250, one replicate, chains of a few dozen steps."""
-    args.ns, args.batch, args.replicates = [250, 500, 1000], 250, 1
-    args.burn_in, args.gap, args.draws, args.adam_steps = 5, 2, 10, 20
+#: the flags a quick run sets (a tiny run: n in 250..1000 at n rho = 250, one replicate, chains of a few dozen
+#: steps), the workers (``--n-jobs`` overrides) and the pre-training settings a quick run shrinks
+SIZES = {
+    "full": {"flags": {}, "n_jobs": 2, "setting": {}},
+    "quick": {
+        "flags": {"ns": [250, 500, 1000], "batch": 250, "replicates": 1, "burn_in": 5, "gap": 2, "draws": 10,
+                  "adam_steps": 20},
+        "n_jobs": 1,
+        "setting": {"sgd_steps": 20, "pretrain_batch": 250},
+    },
+}  # fmt: skip
 
 
 def rho_of(n, batch):
@@ -244,12 +251,9 @@ def texts(summary):
 
 def run(args):
     """The chains of every n and replicate (largest n first), summarised per convention and method."""
-    if args.quick:
-        quick_settings(args)
-    n_jobs = args.n_jobs or (1 if args.quick else 2)
-    setting = P.Setting(adam_steps=args.adam_steps)
-    if args.quick:
-        setting = dataclasses.replace(setting, sgd_steps=20, pretrain_batch=250)
+    vars(args).update(args.size.flags)  # a quick run's sizes and chain lengths over the flags
+    n_jobs = args.n_jobs or args.size.n_jobs
+    setting = dataclasses.replace(P.Setting(adam_steps=args.adam_steps), **args.size.setting)
     lengths = P.Lengths(args.burn_in, args.gap, args.draws)
     cache = P.cache_dir(args)
     t0 = time.perf_counter()
@@ -333,4 +337,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -149,12 +149,22 @@ def add_arguments(parser):
                         help="fraction of the RJHMC warm-up without jumps (RJHMC's hold_active)")  # fmt: skip
 
 
+#: the flags a quick run sets (p = 1, one repetition, chains of a few hundred steps) and the workers
+#: (``--n-jobs`` overrides)
+SIZES = {
+    "full": {"flags": {}, "n_jobs": 2},
+    "quick": {
+        "flags": {"reps": 1, "burn_in": 100, "draws": 10, "gap": 5, "dims": [1],
+                  "rj_burn_in": 20, "rj_gap": 1},
+        "n_jobs": 1,
+    },
+}
+
+
 def run(args):
     """Every repetition at every input dimension (quick: p = 1, one repetition, chains of a few hundred steps)."""
-    if args.quick:
-        args.reps, args.burn_in, args.draws, args.gap, args.dims = 1, 100, 10, 5, [1]
-        args.rj_burn_in, args.rj_gap = 20, 1
-    args.n_jobs = args.n_jobs or (1 if args.quick else 2)
+    vars(args).update(args.size.flags)  # a quick run's repetitions, dimensions and chains over the flags
+    args.n_jobs = args.n_jobs or args.size.n_jobs
     t0 = time.perf_counter()
     jobs = [(p, rep) for p in args.dims for rep in range(args.reps)]
     runs = Parallel(n_jobs=args.n_jobs)(
@@ -266,4 +276,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

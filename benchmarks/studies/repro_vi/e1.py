@@ -59,8 +59,12 @@ E1_WIDTHS = (10, 20, 100, 200, 1000, 2000, 10000)
 E1_N, E1_NOISE_VAR, E1_TAU, E1_GRID, E1_SEEDS = 500, 1e-3, 1.0, 200, 3
 E1_MAX_ITER, E1_MAX_ITER_WIDE, E1_WIDE = 3000, 1000, 5000  # cap for N >= E1_WIDE: E1_MAX_ITER_WIDE
 E1_DRAWS, E1_PRIOR_DRAWS = (2, 100), 400  # (n_chains, n_samples) of q; draws of the prior
-#: the widths and the seeds per width (``--seeds`` overrides)
-SIZES = {"full": {"widths": list(E1_WIDTHS), "seeds": E1_SEEDS}, "quick": {"widths": [10, 100], "seeds": 1}}
+#: the widths and the seeds per width (``--seeds`` overrides),
+#: and the estimator's settings over the part's (fit)
+SIZES = {
+    "full": {"widths": list(E1_WIDTHS), "seeds": E1_SEEDS, "fit": {}},
+    "quick": {"widths": [10, 100], "seeds": 1, "fit": QUICK_FIT},
+}
 
 
 def e1_data(seed):
@@ -82,7 +86,7 @@ def e1_summary(F, grid, kl, n_params, prior_var):
     )
 
 
-def e1_estimator(N, eta_label, seed, quick):
+def e1_estimator(N, eta_label, seed, fit):
     X, y = e1_data(seed)
     grid = np.linspace(-1.0, 1.0, E1_GRID)[:, None]
     temperature = 2.0 * E1_NOISE_VAR / y.var()
@@ -96,7 +100,7 @@ def e1_estimator(N, eta_label, seed, quick):
             "tau": E1_TAU,
             "max_iter": max_iter,
         },
-        quick=quick,
+        fit=fit,
         temperature=temperature,
         n_chains=E1_DRAWS[0],
         n_samples=E1_DRAWS[1],
@@ -120,7 +124,7 @@ def e1_estimator(N, eta_label, seed, quick):
     return out
 
 
-def e1_prior_start(N, eta_label, seed, quick):
+def e1_prior_start(N, eta_label, seed, fit):
     """The estimator's objective through ``vi.fit``, ``q``'s means started at a draw of the prior."""
     X, y = e1_data(seed)
     grid = np.linspace(-1.0, 1.0, E1_GRID)[:, None]
@@ -134,7 +138,7 @@ def e1_prior_start(N, eta_label, seed, quick):
     config = vi.VIConfig(
         lam=E1_N / temperature,
         eta=eta,
-        n_iter=QUICK_FIT["sampler__max_iter"] if quick else max_iter,
+        n_iter=fit.get("sampler__max_iter", max_iter),
         learning_rate=1e-2,
         batch_size=128,
     )
@@ -177,7 +181,7 @@ def run(args):
     for N in widths:
         for key, (label, runner, eta_label) in E1_VARIANTS.items():
             for seed in seeds:
-                r = runner(N, eta_label, seed, args.quick)
+                r = runner(N, eta_label, seed, size.fit)
                 r.update(variant=key, N=N, seed=seed)
                 runs.append(r)
                 print(

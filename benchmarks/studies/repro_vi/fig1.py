@@ -39,8 +39,12 @@ DOC_FIGURE = None
 
 FIG1_TAUS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0)
 FIG1_SEEDS, FIG1_DRAWS = 5, (2, 25)  # (n_chains, n_samples): m = 50 draws
-#: the tau grid and the seeds (splits) per tau (``--seeds`` overrides)
-SIZES = {"full": {"taus": FIG1_TAUS, "seeds": FIG1_SEEDS}, "quick": {"taus": (1e-2, 1.0), "seeds": 1}}
+#: the tau grid and the seeds (splits) per tau (``--seeds`` overrides),
+#: and the estimators' settings over the part's (fit)
+SIZES = {
+    "full": {"taus": FIG1_TAUS, "seeds": FIG1_SEEDS, "fit": {}},
+    "quick": {"taus": (1e-2, 1.0), "seeds": 1, "fit": QUICK_FIT},
+}
 
 
 def fig1_configs(taus):
@@ -48,7 +52,7 @@ def fig1_configs(taus):
     return [(f"{tau:g}", tau, "auto") for tau in taus] + [("eta=1", None, 1.0)]
 
 
-def fig1_classifier(label, tau, kl_weight, seed, quick):
+def fig1_classifier(label, tau, kl_weight, seed, fit):
     X, y = load_digits(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=seed)
     n_chains, n_samples = FIG1_DRAWS
@@ -56,7 +60,7 @@ def fig1_classifier(label, tau, kl_weight, seed, quick):
         GibbsMLPClassifier,
         (100, 100),
         vi_params={"kl_weight": kl_weight, **({} if tau is None else {"tau": tau})},
-        quick=quick,
+        fit=fit,
         n_chains=n_chains,
         n_samples=n_samples,
         random_state=seed,
@@ -79,13 +83,13 @@ def fig1_classifier(label, tau, kl_weight, seed, quick):
     )
 
 
-def fig1_regressor(label, tau, kl_weight, seed, quick):
+def fig1_regressor(label, tau, kl_weight, seed, fit):
     X, y = load_diabetes(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.1, random_state=seed)
     est = vi_estimator(
         GibbsMLPRegressor,
         vi_params={"kl_weight": kl_weight, **({} if tau is None else {"tau": tau})},
-        quick=quick,
+        fit=fit,
         temperature="plug-in",  # what "auto" was when the stored fits were made
         random_state=seed,
     )
@@ -121,7 +125,7 @@ def run(args):
     for model, runner in (("digits", fig1_classifier), ("diabetes", fig1_regressor)):
         for label, tau, kl_weight in configs:
             for seed in seeds:
-                r = runner(label, tau, kl_weight, seed, args.quick)
+                r = runner(label, tau, kl_weight, seed, size.fit)
                 runs[model].append(r)
                 main = (
                     f"acc {r['accuracy']:.3f}, NLL {r['nll']:.3f}, ECE {r['ece']:.3f}"

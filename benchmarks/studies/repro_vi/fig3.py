@@ -25,11 +25,15 @@ DOC_FIGURE = None
 
 FIG3_WIDTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 FIG3_SEEDS = 3
-#: the widths and the seeds (splits) per width (``--seeds`` overrides)
-SIZES = {"full": {"widths": list(FIG3_WIDTHS), "seeds": FIG3_SEEDS}, "quick": {"widths": [8, 16], "seeds": 1}}
+#: the widths and the seeds (splits) per width (``--seeds`` overrides),
+#: and the estimator's settings over the part's (fit)
+SIZES = {
+    "full": {"widths": list(FIG3_WIDTHS), "seeds": FIG3_SEEDS, "fit": {}},
+    "quick": {"widths": [8, 16], "seeds": 1, "fit": QUICK_FIT},
+}
 
 
-def fig3_fit(N, seed, quick):
+def fig3_fit(N, seed, fit):
     X, y = load_digits(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=seed)
     n_chains, n_samples = FIG1_DRAWS
@@ -37,7 +41,7 @@ def fig3_fit(N, seed, quick):
         GibbsMLPClassifier,
         (N,),
         vi_params={"kl_weight": 1.0},
-        quick=quick,
+        fit=fit,
         n_chains=n_chains,
         n_samples=n_samples,
         random_state=seed,
@@ -68,7 +72,7 @@ def run(args):
     start = time.perf_counter()
     for N in widths:
         for seed in seeds:
-            r = fig3_fit(N, seed, args.quick)
+            r = fig3_fit(N, seed, size.fit)
             runs.append(r)
             print(
                 f"fig3 N={N} seed {seed}: acc {r['accuracy']:.3f}, NLL {r['nll']:.3f}, KL {r['kl']:.4g}, "

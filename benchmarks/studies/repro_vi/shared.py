@@ -42,11 +42,12 @@ def pyplot():
     return plt
 
 
-def vi_estimator(cls, *args, vi_params=None, quick=False, **params):
-    """``cls(*args, sampler=MeanFieldVI(**vi_params), prior="fixed", **params)``, then :data:`QUICK_FIT` if
-    ``quick``: paper 002's fixed Gaussian prior (``prior="auto"`` is ARD under VI since 2026-11-27)."""
+def vi_estimator(cls, *args, vi_params=None, fit=None, **params):
+    """``cls(*args, sampler=MeanFieldVI(**vi_params), prior="fixed", **params)``, then the settings
+    ``fit`` (a quick run's :data:`QUICK_FIT`): paper 002's fixed Gaussian prior (``prior="auto"`` is
+    ARD under VI since 2026-11-27)."""
     est = cls(*args, sampler=MeanFieldVI(**(vi_params or {})), **{"prior": "fixed", **params})
-    return est.set_params(**QUICK_FIT) if quick else est
+    return est.set_params(**(fit or {}))
 
 
 def estimator_prior(est, X, y):
