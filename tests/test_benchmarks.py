@@ -3,9 +3,18 @@
 The quick mode runs the same code as a full run on tiny data and few
 iterations, through the harness's entry point, into a temporary directory.
 A benchmark whose optional dependency is missing is skipped with the reason.
+The harness records the run (environment, load, seed, quick) itself, the
+benchmarks compute means and standard errors through one helper, and no
+benchmark stores the record by hand or writes a file past the writer.
 """
 
+import importlib
+import json
+import math
+import pkgutil
+import re
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -14,9 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # benchmarks/ is a package of the checkout, not of the installed skgibbs
     sys.path.append(str(ROOT))
 
-from benchmarks import registry  # noqa: E402
-from benchmarks.__main__ import main  # noqa: E402
-from benchmarks.common.writer import RESULTS  # noqa: E402
+from benchmarks import PACKAGES, Benchmark, Output, pick_sizes, registry  # noqa: E402
+from benchmarks.__main__ import common_parser, main, report_benchmark, run_benchmark  # noqa: E402
+from benchmarks.common import environment, stats, writer  # noqa: E402
+from benchmarks.common.writer import RESULTS, Page  # noqa: E402
 
 BENCHMARKS = registry()
 
@@ -131,3 +141,191 @@ def test_quick_smc_seeds_part_writes_and_reports(tmp_path):
         (tmp_path / name).unlink()
     assert main(["report", "smc", "--out", str(tmp_path)]) == 0
     assert _texts(tmp_path, ["smc_seeds"]) == before
+
+
+# ---------------------------------------------------------------- what the harness owns
+def _benchmark_sources():
+    """``{module name: source}`` of every module of the benchmark packages, those inside packages too."""
+    out = {}
+    for package_name in PACKAGES:
+        package = importlib.import_module(package_name)
+        for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}."):
+            spec = importlib.util.find_spec(info.name)
+            out[info.name] = Path(spec.origin).read_text()
+    return out
+
+
+SOURCES = _benchmark_sources()
+#: a result key or keyword that stores the quick flag, e.g. ``"quick": args.quick`` or ``quick=args.quick``
+STORES_QUICK = re.compile(
+    r"""["']quick["']\s*:\s*(args\.|opts\.)?quick\b|\bquick\s*=\s*(args|opts)\.quick|\[["']quick["']\]\s*="""
+)
+
+
+def test_the_scan_sees_every_registered_benchmark():
+    modules = {sys.modules[b.run.__module__].__name__ for b in BENCHMARKS.values()}
+    assert modules <= set(SOURCES)
+    assert "benchmarks.studies.repro_vi.e1" in SOURCES  # the parts of a benchmark package too
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_no_benchmark_records_the_run_itself(module):
+    """The load average and the quick flag of a run are the harness's to record (environment.record)."""
+    source = SOURCES[module]
+    assert not re.search(r"\bload_average\s*\(", source), f"{module} calls load_average"
+    assert not STORES_QUICK.search(source), f"{module} stores the quick flag in its results"
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_no_benchmark_copies_a_file_past_the_writer(module):
+    """Figures go through the writer; one that the documentation shows from doc/_static is a doc_figure."""
+    assert not re.search(r"\bshutil\.copy|\bcopyfile\(|/ [\"']doc[\"']", SOURCES[module]), (
+        f"{module} copies a file itself: name it as the page's doc_figure"
+    )
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_no_benchmark_defines_its_own_mean_and_standard_error(module):
+    own = re.search(r"def _?(mean_se|timed_fit)\b", SOURCES[module])
+    assert not own, f"{module}: use benchmarks.common.stats"
+
+
+def test_harness_records_the_run_and_writes_json_and_rst_only(tmp_path):
+    """The record goes with every result; the page is reStructuredText, rendered again from the JSON alone."""
+    seen = {}
+
+    def run(args):
+        seen["size"] = args.size
+        return {"fake": {"rows": [1, 2, 3]}}
+
+    def report(results):
+        r = results["fake"]
+        quick, seed = environment.was_quick(r), environment.recorded(r, "seed")
+        cells = [[str(quick), str(seed), stats.fmt(stats.mean_se(r["rows"]))]]
+        return [Page("fake", "Fake", [("Record", ["quick", "seed", "rows"], cells)], ["A note."])]
+
+    sizes = {"full": {"n": 100}, "quick": {"n": 2}}
+    bench = Benchmark("fake", "performance", "Fake", (Output("fake", "Fake"),), run, report, sizes=sizes)
+    args = common_parser(bench).parse_args(["--quick", "--seed", "7", "--out", str(tmp_path)])
+    written = run_benchmark(bench, args)
+    assert seen["size"] == {"n": 2} and seen["size"].n == 2
+    assert sorted(p.name for p in written) == ["fake.json", "fake.rst"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake.json", "fake.rst"]
+    env = json.loads((tmp_path / "fake.json").read_text())["environment"]
+    assert env["quick"] is True and env["seed"] == 7 and env["threads"] == 1
+    assert {"load_before", "load_average", "versions", "cpu_model", "date"} <= set(env)
+    assert environment.loads({"environment": env}) == (env["load_before"], env["load_average"])
+    rst = (tmp_path / "fake.rst").read_text()
+    assert "| True  | 7    | 2.000 ± 0.577 |" in rst
+    assert "quick run, seed 7, load average" in rst and "before and" in rst
+    (tmp_path / "fake.rst").unlink()
+    report_benchmark(bench, common_parser(bench, "report").parse_args(["--out", str(tmp_path)]))
+    assert (tmp_path / "fake.rst").read_text() == rst
+
+
+def test_quick_run_of_a_registered_benchmark_records_the_run(tmp_path):
+    """A real benchmark through the command line: JSON and reStructuredText, no Markdown, the run recorded."""
+    assert main(["run", "burn_in", "--quick", "--seed", "3", "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["burn_in.json", "burn_in.rst"]
+    result = json.loads((tmp_path / "burn_in.json").read_text())
+    assert "quick" not in result and "load_average" not in result  # the harness's, in the environment
+    env = result["environment"]
+    assert env["quick"] is True and env["seed"] == 3 and "load_before" in env and "load_average" in env
+    page = (tmp_path / "burn_in.rst").read_text()
+    assert f"load average {env['load_average']:.1f} (a shared machine" in page
+
+
+def test_older_results_keep_their_own_record():
+    """Results stored before the harness recorded the run are read from their own keys."""
+    old = {"quick": True, "seed": 4, "load_average": 2.5, "environment": {"load_average": 1.0}}
+    assert environment.was_quick(old) and environment.recorded(old, "seed") == 4
+    assert environment.loads(old) is None
+    assert environment.load_after(old, lambda r: r["load_average"]) == 2.5
+    new = {"environment": {"quick": False, "seed": 0, "load_before": 0.5, "load_average": 1.5}, "quick": True}
+    assert not environment.was_quick(new) and environment.load_after(new, lambda r: 99) == 1.5
+    assert environment.same_run(new, 0, False) and not environment.same_run(new, 1, False)
+
+
+def test_merged_results_keep_the_load_of_the_run_that_measured_each_part():
+    first = {"sessions": [{"datasets": ["a"]}], "speed": [1], "cost": [2],
+             "environment": {"load_before": 1.0, "load_average": 2.0}}  # fmt: skip
+    sessions = environment.session_loads(first)
+    assert sessions[-1]["load_average"] == [1.0, 2.0] and "load_average" not in first["sessions"][-1]
+    second = environment.keep_parts(first, {"cost": [3]}, ["speed"])
+    second["environment"] = {"load_before": 5.0, "load_average": 6.0}
+    assert environment.part_loads(second, "speed") == (1.0, 2.0)
+    assert environment.part_loads(second, "cost") == (5.0, 6.0)
+    third = environment.keep_parts(second, {}, ["speed", "cost"])  # kept twice: still the first run's load
+    third["environment"] = {"load_before": 8.0, "load_average": 9.0}
+    assert environment.part_loads(third, "speed") == (1.0, 2.0)
+    assert environment.part_loads(third, "cost") == (5.0, 6.0)
+
+
+# ---------------------------------------------------------------- the one stats helper
+def test_mean_se_of_a_single_value_is_nan_and_printed_as_na():
+    assert stats.mean_se([0.25]) == (0.25, pytest.approx(math.nan, nan_ok=True))
+    assert math.isnan(stats.mean_se([0.25])[1])
+    assert stats.fmt(stats.mean_se([0.25])) == "0.250 ± n/a"
+    assert stats.fmt_values([0.25], ".2f", scale=100) == "25.00 ± n/a"
+    assert all(math.isnan(x) for x in stats.mean_se([]))
+
+
+def test_mean_se_and_its_text():
+    mean, se = stats.mean_se([1.0, 2.0, 3.0, 4.0])
+    assert mean == 2.5 and se == pytest.approx(math.sqrt(5 / 3) / 2)
+    assert stats.fmt((mean, se), 2) == "2.50 ± 0.65"
+    assert stats.fmt((0.12345, 0.001234), ".4f", se_spec=".2g") == "0.1235 ± 0.0012"
+    assert stats.fmt_values([1, 2, 3], ".3g", scale=10) == "20 ± 5.77"
+
+
+def test_timed_fit_records_every_warning_the_same_way():
+    from sklearn.exceptions import ConvergenceWarning
+
+    from skgibbs import SamplerWarning
+
+    class Noisy:
+        def fit(self, X, y=None):
+            for _ in range(2):
+                warnings.warn("chains did not mix", SamplerWarning, stacklevel=2)
+            warnings.warn("stopped early", ConvergenceWarning, stacklevel=2)
+            self.fitted_ = True
+            return self
+
+    est = Noisy()
+    fit = stats.timed_fit(est, [[0.0]], [0.0])
+    assert est.fitted_ and fit.seconds >= 0.0
+    assert fit.messages(SamplerWarning) == ["chains did not mix"] * 2
+    assert fit.count(ConvergenceWarning) == 1 and fit.count() == 3
+    assert fit.categories() == {"SamplerWarning": 2, "ConvergenceWarning": 1}
+
+
+# ---------------------------------------------------------------- sizes and figures
+def test_sizes_name_the_same_keys_in_a_full_and_a_quick_run():
+    assert pick_sizes({"full": {"n": 10}, "quick": {"n": 1}}, quick=True).n == 1
+    with pytest.raises(ValueError, match="same keys"):
+        pick_sizes({"full": {"n": 10, "m": 2}, "quick": {"n": 1}}, quick=False)
+    declared = [b for b in BENCHMARKS.values() if b.sizes is not None]
+    assert len(declared) >= 20
+    for bench in declared:
+        assert set(bench.sizes["full"]) == set(bench.sizes["quick"]), bench.name
+
+
+def test_paper_002_is_one_benchmark_with_its_four_result_files():
+    vi = BENCHMARKS["vi"]
+    assert vi.stems == ("vi_e1", "vi_e2", "vi_fig1", "vi_fig3")
+    assert [o.flags for o in vi.outputs] == ["--parts e1", "--parts e2", "--parts fig1", "--parts fig3"]
+
+
+def test_the_writer_copies_a_documentation_figure_only_into_the_committed_results(tmp_path, monkeypatch):
+    results, static, other = tmp_path / "results", tmp_path / "static", tmp_path / "other"
+    monkeypatch.setattr(writer, "RESULTS", results)
+    monkeypatch.setattr(writer, "DOC_STATIC", static)
+
+    def draw(path):
+        path.write_bytes(b"png")
+
+    page = Page("fig", "Fig", [], ["text"], figure=draw, doc_figure="fig_doc.png")
+    assert [p.name for p in writer.write_page(other, page)] == ["fig.rst", "fig.png"]
+    assert not static.exists()
+    assert [p.name for p in writer.write_page(results, page)] == ["fig.rst", "fig.png", "fig_doc.png"]
+    assert (static / "fig_doc.png").read_bytes() == b"png"
