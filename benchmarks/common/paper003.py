@@ -25,7 +25,7 @@ from joblib import Parallel, delayed
 
 from skgibbs.control_variates import NeuralControlVariate, PolynomialControlVariate
 from skgibbs.diagnostics import spectral_variance
-from skgibbs.targets import Banana, Funnel, LogisticRegressionGPrior, sample_chains
+from skgibbs.known_posteriors import Banana, Funnel, LogisticRegressionGPrior, sample_chains
 
 WIDTH = 30
 LEARNING_RATE = 1e-2
