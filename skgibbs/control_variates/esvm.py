@@ -13,7 +13,7 @@ import torch
 from scipy.signal import fftconvolve
 
 from ..diagnostics import spectral_variance
-from ..diagnostics._spectral import _lag_weights, _renamed_window
+from ..diagnostics._spectral import lag_weights, renamed_window
 
 __all__ = ["default_truncation", "spectral_variance_torch", "windowed", "esvrr"]
 
@@ -72,12 +72,12 @@ def spectral_variance_torch(h, lag_window="triangular", truncation=None, *, wind
     >>> v.backward(); h.grad.shape
     torch.Size([4])
     """
-    lag_window = _renamed_window(lag_window, window)
+    lag_window = renamed_window(lag_window, window)
     n = h.shape[0]
     if n < 2:
         raise ValueError(f"The spectral variance needs at least 2 time points, got n={n}.")
     b = _truncation(n, truncation)
-    w = torch.as_tensor(_lag_weights(lag_window, b), dtype=h.dtype, device=h.device)
+    w = torch.as_tensor(lag_weights(lag_window, b), dtype=h.dtype, device=h.device)
     weights = torch.cat([w[:1], 2.0 * w[1:]])  # (3.2): lags s and -s together
     c = h - h.mean(0)
     size = 1 << int(np.ceil(np.log2(n + b)))  # >= n + b - 1: lags < b do not wrap around
@@ -118,11 +118,11 @@ def windowed(x, lag_window="triangular", truncation=None, *, window="deprecated"
     >>> bool(np.isclose(hc @ windowed(hc, truncation=5) / 50, spectral_variance(h, truncation=5)))
     True
     """
-    lag_window = _renamed_window(lag_window, window)
+    lag_window = renamed_window(lag_window, window)
     x = np.asarray(x, dtype=np.float64)
     n = x.shape[0]
     b = _truncation(n, truncation)
-    w = _lag_weights(lag_window, b)
+    w = lag_weights(lag_window, b)
     kernel = np.concatenate([w[:0:-1], w])  # w(|s| / b) for s = -(b - 1), ..., b - 1
     kernel = kernel.reshape((-1,) + (1,) * (x.ndim - 1))
     return fftconvolve(x, kernel, mode="same", axes=0)
@@ -157,7 +157,7 @@ def esvrr(y, residual, lag_window="triangular", truncation=None, *, window="depr
     >>> round(esvrr(y, 0.5 * y), 6)
     4.0
     """
-    lag_window = _renamed_window(lag_window, window)
+    lag_window = renamed_window(lag_window, window)
     b = _truncation(len(y), truncation)
     num = float(spectral_variance(y, lag_window, b))
     den = float(spectral_variance(residual, lag_window, b))

@@ -36,7 +36,7 @@ LAG_WINDOWS = {
 }
 
 
-def _renamed_window(lag_window, window, stacklevel=3):
+def renamed_window(lag_window, window, stacklevel=3):
     """The lag window, from ``lag_window`` or from its former name ``window`` (deprecated in 0.2).
 
     ``window`` was this argument's name in :mod:`skgibbs.diagnostics` and in
@@ -88,10 +88,10 @@ def lag_window(lag_window="triangular", truncation=10, *, window="deprecated"):
     >>> lag_window("flat-top", 4)
     array([1. , 1. , 1. , 0.5])
     """
-    return _lag_weights(_renamed_window(lag_window, window), truncation)
+    return lag_weights(renamed_window(lag_window, window), truncation)
 
 
-def _lag_weights(window, truncation):
+def lag_weights(window, truncation):
     b = _check_truncation(truncation)
     if callable(window):
         kernel = window
@@ -182,12 +182,12 @@ def spectral_variance(x, lag_window="triangular", truncation=None, *, window="de
     >>> round(float(spectral_variance(x)), 1)     # i.i.d. N(0, 1): sigma^2 = 1
     1.0
     """
-    lag_window = _renamed_window(lag_window, window)
+    lag_window = renamed_window(lag_window, window)
     x = _as_chain(x)
     n = x.shape[0]
     b = int(np.sqrt(n)) if truncation is None else _check_truncation(truncation)
     b = min(b, n)
-    w = _lag_weights(lag_window, b)
+    w = lag_weights(lag_window, b)
     acov = autocovariance(x, b - 1)
     w = w.reshape((b,) + (1,) * (acov.ndim - 1))
     out = acov[0] + 2.0 * np.sum(w[1:] * acov[1:], axis=0)
@@ -224,7 +224,7 @@ def mcse(x, lag_window="triangular", truncation=None, *, window="deprecated"):
     >>> round(float(mcse(x)), 3)                  # 1 / sqrt(10000)
     0.01
     """
-    lag_window = _renamed_window(lag_window, window)
+    lag_window = renamed_window(lag_window, window)
     x = _as_chain(x)
     variance = np.asarray(spectral_variance(x, lag_window, truncation))
     out = np.sqrt(np.where(variance >= 0, variance, np.nan) / x.shape[0])

@@ -9,6 +9,7 @@ from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 
+from .. import criteria  # its functions are looked up at call time
 from .._compat import HasMethods, StrOptions, check_is_fitted
 from ..metrics import final_step
 
@@ -271,9 +272,6 @@ def _criterion(est, X, y, criterion, lfv_params):
 
 
 def _langevin(final, Xt, y, lfv_params):
-    # imported here: criteria is a lower layer, and the function is looked up at call time
-    from .. import criteria
-
     params = dict(lfv_params or {})
     if "alpha" not in params:
         # Ridge and MLPRegressor: alpha ||w||^2 against the summed squared error;

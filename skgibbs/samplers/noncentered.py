@@ -39,7 +39,7 @@ posterior that HMC within Gibbs samples.
 import torch
 
 from .._random import gamma
-from .hmc.gibbs import _loss_sum_and_grad
+from .target import loss_sums
 
 __all__ = ["NonCenteredTarget", "PARAMETRIZATIONS"]
 
@@ -149,7 +149,7 @@ class NonCenteredTarget:
         z, eta = self.split(x)
         sd = self._scales(eta)
         theta = z * sd.to(z.dtype)
-        loss, loss_grad = _loss_sum_and_grad(self.base, theta, self.one_by_one)
+        loss, loss_grad = loss_sums(self.base, theta, self.one_by_one)
         data, slope = self._data_term(loss)
         grad_theta = slope.to(x.dtype)[:, None] * loss_grad
         eta64 = eta.to(torch.float64)

@@ -25,7 +25,7 @@ from .._random import draw_batch
 from ..potential import Batch
 from ..priors import Prior
 
-__all__ = ["Target", "FULL_BATCH", "RowLoop"]
+__all__ = ["Target", "FULL_BATCH", "RowLoop", "loss_sums"]
 
 FULL_BATCH = Batch()
 
@@ -127,3 +127,15 @@ class RowLoop:
     def value_and_grad(self, theta):
         parts = [self.target.value_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+
+
+def loss_sums(target, theta, one_by_one=False):
+    """The loss sums ``(K,)`` and their gradients ``(K, Q)``, the chains batched or one at a time.
+
+    ``one_by_one`` evaluates one chain after another: networks too large to
+    batch the chains (``vectorize=False``).
+    """
+    if not one_by_one or theta.shape[0] == 1:
+        return target.loss_sum_and_grad(theta)
+    parts = [target.loss_sum_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
+    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])

@@ -38,6 +38,7 @@ from typing import NamedTuple
 import torch
 
 from ..._random import gamma
+from ..target import loss_sums
 from . import kernel as hmc
 
 __all__ = ["HMCGibbsState", "ConditionalTarget", "init", "step", "draw_hyperparameters", "redraw"]
@@ -69,7 +70,7 @@ class ConditionalTarget:
         self.scale = scale
 
     def loss_sum_and_grad(self, theta):
-        return _loss_sum_and_grad(self.target, theta, self.one_by_one)
+        return loss_sums(self.target, theta, self.one_by_one)
 
     def value_and_grad(self, theta, rows=None):
         return self.from_loss(theta, *self.loss_sum_and_grad(theta), rows)
@@ -108,17 +109,9 @@ def draw_hyperparameters(generators, target, theta, loss_sum=None):
     return precision, scale
 
 
-def _loss_sum_and_grad(target, theta, one_by_one):
-    """The loss sums ``(K,)`` and their gradients, the chains batched or one at a time."""
-    if not one_by_one or theta.shape[0] == 1:
-        return target.loss_sum_and_grad(theta)
-    parts = [target.loss_sum_and_grad(theta[k : k + 1]) for k in range(theta.shape[0])]
-    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
-
-
 def init(generators, target, theta, one_by_one=False):
     """State at ``theta`` with the hyperparameters drawn from their conditionals given it (one gradient)."""
-    loss, loss_grad = _loss_sum_and_grad(target, theta, one_by_one)
+    loss, loss_grad = loss_sums(target, theta, one_by_one)
     precision, scale = draw_hyperparameters(generators, target, theta, loss)
     u, grad = ConditionalTarget(target, precision, scale).from_loss(theta, loss, loss_grad)
     return HMCGibbsState(theta.detach(), u, grad, precision, scale)
@@ -187,7 +180,7 @@ def redraw(generators, target, theta, potential, grad, precision, one_by_one=Fal
     evaluated once (``extra = 1`` gradient).
     """
     if target.prior.learns_noise:
-        loss, loss_grad = _loss_sum_and_grad(target, theta, one_by_one)
+        loss, loss_grad = loss_sums(target, theta, one_by_one)
         new_precision, scale = draw_hyperparameters(generators, target, theta, loss)
         u, g = ConditionalTarget(target, new_precision, scale).from_loss(theta, loss, loss_grad)
         return u, g, new_precision, scale, 1
