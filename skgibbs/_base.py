@@ -9,6 +9,12 @@ how the targets are encoded and which loss they enter (``_encode_targets``,
 ``_loss``, ``_n_outputs``), the prior (``_prior``), the starting active
 sets, and what is summarised and predicted from the draws. Nothing here
 depends on the kernel: its settings live on the sampler object.
+
+Fitted state has one writer, :meth:`BaseGibbsMLP._set_fitted`: building the
+problem only reads the estimator, and the first write of a fit, once its
+draws exist, removes every public fitted attribute of the previous fit, so
+that a refit under another sampler or prior carries nothing of the earlier
+one (an exception anywhere in ``fit`` restores the earlier fit whole).
 """
 
 import copy
@@ -23,7 +29,8 @@ from sklearn.exceptions import ConvergenceWarning
 from . import _chunks
 from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
-from ._data import check_numeric
+from ._data import check_numeric, validate_fit_data
+from ._out_of_core import check_lazy_fit_data, is_lazy
 from ._pretrain import PATIENCE, PretrainInfo, pretrain
 from ._reliability import (
     _warn,
@@ -33,14 +40,21 @@ from ._reliability import (
     worst_chain_mixing,
     worst_mixing,
 )
-from ._out_of_core import check_lazy_fit_data, is_lazy
 from .diagnostics import psis_loo, stacking_weights
 from .model import ACTIVATIONS
 from .priors import Prior
 from .problem import build_problem
 from .samplers import Sampler, available_samplers
 
-__all__ = ["BaseGibbsMLP", "draws_mean", "draws_quantiles"]
+__all__ = ["BaseGibbsMLP", "draws_mean", "draws_quantiles", "is_fitted_name"]
+
+#: ``feature_names`` of :meth:`BaseGibbsMLP._prior` by default: the fitted ``feature_names_in_``
+FITTED = object()
+
+
+def is_fitted_name(name):
+    """Whether ``name`` is a public fitted attribute: a trailing underscore and no leading one."""
+    return name.endswith("_") and not name.startswith("_")
 
 
 def draws_mean(F, weights=None):
@@ -128,11 +142,50 @@ class BaseGibbsMLP(BaseEstimator):
             raise
 
     def _fit(self, X, y):
-        problem = build_problem(self, X, y)
-        self._store(problem.sample(), problem.spec)
+        problem = build_problem(self, X, y)  # reads the estimator, sets nothing on it
+        result = problem.sample()
+        # the earlier fit's state goes only now, replaced by the new fit's, which has its draws
+        self._set_fitted(self._problem_state(problem), replace=True)
+        self._store(result, problem.spec)
         self._summarise(*problem.arrays)
         warn_if_unreliable(self)
         return self
+
+    def _set_fitted(self, state, replace=False):
+        """Set the fitted attributes of ``state`` (name to value): the one writer of fitted state.
+
+        With ``replace`` it begins a fit's state: every public fitted
+        attribute (:func:`is_fitted_name`) of the earlier fit is removed
+        first, so that none outlives the fit that set it (HMC's
+        ``step_size_`` after a refit with ``sampler="vi"``, which has none).
+        """
+        wrong = [name for name in state if not is_fitted_name(name)]
+        if wrong:
+            raise ValueError(f"not names of fitted attributes: {wrong}")
+        if replace:
+            for name in [name for name in vars(self) if is_fitted_name(name)]:
+                del self.__dict__[name]
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def _problem_state(self, problem):
+        """The fitted attributes of what :func:`~skgibbs.problem.build_problem` resolved before sampling."""
+        return {
+            **problem.inputs,
+            "n_train_": problem.arrays[0].shape[0],
+            "x_mean_": problem.x_mean,
+            "x_scale_": problem.x_scale,
+            **problem.encoding,
+            "pretrain_n_iter_": int(problem.pretraining.n_iter),
+            "pretrain_converged_": bool(problem.pretraining.converged),
+            "prior_": problem.prior_kind,
+            "temperature_source_": problem.temperature_source,
+            "temperature_": problem.temperature,
+            "sampler_": problem.sampler,
+            "sampler_name_": problem.sampler.name,
+            "rho_": problem.run.rho,
+            "lambda_": problem.lam,
+        }
 
     @property
     def kernel_(self):
@@ -166,17 +219,17 @@ class BaseGibbsMLP(BaseEstimator):
         return 1.0
 
     def _validate_fit_data(self, X, y):
+        """The validated ``(X, y)`` and the input attributes to fit (:func:`~skgibbs._data.validate_fit_data`)."""
         check_numeric(y, "y")
         if is_lazy(X):
             return self._validate_lazy_fit_data(X, y, y_numeric=True)
-        return validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        return validate_fit_data(self, X, y, y_numeric=True, dtype=np.float64)
 
-    def _validate_lazy_fit_data(self, X, y, y_numeric):
+    @staticmethod
+    def _validate_lazy_fit_data(X, y, y_numeric):
         """``validate_data``'s checks and attributes for a memmap or dask ``X``, which is not copied."""
         X, y = check_lazy_fit_data(X, y, y_numeric=y_numeric)
-        self.n_features_in_ = X.shape[1]
-        self.__dict__.pop("feature_names_in_", None)  # an array has no column names
-        return X, y
+        return X, y, {"n_features_in_": X.shape[1]}  # an array has no column names
 
     def _auto_temperature(self, heldout_loss):
         return 2.0 * heldout_loss if self.temperature == "auto" else float(self.temperature)
@@ -184,8 +237,12 @@ class BaseGibbsMLP(BaseEstimator):
     #: ``prior_std="auto"`` is this factor times ``1 / sqrt(fan_in)`` of each parameter's layer
     _prior_gain = 1.0
 
-    def _prior(self, spec, device, sampler):
-        """The prior ``sampler`` samples under (the sampler may change its coordinates)."""
+    def _prior(self, spec, device, sampler, feature_names=FITTED):
+        """The prior ``sampler`` samples under (the sampler may change its coordinates).
+
+        ``feature_names`` names the inputs of a hierarchical prior's groups:
+        by default the fitted ``feature_names_in_`` (None: ``"input <i>"``).
+        """
         std = self.prior_std
         if isinstance(std, str):  # "auto"
             std = (self._prior_gain * spec.fan_in_std(torch.float32)).to(device)
@@ -258,14 +315,17 @@ class BaseGibbsMLP(BaseEstimator):
             owner=self,
         )
 
-    def _warn_unconverged_pretraining(self, info):
-        """A plug-in temperature from a pre-training stopped at its cap: a ``ConvergenceWarning`` and its remedy."""
-        if self.pretrain_iter == 0 or info.converged or not self._plug_in_temperature():
+    def _warn_unconverged_pretraining(self, info, temperature, source):
+        """A plug-in temperature from a pre-training stopped at its cap: a ``ConvergenceWarning`` and its remedy.
+
+        ``temperature`` and ``source`` are the fit's ``temperature_`` and ``temperature_source_``.
+        """
+        if self.pretrain_iter == 0 or info.converged or source != "plug-in":
             return
         _warn(
             f"Pre-training stopped at pretrain_iter={self.pretrain_iter} while its held-out loss was still "
             f"falling ({100 * info.recent_fall:.1f}% over the last {min(PATIENCE, info.n_iter)} steps), so the "
-            f"plug-in temperature (twice that loss, temperature_ = {self.temperature_:.4g}) is too hot and the "
+            f"plug-in temperature (twice that loss, temperature_ = {temperature:.4g}) is too hot and the "
             "posterior too wide. To improve: raise pretrain_iter (it stops by itself once the held-out loss "
             "levels off), or sample the noise variance with a sampler that can (sampler='mclmc' or 'hmc', "
             "under which temperature='auto' learns it).",
@@ -298,23 +358,18 @@ class BaseGibbsMLP(BaseEstimator):
             return "learned"
         return "plug-in" if isinstance(self.temperature, str) else "given"
 
-    def _plug_in_temperature(self):
-        """Whether ``temperature_`` is the plug-in twice the pre-training's held-out loss."""
-        return self.temperature_source_ == "plug-in"
-
     def _store(self, result, spec):
         """The draws, the statistics every kernel has, and the sampler's own results as ``<name>_``."""
-        self.spec_ = spec
-        self.samples_ = result.samples
-        self.n_grad_evals_ = result.n_grad
+        stats = dict(result.draw_stats)
+        state = {"spec_": spec, "samples_": result.samples, "n_grad_evals_": result.n_grad}
         if result.acceptance_rate is not None:
-            self.acceptance_rate_ = result.acceptance_rate
-        self.sample_stats_ = dict(result.draw_stats)
-        for name, value in result.info.items():
-            setattr(self, name + "_", value)
+            state["acceptance_rate_"] = result.acceptance_rate
+        state["sample_stats_"] = stats
+        state.update({name + "_": value for name, value in result.info.items()})
         if "step_size" in result.info:
-            S = self.samples_.shape[1]
-            self.sample_stats_["step_size"] = np.repeat(result.info["step_size"][:, None], S, axis=1)
+            S = result.samples.shape[1]
+            stats["step_size"] = np.repeat(result.info["step_size"][:, None], S, axis=1)
+        self._set_fitted(state)
 
     def _record_losses(self, loss_sum, loss_square_sum, n):
         """``lp`` and the sampler's loss statistics from the per-draw sums of the per-example losses.
@@ -328,11 +383,10 @@ class BaseGibbsMLP(BaseEstimator):
         """
         # log pi_lambda of each draw up to a constant: -lambda R_n(theta) + log Pi(theta)
         lp = self._log_prior_of_draws() + self._data_log_density(loss_sum, n)
-        self.sample_stats_["lp"] = lp.reshape(self.samples_.shape[:2])
-        info = {k[:-1]: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("_")}
+        self._set_fitted({"sample_stats_": {**self.sample_stats_, "lp": lp.reshape(self.samples_.shape[:2])}})
+        info = {k[:-1]: v for k, v in vars(self).items() if is_fitted_name(k)}
         stats = self.sampler_.loss_statistics(loss_sum, loss_square_sum, n, self.lambda_, self.rho_, info)
-        for name, value in stats.items():
-            setattr(self, name + "_", value)
+        self._set_fitted({name + "_": value for name, value in stats.items()})
 
     def _data_log_density(self, loss_sum, n):
         """The data term of ``lp`` per draw: ``-lambda R_n(theta)`` from the loss sums ``(S,)``."""
@@ -391,9 +445,16 @@ class BaseGibbsMLP(BaseEstimator):
         :func:`~skgibbs._reliability.pointwise_chain_mixing`.
         """
         r, e, within_r, within_e, between = (np.concatenate(values) for values in zip(*parts))
-        self.rhat_, self.ess_ = worst_mixing(r, e)
-        self.within_chain_rhat_, self.within_chain_ess_, self.between_chain_rhat_ = worst_chain_mixing(
-            within_r, within_e, between
+        rhat, ess = worst_mixing(r, e)
+        within_rhat, within_ess, between_rhat = worst_chain_mixing(within_r, within_e, between)
+        self._set_fitted(
+            {
+                "rhat_": rhat,
+                "ess_": ess,
+                "within_chain_rhat_": within_rhat,
+                "within_chain_ess_": within_ess,
+                "between_chain_rhat_": between_rhat,
+            }
         )
 
     # ------------------------------------------------------ chain weights
@@ -430,13 +491,13 @@ class BaseGibbsMLP(BaseEstimator):
         Pareto shape over the rows of each chain's PSIS weights.
         """
         K = self.samples_.shape[0]
-        if self.chain_weights == "stacking":
-            self.chain_weights_ = stacking_weights(elpd)
-            with np.errstate(invalid="ignore"):
-                self.pareto_khat_ = np.array([np.nanmax(k) if np.isfinite(k).any() else np.nan for k in khat])
-        else:
-            self.chain_weights_ = np.full(K, 1.0 / K)
-            self.__dict__.pop("pareto_khat_", None)
+        if self.chain_weights != "stacking":
+            self._set_fitted({"chain_weights_": np.full(K, 1.0 / K)})
+            return
+        weights = stacking_weights(elpd)
+        with np.errstate(invalid="ignore"):
+            khat = np.array([np.nanmax(k) if np.isfinite(k).any() else np.nan for k in khat])
+        self._set_fitted({"chain_weights_": weights, "pareto_khat_": khat})
 
     def _output_chunks(self, X, width, kept=None):
         """``(rows, outputs)`` chunk after chunk: :meth:`_network_outputs` of ``X[rows]``.
@@ -521,12 +582,12 @@ class BaseGibbsMLP(BaseEstimator):
     #: the per-example loss (:data:`skgibbs.model.LOSSES`) of ``R_n``
     _loss = "squared"
 
-    def _n_outputs(self):
-        """Width of the output layer (after ``_encode_targets``)."""
+    def _n_outputs(self, encoding):
+        """Width of the output layer for the target ``encoding`` of :meth:`_encode_targets`."""
         return 1
 
     def _encode_targets(self, y):  # pragma: no cover - interface
-        """Set the target encoding attributes; return the targets the loss sees (NumPy)."""
+        """The targets the loss sees (NumPy) and the encoding's fitted attributes (a dict by name)."""
         raise NotImplementedError
 
     def _summarise(self, X, y):  # pragma: no cover - interface

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 import torch
 
-from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
+from ._base import FITTED, BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, StrOptions
 from .priors import PRIOR_KINDS, HierarchicalPrior
 
@@ -54,7 +54,7 @@ class DenseSamplerMixin:
         wants_prior = self.prior in ("layer", "ard") or (self.prior == "auto" and self._can_learn(True))
         return wants_prior or self._learns_noise(None)
 
-    def _prior(self, spec, device, sampler):
+    def _prior(self, spec, device, sampler, feature_names=FITTED):
         base = super()._prior(spec, device, sampler)
         kind, noise = self._resolved_prior(sampler), self._learns_noise(sampler)
         if kind == "fixed" and not noise:
@@ -71,7 +71,7 @@ class DenseSamplerMixin:
                 "not None."
             )
         std = base.std.cpu() if torch.is_tensor(base.std) else base.std
-        names = getattr(self, "feature_names_in_", None)
+        names = getattr(self, "feature_names_in_", None) if feature_names is FITTED else feature_names
         prior = HierarchicalPrior.for_network(
             spec, kind, std, self.prior_shape, noise=noise, input_names=names
         )
@@ -83,14 +83,14 @@ class DenseSamplerMixin:
     def _store(self, result, spec):
         super()._store(result, spec)
         stats = self.sample_stats_
-        for name in ("prior_groups_", "input_relevance_", "input_relevance_interval_"):
-            self.__dict__.pop(name, None)  # an earlier fit's, under another prior
         if "precision" not in stats:
             return
         prior = self._prior(spec, torch.device("cpu"), self.sampler_)
-        self.prior_groups_ = np.asarray(prior.names, dtype=object)
+        state = {"prior_groups_": np.asarray(prior.names, dtype=object)}
         if "noise_precision" in stats:
-            self._store_noise(stats.pop("noise_precision"))
+            others = {name: value for name, value in stats.items() if name != "noise_precision"}
+            state.update(self._noise_state(stats["noise_precision"], others))
+        self._set_fitted(state)
 
     def _weigh_chains(self, *loo):
         super()._weigh_chains(*loo)
@@ -110,10 +110,15 @@ class DenseSamplerMixin:
         tau = self.sample_stats_["precision"][..., :p].reshape(-1, p)
         scale = 1.0 / np.sqrt(tau)  # each input's prior scale sigma_i = tau_i^(-1/2), standardized inputs
         alpha = 1.0 - self.confidence_level
-        self.input_relevance_ = draws_mean(scale, weights)
-        self.input_relevance_interval_ = draws_quantiles(scale, [alpha / 2, 1 - alpha / 2], weights).T
+        self._set_fitted(
+            {
+                "input_relevance_": draws_mean(scale, weights),
+                "input_relevance_interval_": draws_quantiles(scale, [alpha / 2, 1 - alpha / 2], weights).T,
+            }
+        )
 
-    def _store_noise(self, precision):  # pragma: no cover - the regressor's
+    def _noise_state(self, precision, stats):  # pragma: no cover - the regressor's
+        """The fitted state of the sampled noise ``precision``; ``stats``: the other ``sample_stats_``."""
         raise NotImplementedError
 
     def _log_prior_of_draws(self):

@@ -22,8 +22,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     """Squared loss on standardized ``y``; predictions, intervals and criteria on the scale of ``y``."""
 
     def _encode_targets(self, y):
-        self.y_mean_, self.y_scale_ = float(y.mean()), float(safe_scale(np.array([y.std()]))[0])
-        return (y - self.y_mean_) / self.y_scale_
+        mean, scale = float(y.mean()), float(safe_scale(np.array([y.std()]))[0])
+        return (y - mean) / scale, {"y_mean_": mean, "y_scale_": scale}
 
     def _check_targets(self, y):
         return column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
@@ -33,8 +33,12 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         path = result.info.get("temperature_path", {})
         if "generalization_loss" in path:
             # the sampler's stage criteria are on the standardized scale of the potential
-            path["generalization_loss"] = path["generalization_loss"] + np.log(self.y_scale_)
-            path["noise_variance"] = path["noise_variance"] * self.y_scale_**2
+            path = {
+                **path,
+                "generalization_loss": path["generalization_loss"] + np.log(self.y_scale_),
+                "noise_variance": path["noise_variance"] * self.y_scale_**2,
+            }
+            self._set_fitted({"temperature_path_": path})
 
     def _noise_draws(self):
         """Each draw's noise variance ``(S,)`` (scale of ``y``) when the noise is learned, else None."""
@@ -76,18 +80,22 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         # the posterior mean of the training risk, or of the learned noise variance
         noise = self._noise_draws()
         noise = sums["residual"] / n if noise is None else noise
-        self.noise_variance_ = float(noise.mean())
+        self._set_fitted({"noise_variance_": float(noise.mean())})
         loo = self._criteria_pass(X, y, kept, fbar)
         self._weigh_chains(*loo)
         weights = self._draw_weights()
         spread = sums["spread"]
         if weights is not None:
             # the same mean, and the radius about the posterior mean, of the weighted draws
-            self.noise_variance_ = float(weights @ noise)
+            self._set_fitted({"noise_variance_": float(weights @ noise)})
             spread = self._spread(X)[0]
-        self.credible_radius_ = _radius(spread, n, self.confidence_level, weights)
-        self.credible_radius_params_ = parameter_radius(
-            self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level, weights=weights
+        self._set_fitted(
+            {
+                "credible_radius_": _radius(spread, n, self.confidence_level, weights),
+                "credible_radius_params_": parameter_radius(
+                    self.samples_.reshape(-1, self.samples_.shape[-1]), self.confidence_level, weights=weights
+                ),
+            }
         )
 
     def _criteria_pass(self, X, y, kept, fbar):
@@ -99,7 +107,6 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         if self._noise_draws() is not None:
             beta = 1.0  # the noise learned: the Bayesian posterior, each draw with its own variance
         noise = self._noise_of_draws()
-        self.waic_tempering_ = float(beta)
         stacking = self.chain_weights == "stacking"
         K = self.samples_.shape[0]
         elpd, penalty = np.empty(n), np.empty(n)
@@ -112,11 +119,17 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             if stacking:
                 loo[:, rows], khat[:, rows] = self._chain_loo(log_lik)
         tempered = waic_from_pointwise(elpd, penalty)
-        self.generalization_loss_ = -tempered.elpd_waic / n  # the criterion to rank by
         # paper 004's Table 7 form: no normalising constant, divided by this fit's own sigma^2
         crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
-        self.lfv_, self.train_loss_ = crit.functional_variance, crit.train_loss
-        self.langevin_waic_ = crit.waic
+        self._set_fitted(
+            {
+                "waic_tempering_": float(beta),
+                "generalization_loss_": -tempered.elpd_waic / n,  # the criterion to rank by
+                "lfv_": crit.functional_variance,
+                "train_loss_": crit.train_loss,
+                "langevin_waic_": crit.waic,
+            }
+        )
         return (loo, khat) if stacking else ()
 
     def _first_pass(self, X, y):

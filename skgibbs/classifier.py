@@ -11,7 +11,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
-from ._compat import Interval, validate_data
+from ._compat import Interval
+from ._data import validate_fit_data
 from ._dense import DenseSamplerMixin, fill_doc
 from ._levels import check_levels
 from ._out_of_core import is_lazy
@@ -217,11 +218,11 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
     # ------------------------------------------------------------------ fit
     def _validate_fit_data(self, X, y):
         if is_lazy(X):  # a memmap or dask X is read by block, not copied
-            X, y = self._validate_lazy_fit_data(X, y, y_numeric=False)
+            X, y, inputs = self._validate_lazy_fit_data(X, y, y_numeric=False)
         else:
-            X, y = validate_data(self, X, y, dtype=np.float64)
+            X, y, inputs = validate_fit_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        return X, y
+        return X, y, inputs
 
     def _encode_targets(self, y):
         encoder = LabelEncoder().fit(y)
@@ -230,11 +231,11 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
                 f"{type(self).__name__} needs examples of at least 2 classes in y, got only the class "
                 f"{encoder.classes_[0]!r}."
             )
-        self.classes_ = encoder.classes_
-        return encoder.transform(y).astype(np.float64)
+        return encoder.transform(y).astype(np.float64), {"classes_": encoder.classes_}
 
-    def _n_outputs(self):
-        return 1 if len(self.classes_) == 2 else len(self.classes_)
+    def _n_outputs(self, encoding):
+        n_classes = len(encoding["classes_"])
+        return 1 if n_classes == 2 else n_classes
 
     def _check_targets(self, y):
         y = column_or_1d(np.asarray(y))
@@ -288,12 +289,16 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         self._record_losses(loss_sum, loss_square, n)
         self._store_mixing(mixing)
         self._weigh_chains(loo, khat)
-        self.waic_tempering_ = beta
         tempered = waic_from_pointwise(elpd, penalty)
-        self.generalization_loss_ = -tempered.elpd_waic / n  # the criterion to rank by
-        # paper 004 §4.3 with the log loss of the posterior predictive as the training loss
-        self.train_loss_ = float(-np.mean(np.log(pbar)))
-        self.lfv_ = float(tempered.p_waic)
+        self._set_fitted(
+            {
+                "waic_tempering_": beta,
+                "generalization_loss_": -tempered.elpd_waic / n,  # the criterion to rank by
+                # paper 004 §4.3 with the log loss of the posterior predictive as the training loss
+                "train_loss_": float(-np.mean(np.log(pbar))),
+                "lfv_": float(tempered.p_waic),
+            }
+        )
 
     @property
     def waic_(self):

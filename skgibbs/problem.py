@@ -3,10 +3,11 @@
 :func:`build_problem` does what ``fit`` does before it samples: it validates
 and standardizes the data, encodes the targets, pre-trains the starting
 points, resolves ``temperature``, ``sampler`` and ``rho``, and builds the
-prior and the :class:`~skgibbs.samplers.Target`. ``fit`` is then one call of
-the sampler on the problem. Running another sampler on the same problem
-(a benchmark comparing kernels from the same starting points) needs no
-private method::
+prior and the :class:`~skgibbs.samplers.Target`. It reads the estimator and
+returns a :class:`PosteriorProblem`; it sets nothing on the estimator, whose
+``fit`` then samples the problem and stores the fitted state in one place.
+Running another sampler on the same problem (a benchmark comparing kernels
+from the same starting points) needs no private method::
 
     problem = build_problem(GibbsMLPRegressor(random_state=0), X, y)
     result = run_chains(problem.target, problem.theta0, problem.seeds, MALA(),
@@ -71,6 +72,25 @@ class PosteriorProblem(NamedTuple):
         The validated ``(X, y)`` as given (NumPy, unscaled): what the
         estimator summarises the draws on. A memmap or dask ``X`` is a
         :class:`~skgibbs._out_of_core.RowSource` here (``X[a:b]`` gives NumPy rows).
+    lam : float
+        ``lambda = n / temperature``, the scale of the target's risk.
+    prior_kind : str
+        The prior sampled, ``prior`` with ``"auto"`` resolved (``"fixed"``,
+        ``"layer"``, ``"ard"``; ``"mixing"`` for the sparse estimator).
+    temperature_source : {"learned", "plug-in", "given"}
+        Where ``temperature`` came from; ``"learned"``: the sampler draws
+        the noise, and ``temperature`` is the plug-in it starts from.
+    pretraining : PretrainInfo
+        The pre-training's steps, whether it converged and its last fall of
+        the held-out loss.
+    x_mean, x_scale : ndarray of shape (n_features,)
+        The standardization of ``X``.
+    inputs : dict
+        What scikit-learn's validation of ``X`` records: ``n_features_in_``,
+        and ``feature_names_in_`` for ``X`` with string column names.
+    encoding : dict
+        The estimator's target encoding by attribute name (the regressors'
+        ``y_mean_`` and ``y_scale_``, the classifier's ``classes_``).
     """
 
     spec: MLPSpec
@@ -88,6 +108,14 @@ class PosteriorProblem(NamedTuple):
     vectorize: bool
     n_jobs: object
     arrays: tuple
+    lam: float
+    prior_kind: str
+    temperature_source: str
+    pretraining: object
+    x_mean: np.ndarray
+    x_scale: np.ndarray
+    inputs: dict
+    encoding: dict
 
     def sample(self):
         """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`.
@@ -109,15 +137,15 @@ class PosteriorProblem(NamedTuple):
 def build_problem(estimator, X, y):
     """The posterior problem ``estimator.fit(X, y)`` samples, without sampling it.
 
-    Validates the parameters and the data, then sets the estimator's
-    preprocessing attributes as ``fit`` does (``n_features_in_``,
-    ``n_train_``, ``x_mean_``, ``x_scale_``, the target encoding,
-    ``temperature_``, ``lambda_``, ``sampler_``, ``sampler_name_``, ``rho_``,
-    ``prior_``, ``temperature_source_``, ``pretrain_n_iter_``,
-    ``pretrain_converged_``), and pre-trains the starting points. With the
-    noise learned, ``temperature_`` and ``lambda_`` are the plug-in's here,
-    the values the sampler starts from; ``fit`` replaces them by the
-    posterior mean of the sampled noise.
+    Validates the parameters and the data, standardizes them, encodes the
+    targets, resolves ``sampler``, ``rho``, ``prior`` and ``temperature``
+    and pre-trains the starting points, as ``fit`` does before it samples.
+    The estimator is only read: everything resolved is in the returned
+    problem (``fit`` stores it as ``temperature_``, ``lambda_``,
+    ``sampler_``, ``sampler_name_``, ``rho_``, ``prior_``, ... once the
+    draws exist). With the noise learned, ``temperature`` and ``lam`` are
+    the plug-in's here, the values the sampler starts from; ``fit``
+    replaces them by the posterior mean of the sampled noise.
 
     Parameters
     ----------
@@ -140,22 +168,23 @@ def build_problem(estimator, X, y):
     >>> problem = build_problem(est, X, y)
     >>> problem.theta0.shape, problem.sampler, problem.run.burn_in
     (torch.Size([4, 17]), MCLMC(), 200)
-    >>> est.prior_, est.temperature_source_
+    >>> problem.prior_kind, problem.temperature_source
     ('ard', 'learned')
+    >>> hasattr(est, "temperature_")  # the estimator is not fitted by building its problem
+    False
     """
     est = estimator
     est._validate_params()
     layers = est._check_layers()
     device = est._check_device()
     check_numeric(X, "X")
-    X, y = est._validate_fit_data(X, y)
+    X, y, inputs = est._validate_fit_data(X, y)
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
-    est.n_train_ = n
-    est.x_mean_, est.x_scale_ = X.mean(0), safe_scale(X.std(0))
-    targets = est._encode_targets(y)
-    spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs())
+    x_mean, x_scale = X.mean(0), safe_scale(X.std(0))
+    targets, encoding = est._encode_targets(y)
+    spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs(encoding))
     # what the settings ask of "auto": a noise learned whatever the sampler ("learn"), a hierarchical prior
     asks = {
         "learned_noise": est._learns_noise_always(),
@@ -165,23 +194,22 @@ def build_problem(estimator, X, y):
     if isinstance(est.sampler, str) and est.sampler == "auto" and est.verbose:
         why = choose_sampler(est._requested_rho(), n, spec.n_params, device, **asks)[1]
         print(f"[skgibbs] sampler='auto': {why}.", file=sys.stderr)
+    names = inputs.get("feature_names_in_")
     # the prior is known before any work: a kernel that cannot run under it fails now
-    rho = sampler.check(est._prior(spec, device, sampler), est._requested_rho())
+    rho = sampler.check(est._prior(spec, device, sampler, feature_names=names), est._requested_rho())
     # a memmap or dask X stays where it is: Xt then reads its rows when a batch needs them
-    Xt = standardize(X, est.x_mean_, est.x_scale_, device)
+    Xt = standardize(X, x_mean, x_scale, device)
     yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
     seeds = np.random.SeedSequence(check_random_state(est.random_state).randint(2**31)).generate_state(
         est.n_chains + 1
     )
     with torch_threads(device):
         theta0, heldout_loss, pretrained = est._initial_points(spec, Xt, yt, seeds, sampler)
-    est.pretrain_n_iter_, est.pretrain_converged_ = int(pretrained.n_iter), bool(pretrained.converged)
-    est.prior_, est.temperature_source_ = est._resolved_prior(sampler), est._temperature_source(sampler)
-    est.temperature_ = est._auto_temperature(heldout_loss)
-    est._warn_unconverged_pretraining(pretrained)
-    est.sampler_, est.sampler_name_, est.rho_ = sampler, sampler.name, rho
-    est.lambda_ = n / est.temperature_
-    prior = est._prior(spec, device, sampler)
+    source = est._temperature_source(sampler)
+    temperature = est._auto_temperature(heldout_loss)
+    est._warn_unconverged_pretraining(pretrained, temperature, source)
+    lam = n / temperature
+    prior = est._prior(spec, device, sampler, feature_names=names)
     potential = MLPPotential(spec, Xt, yt, loss=est._loss)
     schedule = sampler.default_schedule(n)
     run = RunSettings(
@@ -197,8 +225,8 @@ def build_problem(estimator, X, y):
         y=yt,
         potential=potential,
         prior=prior,
-        target=Target(potential, prior, est.lambda_),
-        temperature=est.temperature_,
+        target=Target(potential, prior, lam),
+        temperature=temperature,
         heldout_loss=float(heldout_loss),
         sampler=sampler,
         theta0=theta0,
@@ -208,6 +236,14 @@ def build_problem(estimator, X, y):
         # one GPU batches all chains; worker processes would each need a device of their own
         n_jobs=None if device.type == "cuda" else est.n_jobs,
         arrays=(X, y),
+        lam=lam,
+        prior_kind=est._resolved_prior(sampler),
+        temperature_source=source,
+        pretraining=pretrained,
+        x_mean=x_mean,
+        x_scale=x_scale,
+        inputs=inputs,
+        encoding=encoding,
     )
 
 

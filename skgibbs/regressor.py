@@ -307,12 +307,15 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         # a learned noise starts at the plug-in; the fit replaces it by the posterior mean of its draws
         return 2.0 * heldout_loss if isinstance(self.temperature, str) else float(self.temperature)
 
-    def _store_noise(self, precision):
-        """Each draw's noise variance on the scale of ``y``; ``temperature_`` and ``lambda_`` at their mean."""
+    def _noise_state(self, precision, stats):
+        """Each draw's noise variance on the scale of ``y`` in ``sample_stats_``; ``temperature_`` and ``lambda_`` at their mean."""
         variance = 1.0 / precision  # standardized scale
-        self.sample_stats_["noise_variance"] = variance * self.y_scale_**2
-        self.temperature_ = float(2.0 * variance.mean())
-        self.lambda_ = self.n_train_ / self.temperature_
+        temperature = float(2.0 * variance.mean())
+        return {
+            "sample_stats_": {**stats, "noise_variance": variance * self.y_scale_**2},
+            "temperature_": temperature,
+            "lambda_": self.n_train_ / temperature,
+        }
 
     def _data_log_density(self, loss_sum, n):
         if "noise_variance" not in self.sample_stats_:

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 import torch
 
-from ._base import BaseGibbsMLP
+from ._base import FITTED, BaseGibbsMLP
 from ._compat import Interval, StrOptions, check_is_fitted
 from ._regression import BaseGibbsRegressor
 from .priors import MixingPrior
@@ -308,7 +308,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
             )
         return super()._validate_fit_data(X, y)
 
-    def _prior(self, spec, device, sampler):
+    def _prior(self, spec, device, sampler, feature_names=FITTED):
         return MixingPrior(super()._prior(spec, device, sampler), float(self.sparsity))
 
     def _initial_mask(self, theta, seeds):
@@ -326,10 +326,14 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     def _store(self, result, spec):
         super()._store(result, spec)
         active = self.samples_ != 0
-        self.active_fraction_ = active.mean(-1)
-        self.inclusion_probability_ = active.reshape(-1, spec.n_params).mean(0)
         flat = self.samples_.reshape(-1, spec.n_params)
-        self.feature_inclusion_ = input_relevance(spec, flat).mean(0)
+        self._set_fitted(
+            {
+                "active_fraction_": active.mean(-1),
+                "inclusion_probability_": active.reshape(-1, spec.n_params).mean(0),
+                "feature_inclusion_": input_relevance(spec, flat).mean(0),
+            }
+        )
 
     def unpack_inclusion(self):
         """``inclusion_probability_`` in scikit-learn's ``coefs_`` / ``intercepts_`` layout.
