@@ -101,6 +101,29 @@ def _always_reread_benchmarks(app, env, added, changed, removed):
     return ["benchmarks"] if "benchmarks" in env.found_docs else []
 
 
+#: a line ``.. skgibbs-sampler-table::`` (optionally ``dense`` or ``sparse`` after it) becomes the
+#: table of the registered samplers, so that no page lists them by hand
+_SAMPLER_TABLE = ".. skgibbs-sampler-table::"
+
+
+def _sampler_tables(app, docname, source):
+    if _SAMPLER_TABLE not in source[0]:
+        return
+    from skgibbs.samplers.base import sampler_table
+
+    lines = []
+    for line in source[0].split("\n"):
+        stripped = line.strip()
+        if stripped.startswith(_SAMPLER_TABLE):
+            kind = stripped[len(_SAMPLER_TABLE):].strip() or None
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.extend(indent + row if row else row for row in sampler_table(kind).split("\n"))
+        else:
+            lines.append(line)
+    source[0] = "\n".join(lines)
+
+
 def setup(app):
     app.connect("source-read", _add_benchmark_results)
+    app.connect("source-read", _sampler_tables)
     app.connect("env-get-outdated", _always_reread_benchmarks)

@@ -1,5 +1,6 @@
 """What the dense Gibbs MLPs (regressor and classifier) share: ``sampler`` and ``rho``, and their docs."""
 
+import textwrap
 from numbers import Real
 
 import numpy as np
@@ -8,6 +9,7 @@ import torch
 from ._base import FITTED, BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, StrOptions
 from .priors import PRIOR_KINDS, HierarchicalPrior
+from .samplers import available_samplers
 
 __all__ = ["DenseSamplerMixin", "fill_doc"]
 
@@ -137,9 +139,8 @@ _SHARED_PARAMETERS = """\
         The kernel, as an object with its settings
         (``HMC(target_accept=0.9)``, ``CSMALA(correction=0.5)``,
         ``MeanFieldVI(tau=0.1)``; see :mod:`skgibbs.samplers`) or a name
-        standing for the object with its defaults: ``"hmc"``, ``"mala"``,
-        ``"smala"``, ``"csmala"``, ``"sgld"``, ``"sghmc"``, ``"vi"``,
-        ``"mclmc"``, ``"adjusted_mclmc"``, ``"smc"``.
+        standing for the object with its defaults, one of
+{dense_samplers}.
         ``"auto"`` decides by the problem's size and the prior
         (:func:`~skgibbs.samplers.choose_sampler`): on the full data while
         rows times weights is at most ``5e7``, minibatch VI beyond, and
@@ -238,7 +239,7 @@ _SHARED_PARAMETERS = """\
         ``1 / sqrt(n_in)`` scales with the fan-in by default) and whose
         shape is ``prior_shape``; the precisions are sampled with the
         weights, by exact Gibbs draws between HMC transitions
-        (:mod:`skgibbs.samplers.hmc_gibbs`), so the data set the scale of
+        (:mod:`skgibbs.samplers.hmc.gibbs`), so the data set the scale of
         each layer. ``"ard"``: as ``"layer"``, with one precision per input
         for the weights out of that input (automatic relevance
         determination): an input the data do not need gets a large
@@ -448,6 +449,12 @@ _CHAIN_ATTRIBUTES = """\
 """
 
 
+def _sampler_names(kind):
+    """The registered samplers of ``kind`` as a docstring's list (so that no docstring lists them by hand)."""
+    names = ", ".join(f'``"{name}"``' for name in available_samplers(kind))
+    return textwrap.fill(names, width=78, initial_indent=" " * 8, subsequent_indent=" " * 8)
+
+
 def fill_doc(cls):
     """Insert the shared parameter and attribute entries into ``cls.__doc__``.
 
@@ -456,7 +463,7 @@ def fill_doc(cls):
     """
     chain = _CHAIN_ATTRIBUTES.format(watched=getattr(cls, "_watched_values", "function values"))
     cls.__doc__ = (
-        cls.__doc__.replace("    {shared_parameters}\n", _SHARED_PARAMETERS)
+        cls.__doc__.replace("    {shared_parameters}\n", _SHARED_PARAMETERS.replace("{dense_samplers}", _sampler_names("dense")))
         .replace("    {shared_attributes}\n", _SHARED_ATTRIBUTES)
         .replace("    {chain_attributes}\n", chain)
     )

@@ -18,15 +18,12 @@ __all__ = ["THREAD_WORK", "thread_count", "gradient_work", "torch_threads"]
 
 #: Work of one gradient (rows in the batch x weights x chains batched together)
 #: from which the thread budget is used. The value is a choice, not a
-#: measurement: 5e7 is about 5 ms of one core (the default 100-100 network on
-#: 4,000 rows), long matrix products that threads can share on free cores. The
-#: ``gradient_rate`` benchmark measures the gain of two threads (its
-#: thread-crossover table); on the two-CPU machine of the stored results,
-#: shared with other processes, two threads never won: SGEMM itself ran at
-#: 0.93x on two threads (the two CPUs gave one CPU of throughput) and a gradient
-#: lost 1.1 to several hundred times, the more the smaller it was. On a shared
-#: machine, ``torch.set_num_threads(1)`` before ``fit`` keeps every gradient on
-#: one thread.
+#: measurement: a few milliseconds of one core (the default 100-100 network on
+#: 4,000 rows), long matrix products that threads can share on free cores.
+#: Whether two threads win on a given machine is what the ``gradient_rate``
+#: benchmark's thread-crossover table shows; on a shared machine,
+#: ``torch.set_num_threads(1)`` before ``fit`` keeps every gradient on one
+#: thread.
 THREAD_WORK = 50_000_000
 
 

@@ -75,7 +75,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     Gaussian truncated to ``[-B, B]`` (both given). Inactive parameters are
     exact zeros in ``samples_``.
 
-    Every transition of the default kernel (:mod:`skgibbs.samplers.rjhmc`)
+    Every transition of the default kernel (:mod:`skgibbs.samplers.rj.rjhmc`)
     runs one HMC trajectory on the active parameters, the inactive ones
     held at zero, then ``n_jumps`` (8) proposals to remove one active
     parameter (chosen with weight ``exp(-|theta_i| / sigma_i)``, ``sigma_i``

@@ -230,7 +230,8 @@ def tic_linear(X, y, alpha, noise_variance, *, kappa=0.0):
     A direction ``j`` is kept when the singular value ``s_j`` of ``X``
     exceeds ``kappa`` (and numerical zero). Paper 004 phrases the threshold
     on "the singular values of G"; thresholding ``s_j`` is the reading under
-    which ``kappa = 0.1`` reproduces its Table 2 (``benchmarks/studies/repro_lfv_linear.py``).
+    which the paper's ``kappa`` reproduces its Table 2 (the ``lfv_linear``
+    reproduction).
     For ``p > n`` TIC counts the non-zero singular values of ``X`` rather
     than estimating the gap ``tr(H_alpha)``: the failure mode of §4.1.
 

@@ -50,6 +50,7 @@ __all__ = [
     "get_sampler",
     "choose_sampler",
     "available_samplers",
+    "sampler_table",
     "low_acceptance",
     "check_setting",
 ]
@@ -132,9 +133,41 @@ def available_samplers(kind=None):
     return sorted(name for name, cls in _REGISTRY.items() if kind is None or cls.prior_kind == kind)
 
 
-#: ``sampler="auto"`` runs full-batch HMC while rows times parameters stay at most this
-#: (on a CPU): a default HMC fit there takes about seven minutes on one core
-#: (``benchmarks/perf/bench_large_n.py``); beyond it, minibatch VI.
+def sampler_table(kind=None):
+    """A reStructuredText table of the registered samplers (of one ``kind``), read from their classes.
+
+    The documentation includes it wherever the samplers are listed, so that
+    no page lists them by hand: a new registration appears in every list.
+
+    Examples
+    --------
+    >>> print(sampler_table("sparse").splitlines()[0])
+    .. list-table::
+    """
+    rows = [("name", "class", "prior", "draws", "Bernoulli batches", "hierarchical prior", "learns the noise",
+             "burn_in=\"auto\"")]
+    for name in available_samplers(kind):
+        cls = _REGISTRY[name]
+        rows.append((
+            f"``\"{name}\"``",
+            f":class:`~skgibbs.samplers.{cls.__name__}`",
+            "mixing (sparse)" if cls.prior_kind == "sparse" else "Gaussian",
+            "Markov chains" if callable(getattr(cls, "chains", None)) else "independent",
+            "yes" if cls.uses_batches else "no",
+            "yes" if cls.hierarchical else "no",
+            "yes" if cls.learns_noise else "no",
+            "by the data's size" if cls.default_schedule is not Sampler.default_schedule else str(cls.default_burn_in),
+        ))
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for row in rows:
+        lines.append(f"   * - {row[0]}")
+        lines.extend(f"     - {cell}" for cell in row[1:])
+    return "\n".join(lines) + "\n"
+
+
+#: ``sampler="auto"`` samples on the full data while rows times parameters stay at most this
+#: (on a CPU), where a default full-batch fit takes minutes on one core (the ``large_n``
+#: benchmark's page has the times); beyond it, minibatch VI.
 FULL_BATCH_WORK = 50_000_000
 #: on a GPU a full-data gradient is this many times cheaper relative to its batch overhead
 GPU_WORK_FACTOR = 20
@@ -151,13 +184,10 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", learned_no
       more on a CUDA device): the cost of a default HMC fit grows with
       that product;
     - beyond it, :class:`~skgibbs.samplers.MeanFieldVI` on minibatches,
-      whose cost does not grow with ``n_rows``. It measured as good as
-      minibatch :class:`~skgibbs.samplers.SGHMC` or better, in less time
-      (the ``large_n`` benchmark, Friedman #1: at 10^5 rows a test
-      log-likelihood of -1.43 and 90% coverage 0.90 against SGHMC's -1.45
-      and 0.91 in twice the time; the ``tabular`` benchmark, 43,940 rows
-      of diamonds: 0.95 against 0.83), so SGHMC is there to be chosen, not
-      the default.
+      whose cost does not grow with ``n_rows``. On the ``large_n`` and
+      ``tabular`` benchmarks it matched or beat minibatch
+      :class:`~skgibbs.samplers.SGHMC` in less time (their pages have the
+      numbers), so SGHMC is there to be chosen, not the default.
 
     Without sizes (a bare :func:`~skgibbs.samplers.run_chains` call) it is
     HMC. A hierarchical prior or a learned noise asked for
@@ -165,9 +195,8 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", learned_no
     ``temperature="auto"``, or ``prior="layer"``/``"ard"``) runs
     :class:`~skgibbs.samplers.MCLMC` on the non-centred target
     (:mod:`~skgibbs.samplers.noncentered`) where full-batch sampling is
-    affordable: on ``bench_uq`` its chains converged on their own in more
-    fits than HMC within Gibbs (whose every ARD fit warned) at a similar
-    test log-likelihood. A learned noise variance that the settings require
+    affordable: on the ``uq`` benchmark its chains converged on their own in
+    more fits than HMC within Gibbs at a similar test log-likelihood. A learned noise variance that the settings require
     (``learned_noise=True``, the regressor's ``temperature="learn"``) is
     sampled on the full data whatever the size, by the same kernel.
 

@@ -58,9 +58,10 @@ The average over the coordinates is the *configurational temperature*
 noise, too large a step: the kernel's own bias) reads above 1 and is
 reported. A chain that has not spread over the flat directions of the
 weights reads below 1; whether that matters for predictions is what R-hat
-and ESS of the function values judge, so it is not reported here (on the
-networks measured it read 0.26-0.97: with the right predictive coverage on
-four data sets, too narrow against HMC on the data-gap problem).
+and ESS of the function values judge, so it is not reported here (a low
+reading went with the right predictive coverage on some networks and with
+intervals too narrow against HMC's on others: the ``minibatch_bias``
+benchmark).
 
 A step whose update is not finite, leaves the prior's box, or whose kinetic
 temperature ``mean_j v_j^2 / eta_j`` (about 1 while the chain samples)

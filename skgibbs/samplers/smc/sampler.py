@@ -142,14 +142,11 @@ class SMC(Sampler):
     Cost: ``n_stages * (n_mcmc_steps * n_leapfrog + 2)`` gradients of the
     ``P`` particles, batched (``n_grad_evals_`` counts them per particle,
     the Gauss-Newton probes of ``metric="fisher"`` as one per stage).
-    The defaults were measured on ``load_diabetes`` (331 training rows) with
-    the default network (11 301 weights) at the temperature of the default
-    HMC fit: 14 stages, 1.4 to 2.3 times the CPU time of the default HMC fit
-    (4 chains of 175 draws), with the same held-out log-likelihood and
-    predictive means within 0.13 posterior standard deviations of HMC's
-    (``benchmarks/perf/bench_smc.py``). On a posterior much narrower than the prior (the
-    data-gap regression, 52 stages) the Gauss-Newton metric fitted the data
-    as the diagonal one did not (the user guide's section on SMC).
+    The ``smc`` benchmark's page compares the defaults with the default HMC
+    fit on ``load_diabetes`` (stages, CPU time, held-out log-likelihood,
+    predictive means). On a posterior much narrower than the prior (the
+    data-gap regression) the Gauss-Newton metric fitted the data as the
+    diagonal one did not (the user guide's section on SMC).
 
     References
     ----------

@@ -67,14 +67,10 @@ class MeanFieldVI(Sampler):
         is smaller). ``"auto"`` is ``n / 50`` between 128 and 1024, so
         that a window of the plateau rule (100 steps) is two passes over
         the data up to 51,200 rows, as scikit-learn's MLP stops after
-        ``n_iter_no_change`` epochs. A fixed 128 let the plateau rule stop
-        early at large ``n``: on 43,940 rows of ggplot2's diamonds (the
-        ``tabular`` benchmark) it stopped after 2,600 steps at a test
-        log-likelihood of 0.85, where 879 rows per step stopped after
-        3,600 at 0.94 in about the same time (the cost of a step is mostly
-        fixed overhead at these sizes); a fixed 1024 ran 300 passes over
-        10,000 rows of Friedman #1 and its intervals covered 0.86 instead
-        of 0.88.
+        ``n_iter_no_change`` epochs. A fixed small batch let the plateau
+        rule stop early at large ``n``, and a fixed large one ran hundreds
+        of passes over mid-sized data with narrower intervals (the
+        ``tabular`` and ``large_n`` benchmarks).
     early_stopping : bool, default=True
         Begin the decay phase once the objective has stopped improving:
         the mean of the steps' estimates of the negative ELBO over each
