@@ -20,15 +20,26 @@ when called::
     reg = load("model.skops")
 """
 
+from .samplers import FORMER_MODULES, available_samplers, get_sampler
+
 __all__ = ["TRUSTED_TYPES", "dump", "load"]
 
 #: The skgibbs types a saved estimator (or a :mod:`skgibbs.pipeline` pipeline ending in one) may hold.
 def _library_samplers():
-    """The sampler classes the library registers (not a user's: those stay untrusted)."""
-    from .samplers import available_samplers, get_sampler
+    """The sampler classes the library registers (not a user's: those stay untrusted).
 
-    classes = (type(get_sampler(name)) for name in available_samplers())
-    return tuple(f"{c.__module__}.{c.__qualname__}" for c in classes if c.__module__.startswith("skgibbs."))
+    Each under its module's name and under the names of the modules it lived
+    in before (:data:`skgibbs.samplers.FORMER_MODULES`), so that files saved
+    by earlier releases load.
+    """
+    classes = [type(get_sampler(name)) for name in available_samplers()]
+    names = []
+    for c in classes:
+        if not c.__module__.startswith("skgibbs."):
+            continue
+        names.append(f"{c.__module__}.{c.__qualname__}")
+        names += [f"{old}.{c.__qualname__}" for old, new in FORMER_MODULES.items() if new == c.__module__]
+    return tuple(names)
 
 
 TRUSTED_TYPES = (

@@ -66,6 +66,21 @@ MOVED = {
 for _old, _new in MOVED.items():  # ``import skgibbs.samplers.mala`` keeps working for a release
     sys.modules.setdefault(f"{__name__}.{_old}", importlib.import_module(_new))
 
+#: the modules the sampler classes lived in before their family's folder: old -> new. Estimators
+#: pickled or saved (:mod:`skgibbs.persistence`) then name their sampler by the old path, and load.
+FORMER_MODULES = {
+    "skgibbs.samplers._hmc_chains": "skgibbs.samplers.hmc.sampler",
+    "skgibbs.samplers._langevin_chains": "skgibbs.samplers.langevin.sampler",
+    "skgibbs.samplers._rj_chains": "skgibbs.samplers.rj.sampler",
+    "skgibbs.samplers._rjhmc_chains": "skgibbs.samplers.rj.hmc_sampler",
+    "skgibbs.samplers._vi_sampler": "skgibbs.samplers.vi.sampler",
+    "skgibbs.samplers.smc": "skgibbs.samplers.smc.sampler",  # a package now, which re-exports SMC
+    "skgibbs.samplers.sghmc": "skgibbs.samplers.sghmc.sampler",  # likewise SGHMC
+}
+for _old, _new in FORMER_MODULES.items():
+    if _old not in sys.modules:
+        sys.modules[_old] = importlib.import_module(_new)
+
 
 def __getattr__(name):
     if name in MOVED:
