@@ -173,7 +173,7 @@ class HMCChains:
 
     def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
         K, Q = theta0.shape
-        self.kernel, self.run, self.gens = sampler, run, generators
+        self.sampler, self.run, self.gens = sampler, run, generators
         self.target = target if (vectorize or K == 1) else RowLoop(target)
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
         self.accept_target = float(sampler.target_accept)
@@ -205,7 +205,7 @@ class HMCChains:
     # -- one transition -----------------------------------------------------
     def _params(self, h, T, u, m):
         """``ceil(u T / h)`` leapfrog steps per chain, at least 1 and at most ``max_leapfrog``."""
-        steps = torch.ceil(u * T / h).clamp(1, int(self.kernel.max_leapfrog)).long()
+        steps = torch.ceil(u * T / h).clamp(1, int(self.sampler.max_leapfrog)).long()
         return hmc.HMCParams(h, m, steps)
 
     def _transition(self, h, T, m):
@@ -227,7 +227,7 @@ class HMCChains:
 
     # -- the runner's interface --------------------------------------------
     def warmup(self):
-        cfg, run = self.kernel, self.run
+        cfg, run = self.sampler, self.run
         self.h = self._search()
         chees = ChEES(_CHEES_STEPS * float(self.h.mean())) if cfg.trajectory_length == "chees" else None
         windows = metric_windows(run.burn_in) if self.metric == "adaptive" else []

@@ -259,7 +259,7 @@ class LangevinChains:
     """K chains of MALA, sMALA or csMALA advanced together in one process."""
 
     def __init__(self, sampler, target, theta0, generators, run):
-        self.kernel, self.target, self.run, self.gens = sampler, target, run, generators
+        self.sampler, self.target, self.run, self.gens = sampler, target, run, generators
         K = theta0.shape[0]
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
         self.rho = float(run.rho) if sampler.uses_batches else 1.0
@@ -277,7 +277,7 @@ class LangevinChains:
 
     # -- the kernel, with the constants of the current phase ---------------
     def constants(self, zeta):
-        return self.kernel.constants(self.target.lam, self.target.n_data, self.rho, zeta)
+        return self.sampler.constants(self.target.lam, self.target.n_data, self.rho, zeta)
 
     def set_zeta(self, zeta):
         """Set the correction and cache the batch-term constants (c, d) it implies."""
@@ -321,12 +321,12 @@ class LangevinChains:
         self.update_correction()
         if self.tied:  # double or halve h until the acceptance probability crosses 1/2
             self.h = search_step_size(self._trial, self.h, self.gens)
-        averager = DualAveraging(self.h, float(self.kernel.target_accept)) if self.tied else None
-        every = int(getattr(self.kernel, "correction_every", 100))
+        averager = DualAveraging(self.h, float(self.sampler.target_accept)) if self.tied else None
+        every = int(getattr(self.sampler, "correction_every", 100))
         for i in range(run.burn_in):
             # with rho < 1 the signal (the move's acceptance) costs a forward pass of the
             # current point on the new batch: measure it on every move_every-th step only
-            measure = self.tied and (self.rho >= 1.0 or i % self.kernel.move_every == 0)
+            measure = self.tied and (self.rho >= 1.0 or i % self.sampler.move_every == 0)
             acc, _, _ = self.advance(adapting=measure)
             if measure:
                 self.h = averager.update(acc)
@@ -340,14 +340,14 @@ class LangevinChains:
     def summary(self):
         """The frozen constants of the group."""
         _, _, lam_eff = self.constants(self.zeta)
-        csmala = self.kernel.corrected and self.rho < 1.0
+        csmala = self.sampler.corrected and self.rho < 1.0
         out = {
             "step_size": self.h.cpu().numpy(),
             "proposal_std": self.params().proposal_std.cpu().numpy(),
             "correction": float(self.zeta) if csmala else 0.0,
             "lambda_prime": lam_eff,
         }
-        if self.restart_after is not None or self.kernel.uses_batches:
+        if self.restart_after is not None or self.sampler.uses_batches:
             out["n_restarts"] = self.restarts
         return out
 
@@ -372,7 +372,7 @@ class LangevinChains:
     def set_correction(self, mean_risk):
         """zeta per chain for an array of risks (burn-in), pooled for a float (sampling)."""
         lam, n = self.target.lam, self.target.n_data
-        compensate = getattr(self.kernel, "compensate", True)
+        compensate = getattr(self.sampler, "compensate", True)
         solve = [mala.solve_correction(r, lam, n, self.rho, compensate=compensate) for r in np.atleast_1d(mean_risk)]
         self.set_zeta(np.array(solve) if np.ndim(mean_risk) else solve[0])
 

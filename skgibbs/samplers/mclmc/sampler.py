@@ -82,7 +82,7 @@ class _Chains:
 
     def __init__(self, sampler, target, theta0, generators, run, vectorize=True):
         K = theta0.shape[0]
-        self.kernel, self.run, self.gens, self.K = sampler, run, generators, K
+        self.sampler, self.run, self.gens, self.K = sampler, run, generators, K
         self.one_by_one = not (vectorize or K == 1)
         hierarchical = isinstance(target.prior, HierarchicalPrior)
         # non-centred: the scales are coordinates of the state and the noise is integrated out (no Gibbs
@@ -155,7 +155,7 @@ class _Chains:
         u = random_direction(self.gens, st.theta, self.sigma)
         steps = torch.full((self.K,), n_steps, dtype=torch.long, device=self.device)
         out = integrate(st.theta, u, st.potential, st.grad, eps, self.sigma, steps, evaluator(self.conditional()),
-                        self.kernel.integrator)
+                        self.sampler.integrator)
         self.n_grad += n_steps * self.per_step
         return out[4], out[5]
 
@@ -285,7 +285,7 @@ class MCLMCChains(_Chains):
         self.L = torch.full((self.K,), math.sqrt(self.dim), dtype=torch.float64, device=self.device)
 
     def _params(self, eps, L, sigma):
-        return kernel.MCLMCParams(eps.to(self.dtype), L.to(self.dtype), sigma, self.kernel.integrator)
+        return kernel.MCLMCParams(eps.to(self.dtype), L.to(self.dtype), sigma, self.sampler.integrator)
 
     def _step(self, eps, L, sigma):
         self.state, info = kernel.step(self.gens, self.state, self.conditional(), self._params(eps, L, sigma))
@@ -294,7 +294,7 @@ class MCLMCChains(_Chains):
 
     def _search(self):
         """Double or halve each chain's step until one step's ``E^2 / d`` crosses ``desired_energy_var``."""
-        target = float(self.kernel.desired_energy_var)
+        target = float(self.sampler.desired_energy_var)
 
         def trial(eps):
             error, divergent = self.trial_energy(eps.to(self.dtype))
@@ -304,7 +304,7 @@ class MCLMCChains(_Chains):
         return search_step_size(trial, self.eps, self.gens, threshold=0.5)
 
     def warmup(self):
-        cfg, run = self.kernel, self.run
+        cfg, run = self.sampler, self.run
         n_steps = WARMUP_STEPS
         total = run.burn_in * n_steps
         self.eps = self._search()
@@ -350,7 +350,7 @@ class MCLMCChains(_Chains):
 
     def steps(self):
         """Integrator steps of a sampling transition (the same for every chain of the group)."""
-        fixed = self.kernel.steps_per_transition
+        fixed = self.sampler.steps_per_transition
         if fixed != "auto":
             return int(fixed)
         ratio = float(torch.median(self.L / self.eps))
@@ -455,12 +455,12 @@ class AdjustedChains(_Chains):
     def _num_steps(self, eps, L, u):
         if L is None:
             return torch.full((self.K,), self.initial_steps, dtype=torch.long, device=self.device)
-        return torch.ceil(2.0 * u * L / eps).clamp(1, int(self.kernel.max_steps)).long()
+        return torch.ceil(2.0 * u * L / eps).clamp(1, int(self.sampler.max_steps)).long()
 
     def _transition(self, eps, L, sigma):
         self.t += 1
         steps = self._num_steps(eps, L, halton(self.t))
-        params = adjusted.MAMSParams(eps.to(self.dtype), sigma, steps, self.kernel.integrator)
+        params = adjusted.MAMSParams(eps.to(self.dtype), sigma, steps, self.sampler.integrator)
         self.state, info = adjusted.step(self.gens, self.state, self.conditional(), params)
         self.n_grad += info.num_grads.cpu().numpy()
         self.gibbs()
@@ -471,10 +471,10 @@ class AdjustedChains(_Chains):
             error, divergent = self.trial_energy(eps.to(self.dtype))
             return torch.where(divergent, torch.zeros_like(error), torch.exp(-error.clamp(min=0.0)))
 
-        return search_step_size(trial, self.eps, self.gens, threshold=float(self.kernel.target_accept))
+        return search_step_size(trial, self.eps, self.gens, threshold=float(self.sampler.target_accept))
 
     def warmup(self):
-        cfg, run = self.kernel, self.run
+        cfg, run = self.sampler, self.run
         self.eps = self._search()
         if run.burn_in == 0:
             return

@@ -74,7 +74,7 @@ class RJChains:
     """K reversible-jump chains advanced together in one process."""
 
     def __init__(self, sampler, target, theta0, generators, run):
-        self.kernel, self.target, self.run, self.gens = sampler, target, run, generators
+        self.sampler, self.target, self.run, self.gens = sampler, target, run, generators
         target.prior.check()
         K = theta0.shape[0]
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
@@ -104,7 +104,7 @@ class RJChains:
         run = self.run
         if self.tied and run.burn_in > 0:
             self.h = search_step_size(self._trial, self.h, self.gens)
-        target = float(self.kernel.target_accept)
+        target = float(self.sampler.target_accept)
         averager = DualAveraging(self.h, target) if self.tied else None
         for i in range(run.burn_in):
             self.n_grad += 1

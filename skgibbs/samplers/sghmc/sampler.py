@@ -164,7 +164,7 @@ class SGHMCChains:
 
     def __init__(self, sampler, target, theta0, generators, run):
         K, Q = theta0.shape
-        self.kernel, self.target, self.run, self.gens = sampler, target, run, generators
+        self.sampler, self.target, self.run, self.gens = sampler, target, run, generators
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
         self.b = sampler.rows(target.n_data)
         self.eps = torch.full((K,), float(sampler.step_size), dtype=self.dtype, device=self.device)
@@ -200,7 +200,7 @@ class SGHMCChains:
         self.n_grad += 40
         # one step size for all chains, from the stiffest: the estimate is noisy per batch
         limit = math.sqrt(STABILITY / max(float(lam.max()), 1e-30))
-        self.eps = torch.full_like(self.eps, min(limit, float(self.kernel.step_size)))
+        self.eps = torch.full_like(self.eps, min(limit, float(self.sampler.step_size)))
         self.curvature = lam
 
     def _advance(self, params):
@@ -246,7 +246,7 @@ class SGHMCChains:
 
     def _scale(self):
         """``epsilon_t / epsilon`` of the sampling step ``t``."""
-        if self.kernel.schedule == "constant":
+        if self.sampler.schedule == "constant":
             return 1.0
         thin = self.run.thin
         # Zhang et al. (2020), eq. (1): a cosine from 1 down to 0 over each block; the
