@@ -67,11 +67,11 @@ def _skgibbs(X, y, Xt, yt, size, sampler="auto"):
     mean, sd = est.predict(Xt, return_std=True)
     out = _scores(mean, sd, yt)
     epochs = getattr(est, "epochs_", None)
-    if epochs is None and est.sampler_ != "vi":  # full-data kernels: one pass per gradient
+    if epochs is None and est.sampler_name_ != "vi":  # full-data kernels: one pass per gradient
         epochs = est.n_grad_evals_
     out.update(
         fit_s=seconds,
-        sampler=est.sampler_,
+        sampler=est.sampler_name_,
         passes_per_chain=None if epochs is None else float(np.mean(epochs)),
         warnings=[m[:200] for m in messages],
     )

@@ -200,8 +200,8 @@ def measure_epochs(path_X, path_y, batch_sizes, threads, drop_cache, seed=0):
     out = {"n": n, "page_cache_dropped": dropped, "validate_s": build.seconds}
     out["validate_memory"] = build.summary()
     target, theta, yt = problem.target, problem.theta0[:1], problem.y
-    mean = torch.as_tensor(est.x_mean_, dtype=torch.float32)
-    scale = torch.as_tensor(est.x_scale_, dtype=torch.float32)
+    mean = torch.as_tensor(problem.x_mean, dtype=torch.float32)
+    scale = torch.as_tensor(problem.x_scale, dtype=torch.float32)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         sizes = [N_FEATURES, *problem.spec.hidden_layer_sizes, 1]

@@ -169,9 +169,9 @@ def surrogate_grid(reg, X, y, m=161, width=10.0):
 
 def _log_target(reg, losses, n, rho):
     """Log density (up to a constant) that ``reg``'s sampler targets, per grid point."""
-    if reg.sampler_ == "mala" or rho >= 1:
+    if reg.sampler_name_ == "mala" or rho >= 1:
         return -reg.lambda_ / n * losses.sum(1)
-    if reg.sampler_ == "smala":  # (2.10)
+    if reg.sampler_name_ == "smala":  # (2.10)
         log_a, c = math.log(rho), reg.lambda_ / (n * rho)
     else:  # (2.12) with a = rho^(1 - zeta) and the compensated lambda'
         log_a, c = (1.0 - reg.correction_) * math.log(rho), reg.lambda_prime_ / n

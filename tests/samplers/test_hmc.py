@@ -8,7 +8,7 @@ from skgibbs.model import MLPSpec
 from skgibbs.potential import LogDensityPotential, MLPPotential
 from skgibbs.priors import Prior
 from skgibbs.samplers import HMC, Target, hmc, run_chains
-from skgibbs.targets import Banana, Funnel, sample_chains
+from skgibbs.known_posteriors import Banana, Funnel, sample_chains
 
 PRIOR = Prior(std=1.0)
 N = 25

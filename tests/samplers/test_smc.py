@@ -2,7 +2,7 @@
 
 Ground truth: the Gaussian linear model, whose tempered evidence
 ``log int Pi exp(-beta lambda R_n)`` and posterior are closed forms, and the
-two-component mixture of :class:`skgibbs.targets.Mixture2`, whose weights
+two-component mixture of :class:`skgibbs.known_posteriors.Mixture2`, whose weights
 are known. The Monte Carlo error of SMC is measured by repetition: ten runs
 with independent seeds, compared through their mean and the standard
 deviation between them (``K_SD`` standard errors of the mean).
@@ -23,7 +23,7 @@ from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning
 from skgibbs.potential import LinearPotential, LogDensityPotential
 from skgibbs.priors import Prior
 from skgibbs.samplers import HMC, SMC, RunSettings, Target, get_sampler, run_chains, smc
-from skgibbs.targets import Mixture2
+from skgibbs.known_posteriors import Mixture2
 
 K_SD = 4.0  # standard errors of a mean of ten runs (t with 9 degrees of freedom: two-sided p = 0.003)
 N_RUNS = 10
