@@ -63,6 +63,7 @@ class HMCInfo(NamedTuple):
     num_steps: torch.Tensor  # (K,) leapfrog steps actually taken
     proposal: torch.Tensor  # (K, Q) end point of the trajectory
     momentum: torch.Tensor  # (K, Q) momentum at the end point
+    energy: torch.Tensor  # (K,) H of the state the chain moves to: H_L when accepted, H_0 when not
 
 
 class HMCParams(NamedTuple):
@@ -202,10 +203,13 @@ def step(generators, state, target, params):
     momentum = torch.where(frozen, 0.0, noise / torch.sqrt(torch.where(frozen, 1.0, m)))
     h0 = state.potential + _kinetic(momentum, m)
     end, p_end, divergent, steps = leapfrog(state, momentum, params, evaluator(target))
-    error = end.potential + _kinetic(p_end, m) - h0
+    h_end = end.potential + _kinetic(p_end, m)
+    error = h_end - h0
     error = torch.where(divergent, torch.full_like(error, torch.inf), error)
     log_alpha = torch.where(divergent, torch.full_like(error, -torch.inf), -error)
     accept = torch.log(uniform(generators, theta)) < log_alpha
     new_state = select(accept, end, state)
-    info = HMCInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, divergent, error, steps, end.theta, p_end)
+    # the Hamiltonian at the end of the transition (Stan's energy__, NumPyro's energy): what BFMI reads
+    energy = torch.where(accept, h_end, h0)
+    info = HMCInfo(torch.exp(log_alpha.clamp(max=0.0)), accept, divergent, error, steps, end.theta, p_end, energy)
     return new_state, info

@@ -126,7 +126,7 @@ class HMC(ChainSampler):
     name = "hmc"
     default_burn_in, default_thin = 250, 1
     joint_warmup = True
-    record_reductions = {"diverging": "any", "n_steps": "sum"}
+    record_reductions = {"diverging": "any", "n_steps": "sum", "energy": "last"}
     shared_info = ("trajectory_length", "inverse_mass")
 
     def __init__(self, step_size=1e-4, target_accept=0.8, metric="auto", trajectory_length="auto", max_leapfrog=64):
@@ -305,6 +305,8 @@ class HMCChains:
             "diverging": info.is_divergent,
             "n_steps": info.num_steps,
             "energy_error": info.energy_error,
+            # H = U + K of the state after the transition (Stan's energy__): az.bfmi reads it
+            "energy": info.energy,
         }
 
     def summary(self):
@@ -319,7 +321,9 @@ class HMCGibbsChains(HMCChains):
     """K chains of :mod:`~skgibbs.samplers.hmc.gibbs`: HMC on the weights, Gibbs draws of the precisions.
 
     The warm-up is HMC's (``metric="auto"`` is Stan's windowed estimate
-    here, see :class:`HMC`). Each transition records the precisions
+    here, see :class:`HMC`). The recorded ``"energy"`` is the Hamiltonian of
+    the HMC step on the weights, under the precisions it ran with. Each
+    transition records the precisions
     (``"precision"``, ``(K, G)``) and, with the noise learned,
     ``"noise_precision"`` (of the standardized targets).
     """
