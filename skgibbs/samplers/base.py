@@ -100,7 +100,7 @@ class ChainResult(NamedTuple):
     interrupted : bool
         Sampling stopped by ``KeyboardInterrupt`` (the draws so far kept).
     info : dict
-        The kernel's own summary (:meth:`Sampler.summary`), e.g. step sizes,
+        The kernel's own summary (its drivers' ``summary()``), e.g. step sizes,
         HMC's ``n_divergent`` and ``trajectory_length``, csMALA's
         ``correction``. Its entries are also read as attributes
         (``result.n_divergent``).

@@ -3,7 +3,7 @@
 Under a :class:`~skgibbs.priors.HierarchicalPrior` the weights of group
 ``g`` are ``N(0, 1 / tau_g)`` given the group's precision, ``tau_g ~
 Gamma(a_g, b_g)``, and with the noise learned the squared loss is a Gaussian
-likelihood whose precision ``s ~ Gamma(a_s, b_s)`` (:mod:`.hmc_gibbs`).
+likelihood whose precision ``s ~ Gamma(a_s, b_s)`` (:mod:`.hmc.gibbs`).
 Drawing ``tau`` and ``s`` by Gibbs steps between transitions on ``theta``
 moves a group's scale slowly: given the weights the precision is pinned to
 ``sum_j theta_j^2`` (relative spread ``sqrt(2 / n_g)`` for a group of
@@ -43,7 +43,7 @@ from .target import loss_sums
 
 __all__ = ["NonCenteredTarget", "PARAMETRIZATIONS"]
 
-#: the ways a kernel can meet a hierarchical prior: this module's target, or Gibbs sweeps (:mod:`.hmc_gibbs`)
+#: the ways a kernel can meet a hierarchical prior: this module's target, or Gibbs sweeps (:mod:`.hmc.gibbs`)
 PARAMETRIZATIONS = ("noncentered", "centered")
 
 

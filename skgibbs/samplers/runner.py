@@ -9,7 +9,7 @@
    the driver returns.
 
 Between the phases the sampler may pool what its groups learnt
-(:meth:`~skgibbs.samplers.Sampler.pool`, e.g. csMALA's correction) so that
+(:meth:`ChainSampler.pool`, e.g. csMALA's correction) so that
 every chain samples the same target. Chains run in groups
 (:func:`chain_groups`): all K batched in one group (``vectorize=True``),
 split into ``n_jobs`` batched groups, or one chain per group. Groups are
@@ -33,8 +33,10 @@ A driver (one group of ``K`` chains in one process) has
   (a vector per chain, e.g. the precisions of a hierarchical prior);
 - ``summary() -> dict``: the kernel's own results of the group (per-chain
   arrays of shape ``(K,)`` are concatenated over the groups);
-- ``state.theta`` (``(K, Q)``), ``gens`` (the chains' generators),
-  ``n_grad`` (``(K,)`` gradient evaluations) and ``K``;
+- ``state.theta`` (``(K, Q)``), ``gens`` (the chains' generators) and
+  ``n_grad`` (``(K,)`` gradient evaluations);
+- with ``joint_warmup``, ``take(rows) -> driver``: the chains ``rows`` of a
+  warmed-up group, so that the sampling phase can be split into groups;
 - optionally ``position() -> (K, Q)``: the weights a draw records, for a
   driver whose state is in other coordinates (``state.theta`` otherwise).
 """

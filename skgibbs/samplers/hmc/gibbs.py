@@ -109,7 +109,7 @@ def draw_hyperparameters(generators, target, theta, loss_sum=None):
     return precision, scale
 
 
-def init(generators, target, theta, one_by_one=False):
+def init(generators, target, theta, params=None, one_by_one=False):
     """State at ``theta`` with the hyperparameters drawn from their conditionals given it (one gradient)."""
     loss, loss_grad = loss_sums(target, theta, one_by_one)
     precision, scale = draw_hyperparameters(generators, target, theta, loss)

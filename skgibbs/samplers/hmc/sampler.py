@@ -334,7 +334,7 @@ class HMCGibbsChains(HMCChains):
         super().__init__(sampler, target, theta0, generators, run, vectorize=True)
 
     def _init_state(self, theta0):
-        return hmc_gibbs.init(self.gens, self.base, theta0, self.one_by_one)
+        return hmc_gibbs.init(self.gens, self.base, theta0, one_by_one=self.one_by_one)
 
     def _step(self, params):
         return hmc_gibbs.step(self.gens, self.state, self.base, params, self.one_by_one)

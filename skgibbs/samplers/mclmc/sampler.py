@@ -106,7 +106,7 @@ class _Chains:
         self.coords = torch.as_tensor(np.unique(np.linspace(0, Q - 1, min(Q, _L_COORDINATES)).astype(int)))
         self.precision = self.scale = None
         if self.hierarchical:
-            st = hmc_gibbs.init(generators, target, theta0, self.one_by_one)
+            st = hmc_gibbs.init(generators, target, theta0, one_by_one=self.one_by_one)
             self.precision, self.scale = st.precision, st.scale
             self._start = (st.theta, st.potential, st.grad)
         else:
