@@ -530,23 +530,70 @@ class BaseGibbsMLP(BaseEstimator):
         check_is_fitted(self)
         return [self.spec_.unpack(t) for t in self.samples_.reshape(-1, self.samples_.shape[-1])]
 
-    def to_arviz(self, X=None, y=None):
+    def to_arviz(self, X=None, y=None, random_state=None):
         """The posterior draws as ArviZ data, with ``(chain, draw)`` dimensions.
 
-        Groups: ``posterior`` holds every layer's ``coefs_<l>`` (shape
-        ``(chain, draw, n_in, n_out)``) and ``intercepts_<l>`` (``(chain, draw,
-        n_out)``) on the standardized scale of ``samples_``; ``sample_stats``
-        holds ``acceptance_rate`` (fraction of accepted proposals over the
-        ``thin`` steps before each draw) and ``lp`` (``log pi_lambda`` up to a
-        constant). With ``X`` and ``y`` (e.g. the training data) it adds
-        ``log_likelihood`` (``y``: the log-likelihood of every example under
-        every draw, shape ``(chain, draw, n)``) and ``observed_data``, so that
-        ``az.waic`` / ``az.loo`` apply. ArviZ is optional and imported here.
+        Every array of every group starts with the dimensions ``(chain,
+        draw)``; ``obs`` indexes the rows of ``X``. The groups and their
+        variables:
+
+        ``posterior`` (always)
+            ``coefs_<l>`` ``(chain, draw, n_in_<l>, n_out_<l>)`` and
+            ``intercepts_<l>`` ``(chain, draw, n_out_<l>)`` of every layer
+            ``l``, on the standardized scale of ``samples_``.
+        ``sample_stats`` (always)
+            Every per-draw record of ``sample_stats_``, which depends on the
+            sampler: ``lp`` (``log pi_lambda`` up to a constant) always;
+            ``acceptance_rate`` (accepted fraction of the ``thin`` steps
+            before each draw) for a sampler with a Metropolis-Hastings step;
+            ``energy`` (the Hamiltonian ``U + K`` after the last transition
+            before the draw, so that ``az.bfmi`` applies) for HMC;
+            ``step_size``, ``diverging``, ``n_steps``, ``energy_error``,
+            ``energy_var``, ``precision``, ``noise_variance``, ``log_q`` where
+            the sampler or the prior records them (:attr:`sample_stats_`).
+        ``posterior_predictive`` (with ``X``)
+            The regressor: ``f`` ``(chain, draw, obs)``, every draw's function
+            value at ``X`` on the scale of ``y``, and ``y`` ``(chain, draw,
+            obs)``, ``f`` plus the draw's Gaussian noise (``random_state``).
+            The classifier: ``proba`` ``(chain, draw, obs, class)``, every
+            draw's class probabilities, and ``y`` ``(chain, draw, obs)``, a
+            class index into ``classes_`` drawn from them. With the training
+            inputs as ``X``, ``az.rhat`` and ``az.ess`` (their defaults, the
+            rank-normalised split R-hat and the bulk ESS) of ``f`` (of
+            ``proba``) give ``rhat_`` as their largest and ``ess_`` as their
+            smallest value: the library's diagnostics are these.
+        ``log_likelihood`` and ``observed_data`` (with ``X`` and ``y``)
+            ``y`` ``(chain, draw, obs)``: ``log p(y_i | theta)`` of every
+            example under every draw (the untempered likelihood, each draw's
+            own noise variance where the noise is learned); ``y`` ``(obs,)``:
+            the targets (for the classifier their index into ``classes_``).
+            ``az.waic`` of the training data gives
+            ``-n * generalization_loss_`` when ``waic_tempering_`` is 1 (the
+            noise learned, or the classifier at ``temperature=1``); otherwise
+            ``generalization_loss_`` scales the penalty ``p_waic`` by
+            ``waic_tempering_`` (the power of the likelihood in
+            ``pi_lambda``), which ArviZ's untempered WAIC does not, and
+            ``-(elpd_waic + (1 - waic_tempering_) p_waic) / n`` is
+            ``generalization_loss_``. ``az.loo(idata, reff=1.0)`` fits the
+            Pareto tails of :func:`~skgibbs.diagnostics.psis_loo` (the same
+            ``pareto_k``); its ``elpd_loo`` differs by the truncation of the
+            smoothed weights (ArviZ 0.x at the largest raw weight,
+            ``psis_loo`` at ``S^(3/4)`` times their mean), which matters at
+            few draws only.
+
+        ArviZ is optional and imported here.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), default=None
+            Inputs of the ``posterior_predictive`` group (and of the
+            log-likelihood, with ``y``).
         y : array-like of shape (n_samples,), default=None
+            Targets of the rows of ``X``: adds ``log_likelihood`` and
+            ``observed_data``. Needs ``X``.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draws of ``y`` in ``posterior_predictive``; ``f`` and
+            ``proba`` do not depend on it.
 
         Returns
         -------
@@ -561,16 +608,24 @@ class BaseGibbsMLP(BaseEstimator):
             dims[f"coefs_{layer}"] = [f"n_in_{layer}", f"n_out_{layer}"]
             dims[f"intercepts_{layer}"] = [f"n_out_{layer}"]
         groups = {"posterior": posterior, "sample_stats": dict(self.sample_stats_)}
-        if (X is None) != (y is None):
-            raise ValueError("Pass both X and y (the data of the log-likelihood), or neither.")
+        if X is None and y is not None:
+            raise ValueError(
+                "y needs its inputs: pass both X and y (the data of the log-likelihood), or X alone (the "
+                "posterior predictive draws)."
+            )
         if X is not None:
             X = self._validated(X)
-            y = self._check_targets(y)
-            if len(y) != X.shape[0]:
-                raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries.")
+            if y is not None:
+                y = self._check_targets(y)
+                if len(y) != X.shape[0]:
+                    raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries.")
+            predictive, more_dims = self._posterior_predictive(X, random_state)
+            groups["posterior_predictive"] = {k: v.reshape(K, S, *v.shape[1:]) for k, v in predictive.items()}
+            dims.update(more_dims)
+            dims["y"] = ["obs"]
+        if y is not None:
             groups["log_likelihood"] = {"y": self._log_likelihood(X, y).reshape(K, S, -1)}
             groups["observed_data"] = {"y": y}
-            dims["y"] = ["obs"]
         return from_groups(groups, dims=dims)
 
     def __sklearn_tags__(self):
@@ -594,6 +649,10 @@ class BaseGibbsMLP(BaseEstimator):
         raise NotImplementedError
 
     def _check_targets(self, y):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _posterior_predictive(self, X, random_state):  # pragma: no cover - interface
+        """``({name: (S, n, ...) array}, {name: trailing dims})`` of :meth:`to_arviz`'s ``posterior_predictive``."""
         raise NotImplementedError
 
     def _log_likelihood(self, X, y):  # pragma: no cover - interface

@@ -50,6 +50,15 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         draws = self._noise_draws()
         return self.noise_variance_ if draws is None else draws[:, None]
 
+    def _posterior_predictive(self, X, random_state):
+        """``f`` (function values) and ``y`` (``f`` plus each draw's noise) of every draw at ``X``, ``(S, n)``."""
+        rng = check_random_state(random_state)
+        F = np.empty((self._n_draws(), X.shape[0]))
+        for rows, G in self._draw_chunks(X, 2):
+            F[:, rows] = G
+        Y = F + np.sqrt(self._noise_of_draws()) * rng.standard_normal(F.shape)
+        return {"f": F, "y": Y}, {"f": ["obs"]}
+
     def _log_likelihood(self, X, y):
         out = np.empty((self._n_draws(), X.shape[0]))
         noise = self._noise_of_draws()

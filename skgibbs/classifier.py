@@ -7,6 +7,7 @@ import numpy as np
 from scipy.special import log_expit, log_softmax
 from sklearn.base import ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
@@ -246,6 +247,15 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
                 f"classes_ are {self.classes_.tolist()}."
             )
         return np.searchsorted(self.classes_, y)
+
+    def _posterior_predictive(self, X, random_state):
+        """``proba`` ``(S, n, n_classes)`` of every draw at ``X``, and ``y`` ``(S, n)``, a class index drawn from it."""
+        P = np.empty((self._n_draws(), X.shape[0], len(self.classes_)))
+        for rows, p in self._proba_chunks(X, 2 * len(self.classes_)):
+            P[:, rows] = p
+        u = check_random_state(random_state).uniform(size=P.shape[:2])
+        Y = np.minimum((np.cumsum(P, axis=-1) < u[..., None]).sum(-1), len(self.classes_) - 1)
+        return {"proba": P, "y": Y}, {"proba": ["obs", "class"]}
 
     def _log_likelihood(self, X, y):
         out = np.empty((self._n_draws(), X.shape[0]))

@@ -91,7 +91,9 @@ def test_to_arviz_without_data_and_bad_input(fitted):
     idata = reg.to_arviz()
     assert "log_likelihood" not in idata.groups() and "posterior" in idata.groups()
     with pytest.raises(ValueError, match="both X and y"):
-        reg.to_arviz(X)
+        reg.to_arviz(y=y)
+    alone = reg.to_arviz(X)  # X alone: the posterior predictive draws, no likelihood
+    assert "posterior_predictive" in alone.groups() and "log_likelihood" not in alone.groups()
     with pytest.raises(ValueError, match="rows"):
         reg.to_arviz(X, y[:-1])
     with pytest.raises(ValueError, match="features"):
@@ -108,7 +110,7 @@ def test_to_arviz_speaks_the_1x_api(fitted, monkeypatch):
     monkeypatch.setitem(sys.modules, "arviz", fake)
     assert reg.to_arviz(X, y) == "tree"
     (args, kwargs), = calls
-    assert set(args[0]) == {"posterior", "sample_stats", "log_likelihood", "observed_data"}
+    assert set(args[0]) == {"posterior", "sample_stats", "posterior_predictive", "log_likelihood", "observed_data"}
     assert args[0]["log_likelihood"]["y"].shape == (2, 15, 40) and kwargs["dims"]["y"] == ["obs"]
     fake.__version__ = "0.22.0"
     reg.to_arviz()
@@ -179,3 +181,84 @@ def test_trace_and_rank_recipe_of_the_diagnostics_page(fitted):
     idata_train = az.from_dict(posterior={"f": F_train.T.reshape(n_chains, n_draws, -1)})
     assert float(az.rhat(idata_train)["f"].max()) == pytest.approx(reg.rhat_)
     assert float(az.ess(idata_train)["f"].min()) == pytest.approx(reg.ess_)
+
+
+def test_energy_and_bfmi(fitted):
+    # HMC records H = U + K after each transition (Stan's energy__): ArviZ's BFMI reads it per chain
+    az = pytest.importorskip("arviz")
+    reg, X, y = fitted
+    energy = reg.sample_stats_["energy"]
+    assert energy.shape == (2, 15) and np.all(np.isfinite(energy))
+    idata = reg.to_arviz()
+    np.testing.assert_array_equal(idata.sample_stats["energy"].values, energy)
+    bfmi = az.bfmi(idata)
+    assert bfmi.shape == (2,) and np.all(np.isfinite(bfmi) & (bfmi > 0))
+
+
+def test_posterior_predictive_gives_the_librarys_rhat_and_ess(fitted):
+    # R-hat and ESS of the function values at the training inputs, as ArviZ computes them by default
+    az = pytest.importorskip("arviz")
+    reg, X, y = fitted
+    idata = reg.to_arviz(X, y, random_state=0)
+    f = idata.posterior_predictive["f"]
+    assert f.dims == ("chain", "draw", "obs") and f.shape == (2, 15, 40)
+    np.testing.assert_allclose(f.values.reshape(30, 40), reg.predict_samples(X).T)
+    assert float(az.rhat(f)["f"].max()) == pytest.approx(reg.rhat_, rel=1e-12)
+    assert float(az.ess(f)["f"].min()) == pytest.approx(reg.ess_, rel=1e-12)
+    # y: f plus each draw's noise, reproducible from random_state
+    y_draws = idata.posterior_predictive["y"].values
+    np.testing.assert_array_equal(y_draws, reg.to_arviz(X, random_state=0).posterior_predictive["y"].values)
+    assert not np.array_equal(y_draws, reg.to_arviz(X, random_state=1).posterior_predictive["y"].values)
+    resid = (y_draws - f.values).ravel()
+    assert resid.std() == pytest.approx(np.sqrt(reg.noise_variance_), rel=0.2)
+
+
+def test_log_likelihood_gives_the_librarys_waic_and_loo(fitted):
+    # ArviZ's WAIC is untempered: the library's scales the penalty by waic_tempering_, the power of the likelihood
+    az = pytest.importorskip("arviz")
+    from skgibbs.diagnostics import psis_loo
+
+    reg, X, y = fitted
+    idata = reg.to_arviz(X, y)
+    assert reg.waic_tempering_ != pytest.approx(1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ref = az.waic(idata)
+        loo = az.loo(idata, reff=1.0, pointwise=True)
+    beta = reg.waic_tempering_
+    expected = -(float(ref.elpd_waic) + (1 - beta) * float(ref.p_waic)) / 40
+    assert reg.generalization_loss_ == pytest.approx(expected, rel=1e-9)
+    # PSIS-LOO: the same Pareto fits; the elpd differs only by where the smoothed weights are truncated
+    ours = psis_loo(idata.log_likelihood["y"].values.reshape(30, 40))
+    np.testing.assert_allclose(loo.pareto_k.values, ours.khat, rtol=1e-9)
+    assert float(loo.elpd_loo) == pytest.approx(ours.elpd_pointwise.sum(), rel=0.1)
+
+
+def test_untempered_waic_is_the_generalization_loss():
+    # the classifier at temperature=1: the Bayesian posterior, az.waic per example is generalization_loss_;
+    # R-hat and ESS of the predicted probabilities are rhat_ and ess_
+    az = pytest.importorskip("arviz")
+    from skgibbs import GibbsMLPClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(40, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, "b", "a")
+    clf = GibbsMLPClassifier(
+        (4,), sampler="hmc", n_samples=15, burn_in=40, thin=2, n_chains=2, pretrain_iter=50, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    assert clf.waic_tempering_ == 1.0
+    idata = clf.to_arviz(X, y, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ref = az.waic(idata)
+    assert clf.generalization_loss_ == pytest.approx(-float(ref.elpd_waic) / 40, rel=1e-9)
+    proba = idata.posterior_predictive["proba"]
+    assert proba.dims == ("chain", "draw", "obs", "class") and proba.shape == (2, 15, 40, 2)
+    assert float(az.rhat(proba)["proba"].max()) == pytest.approx(clf.rhat_, rel=1e-6)
+    assert float(az.ess(proba)["proba"].min()) == pytest.approx(clf.ess_, rel=1e-6)
+    labels = idata.posterior_predictive["y"].values
+    assert labels.shape == (2, 15, 40) and set(np.unique(labels)) <= {0, 1}
+    np.testing.assert_array_equal(idata.observed_data["y"].values, (y == "b").astype(int))
