@@ -54,6 +54,22 @@ def test_state_caches_potential_and_gradient():
     assert torch.equal(info.num_steps, torch.full((3,), 5))
 
 
+@pytest.mark.parametrize("h", [0.05, 0.2], ids=["accepted", "rejected"])
+def test_energy_is_the_hamiltonian_of_the_state_moved_to(h):
+    # H = U + K at the end of the transition: H_L when accepted, H_0 (the start, its fresh momentum) when not
+    pot, theta = _problem(K=4)
+    target = _target(pot)
+    state = hmc.init(_gens(4), target, theta)
+    new, info = hmc.step(_gens(4), state, target, _params(4, h=h, steps=5, Q=theta.shape[1]))
+    p0 = torch.stack([torch.randn(theta.shape[1], generator=g, dtype=theta.dtype) for g in _gens(4)])
+    h0 = state.potential + 0.5 * (p0 * p0).sum(1)
+    h_end = target.value_and_grad(info.proposal)[0] + 0.5 * (info.momentum**2).sum(1)
+    torch.testing.assert_close(info.energy, torch.where(info.is_accepted, h_end, h0))
+    assert bool(info.is_accepted.all()) if h < 0.1 else not bool(info.is_accepted.any())
+    torch.testing.assert_close(info.energy, target.value_and_grad(new.theta)[0] + 0.5 * torch.where(
+        info.is_accepted[:, None], info.momentum, p0).pow(2).sum(1))
+
+
 def test_params_carry_no_loss_scale():
     # the scale c = lambda / n is the target's: the same params on a target at twice the
     # temperature halve the data term of U
