@@ -18,6 +18,7 @@ one (an exception anywhere in ``fit`` restores the earlier fit whole).
 """
 
 import copy
+import inspect
 import warnings
 from numbers import Integral, Real
 
@@ -44,7 +45,7 @@ from .diagnostics import psis_loo, stacking_weights
 from .model import ACTIVATIONS
 from .priors import Prior
 from .problem import build_problem
-from .samplers import Sampler, available_samplers
+from .samplers import Sampler, available_samplers, unhonoured_message
 
 __all__ = ["BaseGibbsMLP", "draws_mean", "draws_quantiles", "is_fitted_name"]
 
@@ -82,6 +83,19 @@ def draws_quantiles(F, probs, weights=None):
     return out.reshape((len(picks),) + F.shape[1:])
 
 
+def _same(value, other):
+    """Whether a setting's ``value`` is ``other``: equal numbers (``1 == 1.0``), equal strings, or both None."""
+    if value is None or other is None:
+        return value is other
+    if isinstance(value, str) or isinstance(other, str):
+        return isinstance(value, str) and isinstance(other, str) and value == other
+    if isinstance(value, (bool, np.bool_)) or isinstance(other, (bool, np.bool_)):
+        return False
+    if isinstance(value, Real) and isinstance(other, Real):
+        return float(value) == float(other)
+    return False
+
+
 class BaseGibbsMLP(BaseEstimator):
     """Fit, stored draws and ArviZ export of a Gibbs-posterior MLP.
 
@@ -91,7 +105,7 @@ class BaseGibbsMLP(BaseEstimator):
 
     # the parameters every Gibbs MLP has; subclasses add their own
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like"],
+        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
         "activation": [StrOptions(set(ACTIVATIONS))],
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
@@ -218,6 +232,32 @@ class BaseGibbsMLP(BaseEstimator):
         """The ``rho`` asked for (1 without batches)."""
         return 1.0
 
+    def _check_honoured(self, sampler, chosen=None):
+        """Refuse a setting ``sampler`` cannot honour (:meth:`~skgibbs.samplers.Sampler.ignored_settings`).
+
+        A setting is refused when its value differs from the estimator's
+        default and from the values the sampler accepts: a ``ValueError``
+        naming it, what the sampler does instead and the fix (a
+        ``UserWarning`` for a resource hint such as ``n_jobs``). ``chosen``
+        is why ``sampler="auto"`` chose ``sampler``, if it did. Nothing is
+        changed on the estimator.
+        """
+        defaults = {
+            name: param.default for name, param in inspect.signature(type(self).__init__).parameters.items()
+        }
+        params = self.get_params(deep=False)
+        for name, entry in sampler.ignored_settings().items():
+            if name not in params:
+                continue
+            value = params[name]
+            if any(_same(value, allowed) for allowed in (defaults.get(name), *entry.accepts)):
+                continue
+            message = unhonoured_message(sampler, name, value, entry, chosen)
+            if entry.warn:
+                warnings.warn(message, UserWarning, stacklevel=4)
+            else:
+                raise ValueError(message)
+
     def _validate_fit_data(self, X, y):
         """The validated ``(X, y)`` and the input attributes to fit (:func:`~skgibbs._data.validate_fit_data`)."""
         check_numeric(y, "y")
@@ -266,7 +306,9 @@ class BaseGibbsMLP(BaseEstimator):
         layers = (layers,) if isinstance(layers, Integral) else tuple(layers)
         if any(not isinstance(w, Integral) or isinstance(w, bool) or w < 1 for w in layers):
             raise ValueError(
-                f"hidden_layer_sizes must hold positive integers (use () for a linear model), got {layers!r}."
+                "hidden_layer_sizes must be a positive int (one hidden layer of that width, as in scikit-learn's "
+                "MLPRegressor) or a sequence of positive ints (one width per hidden layer; () for a linear "
+                f"model), got {self.hidden_layer_sizes!r}."
             )
         return tuple(int(w) for w in layers)
 
@@ -581,6 +623,13 @@ class BaseGibbsMLP(BaseEstimator):
             ``psis_loo`` at ``S^(3/4)`` times their mean), which matters at
             few draws only.
 
+        The draws of a sampler without Markov chains (``mixing_diagnostics``
+        False: SMC's particles, VI's draws of ``q``) are independent draws,
+        not chains, and are exported as what they are: one chain of all
+        ``n_chains * n_samples`` draws (``chain: 1``; SMC's ``samples_`` is
+        one group already), so that ArviZ computes no R-hat across made-up
+        chains.
+
         ArviZ is optional and imported here.
 
         Parameters
@@ -626,6 +675,13 @@ class BaseGibbsMLP(BaseEstimator):
         if y is not None:
             groups["log_likelihood"] = {"y": self._log_likelihood(X, y).reshape(K, S, -1)}
             groups["observed_data"] = {"y": y}
+        if not self.sampler_.mixing_diagnostics and K > 1:  # independent draws: one chain, never K
+            for name in ("posterior", "sample_stats", "posterior_predictive", "log_likelihood"):
+                if name in groups:
+                    groups[name] = {
+                        key: np.asarray(value).reshape((1, K * S) + np.shape(value)[2:])
+                        for key, value in groups[name].items()
+                    }
         return from_groups(groups, dims=dims)
 
     def __sklearn_tags__(self):

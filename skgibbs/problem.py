@@ -191,9 +191,13 @@ def build_problem(estimator, X, y):
         "hierarchical": est._hierarchical_sampler and est._asks_hierarchical(),
     }
     sampler = get_sampler(est.sampler, est._requested_rho(), n_rows=n, n_params=spec.n_params, device=device, **asks)
-    if isinstance(est.sampler, str) and est.sampler == "auto" and est.verbose:
+    why = None
+    if isinstance(est.sampler, str) and est.sampler == "auto":
         why = choose_sampler(est._requested_rho(), n, spec.n_params, device, **asks)[1]
-        print(f"[skgibbs] sampler='auto': {why}.", file=sys.stderr)
+        if est.verbose:
+            print(f"[skgibbs] sampler='auto': {why}.", file=sys.stderr)
+    # a setting the sampler would ignore (SMC's burn_in, HMC's rho) fails now, before any work
+    est._check_honoured(sampler, chosen=why)
     names = inputs.get("feature_names_in_")
     # the prior is known before any work: a kernel that cannot run under it fails now
     rho = sampler.check(est._prior(spec, device, sampler, feature_names=names), est._requested_rho())

@@ -42,10 +42,18 @@ def _fitted(est):
 
 
 def _settings(est, name):
-    """``sampler=name``, with ``rho=0.5`` for a sampler that reads batches (where the estimator has ``rho``)."""
+    """``sampler=name``, with ``rho=0.5`` for a sampler that reads batches (where the estimator has ``rho``).
+
+    The settings of ``SMALL`` the sampler does not honour (SMC's ``n_samples``, ``burn_in``,
+    ``n_chains``, VI's ``burn_in``) go back to the estimator's defaults, which it accepts.
+    """
+    sampler = get_sampler(name)
     params = {"sampler": name}
     if "rho" in est.get_params():
-        params["rho"] = 0.5 if get_sampler(name).uses_batches else "auto"
+        params["rho"] = 0.5 if sampler.uses_batches else "auto"
+    defaults = type(est)().get_params()
+    params.update({key: (value if key not in sampler.ignored_settings() else defaults[key])
+                   for key, value in SMALL.items()})
     return params
 
 
@@ -75,7 +83,7 @@ def test_a_vi_refit_keeps_nothing_of_an_hmc_fit():
     est = _quiet_fit(GibbsMLPRegressor(**SMALL, sampler="hmc", random_state=0), X, y)
     hmc_only = {"acceptance_rate_", "inverse_mass_", "n_divergent_", "step_size_", "trajectory_length_"}
     assert hmc_only <= set(_fitted(est))
-    _quiet_fit(est.set_params(sampler="vi"), X, y)
+    _quiet_fit(est.set_params(sampler="vi", burn_in="auto"), X, y)
     assert not hmc_only & set(_fitted(est))
     assert est.sampler_name_ == "vi" and "step_size" not in est.sample_stats_
 
@@ -139,7 +147,7 @@ def test_a_failure_after_sampling_restores_the_earlier_fit(monkeypatch):
     # the new fit's state has replaced the earlier one when its summaries fail
     monkeypatch.setattr(GibbsMLPRegressor, "_summarise", broken)
     with pytest.raises(RuntimeError, match="summaries failed"):
-        _quiet_fit(est.set_params(sampler="vi"), X, y)
+        _quiet_fit(est.set_params(sampler="vi", burn_in="auto"), X, y)
     after = _fitted(est)
     assert list(after) == list(before) and all(after[name] is before[name] for name in before)
 
@@ -173,7 +181,7 @@ def test_fitted_state_has_one_writer(monkeypatch):
     X, y = _data()
     for est in [
         GibbsMLPRegressor(**SMALL, chain_weights="stacking", random_state=0),
-        GibbsMLPClassifier(**SMALL, sampler="vi", random_state=0),
+        GibbsMLPClassifier(**{**SMALL, "burn_in": "auto"}, sampler="vi", random_state=0),
         SparseGibbsMLPRegressor(**SMALL, random_state=0),
     ]:
         written.clear()

@@ -23,8 +23,8 @@ metric and trajectory length adapted during burn-in::
 
 Each sampler is an object owning its settings, warm-up and summary
 (:class:`Sampler`); a name (``"csmala"``, ``"hmc"``, ``"vi"``, ``"auto"``)
-stands for the object with its defaults. A new kernel is one module and one
-:func:`register`.
+stands for the object with its defaults. A kernel of one's own is a
+:class:`ChainSampler` subclass and one :func:`register` (:doc:`/developers`).
 """
 
 import importlib
@@ -38,10 +38,12 @@ from .base import (
     ChainResult,
     RunSettings,
     Sampler,
+    Unhonoured,
     available_samplers,
     choose_sampler,
     get_sampler,
     register,
+    unhonoured_message,
 )
 from .hmc import HMC, HMCInfo, HMCParams, HMCState
 from .langevin import CSMALA, MALA, SGLD, SMALA
@@ -111,6 +113,8 @@ __all__ = [
     "RJHMC",
     "MeanFieldVI",
     "register",
+    "Unhonoured",
+    "unhonoured_message",
     "get_sampler",
     "choose_sampler",
     "available_samplers",

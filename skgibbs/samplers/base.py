@@ -27,8 +27,10 @@ Kernels whose potential reads Bernoulli batches add :class:`BatchSurrogate`
 (the per-example terms of their surrogate and the noise two batches put in
 a Metropolis-Hastings ratio).
 
-A new kernel is one module (its pure ``init`` / ``step`` functions, its driver
-and its sampler class) and one registration (:func:`register`).
+A new kernel in the package is a folder (its kernel module of pure ``init`` /
+``step`` functions, and its sampler module with the driver and the sampler
+class, which may import this module and the runner as the kernel module may
+not) and one registration (:func:`register`); :doc:`/developers` has the recipe.
 """
 
 from numbers import Integral, Real
@@ -53,6 +55,8 @@ __all__ = [
     "sampler_table",
     "low_acceptance",
     "check_setting",
+    "Unhonoured",
+    "unhonoured_message",
 ]
 
 _REGISTRY = {}
@@ -80,6 +84,51 @@ class RunSettings(NamedTuple):
     thin: int = 1
     rho: float = 1.0
     verbose: int = 0
+
+
+class Unhonoured(NamedTuple):
+    """An estimator setting a sampler cannot honour (:meth:`Sampler.ignored_settings`).
+
+    Attributes
+    ----------
+    instead : str
+        What the sampler does instead, a clause that follows the sampler's
+        name ("has no burn-in: ...").
+    fix : str
+        How to get a fit: the setting to leave alone, or the sampler that
+        honours it.
+    accepts : tuple
+        Values of the setting that ask for what the sampler does anyway
+        (``rho=1`` of a sampler on the full data, ``burn_in=0`` of one
+        without burn-in): accepted like the estimator's default.
+    warn : bool
+        A ``UserWarning`` instead of a ``ValueError``, for a setting that
+        only says how to spend resources (``n_jobs``), as scikit-learn's
+        ``LogisticRegression`` warns of an ``n_jobs`` its solver does not use.
+    """
+
+    instead: str
+    fix: str
+    accepts: tuple = ()
+    warn: bool = False
+
+
+def unhonoured_message(sampler, name, value, entry, chosen=None):
+    """The message of ``name=value``, which ``sampler`` does not honour (``entry``, an :class:`Unhonoured`).
+
+    ``chosen`` says why ``sampler="auto"`` picked the sampler, if it did.
+
+    Examples
+    --------
+    >>> from skgibbs.samplers import HMC
+    >>> print(unhonoured_message(HMC(), "rho", 0.5, HMC().ignored_settings()["rho"]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    rho=0.5 is not honoured by sampler='hmc', which reads the full data at every step (rho=1). Leave
+    rho='auto' (or 1), or choose a sampler that reads Bernoulli(rho) batches: sampler='csmala', 'sgld' or
+    'smala'.
+    """
+    who = f"sampler={sampler.name!r}" + (f" (chosen by sampler='auto': {chosen})" if chosen else "")
+    return f"{name}={value!r} is not honoured by {who}, which {entry.instead}. {entry.fix}."
 
 
 class ChainResult(NamedTuple):
@@ -301,7 +350,33 @@ class Sampler(BaseEstimator):
                 f"(temperature='learn'): use sampler={' or '.join(map(repr, supported))}, or give a temperature "
                 "or 'auto' (which learns the noise where the sampler can, else plugs it in)."
             )
+        if not self.uses_batches and float(rho) < 1.0:
+            raise ValueError(unhonoured_message(self, "rho", rho, self.ignored_settings()["rho"]))
         return float(rho) if self.uses_batches else 1.0
+
+    def ignored_settings(self):
+        """The estimator settings this sampler cannot honour: a dict of name to :class:`Unhonoured`.
+
+        The estimators refuse, before any work, a value of one of these
+        settings that differs from the estimator's default (and from the
+        entry's ``accepts``): a ``ValueError`` naming the setting, what the
+        sampler does instead and the fix (a ``UserWarning`` for an entry
+        with ``warn``). A sampler on the full data does not honour ``rho``
+        (it reads every row at every step); the samplers without chains
+        (SMC, VI) add the settings of a chain's budget.
+        """
+        if self.uses_batches:
+            return {}
+        batches = sorted(name for name, cls in _REGISTRY.items() if cls.uses_batches)
+        return {"rho": Unhonoured(
+            self._full_data_reads,
+            "Leave rho='auto' (or 1), or choose a sampler that reads Bernoulli(rho) batches: sampler="
+            + _or_list(batches),
+            accepts=(1, 1.0),
+        )}
+
+    #: what a sampler without Bernoulli batches reads instead (:meth:`ignored_settings`' ``rho``)
+    _full_data_reads = "reads the full data at every step (rho=1)"
 
     def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None):  # pragma: no cover
         """Run the sampler from ``theta0`` ``(K, Q)`` under ``run`` (a :class:`RunSettings`); a :class:`ChainResult`.
@@ -386,6 +461,12 @@ class Sampler(BaseEstimator):
         return ["raise burn_in and n_samples"]
 
 
+
+
+def _or_list(names):
+    """``'a', 'b' or 'c'`` of ``names``."""
+    quoted = [repr(name) for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
 def bernoulli_noise(term_squares, rho):

@@ -313,11 +313,12 @@ def test_same_seeds_same_draws_and_the_global_rng_untouched(linear):
     b = sampler.sample(target, theta0, [3, 4, 5], RunSettings())
     c = sampler.sample(target, theta0, [3, 4, 6], RunSettings())
     np.testing.assert_array_equal(a.samples, b.samples)
-    assert a.samples.shape == (3, 10, 3) and not np.array_equal(a.samples, c.samples)
+    # one population of particles: one group of draws, whatever the number of seeds
+    assert a.samples.shape == (1, 30, 3) and not np.array_equal(a.samples, c.samples)
     assert (
         a.n_particles == 30
-        and a.acceptance_rate.shape == (3,)
-        and a.draw_stats["acceptance_rate"].shape == (3, 10)
+        and a.acceptance_rate.shape == (1,)
+        and a.draw_stats["acceptance_rate"].shape == (1, 30)
     )
     # gradients per particle: one at the start, the Gauss-Newton probe and the leapfrog steps of every
     # stage, and the loss at the moved particles of every stage but the last
@@ -325,10 +326,10 @@ def test_same_seeds_same_draws_and_the_global_rng_untouched(linear):
     fixed = SMC(n_particles=30, n_mcmc_steps=2, n_leapfrog=4, metric="variances")
     d = fixed.sample(target, theta0, [3, 4, 5], RunSettings())
     assert d.n_grad[0] == 1 + d.n_stages * 2 * 4 + d.n_stages - 1
-    # n_particles is rounded up to a multiple of the groups
+    # n_particles is rounded up to a multiple of the seeds
     assert SMC(n_particles=31, n_mcmc_steps=1, n_leapfrog=2).sample(
         target, theta0, [1, 2], RunSettings()
-    ).samples.shape == (2, 16, 3)
+    ).samples.shape == (1, 32, 3)
 
 
 def test_diagnose_reports_collapsed_weights_and_stuck_moves():
@@ -367,7 +368,7 @@ def fitted(regression):
 def test_regressor_fit_has_the_smc_results(fitted, regression):
     X, y = regression
     reg, Q = fitted, fitted.spec_.n_params
-    assert reg.sampler_name_ == "smc" and isinstance(reg.sampler_, SMC) and reg.samples_.shape == (4, 8, Q)
+    assert reg.sampler_name_ == "smc" and isinstance(reg.sampler_, SMC) and reg.samples_.shape == (1, 32, Q)
     path = reg.temperature_path_
     assert len({len(v) for v in path.values()}) == 1 and len(path["beta"]) == reg.n_stages_ + 1
     assert np.all(np.diff(path["beta"]) > 0) and path["beta"][-1] == 1.0
@@ -377,7 +378,7 @@ def test_regressor_fit_has_the_smc_results(fitted, regression):
     assert reg.log_marginal_likelihood_ == pytest.approx(
         reg.log_evidence_ - n / 2 * math.log(math.pi * reg.temperature_)
     )
-    assert reg.n_particles_ == 32 and reg.acceptance_rate_.shape == (4,)
+    assert reg.n_particles_ == 32 and reg.acceptance_rate_.shape == (1,)
     y_mean, y_std = reg.predict(X[:5], return_std=True)
     assert y_mean.shape == (5,) and np.all(y_std > 0)
     assert reg.predict_interval(X[:5])[1].shape == (5, 2, 1)
@@ -387,13 +388,12 @@ def test_regressor_fit_has_the_smc_results(fitted, regression):
 
 
 def test_to_arviz_holds_the_particles(fitted, regression):
-    """The particles as ArviZ draws: the groups of particles as chains, with the log-likelihood for az.loo."""
+    """The particles as ArviZ draws: one chain of independent draws, with the log-likelihood for az.loo."""
     az = pytest.importorskip("arviz")
     X, y = regression
     data = fitted.to_arviz(X, y)
-    K, S, _ = fitted.samples_.shape
-    assert data.posterior["coefs_0"].shape[:2] == (K, S)
-    assert data.log_likelihood["y"].shape == (K, S, len(y))
+    assert data.posterior["coefs_0"].shape[:2] == (1, fitted.n_particles_)
+    assert data.log_likelihood["y"].shape == (1, fitted.n_particles_, len(y))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # Pareto k of a small fit: beside the point here
         loo = az.loo(data)
@@ -423,7 +423,7 @@ def test_classifier_fits_with_smc():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
         clf = GibbsMLPClassifier(**CHEAP, random_state=0).fit(X, y)
-    assert clf.sampler_name_ == "smc" and clf.samples_.shape[:2] == (4, 8)
+    assert clf.sampler_name_ == "smc" and clf.samples_.shape[:2] == (1, 32)
     assert np.isfinite(clf.log_evidence_) and clf.temperature_path_["beta"][-1] == 1.0
     assert not hasattr(clf, "log_marginal_likelihood_")  # the cross-entropy has no Gaussian normaliser
     assert clf.predict_proba(X[:5]).shape == (5, 2) and clf.score(X, y) > 0.7

@@ -61,7 +61,7 @@ class RJMCMC(ChainSampler):
         check_setting("step_size", self.step_size, "positive")
         check_setting("proposal_std", self.proposal_std, "positive", auto=True)
         check_setting("target_accept", self.target_accept, "probability")
-        return 1.0
+        return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):
         return RJChains(self, target, theta0, generators, run)

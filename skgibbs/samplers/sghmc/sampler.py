@@ -116,6 +116,11 @@ class SGHMC(ChainSampler):
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}.")
         return super().check(prior, rho)
 
+    _full_data_reads = (
+        "reads minibatches of sampler=SGHMC(batch_size=...) rows drawn with replacement, not Bernoulli(rho) "
+        "batches"
+    )
+
     def rows(self, n):
         """The batch size ``b`` for ``n`` rows."""
         if self.batch_size == "auto":

@@ -13,7 +13,7 @@ from ..._progress import progress
 from ..._random import uniform
 from ...criteria import stage_criteria
 from ..adaptation import halton
-from ..base import ChainResult, Sampler, check_setting, register
+from ..base import ChainResult, Sampler, Unhonoured, check_setting, register
 from .kernel import (
     JITTER,
     SMCState,
@@ -68,10 +68,14 @@ class SMC(Sampler):
     Parameters
     ----------
     n_particles : int, default=128
-        Particles ``P``: the number of draws. With ``K`` groups (the
-        estimators' ``n_chains``) it is rounded up to a multiple of ``K``
-        and the draws have shape ``(K, P / K, Q)``; the estimators'
-        ``n_samples``, ``burn_in`` and ``thin`` do not apply.
+        Particles ``P``: the number of draws, rounded up to a multiple of
+        the number of seeds (one seed per ``P / K`` particles; the
+        estimators pass ``K = 4``). The draws are one population of
+        independent particles, of shape ``(1, P, Q)``: one group, not
+        chains. The estimators' ``n_samples``, ``burn_in``, ``thin``,
+        ``n_chains`` and ``chain_weights="stacking"`` do not apply, and a
+        value other than their default is refused
+        (:meth:`ignored_settings`).
     target_ess : float in (0, 1), default=0.5
         Conditional effective sample size of each stage's incremental
         weights, as a fraction of ``P``: larger values take smaller
@@ -133,11 +137,10 @@ class SMC(Sampler):
       few of them (small ``ess``) or whose moves barely accepted carries
       copies of a few particles, and its functional variance is then
       too small;
-    - ``n_stages_``, ``n_particles_``, ``step_size_`` (the final one, per
-      group) and ``inverse_mass_`` (the diagonal of the last stage's
+    - ``n_stages_``, ``n_particles_``, ``step_size_`` (the final one) and ``inverse_mass_`` (the diagonal of the last stage's
       inverse metric ``M^-1``: the particles' variances with
       ``metric="variances"``); ``acceptance_rate_`` is the acceptance of the last stage's
-      moves, per group.
+      moves (shape ``(1,)``).
 
     Cost: ``n_stages * (n_mcmc_steps * n_leapfrog + 2)`` gradients of the
     ``P`` particles, batched (``n_grad_evals_`` counts them per particle,
@@ -166,7 +169,7 @@ class SMC(Sampler):
     >>> res = SMC(n_particles=64, n_mcmc_steps=2, n_leapfrog=5).sample(
     ...     target, torch.zeros(2, 1, dtype=torch.float64), [0, 1], RunSettings())
     >>> res.samples.shape, float(res.temperature_path["beta"][-1])
-    ((2, 32, 1), 1.0)
+    ((1, 64, 1), 1.0)
     """
 
     name = "smc"
@@ -212,11 +215,6 @@ class SMC(Sampler):
                 + ", ".join(repr(m) for m in METRICS)
                 + "."
             )
-        if float(rho) < 1.0:
-            raise ValueError(
-                f"rho={rho!r} asks for Bernoulli batches; sampler='smc' reweights and moves on the full "
-                "data. Leave rho='auto'."
-            )
         if prior.std is None:
             raise ValueError(
                 "sampler='smc' starts its particles from the prior, so it needs a proper Gaussian prior "
@@ -224,6 +222,46 @@ class SMC(Sampler):
                 "'auto' or a float (weight_bound may be kept)."
             )
         return 1.0
+
+    _full_data_reads = "reweights and moves its particles on the full data at every stage (rho=1)"
+
+    def ignored_settings(self):
+        """A chain's budget (``n_samples``, ``burn_in``, ``thin``, ``n_chains``) and its weights: SMC has no chains."""
+        particles = "set sampler=SMC(n_particles=...) for more draws"
+        return {
+            **super().ignored_settings(),
+            "n_samples": Unhonoured(
+                "returns its n_particles particles as the draws", f"Leave n_samples at its default and {particles}"
+            ),
+            "burn_in": Unhonoured(
+                "has no burn-in: it carries its particles from the prior to the posterior through adaptive "
+                "temperature stages",
+                "Leave burn_in='auto' (raise sampler=SMC(target_ess=...) for more, smaller stages), or choose a "
+                "Markov chain sampler such as sampler='hmc' for a burn-in",
+                accepts=(0,),
+            ),
+            "thin": Unhonoured(
+                "returns every particle: they are independent draws, with nothing to thin",
+                "Leave thin='auto'",
+                accepts=(1,),
+            ),
+            "n_chains": Unhonoured(
+                "carries one population of n_particles particles, returned as one group of independent "
+                "draws (samples_ of shape (1, n_particles, n_params)), not as chains",
+                f"Leave n_chains at its default and {particles}",
+            ),
+            "chain_weights": Unhonoured(
+                "returns one population of particles, not chains to weigh",
+                "Leave chain_weights='equal'",
+                accepts=("equal",),
+            ),
+            "n_jobs": Unhonoured(
+                "moves all its particles as one batch in this process",
+                "n_jobs has no effect here; leave it None",
+                accepts=(1,),
+                warn=True,
+            ),
+        }
 
     def n_starts(self, n_chains):
         # one pre-trained network: its held-out loss sets temperature="auto" as for every sampler;
@@ -341,7 +379,7 @@ class SMC(Sampler):
             "temperature_path": path,
             "n_stages": len(beta) - 1,
             "n_particles": K * per_group,
-            "step_size": np.full(K, h),
+            "step_size": np.full(1, h),
             "inverse_mass": stage.inverse_mass.cpu().numpy(),
         }
         if getattr(target.potential, "loss", None) == "squared":
@@ -350,10 +388,11 @@ class SMC(Sampler):
                 math.pi * path["temperature"]
             )
             info["log_marginal_likelihood"] = float(path["log_marginal_likelihood"][-1])
-        samples = state.theta.reshape(K, per_group, -1).cpu().numpy()
-        rate = stage.accepted.reshape(K, per_group).numpy()
+        # one population of independent particles: one group of draws, never K made-up chains
+        samples = state.theta.reshape(1, K * per_group, -1).cpu().numpy()
+        rate = stage.accepted.reshape(1, K * per_group).numpy()
         return ChainResult(
-            samples, rate.mean(1), np.full(K, n_grad, dtype=np.int64), {"acceptance_rate": rate}, False, info
+            samples, rate.mean(1), np.full(1, n_grad, dtype=np.int64), {"acceptance_rate": rate}, False, info
         )
 
     # -- what the estimators ask ------------------------------------------------------------

@@ -16,7 +16,7 @@ from scipy.special import gammaln
 
 from ..._random import gamma
 from ...priors import HierarchicalPrior
-from ..base import ChainResult, Sampler, check_setting, register
+from ..base import ChainResult, Sampler, Unhonoured, check_setting, register
 from . import kernel as vi
 from .optimize import VIConfig, fit_target
 
@@ -149,11 +149,6 @@ class MeanFieldVI(Sampler):
             raise ValueError(f"parametrization must be one of {PARAMETRIZATIONS}, got {self.parametrization!r}.")
         if not (isinstance(self.gradient, str) and self.gradient in GRADIENTS):
             raise ValueError(f"gradient must be one of {GRADIENTS}, got {self.gradient!r}.")
-        if float(rho) < 1.0:
-            raise ValueError(
-                f"rho={rho!r} is the batch probability of the Langevin kernels; sampler='vi' draws "
-                "its own minibatches of batch_size examples. Leave rho='auto'."
-            )
         if prior.std is None or getattr(prior, "bound", None) is not None:
             raise ValueError(
                 "sampler='vi' needs a Gaussian prior (the KL term of the ELBO is computed in closed "
@@ -162,6 +157,43 @@ class MeanFieldVI(Sampler):
         return 1.0
 
     # -- what the estimators ask ------------------------------------------------------
+    _full_data_reads = (
+        "draws its own minibatches of sampler=MeanFieldVI(batch_size=...) rows, not Bernoulli(rho) batches"
+    )
+
+    def ignored_settings(self):
+        """``burn_in``, ``thin`` and the chains' weights: the draws of ``q`` are independent, in groups of one ``q``.
+
+        ``n_samples`` and ``n_chains`` are honoured: ``n_chains`` groups of
+        ``n_samples`` draws of ``q``.
+        """
+        return {
+            **super().ignored_settings(),
+            "burn_in": Unhonoured(
+                "has no burn-in: it optimises q for at most sampler=MeanFieldVI(max_iter=...) Adam steps, then "
+                "draws independently from it",
+                "Leave burn_in='auto' (set max_iter for a longer optimisation), or choose a Markov chain "
+                "sampler such as sampler='hmc' for a burn-in",
+                accepts=(0,),
+            ),
+            "thin": Unhonoured(
+                "keeps every draw of q: they are independent, with nothing to thin",
+                "Leave thin='auto'",
+                accepts=(1,),
+            ),
+            "chain_weights": Unhonoured(
+                "draws every group from the same q, so there are no chains in different modes to weigh",
+                "Leave chain_weights='equal'",
+                accepts=("equal",),
+            ),
+            "n_jobs": Unhonoured(
+                "fits one q in this process",
+                "n_jobs has no effect here; leave it None",
+                accepts=(1,),
+                warn=True,
+            ),
+        }
+
     def n_starts(self, n_chains):
         return 1  # one q from one pre-trained network
 
