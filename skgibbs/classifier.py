@@ -56,8 +56,9 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(100, 100)
-        Widths of the hidden layers; ``()`` is (multinomial) logistic
+    hidden_layer_sizes : int or tuple of int, default=(100, 100)
+        Widths of the hidden layers (an int: one hidden layer of that
+        width, as in scikit-learn's ``MLPRegressor``); ``()`` is (multinomial) logistic
         regression.
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.

@@ -78,8 +78,9 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(100, 100)
-        Widths of the hidden layers; ``()`` is the linear model.
+    hidden_layer_sizes : int or tuple of int, default=(100, 100)
+        Widths of the hidden layers (an int: one hidden layer of that
+        width, as in scikit-learn's ``MLPRegressor``); ``()`` is the linear model.
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
 

@@ -92,8 +92,9 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(100, 100)
-        Widths of the hidden layers; ``()`` is the linear model (variable
+    hidden_layer_sizes : int or tuple of int, default=(100, 100)
+        Widths of the hidden layers (an int: one hidden layer of that
+        width, as in scikit-learn's ``MLPRegressor``); ``()`` is the linear model (variable
         selection).
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
     sparsity : float >= 2, default=2.0
