@@ -1,10 +1,15 @@
 """Progress of the chain runner and the optimisers: one live bar per phase on stderr, with ``verbose``.
 
-With ``tqdm`` installed (optional, the ``progress`` extra) each phase is a
-tqdm bar (steps per second, ETA, and the acceptance rate so far while
-sampling); otherwise one stderr line per phase is rewritten in place, at
-most five times a second, with the same fields. Nothing is written at
-``verbose=0``.
+On a terminal, with ``tqdm`` installed (optional, the ``progress`` extra),
+each phase is a tqdm bar (steps per second, ETA, and the acceptance rate so
+far while sampling); otherwise one stderr line per phase is rewritten in
+place, at most five times a second, with the same fields. Where stderr is
+not a terminal (a log file, a pipe, a batch job) and not a notebook, each
+report is a whole line ending in a newline, at the first step, then at most
+every :data:`_LOG_INTERVAL` seconds, and at the last step. The rate is
+measured from the end of the first step, which holds one-off costs (the
+first gradient, allocations), so the first report has none. Nothing is
+written at ``verbose=0``.
 """
 
 import math
@@ -18,32 +23,63 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 __all__ = ["progress", "progress_close"]
 
-_MIN_INTERVAL = 0.2  # seconds between two refreshes of a line
+_MIN_INTERVAL = 0.2  # seconds between two refreshes of a line on a terminal
+_LOG_INTERVAL = 5.0  # seconds between two whole lines where stderr is not a terminal
 _BARS = {}
 
 
-class _Line:
-    """A phase's progress as one stderr line rewritten in place (``\\r``)."""
+def _terminal(stream):
+    """Whether ``stream`` shows a line rewritten in place: a terminal, or a notebook's output."""
+    try:
+        if stream.isatty():
+            return True
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+    return "ipykernel" in sys.modules
 
-    def __init__(self, desc, total):
-        self.desc, self.total, self.n = desc, total, 0
-        self.start, self.shown = time.perf_counter(), -math.inf
+
+class _Line:
+    """A phase's progress on stderr: one line rewritten in place (``\\r``) on a terminal, else whole lines.
+
+    The rate is the steps after the first over the time since the first
+    ended, so the first step's one-off costs do not inflate it; until a
+    second step there is no rate (``n/a``).
+    """
+
+    def __init__(self, desc, total, in_place=True):
+        self.desc, self.total, self.n, self.in_place = desc, total, 0, in_place
+        self.first, self.shown = None, -math.inf  # (steps, time) at the end of the first update
+        self.open = False  # a line rewritten in place waits for its newline
 
     def update(self, n, stats):
         self.n = n
         now = time.perf_counter()
-        if n < self.total and now - self.shown < _MIN_INTERVAL:
+        if self.first is None:
+            self.first = (n, now)
+        interval = _MIN_INTERVAL if self.in_place else _LOG_INTERVAL
+        if n < self.total and now - self.shown < interval:
             return
         self.shown = now
-        rate = n / max(now - self.start, 1e-9)
-        eta = (self.total - n) / rate if rate > 0 else math.nan
+        done, since = n - self.first[0], now - self.first[1]
+        if done > 0 and since > 0:
+            rate = done / since
+            timing = f"{rate:.1f} steps/s, ETA {(self.total - n) / rate:.0f} s"
+        else:
+            timing = "n/a steps/s, ETA n/a"
         extra = "".join(f", {k} {v()}" for k, v in stats.items())
-        sys.stderr.write(f"\r{self.desc}: {n}/{self.total} [{rate:.1f} steps/s, ETA {eta:.0f} s{extra}]")
+        text = f"{self.desc}: {n}/{self.total} [{timing}{extra}]"
+        if self.in_place:
+            sys.stderr.write("\r" + text)
+            self.open = True
+        else:
+            sys.stderr.write(text + "\n")
         sys.stderr.flush()
 
     def close(self):
-        sys.stderr.write("\n")
-        sys.stderr.flush()
+        if self.open:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.open = False
 
 
 class _Bar:
@@ -82,7 +118,8 @@ def progress(cfg, phase, i, total, **stats):
     if i == 0 or key not in _BARS:
         progress_close(cfg, phase)
         desc = f"[skgibbs] {phase}"
-        _BARS[key] = _Bar(desc, total) if _tqdm is not None else _Line(desc, total)
+        terminal = _terminal(sys.stderr)
+        _BARS[key] = _Bar(desc, total) if _tqdm is not None and terminal else _Line(desc, total, terminal)
     _BARS[key].update(i + 1, stats)
     if i + 1 >= total:
         progress_close(cfg, phase)

@@ -30,6 +30,7 @@ def test_one_bar_per_phase_with_rate_and_eta(capsys, monkeypatch, with_tqdm, sam
         pytest.importorskip("tqdm")
     else:
         monkeypatch.setattr(_progress, "_tqdm", None)
+    monkeypatch.setattr(_progress, "_terminal", lambda stream: True)  # a live bar, as on a terminal
     _fit(1, sampler=sampler, thin=1)
     err = capsys.readouterr().err
     assert "[skgibbs] pre-training" in err and "20/20" in err and "held_out_loss" in err
