@@ -29,6 +29,7 @@ the within-chain check's). It is computed on rank-normalised values, as
 """
 
 import os
+import re
 import sys
 import warnings
 
@@ -149,12 +150,42 @@ def worst_chain_mixing(within_rhat, within_ess, between_rhat):
     return within_r, within_e, between
 
 
-def _warn(message, category=SamplerWarning):
-    """Warn at the first frame outside skgibbs (the user's ``fit`` call)."""
+def _warn(message, category=SamplerWarning, **details):
+    """Warn at the first frame outside skgibbs (the user's ``fit`` call); ``details`` become attributes."""
     frame, level = sys._getframe(1), 2
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
+    warnings.warn(category(message, **details), stacklevel=level)
+
+
+# a number in the first sentence of a sampler's message, not a setting's value (``max_iter=300``)
+_NUMBER = re.compile(r"(?<![=\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?")
+
+
+def _stable(text):
+    """``(text, values)``: the numbers of the first sentence of ``text`` left out, and those numbers.
+
+    A sampler's check says what it measured in its first sentence and what
+    to change after it; the measured numbers differ from fit to fit, so
+    they move to the warning's ``details`` and the text stays the same for
+    every fit that falls short the same way.
+
+    Examples
+    --------
+    >>> text, values = _stable("3 divergent transitions. Raise target_accept (e.g. 0.9).")
+    >>> print(text)
+    # divergent transitions (the numbers # are the warning's .details["values"]). Raise target_accept (e.g. 0.9).
+    >>> values
+    [3.0]
+    """
+    end = re.search(r"[.:](\s|$)", text)
+    end = len(text) if end is None else end.start()
+    head, tail = text[:end], text[end:]
+    values = [float(v.rstrip("%")) / (100.0 if v.endswith("%") else 1.0) for v in _NUMBER.findall(head)]
+    if not values:
+        return text, values
+    head = _NUMBER.sub("#", head) + ' (the numbers # are the warning\'s .details["values"])'
+    return head + tail, values
 
 
 def warn_if_unreliable(est):
@@ -167,7 +198,8 @@ def warn_if_unreliable(est):
     fit = {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
     fit.setdefault("acceptance_rate_", None)
     for message in est.sampler_.diagnose(fit):
-        _warn(message)
+        text, values = _stable(message)
+        _warn(text, estimator=type(est).__name__, values=values, text=message)
     if est.sampler_.mixing_diagnostics:
         _warn_if_not_mixed(est)
 
@@ -215,9 +247,17 @@ def _warn_if_not_mixed(est):
     failure = mixing_failure(r, e, within_r, within_e, between, n_chains)
     if failure is None:
         return
+    details = {
+        "estimator": type(est).__name__,
+        "rhat": r,
+        "ess": e,
+        "within_chain_rhat": within_r,
+        "within_chain_ess": within_e,
+        "between_chain_rhat": between,
+        "n_chains": n_chains,
+    }
     if failure == "between":
-        worst = r if not between >= r else between  # NaN between (one chain): the pooled R-hat
-        _warn(_multimodal_message(est, worst, within_r, within_e), MultimodalWarning)
+        _warn(_multimodal_message(est), MultimodalWarning, **details)
         return
     remedies = est.sampler_.mixing_remedies(est.rho_, failure)
     alone = ""
@@ -225,24 +265,24 @@ def _warn_if_not_mixed(est):
         alone = " Alone, no chain moves: each one's values are constant at every training input."
     elif failure == "within":
         alone = (
-            f" Alone, a chain has a split R-hat up to {within_r:.3g} and a bulk effective sample size down "
-            f"to {within_e:.3g} (thresholds {RHAT_WARN} and {ESS_WARN / n_chains:g} per chain): the chains "
-            "have not converged on their own."
+            f" Alone, a chain has a split R-hat above {RHAT_WARN} or a bulk effective sample size below "
+            f"{ESS_WARN:g} over the number of chains (.within_chain_rhat, .within_chain_ess): the chains have not converged "
+            "on their own."
         )
     _warn(
-        f"The chains have not mixed: at the training inputs the {_watched(est)} have R-hat up to "
-        f"{r:.3g} and a bulk effective sample size down to {e:.3g} (thresholds {RHAT_WARN} and "
-        f"{ESS_WARN:g}), so intervals, radii and criteria rest on fewer effective draws than they "
-        f"show.{alone} To improve: {', '.join(remedies)}."
+        f"The chains have not mixed: at the training inputs the {_watched(est)} have an R-hat above "
+        f"{RHAT_WARN} or a bulk effective sample size below {ESS_WARN:g} (the warning's .rhat and .ess, the "
+        "fit's rhat_ and ess_), so intervals, radii and criteria rest on fewer effective draws than they "
+        f"show.{alone} To improve: {', '.join(remedies)}.",
+        **details,
     )
 
 
-def _multimodal_message(est, between, within_r, within_e):
+def _multimodal_message(est):
     stacked = getattr(est, "chain_weights", "equal") == "stacking"
     if stacked:
         meaning = (
-            "The draws are weighted by stacking (chain_weights_ = "
-            f"{np.array2string(est.chain_weights_, precision=3)}): predictive weights, which say how well "
+            "The draws are weighted by stacking (the fit's chain_weights_): predictive weights, which say how well "
             "each mode predicts left-out training examples, not how much posterior mass it holds."
         )
     else:
@@ -258,9 +298,8 @@ def _multimodal_message(est, between, within_r, within_e):
     to_do = f" To weigh the modes: {' or '.join(fixes)}." if fixes else ""
     return (
         f"The chains converged each on its own but disagree: at the training inputs the {_watched(est)} "
-        f"have R-hat up to {est.rhat_:.3g} and a bulk effective sample size down to {est.ess_:.3g} "
-        f"(thresholds {RHAT_WARN} and {ESS_WARN:g}) and a between-chain R-hat up to {between:.3g}, while "
-        f"every chain alone has a split R-hat of at most {within_r:.3g} and a bulk effective sample size of "
-        f"at least {within_e:.3g}. The posterior has several modes and each chain samples its own. "
+        f"have an R-hat or a between-chain R-hat above {RHAT_WARN}, while every chain alone passes its "
+        "split R-hat and bulk effective sample size checks (the warning's .rhat, .ess, .between_chain_rhat, "
+        ".within_chain_rhat and .within_chain_ess). The posterior has several modes and each chain samples its own. "
         f"{meaning} Longer or more chains of this sampler do not change this.{to_do}"
     )

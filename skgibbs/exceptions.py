@@ -10,7 +10,30 @@ class SamplerWarning(UserWarning):
     stochastic Metropolis-Hastings surrogate is far from the Gibbs posterior.
     The message always says what to change (``rho``, ``temperature``,
     ``step_size``, ``burn_in``).
+
+    The text is the same for every fit that falls short the same way, so
+    that Python's default filter shows it once however many fits of a
+    search raise it; what was measured is in the attributes. Every keyword
+    of the constructor is an attribute and an entry of :attr:`details`:
+    ``estimator`` (the class name of the estimator that was fitted) and,
+    for the mixing warnings, ``rhat``, ``ess``, ``within_chain_rhat``,
+    ``within_chain_ess``, ``between_chain_rhat`` and ``n_chains`` (the
+    fitted ``rhat_``, ``ess_``, ... of that fit); for a sampler's own
+    checks ``values``, the numbers its text leaves out, in order, and
+    ``text``, the text with them.
+
+    Examples
+    --------
+    >>> w = SamplerWarning("The chains have not mixed.", rhat=1.3, ess=40.0)
+    >>> str(w), w.rhat, w.details["ess"]
+    ('The chains have not mixed.', 1.3, 40.0)
     """
+
+    def __init__(self, message="", **details):
+        super().__init__(message)
+        self.details = dict(details)
+        for name, value in details.items():
+            setattr(self, name, value)
 
 
 class MultimodalWarning(SamplerWarning):

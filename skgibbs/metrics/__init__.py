@@ -48,6 +48,7 @@ from ._scorer import final_step
 from ._scorers import (
     log_predictive_density_scorer,
     make_coverage_scorer,
+    make_diagnostic_scorers,
     make_ece_scorer,
     make_interval_scorer,
     make_mce_scorer,
@@ -79,5 +80,6 @@ __all__ = [
     "neg_maximum_calibration_error_scorer",
     "neg_brier_scorer",
     "neg_log_loss_scorer",
+    "make_diagnostic_scorers",
     "final_step",
 ]

@@ -16,7 +16,7 @@ from .._levels import check_level
 from ..criteria import gaussian_log_likelihood
 from ._calibration import expected_calibration_error, maximum_calibration_error
 from ._intervals import coverage_score, interval_score, mean_width_score
-from ._scorer import Scorer
+from ._scorer import Scorer, final_step
 from ._validation import check_binning
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "neg_maximum_calibration_error_scorer",
     "neg_brier_scorer",
     "neg_log_loss_scorer",
+    "make_diagnostic_scorers",
 ]
 
 
@@ -293,3 +294,61 @@ neg_brier_scorer = Scorer(_brier, "predict_proba", sign=-1, name="neg_brier_scor
 #: scikit-learn's ``"neg_log_loss"`` it passes ``labels=classes_``, so a test
 #: fold may lack a class.
 neg_log_loss_scorer = Scorer(log_loss, "predict_proba", sign=-1, name="neg_log_loss_scorer")
+
+
+def _fitted_value(name):
+    def score(estimator, X=None, y=None):
+        value = getattr(final_step(estimator)[0], name, np.nan)
+        return float(np.sum(value)) if value is not None else np.nan
+
+    score.__name__ = f"{name.rstrip('_')}_scorer"
+    return score
+
+
+#: the scoring names of :func:`make_diagnostic_scorers` and the fitted attribute each one reads
+DIAGNOSTICS = {
+    "rhat": "rhat_",
+    "ess": "ess_",
+    "within_chain_rhat": "within_chain_rhat_",
+    "between_chain_rhat": "between_chain_rhat_",
+    "n_divergent": "n_divergent_",
+}
+
+
+def make_diagnostic_scorers():
+    """Scorers that read each fit's diagnostics, for the ``scoring`` dict of a search.
+
+    Each reads a fitted attribute of the estimator fitted on the training
+    fold (``X`` and ``y``, the test fold, are ignored): ``rhat`` the
+    largest R-hat (``rhat_``), ``ess`` the smallest bulk ESS (``ess_``) of
+    the function values at the training inputs, ``within_chain_rhat`` and
+    ``between_chain_rhat``, and ``n_divergent`` the divergent transitions of
+    all chains (NaN where the sampler has none). They are not scores to
+    rank by: pass them beside the score, with ``refit`` naming it, and
+    ``cv_results_`` then holds ``mean_test_rhat``, ``split0_test_rhat``,
+    ... for every candidate and fold: which fit the warnings of the search
+    came from.
+
+    Returns
+    -------
+    dict of str to callable
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from skgibbs import GibbsMLPRegressor
+    >>> from skgibbs.metrics import make_diagnostic_scorers, waic_scorer
+    >>> X = np.linspace(-1, 1, 30)[:, None]; y = np.sin(3 * X[:, 0])
+    >>> reg = GibbsMLPRegressor(hidden_layer_sizes=(4,), sampler="hmc", n_samples=10, burn_in=20,
+    ...                         pretrain_iter=30, random_state=0)
+    >>> search = GridSearchCV(reg, {"thin": [1, 2]}, cv=2, refit="waic",
+    ...                       scoring={"waic": waic_scorer, **make_diagnostic_scorers()})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     search = search.fit(X, y)
+    >>> search.cv_results_["split1_test_rhat"].shape, "mean_test_n_divergent" in search.cv_results_
+    ((2,), True)
+    """
+    return {key: _fitted_value(name) for key, name in DIAGNOSTICS.items()}
