@@ -160,7 +160,7 @@ _SHARED_PARAMETERS = """\
         Transitions discarded (and used for adaptation) per chain; ``"auto"``
         is the sampler's default: 250 for HMC, 1000 for the Langevin
         kernels, 20 passes over the data (at least 1000 steps) for SGHMC
-        (none for VI). The cost of an HMC transition grows
+        (none for VI and SMC, which refuse any other value). The cost of an HMC transition grows
         with ``n`` times the number of weights, and its leapfrog steps (at
         most 64) with the concentration of the posterior: see the
         ``large_n`` benchmark.
@@ -282,7 +282,8 @@ _SHARED_PARAMETERS = """\
         sampling, or the VI optimisation): steps per second, ETA and, while
         sampling, the acceptance rate so far; a ``tqdm`` bar when tqdm is
         installed (the ``progress`` extra), else one line rewritten in
-        place. Nothing at 0.
+        place; where stderr is not a terminal (a log file), whole lines
+        every few seconds. Nothing at 0.
 """
 
 _SHARED_ATTRIBUTES = """\

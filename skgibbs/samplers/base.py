@@ -194,7 +194,7 @@ def sampler_table(kind=None):
     .. list-table::
     """
     rows = [("name", "class", "prior", "draws", "Bernoulli batches", "hierarchical prior", "learns the noise",
-             "burn_in=\"auto\"")]
+             "burn_in=\"auto\"", "settings it does not honour")]
     for name in available_samplers(kind):
         cls = _REGISTRY[name]
         rows.append((
@@ -206,12 +206,20 @@ def sampler_table(kind=None):
             "yes" if cls.hierarchical else "no",
             "yes" if cls.learns_noise else "no",
             "by the data's size" if cls.default_schedule is not Sampler.default_schedule else str(cls.default_burn_in),
+            _ignored_cell(cls()),
         ))
     lines = [".. list-table::", "   :header-rows: 1", ""]
     for row in rows:
         lines.append(f"   * - {row[0]}")
         lines.extend(f"     - {cell}" for cell in row[1:])
     return "\n".join(lines) + "\n"
+
+
+def _ignored_cell(sampler):
+    """The table's cell of the estimator settings ``sampler`` refuses (:meth:`Sampler.ignored_settings`)."""
+    ignored = sampler.ignored_settings()
+    cells = [f"``{name}``" + (" (a warning)" if entry.warn else "") for name, entry in ignored.items()]
+    return ", ".join(cells) if cells else "none: every setting applies"
 
 
 #: ``sampler="auto"`` samples on the full data while rows times parameters stay at most this
