@@ -196,11 +196,11 @@ def build_problem(estimator, X, y):
         why = choose_sampler(est._requested_rho(), n, spec.n_params, device, **asks)[1]
         if est.verbose:
             print(f"[skgibbs] sampler='auto': {why}.", file=sys.stderr)
-    # a setting the sampler would ignore (SMC's burn_in, HMC's rho) fails now, before any work
-    est._check_honoured(sampler, chosen=why)
     names = inputs.get("feature_names_in_")
     # the prior is known before any work: a kernel that cannot run under it fails now
     rho = sampler.check(est._prior(spec, device, sampler, feature_names=names), est._requested_rho())
+    # a setting the sampler would ignore (SMC's burn_in, HMC's rho) fails now too, before any work
+    est._check_honoured(sampler, chosen=why)
     # a memmap or dask X stays where it is: Xt then reads its rows when a batch needs them
     Xt = standardize(X, x_mean, x_scale, device)
     yt = torch.as_tensor(targets, dtype=torch.float32, device=device)

@@ -33,7 +33,7 @@ def _final(est):
     "est",
     [
         GibbsMLPRegressor(**CHEAP),
-        GibbsMLPRegressor(**CHEAP, sampler=MeanFieldVI(max_iter=50)),
+        GibbsMLPRegressor(**{**CHEAP, "burn_in": "auto"}, sampler=MeanFieldVI(max_iter=50)),  # VI: no burn-in
         GibbsMLPRegressor(**CHEAP, sampler=CSMALA(correction=0.5), rho=0.5),
         SparseGibbsMLPRegressor(**CHEAP),
         SparseGibbsMLPRegressor(**CHEAP, sampler=RJMCMC(target_accept=0.6)),
