@@ -5,6 +5,7 @@ LFV also from one fit per candidate, and CV from k per candidate.
 """
 
 import dataclasses
+import inspect
 import time
 
 import numpy as np
@@ -12,6 +13,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.model_selection import GridSearchCV
 
 from ..metrics import final_step, log_predictive_density_scorer, neg_log_loss_scorer
+from ..samplers import get_sampler
 from ._compare import _splitter
 from ._search import _criterion
 
@@ -365,9 +367,16 @@ def _parameter(estimator, name):
 
 
 def _smc_path(estimator, X, y, key, temperature, smc):
-    sampler_key = key[: -len("temperature")] + "sampler"
+    prefix = key[: -len("temperature")]
     sampler = smc if isinstance(smc, str) else clone(smc)
-    est = clone(estimator).set_params(**{key: float(temperature), sampler_key: sampler})
+    est = clone(estimator).set_params(**{key: float(temperature), prefix + "sampler": sampler})
+    # the estimator's budget of chains (n_samples, burn_in, ...) is not SMC's: back to the defaults
+    final, _ = final_step(est)
+    defaults = {
+        name: param.default for name, param in inspect.signature(type(final).__init__).parameters.items()
+    }
+    unhonoured = get_sampler(sampler).ignored_settings()
+    est.set_params(**{prefix + name: defaults[name] for name in unhonoured if name in defaults})
     est.fit(X, y)
     final, _ = final_step(est)
     return {k: np.asarray(v).copy() for k, v in final.temperature_path_.items()}
