@@ -25,6 +25,8 @@ from skgibbs.samplers import SMC
 TEMPERATURES = [0.1, 0.4, 1.5]
 CHEAP = {"hidden_layer_sizes": (), "n_samples": 20, "burn_in": 20, "n_chains": 2, "pretrain_iter": 30}
 CHEAP_SMC = SMC(n_particles=32, n_mcmc_steps=2, n_leapfrog=8)
+#: an SMC fit's settings: the chains' budget of CHEAP is not SMC's (it refuses n_samples, burn_in, n_chains)
+CHEAP_FOR_SMC = {k: v for k, v in CHEAP.items() if k in ("hidden_layer_sizes", "pretrain_iter")}
 LFV = {"n_iter": 300, "burn_in": 100, "random_state": 0}
 
 
@@ -129,7 +131,7 @@ def test_evidence_pick_is_the_argmax_of_the_path(result, data):
     X, y, _, _ = data
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
-        reg = GibbsMLPRegressor(**CHEAP, sampler=CHEAP_SMC, temperature=0.1, random_state=0).fit(X, y)
+        reg = GibbsMLPRegressor(**CHEAP_FOR_SMC, sampler=CHEAP_SMC, temperature=0.1, random_state=0).fit(X, y)
     np.testing.assert_array_equal(reg.temperature_path_["log_evidence"], path["log_evidence"])
 
 
@@ -204,7 +206,7 @@ def test_evidence_maximiser_estimates_twice_the_noise_variance():
     smc = SMC(n_particles=64, target_ess=0.95)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
-        reg = GibbsMLPRegressor(**CHEAP, sampler=smc, temperature=0.1, random_state=0).fit(X, y)
+        reg = GibbsMLPRegressor(**CHEAP_FOR_SMC, sampler=smc, temperature=0.1, random_state=0).fit(X, y)
     path = reg.temperature_path_
     t, lml = path["temperature"], path["log_marginal_likelihood"]
     best = int(np.argmax(lml))
