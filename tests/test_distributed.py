@@ -102,7 +102,9 @@ def _fit(est, X, y):
 )
 def test_chains_on_the_cluster_repeat_a_local_run(backend, data, cls, params):
     X, y = data
-    settings = dict(hidden_layer_sizes=(8,), n_chains=4, n_samples=30, burn_in=60, n_jobs=2, random_state=3)
+    settings = dict(
+        hidden_layer_sizes=(8,), n_chains=4, n_samples=10, burn_in=20, pretrain_iter=100, n_jobs=2, random_state=3
+    )
     est = cls(**settings, **params)
     local = _fit(est, X, y)
     local_draws, local_pred = local.samples_.copy(), local.predict(X)
@@ -116,7 +118,8 @@ def test_a_fitted_estimator_predicts_on_a_worker_as_here(backend, data):
     if backend.name != "dask":
         pytest.skip("submits to the Dask client directly")
     X, y = data
-    est = _fit(GibbsMLPRegressor(hidden_layer_sizes=(8,), n_chains=2, n_samples=20, random_state=0), X, y)
+    settings = dict(hidden_layer_sizes=(8,), n_chains=2, n_samples=20, burn_in=20, pretrain_iter=100, random_state=0)
+    est = _fit(GibbsMLPRegressor(**settings), X, y)
     # fitted state is NumPy: the estimator travels to a worker and predicts there as here
     on_worker = backend.client.submit(lambda m: m.predict(X), est).result()
     np.testing.assert_array_equal(on_worker, est.predict(X))
@@ -148,7 +151,8 @@ def test_unbatched_chains_on_the_cluster_repeat_a_local_run(backend):
 
 def test_criterion_search_on_the_cluster_picks_the_same_candidate(backend, data):
     X, y = data
-    est = GibbsMLPRegressor(hidden_layer_sizes=(6,), n_chains=2, n_samples=30, burn_in=60, random_state=0)
+    settings = dict(hidden_layer_sizes=(6,), n_chains=2, n_samples=10, burn_in=20, pretrain_iter=100, random_state=0)
+    est = GibbsMLPRegressor(**settings)
     search = CriterionGridSearch(est, {"temperature": [0.5, 2.0, 8.0]}, n_jobs=2)
     local = _fit(search, X, y)
     local_results, local_best = local.cv_results_["criterion"].copy(), local.best_params_
