@@ -239,7 +239,10 @@ class BaseGibbsMLP(BaseEstimator):
         default and from the values the sampler accepts: a ``ValueError``
         naming it, what the sampler does instead and the fix (a
         ``UserWarning`` for a resource hint such as ``n_jobs``). ``chosen``
-        is why ``sampler="auto"`` chose ``sampler``, if it did. Nothing is
+        is why ``sampler="auto"`` chose ``sampler``, if it did: the user did
+        not pick that sampler (``"auto"`` turns to VI on large data, where a
+        chain's ``burn_in`` means nothing), so the setting is then ignored
+        with a ``UserWarning`` that says why, and the fit goes on. Nothing is
         changed on the estimator.
         """
         defaults = {
@@ -253,7 +256,7 @@ class BaseGibbsMLP(BaseEstimator):
             if any(_same(value, allowed) for allowed in (defaults.get(name), *entry.accepts)):
                 continue
             message = unhonoured_message(sampler, name, value, entry, chosen)
-            if entry.warn:
+            if entry.warn or chosen is not None:
                 warnings.warn(message, UserWarning, stacklevel=4)
             else:
                 raise ValueError(message)

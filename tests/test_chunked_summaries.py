@@ -143,7 +143,7 @@ def _assert_summaries(chunked, expected):
 REGRESSORS = {
     "csmala": lambda: GibbsMLPRegressor(**CHEAP, sampler=CSMALA(), rho=0.5, temperature=20.0, random_state=0),
     "hmc": lambda: GibbsMLPRegressor(**CHEAP, sampler="hmc", temperature="plug-in", random_state=1),
-    "vi": lambda: GibbsMLPRegressor(**CHEAP, sampler=MeanFieldVI(max_iter=100), random_state=0),
+    "vi": lambda: GibbsMLPRegressor(**{**CHEAP, "burn_in": "auto"}, sampler=MeanFieldVI(max_iter=100), random_state=0),
     "sparse": lambda: SparseGibbsMLPRegressor(**{**CHEAP, "burn_in": 100}, random_state=0),
 }
 

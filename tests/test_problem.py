@@ -22,8 +22,9 @@ ESTIMATORS = {
     "csmala": GibbsMLPRegressor(
         **CHEAP, sampler=CSMALA(correction=0.5), rho=0.5, temperature=20.0, random_state=1
     ),
-    "vi": GibbsMLPRegressor(
-        **CHEAP, sampler=MeanFieldVI(max_iter=50, parametrization="mean-field"), random_state=2
+    "vi": GibbsMLPRegressor(  # no burn-in: VI refuses one
+        **{**CHEAP, "burn_in": "auto"}, sampler=MeanFieldVI(max_iter=50, parametrization="mean-field"),
+        random_state=2,
     ),
     "classifier": GibbsMLPClassifier(**CHEAP, sampler="mala", random_state=3),
     "sparse": SparseGibbsMLPRegressor(**CHEAP, sampler=RJMCMC(target_accept=0.7), random_state=4),
@@ -70,7 +71,7 @@ def test_the_problem_is_what_fit_samples(name):
     assert problem.sampler.get_params() == fitted.sampler_.get_params()
     assert problem.sampler.name == fitted.sampler_name_
     assert problem.run.rho == fitted.rho_ and problem.run.n_samples == CHEAP["n_samples"]
-    assert problem.run.burn_in == CHEAP["burn_in"]
+    assert problem.run.burn_in == (CHEAP["burn_in"] if name != "vi" else fitted.sampler_.default_burn_in)
     assert problem.spec == fitted.spec_
     prior = fitted._prior(fitted.spec_, torch.device("cpu"), fitted.sampler_)
     assert type(problem.prior) is type(prior) and problem.target.prior is problem.prior

@@ -629,7 +629,7 @@ def test_no_surrogate_warning_when_hot():
 
 @pytest.mark.parametrize("sampler", ["mala", "smala", "csmala", "sgld"])
 def test_every_sampler_fits(sampler):
-    est = _fit(sampler=sampler, rho=0.5, temperature=20.0)
+    est = _fit(sampler=sampler, rho=0.5 if sampler != "mala" else "auto", temperature=20.0)  # MALA: full data
     X, y = _data()
     assert np.isfinite(est.predict(X)).all()
     assert est.sampler_name_ == sampler and est.sampler_.name == sampler

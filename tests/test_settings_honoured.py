@@ -145,8 +145,10 @@ def test_auto_names_its_choice_when_it_refuses():
         from skgibbs.samplers import base
 
         mp.setattr(base, "FULL_BATCH_WORK", 1)
-        with pytest.raises(ValueError, match=r"burn_in=10 is not honoured by sampler='vi' \(chosen by sampler='auto'"):
+        # the user did not pick VI: the setting is ignored with a warning that says why, and the fit goes on
+        with pytest.warns(UserWarning, match=r"burn_in=10 is not honoured by sampler='vi' \(chosen by sampler='auto'"):
             est.fit(X, y)
+    assert est.sampler_name_ == "vi" and est.samples_.shape[0] == est.n_chains
 
 
 def test_a_full_data_sampler_refuses_batches_at_the_low_level_too():

@@ -189,7 +189,7 @@ def test_a_job_accepts_chains_whose_arrays_arrive_read_only(name):
     # Ray's object store (and joblib's memory-mapping of large arrays) hands a job read-only arrays
     pot, theta0 = _mlp_problem()
     sampler = get_sampler(name)
-    rho = sampler.check(Prior(std=1.0), 0.5)
+    rho = sampler.check(Prior(std=1.0), 0.5 if sampler.uses_batches else 1.0)
     run = RunSettings(n_samples=5, burn_in=5, thin=1, rho=rho)
     target = Target(pot, Prior(std=1.0), 30.0)
     chains, states = runner._warmup_job(sampler, target, theta0, SEEDS, run, True)
@@ -215,7 +215,7 @@ def test_result_fields_are_numpy_with_documented_shapes():
     assert len(res.accepted_batch_sizes) == round(float(res.acceptance_rate.sum()) * 15)
     assert np.all((res.acceptance_rate >= 0) & (res.acceptance_rate <= 1))
     assert not res.interrupted
-    full = run_chains(target, theta0, SEEDS, MALA(), rho=0.5, n_samples=15, burn_in=20)
+    full = run_chains(target, theta0, SEEDS, MALA(), n_samples=15, burn_in=20)  # the full data
     assert len(full.accepted_batch_sizes) == 0 and full.correction == 0.0
 
 
@@ -416,7 +416,8 @@ def test_stochastic_step_size_adapts_near_malas(sampler):
     theta0 = torch.zeros(2, 1, dtype=torch.float64)
     steps = {}
     for kernel in (MALA(step_size=1e-3), sampler(step_size=1e-3)):
-        res = run_chains(Target(pot, lam=400.0), theta0, [0, 1], kernel, rho=0.5, n_samples=10, burn_in=400)
+        rho = 0.5 if kernel.uses_batches else 1.0  # MALA reads the full data
+        res = run_chains(Target(pot, lam=400.0), theta0, [0, 1], kernel, rho=rho, n_samples=10, burn_in=400)
         steps[kernel.name] = res.step_size
     ratio = steps[sampler.name] / steps["mala"]
     assert np.all((ratio > 1 / 3) & (ratio < 3)), ratio
