@@ -1,5 +1,6 @@
 """GibbsMLPRegressor: the scikit-learn shell, its outputs and its errors."""
 
+import copy
 import dataclasses
 import pickle
 import warnings
@@ -45,6 +46,7 @@ def _fit(random_state=0, X=None, y=None, **params):
 
 @pytest.fixture(scope="module")
 def fitted():
+    """``_fit()``, fitted once: tests read it, and those that refit it take a ``copy.deepcopy``."""
     return _fit()
 
 
@@ -154,8 +156,8 @@ def test_fitted_state_is_numpy_only(sampler):
 
 
 # ------------------------------------------------------ reproducibility
-def test_same_random_state_same_draws():
-    a, b, c = _fit(0), _fit(0), _fit(1)
+def test_same_random_state_same_draws(fitted):
+    a, b, c = fitted, _fit(0), _fit(1)  # fitted is _fit(0)
     np.testing.assert_array_equal(a.samples_, b.samples_)
     np.testing.assert_array_equal(a.predict(_data()[0]), b.predict(_data()[0]))
     assert not np.array_equal(a.samples_, c.samples_)
@@ -384,9 +386,9 @@ def test_score_is_r2(fitted):
     assert fitted.score(X, y) == pytest.approx(r2)
 
 
-def test_predictions_are_on_the_scale_of_y():
+def test_predictions_are_on_the_scale_of_y(fitted):
     X, y = _data()
-    small = _fit(X=X, y=y)
+    small = fitted  # _fit() on these X and y
     big = _fit(X=1000 * X - 7, y=50 * y + 300)
     # the model sees the same standardized data, so it is the same model
     np.testing.assert_allclose(big.samples_, small.samples_, rtol=1e-4, atol=1e-5)
@@ -486,8 +488,8 @@ BAD_KERNEL_SETTINGS = [
 
 
 @pytest.mark.parametrize("sampler, rho, name", BAD_KERNEL_SETTINGS, ids=lambda v: repr(v))
-def test_bad_kernel_setting_is_refused_naming_it_and_keeps_the_fit(sampler, rho, name):
-    est = _fit()
+def test_bad_kernel_setting_is_refused_naming_it_and_keeps_the_fit(fitted, sampler, rho, name):
+    est = copy.deepcopy(fitted)
     before = est.samples_.copy()
     kernel = est.sampler_
     est.set_params(sampler=sampler, rho=rho)
@@ -562,8 +564,8 @@ def test_unknown_interval_kind(fitted):
         lambda est: est.set_params(rho=2.0).fit(X0, Y0),
     ],
 )
-def test_failed_refit_keeps_the_earlier_fit(bad):
-    est = _fit()
+def test_failed_refit_keeps_the_earlier_fit(fitted, bad):
+    est = copy.deepcopy(fitted)
     before = {
         k: v.copy() if isinstance(v, np.ndarray) else v for k, v in vars(est).items() if k.endswith("_")
     }
@@ -685,9 +687,9 @@ def test_keyboard_interrupt_keeps_the_draws_so_far(monkeypatch):
     assert np.isfinite(est.predict(X)).all()
 
 
-def test_keyboard_interrupt_before_any_draw_propagates(monkeypatch):
+def test_keyboard_interrupt_before_any_draw_propagates(fitted, monkeypatch):
     # nothing to keep: the interrupt reaches the user, the earlier fit survives
-    est = _fit()
+    est = copy.deepcopy(fitted)
     pred = est.predict(X0)
     burn_in = CHEAP["burn_in"]
     calls = {"n": 0}
