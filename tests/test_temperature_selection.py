@@ -23,7 +23,9 @@ from skgibbs.model_selection import CriterionGridSearch, TemperatureComparison, 
 from skgibbs.samplers import SMC
 
 TEMPERATURES = [0.1, 0.4, 1.5]
-CHEAP = {"hidden_layer_sizes": (), "n_samples": 20, "burn_in": 20, "n_chains": 2, "pretrain_iter": 30}
+#: the chains' budget: the tests compare the comparison with the searches it stands for, fit for fit,
+#: which does not depend on the length of the chains
+CHEAP = {"hidden_layer_sizes": (), "n_samples": 10, "burn_in": 5, "n_chains": 2, "pretrain_iter": 30}
 CHEAP_SMC = SMC(n_particles=32, n_mcmc_steps=2, n_leapfrog=8)
 #: an SMC fit's settings: the chains' budget of CHEAP is not SMC's (it refuses n_samples, burn_in, n_chains)
 CHEAP_FOR_SMC = {k: v for k, v in CHEAP.items() if k in ("hidden_layer_sizes", "pretrain_iter")}
