@@ -113,3 +113,42 @@ def test_following_the_within_chain_remedy_makes_the_warning_go():
         warnings.simplefilter("error", SamplerWarning)
         longer.fit(X, y)
     assert longer.within_chain_rhat_ < 1.05 and longer.ess_ >= 100
+
+
+def _sampler_warnings_formatted_in_the_text():
+    """Every ``warnings.warn`` of a :class:`SamplerWarning` whose text is an f-string (numbers in the text)."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "skgibbs").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "warn" and node.args):
+                continue
+            message = node.args[0]
+            category = node.args[1] if len(node.args) > 1 else None
+            if isinstance(message, ast.Call) and getattr(message.func, "id", None) in ("SamplerWarning", "MultimodalWarning"):
+                text = message.args[0] if message.args else None
+            elif getattr(category, "id", None) in ("SamplerWarning", "MultimodalWarning"):
+                text = message
+            else:
+                continue
+            if text is not None and any(isinstance(n, ast.JoinedStr) for n in ast.walk(text)):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_no_sampler_warning_formats_numbers_into_its_text():
+    """Numbers go to the warning's attributes, so one kind of failure has one text (issue: warnings in a search)."""
+    assert _sampler_warnings_formatted_in_the_text() == []
+
+
+def test_the_langevin_warning_carries_its_numbers_as_attributes():
+    from skgibbs.criteria._langevin import _warn_refused
+
+    with pytest.warns(SamplerWarning, match="more than 1% of its steps") as record:
+        _warn_refused(np.array([3, 40]), 1000)
+    assert (record[0].message.n_refused, record[0].message.n_steps) == (40, 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_refused(np.array([3, 10]), 1000)  # at most 1%: no warning
+

@@ -260,8 +260,11 @@ def langevin_functional_variance(
 def _warn_refused(n_refused, total):
     if np.any(n_refused > 0.01 * total):
         warnings.warn(
-            f"The Langevin process produced non-finite values in {int(n_refused.max())} of {total} steps "
-            "(those steps were refused). Lower step_size.",
-            SamplerWarning,
+            SamplerWarning(
+                "The Langevin process produced non-finite values in more than 1% of its steps (those steps "
+                "were refused; the warning's .n_refused of .n_steps). Lower step_size.",
+                n_refused=int(n_refused.max()),
+                n_steps=int(total),
+            ),
             stacklevel=3,
         )

@@ -376,8 +376,11 @@ def _collect(sampler, chains, results, run):
         raise KeyboardInterrupt
     if interrupted:
         warnings.warn(
-            f"Sampling was interrupted; keeping the {n_kept} draws per chain collected so far.",
-            SamplerWarning,
+            SamplerWarning(
+                "Sampling was interrupted; the draws collected so far are kept (their number per chain is "
+                "the warning's .n_kept).",
+                n_kept=int(n_kept),
+            ),
             stacklevel=3,
         )
     steps = min(r[4] for r in results)  # interrupted groups may differ

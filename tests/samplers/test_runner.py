@@ -310,10 +310,11 @@ def test_keyboard_interrupt_keeps_the_draws_so_far():
     full = run_chains(Target(_MeanModel(), lam=10.0), _theta0_1d(), SEEDS, sampler, **run)
     # one gradient at the start and one per step: fail in the 26th sampling step
     pot = _MeanModel(fail_after=1 + run["burn_in"] + 25)
-    with pytest.warns(SamplerWarning, match="interrupted"):
+    with pytest.warns(SamplerWarning, match="interrupted") as record:
         res = run_chains(Target(pot, lam=10.0), _theta0_1d(), SEEDS, sampler, **run)
     assert res.interrupted
     kept = res.samples.shape[1]
+    assert [w.message.n_kept for w in record if "interrupted" in str(w.message)] == [kept]
     assert 0 < kept < run["n_samples"]
     np.testing.assert_array_equal(res.samples, full.samples[:, :kept])
     assert np.isfinite(res.samples).all() and np.all((res.acceptance_rate >= 0) & (res.acceptance_rate <= 1))
