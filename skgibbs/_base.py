@@ -198,7 +198,7 @@ class BaseGibbsMLP(BaseEstimator):
             "sampler_": problem.sampler,
             "sampler_name_": problem.sampler.name,
             "rho_": problem.run.rho,
-            "lambda_": problem.lam,
+            "lambda_": problem.lambda_,
         }
 
     @property

@@ -361,7 +361,7 @@ def sample_chains(
     kernel = kernel_class(**settings)
     potential = LogDensityPotential(log_prob, getattr(target, "grad_log_prob", None))
     result = run_chains(
-        Target(potential, lam=1.0),
+        Target(potential, lambda_=1.0),
         theta0,
         [int(s) for s in seeds],
         kernel,

@@ -290,7 +290,7 @@ class LogDensityPotential:
     """Potential ``-log pi(theta)`` of a target given by its log density.
 
     The kernels see one "example" (``n_data = 1``) whose loss is
-    ``l_1(theta) = -log pi(theta)``. With ``Target(potential, lam=1.0)`` on the full data
+    ``l_1(theta) = -log pi(theta)``. With ``Target(potential, lambda_=1.0)`` on the full data
     and a flat prior their potential is ``U = -log pi``: ``sampler="mala"``
     samples ``pi`` exactly and ``sampler="sgld"`` is the unadjusted Langevin
     algorithm (ULA) ``theta' = theta + h grad log pi(theta) + sqrt(2 h) xi``

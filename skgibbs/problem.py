@@ -72,7 +72,7 @@ class PosteriorProblem(NamedTuple):
         The validated ``(X, y)`` as given (NumPy, unscaled): what the
         estimator summarises the draws on. A memmap or dask ``X`` is a
         :class:`~skgibbs._out_of_core.RowSource` here (``X[a:b]`` gives NumPy rows).
-    lam : float
+    lambda_ : float
         ``lambda = n / temperature``, the scale of the target's risk.
     prior_kind : str
         The prior sampled, ``prior`` with ``"auto"`` resolved (``"fixed"``,
@@ -108,7 +108,7 @@ class PosteriorProblem(NamedTuple):
     vectorize: bool
     n_jobs: object
     arrays: tuple
-    lam: float
+    lambda_: float
     prior_kind: str
     temperature_source: str
     pretraining: object
@@ -143,7 +143,7 @@ def build_problem(estimator, X, y):
     The estimator is only read: everything resolved is in the returned
     problem (``fit`` stores it as ``temperature_``, ``lambda_``,
     ``sampler_``, ``sampler_name_``, ``rho_``, ``prior_``, ... once the
-    draws exist). With the noise learned, ``temperature`` and ``lam`` are
+    draws exist). With the noise learned, ``temperature`` and ``lambda_`` are
     the plug-in's here, the values the sampler starts from; ``fit``
     replaces them by the posterior mean of the sampled noise.
 
@@ -240,7 +240,7 @@ def build_problem(estimator, X, y):
         # one GPU batches all chains; worker processes would each need a device of their own
         n_jobs=None if device.type == "cuda" else est.n_jobs,
         arrays=(X, y),
-        lam=lam,
+        lambda_=lam,
         prior_kind=est._resolved_prior(sampler),
         temperature_source=source,
         pretraining=pretrained,

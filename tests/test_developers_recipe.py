@@ -212,7 +212,7 @@ def _gaussian_problem(lam=5.0, prior_std=1.0, n=50):
     y = 1.0 + torch.randn(n, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     losses = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=n)
     precision = 2 * lam + 1 / prior_std**2
-    return Target(losses, Prior(std=prior_std), lam=lam), 2 * lam * float(y.mean()) / precision, 1 / precision
+    return Target(losses, Prior(std=prior_std), lambda_=lam), 2 * lam * float(y.mean()) / precision, 1 / precision
 
 
 def test_the_recipe_samples_the_exact_gaussian_posterior_under_run_chains(recipe, moment_errors):

@@ -143,7 +143,7 @@ def test_log_density_potential_bad_arguments():
 def _gauss_chains(sampler, pot, n_samples=4000):
     # one "example" and lambda = 1 on the full data, flat prior: U = -log pi
     theta0 = torch.zeros(8, 2, dtype=torch.float64)
-    return run_chains(Target(pot, lam=1.0), theta0, list(range(8)), sampler, n_samples=n_samples, burn_in=500)
+    return run_chains(Target(pot, lambda_=1.0), theta0, list(range(8)), sampler, n_samples=n_samples, burn_in=500)
 
 
 @pytest.mark.slow

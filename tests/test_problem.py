@@ -65,7 +65,7 @@ def test_the_problem_is_what_fit_samples(name):
         assert fitted.temperature_ == pytest.approx(2.0 * noise.mean(), rel=1e-12)
     else:
         assert problem.temperature == fitted.temperature_
-        assert problem.target.lam == fitted.lambda_
+        assert problem.target.lambda_ == fitted.lambda_
     assert fitted.lambda_ == len(y) / fitted.temperature_
     assert type(problem.sampler) is type(fitted.sampler_)
     assert problem.sampler.get_params() == fitted.sampler_.get_params()
@@ -103,7 +103,7 @@ def test_building_twice_gives_the_same_problem_and_no_fit():
     torch.testing.assert_close(a.theta0, b.theta0, rtol=0, atol=0)
     # build_problem reads the estimator and sets nothing on it: what it resolves is in the problem
     assert not [name for name in vars(est) if name.endswith("_")]
-    assert a.sampler.name == "hmc" and a.run.rho == 1.0 and a.lam == 50 / a.temperature
+    assert a.sampler.name == "hmc" and a.run.rho == 1.0 and a.lambda_ == 50 / a.temperature
     assert (a.prior_kind, a.temperature_source) == ("fixed", "plug-in")
     assert a.inputs == {"n_features_in_": 3} and set(a.encoding) == {"y_mean_", "y_scale_"}
     # another random_state, other seeds and starting points

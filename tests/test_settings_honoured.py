@@ -153,7 +153,7 @@ def test_auto_names_its_choice_when_it_refuses():
 
 def test_a_full_data_sampler_refuses_batches_at_the_low_level_too():
     y = torch.zeros(10, dtype=torch.float64)
-    target = Target(FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=10), lam=10.0)
+    target = Target(FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=10), lambda_=10.0)
     for name in ("hmc", "mala", "mclmc", "sghmc"):
         with pytest.raises(ValueError, match=f"rho=0.5 is not honoured by sampler='{name}'"):
             run_chains(target, torch.zeros(1, 1, dtype=torch.float64), [0], get_sampler(name), rho=0.5,
@@ -202,7 +202,7 @@ def test_bad_hidden_layer_sizes_name_the_valid_forms(bad):
 
 def _target():
     y = torch.linspace(-1.0, 1.0, 20, dtype=torch.float64)
-    return Target(FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=20), lam=20.0)
+    return Target(FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=20), lambda_=20.0)
 
 
 @pytest.mark.parametrize("with_tqdm", [True, False])

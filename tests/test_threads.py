@@ -91,7 +91,7 @@ def _target(n_data, n_params):
         return inner(theta, batch)
 
     pot.loss_sum_and_grad = recording
-    return Target(pot, lam=float(n_data)), torch.zeros(2, n_params, dtype=torch.float64)
+    return Target(pot, lambda_=float(n_data)), torch.zeros(2, n_params, dtype=torch.float64)
 
 
 @pytest.mark.parametrize("extra, expected", [(0, 2), (-1, 1)])

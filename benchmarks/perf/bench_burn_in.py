@@ -45,7 +45,7 @@ def _chains(K):
     spec = MLPSpec(1, (100, 100), "relu")
     pot = MLPPotential(spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32))
     theta0 = spec.init_params(torch.Generator().manual_seed(0), K, torch.float32)
-    target = Target(pot, Prior(spec.fan_in_std(torch.float32)), lam=10000 / 5.0)
+    target = Target(pot, Prior(spec.fan_in_std(torch.float32)), lambda_=10000 / 5.0)
     generators = [torch.Generator().manual_seed(k) for k in range(K)]
     sampler = CSMALA(correction=1.0, step_size=1e-7)
     return sampler.chains(target, theta0, generators, RunSettings(rho=RHO))

@@ -105,7 +105,7 @@ def _measure(n, warmup_transitions, steps_per_transition=None, pretrain_iter=100
     idx = torch.stack([torch.randperm(n, generator=gen)[:m] for _ in range(K)])
     batch_s = _timed(lambda: pot.loss_sum_and_grad(theta, Batch(idx, None, None)), 3)
     temperature = problem.temperature
-    lam = target.lam
+    lam = target.lambda_
     measured = steps_per_transition is None
     short_s, step_size = None, None
     if measured:  # a short warm-up; at larger n its count is reused (a lower bound)

@@ -9,7 +9,7 @@ estimator, in the style of BlackJAX::
 
     y = torch.randn(200, dtype=torch.float64)
     pot = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=200)
-    target = Target(pot, lam=200.0)              # flat prior
+    target = Target(pot, lambda_=200.0)              # flat prior
     res = run_chains(target, torch.zeros(2, 1, dtype=torch.float64), [0, 1], CSMALA(),
                      rho=0.5, n_samples=100, burn_in=200)
     res.samples.shape     # (2, 100, 1)

@@ -291,7 +291,7 @@ def run_chains(
     >>> from skgibbs.samplers import CSMALA, Target, run_chains
     >>> y = torch.randn(200, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     >>> pot = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=200)
-    >>> res = run_chains(Target(pot, lam=200.0), torch.zeros(2, 1, dtype=torch.float64), [0, 1],
+    >>> res = run_chains(Target(pot, lambda_=200.0), torch.zeros(2, 1, dtype=torch.float64), [0, 1],
     ...                  CSMALA(), rho=0.5, n_samples=50, burn_in=100)
     >>> res.samples.shape
     (2, 50, 1)

@@ -19,6 +19,8 @@ assembles ``U_B`` and ``grad U_B`` in one place, so that every kernel
 evaluates the same density with the same arithmetic.
 """
 
+import warnings
+
 import torch
 
 from .._random import draw_batch
@@ -44,11 +46,20 @@ class Target:
         Per-example losses ``l_i`` (``loss_sum_and_grad(theta, batch)``).
     prior : Prior or MixingPrior, default=None
         The flat prior when None.
-    lam : float, default=1.0
-        Inverse temperature ``lambda = n / temperature``.
+    lambda_ : float, default=1.0
+        Inverse temperature ``lambda = n / temperature``: the estimators'
+        fitted ``lambda_``.
+    lam : float, optional
+        Former name of ``lambda_``.
+
+        .. deprecated:: 0.2
+           ``lam`` warns and is removed in 0.3; pass ``lambda_`` (the
+           attribute ``target.lam`` likewise reads ``target.lambda_``).
 
     Attributes
     ----------
+    lambda_ : float
+        ``lambda``.
     n_data : int
         ``n``.
     scale : float
@@ -62,18 +73,34 @@ class Target:
     >>> from skgibbs.samplers import Target
     >>> y = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64)
     >>> pot = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=3)
-    >>> target = Target(pot, Prior(std=1.0), lam=3.0)
+    >>> target = Target(pot, Prior(std=1.0), lambda_=3.0)
     >>> u, grad = target.value_and_grad(torch.ones(1, 1, dtype=torch.float64))
     >>> float(u[0]), float(grad[0, 0])   # 2 + 0.5 and 0 + 1
     (2.5, 1.0)
     """
 
-    def __init__(self, potential, prior=None, lam=1.0):
+    def __init__(self, potential, prior=None, lambda_=1.0, *, lam=None):
+        if lam is not None:
+            warnings.warn(
+                "Target(lam=...) is deprecated and will be removed in 0.3; pass lambda_=..., the name the "
+                "estimators' fitted lambda_ has.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            lambda_ = lam
         self.potential = potential
         self.prior = Prior() if prior is None else prior
-        self.lam = float(lam)
+        self.lambda_ = float(lambda_)
         self.n_data = potential.n_data
-        self.scale = self.lam / self.n_data
+        self.scale = self.lambda_ / self.n_data
+
+    @property
+    def lam(self):
+        """Former name of :attr:`lambda_` (deprecated, removed in 0.3)."""
+        warnings.warn(
+            "Target.lam is deprecated and will be removed in 0.3; read Target.lambda_.", FutureWarning, stacklevel=2
+        )
+        return self.lambda_
 
     # -- the data term ---------------------------------------------------------
     def draw_batch(self, generators, rho, device=None):

@@ -487,7 +487,7 @@ def test_run_chains_hands_a_kernel_without_chains_to_its_own_sample():
     X = torch.randn(40, 2, generator=gen)
     y = X[:, 0] + 0.1 * torch.randn(40, generator=gen)
     spec = MLPSpec(2, (), "relu")
-    target = Target(MLPPotential(spec, X, y), Prior(std=1.0), lam=40.0)
+    target = Target(MLPPotential(spec, X, y), Prior(std=1.0), lambda_=40.0)
     kernel = get_sampler("vi").set_params(max_iter=2000, early_stopping=False)
     res = run_chains(target, torch.zeros(1, spec.n_params), [0, 1], kernel, n_samples=7, burn_in=0)
     assert res.samples.shape == (2, 7, spec.n_params) and res.acceptance_rate is None

@@ -187,7 +187,7 @@ def test_a_transition_keeps_the_cached_potential_exact():
     spec = MLPSpec(X.shape[1], (), "identity")
     for noise in (False, True):
         prior = HierarchicalPrior.for_network(spec, "layer", torch.ones(5, dtype=torch.float64), 1.0, noise=noise)
-        target = Target(LinearPotential(torch.tensor(X), torch.tensor(y)), prior, lam=30.0)
+        target = Target(LinearPotential(torch.tensor(X), torch.tensor(y)), prior, lambda_=30.0)
         gens = [torch.Generator().manual_seed(k) for k in range(3)]
         state = hmc_gibbs.init(gens, target, 0.1 * torch.ones(3, 5, dtype=torch.float64))
         params = hmc_gibbs.hmc.HMCParams(torch.full((3,), 0.05, dtype=torch.float64), torch.ones(5), torch.full((3,), 5))

@@ -17,7 +17,7 @@ def _target(kind="ard", noise=True, shape=1.0):
     X, y = _linear_data(n=25)
     spec = MLPSpec(X.shape[1], (), "identity")
     prior = HierarchicalPrior.for_network(spec, kind, torch.full((5,), 0.7, dtype=torch.float64), shape, noise=noise)
-    return Target(LinearPotential(torch.tensor(X), torch.tensor(y)), prior, lam=3.0), prior
+    return Target(LinearPotential(torch.tensor(X), torch.tensor(y)), prior, lambda_=3.0), prior
 
 
 def _points(K=3, seed=0):

@@ -53,7 +53,7 @@ def test_sampling_bar_shows_the_acceptance_a_kernel_has(capsys, monkeypatch, sam
     # the runner reads the acceptance from the kernel's "accepted" record; SGLD keeps none
     monkeypatch.setattr(_progress, "_tqdm", None)
     y = torch.linspace(-1.0, 1.0, 20, dtype=torch.float64)
-    target = Target(FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=20), lam=20.0)
+    target = Target(FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=20), lambda_=20.0)
     theta0 = torch.zeros(2, 1, dtype=torch.float64)
     run_chains(target, theta0, [0, 1], sampler, n_samples=5, burn_in=4, verbose=1)
     err = capsys.readouterr().err

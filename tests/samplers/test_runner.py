@@ -203,7 +203,7 @@ def test_a_job_accepts_chains_whose_arrays_arrive_read_only(name):
 
 def test_result_fields_are_numpy_with_documented_shapes():
     pot, theta0 = _mlp_problem()
-    target = Target(pot, lam=30.0)
+    target = Target(pot, lambda_=30.0)
     res = run_chains(target, theta0, SEEDS, CSMALA(), rho=0.5, n_samples=15, burn_in=20)
     assert isinstance(res, ChainResult)
     assert res.samples.shape == (K, 15, theta0.shape[1])
@@ -221,7 +221,7 @@ def test_result_fields_are_numpy_with_documented_shapes():
 
 def test_thinning_keeps_every_thin_th_state():
     pot, theta0 = _mlp_problem()
-    target = Target(pot, lam=30.0)
+    target = Target(pot, lambda_=30.0)
     thin = run_chains(target, theta0, SEEDS, MALA(), n_samples=10, thin=3, burn_in=30)
     dense = run_chains(target, theta0, SEEDS, MALA(), n_samples=30, thin=1, burn_in=30)
     assert thin.samples.shape == (K, 10, theta0.shape[1])
@@ -247,7 +247,7 @@ def test_step_size_is_frozen_after_burn_in(used_params):
     pot, theta0 = _mlp_problem()
     n_samples, thin = 12, 2
     res = run_chains(
-        Target(pot, lam=30.0), theta0, SEEDS, MALA(step_size=1e-4), n_samples=n_samples, burn_in=60, thin=thin
+        Target(pot, lambda_=30.0), theta0, SEEDS, MALA(step_size=1e-4), n_samples=n_samples, burn_in=60, thin=thin
     )
     sampling = used[-n_samples * thin :]
     for h, s in sampling:
@@ -263,7 +263,7 @@ def test_fixed_proposal_is_not_adapted(used_params):
     used = used_params
     pot, theta0 = _mlp_problem()
     sampler = MALA(step_size=1e-3, proposal_std=0.05)
-    res = run_chains(Target(pot, lam=30.0), theta0, SEEDS, sampler, n_samples=5, burn_in=20)
+    res = run_chains(Target(pot, lambda_=30.0), theta0, SEEDS, sampler, n_samples=5, burn_in=20)
     assert len(used) == 25  # one kernel call per transition, no step-size search
     assert all(torch.all(h == 1e-3) and torch.all(s == 0.05) for h, s in used)
     np.testing.assert_array_equal(res.step_size, 1e-3)
@@ -275,7 +275,7 @@ def test_restarts_are_counted(restart_after, expect):
     pot, theta0 = _mlp_problem()
     # fixed, too large proposal: long runs of rejections
     sampler = CSMALA(correction=1.0, step_size=1e-3, proposal_std=0.5, restart_after=restart_after)
-    res = run_chains(Target(pot, lam=30.0), theta0, SEEDS, sampler, rho=0.5, n_samples=30, burn_in=0)
+    res = run_chains(Target(pot, lambda_=30.0), theta0, SEEDS, sampler, rho=0.5, n_samples=30, burn_in=0)
     assert res.acceptance_rate.max() < 0.5
     if expect:
         assert res.n_restarts.sum() > 0
@@ -288,7 +288,7 @@ def test_no_restarts_on_full_data(sampler):
     # at rho = 1 a batch kernel has nothing to redraw, however often it rejects
     pot, theta0 = _mlp_problem()
     kernel = sampler(step_size=1e-3, proposal_std=0.5, restart_after=1)
-    res = run_chains(Target(pot, lam=30.0), theta0, SEEDS, kernel, rho=1.0, n_samples=30, burn_in=0)
+    res = run_chains(Target(pot, lambda_=30.0), theta0, SEEDS, kernel, rho=1.0, n_samples=30, burn_in=0)
     assert res.acceptance_rate.max() < 0.5
     np.testing.assert_array_equal(res.n_restarts, 0)
 
@@ -298,7 +298,7 @@ def test_mala_has_no_restarts_to_report():
     # (it reported a zero filler before)
     pot, theta0 = _mlp_problem()
     assert "restart_after" not in MALA().get_params()
-    res = run_chains(Target(pot, lam=30.0), theta0, SEEDS, MALA(step_size=1e-3), n_samples=3, burn_in=0)
+    res = run_chains(Target(pot, lambda_=30.0), theta0, SEEDS, MALA(step_size=1e-3), n_samples=3, burn_in=0)
     assert "n_restarts" not in res.info
     with pytest.raises(AttributeError, match="n_restarts"):
         res.n_restarts
@@ -307,11 +307,11 @@ def test_mala_has_no_restarts_to_report():
 def test_keyboard_interrupt_keeps_the_draws_so_far():
     sampler = MALA(step_size=1e-3, proposal_std=0.2)
     run = dict(n_samples=50, burn_in=10)
-    full = run_chains(Target(_MeanModel(), lam=10.0), _theta0_1d(), SEEDS, sampler, **run)
+    full = run_chains(Target(_MeanModel(), lambda_=10.0), _theta0_1d(), SEEDS, sampler, **run)
     # one gradient at the start and one per step: fail in the 26th sampling step
     pot = _MeanModel(fail_after=1 + run["burn_in"] + 25)
     with pytest.warns(SamplerWarning, match="interrupted") as record:
-        res = run_chains(Target(pot, lam=10.0), _theta0_1d(), SEEDS, sampler, **run)
+        res = run_chains(Target(pot, lambda_=10.0), _theta0_1d(), SEEDS, sampler, **run)
     assert res.interrupted
     kept = res.samples.shape[1]
     assert [w.message.n_kept for w in record if "interrupted" in str(w.message)] == [kept]
@@ -325,7 +325,7 @@ def test_keyboard_interrupt_before_any_draw_propagates():
     # nothing kept to return, so the interrupt reaches the caller
     pot = _MeanModel(fail_after=1)
     with pytest.raises(KeyboardInterrupt):
-        run_chains(Target(pot, lam=10.0), _theta0_1d(), SEEDS, MALA(proposal_std=0.2), n_samples=5, burn_in=0)
+        run_chains(Target(pot, lambda_=10.0), _theta0_1d(), SEEDS, MALA(proposal_std=0.2), n_samples=5, burn_in=0)
 
 
 @pytest.mark.parametrize("vectorize", [True, False])
@@ -337,7 +337,7 @@ def test_auto_correction_centres_at_the_pooled_risk(vectorize):
     theta0 = torch.tensor([[0.0], [1.5], [-2.0]], dtype=torch.float64)
     sampler = CSMALA(correction="auto", correction_every=10, step_size=1e-3, proposal_std=0.05)
     res = run_chains(
-        Target(pot, lam=lam), theta0, SEEDS, sampler, rho=rho, n_samples=5, burn_in=40, vectorize=vectorize
+        Target(pot, lambda_=lam), theta0, SEEDS, sampler, rho=rho, n_samples=5, burn_in=40, vectorize=vectorize
     )
     # each chain group evaluates the risk the same number of times, the
     # last time at the end of its burn-in
@@ -358,7 +358,7 @@ def test_auto_correction_centres_at_the_pooled_risk(vectorize):
 def test_fixed_correction_is_kept():
     pot = _MeanModel()
     res = run_chains(
-        Target(pot, lam=20.0), _theta0_1d(), SEEDS, CSMALA(correction=0.4), rho=0.3, n_samples=5, burn_in=5
+        Target(pot, lambda_=20.0), _theta0_1d(), SEEDS, CSMALA(correction=0.4), rho=0.3, n_samples=5, burn_in=5
     )
     assert res.correction == 0.4
     assert math.isclose(res.lambda_prime, surrogate_constants("csmala", 20.0, 40, 0.3, 0.4)[2])
@@ -370,7 +370,7 @@ def test_sgld_runner_follows_the_sgld_recursion_without_acceptance():
     # which held whatever the kernel did), a step size that is never adapted, and draws that
     # are the SGLD recursion itself, replayed here from the chains' seeds
     lam, rho, h, burn_in, n_samples, thin = 20.0, 0.5, 1e-3, 10, 20, 2
-    target = Target(_MeanModel(), lam=lam)
+    target = Target(_MeanModel(), lambda_=lam)
     run = dict(rho=rho, n_samples=n_samples, burn_in=burn_in, thin=thin)
     res = run_chains(target, _theta0_1d(), SEEDS, SGLD(step_size=h), **run)
     assert res.acceptance_rate is None
@@ -396,11 +396,11 @@ def test_jobs_run_single_threaded_and_restore_the_thread_setting():
     try:
         torch.set_num_threads(2)
         pot = _MeanModel()
-        run_chains(Target(pot, lam=5.0), _theta0_1d(), SEEDS, MALA(), n_samples=3, burn_in=3)
+        run_chains(Target(pot, lambda_=5.0), _theta0_1d(), SEEDS, MALA(), n_samples=3, burn_in=3)
         assert pot.threads == {1}  # the kernel ran inside a job, at one thread
         assert torch.get_num_threads() == 2
         with pytest.raises(KeyboardInterrupt):
-            run_chains(Target(_MeanModel(fail_after=0), lam=5.0), _theta0_1d(), SEEDS, MALA())
+            run_chains(Target(_MeanModel(fail_after=0), lambda_=5.0), _theta0_1d(), SEEDS, MALA())
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
@@ -418,7 +418,7 @@ def test_stochastic_step_size_adapts_near_malas(sampler):
     steps = {}
     for kernel in (MALA(step_size=1e-3), sampler(step_size=1e-3)):
         rho = 0.5 if kernel.uses_batches else 1.0  # MALA reads the full data
-        res = run_chains(Target(pot, lam=400.0), theta0, [0, 1], kernel, rho=rho, n_samples=10, burn_in=400)
+        res = run_chains(Target(pot, lambda_=400.0), theta0, [0, 1], kernel, rho=rho, n_samples=10, burn_in=400)
         steps[kernel.name] = res.step_size
     ratio = steps[sampler.name] / steps["mala"]
     assert np.all((ratio > 1 / 3) & (ratio < 3)), ratio

@@ -133,14 +133,14 @@ def _linear_criteria(linear, beta):
     ``N(m_i; 0, s2 + v_i)``.
     """
     target, Xa, yn = linear[0], linear[1], linear[2]
-    c = beta * target.lam / N
+    c = beta * target.lambda_ / N
     S = np.linalg.inv(np.eye(3) / PRIOR_STD**2 + 2 * c * Xa.T @ Xa)
     m = yn - Xa @ (S @ (2 * c * Xa.T @ yn))
     v = np.einsum("ij,jk,ik->i", Xa, S, Xa)
     s2 = np.mean(m**2 + v)  # the posterior mean of the mean squared residual
     var = (2 * v**2 + 4 * m**2 * v) / (4 * s2**2)  # Var log N(y_i; x_i' theta, s2)
     lppd = -0.5 * np.log(2 * np.pi * (s2 + v)) - 0.5 * m**2 / (s2 + v)
-    power = 2 * s2 * beta * target.lam / N  # 2 s2 / T_beta
+    power = 2 * s2 * beta * target.lambda_ / N  # 2 s2 / T_beta
     return {
         "noise_variance": s2,
         "functional_variance": var.sum(),
@@ -223,7 +223,7 @@ def test_smc_recovers_the_weights_of_two_modes_that_hmc_chains_miss():
     """
     mixture, s0 = Mixture2(weights=(0.25, 0.75), means=((-4.0, 0.0), (4.0, 0.0))), 5.0
     pot = LogDensityPotential(lambda th: mixture.log_prob(th) + 0.5 * (th**2).sum(1) / s0**2)
-    target = Target(pot, Prior(std=s0), lam=1.0)
+    target = Target(pot, Prior(std=s0), lambda_=1.0)
     theta0 = torch.zeros(1, 2, dtype=torch.float64)
     weights, log_z = [], []
     for run in range(N_RUNS):
@@ -242,7 +242,7 @@ def test_smc_recovers_the_weights_of_two_modes_that_hmc_chains_miss():
     )
     start = torch.tensor([[4.0, 0.0]] * 4, dtype=torch.float64)
     chains = run_chains(
-        Target(mixture.potential(), lam=1.0), start, [0, 1, 2, 3], HMC(), n_samples=300, burn_in=150
+        Target(mixture.potential(), lambda_=1.0), start, [0, 1, 2, 3], HMC(), n_samples=300, burn_in=150
     )
     hmc_weight = float(mixture.responsibilities(torch.as_tensor(chains.samples.reshape(-1, 2)))[:, 0].mean())
     assert hmc_weight < 0.01 and abs(hmc_weight - 0.25) > 3 * tol

@@ -49,7 +49,7 @@ def problem():
     y = np.tanh(4 * (x + 1)) - 0.97 * np.tanh(4 * (x - 1)) + 0.1 * rng.standard_normal(N)
     X, y = torch.as_tensor(x), torch.as_tensor(y)
     pot = FunctionPotential(lambda th, idx: (y[idx] - network(th, X[idx])) ** 2, n_data=N)
-    return Target(pot, Prior(std=PRIOR_STD), lam=N / TEMPERATURE), X, y
+    return Target(pot, Prior(std=PRIOR_STD), lambda_=N / TEMPERATURE), X, y
 
 
 def quadrature(X, y, m, widen=1.0):

@@ -261,7 +261,7 @@ def test_step_is_pure_and_descends():
     X, y = _linear_problem()
     Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
     spec = MLPSpec(3, ())
-    target = Target(MLPPotential(spec, Xt, yt), lam=200.0)
+    target = Target(MLPPotential(spec, Xt, yt), lambda_=200.0)
     ones = torch.ones(4)
     params = vi.VIParams(lam=200.0, eta=ones, prior_std=ones, scale=ones, learning_rate=0.05)
     state = vi.init(torch.zeros(4), params)
@@ -282,7 +282,7 @@ def test_step_in_the_signature_of_earlier_releases_warns_and_takes_the_same_step
     spec, ones = MLPSpec(3, ()), torch.ones(4)
     params = vi.VIParams(lam=200.0, eta=ones, prior_std=ones, scale=ones, learning_rate=0.05)
     state = vi.init(torch.zeros(4), params)
-    new, _ = vi.step([torch.Generator().manual_seed(0)], state, Target(MLPPotential(spec, Xt, yt), lam=200.0), params)
+    new, _ = vi.step([torch.Generator().manual_seed(0)], state, Target(MLPPotential(spec, Xt, yt), lambda_=200.0), params)
     with pytest.warns(FutureWarning, match="pass the target"):
         old, _ = vi.step(torch.Generator().manual_seed(0), state, spec, Xt, yt, params)
     assert torch.equal(new.mu, old.mu) and torch.equal(new.rho, old.rho)

@@ -316,7 +316,7 @@ def test_any_potential_runs_under_mean_field_vi_through_run_chains():
     y = torch.linspace(-1.0, 1.0, 60, dtype=torch.float64) + 0.7
     pot = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=60)
     lam, s = 30.0, 5.0
-    target = Target(pot, Prior(std=s), lam=lam)
+    target = Target(pot, Prior(std=s), lambda_=lam)
     res = run_chains(target, torch.zeros(2, 1, dtype=torch.float64), [0, 1],
                      MeanFieldVI(kl_weight=1.0, batch_size=60, max_iter=4000), n_samples=2000)
     precision = 2 * lam + s**-2

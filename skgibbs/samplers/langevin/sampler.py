@@ -277,7 +277,7 @@ class LangevinChains:
 
     # -- the kernel, with the constants of the current phase ---------------
     def constants(self, zeta):
-        return self.sampler.constants(self.target.lam, self.target.n_data, self.rho, zeta)
+        return self.sampler.constants(self.target.lambda_, self.target.n_data, self.rho, zeta)
 
     def set_zeta(self, zeta):
         """Set the correction and cache the batch-term constants (c, d) it implies."""
@@ -295,7 +295,7 @@ class LangevinChains:
 
     def move_scale(self):
         """lambda / (n rho): the batch estimate of lambda R_n used to adapt h when rho < 1."""
-        return self.target.lam / (self.target.n_data * self.rho) if self.rho < 1.0 else None
+        return self.target.lambda_ / (self.target.n_data * self.rho) if self.rho < 1.0 else None
 
     def advance(self, adapting=False, params=None):
         """One step; returns (adaptation signal, accepted, batch sizes)."""
@@ -371,7 +371,7 @@ class LangevinChains:
 
     def set_correction(self, mean_risk):
         """zeta per chain for an array of risks (burn-in), pooled for a float (sampling)."""
-        lam, n = self.target.lam, self.target.n_data
+        lam, n = self.target.lambda_, self.target.n_data
         compensate = getattr(self.sampler, "compensate", True)
         solve = [mala.solve_correction(r, lam, n, self.rho, compensate=compensate) for r in np.atleast_1d(mean_risk)]
         self.set_zeta(np.array(solve) if np.ndim(mean_risk) else solve[0])

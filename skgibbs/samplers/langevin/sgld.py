@@ -56,7 +56,7 @@ def step(generators, state, target, params):
     batch = target.draw_batch(generators, rho, theta.device)
     loss_sum, loss_grad = target.loss_sum_and_grad(theta, batch)
     # lambda / (n rho) sum_B l_i: the unbiased batch estimate of lambda R_n
-    grad = target.grad(loss_grad, theta, target.lam / (target.n_data * min(rho, 1.0)))
+    grad = target.grad(loss_grad, theta, target.lambda_ / (target.n_data * min(rho, 1.0)))
     noise = normal(generators, theta.shape[1], theta)
     new = langevin_proposal(theta, grad, step_size, torch.sqrt(2 * step_size), noise)
     ok = torch.isfinite(new).all(1) & torch.isfinite(target.log_prior(new))

@@ -481,7 +481,7 @@ def step(generators, state, target, params):
     >>> from skgibbs.samplers import Target, hmc
     >>> from skgibbs.samplers.rj import rjhmc
     >>> X, y = torch.randn(30, 3, dtype=torch.float64), torch.randn(30, dtype=torch.float64)
-    >>> target = Target(LinearPotential(X, y), MixingPrior(Prior(std=1.0), 2.0), lam=30.0)
+    >>> target = Target(LinearPotential(X, y), MixingPrior(Prior(std=1.0), 2.0), lambda_=30.0)
     >>> gens = [torch.Generator().manual_seed(0)]
     >>> state = rjhmc.init(gens, target, torch.tensor([[0.1, 0.0, 0.0, 0.2]], dtype=torch.float64))
     >>> h = torch.tensor([0.1], dtype=torch.float64)

@@ -69,7 +69,7 @@ def batch_gradient(generators, target, theta, b):
     batch = draw_rows(generators, n, b, theta.device)
     loss_sum, loss_grad = target.loss_sum_and_grad(theta, batch)
     rows = min(b, n)
-    return target.grad(loss_grad, theta, target.lam / rows), loss_sum / rows
+    return target.grad(loss_grad, theta, target.lambda_ / rows), loss_sum / rows
 
 
 def curvature(generators, target, theta, m, b, n_iter=20):
@@ -83,7 +83,7 @@ def curvature(generators, target, theta, m, b, n_iter=20):
     """
     n = target.n_data
     batch = draw_rows(generators, n, b, theta.device)
-    c = target.lam / min(b, n)
+    c = target.lambda_ / min(b, n)
     root = m.sqrt()
 
     def grad(point):

@@ -199,7 +199,7 @@ def particle_variance(theta, reference):
 
 def tempered(target, beta):
     """``pi_beta``: the target with ``lam * beta``."""
-    return Target(target.potential, target.prior, target.lam * beta)
+    return Target(target.potential, target.prior, target.lambda_ * beta)
 
 
 def hmc_state(state, target_beta):

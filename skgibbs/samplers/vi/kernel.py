@@ -294,7 +294,7 @@ def _legacy_target(name, spec, X, y, params):
         FutureWarning,
         stacklevel=3,
     )
-    return Target(MLPPotential(spec, X, y, params.loss), lam=params.lam)
+    return Target(MLPPotential(spec, X, y, params.loss), lambda_=params.lam)
 
 
 def _generator(generators):

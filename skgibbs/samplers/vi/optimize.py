@@ -334,7 +334,7 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
         >>> bool(abs(res.mean[0] - 2.0) < 0.2), res.std.shape
         (True, (2,))
     """
-    target = Target(MLPPotential(spec, X, y, loss), Prior(std=prior_std), lam=config.lam)
+    target = Target(MLPPotential(spec, X, y, loss), Prior(std=prior_std), lambda_=config.lam)
     return fit_target(target, mu0, config, generator, scale=scale, hyper=hyper)
 
 

@@ -267,7 +267,7 @@ class MeanFieldVI(Sampler):
         Q = theta0.shape[1]
         eta, kl_weight = self.kl_weights(spec, target.n_data, Q)
         config = VIConfig(
-            lam=target.lam,
+            lam=target.lambda_,
             eta=eta,
             n_iter=self.max_iter,
             learning_rate=float(self.learning_rate),
