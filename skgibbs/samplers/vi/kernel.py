@@ -1,7 +1,7 @@
 r"""Tempered mean-field Gaussian variational inference (Bayes by Backprop), paper 002.
 
 The variational family is ``q = prod_j N(mu_j, sigma_j^2)`` over the flat
-parameters, ``sigma_j = softplus(rho_j)`` (paper 002 App. F). For the Gibbs
+parameters, ``sigma_j = softplus(s_j)`` (paper 002 App. F). For the Gibbs
 target :math:`\pi_\lambda \propto \Pi \exp(-\lambda R_n)` the tempered ELBO
 (paper 002 (6), (9)) is
 
@@ -80,13 +80,13 @@ class AdamState(NamedTuple):
     t: int
 
 
-def softplus(rho):
-    """``log(1 + e^rho)``, the standard deviation of a coordinate (App. F)."""
-    return torch.nn.functional.softplus(rho)
+def softplus(raw_std):
+    """``log(1 + e^s)`` of the raw parameter ``s``, the standard deviation of a coordinate (App. F)."""
+    return torch.nn.functional.softplus(raw_std)
 
 
 def inverse_softplus(sigma):
-    """``rho`` with ``softplus(rho) = sigma`` (stable for small and large ``sigma``)."""
+    """The raw parameter ``s`` with ``softplus(s) = sigma`` (stable for small and large ``sigma``)."""
     sigma = torch.as_tensor(sigma)
     return sigma + torch.log(-torch.expm1(-sigma))
 
@@ -204,11 +204,23 @@ class VIParams(NamedTuple):
 
 
 class VIState(NamedTuple):
-    """``q`` in the variational coordinates, ``sigma = softplus(rho)``, and Adam's moments."""
+    """``q`` in the variational coordinates, ``sigma = softplus(raw_std)``, and Adam's moments.
+
+    ``raw_std`` was called ``rho`` (the name of the batch probability):
+    ``state.rho`` still reads it with a ``FutureWarning`` until 0.3.
+    """
 
     mu: torch.Tensor
-    rho: torch.Tensor
+    raw_std: torch.Tensor
     adam: AdamState
+
+    @property
+    def rho(self):
+        """Former name of :attr:`raw_std` (deprecated, removed in 0.3)."""
+        warnings.warn(
+            "VIState.rho is deprecated and will be removed in 0.3; read VIState.raw_std.", FutureWarning, stacklevel=2
+        )
+        return self.raw_std
 
 
 class VIInfo(NamedTuple):
@@ -223,8 +235,8 @@ def init(mu0, params, init_std=0.01):
     ``init_std`` is a float or a tensor of shape (Q,), one fraction per coordinate.
     """
     mu = (mu0 / params.scale).clone()
-    rho = inverse_softplus(init_std * params.prior_std).to(mu.dtype).clone()
-    return VIState(mu, rho, _adam_init((mu, rho)))
+    raw_std = inverse_softplus(init_std * params.prior_std).to(mu.dtype).clone()
+    return VIState(mu, raw_std, _adam_init((mu, raw_std)))
 
 
 def expected_loss(potential, mean, std, rows, generator, n_mc=1, local=True):
@@ -270,14 +282,14 @@ def _rows_in(target, params):
     return target.n_data if params.rows is None else int(params.rows.numel())
 
 
-def negative_elbo(generator, mu, rho, target, params):
-    """Unbiased one-batch estimate of ``-ELBO_eta`` at ``(mu, rho)``, differentiable.
+def negative_elbo(generator, mu, raw_std, target, params):
+    """Unbiased one-batch estimate of ``-ELBO_eta`` at ``(mu, raw_std)``, differentiable.
 
     ``lambda / B sum_{i in B} l_i`` at one draw of ``q`` (per example with the
     local reparametrisation) plus ``sum_j eta_j KL_j`` in closed form; ``B``
     are the rows ``params.rows`` of ``target``'s data.
     """
-    sigma = softplus(rho)
+    sigma = softplus(raw_std)
     kl = (params.eta * kl_divergence(mu, sigma, params.prior_std)).sum()
     data = expected_loss(
         target.potential, params.scale * mu, params.scale * sigma, params.rows, generator, params.n_mc, params.local
@@ -315,18 +327,18 @@ def step(generators, state, target, params, *legacy):
         target = _legacy_target("step", spec, X, y, params)
     generator = _generator(generators)
     mu = state.mu.detach().requires_grad_(True)
-    rho = state.rho.detach().requires_grad_(True)
-    neg = negative_elbo(generator, mu, rho, target, params)
-    grads = torch.autograd.grad(neg, (mu, rho))
+    raw_std = state.raw_std.detach().requires_grad_(True)
+    neg = negative_elbo(generator, mu, raw_std, target, params)
+    grads = torch.autograd.grad(neg, (mu, raw_std))
     with torch.no_grad():
-        mu, rho = mu.detach().clone(), rho.detach().clone()
-        adam = _adam_step((mu, rho), grads, state.adam, params.learning_rate)
-    if not (torch.isfinite(mu).all() and torch.isfinite(rho).all()):
+        mu, raw_std = mu.detach().clone(), raw_std.detach().clone()
+        adam = _adam_step((mu, raw_std), grads, state.adam, params.learning_rate)
+    if not (torch.isfinite(mu).all() and torch.isfinite(raw_std).all()):
         raise FloatingPointError(
             "The variational optimisation diverged (non-finite parameters); lower the learning rate "
             "(MeanFieldVI(learning_rate=...))."
         )
-    return VIState(mu, rho, adam), VIInfo(-float(neg.detach()))
+    return VIState(mu, raw_std, adam), VIInfo(-float(neg.detach()))
 
 
 def held_out_objective(generators, state, target, params, *legacy, n_draws=8):
@@ -336,7 +348,7 @@ def held_out_objective(generators, state, target, params, *legacy, n_draws=8):
         target = _legacy_target("held_out_objective", spec, X, y, params)
     generator, potential = _generator(generators), target.potential
     with torch.no_grad():
-        sigma = softplus(state.rho)
+        sigma = softplus(state.raw_std)
         eps = torch.randn(
             (n_draws, state.mu.shape[0]), generator=generator, dtype=state.mu.dtype, device=state.mu.device
         )

@@ -141,7 +141,7 @@ def _hyper_std(hyper, shape, rate, dtype):
 
 
 def fit_target(target, mu0, config, generator, scale=None, hyper=None):
-    """Maximise the tempered ELBO of ``q`` over ``(mu, rho)`` by Adam.
+    """Maximise the tempered ELBO of ``q`` over ``(mu, raw_std)`` by Adam.
 
     Parameters
     ----------
@@ -179,7 +179,7 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
     ``n_iter`` steps begins; a decay phase then anneals it to
     ``final_lr_fraction`` of that, lasting ``decay_fraction`` of all the
     steps (at least ``min_decay_iter``, at most what ``n_iter`` leaves),
-    and ``q`` is the average of the iterates ``(mu, rho)`` over its second
+    and ``q`` is the average of the iterates ``(mu, raw_std)`` over its second
     half (Polyak & Juditsky, 1992), which removes most of the gradient
     noise left in the ``sigma_j``. Every step uses all ``n`` examples'
     permutation, so the optimum is that of the full data.
@@ -235,7 +235,7 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
             perm, pos = torch.randperm(n, generator=generator).to(device), 0
             if hyper is not None and it > 0:  # the Gamma factors given the current q(theta)
                 with torch.no_grad():
-                    factors = precision_factors(hyper, scale * state.mu, scale * softplus(state.rho), params.eta)
+                    factors = precision_factors(hyper, scale * state.mu, scale * softplus(state.raw_std), params.eta)
                     params = params._replace(prior_std=_hyper_std(hyper, *factors, dtype) / scale)
         idx = perm[pos : pos + batch]
         pos += batch
@@ -245,7 +245,7 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
         progress(config, "vi", it, n_iter)
         if decay_start is not None:  # Polyak-Ruppert averaging over the decay phase
             n_average += 1
-            current = (state.mu, state.rho)
+            current = (state.mu, state.raw_std)
             average = current if average is None else tuple(a + (c - a) / n_average for a, c in zip(average, current))
         if decay_start is not None and it + 1 >= decay_start + decay_len:
             break
@@ -256,9 +256,9 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
     progress_close(config, "vi")
     n_done = it + 1
     if average is not None:
-        state = state._replace(mu=average[0], rho=average[1])
+        state = state._replace(mu=average[0], raw_std=average[1])
     with torch.no_grad():
-        sigma = softplus(state.rho)
+        sigma = softplus(state.raw_std)
         kl_j = kl_divergence(state.mu, sigma, params.prior_std)
         kl, wkl = float(kl_j.sum()), float((params.eta * kl_j).sum())
         mean, std = (scale * state.mu).cpu().double().numpy(), (scale * sigma).cpu().double().numpy()
@@ -272,7 +272,7 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
 
 
 def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=None, hyper=None):
-    """Maximise the tempered ELBO of ``q`` over ``(mu, rho)`` by Adam.
+    """Maximise the tempered ELBO of ``q`` over ``(mu, raw_std)`` by Adam.
 
     Parameters
     ----------
@@ -315,7 +315,7 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
     ``n_iter`` steps begins; a decay phase then anneals it to
     ``final_lr_fraction`` of that, lasting ``decay_fraction`` of all the
     steps (at least ``min_decay_iter``, at most what ``n_iter`` leaves),
-    and ``q`` is the average of the iterates ``(mu, rho)`` over its second
+    and ``q`` is the average of the iterates ``(mu, raw_std)`` over its second
     half (Polyak & Juditsky, 1992), which removes most of the gradient
     noise left in the ``sigma_j``. Every step uses all ``n`` examples'
     permutation, so the optimum is that of the full data.

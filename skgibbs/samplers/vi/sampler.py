@@ -59,8 +59,8 @@ class MeanFieldVI(Sampler):
         Most Adam steps (the plateau rule ends most fits sooner: about
         3,600 steps on 10^4 to 10^5 rows).
     learning_rate : float > 0, default=1e-2
-        Adam's learning rate on the means and on ``rho`` (``sigma =
-        softplus(rho)``) until the decay phase, which anneals it to 30% and
+        Adam's learning rate on the means and on ``raw_std`` (``sigma =
+        softplus(raw_std)``) until the decay phase, which anneals it to 30% and
         averages the iterates (Notes).
     batch_size : int or "auto", default="auto"
         Examples per step (an epoch's permutation; all of them when ``n``
