@@ -12,12 +12,12 @@ __all__ = ["posterior_quantile", "credible_radius", "parameter_radius", "credibl
 
 
 def posterior_quantile(distances, confidence_level, weights=None):
-    """Smallest ``tau`` with ``#{h_k <= tau} / N > confidence_level``.
+    """Smallest ``r`` with ``#{h_k <= r} / N > confidence_level``.
 
-    The empirical version of ``argmin_tau {Pi(h <= tau) > 1 - alpha}`` in
+    The empirical version of ``argmin_r {Pi(h <= r) > 1 - alpha}`` in
     (3.4), with ``confidence_level = 1 - alpha``: the order statistic
     ``h_(j)``, ``j = floor(confidence_level * N) + 1`` (capped at N). With
-    ``weights``, the smallest ``tau`` whose draws ``h_k <= tau`` weigh more
+    ``weights``, the smallest ``r`` whose draws ``h_k <= r`` weigh more
     than ``confidence_level`` of the total.
 
     Parameters
@@ -51,7 +51,7 @@ def posterior_quantile(distances, confidence_level, weights=None):
 
 
 def credible_radius(draws, confidence_level=0.95):
-    """Radius ``tau_alpha`` of the empirical-L2 credible ball (3.4).
+    """Radius ``r_alpha`` of the empirical-L2 credible ball (3.4).
 
     Parameters
     ----------
@@ -83,9 +83,10 @@ def credible_radius(draws, confidence_level=0.95):
 def parameter_radius(samples, confidence_level=0.95, center=None, ord=2, weights=None):
     """Parameter-level radius: quantile of ``|theta_k - theta_0|`` (paper 000 §3.2, paper 001 §3.2).
 
-    Paper 000 writes ``tau^{theta_0}_alpha = Delta * radius`` with ``Delta``
-    the Lipschitz constant of ``theta -> f_theta``; this returns the radius
-    in parameter space (multiply by ``Delta`` for the paper's scale).
+    Paper 000 writes ``tau^{theta_0}_alpha`` (``r^{theta_0}_alpha`` in these
+    pages) ``= Delta * radius`` with ``Delta`` the Lipschitz constant of
+    ``theta -> f_theta``; this returns the radius in parameter space
+    (multiply by ``Delta`` for the paper's scale).
 
     Parameters
     ----------
@@ -95,7 +96,7 @@ def parameter_radius(samples, confidence_level=0.95, center=None, ord=2, weights
         ``theta_0``; the posterior mean when None.
     ord : {2, inf}, default=2
         The norm: Euclidean (paper 000) or the sup-norm of paper 001's
-        ``tau_alpha^I``.
+        ``r_alpha^I``.
     weights : array-like of shape (N,), default=None
         Weights of the draws, for the mean and the quantile
         (:func:`posterior_quantile`); None weighs them equally.
@@ -122,9 +123,9 @@ class CredibleSets(NamedTuple):
     posterior mean ``fbar``.
     """
 
-    radius: float  # tau_alpha: quantile of ||f_theta - fbar||
-    parameter_radius: float  # tau_alpha^I: quantile of |theta - theta_bar|_inf
-    inflated_radius: float  # inflation * tau_alpha^I
+    radius: float  # r_alpha: quantile of ||f_theta - fbar||
+    parameter_radius: float  # r_alpha^I: quantile of |theta - theta_bar|_inf
+    inflated_radius: float  # inflation * r_alpha^I
     inflation: float
     distance: float  # ||f - fbar|| (NaN without f)
     covered: float  # distance <= radius (1.0 / 0.0; NaN without f)
@@ -134,14 +135,14 @@ class CredibleSets(NamedTuple):
 def credible_sets(draws, samples, f_true=None, confidence_level=0.95, inflation=1.0):
     """The function-level and inflated parameter-level credible balls of paper 001 §3.2.
 
-    ``tau_alpha`` is the ``confidence_level`` posterior quantile of
-    ``||f_theta - fbar||`` (:func:`credible_radius`); ``tau_alpha^I`` the
+    ``r_alpha`` is the ``confidence_level`` posterior quantile of
+    ``||f_theta - fbar||`` (:func:`credible_radius`); ``r_alpha^I`` the
     quantile of the sup-norm distance ``|theta - theta_bar|_inf`` of the
     parameter draws to their mean, and the second ball
-    ``C(inflation * tau_alpha^I)`` has the inflated radius (paper 001 uses
+    ``C(inflation * r_alpha^I)`` has the inflated radius (paper 001 uses
     ``inflation = log(n_train)``, after Theorem 5). Paper 001 §4 compares
     the squared distance ``z = ||f - fbar||**2`` with the quantile of the
-    squared distances of the draws; for ``tau_alpha`` that is the same test
+    squared distances of the draws; for ``r_alpha`` that is the same test
     as here (squaring is monotone), and the parameter-level radius, a norm,
     is compared with the norm ``||f - fbar||``.
 
@@ -177,22 +178,22 @@ def credible_sets(draws, samples, f_true=None, confidence_level=0.95, inflation=
 
 
 def credible_sets_of(radius, fbar, samples, f_true=None, confidence_level=0.95, inflation=1.0, weights=None):
-    """:func:`credible_sets` from the radius ``tau_alpha`` and the posterior mean ``fbar`` of the draws.
+    """:func:`credible_sets` from the radius ``r_alpha`` and the posterior mean ``fbar`` of the draws.
 
     For draws evaluated chunk by chunk of inputs: ``fbar`` is a mean per
-    input and ``tau_alpha`` a quantile of per-draw sums over the inputs,
+    input and ``r_alpha`` a quantile of per-draw sums over the inputs,
     both of which the chunks give without holding every draw at every input.
 
     Parameters
     ----------
     radius : float
-        ``tau_alpha`` (:func:`credible_radius` of the draws).
+        ``r_alpha`` (:func:`credible_radius` of the draws).
     fbar : array-like of shape (M,)
         Posterior mean of the function values at the M inputs.
     samples, f_true, confidence_level, inflation
         As for :func:`credible_sets`.
     weights : array-like of shape (N,), default=None
-        Weights of the draws for ``tau_alpha^I`` (:func:`parameter_radius`),
+        Weights of the draws for ``r_alpha^I`` (:func:`parameter_radius`),
         the weights behind ``radius`` and ``fbar``; None weighs them equally.
 
     Returns
