@@ -50,11 +50,17 @@ class LFVResult(NamedTuple):
     (one per chain of a fitted skgibbs estimator); ``waic`` is the
     "training loss + LFV" of paper 004 §4.3 per sample: ``train_loss + lfv /
     n``, on the scale of the paper's CV statistic, where the Gaussian
-    normalising constant is dropped. ``generalization_loss`` adds it back,
-    ``log(2 pi sigma^2) / 2 + waic``: the estimated held-out negative
-    log-likelihood per sample, which stays comparable between models that
-    estimate different ``sigma^2`` (use it to rank models; ``waic`` ranks
-    them only under one shared ``noise_variance``).
+    normalising constant is dropped. ``lfv_loss`` adds it back,
+    ``log(2 pi sigma^2) / 2 + waic``: the Langevin estimate of the held-out
+    negative log-likelihood per sample, which stays comparable between
+    models that estimate different ``sigma^2`` (use it to rank models;
+    ``waic`` ranks them only under one shared ``noise_variance``). It
+    estimates what an estimator's ``generalization_loss_`` (Watanabe's WAIC
+    from posterior draws) estimates, by another route, and has its own name.
+
+    .. deprecated:: 0.2
+       ``lfv_loss`` was called ``generalization_loss``; that attribute
+       still reads it, with a ``FutureWarning``, until 0.3.
     """
 
     lfv: float
@@ -66,8 +72,19 @@ class LFVResult(NamedTuple):
     step_size: float
     n_iter: int
     burn_in: int
-    generalization_loss: float
+    lfv_loss: float
     n_refused: np.ndarray  # (K,) steps refused because the move was not finite
+
+    @property
+    def generalization_loss(self):
+        """Former name of :attr:`lfv_loss` (deprecated, removed in 0.3)."""
+        warnings.warn(
+            "LFVResult.generalization_loss is deprecated and will be removed in 0.3; read LFVResult.lfv_loss "
+            "(an estimator's generalization_loss_ is WAIC, another estimate).",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.lfv_loss
 
 
 def _grad_potential(potential, theta, lam, prec):

@@ -41,7 +41,7 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
     criterion : {"waic", "lfv"} or callable, default="waic"
         ``"waic"``: the fitted last step's ``generalization_loss_``,
         Watanabe's WAIC per sample of its (tempered) posterior draws.
-        ``"lfv"``: the ``generalization_loss`` field of
+        ``"lfv"``: the ``lfv_loss`` field of
         :func:`skgibbs.criteria.langevin_functional_variance` run at the
         fitted last step, on ``X`` transformed by the earlier steps (the
         training loss plus LFV/n of paper 004 §4.3 with the Gaussian
@@ -264,8 +264,8 @@ def _criterion(est, X, y, criterion, lfv_params):
         }
     res = _langevin(final, Xt, y, lfv_params)
     return {
-        "criterion": float(res.generalization_loss),
-        "train_loss": float(res.generalization_loss - res.lfv / n),
+        "criterion": float(res.lfv_loss),
+        "train_loss": float(res.lfv_loss - res.lfv / n),
         "penalty": float(res.lfv) / n,
         "noise_variance": float(res.noise_variance),
     }
