@@ -26,7 +26,7 @@ class _Result(NamedTuple):
     waic: float
     noise_variance: float
     pointwise: np.ndarray
-    generalization_loss: float
+    lfv_loss: float
 
 
 @pytest.fixture
