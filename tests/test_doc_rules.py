@@ -5,7 +5,9 @@
   typed by hand, so that a new registration appears in every list;
 - no docstring carries a measured number: measurements live on the
   benchmark pages, which the documentation includes, and go stale in a
-  docstring.
+  docstring;
+- the glossary (``doc/glossary.rst``) names only what exists, lists every
+  parameter of the estimators, and every former name it lists warns.
 """
 
 import ast
@@ -62,7 +64,9 @@ def measured_numbers(root=PACKAGE):
             for paragraph in re.split(r"\n\s*\n|\n\s*[-*] |\n\s*\d+\. ", doc):
                 sentences += re.split(r"(?<=\.)\s+", re.sub(r"\s+", " ", paragraph))
             found += [
-                f"{path.relative_to(root)}:{line}: {s[:120]}" for s in sentences if MEASURE.search(s) and NUMBER.search(s)
+                f"{path.relative_to(root)}:{line}: {s[:120]}"
+                for s in sentences
+                if MEASURE.search(s) and NUMBER.search(s)
             ]
     return found
 
@@ -129,3 +133,166 @@ def test_the_documentation_expands_the_sampler_table_marker():
     assert '``"hmc"``' not in source[0]
     # a page that shows the table
     assert any(".. skgibbs-sampler-table::" in p.read_text() for p in DOC.rglob("*.rst"))
+
+
+# ------------------------------------------------------------------ glossary
+
+GLOSSARY = DOC / "glossary.rst"
+
+
+def _glossary_tables():
+    """``{section title: [row, ...]}`` of the glossary's list tables, each row a list of its cells' text."""
+    tables, title, rows = {}, None, None
+    lines = GLOSSARY.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and set(lines[i + 1]) == {"="} and line.strip():
+            title = line.strip()
+        if line.startswith(".. list-table::"):
+            rows = tables.setdefault(title, [])
+        elif rows is not None and line.startswith("   * - "):
+            rows.append([line[7:]])
+        elif rows is not None and line.startswith("     - "):
+            rows[-1].append(line[7:])
+        elif rows is not None and line.startswith("       ") and rows and rows[-1]:
+            rows[-1][-1] += " " + line.strip()
+        elif line and not line.startswith(" ") and not line.startswith(".."):
+            rows = None
+    return {k: v[1:] for k, v in tables.items()}  # without the header row
+
+
+def _names(cell):
+    """The ``literal`` names of a cell, reduced to what must exist: ``A.b``, ``f(x=...)`` or ``name``."""
+    out = []
+    for text in re.findall(r"``([^`]+)``", cell):
+        text = re.sub(r"\[.*?\]|\.shape\b", "", text)  # temperature_path_["beta"] -> temperature_path_
+        call = re.fullmatch(r"(\w+)\((\w+)=\.\.\.\)", text)
+        if call:
+            out.append(("call", call.group(1), call.group(2)))
+        elif re.fullmatch(r"[A-Za-z_]\w*\.[A-Za-z_]\w*", text):
+            out.append(("attribute", *text.split(".")))
+        elif re.fullmatch(r"[A-Za-z_]\w*", text):
+            out.append(("name", text, None))
+    return out
+
+
+def _source_words():
+    words = set()
+    for path in PACKAGE.rglob("*.py"):
+        words |= set(re.findall(r"\b\w+\b", path.read_text()))
+    return words
+
+
+def _public_class(name):
+    import skgibbs.credible
+    import skgibbs.criteria
+    import skgibbs.samplers
+    import skgibbs.samplers.vi
+
+    for module in (skgibbs, skgibbs.samplers, skgibbs.samplers.vi, skgibbs.criteria, skgibbs.credible):
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise AssertionError(f"glossary: {name} is not a public name of skgibbs")
+
+
+def test_every_name_of_the_glossary_exists():
+    import inspect
+
+    words, missing = _source_words(), []
+    for section, rows in _glossary_tables().items():
+        if section == "Former names":
+            continue
+        for row in rows:
+            for kind, a, b in _names(row[1]):
+                if kind == "name" and a not in words:
+                    missing.append(a)
+                elif kind == "attribute":
+                    cls = _public_class(a)
+                    if not (hasattr(cls, b) or b in getattr(cls, "_fields", ())):
+                        missing.append(f"{a}.{b}")
+                elif kind == "call" and b not in inspect.signature(_public_class(a)).parameters:
+                    missing.append(f"{a}({b}=...)")
+    assert missing == []
+
+
+def test_the_glossary_lists_every_parameter_of_the_estimators():
+    from skgibbs import SparseGibbsMLPRegressor
+
+    listed = {a for rows in _glossary_tables().values() for row in rows for _, a, _ in _names(row[1])}
+    params = set()
+    for cls in (GibbsMLPRegressor, GibbsMLPClassifier, SparseGibbsMLPRegressor):
+        params |= set(cls().get_params())
+    assert sorted(params - listed) == []
+
+
+def test_every_former_name_of_the_glossary_warns():
+    import warnings
+
+    import numpy as np
+    import torch
+
+    from skgibbs.criteria import LFVResult
+    from skgibbs.potential import FunctionPotential
+    from skgibbs.samplers import MeanFieldVI, Target
+    from skgibbs.samplers.vi import VIState
+
+    pot = FunctionPotential(lambda th, idx: th[:, :1] ** 2 + 0 * idx, n_data=2)
+    lfv = LFVResult(*([0.0] * len(LFVResult._fields)))
+    fitted = GibbsMLPRegressor((2,), sampler=MeanFieldVI(max_iter=20), pretrain_iter=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted.fit(np.linspace(-1, 1, 20)[:, None], np.linspace(-1, 1, 20))
+    uses = {
+        "Target(lam=...)": lambda: Target(pot, lam=2.0),
+        "Target.lam": lambda: Target(pot, lambda_=2.0).lam,
+        "VIState.rho": lambda: VIState(torch.zeros(1), torch.zeros(1), None).rho,
+        "LFVResult.generalization_loss": lambda: lfv.generalization_loss,
+        "waic_": lambda: fitted.waic_,
+        "kernel_": lambda: fitted.kernel_,
+        "skgibbs.targets": lambda: importlib.reload(importlib.import_module("skgibbs.targets")),
+    }
+    listed = [
+        name for row in _glossary_tables()["Former names"] for name in re.findall(r"``([^`]+)``", row[0])
+    ]
+    assert sorted(listed) == sorted(uses)
+    for name in listed:
+        with pytest.warns(FutureWarning):
+            uses[name]()
+
+
+# ------------------------------------------------------------------ what "auto" runs
+
+
+def _auto_table():
+    """``(estimator expression, size cell, sampler name)`` of each row of the guide's "auto" table."""
+    text = (DOC / "user_guide" / "samplers.rst").read_text()
+    start = text.index(".. _auto-sampler:")
+    block = text[start : text.index("\n\n", text.index(".. list-table::", start) + 200) + 2000]
+    rows = re.findall(r"   \* - ``(.+?)``.*\n     - (.+)\n     - ``\"(\w+)\"``", block)
+    return rows[1:] if rows and rows[0][0].startswith("Estimator") else rows
+
+
+def test_the_auto_table_of_the_guide_is_what_the_code_chooses():
+    from skgibbs import SparseGibbsMLPRegressor  # noqa: F401 (a row may name it)
+    from skgibbs.samplers.base import FULL_BATCH_WORK, choose_sampler
+
+    rows = _auto_table()
+    assert len(rows) >= 7
+    sizes = {
+        "at most the limit": FULL_BATCH_WORK // 1000,
+        "above the limit": FULL_BATCH_WORK * 2,
+        "any": None,
+    }
+    for expression, size_cell, expected in rows:
+        est = eval(
+            expression, {"GibbsMLPRegressor": GibbsMLPRegressor, "GibbsMLPClassifier": GibbsMLPClassifier}
+        )
+        asks = {
+            "learned_noise": est._learns_noise_always(),
+            "hierarchical": est._hierarchical_sampler and est._asks_hierarchical(),
+        }
+        works = [sizes[size_cell]] if sizes[size_cell] else [FULL_BATCH_WORK // 1000, FULL_BATCH_WORK * 2]
+        for work in works:
+            chosen = choose_sampler(est._requested_rho(), 1000, work // 1000, "cpu", **asks)[0]
+            assert chosen == expected, (
+                f"{expression} at rows x weights = {work:.3g}: the code runs {chosen!r}"
+            )

@@ -605,3 +605,23 @@ def test_readme_states_what_its_quick_fit_gives():
     covered = float(np.mean((band[:, 0, 0] <= f_test) & (f_test <= band[:, 1, 0])))
     assert covered == pytest.approx(float(coverage.group(1)), abs=0.005)
     assert covered >= 0.85
+
+
+#: a page's sentence on its first fit's time: CPU seconds of the fit, of the pre-training in it, of the import
+FIRST_FIT_SENTENCE = re.compile(
+    r"about\s+(\d+)\s+s\s+of\s+CPU\s+time\s+on\s+one\s+core.*?(\d+)\s+s\s+of\s+it\s+the\s+pre-training"
+    r".*?about\s+(\d+)\s+s\s+to\s+import",
+    re.I | re.S,
+)
+
+
+@pytest.mark.parametrize("page", ["README", "quick start"])
+def test_the_first_fit_timings_are_the_benchmarks(page):
+    """README and the quick start state the ``first_fit`` benchmark's medians, rounded to the second."""
+    path = {"README": ROOT / "README.rst", "quick start": DOC / "quickstart.rst"}[page]
+    stored = json.loads((ROOT / "benchmarks" / "results" / "first_fit.json").read_text())["pages"][page]
+    match = FIRST_FIT_SENTENCE.search(path.read_text())
+    assert match, f"{path.name} no longer states its first fit's time in the form the benchmark fills in"
+    stated = tuple(int(v) for v in match.groups())
+    measured = tuple(round(stored[k]) for k in ("block_cpu", "pretrain_cpu", "import_cpu"))
+    assert stated == measured, f"{path.name} states {stated} s; the first_fit benchmark measured {measured} s"

@@ -1,0 +1,139 @@
+"""The first fits a reader runs: the README's and the quick start's, timed as a reader would run them.
+
+Each fit runs in a fresh Python process on one torch thread, as the first
+code block of ``README.rst`` and of ``doc/quickstart.rst`` reads (the
+block is read from the file, so the benchmark times what the page shows),
+and reports:
+
+* the CPU time of ``import skgibbs`` (which imports torch) in that process;
+* the CPU and wall time of the rest of the block (the fit and what follows
+  it), and the CPU time of the pre-training inside the fit (the estimator's
+  ``_initial_points``, timed by a wrapper the child installs).
+
+Each is the median of ``repeats`` processes. The README and the quick
+start state these numbers, rounded to the second; ``tests/test_docs.py``
+checks that their sentences agree with the stored results.
+"""
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from .. import Benchmark, Output
+from ..common.environment import load_after
+from ..common.writer import Page
+
+NAME = "first_fit"
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = {"README": ROOT / "README.rst", "quick start": ROOT.joinpath("doc", "quickstart.rst")}
+SIZES = {"full": {"repeats": 3}, "quick": {"repeats": 1}}
+
+CHILD = textwrap.dedent(
+    """
+    import json, sys, time, warnings
+    warnings.simplefilter("ignore")
+    c0, w0 = time.process_time(), time.perf_counter()
+    import torch
+    torch.set_num_threads(1)
+    import skgibbs
+    from skgibbs._base import BaseGibbsMLP
+    c1, w1 = time.process_time(), time.perf_counter()
+    spent = []
+    inner = BaseGibbsMLP._initial_points
+
+    def timed(self, *args, **kwargs):
+        start = time.process_time()
+        try:
+            return inner(self, *args, **kwargs)
+        finally:
+            spent.append(time.process_time() - start)
+
+    BaseGibbsMLP._initial_points = timed
+    exec(compile(sys.stdin.read(), "block", "exec"), {"__name__": "__block__"})
+    c2, w2 = time.process_time(), time.perf_counter()
+    print(json.dumps({"import_cpu": c1 - c0, "import_wall": w1 - w0, "block_cpu": c2 - c1,
+                      "block_wall": w2 - w1, "pretrain_cpu": sum(spent)}))
+    """
+)
+
+
+def first_block(path):
+    """The first ``.. code-block:: python`` of a reST file, dedented."""
+    lines = Path(path).read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if re.match(r"^\s*\.\. code-block::\s*python\s*$", line))
+    body = []
+    for line in lines[start + 1 :]:
+        if line.strip() and not line.startswith(" "):
+            break
+        body.append(line)
+    return textwrap.dedent("\n".join(body)).strip() + "\n"
+
+
+def time_block(source):
+    """One fresh process running ``source`` on one thread: the times of :data:`CHILD`."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD], input=source, capture_output=True, text=True, env=env, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(args):
+    rows = {}
+    for page, path in PAGES.items():
+        source = first_block(path)
+        runs = [time_block(source) for _ in range(args.size.repeats)]
+        rows[page] = {key: statistics.median(r[key] for r in runs) for key in runs[0]} | {"runs": runs}
+        print(
+            f"{page}: {rows[page]['block_cpu']:.1f} s CPU, import {rows[page]['import_cpu']:.1f} s",
+            flush=True,
+        )
+    return {NAME: {"pages": rows, "repeats": args.size.repeats}}
+
+
+def report(results):
+    result = results[NAME]
+    header = [
+        "first fit",
+        "import skgibbs (CPU s)",
+        "the block (CPU s)",
+        "of it pre-training (CPU s)",
+        "wall s",
+    ]
+    table = [
+        [
+            page,
+            f"{r['import_cpu']:.1f}",
+            f"{r['block_cpu']:.1f}",
+            f"{r['pretrain_cpu']:.1f}",
+            f"{r['block_wall']:.1f}",
+        ]
+        for page, r in result["pages"].items()
+    ]
+    load = load_after(result, lambda r: None)
+    notes = [
+        f"The first code block of each page, in a fresh process on one torch thread; the median of "
+        f"{result['repeats']} processes. 'import skgibbs' imports torch; 'the block' is the rest of the block "
+        f"(the fit and what follows it); wall seconds of the block. Load average {load:.1f} at the end."
+    ]
+    return [
+        Page(NAME, "The first fits of the README and the quick start", [("CPU time", header, table)], notes)
+    ]
+
+
+TITLE = "The first fits of the README and the quick start, timed as a reader runs them"
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="performance",
+    title=TITLE,
+    outputs=(Output(NAME, TITLE),),
+    run=run,
+    report=report,
+    sizes=SIZES,
+)
