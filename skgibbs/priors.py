@@ -14,9 +14,10 @@ drawn by Gibbs steps between HMC transitions
 import math
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
-from ._random import normal
+from ._random import normal, uniform, uniforms
 
 __all__ = ["Prior", "MixingPrior", "HierarchicalPrior", "PRIOR_KINDS"]
 
@@ -114,10 +115,25 @@ class MixingPrior(NamedTuple):
         ``bound`` given).
     sparsity : float >= 2
         ``s``; larger values favour sparser networks.
+    power : float in [0, 1], default=1.0
+        The geometric bridge between this prior (``power = 1``) and the
+        *reference* ``Pi_0`` in which every coordinate is active with
+        probability ``reference``, independently (given ``|I| >= 1``), the
+        active values from the same ``p_i``: the density is
+        ``Pi^power Pi_0^(1 - power)`` up to a constant, a mixing prior whose
+        weight of a set of size ``k`` is
+        ``power log(s^(-k) / binom(Q, k)) + (1 - power) k log(r / (1 - r))``
+        (``r = reference``). Tempered SMC moves its particles along it
+        (:mod:`skgibbs.samplers.smc.sparse`); the reversible-jump chains
+        sample ``power = 1``.
+    reference : float in (0, 1), default=0.5
+        ``r``, the reference's probability that a coordinate is active.
     """
 
     base: Prior
     sparsity: float = 2.0
+    power: float = 1.0
+    reference: float = 0.5
 
     def variance(self, n_params, dtype=torch.float64, device=None):
         """The base density's variance of every parameter, shape ``(n_params,)``: the kernels' reference scale."""
@@ -132,6 +148,10 @@ class MixingPrior(NamedTuple):
             )
         if not self.sparsity >= 2:
             raise ValueError(f"sparsity must be >= 2 (paper 001 (2.4)), got {self.sparsity!r}.")
+        if not (0 <= self.power <= 1 and 0 < self.reference < 1):
+            raise ValueError(
+                f"power must be in [0, 1] and reference in (0, 1), got {self.power!r} and {self.reference!r}."
+            )
         return self
 
     def _log_norm(self, like):
@@ -158,15 +178,49 @@ class MixingPrior(NamedTuple):
     def log_size_weight(self, k, n_params):
         """``log(s^(-k) / binom(Q, k))`` per chain for sizes ``k`` (a list of int); ``-inf`` for ``k = 0``.
 
-        ``C_s`` is dropped: it is the same for every ``k``.
+        ``C_s`` is dropped: it is the same for every ``k``. On the bridge
+        (``power < 1``), ``power`` times this plus ``(1 - power) k log(r / (1 - r))``.
         """
         log_s, top = math.log(self.sparsity), math.lgamma(n_params + 1)
-        return [
+        out = [
             -size * log_s - top + math.lgamma(size + 1) + math.lgamma(n_params - size + 1)
             if size >= 1
             else -math.inf
             for size in k
         ]
+        if self.power == 1:
+            return out
+        logit = math.log(self.reference / (1.0 - self.reference))
+        return [self.power * w + (1.0 - self.power) * size * logit for w, size in zip(out, k)]
+
+    def log_size_step(self, k, n_params):
+        """``log_size_weight(k + 1) - log_size_weight(k)`` for sizes ``k`` (a float64 array), an array.
+
+        What one more active coordinate changes in ``log Pi`` besides its
+        ``log p_i``: ``-log s + log((k + 1) / (Q - k))`` at ``power = 1``.
+        """
+        k = np.asarray(k, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.log((k + 1) / (n_params - k)) - math.log(self.sparsity)
+        if self.power == 1:
+            return step
+        return self.power * step + (1.0 - self.power) * math.log(self.reference / (1.0 - self.reference))
+
+    def reference_log_ratio(self, k, n_params):
+        """``log Pi(I) - log Pi_0(I)`` of active sets of sizes ``k`` (a tensor), both normalised; float64.
+
+        ``Pi(I) = s^(-k) / (C_s binom(Q, k))`` and ``Pi_0(I) = r^k (1 -
+        r)^(Q - k) / (1 - (1 - r)^Q)``: the log ratio of the two ends of the
+        bridge (the densities ``p_i`` of the values cancel). Tempered SMC's
+        weights add it to ``-lambda R_n`` along the bridge.
+        """
+        Q, s, r = n_params, float(self.sparsity), float(self.reference)
+        k = k.to(torch.float64)
+        log_c = math.log1p(-(s ** -float(Q))) - math.log(s - 1.0)  # C_s = (1 - s^-Q) / (s - 1)
+        log_binom = math.lgamma(Q + 1) - torch.lgamma(k + 1) - torch.lgamma(Q - k + 1)
+        log_pi = -k * math.log(s) - log_binom - log_c
+        log_pi0 = k * math.log(r) + (Q - k) * math.log1p(-r) - math.log1p(-((1.0 - r) ** Q))
+        return log_pi - log_pi0
 
     def _scalar_log_norm(self):
         """The ``-log`` normalising constant shared by every coordinate, or None when it varies."""
@@ -232,6 +286,49 @@ class MixingPrior(NamedTuple):
     def grad_log_density(self, theta):
         """Gradient of ``sum_i log p_i(theta_i)`` (zero at inactive coordinates, which are 0)."""
         return self.base.grad_log_density(theta)
+
+    def sample(self, generators, n_params, like):
+        """One exact draw of the mixing prior per generator, ``(len(generators), n_params)``.
+
+        Draw ``k`` reads ``generators[k]`` only: the size ``|I|`` with
+        probability ``s^(-|I|) / C_s`` (``|I| = 1, ..., Q``, by inverting the
+        distribution function at one uniform; on the bridge, ``binom(Q, |I|)``
+        times ``exp(log_size_weight)``, e.g. Binomial(``Q``, ``r``) given
+        ``|I| >= 1`` at ``power = 0``), the set uniformly among those of that
+        size (the first ``|I|`` entries of a random permutation), and its
+        values from ``p_i`` (:meth:`Prior.sample`, or uniform on ``[-B,
+        B]``); the other coordinates are exact zeros. The starting particles
+        of tempered SMC on a sparse network.
+
+        Examples
+        --------
+        >>> import torch
+        >>> prior = MixingPrior(Prior(std=1.0), sparsity=2.0)
+        >>> gens = [torch.Generator().manual_seed(k) for k in range(4000)]
+        >>> theta = prior.sample(gens, 5, torch.empty(0, dtype=torch.float64))
+        >>> size = float((theta != 0).sum(1).double().mean())  # E|I| = 57 / 31 at s = 2, Q = 5
+        >>> abs(size - 57 / 31) < 0.05
+        True
+        """
+        self.check()
+        K = len(generators)
+        sizes = list(range(1, n_params + 1))
+        log_w = torch.tensor(self.log_size_weight(sizes, n_params), dtype=torch.float64, device=like.device)
+        log_w = log_w + torch.tensor(  # the number of sets of each size
+            [math.lgamma(n_params + 1) - math.lgamma(k + 1) - math.lgamma(n_params - k + 1) for k in sizes],
+            dtype=torch.float64,
+            device=like.device,
+        )
+        cdf = torch.cumsum(torch.softmax(log_w, 0), 0)
+        sizes = torch.searchsorted(cdf, uniform(generators, cdf)).clamp_max(n_params - 1) + 1
+        active = torch.zeros(K, n_params, dtype=torch.bool, device=like.device)
+        for k, g in enumerate(generators):
+            active[k, torch.randperm(n_params, generator=g, device=like.device)[: int(sizes[k])]] = True
+        if self.base.std is None:
+            values = (2.0 * uniforms(generators, n_params, like) - 1.0) * self.base.bound
+        else:
+            values = self.base.sample(generators, n_params, like)
+        return torch.where(active, values, torch.zeros((), dtype=like.dtype, device=like.device))
 
 
 #: the ``prior`` options of the dense estimators

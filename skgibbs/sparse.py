@@ -4,6 +4,9 @@ from numbers import Real
 
 import numpy as np
 import torch
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.utils import check_random_state
 
 from ._base import FITTED, BaseGibbsMLP
 from ._compat import Interval, StrOptions, check_is_fitted
@@ -11,7 +14,7 @@ from ._regression import BaseGibbsRegressor
 from .priors import MixingPrior
 from .samplers import Sampler, available_samplers
 
-__all__ = ["SparseGibbsMLPRegressor", "input_relevance"]
+__all__ = ["SparseGibbsMLPRegressor", "independent_fits", "input_relevance", "monte_carlo_error"]
 
 def input_relevance(spec, samples):
     """Fraction of each input's first-layer weights that are active and lead to the output, per draw.
@@ -49,6 +52,73 @@ def input_relevance(spec, samples):
         reach = (np.einsum("nio,no->ni", (W != 0).astype(np.float64), reach) > 0).astype(np.float64)
     live = np.einsum("nio,no->ni", (coefs[0] != 0).astype(np.float64), reach)
     return live / coefs[0].shape[-1]
+
+
+def independent_fits(estimator, X, y, n_runs=4, random_state=None, n_jobs=None):
+    """``n_runs`` clones of ``estimator`` fitted on ``(X, y)``, each from its own seed.
+
+    The runs share nothing but the data, so the spread of any fitted value
+    over them is its Monte Carlo error (:func:`monte_carlo_error`): with
+    ``sampler="smc"`` each run carries its own population of particles from
+    the prior to the posterior.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted or fitted; it is cloned, never changed.
+    X, y : array-like
+    n_runs : int, default=4
+    random_state : int, RandomState instance or None, default=None
+        Draws the runs' seeds.
+    n_jobs : int, default=None
+        joblib jobs over the runs.
+
+    Returns
+    -------
+    list of estimator
+    """
+    seeds = check_random_state(random_state).randint(2**31, size=int(n_runs))
+    return Parallel(n_jobs=n_jobs)(
+        delayed(clone(estimator).set_params(random_state=int(seed)).fit)(X, y) for seed in seeds
+    )
+
+
+def monte_carlo_error(fits, attribute="feature_inclusion_"):
+    """Mean and Monte Carlo standard error of a fitted value over independent fits.
+
+    ``sd / sqrt(R)`` over the ``R`` fits (``ddof=1``), entry by entry: the
+    error of the mean of the runs. A single run's own error is ``sd``: the
+    spread between runs says how far one run's ``feature_inclusion_`` or
+    ``log_evidence_`` may be from what an infinite population would give.
+    Within one SMC run the particles are not independent (they descend from
+    common ancestors after resampling), so the spread between runs, not
+    a binomial error of the particles, is the error to report.
+
+    Parameters
+    ----------
+    fits : sequence of fitted estimators
+        Fitted on the same data from different seeds (:func:`independent_fits`).
+    attribute : str, default="feature_inclusion_"
+        A fitted attribute: ``feature_inclusion_``, ``inclusion_probability_``,
+        ``log_evidence_``, ...
+
+    Returns
+    -------
+    mean, standard_error : ndarray or float
+        Of the attribute's shape.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> fits = [SimpleNamespace(log_evidence_=v) for v in (-10.0, -10.2, -9.8, -10.0)]
+    >>> mean, se = monte_carlo_error(fits, "log_evidence_")
+    >>> round(float(mean), 3), round(float(se), 3)
+    (-10.0, 0.082)
+    """
+    values = np.stack([np.asarray(getattr(fit, attribute), dtype=np.float64) for fit in fits])
+    if len(values) < 2:
+        raise ValueError(f"monte_carlo_error needs at least two independent fits, got {len(values)}.")
+    return values.mean(0), values.std(0, ddof=1) / np.sqrt(len(values))
 
 
 class SparseGibbsMLPRegressor(BaseGibbsRegressor):
@@ -310,13 +380,20 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         return super()._validate_fit_data(X, y)
 
     def _prior(self, spec, device, sampler, feature_names=FITTED):
-        return MixingPrior(super()._prior(spec, device, sampler), float(self.sparsity))
+        # init_density is also the reference from which tempered SMC's bridge starts
+        return MixingPrior(
+            super()._prior(spec, device, sampler), float(self.sparsity), reference=self._reference()
+        )
+
+    def _reference(self):
+        """``init_density`` as a probability strictly below 1 (the reference of SMC's bridge)."""
+        return min(float(self.init_density), 1.0 - 1e-6)
 
     def _initial_mask(self, theta, seeds):
-        """Each chain starts with ``init_density`` of its parameters active (at least one)."""
+        """Each start has ``init_density`` of its parameters active (at least one)."""
         K, Q = theta.shape
         masks = []
-        for s in seeds[1:]:
+        for s in seeds[1 : K + 1]:
             rng = np.random.default_rng([int(s), 1])
             m = rng.random(Q) < self.init_density
             if not m.any():

@@ -30,6 +30,7 @@ KERNELS = (
     "vi/kernel.py",
     "smc/kernel.py",
     "smc/metric.py",
+    "smc/sparse.py",
     "mclmc/kernel.py",
     "mclmc/adjusted.py",
     "mclmc/integrator.py",

@@ -213,3 +213,78 @@ def test_credible_sets_of_paper_001(fitted):
         est.credible_sets(X, f_true=f[:-1])
     with pytest.raises(ValueError, match="inflation"):
         est.credible_sets(X, inflation=-1.0)
+
+
+# ------------------------------------------------------------------ tempered SMC
+
+SMC_CHEAP = {"hidden_layer_sizes": (6,), "pretrain_iter": 50, "temperature": 0.1}
+
+
+@pytest.fixture(scope="module")
+def smc_fitted():
+    from skgibbs.samplers import SMC
+
+    X, y = _data()
+    est = SparseGibbsMLPRegressor(**SMC_CHEAP, sampler=SMC(n_particles=32, max_mcmc_steps=6), random_state=0)
+    return _quiet_fit(est, X, y), X, y
+
+
+def test_smc_fit_is_one_population_with_its_evidence_and_inclusions(smc_fitted):
+    est, X, y = smc_fitted
+    Q = est.spec_.n_params
+    assert est.sampler_name_ == "smc" and est.samples_.shape == (1, 32, Q)
+    assert np.isfinite(est.log_evidence_) and np.isfinite(est.log_marginal_likelihood_)
+    path = est.temperature_path_
+    assert path["beta"][-1] == 1.0 and len(path["beta"]) == est.n_stages_ + 1
+    for name in ("n_mcmc_steps", "decorrelation", "birth_acceptance", "death_acceptance", "active_fraction"):
+        assert path[name].shape == path["beta"].shape and np.isnan(path[name][0]), name
+    # the inclusions are means over the one population of equally weighted particles
+    active = est.samples_[0] != 0
+    np.testing.assert_allclose(est.inclusion_probability_, active.mean(0))
+    np.testing.assert_allclose(est.feature_inclusion_, input_relevance(est.spec_, est.samples_[0]).mean(0))
+    assert est.active_fraction_.shape == (1, 32)
+    assert est.predict(X).shape == (len(y),) and est.score(X, y) > 0.5
+    _, std = est.predict(X[:5], return_std=True)
+    assert np.all(std > 0)
+
+
+def test_smc_fit_is_reproducible_and_pickles(smc_fitted):
+    est, X, y = smc_fitted
+    again = _quiet_fit(clone(est), X, y)
+    np.testing.assert_array_equal(est.samples_, again.samples_)
+    assert est.log_evidence_ == again.log_evidence_
+    loaded = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+
+
+@pytest.mark.parametrize(
+    "setting, value",
+    [("n_samples", 50), ("burn_in", 100), ("n_chains", 2), ("thin", 3), ("chain_weights", "stacking")],
+)
+def test_smc_refuses_the_settings_of_chains(setting, value):
+    X, y = _data(n=30)
+    est = SparseGibbsMLPRegressor(**SMC_CHEAP, sampler="smc", **{setting: value})
+    with pytest.raises(ValueError, match=f"{setting}={value!r} is not honoured by sampler='smc'"):
+        est.fit(X, y)
+    assert not hasattr(est, "samples_")
+
+
+def test_monte_carlo_error_of_independent_smc_fits():
+    from skgibbs.samplers import SMC
+    from skgibbs.sparse import independent_fits, monte_carlo_error
+
+    X, y = _data(n=40)
+    est = SparseGibbsMLPRegressor(**SMC_CHEAP, sampler=SMC(n_particles=16, max_mcmc_steps=3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        fits = independent_fits(est, X, y, n_runs=3, random_state=0)
+    assert len({float(f.log_evidence_) for f in fits}) == 3  # three runs, three seeds
+    assert not hasattr(est, "samples_")  # the estimator itself is not fitted
+    mean, se = monte_carlo_error(fits)
+    values = np.stack([f.feature_inclusion_ for f in fits])
+    np.testing.assert_allclose(mean, values.mean(0))
+    np.testing.assert_allclose(se, values.std(0, ddof=1) / np.sqrt(3))
+    mean, se = monte_carlo_error(fits, "log_evidence_")
+    assert np.ndim(mean) == 0 and se > 0
+    with pytest.raises(ValueError, match="at least two"):
+        monte_carlo_error(fits[:1])

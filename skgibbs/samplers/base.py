@@ -178,8 +178,20 @@ def register(cls):
 
 
 def available_samplers(kind=None):
-    """Names of the registered samplers, optionally those for one kind of prior (``"dense"``, ``"sparse"``)."""
-    return sorted(name for name, cls in _REGISTRY.items() if kind is None or cls.prior_kind == kind)
+    """Names of the registered samplers, optionally those for one kind of prior (``"dense"``, ``"sparse"``).
+
+    A sampler serves the kinds of its ``prior_kinds`` (``(prior_kind,)``
+    when it does not set them): tempered SMC serves both.
+    """
+    return sorted(name for name, cls in _REGISTRY.items() if kind is None or kind in _kinds(cls))
+
+
+def _kinds(cls):
+    """The kinds of prior a sampler class serves."""
+    return cls.prior_kinds or (cls.prior_kind,)
+
+
+_KIND_NAMES = {"dense": "Gaussian", "sparse": "mixing (sparse)"}
 
 
 def sampler_table(kind=None):
@@ -200,7 +212,7 @@ def sampler_table(kind=None):
         rows.append((
             f"``\"{name}\"``",
             f":class:`~skgibbs.samplers.{cls.__name__}`",
-            "mixing (sparse)" if cls.prior_kind == "sparse" else "Gaussian",
+            " or ".join(_KIND_NAMES[k] for k in _kinds(cls)),
             "Markov chains" if callable(getattr(cls, "chains", None)) else "independent",
             "yes" if cls.uses_batches else "no",
             "yes" if cls.hierarchical else "no",
@@ -316,7 +328,9 @@ class Sampler(BaseEstimator):
     Class attributes say what the estimators need to know: ``name`` (the
     registry key), ``prior_kind`` (``"dense"``: a
     :class:`~skgibbs.priors.Prior`, ``"sparse"``: a
-    :class:`~skgibbs.priors.MixingPrior`), ``uses_batches`` (reads a
+    :class:`~skgibbs.priors.MixingPrior`) and ``prior_kinds`` (every kind
+    it serves, a tuple, when more than ``prior_kind``: the estimator of
+    each kind then offers it), ``uses_batches`` (reads a
     Bernoulli(``rho``) batch per step), ``default_burn_in`` and
     ``default_thin`` (what ``burn_in="auto"`` and ``thin="auto"`` mean),
     ``hierarchical`` (samples a
@@ -329,6 +343,7 @@ class Sampler(BaseEstimator):
 
     name = None
     prior_kind = "dense"
+    prior_kinds = None
     uses_batches = False
     default_burn_in = 1000
     default_thin = 10
@@ -339,10 +354,10 @@ class Sampler(BaseEstimator):
     # -- the run ------------------------------------------------------------------
     def check(self, prior, rho):
         """Raise a ``ValueError`` for settings the kernel cannot run under ``prior``; the ``rho`` it uses."""
-        if self.prior_kind == "dense" and isinstance(prior, MixingPrior):
+        if "sparse" not in _kinds(type(self)) and isinstance(prior, MixingPrior):
             raise ValueError(
                 f"sampler={self.name!r} samples a dense network and takes a Prior; the MixingPrior of "
-                "sparse networks needs sampler='rjhmc' or 'rjmcmc'."
+                f"sparse networks needs sampler={_or_list(available_samplers('sparse'))}."
             )
         if isinstance(prior, HierarchicalPrior) and not self.hierarchical:
             supported = sorted(name for name, cls in _REGISTRY.items() if cls.hierarchical)

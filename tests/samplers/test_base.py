@@ -103,6 +103,10 @@ NON_DEFAULT = {
         metric="gradients",
         trajectory_length=0.5,
         max_leapfrog=32,
+        n_jumps=2,
+        max_mcmc_steps=5,
+        decorrelation=0.3,
+        max_beta_growth=4.0,
     ),
     MCLMC: dict(
         desired_energy_var=1e-3, steps_per_transition=4, integrator="leapfrog", preconditioning=False, L_factor=0.3,
@@ -175,11 +179,13 @@ def test_available_samplers_by_kind_of_prior():
     assert available_samplers("dense") == [
         "adjusted_mclmc", "csmala", "hmc", "mala", "mclmc", "sghmc", "sgld", "smala", "smc", "vi"
     ]
-    assert available_samplers("sparse") == ["rjhmc", "rjmcmc"]
+    # tempered SMC serves both kinds (its prior_kinds); every other sampler its prior_kind
+    assert available_samplers("sparse") == ["rjhmc", "rjmcmc", "smc"]
     assert available_samplers() == sorted(LIBRARY)
     assert available_samplers("no such kind") == []
     for name in available_samplers("dense"):
         assert LIBRARY[name].prior_kind == "dense"
+    assert LIBRARY["smc"].prior_kinds == ("dense", "sparse")
 
 
 # ------------------------------------------------------------ ChainResult

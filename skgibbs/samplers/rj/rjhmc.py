@@ -429,11 +429,11 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     log_q = np.where(born, -_log_normal_host(t, mean_b, var_b), _log_normal_host(old, mean_d, var_d))
 
     # log Pi(tau) - log Pi(theta) of one coordinate more (birth) or less (death), k = |I|:
-    # log p_i(t) - log s + log((k + 1) / (Q - k)) for a birth
+    # log p_i(t) - log s + log((k + 1) / (Q - k)) for a birth (MixingPrior.log_size_step)
     k_small = np.where(born, size, size - 1).astype(np.float64)  # the smaller of the two sizes
     log_p = _log_density_at(consts, np.where(born, t, old), idx)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gain = log_p - math.log(prior.sparsity) + np.log((k_small + 1) / (Q - k_small))
+    with np.errstate(invalid="ignore"):
+        gain = log_p + prior.log_size_step(k_small, Q)
     log_prior_change = np.where(born, gain, -gain)
     u_tau = c * loss_tau_h - (data - potential) - log_prior_change
 

@@ -101,9 +101,9 @@ def init(generators, target, theta, params=None):
     return _evaluate(target, theta, 0.0, 0.0)
 
 
-def _incremental(state, target, beta_new):
-    """``-(beta' - beta) lambda R_n`` per particle, float64 (NaN losses weigh nothing)."""
-    scaled = target.scale * state.loss.double()
+def _incremental(state, target, beta_new, energy=None):
+    """``-(beta' - beta) lambda R_n`` (or ``energy``) per particle, float64 (NaN losses weigh nothing)."""
+    scaled = target.scale * state.loss.double() if energy is None else energy
     incr = -(beta_new - state.beta) * scaled
     return torch.nan_to_num(incr, nan=-math.inf)
 
@@ -123,15 +123,18 @@ def conditional_ess(log_weights, incremental):
     return float(torch.exp(2 * a - b)) if torch.isfinite(b) else 0.0
 
 
-def next_beta(state, target, target_ess):
+def next_beta(state, target, target_ess, energy=None):
     """``beta'`` whose conditional ESS is ``target_ess`` (as a fraction), capped at 1; by bisection.
 
     The weights before the stage are uniform (every stage resamples).
+    ``energy`` ``(P,)``, float64, replaces ``lambda R_n`` in the incremental
+    weights ``-(beta' - beta) energy`` (a path whose prior changes with
+    ``beta`` too, :mod:`.sparse`).
     """
     uniform_w = torch.zeros(state.loss.shape[0], dtype=torch.float64, device=state.loss.device)
 
     def cess(beta_new):
-        return conditional_ess(uniform_w, _incremental(state, target, beta_new))
+        return conditional_ess(uniform_w, _incremental(state, target, beta_new, energy))
 
     if cess(1.0) >= target_ess:
         return 1.0
@@ -146,8 +149,10 @@ def next_beta(state, target, target_ess):
     return low if low > state.beta else high
 
 
-def reweight(state, target, beta_new):
+def reweight(state, target, beta_new, energy=None):
     """Incremental log weights, the evidence increment and the ESS of a stage ``beta -> beta'``.
+
+    ``energy`` as for :func:`next_beta`.
 
     Returns
     -------
@@ -158,7 +163,7 @@ def reweight(state, target, beta_new):
     ess : float
         ``1 / sum_i W_i^2`` of the normalised new weights.
     """
-    log_w = _incremental(state, target, beta_new)
+    log_w = _incremental(state, target, beta_new, energy)
     P = log_w.shape[0]
     log_sum = torch.logsumexp(log_w, 0)
     W = torch.exp(log_w - log_sum)

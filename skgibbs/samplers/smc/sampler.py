@@ -9,11 +9,14 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..._progress import progress
+from ..._progress import progress, progress_close
 from ..._random import uniform
 from ...criteria import stage_criteria
+from ...priors import MixingPrior
 from ..adaptation import halton
 from ..base import ChainResult, Sampler, Unhonoured, check_setting, register
+from ..rj.rjhmc import reference_variance
+from . import sparse
 from .kernel import (
     JITTER,
     SMCState,
@@ -50,6 +53,14 @@ ACCEPT_WARN = 0.05
 
 #: diagnose: a stage whose importance weights kept fewer particles than this is reported
 ESS_WARN = 10.0
+
+
+#: ``max_mcmc_steps="auto"`` on a sparse network: most RJHMC transitions of a stage
+SPARSE_MAX_STEPS = 30
+
+
+#: ``max_beta_growth="auto"`` on a sparse network: ``beta'`` at most twice ``beta``
+SPARSE_BETA_GROWTH = 2.0
 
 
 @register
@@ -173,6 +184,7 @@ class SMC(Sampler):
     """
 
     name = "smc"
+    prior_kinds = ("dense", "sparse")
     default_burn_in, default_thin = 0, 1
     mixing_diagnostics = False  # independent particles: R-hat across groups does not apply
 
@@ -187,6 +199,10 @@ class SMC(Sampler):
         metric="fisher",
         trajectory_length=None,
         max_leapfrog=64,
+        n_jumps=8,
+        max_mcmc_steps="auto",
+        decorrelation=0.1,
+        max_beta_growth="auto",
     ):
         self.n_particles = n_particles
         self.target_ess = target_ess
@@ -197,6 +213,10 @@ class SMC(Sampler):
         self.metric = metric
         self.trajectory_length = trajectory_length
         self.max_leapfrog = max_leapfrog
+        self.n_jumps = n_jumps
+        self.max_mcmc_steps = max_mcmc_steps
+        self.decorrelation = decorrelation
+        self.max_beta_growth = max_beta_growth
 
     def check(self, prior, rho):
         super().check(prior, rho)
@@ -207,6 +227,12 @@ class SMC(Sampler):
         if self.trajectory_length is not None:
             check_setting("trajectory_length", self.trajectory_length, "positive")
         check_setting("max_leapfrog", self.max_leapfrog, "count")
+        check_setting("n_jumps", self.n_jumps, "count")
+        check_setting("max_mcmc_steps", self.max_mcmc_steps, "count", auto=True, options=(None,))
+        check_setting("decorrelation", self.decorrelation, "probability")
+        check_setting("max_beta_growth", self.max_beta_growth, "positive", auto=True, options=(None,))
+        if self.max_beta_growth not in ("auto", None) and not self.max_beta_growth > 1:
+            raise ValueError(f"max_beta_growth must be 'auto', None or a float > 1, got {self.max_beta_growth!r}.")
         check_setting("target_accept", self.target_accept, "probability")
         check_setting("step_size", self.step_size, "positive")
         if self.metric not in METRICS:
@@ -215,7 +241,9 @@ class SMC(Sampler):
                 + ", ".join(repr(m) for m in METRICS)
                 + "."
             )
-        if prior.std is None:
+        if isinstance(prior, MixingPrior):
+            prior.check()  # proper: its draws start the particles
+        elif prior.std is None:
             raise ValueError(
                 "sampler='smc' starts its particles from the prior, so it needs a proper Gaussian prior "
                 "(a flat prior or a bare weight_bound box has no density to draw from): set prior_std to "
@@ -285,9 +313,16 @@ class SMC(Sampler):
         wrap = (lambda t: t) if vectorize else _OneByOne
         gens, resampler, per_group = self._generators(seeds, theta0.device)
         Q, like = theta0.shape[1], theta0
-        reference = target.prior.variance(Q, theta0.dtype, theta0.device)
-        # the particles start as exact draws of the prior, each from its own generator
-        state = init(gens, wrap(target), target.prior.sample(gens, Q, like))
+        is_sparse = isinstance(target.prior, MixingPrior)
+        if is_sparse:  # the variance of one active coordinate (B^2 / 3 for the uniform density)
+            reference = reference_variance(target.prior, Q, theta0)
+        else:
+            reference = target.prior.variance(Q, theta0.dtype, theta0.device)
+        mutate = self._mutate_sparse if is_sparse else self._mutate
+        # the particles start as exact draws of the prior (a sparse network's: of the reference at the
+        # start of the bridge), each from its own generator
+        start = sparse.reference_prior(target.prior) if is_sparse else target.prior
+        state = init(gens, wrap(target), start.sample(gens, Q, like))
         path = {
             "beta": [0.0],
             "log_evidence": [0.0],
@@ -302,19 +337,23 @@ class SMC(Sampler):
                     f"sampler='smc' reached beta={state.beta:.3g} after {MAX_STAGES} stages; "
                     "lower target_ess or raise n_particles."
                 )
-            beta = next_beta(state, target, float(self.target_ess))
-            log_w, increment, ess = reweight(state, target, beta)
+            energy = sparse.bridge_energy(state, target) if is_sparse else None
+            beta = next_beta(state, target, float(self.target_ess), energy)
+            beta = min(beta, self._beta_cap(state, target, is_sparse))
+            log_w, increment, ess = reweight(state, target, beta, energy)
             state = resample(state, systematic_resample(log_w, uniform([resampler], like)))
             state = state._replace(log_evidence=state.log_evidence + increment)
-            stage = self._mutate(gens, state, target, beta, h, t, run, reference=reference, wrap=wrap)
-            state, h, t = stage.state, stage.step_size, t + int(self.n_mcmc_steps)
+            stage = mutate(gens, state, target, beta, h, t, run, reference=reference, wrap=wrap)
+            state, h, t = stage.state, stage.step_size, t + stage.n_steps
             n_grad += stage.n_grad
             path["beta"].append(beta)
             path["log_evidence"].append(state.log_evidence)
             path["ess"].append(ess)
             path["acceptance_rate"].append(float(stage.accepted.mean()))
             path["step_size"].append(stage.mean_step_size)
-            criteria = stage_criteria(target.potential, state.theta, target.n_data / (target.lam * beta))
+            for name, value in (stage.records or {}).items():
+                path.setdefault(name, [math.nan] * (len(path["beta"]) - 1)).append(value)
+            criteria = stage_criteria(target.potential, state.theta, target.n_data / (target.lambda_ * beta))
             for name, value in criteria.items():
                 path.setdefault(name, [math.nan] * (len(path["beta"]) - 1)).append(value)
         return self._result(state, stage, path, target, h, len(seeds), per_group, n_grad)
@@ -351,7 +390,69 @@ class SMC(Sampler):
             state, grads = _evaluate(wrap(target), theta, beta, state.log_evidence), grads + 1
         else:
             state = state._replace(theta=theta, beta=beta)
-        return _Stage(state, h, accepted / n_steps, step_sum / n_steps, grads, inverse_mass)
+        return _Stage(state, h, accepted / n_steps, step_sum / n_steps, grads, inverse_mass, n_steps)
+
+    def _mutate_sparse(self, gens, state, target, beta, h, t, run, *, reference, wrap):
+        """The stage's RJHMC transitions at ``pi_beta`` until the particles decorrelate (:mod:`.sparse`)."""
+        target_b = wrap(sparse.bridged(target, beta))
+        particles = start = sparse.rj_state(state, target_b)
+        inverse_mass = sparse.active_variance(state.theta, particles.active, reference)
+        least, most = int(self.n_mcmc_steps), self._max_mcmc_steps()
+        accepted = torch.zeros(particles.theta.shape[0], dtype=torch.float64)
+        jumps = torch.zeros(2, 2, dtype=torch.float64)  # (proposed, accepted) x (deaths, births)
+        grads, step_sum, remembered = 0, 0.0, 1.0
+        phase = f"SMC stage beta={beta:.3g}"
+        for i in range(most):
+            h_t = h * (1.0 + JITTER * (2.0 * halton(t + i + 1) - 1.0))
+            particles, info = sparse.move(
+                gens, particles, target_b, h_t, inverse_mass, self._n_leapfrog(h_t), self.n_jumps
+            )
+            accepted += info.hmc.is_accepted.double().cpu()
+            jumps += torch.stack([info.jump_proposed.sum(0), info.jump_accepted.sum(0)]).double().cpu()
+            grads += int(info.hmc.num_steps.max()) + int(self.n_jumps)  # a jump costs one gradient
+            step_sum += h_t
+            h = adapt_step_size(h, float(info.hmc.acceptance_prob.mean()), self.target_accept)
+            remembered = sparse.decorrelation(start, particles)
+            if run.verbose:
+                progress(run, phase, i, most, decorrelation=lambda r=remembered: f"{r:.2f}")
+            if i + 1 >= least and remembered < float(self.decorrelation):
+                break
+        n_steps = i + 1
+        progress_close(run, phase)
+        state, grads = _evaluate(wrap(target), particles.theta, beta, state.log_evidence), grads + 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = (jumps[1] / jumps[0]).numpy()
+        records = {
+            "n_mcmc_steps": float(n_steps),
+            "decorrelation": remembered,
+            "death_acceptance": float(rates[0]),
+            "birth_acceptance": float(rates[1]),
+            "active_fraction": float(particles.active.double().mean()),
+        }
+        return _Stage(state, h, accepted / n_steps, step_sum / n_steps, grads, inverse_mass, n_steps, records)
+
+    def _beta_cap(self, state, target, is_sparse):
+        """The largest ``beta'`` that ``max_beta_growth`` allows after ``state`` (1 without a cap).
+
+        From the prior, ``1 / (lambda mean_i R_n(theta_i))``: the mean
+        particle's likelihood factor is then ``e^-1``.
+        """
+        growth = self.max_beta_growth
+        if growth == "auto":
+            growth = SPARSE_BETA_GROWTH if is_sparse else None
+        if growth is None:
+            return 1.0
+        if state.beta > 0:
+            return min(1.0, float(growth) * state.beta)
+        mean = float(torch.nan_to_num(target.scale * state.loss.double(), nan=0.0, posinf=0.0).mean())
+        return min(1.0, 1.0 / mean) if mean > 0 else 1.0
+
+    def _max_mcmc_steps(self):
+        """Most transitions of a sparse stage: ``max_mcmc_steps`` (``"auto"`` resolved), at least ``n_mcmc_steps``."""
+        most = self.max_mcmc_steps
+        if most is None:
+            return int(self.n_mcmc_steps)
+        return max(SPARSE_MAX_STEPS if most == "auto" else int(most), int(self.n_mcmc_steps))
 
     def _metric(self, state, target_beta, reference, generators):
         """The stage's :class:`LowRankMetric`, or None for the diagonal metric of the particles' variances."""
@@ -372,7 +473,7 @@ class SMC(Sampler):
         n = target.n_data
         path = {key: np.asarray(value, dtype=np.float64) for key, value in path.items()}
         beta = path["beta"]
-        path["temperature"] = n / (target.lam * beta.clip(min=1e-300))
+        path["temperature"] = n / (target.lambda_ * beta.clip(min=1e-300))
         path["temperature"][beta == 0] = np.inf
         info = {
             "log_evidence": float(state.log_evidence),
@@ -427,3 +528,5 @@ class _Stage(NamedTuple):
     mean_step_size: float
     n_grad: int  # batched gradients
     inverse_mass: torch.Tensor
+    n_steps: int  # transitions run
+    records: dict = None  # per-stage values of the path beside the common ones

@@ -1,0 +1,219 @@
+"""Tempered SMC over sparse networks: exact model probabilities and evidence, two unequal modes, mechanics.
+
+The ground truth is the linear model of ``rj_models`` (two inputs and a bias,
+seven active sets, each model's evidence in closed form). Tolerances are
+Monte Carlo errors: the standard error of the mean over independent runs
+(every run carries its own population from its own seeds).
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from rj_models import SETS, data, exact_model_probabilities, log_evidence_gaussian
+
+from skgibbs.potential import LinearPotential
+from skgibbs.priors import MixingPrior, Prior
+from skgibbs.samplers import SMC, RunSettings, Target
+from skgibbs.samplers.smc import sparse
+
+C, S = 1 / (2 * 0.25), 2.0  # lambda / n and the sparsity of the mixing prior
+
+
+def _target(X, y, prior=None):
+    prior = MixingPrior(Prior(std=1.0), S) if prior is None else prior
+    return Target(LinearPotential(torch.as_tensor(X), torch.as_tensor(y)), prior, C * len(y))
+
+
+def _evidence(A, y, c):
+    return log_evidence_gaussian(A, y, c, 1.0)
+
+
+def _exact_log_evidence(X, y):
+    """``log sum_I Pi(I) Z_I``: the normalised mixing prior's model probabilities times each evidence."""
+    A = np.c_[X, np.ones(len(y))]
+    C_s = sum(S**-k for k in range(1, 4))
+    logs = [
+        -sum(act) * math.log(S)
+        - math.log(math.comb(3, sum(act)) * C_s)
+        + _evidence(A[:, np.array(act, bool)], y, C)
+        for act in SETS
+    ]
+    return float(np.logaddexp.reduce(logs))
+
+
+def _runs(target, n_runs, n_particles, **settings):
+    """Active-set frequencies ``(n_runs, 7)`` and log evidences ``(n_runs,)`` of independent runs."""
+    freqs, log_z = [], []
+    for r in range(n_runs):
+        res = SMC(n_particles=n_particles, n_jumps=1, **settings).sample(
+            target, torch.zeros(1, 3, dtype=torch.float64), [100 * r + k for k in range(4)], RunSettings()
+        )
+        active = res.samples[0] != 0
+        freqs.append([np.all(active == np.array(act, bool), -1).mean() for act in SETS])
+        log_z.append(res.log_evidence)
+    return np.array(freqs), np.array(log_z)
+
+
+@pytest.fixture(scope="module")
+def linear_runs():
+    X, y = data()
+    return X, y, _runs(_target(X, y), n_runs=10, n_particles=256)
+
+
+def test_active_set_frequencies_match_exact_model_probabilities(linear_runs):
+    X, y, (freqs, _) = linear_runs
+    exact = exact_model_probabilities(X, y, C, S, _evidence)
+    assert exact.min() > 0.02 and exact.max() < 0.4  # every model matters
+    mean, se = freqs.mean(0), freqs.std(0, ddof=1) / math.sqrt(len(freqs))
+    assert np.all(np.abs(mean - exact) < 4 * se), (mean, exact, se)
+    # the errors are Monte Carlo errors: within a run, about a binomial error of the particles
+    assert np.all(freqs.std(0, ddof=1) < 3 * np.sqrt(exact * (1 - exact) / 256))
+
+
+def test_log_evidence_matches_the_exact_sum_over_models(linear_runs):
+    X, y, (_, log_z) = linear_runs
+    exact = _exact_log_evidence(X, y)
+    se = log_z.std(ddof=1) / math.sqrt(len(log_z))
+    assert abs(log_z.mean() - exact) < 4 * se, (log_z.mean(), exact, se)
+    assert se < 0.05  # a precise estimate, not a wide tolerance
+
+
+def _two_inputs(seed=2, n=20):
+    """Two noisy copies of one signal: y is explained by either input (unequal masses) or by both."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    X = np.c_[z + 0.15 * rng.normal(size=n), z + 0.15 * rng.normal(size=n)]
+    return X, 0.6 * z + 0.5 * rng.normal(size=n)
+
+
+def test_two_unequal_modes_of_active_sets_carry_their_exact_masses():
+    X, y = _two_inputs()
+    exact = exact_model_probabilities(X, y, C, S, _evidence)
+    first = np.array([a[0] == 1 and a[1] == 0 for a in SETS])  # x1 without x2, and the reverse
+    second = np.array([a[0] == 0 and a[1] == 1 for a in SETS])
+    masses = np.array([exact[first].sum(), exact[second].sum()])
+    assert 0.5 < masses[0] < 0.7 and 0.15 < masses[1] < 0.3  # two modes, one about three times the other
+    freqs, _ = _runs(_target(X, y), n_runs=8, n_particles=256)
+    per_run = np.stack([freqs[:, first].sum(1), freqs[:, second].sum(1)], 1)
+    mean, se = per_run.mean(0), per_run.std(0, ddof=1) / math.sqrt(len(per_run))
+    assert np.all(np.abs(mean - masses) < 4 * se), (mean, masses, se)
+    assert np.all(per_run[:, 1] > 0.1)  # every run holds the smaller mode
+
+
+def test_initial_particles_are_exact_mixing_prior_draws():
+    Q, s, K = 6, 3.0, 6000
+    prior = MixingPrior(Prior(std=2.0), s)
+    gens = [torch.Generator().manual_seed(k) for k in range(K)]
+    theta = prior.sample(gens, Q, torch.empty(0, dtype=torch.float64))
+    active = theta != 0
+    sizes = active.sum(1).numpy()
+    p = np.array([s**-k for k in range(1, Q + 1)])
+    p /= p.sum()
+    freq = np.array([(sizes == k).mean() for k in range(1, Q + 1)])
+    assert np.all(np.abs(freq - p) < 4 * np.sqrt(p * (1 - p) / K) + 1e-12)
+    # given its size, the set is uniform: every coordinate equally often
+    share = active[torch.as_tensor(sizes == 2)].double().mean(0).numpy()
+    assert np.all(np.abs(share - 2 / Q) < 4 * math.sqrt((2 / Q) * (1 - 2 / Q) / (sizes == 2).sum()))
+    values = theta[active].numpy()
+    assert abs(values.std() - 2.0) < 0.1 and abs(values.mean()) < 0.1
+    # the uniform density on [-B, B]: within the box, and the same generators give the same draws
+    box = MixingPrior(Prior(bound=0.5), s).sample(gens[:50], Q, torch.empty(0, dtype=torch.float64))
+    assert box.abs().max() <= 0.5 and bool((box != 0).any(1).all())
+    again = prior.sample([torch.Generator().manual_seed(k) for k in range(5)], Q, torch.empty(0))
+    assert torch.equal(
+        again, prior.sample([torch.Generator().manual_seed(k) for k in range(5)], Q, torch.empty(0))
+    )
+
+
+def test_stages_move_until_the_particles_decorrelate_within_their_bounds():
+    X, y = data()
+    target = _target(X, y)
+    theta0 = torch.zeros(1, 3, dtype=torch.float64)
+    res = SMC(n_particles=64, n_mcmc_steps=2, max_mcmc_steps=12, decorrelation=0.2).sample(
+        target, theta0, [0, 1], RunSettings()
+    )
+    path = res.temperature_path
+    steps, remembered = path["n_mcmc_steps"][1:], path["decorrelation"][1:]
+    assert np.all((steps >= 2) & (steps <= 12))
+    # a stage stops early only once the particles have forgotten its start
+    assert np.all(remembered[steps < 12] < 0.2)
+    assert np.all((path["active_fraction"][1:] > 0) & (path["active_fraction"][1:] <= 1))
+    assert np.all(np.isfinite(path["birth_acceptance"][1:]))
+    # the first stage is capped at beta = 1 / (lambda mean R_n) and beta at most doubles a stage
+    beta = path["beta"]
+    assert np.all(beta[2:] <= 2 * beta[1:-1] + 1e-12) and beta[-1] == 1.0
+    # a fixed number of transitions: max_mcmc_steps=None
+    fixed = SMC(n_particles=32, n_mcmc_steps=3, max_mcmc_steps=None).sample(
+        target, theta0, [0], RunSettings()
+    )
+    assert np.all(fixed.temperature_path["n_mcmc_steps"][1:] == 3)
+    # the draws are exact zeros off their active sets, and the same seeds give the same draws
+    again = SMC(n_particles=32, n_mcmc_steps=3, max_mcmc_steps=None).sample(
+        target, theta0, [0], RunSettings()
+    )
+    np.testing.assert_array_equal(fixed.samples, again.samples)
+    assert fixed.samples.shape == (1, 32, 3)
+
+
+def test_correlation_and_the_active_variance_metric():
+    a = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    assert sparse.correlation(a, a) == pytest.approx(1.0)
+    assert sparse.correlation(a, 1 - a) == pytest.approx(-1.0)
+    assert sparse.correlation(a, torch.ones(4, 2)) == 0.0  # nothing varies: nothing to forget
+    theta = torch.tensor([[1.0, 0.0, 0.0], [3.0, 0.0, 0.0], [2.0, 5.0, 0.0]], dtype=torch.float64)
+    ref = torch.full((3,), 4.0, dtype=torch.float64)
+    var = sparse.active_variance(theta, theta != 0, ref, min_active=2)
+    assert var.tolist() == pytest.approx([2 / 3, 4.0, 4.0])  # too few active particles: the prior's
+
+
+def test_settings_are_checked_and_a_dense_sampler_refuses_the_mixing_prior():
+    X, y = data()
+    target = _target(X, y)
+    theta0 = torch.zeros(1, 3, dtype=torch.float64)
+    for bad, match in [
+        ({"n_jumps": 0}, "n_jumps"),
+        ({"max_mcmc_steps": 0}, "max_mcmc_steps"),
+        ({"decorrelation": 1.5}, "decorrelation"),
+        ({"max_beta_growth": 1.0}, "max_beta_growth"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            SMC(**bad).sample(target, theta0, [0], RunSettings())
+    improper = _target(X, y, MixingPrior(Prior(), S))
+    with pytest.raises(ValueError, match="proper density"):
+        SMC().sample(improper, theta0, [0], RunSettings())
+    from skgibbs.samplers import HMC
+
+    with pytest.raises(ValueError, match="'smc'"):  # the message lists the samplers of sparse networks
+        HMC().check(target.prior, 1.0)
+
+
+def test_the_bridge_from_the_reference_to_the_mixing_prior_is_normalised_and_drawn_exactly():
+    Q, s, r = 5, 2.0, 0.3
+    prior = MixingPrior(Prior(std=1.0), s, reference=r)
+    k = torch.arange(1, Q + 1)
+    n_sets = torch.tensor([math.comb(Q, int(i)) for i in k], dtype=torch.float64)
+    log_pi0 = k * math.log(r) + (Q - k) * math.log(1 - r) - math.log(1 - (1 - r) ** Q)
+    # Pi_0 sums to one over the non-empty sets, and so does Pi = Pi_0 exp(log ratio)
+    assert float((n_sets * torch.exp(log_pi0)).sum()) == pytest.approx(1.0)
+    log_pi = log_pi0 + prior.reference_log_ratio(k, Q)
+    assert float((n_sets * torch.exp(log_pi)).sum()) == pytest.approx(1.0)
+    expected = torch.tensor([s**-i for i in range(1, Q + 1)], dtype=torch.float64)
+    assert torch.allclose(n_sets * torch.exp(log_pi), expected / expected.sum())
+    # at power = beta the sizes follow Pi^beta Pi_0^(1 - beta), normalised, and the draws are exact
+    beta, K = 0.4, 8000
+    bridge = prior._replace(power=beta)
+    p = n_sets * torch.exp(beta * log_pi + (1 - beta) * log_pi0)
+    p = (p / p.sum()).numpy()
+    gens = [torch.Generator().manual_seed(i) for i in range(K)]
+    sizes = (bridge.sample(gens, Q, torch.empty(0, dtype=torch.float64)) != 0).sum(1).numpy()
+    freq = np.array([(sizes == i).mean() for i in range(1, Q + 1)])
+    assert np.all(np.abs(freq - p) < 4 * np.sqrt(p * (1 - p) / K))
+    # the kernels' size terms: log_size_step is the difference of log_size_weight at every power
+    for power in (0.0, beta, 1.0):
+        b = prior._replace(power=power)
+        w = b.log_size_weight(list(range(1, Q + 1)), Q)
+        np.testing.assert_allclose(b.log_size_step(np.arange(1, Q), Q), np.diff(w))
+    with pytest.raises(ValueError, match="power"):
+        prior._replace(power=1.5).check()
