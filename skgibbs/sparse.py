@@ -160,6 +160,20 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     gradient per step, but its chains barely move (the ``sparse``
     benchmark).
 
+    ``sampler="smc"`` replaces the chains by one population of particles
+    carried by tempered SMC (:mod:`skgibbs.samplers.smc.sparse`) along the
+    bridge ``pi_beta ∝ Pi_0^(1 - beta) (Pi exp(-lambda R_n))^beta``, ``beta``
+    from 0 to 1, where ``Pi_0`` makes every parameter active with
+    probability ``init_density`` (the particles start as its exact draws):
+    every stage reweights the particles, resamples them and moves them by
+    the transitions above (HMC on the active parameters, births and deaths)
+    until the copies of each resampled particle have come apart. The run
+    estimates the log evidence ``log int Pi exp(-lambda R_n)`` of the
+    normalised mixing prior (``log_evidence_``), so that ``sparsity``
+    settings can be compared by evidence, and the particles' inclusion
+    frequencies are the posterior's in proportion to its modes' masses,
+    which chains started in one mode are not.
+
     Parameters
     ----------
     hidden_layer_sizes : int or tuple of int, default=(100, 100)
@@ -173,10 +187,12 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     init_density : float in (0, 1], default=0.5
         Fraction of the parameters active at the start of each chain (paper
         001 §4 starts with about half); the others are zero through the
-        pre-training too.
-    sampler : {"rjhmc", "rjmcmc"}, RJHMC or RJMCMC, default="rjhmc"
-        The reversible-jump kernel, the only kind that moves between active
-        sets. ``"rjhmc"`` (:class:`~skgibbs.samplers.RJHMC`): HMC moves
+        pre-training too. With ``sampler="smc"``, the probability that a
+        parameter is active in the reference ``Pi_0`` from which the
+        particles start.
+    sampler : {"rjhmc", "rjmcmc", "smc"}, RJHMC, RJMCMC or SMC, default="rjhmc"
+        The samplers that move between active sets. ``"rjhmc"``
+        (:class:`~skgibbs.samplers.RJHMC`): HMC moves
         inside each model and birth/death jumps; an object carries its
         settings (``RJHMC(n_jumps=..., target_accept=..., max_leapfrog=...)``).
         ``"rjmcmc"`` (:class:`~skgibbs.samplers.RJMCMC`): paper 001 §6's
@@ -185,7 +201,14 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         the Langevin step ``h``, adapted during burn-in toward
         ``target_accept``, 0.574, when ``proposal_std="auto"``; a float
         ``proposal_std`` fixes ``h`` and ``s``, the paper's ``sigma =
-        gamma``). The dense kernels are refused: a mean-field Gaussian ``q``
+        gamma``). ``"smc"`` (:class:`~skgibbs.samplers.SMC`): tempered
+        SMC whose mutations are RJHMC transitions, ``SMC(n_particles=...,
+        n_jumps=..., max_mcmc_steps=..., decorrelation=...)``; it returns
+        ``n_particles`` draws as one population (``samples_`` of shape
+        ``(1, n_particles, n_params)``) and refuses ``n_samples``,
+        ``burn_in``, ``thin``, ``n_chains`` and ``chain_weights`` other than
+        their defaults (:meth:`~skgibbs.samplers.SMC.ignored_settings`).
+        The dense kernels are refused: a mean-field Gaussian ``q``
         (``"vi"``) cannot put mass on the exact zeros of the mixing prior
         (use ``GibbsMLPRegressor(sampler="vi")`` for a dense network).
     temperature : float > 0 or "auto", default="auto"
@@ -246,22 +269,38 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         Posterior probability that each parameter is active (fraction of the
         draws where it is non-zero), in the flat order; see
         :meth:`unpack_inclusion` for ``coefs_`` / ``intercepts_`` shapes.
+        With ``sampler="smc"``, the fraction of the final particles, one
+        equally weighted population (every stage resamples). Its Monte
+        Carlo error comes from independent fits (:func:`independent_fits`,
+        :func:`monte_carlo_error`).
     feature_inclusion_ : ndarray of shape (n_features,)
         Posterior mean of the fraction of each input's first-layer weights
         that are active and lead to the output (:func:`input_relevance`):
         the relevance of the input columns, 0 for an input the network
         ignores.
+    log_evidence_, log_marginal_likelihood_ : float
+        With ``sampler="smc"``: ``log int Pi exp(-lambda R_n)`` with ``Pi``
+        the normalised mixing prior, and the log density of the
+        standardized targets it gives, as for :class:`~skgibbs.samplers.SMC`
+        on a dense network.
+    temperature_path_ : dict of ndarray
+        With ``sampler="smc"``: the stages (:class:`~skgibbs.samplers.SMC`),
+        with the sparse mutations' own records: ``n_mcmc_steps`` (the
+        transitions the stage ran), ``decorrelation`` (how much the copies
+        still resembled each other at its end), ``death_acceptance``,
+        ``birth_acceptance`` and ``active_fraction``.
     move_acceptance_ : ndarray of shape (n_chains, 3)
         Acceptance rates after burn-in of the deaths, the within-model moves
-        (HMC, or Langevin for ``"rjmcmc"``) and the births.
-    sampler_ : RJHMC or RJMCMC
+        (HMC, or Langevin for ``"rjmcmc"``) and the births (the chains'
+        samplers).
+    sampler_ : RJHMC, RJMCMC or SMC
         The sampler object used.
 
         .. versionchanged:: 0.2
            ``sampler_`` was the sampler's name, now ``sampler_name_``.
     sampler_name_ : str
-        ``"rjhmc"`` or ``"rjmcmc"``.
-    kernel_ : RJHMC or RJMCMC
+        The sampler's registered name.
+    kernel_ : RJHMC, RJMCMC or SMC
         ``sampler_``.
 
         .. deprecated:: 0.2
@@ -301,6 +340,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
        and uncertainty quantification (mixing prior (2.4), §6).
     .. [2] Green. Reversible jump Markov chain Monte Carlo computation and
        Bayesian model determination. Biometrika 82, 1995.
+    .. [3] Del Moral, Doucet, Jasra. Sequential Monte Carlo samplers. JRSS B, 2006.
 
     Examples
     --------

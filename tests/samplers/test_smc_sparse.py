@@ -137,7 +137,7 @@ def test_stages_move_until_the_particles_decorrelate_within_their_bounds():
     path = res.temperature_path
     steps, remembered = path["n_mcmc_steps"][1:], path["decorrelation"][1:]
     assert np.all((steps >= 2) & (steps <= 12))
-    # a stage stops early only once the particles have forgotten its start
+    # a stage stops early only once the copies of its resampled particles have come apart
     assert np.all(remembered[steps < 12] < 0.2)
     assert np.all((path["active_fraction"][1:] > 0) & (path["active_fraction"][1:] <= 1))
     assert np.all(np.isfinite(path["birth_acceptance"][1:]))
@@ -157,11 +157,22 @@ def test_stages_move_until_the_particles_decorrelate_within_their_bounds():
     assert fixed.samples.shape == (1, 32, 3)
 
 
-def test_correlation_and_the_active_variance_metric():
-    a = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
-    assert sparse.correlation(a, a) == pytest.approx(1.0)
-    assert sparse.correlation(a, 1 - a) == pytest.approx(-1.0)
-    assert sparse.correlation(a, torch.ones(4, 2)) == 0.0  # nothing varies: nothing to forget
+def test_family_resemblance_and_the_active_variance_metric():
+    from skgibbs.samplers.rj.rjhmc import RJHMCState
+
+    def particles(data, active):
+        return RJHMCState(None, None, None, torch.tensor(active), torch.tensor(data, dtype=torch.float64))
+
+    ancestors = torch.tensor([0, 0, 0, 3, 3, 5])  # two families of copies and one lone particle
+    copies = particles([1.0, 1.0, 1.0, 4.0, 4.0, 2.0], [[1, 0]] * 3 + [[0, 1]] * 2 + [[1, 1]])
+    assert sparse.family_resemblance(ancestors, copies) == 1.0
+    # the copies as different as the population: nothing left to separate
+    mixed = particles([1.0, 4.0, 2.0, 1.0, 4.0, 2.0], [[1, 0], [0, 1], [1, 1], [1, 0], [0, 1], [1, 1]])
+    assert sparse.family_resemblance(ancestors, mixed) < 0.1
+    # the data terms separated, the active sets not yet: the larger resemblance counts
+    half = particles([1.0, 4.0, 2.0, 1.0, 4.0, 2.0], [[1, 0]] * 3 + [[0, 1]] * 2 + [[1, 1]])
+    assert sparse.family_resemblance(ancestors, half) == 1.0
+    assert sparse.family_resemblance(torch.arange(6), copies) == 0.0  # no copies: nothing to separate
     theta = torch.tensor([[1.0, 0.0, 0.0], [3.0, 0.0, 0.0], [2.0, 5.0, 0.0]], dtype=torch.float64)
     ref = torch.full((3,), 4.0, dtype=torch.float64)
     var = sparse.active_variance(theta, theta != 0, ref, min_active=2)

@@ -73,12 +73,14 @@ leave every move ``pi_beta``-invariant given them.
 
 The code: :mod:`.kernel` (the pure stages: reweighting on the next
 temperature, resampling, the HMC moves at a temperature), :mod:`.metric`
-(the low-rank metrics of the moves) and :mod:`.sampler` (:class:`SMC`,
+(the low-rank metrics of the moves), :mod:`.sparse` (the stages on sparse
+networks: the bridge from a reference over active sets, the RJHMC moves and
+how many of them a stage runs) and :mod:`.sampler` (:class:`SMC`,
 ``sampler="smc"``: settings and the run). The criteria of each stage's
 particles are :func:`skgibbs.criteria.stage_criteria`.
 """
 
-from . import kernel, metric
+from . import kernel, metric, sparse
 from .kernel import (
     SMCState,
     adapt_step_size,
@@ -115,4 +117,5 @@ __all__ = [
     "adapt_step_size",
     "kernel",
     "metric",
+    "sparse",
 ]

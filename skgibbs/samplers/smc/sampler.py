@@ -76,6 +76,15 @@ class SMC(Sampler):
     networks: a posterior with several modes is represented in proportion
     to their mass, which chains started in one mode do not do.
 
+    Under the mixing prior of a sparse network
+    (:class:`~skgibbs.priors.MixingPrior`, the
+    :class:`~skgibbs.SparseGibbsMLPRegressor`) the same stages run along the
+    bridge from a reference in which every parameter is active with
+    probability ``prior.reference`` to the mixing posterior, with RJHMC
+    transitions (HMC on the active parameters, births and deaths) as the
+    moves and their number adapted per stage (:mod:`.sparse`); the log
+    evidence is then that of the normalised mixing prior.
+
     Parameters
     ----------
     n_particles : int, default=128
@@ -115,6 +124,26 @@ class SMC(Sampler):
         ``n_leapfrog``.
     max_leapfrog : int, default=64
         Most leapfrog steps of a transition under ``trajectory_length``.
+    n_jumps : int, default=8
+        Sparse networks: birth or death proposals after each HMC move of a
+        transition (:mod:`skgibbs.samplers.rj.rjhmc`).
+    max_mcmc_steps : int, "auto" or None, default="auto"
+        Sparse networks: a stage's transitions go on past ``n_mcmc_steps``
+        until the copies of the resampled particles have come apart
+        (``decorrelation``), at most this many (``"auto"``: 30); None runs
+        exactly ``n_mcmc_steps``. Dense networks always run
+        ``n_mcmc_steps``.
+    decorrelation : float in (0, 1), default=0.1
+        Sparse networks: a stage stops once the variance within the families
+        of copies of one ancestor, of the particles' data terms and active
+        indicators, is at least ``1 - decorrelation`` of the variance over
+        all particles (:func:`~skgibbs.samplers.smc.sparse.family_resemblance`).
+    max_beta_growth : float > 1, "auto" or None, default="auto"
+        ``beta'`` is at most ``max_beta_growth * beta``, and the first stage's
+        at most ``1 / (lambda mean_i R_n(theta_i))``, whatever the
+        conditional ESS allows: the moves get to follow the likelihood where
+        the particles' losses barely differ. ``"auto"``: 2 on sparse
+        networks, None (no bound) on dense ones.
 
     Notes
     -----
@@ -232,7 +261,9 @@ class SMC(Sampler):
         check_setting("decorrelation", self.decorrelation, "probability")
         check_setting("max_beta_growth", self.max_beta_growth, "positive", auto=True, options=(None,))
         if self.max_beta_growth not in ("auto", None) and not self.max_beta_growth > 1:
-            raise ValueError(f"max_beta_growth must be 'auto', None or a float > 1, got {self.max_beta_growth!r}.")
+            raise ValueError(
+                f"max_beta_growth must be 'auto', None or a float > 1, got {self.max_beta_growth!r}."
+            )
         check_setting("target_accept", self.target_accept, "probability")
         check_setting("step_size", self.step_size, "positive")
         if self.metric not in METRICS:
@@ -341,9 +372,12 @@ class SMC(Sampler):
             beta = next_beta(state, target, float(self.target_ess), energy)
             beta = min(beta, self._beta_cap(state, target, is_sparse))
             log_w, increment, ess = reweight(state, target, beta, energy)
-            state = resample(state, systematic_resample(log_w, uniform([resampler], like)))
+            ancestors = systematic_resample(log_w, uniform([resampler], like))
+            state = resample(state, ancestors)
             state = state._replace(log_evidence=state.log_evidence + increment)
-            stage = mutate(gens, state, target, beta, h, t, run, reference=reference, wrap=wrap)
+            stage = mutate(
+                gens, state, target, beta, h, t, run, reference=reference, wrap=wrap, ancestors=ancestors
+            )
             state, h, t = stage.state, stage.step_size, t + stage.n_steps
             n_grad += stage.n_grad
             path["beta"].append(beta)
@@ -358,7 +392,7 @@ class SMC(Sampler):
                 path.setdefault(name, [math.nan] * (len(path["beta"]) - 1)).append(value)
         return self._result(state, stage, path, target, h, len(seeds), per_group, n_grad)
 
-    def _mutate(self, gens, state, target, beta, h, t, run, *, reference, wrap):
+    def _mutate(self, gens, state, target, beta, h, t, run, *, reference, wrap, ancestors=None):
         """The stage's HMC transitions at ``pi_beta`` (``t`` transitions before): a :class:`_Stage`."""
         target_b = wrap(tempered(target, beta))
         particles = hmc_state(state, target_b)
@@ -392,10 +426,10 @@ class SMC(Sampler):
             state = state._replace(theta=theta, beta=beta)
         return _Stage(state, h, accepted / n_steps, step_sum / n_steps, grads, inverse_mass, n_steps)
 
-    def _mutate_sparse(self, gens, state, target, beta, h, t, run, *, reference, wrap):
-        """The stage's RJHMC transitions at ``pi_beta`` until the particles decorrelate (:mod:`.sparse`)."""
+    def _mutate_sparse(self, gens, state, target, beta, h, t, run, *, reference, wrap, ancestors):
+        """The stage's RJHMC transitions at ``pi_beta`` until the copies separate (:mod:`.sparse`)."""
         target_b = wrap(sparse.bridged(target, beta))
-        particles = start = sparse.rj_state(state, target_b)
+        particles = sparse.rj_state(state, target_b)
         inverse_mass = sparse.active_variance(state.theta, particles.active, reference)
         least, most = int(self.n_mcmc_steps), self._max_mcmc_steps()
         accepted = torch.zeros(particles.theta.shape[0], dtype=torch.float64)
@@ -412,7 +446,7 @@ class SMC(Sampler):
             grads += int(info.hmc.num_steps.max()) + int(self.n_jumps)  # a jump costs one gradient
             step_sum += h_t
             h = adapt_step_size(h, float(info.hmc.acceptance_prob.mean()), self.target_accept)
-            remembered = sparse.decorrelation(start, particles)
+            remembered = sparse.family_resemblance(ancestors, particles)
             if run.verbose:
                 progress(run, phase, i, most, decorrelation=lambda r=remembered: f"{r:.2f}")
             if i + 1 >= least and remembered < float(self.decorrelation):

@@ -30,16 +30,18 @@ the mutations must take the copies apart, and how many transitions that
 needs changes along the path (few where the prior dominates, many where the
 active sets have to change under a sharp likelihood). A stage therefore
 runs at least ``n_mcmc_steps`` transitions and stops, at most at
-``max_mcmc_steps``, once the particles have forgotten where the stage
-started: the correlation over the particles between the start and now of
-their data terms ``beta lambda R_n`` and, pooled over the weights, of their
-active indicators (:func:`decorrelation`), is below a threshold. The rule
-reads the whole population at every transition, as the adaptive step size
-does; it chooses how long the stage's moves run, and every move leaves
+``max_mcmc_steps``, once the copies of each resampled particle differ as
+much as independent draws would: for the data terms ``beta lambda R_n``
+and, pooled over the weights, for the active indicators, the variance
+within the families of copies (the particles of one ancestor) is close to
+the variance over all particles (:func:`family_resemblance`: one minus
+their ratio, 1 for exact copies, about 0 for independent ones, below a
+threshold). A population the stage did not resample into copies (no
+ancestor with two descendants) needs only ``n_mcmc_steps``. The rule reads
+the whole population at every transition, as the adaptive step size does;
+it chooses how long the stage's moves run, and every move leaves
 ``pi_beta`` invariant.
 """
-
-import math
 
 import torch
 
@@ -52,8 +54,7 @@ __all__ = [
     "active_variance",
     "bridge_energy",
     "bridged",
-    "correlation",
-    "decorrelation",
+    "family_resemblance",
     "move",
     "reference_prior",
     "rj_state",
@@ -140,38 +141,54 @@ def move(generators, particles, target_beta, step_size, inverse_mass, n_leapfrog
     return rjhmc.step(generators, particles, target_beta, rjhmc.RJHMCParams(params, int(n_jumps)))
 
 
-def correlation(a, b):
-    """Correlation over the particles (axis 0) of ``a`` and ``b``, pooled over their columns.
+def _within_share(x, family, n_families):
+    """Pooled within-family variance of ``x`` ``(P, m)`` over its total variance (float64), or None."""
+    x = torch.nan_to_num(x.double(), nan=0.0, posinf=0.0, neginf=0.0)
+    total = float(((x - x.mean(0)) ** 2).sum()) / (x.shape[0] - 1)
+    if total <= 0:
+        return None
+    sums = torch.zeros(n_families, x.shape[1], dtype=torch.float64, device=x.device).index_add_(0, family, x)
+    counts = torch.bincount(family, minlength=n_families).to(torch.float64)
+    means = sums / counts[:, None]
+    within = float(((x - means[family]) ** 2).sum()) / (x.shape[0] - n_families)
+    return within / total
 
-    ``sum_j cov(a_j, b_j) / sqrt(sum_j var(a_j) sum_j var(b_j))`` for
-    ``(P, m)`` arrays (a plain correlation for ``(P,)``), in float64; 0
-    when either side does not vary over the particles (nothing to forget).
-    Non-finite entries count as 0.
+
+def family_resemblance(ancestors, particles):
+    """How much the copies of each resampled particle still resemble each other, in ``[0, 1]``.
+
+    ``1 - W / T`` for the data terms and for the active indicators (pooled
+    over the weights), the larger of the two: ``W`` the variance within the
+    families of particles that share an ancestor (``ancestors``, ``(P,)``,
+    the families of at least two particles), ``T`` the variance over all
+    particles. 1 right after resampling (copies are equal), about 0 once
+    the copies are as different as independent draws. 0 when no ancestor
+    has two descendants or nothing varies.
 
     Examples
     --------
     >>> import torch
-    >>> x = torch.tensor([1.0, 2.0, 3.0, 4.0])
-    >>> correlation(x, 2 * x), correlation(x, -x), correlation(x, torch.ones(4))
-    (1.0, -1.0, 0.0)
+    >>> from skgibbs.samplers.rj.rjhmc import RJHMCState
+    >>> def state(data, active):
+    ...     data = torch.tensor(data)
+    ...     return RJHMCState(None, None, None, torch.tensor(active).reshape(-1, 1), data)
+    >>> ancestors = torch.tensor([0, 0, 2, 2])
+    >>> family_resemblance(ancestors, state([1.0, 1.0, 3.0, 3.0], [True, True, False, False]))
+    1.0
+    >>> family_resemblance(ancestors, state([1.0, 3.0, 1.0, 3.0], [True, False, True, False]))
+    0.0
     """
-    a = torch.nan_to_num(a.double(), nan=0.0, posinf=0.0, neginf=0.0)
-    b = torch.nan_to_num(b.double(), nan=0.0, posinf=0.0, neginf=0.0)
-    a, b = a - a.mean(0), b - b.mean(0)
-    den = float((a * a).sum()) * float((b * b).sum())
-    return float((a * b).sum()) / math.sqrt(den) if den > 0 else 0.0
-
-
-def decorrelation(start, now):
-    """How much the particles still remember the stage's start: the larger of two correlations.
-
-    The correlation over the particles of the data terms (``data`` of two
-    :class:`~skgibbs.samplers.rj.rjhmc.RJHMCState`) and the pooled
-    correlation of the active indicators (:func:`correlation`), between
-    ``start`` and ``now``. Near 1 right after resampling (copies of a particle
-    share both); near 0 once the copies have gone their own ways.
-    """
-    return max(
-        correlation(start.data, now.data),
-        correlation(start.active.to(torch.float64), now.active.to(torch.float64)),
-    )
+    counts = torch.bincount(ancestors, minlength=ancestors.shape[0])
+    rows = counts[ancestors] >= 2
+    if int(rows.sum()) < 2:
+        return 0.0
+    family = torch.unique(ancestors[rows], return_inverse=True)[1]
+    n_families = int(family.max()) + 1
+    if int(rows.sum()) <= n_families:
+        return 0.0
+    shares = [
+        _within_share(x[rows], family, n_families)
+        for x in (particles.data.reshape(-1, 1), particles.active.to(torch.float64))
+    ]
+    shares = [v for v in shares if v is not None]
+    return max(0.0, min(1.0, 1.0 - min(shares))) if shares else 0.0
