@@ -571,40 +571,42 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--run-blocks"]:
 
 
 @pytest.mark.slow
-def test_readme_states_what_its_quick_fit_gives():
-    """The README's first fit (uncapped) gives the coverage, R-hat, ESS and resolved defaults its comments state.
+@pytest.mark.parametrize("page", ["README.rst", "doc/quickstart.rst"])
+def test_the_first_fit_gives_what_its_comments_state(page):
+    """The first fit of the README and of the quick start (uncapped) gives what its comments state.
 
-    The claims: the 90% credible band of f covers the true function at new
-    inputs of the same generator at the stated rate, and at least 0.85;
-    R-hat and ESS as stated, with the ``SamplerWarning`` the text says the
-    fit ends with; ``sampler_name_``, ``prior_`` and ``temperature_source_`` as
-    listed.
+    The claims: R-hat and ESS as stated, with the ``SamplerWarning`` the
+    text says the fit ends with; ``sampler_name_``, ``prior_`` and
+    ``temperature_source_`` as listed; where the block states it (the
+    README), the 90% credible band of f covers the true function at new
+    inputs of the same generator at the stated rate, and at least 0.85.
     """
     import torch
 
-    line, source = code_blocks(ROOT / "README.rst")[0]
+    line, source = code_blocks(ROOT / page)[0]
     claim = re.search(r"reg\.rhat_, reg\.ess_\s+#\s*([\d.]+) and (\d+)", source)
-    assert claim, f"README.rst:{line}: the first code block no longer states R-hat and ESS in a comment"
+    assert claim, f"{page}:{line}: the first code block no longer states R-hat and ESS in a comment"
     coverage = re.search(r"# coverage: ([\d.]+)", source)
-    assert coverage, f"README.rst:{line}: the first code block no longer states the band's coverage"
+    assert coverage or page != "README.rst", f"{page}:{line}: the first code block no longer states its coverage"
     resolved = re.search(r"reg\.sampler_name_, reg\.prior_, reg\.temperature_source_\s+#\s*(.+)", source)
-    assert resolved, f"README.rst:{line}: the first code block no longer states what the defaults resolved to"
+    assert resolved, f"{page}:{line}: the first code block no longer states what the defaults resolved to"
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         namespace = {}
         with pytest.warns(skgibbs.SamplerWarning, match="have not mixed"):  # the warning the text describes
-            exec(compile(source, "README.rst", "exec"), namespace)
+            exec(compile(source, page, "exec"), namespace)
     finally:
         torch.set_num_threads(threads)
     reg = namespace["reg"]
     assert reg.rhat_ == pytest.approx(float(claim.group(1)), abs=0.015)
     assert reg.ess_ == pytest.approx(float(claim.group(2)), rel=0.1)
     assert f"{reg.sampler_name_!r}, {reg.prior_!r}, {reg.temperature_source_!r}" == resolved.group(1).strip()
-    band, f_test = namespace["band"], namespace["f_test"]
-    covered = float(np.mean((band[:, 0, 0] <= f_test) & (f_test <= band[:, 1, 0])))
-    assert covered == pytest.approx(float(coverage.group(1)), abs=0.005)
-    assert covered >= 0.85
+    if coverage:
+        band, f_test = namespace["band"], namespace["f_test"]
+        covered = float(np.mean((band[:, 0, 0] <= f_test) & (f_test <= band[:, 1, 0])))
+        assert covered == pytest.approx(float(coverage.group(1)), abs=0.005)
+        assert covered >= 0.85
 
 
 #: a page's sentence on its first fit's time: CPU seconds of the fit, of the pre-training in it, of the import
