@@ -162,28 +162,22 @@ def test_trace_and_rank_recipe_of_the_diagnostics_page(fitted):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    reg, X, _ = fitted
+    reg, X, y = fitted
     n_chains, n_draws = reg.samples_.shape[:2]
     X_show = X[:3]
-    F = reg.predict_samples(X_show)
-    idata_f = az.from_dict(
-        posterior={"f": F.T.reshape(n_chains, n_draws, -1)},
-        coords={"x": np.arange(3)},
-        dims={"f": ["x"]},
-    )
-    np.testing.assert_allclose(idata_f.posterior["f"].values[1, 4], F[:, n_draws + 4])
+    pp = reg.to_arviz(X_show).posterior_predictive
+    np.testing.assert_allclose(pp["f"].values[1, 4], reg.predict_samples(X_show)[:, n_draws + 4], rtol=1e-6)
     try:
-        assert az.plot_trace(idata_f, var_names=["f"], compact=False).shape == (3, 2)
-        assert az.plot_rank(idata_f, var_names=["f"]).shape == (3,)
-        idata = reg.to_arviz()
+        assert az.plot_trace(pp, var_names=["f"], compact=False).shape == (3, 2)
+        assert az.plot_rank(pp, var_names=["f"]).shape == (3,)
+        idata = reg.to_arviz(X, y, random_state=0)
         az.plot_trace(idata.sample_stats, var_names=["lp", "acceptance_rate"])
         az.plot_rank(idata.sample_stats, var_names=["lp"])
     finally:
         plt.close("all")
-    F_train = reg.predict_samples(X)
-    idata_train = az.from_dict(posterior={"f": F_train.T.reshape(n_chains, n_draws, -1)})
-    assert float(az.rhat(idata_train)["f"].max()) == pytest.approx(reg.rhat_)
-    assert float(az.ess(idata_train)["f"].min()) == pytest.approx(reg.ess_)
+    f = idata.posterior_predictive[["f"]]
+    assert float(az.rhat(f)["f"].max()) == pytest.approx(reg.rhat_)
+    assert float(az.ess(f)["f"].min()) == pytest.approx(reg.ess_)
 
 
 def test_energy_and_bfmi(fitted):
