@@ -290,9 +290,7 @@ def _multimodal_message(est):
             f"The draws weight each mode 1/{est.samples_.shape[0]} (one per chain) whatever its "
             "posterior mass, so intervals and predictions mix the modes with the wrong weights."
         )
-    fixes = []
-    if est._prior_kind == "dense":  # the sparse estimator has one sampler
-        fixes.append("sampler='smc' (tempered SMC, which moves between modes)")
+    fixes = ["sampler='smc' (tempered SMC, which moves between modes)"]
     if not stacked:
         fixes.append("chain_weights='stacking' (each chain weighted by how well it predicts left-out examples)")
     to_do = f" To weigh the modes: {' or '.join(fixes)}." if fixes else ""

@@ -33,7 +33,7 @@ from skgibbs.diagnostics import psis_loo, stacking_weights
 from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
 from skgibbs.priors import MixingPrior, Prior
-from skgibbs.samplers import RJHMC, RunSettings, Target
+from skgibbs.samplers import RJHMC, SMC, RunSettings, Target
 from skgibbs.samplers.langevin import mala
 from skgibbs.samplers.rj import rjhmc, rjmcmc
 
@@ -269,9 +269,15 @@ def _stacked(reg, Xtr, ytr, Xte):
     return weights, per_chain @ weights
 
 
-def structure(dims, seeds, burn_in, size, kernel="rjhmc"):
+def _dense_from(row):
+    """A stored row's dense fit, reused by the SMC rows (the same data, seed and settings)."""
+    return {k: row[k] for k in ("rmse_full", "excess_full", "rhat_full", "time_full_s")}
+
+
+def structure(dims, seeds, burn_in, size, kernel="rjhmc", stored=(), smc=(64, "auto")):
     torch.set_num_threads(1)
     rows = []
+    dense_rows = {(r["p"], r["seed"]): r for r in stored if "rmse_full" in r}
     for p in dims:
         for seed in seeds:
             X, y, A = make_sparse_sine(1000, p, random_state=seed)
@@ -282,15 +288,32 @@ def structure(dims, seeds, burn_in, size, kernel="rjhmc"):
             common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed}
             n_samples = size.n_samples or (200 if kernel == "rjhmc" else 100)
             thin = 1 if kernel == "rjhmc" else 10
-            sparse = SparseGibbsMLPRegressor(
-                **common, sampler=kernel, burn_in=burn_in, n_samples=n_samples, thin=thin
-            )
+            if kernel == "smc":  # one population of particles: no burn-in, draws or thinning to set
+                burn_in, n_samples, thin = 0, smc[0], 1
+                sparse = SparseGibbsMLPRegressor(**common, sampler=SMC(n_particles=smc[0], max_mcmc_steps=smc[1]))
+            else:
+                sparse = SparseGibbsMLPRegressor(
+                    **common, sampler=kernel, burn_in=burn_in, n_samples=n_samples, thin=thin
+                )
             sparse_fit = timed_fit(sparse, Xtr, ytr)
-            dense = {"sampler": "hmc", "prior": "fixed", **size.dense_fit}
-            full = GibbsMLPRegressor(**common, **dense)
-            full_fit = timed_fit(full, Xtr, ytr)
-            t_sparse, t_full = sparse_fit.seconds, full_fit.seconds
-            weights, stacked = _stacked(sparse, Xtr, ytr, Xte)
+            t_sparse = sparse_fit.seconds
+            if kernel == "smc" and (p, seed) in dense_rows:
+                dense_row, warned = _dense_from(dense_rows[(p, seed)]), 0
+            else:
+                dense = {"sampler": "hmc", "prior": "fixed", **size.dense_fit}
+                full = GibbsMLPRegressor(**common, **dense)
+                full_fit = timed_fit(full, Xtr, ytr)
+                pred = full.predict(Xte)
+                dense_row, warned = {
+                    "rmse_full": float(np.sqrt(np.mean((pred - y[750:]) ** 2))),
+                    "excess_full": float(np.mean((pred - f_te) ** 2)),
+                    "rhat_full": float(full.rhat_),
+                    "time_full_s": full_fit.seconds,
+                }, full_fit.count()
+            if kernel == "smc":  # one population: nothing to stack
+                weights, stacked = np.ones(1), sparse.predict(Xte)
+            else:
+                weights, stacked = _stacked(sparse, Xtr, ytr, Xte)
             order = np.argsort(-sparse.feature_inclusion_, kind="stable")
             ranks = sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
             # a baseline screen: rank the inputs by |corr(x_j, y)| on the training data
@@ -305,9 +328,9 @@ def structure(dims, seeds, burn_in, size, kernel="rjhmc"):
                     "burn_in": burn_in,
                     "n_samples": n_samples,
                     "thin": thin,
-                    "ess_sparse": float(sparse.ess_),
-                    "within_ess_sparse": float(sparse.within_chain_ess_),
-                    "within_rhat_sparse": float(sparse.within_chain_rhat_),
+                    "ess_sparse": float(getattr(sparse, "ess_", np.nan)),
+                    "within_ess_sparse": float(getattr(sparse, "within_chain_ess_", np.nan)),
+                    "within_rhat_sparse": float(getattr(sparse, "within_chain_rhat_", np.nan)),
                     "relevant": relevant.tolist(),
                     "relevant_ranks": ranks,
                     "relevant_first": ranks == list(range(1, len(relevant) + 1)),
@@ -319,18 +342,15 @@ def structure(dims, seeds, burn_in, size, kernel="rjhmc"):
                         np.median(np.delete(sparse.feature_inclusion_, relevant))
                     ),
                     "rmse_sparse": float(np.sqrt(np.mean((sparse.predict(Xte) - y[750:]) ** 2))),
-                    "rmse_full": float(np.sqrt(np.mean((full.predict(Xte) - y[750:]) ** 2))),
                     "excess_sparse": float(np.mean((sparse.predict(Xte) - f_te) ** 2)),
                     "chain_weights_stacking": weights.round(3).tolist(),
                     "rmse_sparse_stacking": float(np.sqrt(np.mean((stacked - y[750:]) ** 2))),
                     "excess_sparse_stacking": float(np.mean((stacked - f_te) ** 2)),
-                    "excess_full": float(np.mean((full.predict(Xte) - f_te) ** 2)),
+                    **dense_row,
                     "active_fraction": float(sparse.active_fraction_.mean()),
-                    "rhat_sparse": float(sparse.rhat_),
-                    "rhat_full": float(full.rhat_),
+                    "rhat_sparse": float(getattr(sparse, "rhat_", np.nan)),
                     "time_sparse_s": t_sparse,
-                    "time_full_s": t_full,
-                    "warnings": sparse_fit.count() + full_fit.count(),
+                    "warnings": sparse_fit.count() + warned,
                 }
             )
             print(rows[-1], flush=True)
@@ -376,7 +396,8 @@ def baselines(size):
 
 def add_arguments(parser):
     parser.add_argument("--part", choices=["speed", "cost", "structure", "baselines", "both"], default="both")
-    parser.add_argument("--kernel", choices=["rjhmc", "rjmcmc"], default="rjhmc")
+    parser.add_argument("--kernel", choices=["rjhmc", "rjmcmc", "smc"], default="rjhmc")
+    parser.add_argument("--smc-particles", type=int, default=64, help="structure, --kernel smc: SMC's particles")
     parser.add_argument(
         "--burn-in", type=int, default=None, help="structure: 1000 transitions for rjhmc, 20000 for rjmcmc"
     )
@@ -402,7 +423,9 @@ def run(args):
         seeds = list(range(args.size.seeds or args.seeds))
         burn_in = args.size.burn_in or args.burn_in or (1000 if args.kernel == "rjhmc" else 20_000)
         dims = args.dims[: args.size.dims]  # None: every one
-        rows = structure(dims, seeds, burn_in, args.size, args.kernel)
+        stored = [r for r in result.get("structure", []) if r.get("kernel", "rjmcmc") != args.kernel]
+        smc = (8, 2) if args.quick else (args.smc_particles, "auto")  # a quick run stays quick
+        rows = structure(dims, seeds, burn_in, args.size, args.kernel, stored, smc)
         # the other kernel's stored rows stay beside the new ones (rows before kernels were named: rjmcmc)
         kept = [r for r in result.get("structure", []) if r.get("kernel", "rjmcmc") != args.kernel]
         for r in kept:
@@ -495,7 +518,7 @@ def report(results):
         )
     if "structure" in result:
         rows = []
-        for kernel in ("rjhmc", "rjmcmc"):
+        for kernel in ("rjhmc", "smc", "rjmcmc"):
             for p in sorted({r["p"] for r in result["structure"]}):
                 rs = [r for r in result["structure"] if r["p"] == p and r.get("kernel", "rjmcmc") == kernel]
                 if not rs:
@@ -516,13 +539,14 @@ def report(results):
                         f"{np.mean([r['excess_sparse'] for r in rs]):.3f}",
                         f"{np.mean([r['excess_full'] for r in rs]):.3f}",
                         f"{np.mean([r['active_fraction'] for r in rs]):.0%}",
-                        f"{np.median([r['rhat_sparse'] for r in rs]):.2f} / "
-                        f"{np.median([r['rhat_full'] for r in rs]):.2f}",
+                        ("-" if kernel == "smc" else f"{np.median([r['rhat_sparse'] for r in rs]):.2f}")
+                        + f" / {np.median([r['rhat_full'] for r in rs]):.2f}",
                         "-" if np.isnan(ess).all() else f"{np.median(ess):.0f}",
                         "-" if np.isnan(within).all() else
                         f"{np.median(within):.0f} / "
                         f"{np.median([e / r['time_sparse_s'] for e, r in zip(within, rs)]):.2f}",
                         f"{np.mean([r['time_sparse_s'] for r in rs]):.0f}",
+                        f"{rs[0]['n_samples']} particles" if kernel == "smc" else
                         f"{rs[0].get('burn_in', 20_000)} + {rs[0].get('n_samples', 100)} x {rs[0].get('thin', 10)}",
                     ]
                 )
@@ -545,6 +569,13 @@ def report(results):
             "burn-in + draws x thin",
         ]
         tables.append(("Sparsity and the relevant inputs", header, rows))
+        if any(r.get("kernel") == "smc" for r in result["structure"]):
+            notes.append(
+                "smc rows: SparseGibbsMLPRegressor(sampler=SMC(n_particles=P)), tempered SMC from networks "
+                "with half their weights active to the mixing posterior, RJHMC moves at every stage; one "
+                "population of particles, so R-hat, ESS and stacking do not apply ('-'); the dense fit of each "
+                "seed is the one stored in the rjhmc row of that seed (same data and settings)."
+            )
         notes.append(
             "Structure: SparseGibbsMLPRegressor with four chains, by the kernel of each row (rjhmc: HMC moves "
             "inside each model and eight jumps a transition; rjmcmc: paper 001's, one jump and one Langevin "

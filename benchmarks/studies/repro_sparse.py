@@ -26,6 +26,13 @@ paper allows, and B = 2 are both run) and about half of the parameters zero
 at the start. Gradient descent runs b
 steps at learning rate gamma from the same start.
 
+Beside each RJHMC chain, tempered SMC (``--smc-particles`` particles,
+``SMC(n_particles=..., max_mcmc_steps=--smc-max-steps)``; 0 particles skips
+it) carries a population from the reference (every weight active with
+probability 1/2) to the same mixing posterior, on the same data, with its
+RJHMC moves (:mod:`skgibbs.samplers.smc.sparse`); its rows are the
+posterior mean of its particles.
+
 Excess risks are mean squared distances to the true f on M = 10000 fresh
 uniform points (the paper evaluates on its 250 test points); Table 2's balls
 are those of :func:`skgibbs.credible.credible_sets` on the same points.
@@ -44,11 +51,11 @@ from skgibbs.datasets import make_sparse_sine, sparse_sine_function
 from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
 from skgibbs.priors import MixingPrior, Prior
-from skgibbs.samplers import MALA, RJHMC, RJMCMC, Target, run_chains
+from skgibbs.samplers import MALA, RJHMC, RJMCMC, SMC, RunSettings, Target, run_chains
 
 from .. import Benchmark, Output
 from ..common.environment import load_after
-from ..common.writer import Page
+from ..common.writer import Page, load
 
 NAME = "sparse_tables"
 PAPER_T1 = {  # mean (sd) of the excess risk, 50 repetitions
@@ -65,8 +72,8 @@ PAPER_NONZERO = {1: 0.47, 10: 0.46, 100: 0.42}
 N_TRAIN, GAMMA, M_EVAL = 750, 0.01, 10_000
 
 
-def one_run(p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=1000, rj_gap=5, rj_hold=0.5):
-    torch.set_num_threads(1)
+def _problem(p, rep):
+    """One repetition's data, evaluation points, network, potential, lambda and Glorot start."""
     X, y, A = make_sparse_sine(1000, p, noise=0.1, random_state=1000 * p + rep)
     Xtr, ytr = (
         torch.as_tensor(X[:N_TRAIN], dtype=torch.float32),
@@ -77,9 +84,27 @@ def one_run(p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=10
     Xe = torch.as_tensor(X_eval, dtype=torch.float32)
     spec = MLPSpec(p, (8, 8, 8), "relu")
     pot = MLPPotential(spec, Xtr, ytr)
-    lam = 5.0 * N_TRAIN
     gen = torch.Generator().manual_seed(rep)
-    theta0 = spec.init_params(gen, 1, torch.float32)
+    return Xtr, ytr, Xe, f_eval, spec, pot, 5.0 * N_TRAIN, spec.init_params(gen, 1, torch.float32)
+
+
+def smc_only(p, rep, bounds, smc):
+    """The SMC part of :func:`one_run` alone (``--smc-only``: added to the stored repetitions)."""
+    torch.set_num_threads(1)
+    _, _, Xe, f_eval, spec, pot, lam, theta0 = _problem(p, rep)
+    out = {}
+    for bound in bounds:
+        target = Target(pot, MixingPrior(Prior(bound=bound), 2.0), lam)
+        out.update(_smc_run(target, theta0, rep, spec, Xe, f_eval, bound, *smc))
+    print({"p": p, "rep": rep, **out}, flush=True)
+    return out
+
+
+def one_run(
+    p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=1000, rj_gap=5, rj_hold=0.5, smc=None
+):
+    torch.set_num_threads(1)
+    Xtr, ytr, Xe, f_eval, spec, pot, lam, theta0 = _problem(p, rep)
     proposal = {"step_size": GAMMA / lam, "proposal_std": GAMMA}  # h and s fixed: nothing adapts
     lengths = {"n_samples": n_draws, "burn_in": burn_in, "thin": gap}
     out = {"p": p, "rep": rep}
@@ -118,6 +143,8 @@ def one_run(p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=10
         out[f"sparse_acceptance_B{bound:g}"] = float(sparse.acceptance_rate[0])
         out[f"move_acceptance_B{bound:g}"] = sparse.move_acceptance[0].tolist()
         out[f"grad_sparse_B{bound:g}"] = int(sparse.n_grad[0])
+        if smc and smc[0]:
+            out.update(_smc_run(Target(pot, prior, lam), theta0, rep, spec, Xe, f_eval, bound, *smc))
     # gradient descent on R_n, same start and step
     theta = theta0.clone().requires_grad_(True)
     for _ in range(burn_in):
@@ -128,6 +155,39 @@ def one_run(p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=10
     with torch.no_grad():
         out["gd"] = float(np.mean((spec.forward(theta, Xe)[0].double().numpy() - f_eval) ** 2))
     return out
+
+
+def _smc_run(target, theta0, rep, spec, Xe, f_eval, bound, particles, max_steps):
+    """Tempered SMC on the mixing posterior: the excess risk of its particles' mean, density and time."""
+    t = time.perf_counter()
+    res = SMC(n_particles=particles, max_mcmc_steps=max_steps).sample(
+        target, theta0, [1000 * rep + k for k in range(4)], RunSettings()
+    )
+    S = res.samples[0]
+    F = spec.forward(torch.as_tensor(S), Xe).double().numpy()
+    key = f"B{bound:g}"
+    return {
+        f"time_smc_s_{key}": time.perf_counter() - t,
+        f"smc_mean_{key}": float(np.mean((F.mean(0) - f_eval) ** 2)),
+        f"nonzero_smc_{key}": float((S != 0).mean()),
+        f"emptied_smc_{key}": int(np.sum((S != 0).mean(1) <= 0.05)),
+        f"stages_smc_{key}": int(res.n_stages),
+        f"log_evidence_smc_{key}": float(res.log_evidence),
+    }
+
+
+def _smc_coverage(runs, args):
+    """Which repetitions the SMC rows hold, in words."""
+    parts = []
+    for p in args.dims:
+        reps = sorted(r["rep"] for r in runs if r["p"] == p and any(k.startswith("smc_mean_") for k in r))
+        parts.append(f"p = {p}: {len(reps)} of {args.reps} repetitions" if reps else f"p = {p}: not run")
+    return "; ".join(parts)
+
+
+def _time_smc(runs, key):
+    times = [r[f"time_smc_s_{key}"] for r in runs if f"time_smc_s_{key}" in r]
+    return f"{np.mean(times):.1f}" if times else "-"
 
 
 def _fmt(values):
@@ -147,6 +207,11 @@ def add_arguments(parser):
     parser.add_argument("--rj-gap", type=int, default=5)
     parser.add_argument("--rj-hold", type=float, default=0.5,
                         help="fraction of the RJHMC warm-up without jumps (RJHMC's hold_active)")  # fmt: skip
+    parser.add_argument("--smc-particles", type=int, default=64, help="tempered SMC's particles; 0 skips it")
+    parser.add_argument("--smc-max-steps", default="auto", help="SMC's max_mcmc_steps ('auto' or an int)")
+    parser.add_argument("--smc-only", action="store_true",
+                        help="run only SMC, for --dims and the first --reps repetitions, and add its rows to "
+                        "the stored runs (the other rows keep the stored measurements)")  # fmt: skip
 
 
 #: the flags a quick run sets (p = 1, one repetition, chains of a few hundred steps) and the workers
@@ -155,29 +220,57 @@ SIZES = {
     "full": {"flags": {}, "n_jobs": 2},
     "quick": {
         "flags": {"reps": 1, "burn_in": 100, "draws": 10, "gap": 5, "dims": [1],
-                  "rj_burn_in": 20, "rj_gap": 1},
+                  "rj_burn_in": 20, "rj_gap": 1, "smc_particles": 8, "smc_max_steps": "2"},
         "n_jobs": 1,
     },
 }
+
+
+def _max_steps(value):
+    return value if value in ("auto", None) else int(value)
 
 
 def run(args):
     """Every repetition at every input dimension (quick: p = 1, one repetition, chains of a few hundred steps)."""
     vars(args).update(args.size.flags)  # a quick run's repetitions, dimensions and chains over the flags
     args.n_jobs = args.n_jobs or args.size.n_jobs
+    if args.smc_only:
+        return _add_smc(args)
     t0 = time.perf_counter()
     jobs = [(p, rep) for p in args.dims for rep in range(args.reps)]
     runs = Parallel(n_jobs=args.n_jobs)(
         delayed(one_run)(
             p, r, args.burn_in, args.draws, args.gap, args.bounds, args.kernel, args.rj_burn_in, args.rj_gap,
-            args.rj_hold,
+            args.rj_hold, (args.smc_particles, _max_steps(args.smc_max_steps)),
         )
         for p, r in jobs
     )
-    keys = ("reps", "burn_in", "draws", "gap", "dims", "n_jobs", "bounds", "kernel", "rj_burn_in", "rj_gap", "rj_hold")
+    keys = (
+        "reps", "burn_in", "draws", "gap", "dims", "n_jobs", "bounds", "kernel", "rj_burn_in", "rj_gap", "rj_hold",
+        "smc_particles", "smc_max_steps",
+    )  # fmt: skip
     settings = {k: getattr(args, k) for k in keys}
     result = {"runs": runs, "args": settings}
     return {NAME: {**result, "runtime_s": time.perf_counter() - t0}}
+
+
+def _add_smc(args):
+    """SMC's keys added to the stored repetitions of ``--dims`` and the first ``--reps`` (``--smc-only``)."""
+    stored = load(args.out, [NAME]).get(NAME)
+    if stored is None:
+        raise SystemExit(f"--smc-only adds SMC's rows to stored runs, and {args.out} holds no {NAME}.json")
+    runs = stored["runs"]
+    todo = [r for r in runs if r["p"] in args.dims and r["rep"] < args.reps]
+    smc = (args.smc_particles, _max_steps(args.smc_max_steps))
+    t0 = time.perf_counter()
+    parts = Parallel(n_jobs=args.n_jobs)(
+        delayed(smc_only)(r["p"], r["rep"], stored["args"]["bounds"], smc) for r in todo
+    )
+    for r, part in zip(todo, parts):
+        r.update(part)
+    stored["args"].update(smc_particles=args.smc_particles, smc_max_steps=args.smc_max_steps)
+    stored["smc_runtime_s"] = time.perf_counter() - t0
+    return {NAME: stored}
 
 
 def report(results):
@@ -195,17 +288,30 @@ def report(results):
         (f"sparse_mean_B{b:g}", "sparse_mean", f"posterior mean, mixing prior, B = {b:g}")
         for b in args.bounds
     ]
+    smc_keys = [b for b in args.bounds if any(f"smc_mean_B{b:g}" in r for r in runs)]
+    rows_spec += [
+        (f"smc_mean_B{b:g}", "sparse_mean", f"posterior mean, mixing prior, B = {b:g}, SMC") for b in smc_keys
+    ]
     rows_spec += [("gd", "gd", "gradient descent")]
     for key, paper_key, label in rows_spec:
         row = [label]
         for p in args.dims:
             paper = PAPER_T1[paper_key][p]
-            row += [_fmt([r[key] for r in by_p[p]]), f"{paper[0]:.4f} ({paper[1]:.4f})"]
+            values = [r[key] for r in by_p[p] if key in r]  # SMC: the repetitions it was run on
+            row += [_fmt(values) if values else "-", f"{paper[0]:.4f} ({paper[1]:.4f})"]
         t1_rows.append(row)
     for b in args.bounds:
         nz = [f"non-zero fraction, mixing prior, B = {b:g}"]
         for p in args.dims:
             nz += [f"{np.mean([r[f'nonzero_B{b:g}'] for r in by_p[p]]):.0%}", f"{PAPER_NONZERO[p]:.0%}"]
+        t1_rows.append(nz)
+    for b in smc_keys:
+        nz = [f"non-zero fraction (emptied particles), mixing prior, B = {b:g}, SMC"]
+        for p in args.dims:
+            done = [r for r in by_p[p] if f"nonzero_smc_B{b:g}" in r]
+            emptied = sum(r[f"emptied_smc_B{b:g}"] for r in done)
+            density = np.mean([r[f"nonzero_smc_B{b:g}"] for r in done]) if done else math.nan
+            nz += [f"{density:.0%} ({emptied} of {len(done)} runs)" if done else "-", f"{PAPER_NONZERO[p]:.0%}"]
         t1_rows.append(nz)
     header = ["estimator"] + [f"{w} p={p}" for p in args.dims for w in ("skgibbs", "paper")]
     t2_rows = []
@@ -226,6 +332,7 @@ def report(results):
             " / ".join(f"{v:.3f}" for v in np.mean([r[f"move_acceptance_{b0}"] for r in by_p[p]], 0)),
             f"{np.mean([r['time_full_s'] for r in by_p[p]]):.1f}",
             f"{np.mean([r[f'time_sparse_s_{b0}'] for r in by_p[p]]):.1f}",
+            _time_smc(by_p[p], b0),
         ]
         for p in args.dims
     ]
@@ -243,11 +350,19 @@ def report(results):
         )
     else:
         sparse_run = "the mixing prior by paper 001's RJMCMC with the MALA chain's step, b and c"
+    smc_note = (
+        f" Tempered SMC: {args.smc_particles} particles from the reference (every weight active with "
+        f"probability 1/2) along the bridge to the same posterior, max_mcmc_steps={args.smc_max_steps!r}, on "
+        f"{_smc_coverage(runs, args)}; its row is the mean over the repetitions it ran on; a particle counts "
+        "as emptied with 5% or fewer of its weights active."
+        if smc_keys
+        else ""
+    )
     notes = [
         f"{args.reps} repetitions per p (the paper: 50), burn-in b = {args.burn_in}, m = {args.draws} draws, "
         f"gap c = {args.gap} for the full prior's MALA chain; {sparse_run}. "
         f"One chain per prior and repetition, float32, one thread per job, "
-        f"{args.n_jobs} jobs; load average {load:.1f}{total}.",
+        f"{args.n_jobs} jobs; load average {load:.1f}{total}.{smc_note}",
         "Excess risk: mean squared distance to f on 10000 fresh uniform inputs (the paper: its 250 test "
         "points). Coverage and radius: alpha = 0.05; the radii are norms (square roots of the paper's "
         "z-quantile for tau_alpha), the inflated ball uses the sup-norm parameter radius times log(750).",
@@ -260,7 +375,7 @@ def report(results):
             ("Table 2: coverage (average radius)", header, t2_rows),
             (
                 f"Acceptance and time per chain (RJ: B = {args.bounds[0]:g})",
-                ["p", "MALA acc.", "RJ acc.", "RJ death / within / birth", "MALA s", "RJ s"],
+                ["p", "MALA acc.", "RJ acc.", "RJ death / within / birth", "MALA s", "RJ s", "SMC s"],
                 acc_rows,
             ),
         ],

@@ -1,0 +1,254 @@
+"""Sampling, not sitting: independent tempered-SMC runs against RJHMC's chains on paper 001's p = 10 design.
+
+    python -m benchmarks run sparse_smc                   # four SMC runs and one four-chain RJHMC fit
+    python -m benchmarks run sparse_smc --quick
+
+The design of the ``sparse`` benchmark's structure part (``make_sparse_sine``:
+1000 points, 750 to train, f(x) = sin(2 pi |A x|^2), p = 10, seed 0), the
+(10, 8, 8, 8, 1) ReLU network at the paper's temperature (lambda = 5 n_train
+on the raw scale). ``SparseGibbsMLPRegressor(sampler=SMC(n_particles=P))``
+is fitted ``--runs`` times from different seeds; the default RJHMC fit
+(four chains, 1000 warm-up transitions, 200 draws) once. A run (an SMC fit,
+or one RJHMC chain) is a *group*; two groups agree when
+
+- every input's ``feature_inclusion_`` differs by at most 3 Monte Carlo
+  standard errors, ``|m_a - m_b| <= 3 sqrt(se_a^2 + se_b^2)``, with ``se``
+  the standard deviation of the group's draws over the square root of their
+  effective number: the particles of an SMC run counted as independent (so
+  that its errors are the smallest a population of that size can claim,
+  and agreement the hardest to reach), a chain's draws by their
+  within-chain effective sample size;
+- the predictive means at the training inputs differ by at most 0.1
+  posterior standard deviations (of the function values, over all the
+  groups' draws pooled), reported at the worst input and as the root mean
+  square over the inputs.
+"""
+
+import itertools
+import time
+import warnings
+
+import numpy as np
+import torch
+
+from skgibbs import SparseGibbsMLPRegressor
+from skgibbs.datasets import make_sparse_sine, sparse_sine_function
+from skgibbs.diagnostics import effective_sample_size
+from skgibbs.samplers import SMC
+from skgibbs.sparse import input_relevance, monte_carlo_error
+
+from .. import Benchmark, Output
+from ..common.writer import Page
+
+NAME = "sparse_smc"
+SIZES = {
+    "full": {"runs": 4, "particles": 64, "p": 10, "rj_burn_in": 1000, "rj_draws": 200, "pretrain_iter": 3000,
+             "max_mcmc_steps": "auto"},
+    "quick": {"runs": 2, "particles": 8, "p": 2, "rj_burn_in": 20, "rj_draws": 10, "pretrain_iter": 50,
+              "max_mcmc_steps": 2},
+}  # fmt: skip
+
+
+def _design(p, seed):
+    X, y, A = make_sparse_sine(1000, p, random_state=seed)
+    Xtr, ytr, Xte = X[:750], y[:750], X[750:]
+    return Xtr, ytr, Xte, y[750:], sparse_sine_function(Xte, A), np.flatnonzero((A != 0).any(0))
+
+
+def _group(F, relevance, n_eff):
+    """What one group's draws say: the predictive means, the relevance means and their standard errors."""
+    return {
+        "mean_f": F.mean(1).tolist(),
+        "relevance": relevance.mean(0).tolist(),
+        "relevance_se": (relevance.std(0, ddof=1) / np.sqrt(n_eff)).tolist(),
+        "n_eff": np.asarray(n_eff, dtype=float).tolist(),
+    }
+
+
+def _ranks(relevance, relevant):
+    order = np.argsort(-np.asarray(relevance), kind="stable")
+    return sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
+
+
+def _fit(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the RJHMC fit warns that its chains have not mixed: measured here
+        t = time.perf_counter()
+        est.fit(X, y)
+        return time.perf_counter() - t
+
+
+def run(args):
+    torch.set_num_threads(1)
+    size, seed = args.size, 0
+    Xtr, ytr, Xte, yte, f_te, relevant = _design(size.p, seed)
+    common = {
+        "hidden_layer_sizes": (8, 8, 8),
+        "temperature": 1.0 / (5.0 * ytr.var()),
+        "pretrain_iter": size.pretrain_iter,
+    }
+    sampler = SMC(n_particles=size.particles, max_mcmc_steps=size.max_mcmc_steps)
+    smc_runs, fits, pooled = [], [], []
+    for r in range(size.runs):
+        est = SparseGibbsMLPRegressor(**common, sampler=sampler, random_state=r)
+        seconds = _fit(est, Xtr, ytr)
+        fits.append(est)
+        S = est.samples_[0]
+        F = est.predict_samples(Xtr)
+        pooled.append(F)
+        path = est.temperature_path_
+        smc_runs.append(
+            {
+                **_group(F, input_relevance(est.spec_, S), len(S)),
+                "seconds": seconds,
+                "log_evidence": est.log_evidence_,
+                "n_stages": int(est.n_stages_),
+                "n_grad": int(est.n_grad_evals_[0]),
+                "transitions": float(np.nansum(path["n_mcmc_steps"])),
+                "capped_stages": int(np.sum(path["n_mcmc_steps"][1:] >= np.nanmax(path["n_mcmc_steps"]))),
+                "active": float((S != 0).mean()),
+                "rmse": float(np.sqrt(np.mean((est.predict(Xte) - yte) ** 2))),
+                "excess": float(np.mean((est.predict(Xte) - f_te) ** 2)),
+                "ranks": _ranks(est.feature_inclusion_, relevant),
+            }
+        )
+        print({k: v for k, v in smc_runs[-1].items() if not isinstance(v, list) or k == "ranks"}, flush=True)
+    log_z = monte_carlo_error(fits, "log_evidence_")
+    rj = SparseGibbsMLPRegressor(
+        **common, burn_in=size.rj_burn_in, n_samples=size.rj_draws, random_state=seed
+    )
+    rj_seconds = _fit(rj, Xtr, ytr)
+    chains = []
+    F_all = rj.predict_samples(Xtr).reshape(len(Xtr), rj.samples_.shape[0], -1)
+    for k in range(rj.samples_.shape[0]):
+        relevance = input_relevance(rj.spec_, rj.samples_[k])
+        n_eff = effective_sample_size(relevance[None]) if relevance.shape[0] >= 4 else np.full(size.p, 1.0)
+        chains.append(_group(F_all[:, k], relevance, np.maximum(n_eff, 1.0)))
+    result = {
+        "settings": {**{k: v for k, v in size.items()}, "seed": seed, "relevant": relevant.tolist()},
+        "smc": smc_runs,
+        "log_evidence": [float(v) for v in log_z],
+        # the posterior sd of f at each training input: the draws of all the groups of a sampler pooled
+        "posterior_sd": np.concatenate(pooled, 1).std(1).tolist(),
+        "rjhmc": {
+            "chains": chains,
+            "posterior_sd": F_all.reshape(len(Xtr), -1).std(1).tolist(),
+            "seconds": rj_seconds,
+            "rmse": float(np.sqrt(np.mean((rj.predict(Xte) - yte) ** 2))),
+            "excess": float(np.mean((rj.predict(Xte) - f_te) ** 2)),
+            "ranks": _ranks(rj.feature_inclusion_, relevant),
+            "rhat": float(rj.rhat_),
+        },
+    }
+    return {NAME: result}
+
+
+def agreement(groups, posterior_sd):
+    """The worst pair of groups: the largest ``|m_a - m_b| / sqrt(se_a^2 + se_b^2)`` over the inputs,
+    and the largest difference of the predictive means in posterior standard deviations (at the worst
+    training input, and as the root mean square over them)."""
+    z, worst, rms = 0.0, 0.0, 0.0
+    sd = np.maximum(np.asarray(posterior_sd), 1e-12)
+    for a, b in itertools.combinations(groups, 2):
+        diff = np.abs(np.subtract(a["relevance"], b["relevance"]))
+        se = np.sqrt(np.square(a["relevance_se"]) + np.square(b["relevance_se"]))
+        z = max(
+            z, float(np.max(np.where(se > 0, diff / np.maximum(se, 1e-300), np.where(diff > 0, np.inf, 0.0))))
+        )
+        d = np.abs(np.subtract(a["mean_f"], b["mean_f"])) / sd
+        worst, rms = max(worst, float(d.max())), max(rms, float(np.sqrt(np.mean(d * d))))
+    return z, worst, rms
+
+
+def report(results):
+    result = results[NAME]
+    settings, smc, rj = result["settings"], result["smc"], result["rjhmc"]
+    rows = []
+    for label, groups, seconds, sd in (
+        (f"SMC, {len(smc)} independent runs of {settings['particles']} particles", smc,
+         np.mean([r["seconds"] for r in smc]), result["posterior_sd"]),
+        (f"RJHMC, the {len(rj['chains'])} chains of one fit", rj["chains"], rj["seconds"], rj["posterior_sd"]),
+    ):  # fmt: skip
+        z, worst, rms = agreement(groups, sd)
+        rows.append([label, f"{z:.1f}", f"{worst:.2f}", f"{rms:.2f}", f"{seconds:.0f}"])
+    runs = [
+        [
+            r_i,
+            f"{r['log_evidence']:.1f}",
+            r["n_stages"],
+            f"{r['transitions']:.0f}",
+            f"{r['active']:.0%}",
+            ",".join(map(str, r["ranks"])),
+            f"{r['rmse']:.3f}",
+            f"{r['excess']:.3f}",
+            f"{r['seconds']:.0f}",
+        ]
+        for r_i, r in enumerate(smc)
+    ]
+    runs.append(["RJHMC", "-", "-", "-", "-", ",".join(map(str, rj["ranks"])), f"{rj['rmse']:.3f}",
+                 f"{rj['excess']:.3f}", f"{rj['seconds']:.0f}"])  # fmt: skip
+    log_z, log_z_se = result["log_evidence"]
+    notes = [
+        (
+            f"p = {settings['p']}, seed {settings['seed']} (relevant inputs {settings['relevant']}), 750 training "
+            "points, the (p, 8, 8, 8, 1) ReLU network at lambda = 5 n_train on the raw scale; "
+            f"SMC(n_particles={settings['particles']}, max_mcmc_steps={settings['max_mcmc_steps']!r}); RJHMC: "
+            f"the estimator's default kernel, {settings['rj_burn_in']} warm-up transitions and "
+            f"{settings['rj_draws']} draws per chain. One thread; times are per SMC run and per RJHMC fit."
+        ),
+        (
+            "Inclusion: the largest difference of an input's feature_inclusion_ between two groups in units of "
+            "their combined Monte Carlo standard error (an SMC run's particles counted as independent, a chain's "
+            "draws by their effective sample size); the target is at most 3. Predictive means: the largest "
+            "difference between two groups at the training inputs in posterior standard deviations of f (the "
+            "draws of all the groups), at the worst input and as the root mean square over the inputs; the "
+            "target is at most 0.1."
+        ),
+        f"log_evidence_ over the SMC runs: {log_z:.2f} ± {log_z_se:.2f} (mean ± standard error).",
+    ]
+    return [
+        Page(
+            NAME,
+            "Sparse networks: tempered SMC runs against RJHMC chains",
+            [
+                (
+                    "Do independent groups of draws agree?",
+                    [
+                        "groups",
+                        "inclusion: worst |difference| / se",
+                        "means: worst input (sd)",
+                        "means: rms (sd)",
+                        "s per run",
+                    ],
+                    rows,
+                ),
+                (
+                    "Each SMC run",
+                    [
+                        "run",
+                        "log evidence",
+                        "stages",
+                        "transitions",
+                        "active",
+                        "ranks of the relevant",
+                        "RMSE",
+                        "excess",
+                        "s",
+                    ],
+                    runs,
+                ),
+            ],
+            notes,
+        )
+    ]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="reproduction",
+    title="Sparse networks: tempered SMC runs against RJHMC chains",
+    outputs=(Output(NAME, "Sparse networks: tempered SMC runs against RJHMC chains"),),
+    run=run,
+    report=report,
+    sizes=SIZES,
+)
