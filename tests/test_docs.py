@@ -10,10 +10,11 @@
   files, never retyped; every include finds its file and the text it is
   cut at. ``doc/install.rst`` states the versions and extras of
   ``pyproject.toml``.
-- Every ``.. code-block:: python`` of ``README.rst`` and
-  ``doc/quickstart.rst`` runs, in order, in one namespace per file; the
-  README's first fit also runs at its own settings, and gives the R-hat and
-  ESS its comment states (README cannot include a result file).
+- Every ``.. code-block:: python`` of ``README.rst``,
+  ``doc/quickstart.rst`` and the user-guide pages (in the order of the
+  guide's table of contents) runs, in order, in one namespace per file;
+  the README's first fit also runs at its own settings, and gives the R-hat
+  and ESS its comment states (README cannot include a result file).
 
 Running the snippets at their own settings would take many minutes, so they
 run with short budgets. The budgets are capped where every estimator builds
@@ -23,7 +24,12 @@ the pre-training runs at most ``CAPS["pretrain_iter"]`` Adam steps, the run
 keeps at most ``CAPS["n_samples"]`` draws after at most ``CAPS["burn_in"]``
 warm-up transitions without thinning, and the resolved sampler object is a
 clone with its own budgets capped (HMC's ``max_leapfrog``, the variational
-fit's ``max_iter``). The estimators themselves are untouched: their
+fit's ``max_iter``, SMC's ``n_particles``). Two runs outside a fit's
+sampling are capped alike: the Langevin run of the ``"lfv"`` criterion
+(``LFV_CAPS``, by a wrapper of
+:func:`skgibbs.criteria.langevin_functional_variance`) and the Adam steps
+of :class:`skgibbs.NeuralControlVariate` (``CONTROL_VARIATE_CAPS``, set
+during its fit only). The estimators themselves are untouched: their
 parameters, ``get_params`` and ``repr`` are what the snippet wrote, so a
 snippet that passes a wrong argument, uses a renamed attribute or
 mis-shapes an array fails here as it would for a reader, and only the
@@ -32,10 +38,19 @@ keeps the patch, torch's threads and any file a snippet writes (it runs in
 a temporary directory) out of the test process, and gives a hung snippet a
 timeout. Warnings are silenced (the short chains have not mixed) except a
 ``FutureWarning`` or ``DeprecationWarning`` raised at a snippet's own line,
-which fails the test: the README and the quick start show the current API.
+which fails the test: the pages show the current API.
 A block that needs an optional package that is not installed is
 not run, nor are the blocks after it (they may use its names): the test is
 then skipped with the reason once the blocks before it have passed.
+
+A block with the directive option ``:class: no-run`` is shown, not run
+(Sphinx only adds the class to the block's HTML). It is for blocks that
+need a running cluster or a service the test cannot reach, such as a
+client of a Dask scheduler at a given address or a Ray cluster's
+``ray.init(address="auto")``; the blocks after it run, so they must not
+need its names (a page shows a local equivalent that does run, such as a
+``LocalCluster``). Nothing else is exempt: a block that is merely slow
+runs under the capped budgets.
 """
 
 import ast
@@ -397,11 +412,31 @@ def test_quickstart_lists_every_example():
 
 # ------------------------------------------------------------------ snippets
 
-SNIPPET_FILES = [ROOT / "README.rst", DOC / "quickstart.rst"]
+#: user-guide pages whose blocks are not run yet (the sparse guide joins once its revision runs)
+NOT_RUN_YET = {"sparse.rst"}
+
+
+def _guide_pages():
+    """The user-guide pages with python code blocks, in reading order (the toctree of its index)."""
+    index = (GUIDE / "index.rst").read_text()
+    toctree = index[index.index(".. toctree::") :]
+    names = re.findall(r"^   (\w+)\s*$", toctree, re.M)
+    pages = [GUIDE / f"{name}.rst" for name in names]
+    return [p for p in pages if p.name not in NOT_RUN_YET and "code-block:: python" in p.read_text()]
+
+
+SNIPPET_FILES = [ROOT / "README.rst", DOC / "quickstart.rst", *_guide_pages()]
+
+#: the class that marks a block as shown, not run (``:class: no-run``), see the module docstring
+NO_RUN = "no-run"
 
 #: the budgets of a snippet's fit, see the module docstring
 CAPS = {"pretrain_iter": 20, "n_samples": 10, "burn_in": 10, "thin": 1}
-SAMPLER_CAPS = {"max_leapfrog": 8, "max_iter": 50}
+SAMPLER_CAPS = {"max_leapfrog": 8, "max_iter": 50, "n_particles": 16}
+#: the budgets of the runs outside a fit's sampling: the Langevin run of the ``"lfv"`` criterion and
+#: the Adam steps of a neural control variate
+LFV_CAPS = {"n_iter": 50, "burn_in": 10}
+CONTROL_VARIATE_CAPS = {"max_iter": 20}
 
 #: optional packages a block may need: the names it imports, or text that needs the package without
 #: importing it (with a dot or a parenthesis, matched anywhere in the block)
@@ -418,8 +453,12 @@ MODULE_OF = {"dask": "distributed"}
 SNIPPET_TIMEOUT = 600
 
 
-def code_blocks(path):
-    """The ``.. code-block:: python`` blocks of a reST file: (first line number, dedented source) each."""
+def code_blocks(path, options=False):
+    """The ``.. code-block:: python`` blocks of a reST file: (first line number, dedented source) each.
+
+    With ``options``, each block comes with its directive options as a third
+    item, a dict (``{"class": "no-run"}`` for ``:class: no-run``).
+    """
     lines = Path(path).read_text().splitlines()
     blocks, i = [], 0
     while i < len(lines):
@@ -429,7 +468,9 @@ def code_blocks(path):
             continue
         indent = len(m.group(1))
         i += 1
-        while i < len(lines) and re.match(r"^\s+:\w[\w-]*:", lines[i]):  # directive options
+        found = {}  # directive options
+        while i < len(lines) and (o := re.match(r"^\s+:(\w[\w-]*):\s*(.*?)\s*$", lines[i])):
+            found[o.group(1)] = o.group(2)
             i += 1
         body = []
         while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
@@ -441,8 +482,14 @@ def code_blocks(path):
             body.pop(0)
         if body:
             cut = min(len(t) - len(t.lstrip()) for _, t in body if t.strip())
-            blocks.append((body[0][0], "\n".join(t[cut:] for _, t in body)))
+            block = (body[0][0], "\n".join(t[cut:] for _, t in body))
+            blocks.append((*block, found) if options else block)
     return blocks
+
+
+def _not_run(options):
+    """Whether a block's options mark it as shown, not run (``:class: no-run``)."""
+    return NO_RUN in options.get("class", "").split()
 
 
 def _needs(source):
@@ -502,6 +549,36 @@ def run_blocks(spec_file):
         return problem._replace(run=run, sampler=sampler)
 
     skgibbs._base.build_problem = build_problem
+
+    import skgibbs.control_variates
+    import skgibbs.criteria
+
+    # the "lfv" criterion's Langevin run (model_selection looks the function up at call time)
+    real_lfv = skgibbs.criteria.langevin_functional_variance
+    lfv_defaults = inspect.signature(real_lfv).parameters
+
+    def langevin_functional_variance(*args, **kwargs):
+        for k, cap in spec["lfv_caps"].items():
+            kwargs[k] = min(kwargs.get(k, lfv_defaults[k].default), cap)
+        return real_lfv(*args, **kwargs)
+
+    skgibbs.criteria.langevin_functional_variance = langevin_functional_variance
+
+    # a neural control variate's Adam steps, its parameters restored after the fit as above
+    neural = skgibbs.control_variates.NeuralControlVariate
+    real_fit = neural._fit
+
+    def _fit(self, X, y, score):
+        saved = {k: getattr(self, k) for k in spec["control_variate_caps"]}
+        for k, cap in spec["control_variate_caps"].items():
+            setattr(self, k, min(saved[k], cap))
+        try:
+            return real_fit(self, X, y, score)
+        finally:
+            for k, value in saved.items():
+                setattr(self, k, value)
+
+    neural._fit = _fit
     # the short fits warn that they have not mixed; a deprecated name used by a snippet is an error
     warnings.simplefilter("ignore")
     for category in (FutureWarning, DeprecationWarning):
@@ -524,10 +601,12 @@ def run_blocks(spec_file):
 @pytest.mark.slow
 @pytest.mark.parametrize("path", SNIPPET_FILES, ids=lambda p: p.name)
 def test_code_blocks_run(path, tmp_path):
-    blocks = code_blocks(path)
+    blocks = code_blocks(path, options=True)
     assert blocks, f"{path.name} has no python code blocks"
     runnable, skipped = [], None
-    for line, source in blocks:
+    for line, source, options in blocks:
+        if _not_run(options):
+            continue
         missing = [p for p in _needs(source) if _missing(p)]
         if missing:
             skipped = f"the block at {path.name}:{line} needs {', '.join(missing)}, which is not installed"
@@ -538,6 +617,8 @@ def test_code_blocks_run(path, tmp_path):
         "blocks": runnable,
         "caps": CAPS,
         "sampler_caps": SAMPLER_CAPS,
+        "lfv_caps": LFV_CAPS,
+        "control_variate_caps": CONTROL_VARIATE_CAPS,
         "report": str(tmp_path / "report.json"),
     }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
