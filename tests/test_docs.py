@@ -13,8 +13,10 @@
 - Every ``.. code-block:: python`` of ``README.rst``,
   ``doc/quickstart.rst`` and the user-guide pages (in the order of the
   guide's table of contents) runs, in order, in one namespace per file;
-  the README's first fit also runs at its own settings, and gives the R-hat
-  and ESS its comment states (README cannot include a result file).
+  the first fits of the README and the quick start also run at their own
+  settings, and give the R-hat, ESS and resolved defaults their comments
+  state (README cannot include a result file), and the times the two pages
+  state are the ``first_fit`` benchmark's stored medians.
 
 Running the snippets at their own settings would take many minutes, so they
 run with short budgets. The budgets are capped where every estimator builds
