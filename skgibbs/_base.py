@@ -42,6 +42,7 @@ from ._reliability import (
     worst_mixing,
 )
 from .diagnostics import psis_loo, stacking_weights
+from .embeddings import resolve_embedding
 from .model import ACTIVATIONS
 from .priors import Prior
 from .problem import build_problem
@@ -199,7 +200,23 @@ class BaseGibbsMLP(BaseEstimator):
             "sampler_name_": problem.sampler.name,
             "rho_": problem.run.rho,
             "lambda_": problem.lambda_,
+            **self._bins_state(problem.embedding_bins),
         }
+
+    @staticmethod
+    def _bins_state(bins):
+        """``embedding_bins_``, one array of edges per input (an object array, as ``KBinsDiscretizer``'s)."""
+        if bins is None:
+            return {}
+        edges = np.empty(len(bins), dtype=object)
+        for j, e in enumerate(bins):
+            edges[j] = e
+        return {"embedding_bins_": edges}
+
+    def _embedding(self, X, x_mean, x_scale):
+        """``(NumericEmbedding or None, bin edges or None)`` of the ``embedding`` setting on training ``X``."""
+        setting = resolve_embedding(getattr(self, "embedding", None))
+        return (None, None) if setting is None else setting.build(X, x_mean, x_scale)
 
     @property
     def kernel_(self):
@@ -288,7 +305,12 @@ class BaseGibbsMLP(BaseEstimator):
         """
         std = self.prior_std
         if isinstance(std, str):  # "auto"
-            std = (self._prior_gain * spec.fan_in_std(torch.float32)).to(device)
+            std = self._prior_gain * spec.fan_in_std(torch.float32)
+            if spec.embedding is not None and spec.embedding.kind == "periodic":
+                # the frequencies keep their own scale, whatever the gain of the weights
+                freq = spec.embedding.slices()["frequencies"]
+                std[freq] = spec.embedding.frequency_scale
+            std = std.to(device)
         elif std is not None and not isinstance(std, Real):
             std = self._prior_std_array(std, spec, device)
         return sampler.adjust_prior(Prior(std, self.weight_bound), spec, self.prior_std, device)
@@ -586,6 +608,11 @@ class BaseGibbsMLP(BaseEstimator):
             ``coefs_<l>`` ``(chain, draw, n_in_<l>, n_out_<l>)`` and
             ``intercepts_<l>`` ``(chain, draw, n_out_<l>)`` of every layer
             ``l``, on the standardized scale of ``samples_``.
+            With an ``embedding``, also ``embedding_weights`` ``(chain,
+            draw, feature, encoding, embedding)``, ``embedding_biases``
+            ``(chain, draw, feature, embedding)`` and, for the periodic
+            embedding, ``embedding_frequencies`` ``(chain, draw, feature,
+            frequency)``.
         ``sample_stats`` (always)
             Every per-draw record of ``sample_stats_``, which depends on the
             sampler: ``lp`` (``log pi_lambda`` up to a constant) always;
@@ -659,6 +686,12 @@ class BaseGibbsMLP(BaseEstimator):
             posterior[f"coefs_{layer}"], posterior[f"intercepts_{layer}"] = W, b
             dims[f"coefs_{layer}"] = [f"n_in_{layer}", f"n_out_{layer}"]
             dims[f"intercepts_{layer}"] = [f"n_out_{layer}"]
+        if self.spec_.embedding is not None:
+            parts = self.spec_.embedding.unpack(self.samples_)
+            axes = {"frequencies": ["feature", "frequency"], "weights": ["feature", "encoding", "embedding"]}
+            for name, value in parts.items():
+                posterior[f"embedding_{name}"] = value
+                dims[f"embedding_{name}"] = axes.get(name, ["feature", "embedding"])
         groups = {"posterior": posterior, "sample_stats": dict(self.sample_stats_)}
         if X is None and y is not None:
             raise ValueError(

@@ -8,6 +8,7 @@ import torch
 
 from ._base import FITTED, BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, StrOptions
+from .embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding
 from .priors import PRIOR_KINDS, HierarchicalPrior
 from .samplers import available_samplers
 
@@ -30,6 +31,7 @@ class DenseSamplerMixin:
         "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
         "prior": [StrOptions({"auto", *PRIOR_KINDS})],
         "prior_shape": [Interval(Real, 0, None, closed="neither")],
+        "embedding": [None, StrOptions(set(EMBEDDINGS)), PiecewiseLinearEmbedding, PeriodicEmbedding],
     }
 
     def _requested_rho(self):
@@ -135,6 +137,19 @@ class DenseSamplerMixin:
 
 # Docstring parts every dense estimator shares, inserted by ``fill_doc`` (indented for a class docstring).
 _SHARED_PARAMETERS = """\
+    embedding : {"piecewise", "periodic"}, PiecewiseLinearEmbedding, PeriodicEmbedding or None, default=None
+        An embedding of each numeric input ahead of the first dense layer
+        (Gorishniy, Rubachev and Babenko, 2022; :mod:`skgibbs.embeddings`):
+        ``"piecewise"``, a piecewise-linear encoding on quantile bins of the
+        training inputs (``embedding_bins_``), or ``"periodic"``, sines and
+        cosines of learned frequencies, each followed by a per-input linear
+        layer and a ReLU; an object sets the sizes (``GridSearchCV`` reaches
+        them as ``embedding__n_bins``). The embedding's weights (and
+        frequencies) are parameters of the network like the others: in
+        ``samples_`` (first, before the dense layers), under the prior
+        (``prior="layer"`` and ``"ard"`` give them groups of their own) and
+        sampled by every sampler. None: the standardized inputs enter the
+        first dense layer directly.
     sampler : Sampler or str, default="auto"
         The kernel, as an object with its settings
         (``HMC(target_accept=0.9)``, ``CSMALA(correction=0.5)``,
@@ -356,6 +371,10 @@ _SHARED_ATTRIBUTES = """\
         input ``i``, on standardized inputs), in the order of the columns
         (``feature_names_in_``). Relevant inputs have scales of order
         ``prior_std``; an input the data do not need shrinks toward 0.
+        With an ``embedding`` the group of input ``i`` is the first dense
+        layer's weights out of its ``d_embedding`` embedded values (its
+        embedding's own weights sit in shared groups): the input is
+        irrelevant when what its embedding passes on is switched off.
         With ``chain_weights="stacking"`` the draws weigh as in every
         prediction (``chain_weights_``). Drawn by
         :class:`~skgibbs.display.InputRelevanceDisplay`.
@@ -363,6 +382,11 @@ _SHARED_ATTRIBUTES = """\
         Only with ``prior_ == "ard"``: the equal-tailed ``confidence_level``
         posterior interval of each input's scale (weighted quantiles under
         ``chain_weights="stacking"``).
+    embedding_bins_ : ndarray of shape (n_features,), dtype=object
+        Only with the piecewise-linear ``embedding``: the increasing bin
+        edges of each input on the scale of ``X`` (quantiles of the training
+        inputs; fewer for an input with few distinct values), as
+        ``KBinsDiscretizer.bin_edges_``.
     surrogate_scale_ : float
         Mean over draws and examples of the per-example term ``c l_i(theta)``
         of the kernel's potential: ``lambda' l_i / n`` for csMALA, ``lambda

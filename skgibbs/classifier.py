@@ -173,6 +173,7 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         hidden_layer_sizes=(100, 100),
         activation="relu",
         *,
+        embedding=None,
         sampler="auto",
         temperature=1.0,
         rho="auto",
@@ -194,6 +195,7 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
+        self.embedding = embedding
         self.sampler = sampler
         self.temperature = temperature
         self.rho = rho

@@ -11,6 +11,14 @@ Two per-example losses of the outputs are known (:data:`LOSSES`):
 the logit of the second class (one output, sigmoid) or the K class logits
 (softmax). Both have a hand-written backward pass
 (:meth:`MLPSpec.loss_and_grad`).
+
+A network may start with a :class:`NumericEmbedding` of its inputs
+(Gorishniy, Rubachev and Babenko, 2022): each input ``x_j`` is encoded
+(piecewise-linearly on fixed bins, or by sines and cosines of learned
+frequencies), then mapped by its own linear layer and a ReLU to
+``d_embedding`` values; the ``n_features * d_embedding`` values are the first
+dense layer's inputs. The embedding's parameters come first in the flat
+vector, before the dense layers' (:meth:`NumericEmbedding.slices`).
 """
 
 from dataclasses import dataclass
@@ -18,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["MLPSpec", "ACTIVATIONS", "LOSSES", "per_example_loss"]
+__all__ = ["MLPSpec", "NumericEmbedding", "ACTIVATIONS", "LOSSES", "per_example_loss"]
 
 ACTIVATIONS = {
     "relu": torch.relu,
@@ -110,6 +118,172 @@ def per_example_loss(name, out, y):
     return LOSSES[name](out, y, None, with_grad=False)[0]
 
 
+#: the encodings a :class:`NumericEmbedding` knows
+EMBEDDING_KINDS = ("piecewise", "periodic")
+
+
+@dataclass(frozen=True)
+class NumericEmbedding:
+    """Per-feature embedding of numeric inputs, ahead of the first dense layer.
+
+    Input ``j`` is encoded as ``phi_j(x_j)`` of width ``m`` and embedded as
+    ``z_j = relu(phi_j(x_j) W_j + b_j)`` with ``W_j`` of shape
+    ``(m, d_embedding)``; the network's first dense layer reads the
+    concatenated ``z``. The encodings (Gorishniy, Rubachev and Babenko,
+    2022):
+
+    ``"piecewise"``
+        The piecewise-linear encoding on fixed bins ``e_0 < ... < e_T`` of
+        input ``j``: ``phi_t = clip((x - e_{t-1}) / (e_t - e_{t-1}), 0, 1)``
+        for bin ``t = 1..T``, except that the first bin is not clipped below
+        and the last not clipped above (linear beyond the outer edges);
+        ``m = n_basis``. An input with fewer distinct edges than
+        ``n_basis + 1`` has fewer bins; its remaining encodings are 0.
+    ``"periodic"``
+        ``phi = [sin(2 pi c_j x), cos(2 pi c_j x)]`` with ``n_basis``
+        frequencies ``c_j`` per input, parameters of the network;
+        ``m = 2 n_basis``.
+
+    Parameters
+    ----------
+    kind : {"piecewise", "periodic"}
+    n_features : int
+        Inputs ``d``.
+    n_basis : int
+        Bins (``"piecewise"``) or frequencies (``"periodic"``) per input.
+    d_embedding : int
+        Width of each input's embedding.
+    edges : tuple of tuple of float, default=()
+        ``"piecewise"``: the increasing bin edges of every input, on the
+        inputs' scale (at most ``n_basis + 1`` each).
+    frequency_scale : float, default=1.0
+        ``"periodic"``: the prior standard deviation (and initial spread) of
+        the frequencies.
+
+    Examples
+    --------
+    >>> emb = NumericEmbedding("piecewise", 1, 2, 1, edges=((0.0, 1.0, 2.0),))
+    >>> emb.encode(None, torch.tensor([[-1.0], [0.5], [3.0]]))[..., 0, :]
+    tensor([[-1.0000,  0.0000],
+            [ 0.5000,  0.0000],
+            [ 1.0000,  2.0000]])
+    """
+
+    kind: str
+    n_features: int
+    n_basis: int
+    d_embedding: int
+    edges: tuple = ()
+    frequency_scale: float = 1.0
+
+    @property
+    def width(self):
+        """``m``, the width of one input's encoding."""
+        return self.n_basis if self.kind == "piecewise" else 2 * self.n_basis
+
+    @property
+    def n_outputs(self):
+        return self.n_features * self.d_embedding
+
+    def slices(self, offset=0):
+        """``{name: slice}`` of the parameters in the flat vector from ``offset``.
+
+        ``"frequencies"`` ``(d, n_basis)`` (periodic only), then
+        ``"weights"`` ``(d, m, d_embedding)`` and ``"biases"``
+        ``(d, d_embedding)``, each in row-major order.
+        """
+        d, k = self.n_features, self.d_embedding
+        sizes = {"frequencies": d * self.n_basis} if self.kind == "periodic" else {}
+        sizes.update(weights=d * self.width * k, biases=d * k)
+        out = {}
+        for name, size in sizes.items():
+            out[name] = slice(offset, offset + size)
+            offset += size
+        return out
+
+    @property
+    def n_params(self):
+        return sum(s.stop - s.start for s in self.slices().values())
+
+    def _bins(self, dtype, device):
+        """Left edges, widths and the lower and upper clips of the bins, each ``(d, n_basis)``."""
+        d, T = self.n_features, self.n_basis
+        left = np.zeros((d, T))
+        width = np.full((d, T), np.inf)  # a bin an input lacks encodes 0
+        low, high = np.zeros((d, T)), np.ones((d, T))
+        for j, e in enumerate(self.edges):
+            e = np.asarray(e, dtype=float)
+            t = len(e) - 1
+            if t < 1:
+                continue
+            left[j, :t], width[j, :t] = e[:-1], np.diff(e)
+            low[j, 0], high[j, t - 1] = -np.inf, np.inf  # linear beyond the outer edges
+        return [torch.as_tensor(a, dtype=dtype, device=device) for a in (left, width, low, high)]
+
+    def encode(self, theta, X):
+        """``phi(x)`` of every input, ``(n, d, m)`` (piecewise, or shared inputs) or ``(K, n, d, m)``.
+
+        ``theta`` ``(K, Q)`` gives the frequencies (unused by the
+        piecewise encoding: None is allowed there).
+        """
+        if self.kind == "piecewise":
+            left, width, low, high = self._bins(X.dtype, X.device)
+            r = (X[..., None] - left) / width
+            return torch.maximum(torch.minimum(r, high), low)
+        K = theta.shape[0]
+        c = theta[:, self.slices()["frequencies"]].view(K, self.n_features, self.n_basis)
+        x = X[None] if X.dim() == 2 else X
+        arg = (2 * np.pi) * x[..., None] * c[:, None]
+        return torch.cat([torch.sin(arg), torch.cos(arg)], -1)
+
+    def forward(self, theta, X, phi=None):
+        """The embedded inputs ``z``, ``(K, n, d * d_embedding)``.
+
+        ``phi`` is :meth:`encode`'s result where the caller has it.
+        """
+        K, d, k = theta.shape[0], self.n_features, self.d_embedding
+        sl = self.slices()
+        W = theta[:, sl["weights"]].view(K, d, self.width, k)
+        b = theta[:, sl["biases"]].view(K, 1, d, k)
+        phi = self.encode(theta, X) if phi is None else phi
+        if phi.dim() == 3:
+            a = torch.einsum("ndm,cdmo->cndo", phi, W)
+        else:
+            a = torch.einsum("cndm,cdmo->cndo", phi, W)
+        return torch.relu(a + b).reshape(K, -1, d * k)
+
+    def std(self, dtype=torch.float64):
+        """The default prior scale of the parameters, ``(n_params,)``.
+
+        ``frequency_scale`` for the frequencies, ``1 / sqrt(m)`` (the
+        fan-in of each input's linear layer) for its weights and biases.
+        """
+        std = torch.full((self.n_params,), self.width**-0.5, dtype=dtype)
+        if self.kind == "periodic":
+            std[self.slices()["frequencies"]] = self.frequency_scale
+        return std
+
+    def init_params(self, generator, n_chains, dtype):
+        """Glorot-uniform weights and biases, frequencies ``N(0, frequency_scale^2)``: ``(n_chains, n_params)``."""
+        theta = torch.empty(n_chains, self.n_params, dtype=dtype)
+        bound = float(np.sqrt(6.0 / (self.width + self.d_embedding)))
+        for name, s in self.slices().items():
+            size = s.stop - s.start
+            if name == "frequencies":
+                draw = torch.randn(n_chains, size, generator=generator, dtype=dtype) * self.frequency_scale
+            else:
+                draw = (2 * torch.rand(n_chains, size, generator=generator, dtype=dtype) - 1) * bound
+            theta[:, s] = draw
+        return theta
+
+    def unpack(self, theta):
+        """``{name: array (..., shape)}`` of :meth:`slices` from flat parameters ``(..., Q)``."""
+        theta = np.asarray(theta)
+        lead, d, k = theta.shape[:-1], self.n_features, self.d_embedding
+        shapes = {"frequencies": (d, self.n_basis), "weights": (d, self.width, k), "biases": (d, k)}
+        return {name: theta[..., s].reshape(lead + shapes[name]) for name, s in self.slices().items()}
+
+
 @dataclass(frozen=True)
 class MLPSpec:
     """Architecture of a fully connected network.
@@ -126,6 +300,9 @@ class MLPSpec:
     n_outputs : int, default=1
         Width of the (linear) output layer: 1 for a regressor or a binary
         classifier's logit, the number of classes for a softmax classifier.
+    embedding : NumericEmbedding, default=None
+        An embedding of the inputs ahead of the first dense layer; its
+        parameters come first in the flat vector.
 
     Examples
     --------
@@ -143,10 +320,13 @@ class MLPSpec:
     hidden_layer_sizes: tuple = (100, 100)
     activation: str = "relu"
     n_outputs: int = 1
+    embedding: NumericEmbedding = None
 
     @property
     def layer_sizes(self):
-        return (self.n_features, *self.hidden_layer_sizes, self.n_outputs)
+        """Widths of the dense layers' inputs and outputs (the embedded width first, with an embedding)."""
+        first = self.n_features if self.embedding is None else self.embedding.n_outputs
+        return (first, *self.hidden_layer_sizes, self.n_outputs)
 
     @property
     def shapes(self):
@@ -155,11 +335,16 @@ class MLPSpec:
         return list(zip(sizes[:-1], sizes[1:]))
 
     @property
+    def n_embedding_params(self):
+        """Parameters of the embedding (0 without one): the first entries of the flat vector."""
+        return 0 if self.embedding is None else self.embedding.n_params
+
+    @property
     def n_params(self):
-        return sum((a + 1) * b for a, b in self.shapes)
+        return self.n_embedding_params + sum((a + 1) * b for a, b in self.shapes)
 
     def _slices(self):
-        offset = 0
+        offset = self.n_embedding_params
         for n_in, n_out in self.shapes:
             w = slice(offset, offset + n_in * n_out)
             offset += n_in * n_out
@@ -189,6 +374,9 @@ class MLPSpec:
         K = theta.shape[0]
         single = K == 1 and X.dim() == 2  # one chain: plain 2-D matmuls are fastest
         h = X
+        if self.embedding is not None:
+            h = self.embedding.forward(theta, X)
+            h = h[0] if single else h
         n_layers = len(self.shapes)
         for layer, (n_in, n_out, w, b) in enumerate(self._slices()):
             if single:
@@ -236,6 +424,8 @@ class MLPSpec:
         """
         head = LOSSES[loss]
         K = theta.shape[0]
+        if self.embedding is not None:
+            return self._embedded_loss_and_grad(theta, X[..., :-1] if augmented else X, y, mask, head)
         if K == 1 and X.dim() == 2:
             if not augmented:
                 X = torch.cat([X, torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)], 1)
@@ -274,7 +464,20 @@ class MLPSpec:
                 g = _act_grad(self.activation, h_aug[:, :n_in], gh)
         return losses.sum().reshape(1), grad
 
-    def _batched_loss_and_grad(self, theta, X, y, mask, head):
+    def _embedded_loss_and_grad(self, theta, X, y, mask, head):
+        # the dense layers by the hand-written pass on the embedded inputs z, which also
+        # gives dL/dz; autograd carries dL/dz back through the embedding alone
+        E = self.n_embedding_params
+        with torch.enable_grad():
+            head_params = theta[:, :E].detach().requires_grad_(True)
+            Z = self.embedding.forward(head_params, X)
+            losses, grad, grad_z = self._batched_loss_and_grad(
+                theta, Z.detach(), y, mask, head, input_grad=True
+            )
+            (grad[:, :E],) = torch.autograd.grad(Z, head_params, grad_z)
+        return losses, grad
+
+    def _batched_loss_and_grad(self, theta, X, y, mask, head, input_grad=False):
         K = theta.shape[0]
         slices = list(self._slices())
         hs = [X]
@@ -297,10 +500,19 @@ class MLPSpec:
             if layer:
                 gh = torch.matmul(g, theta[:, w].view(K, n_in, n_out).transpose(-1, -2))
                 g = _act_grad(self.activation, h, gh)
+            elif input_grad:
+                return (
+                    losses.sum(-1),
+                    grad,
+                    torch.matmul(g, theta[:, w].view(K, n_in, n_out).transpose(-1, -2)),
+                )
         return losses.sum(-1), grad
 
     def unpack(self, theta):
         """Split flat parameters into scikit-learn's ``coefs_`` and ``intercepts_``.
+
+        The dense layers only; an embedding's parameters are
+        ``spec.embedding.unpack(theta[..., :spec.n_embedding_params])``.
 
         Parameters
         ----------
@@ -320,9 +532,19 @@ class MLPSpec:
             intercepts.append(theta[..., b].copy())
         return coefs, intercepts
 
-    def pack(self, coefs, intercepts):
-        """Inverse of :meth:`unpack`; accepts a fitted ``MLPRegressor``'s lists."""
+    def pack(self, coefs, intercepts, embedding=None):
+        """Inverse of :meth:`unpack`; accepts a fitted ``MLPRegressor``'s lists.
+
+        ``embedding`` is :meth:`NumericEmbedding.unpack`'s dict of the
+        embedding's parameters, needed by a network with an embedding.
+        """
         parts = []
+        if self.embedding is not None:
+            if embedding is None:
+                raise ValueError(
+                    "this network has an embedding: pass its parameters as embedding={name: array}."
+                )
+            parts = [np.asarray(embedding[name], dtype=float).ravel() for name in self.embedding.slices()]
         for W, b in zip(coefs, intercepts):
             parts += [np.asarray(W, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()]
         return np.concatenate(parts)
@@ -334,6 +556,8 @@ class MLPSpec:
         then has prior variance of order one whatever the layer widths.
         """
         std = torch.empty(self.n_params, dtype=dtype)
+        if self.embedding is not None:
+            std[: self.n_embedding_params] = self.embedding.std(dtype)
         for n_in, _, w, b in self._slices():
             std[w] = n_in**-0.5
             std[b] = n_in**-0.5
@@ -354,4 +578,6 @@ class MLPSpec:
             theta[:, w] = (2 * u - 1) * bound
             u = torch.rand(n_chains, n_out, generator=generator, dtype=dtype)
             theta[:, b] = (2 * u - 1) * bound
+        if self.embedding is not None:
+            theta[:, : self.n_embedding_params] = self.embedding.init_params(generator, n_chains, dtype)
         return theta

@@ -44,6 +44,9 @@ def _library_samplers():
 
 TRUSTED_TYPES = (
     "skgibbs.model.MLPSpec",
+    "skgibbs.model.NumericEmbedding",
+    "skgibbs.embeddings.PiecewiseLinearEmbedding",
+    "skgibbs.embeddings.PeriodicEmbedding",
     "skgibbs.regressor.GibbsMLPRegressor",
     "skgibbs.sparse.SparseGibbsMLPRegressor",
     "skgibbs.classifier.GibbsMLPClassifier",

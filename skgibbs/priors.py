@@ -397,7 +397,12 @@ class HierarchicalPrior(NamedTuple):
         ``"layer"``: one precision for each layer's weights and one for its
         biases; ``"ard"``: as ``"layer"``, with the first layer's weights
         split into one group per input (the weights out of input ``i``);
-        ``"fixed"``: no group (the noise precision only). ``std`` ``(Q,)``
+        ``"fixed"``: no group (the noise precision only). An input
+        embedding (:class:`~skgibbs.model.NumericEmbedding`) adds one group
+        per kind of its parameters (``"embedding frequencies"``,
+        ``"embedding weights"``, ``"embedding biases"``) after the others;
+        under ``"ard"`` input ``i``'s group is then the first dense layer's
+        weights out of its embedded values. ``std`` ``(Q,)``
         is the fixed prior's scale (``1 / sqrt(fan_in)`` by default, Neal's
         scaling of the widths with the number of units feeding a layer),
         which each group's Gamma prior takes as its mean precision
@@ -417,8 +422,10 @@ class HierarchicalPrior(NamedTuple):
             for layer, (n_in, n_out, w, b) in enumerate(layers):
                 last = layer == len(layers) - 1
                 if kind == "ard" and layer == 0:
-                    rows = torch.arange(w.start, w.stop).view(n_in, n_out)
-                    for i in range(n_in):
+                    # input i's rows: its own, or those of its embedded values
+                    per = 1 if spec.embedding is None else spec.embedding.d_embedding
+                    rows = torch.arange(w.start, w.stop).view(spec.n_features, per * n_out)
+                    for i in range(spec.n_features):
                         group[rows[i]] = len(names)
                         names.append(f"input {i if input_names is None else input_names[i]}")
                 else:
@@ -426,6 +433,10 @@ class HierarchicalPrior(NamedTuple):
                     names.append("output weights" if last else f"weights {layer + 1}")
                 group[b] = len(names)
                 names.append("output biases" if last else f"biases {layer + 1}")
+            # the embedding's groups come last, so that the inputs' stay the first n_features
+            for part, where in ({} if spec.embedding is None else spec.embedding.slices()).items():
+                group[where] = len(names)
+                names.append(f"embedding {part}")
         G = len(names)
         # each group's mean prior variance: the fixed prior's scale
         grouped = group >= 0

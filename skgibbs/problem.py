@@ -91,6 +91,9 @@ class PosteriorProblem(NamedTuple):
     encoding : dict
         The estimator's target encoding by attribute name (the regressors'
         ``y_mean_`` and ``y_scale_``, the classifier's ``classes_``).
+    embedding_bins : list of ndarray or None
+        The piecewise-linear embedding's bin edges of every input, on the
+        scale of ``X`` (None without that embedding).
     """
 
     spec: MLPSpec
@@ -116,6 +119,7 @@ class PosteriorProblem(NamedTuple):
     x_scale: np.ndarray
     inputs: dict
     encoding: dict
+    embedding_bins: list = None
 
     def sample(self):
         """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`.
@@ -184,7 +188,9 @@ def build_problem(estimator, X, y):
         raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
     x_mean, x_scale = X.mean(0), safe_scale(X.std(0))
     targets, encoding = est._encode_targets(y)
-    spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs(encoding))
+    # an embedding's bins are quantiles of the training inputs, fixed before any fitting
+    embedding, bins = est._embedding(X, x_mean, x_scale)
+    spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs(encoding), embedding)
     # what the settings ask of "auto": a noise learned whatever the sampler ("learn"), a hierarchical prior
     asks = {
         "learned_noise": est._learns_noise_always(),
@@ -248,6 +254,7 @@ def build_problem(estimator, X, y):
         x_scale=x_scale,
         inputs=inputs,
         encoding=encoding,
+        embedding_bins=bins,
     )
 
 

@@ -254,6 +254,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         hidden_layer_sizes=(100, 100),
         activation="relu",
         *,
+        embedding=None,
         sampler="auto",
         temperature="auto",
         rho="auto",
@@ -275,6 +276,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
+        self.embedding = embedding
         self.sampler = sampler
         self.temperature = temperature
         self.rho = rho

@@ -131,6 +131,12 @@ def _local_forward(spec, mean, std, X, generator, moments=False):
     """
     act = ACTIVATIONS[spec.activation]
     h = X
+    if spec.embedding is not None:
+        # the embedding's parameters are drawn once for the batch (the plain reparametrisation):
+        # its layer is per input, not a sum over inputs whose pre-activations could be drawn instead
+        E = spec.n_embedding_params
+        eps = torch.randn((1, E), generator=generator, dtype=mean.dtype, device=mean.device)
+        h = spec.embedding.forward(mean[None, :E] + std[None, :E] * eps, X)[0]
     var = std * std
     n_layers = len(spec.shapes)
     for layer, (n_in, n_out, w, b) in enumerate(spec._slices()):
@@ -415,6 +421,8 @@ def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None):
     act = ACTIVATIONS[spec.activation]
     with torch.enable_grad():
         h, inputs, pre = X, [], []
+        if spec.embedding is not None:
+            phi, a_emb, h = _embedding_graph(spec.embedding, mean, X)
         n_layers = len(spec.shapes)
         for layer, (n_in, n_out, w, b) in enumerate(spec._slices()):
             inputs.append(h)
@@ -423,15 +431,59 @@ def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None):
             h = act(a) if layer < n_layers - 1 else a
         curvature = torch.zeros_like(mean)
         factors = _output_hessian_factors(loss, h.detach(), y)
+        leaves = pre if spec.embedding is None else pre + [a_emb, phi]
         for c, factor in enumerate(factors):
-            deltas = torch.autograd.grad(h, pre, grad_outputs=factor, retain_graph=c < len(factors) - 1)
+            deltas = torch.autograd.grad(h, leaves, grad_outputs=factor, retain_graph=c < len(factors) - 1)
             for x_in, delta, (_, _, w, b) in zip(inputs, deltas, spec._slices()):
                 d2 = delta * delta
                 curvature[w] += (x_in.detach() ** 2).T.mm(d2).reshape(-1)
                 curvature[b] += d2.sum(0)
+            if spec.embedding is not None:
+                curvature[: spec.n_embedding_params] += _embedding_curvature(
+                    spec.embedding, mean, X, phi, *deltas[-2:]
+                )
     m = X.shape[0]
     curvature *= (m if n_data is None else n_data) / m
     return (lam * curvature / (m if n_data is None else n_data) / eta + prior_std**-2).rsqrt()
+
+
+def _embedding_graph(embedding, mean, X):
+    """``(phi, a, z)`` of the embedding at ``mean``: ``phi`` a leaf, ``a`` its pre-activations, ``z = relu(a)``.
+
+    Shapes ``(m, d, width)``, ``(m, d, d_embedding)`` and ``(m, d * d_embedding)``.
+    """
+    d, k, theta = embedding.n_features, embedding.d_embedding, mean.detach()[None]
+    phi = embedding.encode(theta, X).reshape(X.shape[0], d, embedding.width).requires_grad_(True)
+    sl = embedding.slices()
+    W = theta[0, sl["weights"]].view(d, embedding.width, k)
+    a = torch.einsum("ndm,dmo->ndo", phi, W) + theta[0, sl["biases"]].view(d, k)
+    return phi, a, torch.relu(a).reshape(X.shape[0], d * k)
+
+
+def _embedding_curvature(embedding, mean, X, phi, delta_a, delta_phi):
+    """The Gauss-Newton diagonal of the embedding's parameters from one factor's per-example derivatives.
+
+    ``delta_a`` ``(m, d, k)`` and ``delta_phi`` ``(m, d, width)`` are the
+    derivatives of ``a_c' f(x_i)`` by the embedding's pre-activations and
+    encodings; each parameter's per-example derivative is squared and
+    summed over the examples, as for the dense layers.
+    """
+    out = torch.zeros(embedding.n_params, dtype=mean.dtype, device=mean.device)
+    sl = embedding.slices()
+    out[sl["weights"]] = torch.einsum("ndm,ndo->dmo", phi.detach() ** 2, delta_a**2).reshape(-1)
+    out[sl["biases"]] = (delta_a**2).sum(0).reshape(-1)
+    if embedding.kind == "periodic":
+        F = embedding.n_basis
+        c = mean.detach()[sl["frequencies"]].view(embedding.n_features, F)
+        arg = (2 * math.pi) * X[..., None] * c
+        # d sin(2 pi c x) / dc = 2 pi x cos(.), d cos(2 pi c x) / dc = -2 pi x sin(.)
+        g = (
+            (2 * math.pi)
+            * X[..., None]
+            * (delta_phi[..., :F] * torch.cos(arg) - delta_phi[..., F:] * torch.sin(arg))
+        )
+        out[sl["frequencies"]] = (g**2).sum(0).reshape(-1)
+    return out
 
 
 def precision_factors(hyper, mean, std, eta):
