@@ -21,6 +21,7 @@ from skgibbs import (
     PolynomialControlVariate,
     SparseGibbsMLPRegressor,
 )
+from skgibbs.embeddings import PiecewiseLinearEmbedding
 from skgibbs.samplers import CSMALA, HMC, MCLMC, RJMCMC, SGLD, AdjustedMCLMC, MeanFieldVI
 
 
@@ -78,6 +79,24 @@ def _cheap():
             burn_in=2,
             thin=1,
             pretrain_iter=100,
+            random_state=0,
+        ),
+        # numeric embeddings, by name and as an object (nested parameters embedding__*)
+        GibbsMLPRegressor(
+            hidden_layer_sizes=(8,),
+            embedding=PiecewiseLinearEmbedding(n_bins=4, d_embedding=4),
+            n_samples=2,
+            burn_in=2,
+            thin=1,
+            pretrain_iter=50,
+            random_state=0,
+        ),
+        GibbsMLPClassifier(
+            hidden_layer_sizes=(8,),
+            embedding="periodic",
+            n_samples=2,
+            burn_in=2,
+            pretrain_iter=50,
             random_state=0,
         ),
         # kernel settings on a sampler object (nested parameters sampler__*)
