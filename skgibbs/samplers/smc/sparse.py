@@ -2,22 +2,34 @@ r"""The mutations of tempered SMC on sparse networks: RJHMC transitions of the p
 
 Under the mixing prior (2.4) of paper 001 (:class:`~skgibbs.priors.MixingPrior`)
 a particle is a point of ``mu = sum_I Lebesgue(R^I)``: an active set ``I``
-and its values, exact zeros elsewhere. The tempered family is that of
-:mod:`skgibbs.samplers.smc` with this prior,
-``pi_beta ∝ Pi exp(-beta lambda R_n)`` with respect to ``mu``, and so are
-its stages:
+and its values, exact zeros elsewhere.
 
-- the particles start as exact draws of the normalised mixing prior
-  (:meth:`~skgibbs.priors.MixingPrior.sample`), sizes, sets and values;
-- the incremental weights hold only ``lambda R_n`` (:func:`~.kernel.reweight`),
-  whatever the dimension of each particle, so the running evidence
-  estimates ``log int Pi exp(-lambda R_n) dmu`` with ``Pi`` normalised over
-  every active set: the sum over the models of their evidence weighted by
-  their prior probability;
+**The path.** The particles do not start from the mixing prior ``Pi``: its
+draws hold about ``s / (s - 1)`` active weights, so on a network of
+several layers no input reaches the output, every particle predicts the
+same constant, the weights cannot tell them apart and single births
+cannot build a path the likelihood would notice. They start as exact
+draws of the *reference* ``Pi_0`` (:func:`reference_prior`), in which
+every weight is active with probability ``r = prior.reference``
+independently (given ``|I| >= 1``) with its value from the same ``p_i``,
+and move along the geometric bridge
+
+    ``pi_beta ∝ Pi_0^(1 - beta) (Pi exp(-lambda R_n))^beta``,  ``beta`` from 0 to 1
+
+(:func:`bridged`): a mixing prior of its own at every ``beta``
+(``MixingPrior(power=beta)``) times the tempered likelihood. Its stages
+are those of :mod:`skgibbs.samplers.smc`:
+
+- the incremental log weight of a stage ``beta -> beta'`` is
+  ``-(beta' - beta) E(theta)`` with ``E = lambda R_n - log(Pi(I) / Pi_0(I))``
+  (:func:`bridge_energy`; both set probabilities normalised, the densities
+  ``p_i`` of the values cancel), so the running evidence estimates
+  ``log int Pi exp(-lambda R_n) dmu`` with ``Pi`` normalised over every
+  active set: the sum over the models of their evidence weighted by their
+  prior probability (``Z_0 = 1``: ``Pi_0`` is normalised and drawn exactly);
 - each stage's mutations are transitions of :mod:`skgibbs.samplers.rj.rjhmc`
-  that leave ``pi_beta`` invariant (the tempered target, ``beta lambda`` in
-  place of ``lambda``): one HMC trajectory on the active weights, then
-  ``n_jumps`` births or deaths of one weight.
+  that leave ``pi_beta`` invariant: one HMC trajectory on the active
+  weights, then ``n_jumps`` births or deaths of one weight.
 
 **The metric** of the HMC moves is diagonal: the variance of each weight
 over the particles in which it is active (:func:`active_variance`), the
