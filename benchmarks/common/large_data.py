@@ -23,13 +23,14 @@ from .writer import Page
 FITS = "large_n_fits"
 METHODS = ("skgibbs", "skgibbs_vi", "skgibbs_sghmc", "mlp_ensemble", "hgb", "ngboost")
 #: training rows of the fits against n (``--sizes`` overrides), and the settings that a quick run shrinks:
-#: skgibbs' draws and pre-training (and, for the MCMC samplers, warm-up and thinning), the MLPs' iterations
-#: and NGBoost's estimators
+#: skgibbs' draws and pre-training (and, for the MCMC samplers, warm-up and thinning), the MLPs' iterations,
+#: NGBoost's estimators, CatBoost's iterations (1000, its default) and RealMLP's settings (its defaults)
 FIT_SIZES = {
     "full": {"rows": (1000, 10_000, 100_000), "skgibbs": {}, "skgibbs_mcmc": {}, "mlp_max_iter": 200,
-             "ngboost_estimators": 500},
+             "ngboost_estimators": 500, "catboost_iterations": 1000, "realmlp": {}},
     "quick": {"rows": (1000, 3000), "skgibbs": {"n_samples": 20, "pretrain_iter": 100},
-              "skgibbs_mcmc": {"burn_in": 50, "thin": 2}, "mlp_max_iter": 20, "ngboost_estimators": 50},
+              "skgibbs_mcmc": {"burn_in": 50, "thin": 2}, "mlp_max_iter": 20, "ngboost_estimators": 50,
+              "catboost_iterations": 50, "realmlp": {"n_epochs": 8}},
 }  # fmt: skip
 TEST_ROWS = 10_000
 Z90 = norm.ppf(0.95)
@@ -52,10 +53,10 @@ def _scores(mean, sd, y):
     }
 
 
-def _skgibbs(X, y, Xt, yt, size, sampler="auto"):
+def _skgibbs(X, y, Xt, yt, size, sampler="auto", embedding=None):
     from skgibbs import GibbsMLPRegressor, SamplerWarning
 
-    kw = {"sampler": sampler}
+    kw = {"sampler": sampler, "embedding": embedding}
     if sampler != "auto":  # the target these rows were measured on (prior="auto" is ARD under VI now)
         kw.update(prior="fixed", temperature="plug-in")
     kw.update(size.skgibbs)
@@ -129,13 +130,50 @@ def _ngboost(X, y, Xt, yt, size):
     return out
 
 
+def _catboost(X, y, Xt, yt, size):
+    from catboost import CatBoostRegressor  # optional: the tabular extra
+
+    start = time.perf_counter()
+    # its uncertainty loss (a mean and a log-variance per row) at the documented defaults, one thread
+    model = CatBoostRegressor(loss_function="RMSEWithUncertainty", iterations=size.catboost_iterations,
+                              random_seed=0, thread_count=1, verbose=False).fit(X, y)  # fmt: skip
+    seconds = time.perf_counter() - start
+    # virtual ensembles: columns mean, knowledge uncertainty (variance of the members' means) and data
+    # uncertainty (mean of their variances); their sum is the total predictive variance
+    pred = model.virtual_ensembles_predict(Xt, prediction_type="TotalUncertainty")
+    out = _scores(pred[:, 0], np.sqrt(pred[:, 1] + pred[:, 2]), yt)
+    out["fit_s"] = seconds
+    return out
+
+
+def _realmlp(X, y, Xt, yt, size):
+    from pytabkit import RealMLP_TD_Regressor  # optional: the tabular extra
+    from sklearn.model_selection import train_test_split
+
+    start = time.perf_counter()
+    # its tuned defaults on four fifths of the rows (RealMLP holds out its own validation rows within
+    # them); the residual sd on the last fifth, as for gradient boosting
+    Xa, Xb, ya, yb = train_test_split(X, y, test_size=0.2, random_state=0)
+    model = RealMLP_TD_Regressor(random_state=0, n_threads=1, device="cpu", verbosity=0, **size.realmlp)
+    model.fit(np.asarray(Xa, dtype=np.float32), np.asarray(ya, dtype=np.float32))
+    sd = float(np.std(yb - model.predict(np.asarray(Xb, dtype=np.float32))))
+    seconds = time.perf_counter() - start
+    out = _scores(model.predict(np.asarray(Xt, dtype=np.float32)), np.full(len(yt), sd), yt)
+    out["fit_s"] = seconds
+    return out
+
+
 FITTERS = {
     "skgibbs": lambda *a: _skgibbs(*a),
     "skgibbs_vi": lambda *a: _skgibbs(*a, sampler="vi"),
     "skgibbs_sghmc": lambda *a: _skgibbs(*a, sampler="sghmc"),
+    "skgibbs_piecewise": lambda *a: _skgibbs(*a, embedding="piecewise"),
+    "skgibbs_periodic": lambda *a: _skgibbs(*a, embedding="periodic"),
     "mlp_ensemble": _mlp_ensemble,
     "hgb": _hgb,
     "ngboost": _ngboost,
+    "catboost": _catboost,
+    "realmlp": _realmlp,
 }
 
 
