@@ -155,7 +155,7 @@ def report(results):
         + "0.88-0.92.",
     ]
     if was_quick(res):
-        notes.append("Quick run: 5,000 training rows of diamonds, short settings; not the documented numbers.")
+        notes.append("Quick run: 5,000 training rows per table, short settings; not the documented numbers.")
     notes += [f"Skipped {k}: {v}" for k, v in res.get("skipped", {}).items()]
     tables = [("Fits", header, table)]
     if target_rows:
