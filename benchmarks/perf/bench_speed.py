@@ -224,7 +224,7 @@ def bench_paper000(opts, jx):
         multi = rho in opts.multi_chain_rhos
         variants = floors + skgibbs_variants(prob, opts.rc_steps, multi=multi) + peers
         res = measure(variants, opts.repeats, opts.block_s)
-        res["_constants"] = {"lambda": prob.lambda_, "zeta": prob.zeta, "c": prob.c, "d": prob.d, "h": STEP_SIZE}
+        res["_constants"] = {"lambda": prob.lam, "zeta": prob.zeta, "c": prob.c, "d": prob.d, "h": STEP_SIZE}
         out[f"rho={rho:g}"] = res
         _print_section(f"paper 000 network, rho={rho:g}", res)
     return out
