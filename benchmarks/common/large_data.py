@@ -136,7 +136,7 @@ def _catboost(X, y, Xt, yt, size):
     start = time.perf_counter()
     # its uncertainty loss (a mean and a log-variance per row) at the documented defaults, one thread
     model = CatBoostRegressor(loss_function="RMSEWithUncertainty", iterations=size.catboost_iterations,
-                              random_seed=0, thread_count=1, verbose=False).fit(X, y)  # fmt: skip
+                              random_seed=0, thread_count=1, verbose=False, allow_writing_files=False).fit(X, y)  # fmt: skip
     seconds = time.perf_counter() - start
     # virtual ensembles: columns mean, knowledge uncertainty (variance of the members' means) and data
     # uncertainty (mean of their variances); their sum is the total predictive variance
