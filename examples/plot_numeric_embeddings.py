@@ -67,8 +67,10 @@ for ax, embedding in zip(axes, (None, "piecewise", "periodic")):
     rmse = np.sqrt(np.mean((reg.predict(X_test) - y_test) ** 2))
     _, pis = reg.predict_interval(X_test, confidence_level=0.9)
     coverage = np.mean((y_test >= pis[:, 0, 0]) & (y_test <= pis[:, 1, 0]))
+    # R-hat and ESS of the function values: a number from chains that have not mixed is not the posterior's
     print(f"embedding={embedding!s:10s} log predictive density {density:.3f} per row, RMSE {rmse:.3f}, "
-          f"90% coverage {coverage:.2f}, {seconds:.0f} s, {len(caught)} SamplerWarning(s)")  # fmt: skip
+          f"90% coverage {coverage:.2f}, {seconds:.0f} s, R-hat {reg.rhat_:.2f}, ESS {reg.ess_:.0f}, "
+          f"{len(caught)} SamplerWarning(s)")  # fmt: skip
     mean, band = reg.predict_interval(grid, confidence_level=0.9)
     ax.fill_between(grid[:, 0], band[:, 0, 0], band[:, 1, 0], alpha=0.3, label="90% predictive band")
     ax.plot(grid[:, 0], mean, label="posterior mean")
