@@ -150,9 +150,32 @@ def test_fitted_state_is_numpy_only(sampler):
     est = _fit(sampler=sampler, rho=0.5)
     assert _torch_objects(est) == []
     # spec_ is the architecture: a frozen dataclass of plain Python values
-    assert dataclasses.is_dataclass(est.spec_)
-    for f in dataclasses.fields(est.spec_):
-        assert isinstance(getattr(est.spec_, f.name), (int, str, tuple))
+    # (its embedding, where there is one, a frozen dataclass of the same)
+    _assert_plain_frozen_dataclass(est.spec_)
+
+
+@pytest.mark.parametrize("embedding", ["piecewise", "periodic"])
+def test_fitted_state_with_an_embedding_is_numpy_only(embedding):
+    est = _fit(sampler="csmala", rho=0.5, embedding=embedding)
+    assert _torch_objects(est) == []
+    _assert_plain_frozen_dataclass(est.spec_)
+    assert dataclasses.is_dataclass(est.spec_.embedding)
+
+
+def _assert_plain_frozen_dataclass(obj):
+    assert dataclasses.is_dataclass(obj) and obj.__dataclass_params__.frozen
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            _assert_plain_frozen_dataclass(value)
+        else:
+            assert value is None or _is_plain(value), (f.name, type(value))
+
+
+def _is_plain(value):
+    if isinstance(value, tuple):
+        return all(_is_plain(v) for v in value)
+    return isinstance(value, (bool, int, float, str))
 
 
 # ------------------------------------------------------ reproducibility
