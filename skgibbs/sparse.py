@@ -14,7 +14,7 @@ from ._regression import BaseGibbsRegressor
 from .priors import MixingPrior
 from .samplers import Sampler, available_samplers
 
-__all__ = ["SparseGibbsMLPRegressor", "independent_fits", "input_relevance", "monte_carlo_error"]
+__all__ = ["SparseGibbsMLPRegressor", "evidence_weights", "independent_fits", "input_relevance", "monte_carlo_error"]
 
 def input_relevance(spec, samples):
     """Fraction of each input's first-layer weights that are active and lead to the output, per draw.
@@ -83,7 +83,7 @@ def independent_fits(estimator, X, y, n_runs=4, random_state=None, n_jobs=None):
     )
 
 
-def monte_carlo_error(fits, attribute="feature_inclusion_"):
+def monte_carlo_error(fits, attribute="feature_inclusion_", weights=None):
     """Mean and Monte Carlo standard error of a fitted value over independent fits.
 
     ``sd / sqrt(R)`` over the ``R`` fits (``ddof=1``), entry by entry: the
@@ -94,6 +94,21 @@ def monte_carlo_error(fits, attribute="feature_inclusion_"):
     common ancestors after resampling), so the spread between runs, not
     a binomial error of the particles, is the error to report.
 
+    With ``weights="evidence"`` the runs of a tempered SMC are pooled by
+    their evidence: run ``r`` weighs ``w_r = Z_r / sum_s Z_s`` with
+    ``Z_r = exp(log_evidence_)``. A run's particles approximate the
+    posterior and its ``Z_r`` is an unbiased estimate of the normalising
+    constant, so the weighted mean is the estimate of the runs taken
+    together as one population (and stays consistent when runs fall into
+    different modes: a run whose population went into a mode of small mass
+    reports a small evidence and weighs little). Its standard error is the
+    ratio estimator's, ``sqrt(R / (R - 1) * sum_r w_r^2 (m_r - m)^2)``; it
+    rests on the few runs that carry the weight, ``1 / sum_r w_r^2`` of
+    them (the ``effective_runs`` of :func:`evidence_weights`), is itself
+    rough when that number is small, and is NaN below two effective runs
+    (one run carries the estimate: its error cannot be told from the
+    others).
+
     Parameters
     ----------
     fits : sequence of fitted estimators
@@ -101,6 +116,9 @@ def monte_carlo_error(fits, attribute="feature_inclusion_"):
     attribute : str, default="feature_inclusion_"
         A fitted attribute: ``feature_inclusion_``, ``inclusion_probability_``,
         ``log_evidence_``, ...
+    weights : None or "evidence", default=None
+        None: the runs count equally. ``"evidence"``: pooled by
+        ``log_evidence_`` (fits of ``sampler="smc"``).
 
     Returns
     -------
@@ -114,11 +132,63 @@ def monte_carlo_error(fits, attribute="feature_inclusion_"):
     >>> mean, se = monte_carlo_error(fits, "log_evidence_")
     >>> round(float(mean), 3), round(float(se), 3)
     (-10.0, 0.082)
+
+    Two runs in a mode of 20 times the evidence outweigh a third in another:
+
+    >>> fits = [SimpleNamespace(log_evidence_=z, feature_inclusion_=np.array([m]))
+    ...         for z, m in ((-10.0, 0.3), (-10.0, 0.3), (-10.0 - np.log(20), 0.4))]
+    >>> mean, se = monte_carlo_error(fits, weights="evidence")
+    >>> round(float(mean[0]), 4)
+    0.3024
     """
     values = np.stack([np.asarray(getattr(fit, attribute), dtype=np.float64) for fit in fits])
     if len(values) < 2:
         raise ValueError(f"monte_carlo_error needs at least two independent fits, got {len(values)}.")
-    return values.mean(0), values.std(0, ddof=1) / np.sqrt(len(values))
+    if weights is None:
+        return values.mean(0), values.std(0, ddof=1) / np.sqrt(len(values))
+    if weights != "evidence":
+        raise ValueError(f"weights must be None or 'evidence', got {weights!r}.")
+    w, effective_runs = evidence_weights(fits)
+    w = w.reshape((-1,) + (1,) * (values.ndim - 1))
+    mean = (w * values).sum(0)
+    R = len(values)
+    se = np.sqrt(R / (R - 1) * (w**2 * (values - mean) ** 2).sum(0))
+    return mean, se if effective_runs >= 2 else np.full_like(se, np.nan)
+
+
+def evidence_weights(fits):
+    """The weights of independent SMC runs pooled by their evidence, and how many runs carry them.
+
+    ``w_r = exp(log_evidence_r) / sum_s exp(log_evidence_s)`` (computed on
+    the log scale) and ``effective_runs = 1 / sum_r w_r^2``: ``R`` when the
+    runs agree on the evidence, near 1 when one run's evidence is far above
+    the others' (independent runs that found modes of different mass).
+
+    Parameters
+    ----------
+    fits : sequence of fitted estimators
+        With ``log_evidence_`` (``sampler="smc"``).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_runs,)
+    effective_runs : float
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> w, runs = evidence_weights([SimpleNamespace(log_evidence_=v) for v in (-270.0, -269.0, -286.0)])
+    >>> w.round(3).tolist(), round(runs, 2)
+    ([0.269, 0.731, 0.0], 1.65)
+    """
+    log_z = np.array([float(getattr(fit, "log_evidence_", np.nan)) for fit in fits])
+    if not np.all(np.isfinite(log_z)):
+        raise ValueError(
+            "weights='evidence' needs a finite log_evidence_ of every fit: fit them with sampler='smc'."
+        )
+    w = np.exp(log_z - log_z.max())
+    w /= w.sum()
+    return w, float(1.0 / np.sum(w**2))
 
 
 class SparseGibbsMLPRegressor(BaseGibbsRegressor):

@@ -26,7 +26,8 @@ the pre-training runs at most ``CAPS["pretrain_iter"]`` Adam steps, the run
 keeps at most ``CAPS["n_samples"]`` draws after at most ``CAPS["burn_in"]``
 warm-up transitions without thinning, and the resolved sampler object is a
 clone with its own budgets capped (HMC's ``max_leapfrog``, the variational
-fit's ``max_iter``, SMC's ``n_particles``). Two runs outside a fit's
+fit's ``max_iter``, SMC's ``n_particles`` and, on sparse networks, its
+``max_mcmc_steps``, ``"auto"`` included). Two runs outside a fit's
 sampling are capped alike: the Langevin run of the ``"lfv"`` criterion
 (``LFV_CAPS``, by a wrapper of
 :func:`skgibbs.criteria.langevin_functional_variance`) and the Adam steps
@@ -414,17 +415,13 @@ def test_quickstart_lists_every_example():
 
 # ------------------------------------------------------------------ snippets
 
-#: user-guide pages whose blocks are not run yet (the sparse guide joins once its revision runs)
-NOT_RUN_YET = {"sparse.rst"}
-
-
 def _guide_pages():
     """The user-guide pages with python code blocks, in reading order (the toctree of its index)."""
     index = (GUIDE / "index.rst").read_text()
     toctree = index[index.index(".. toctree::") :]
     names = re.findall(r"^   (\w+)\s*$", toctree, re.M)
     pages = [GUIDE / f"{name}.rst" for name in names]
-    return [p for p in pages if p.name not in NOT_RUN_YET and "code-block:: python" in p.read_text()]
+    return [p for p in pages if "code-block:: python" in p.read_text()]
 
 
 SNIPPET_FILES = [ROOT / "README.rst", DOC / "quickstart.rst", *_guide_pages()]
@@ -434,7 +431,7 @@ NO_RUN = "no-run"
 
 #: the budgets of a snippet's fit, see the module docstring
 CAPS = {"pretrain_iter": 20, "n_samples": 10, "burn_in": 10, "thin": 1}
-SAMPLER_CAPS = {"max_leapfrog": 8, "max_iter": 50, "n_particles": 16}
+SAMPLER_CAPS = {"max_leapfrog": 8, "max_iter": 50, "n_particles": 16, "max_mcmc_steps": 2}
 #: the budgets of the runs outside a fit's sampling: the Langevin run of the ``"lfv"`` criterion and
 #: the Adam steps of a neural control variate
 LFV_CAPS = {"n_iter": 50, "burn_in": 10}
@@ -543,8 +540,11 @@ def run_blocks(spec_file):
             thin=min(problem.run.thin, caps["thin"]),
         )
         sampler, own = problem.sampler, problem.sampler.get_params(deep=False)
+        # a count is capped, and so is one the sampler resolves itself ("auto")
         short = {
-            k: min(own[k], cap) for k, cap in spec["sampler_caps"].items() if isinstance(own.get(k), int)
+            k: cap if own[k] == "auto" else min(own[k], cap)
+            for k, cap in spec["sampler_caps"].items()
+            if isinstance(own.get(k), int) or own.get(k) == "auto"
         }
         if short:
             sampler = clone(sampler).set_params(**short)

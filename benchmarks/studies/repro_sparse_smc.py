@@ -2,6 +2,7 @@
 
     python -m benchmarks run sparse_smc                   # four SMC runs and one four-chain RJHMC fit
     python -m benchmarks run sparse_smc --quick
+    python -m benchmarks run sparse_smc --particles 128 --max-mcmc-steps 15 --output sparse_smc_128
 
 The design of the ``sparse`` benchmark's structure part (``make_sparse_sine``:
 1000 points, 750 to train, f(x) = sin(2 pi |A x|^2), p = 10, seed 0), the
@@ -27,6 +28,7 @@ or one RJHMC chain) is a *group*; two groups agree when
 import itertools
 import time
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -35,7 +37,7 @@ from skgibbs import SparseGibbsMLPRegressor
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function
 from skgibbs.diagnostics import effective_sample_size
 from skgibbs.samplers import SMC
-from skgibbs.sparse import input_relevance, monte_carlo_error
+from skgibbs.sparse import evidence_weights, input_relevance, monte_carlo_error
 
 from .. import Benchmark, Output, Sizes
 from ..common.writer import Page
@@ -189,6 +191,21 @@ def equivalent_draws(groups):
     return float(np.median(within / np.maximum(between, 1e-300)))
 
 
+def pooled(smc, relevant):
+    """The runs' inclusion of the relevant inputs, with equal weights and pooled by their evidence
+    (:func:`skgibbs.sparse.monte_carlo_error`): the table rows, and the evidence weights and effective runs."""
+    fits = [SimpleNamespace(log_evidence_=r["log_evidence"], relevance=np.asarray(r["relevance"])) for r in smc]
+    equal, equal_se = monte_carlo_error(fits, "relevance")
+    weighted, weighted_se = monte_carlo_error(fits, "relevance", weights="evidence")
+    rows = [
+        [str(j), ", ".join(f"{r['relevance'][j]:.3f}" for r in smc), f"{equal[j]:.3f} ± {equal_se[j]:.3f}",
+         f"{weighted[j]:.3f} ± {weighted_se[j]:.3f}" if np.isfinite(weighted_se[j]) else
+         f"{weighted[j]:.3f} (one run carries it)"]
+        for j in relevant
+    ]  # fmt: skip
+    return rows, *evidence_weights(fits)
+
+
 def report(results):
     return [page for stem, result in results.items() for page in _pages(stem, result)]
 
@@ -222,6 +239,7 @@ def _pages(stem, result):
     runs.append(["RJHMC", "-", "-", "-", "-", ",".join(map(str, rj["ranks"])), f"{rj['rmse']:.3f}",
                  f"{rj['excess']:.3f}", f"{rj['seconds']:.0f}"])  # fmt: skip
     log_z, log_z_se = result["log_evidence"]
+    pooled_rows, weights, effective_runs = pooled(smc, settings["relevant"])
     notes = [
         (
             f"p = {settings['p']}, seed {settings['seed']} (relevant inputs {settings['relevant']}), 750 training "
@@ -243,6 +261,10 @@ def _pages(stem, result):
         "the posterior would vary as much as the groups' means do; the means agree to 0.1 sd when a group is "
         "worth about 200).",
         f"log_evidence_ over the SMC runs: {log_z:.2f} ± {log_z_se:.2f} (mean ± standard error).",
+        "Pooled by evidence: monte_carlo_error(fits, weights='evidence'), run r weighing "
+        "exp(log_evidence_r) / sum_s exp(log_evidence_s) (here "
+        + ", ".join(f"{w:.3f}" for w in weights)
+        + f"; {effective_runs:.1f} effective runs), with the ratio estimator's standard error.",
     ]
     return [
         Page(
@@ -276,6 +298,11 @@ def _pages(stem, result):
                     ],
                     runs,
                 ),
+                (
+                    "Inclusion of the relevant inputs: the runs, their mean, and the runs pooled by evidence",
+                    ["input", "each run", "equal weights (± se)", "pooled by evidence (± se)"],
+                    pooled_rows,
+                ),
             ],
             notes,
         )
@@ -286,7 +313,10 @@ BENCHMARK = Benchmark(
     name=NAME,
     kind="reproduction",
     title="Sparse networks: tempered SMC runs against RJHMC chains",
-    outputs=(Output(NAME, "Sparse networks: tempered SMC runs against RJHMC chains"),),
+    outputs=(
+        Output(NAME, "Sparse networks: tempered SMC runs against RJHMC chains"),
+        Output(f"{NAME}_128", "Sparse networks: SMC runs of 128 particles, stages of at most 15 transitions"),
+    ),
     run=run,
     report=report,
     sizes=SIZES,

@@ -102,6 +102,48 @@ def test_two_unequal_modes_of_active_sets_carry_their_exact_masses():
     assert np.all(per_run[:, 1] > 0.1)  # every run holds the smaller mode
 
 
+def test_small_runs_pooled_by_their_evidence_carry_the_exact_mode_masses():
+    """``monte_carlo_error(weights="evidence")``: ``Z_r`` times a run's particle average is unbiased for
+    the unnormalised integral, so the runs pooled by their evidence estimate the posterior masses, and the
+    ratio estimator's error covers the exact masses."""
+    from types import SimpleNamespace
+
+    from skgibbs.sparse import evidence_weights, monte_carlo_error
+
+    X, y = _two_inputs()
+    exact = exact_model_probabilities(X, y, C, S, _evidence)
+    first = np.array([a[0] == 1 and a[1] == 0 for a in SETS])
+    second = np.array([a[0] == 0 and a[1] == 1 for a in SETS])
+    masses = np.array([exact[first].sum(), exact[second].sum()])
+    freqs, log_z = _runs(_target(X, y), n_runs=16, n_particles=32)
+    fits = [
+        SimpleNamespace(log_evidence_=z, masses_=np.array([f[first].sum(), f[second].sum()]))
+        for f, z in zip(freqs, log_z)
+    ]
+    mean, se = monte_carlo_error(fits, "masses_", weights="evidence")
+    assert np.all(np.abs(mean - masses) < 4 * se), (mean, masses, se)
+    assert np.all(se < 0.05)  # sixteen runs of 32 particles: a precise pooled estimate
+    w, runs = evidence_weights(fits)
+    np.testing.assert_allclose(mean, w @ np.stack([f.masses_ for f in fits]))
+    assert 8 < runs <= 16  # runs of one posterior: their evidences agree, no run dominates
+
+
+def test_evidence_weights_need_the_evidence_of_every_fit():
+    from types import SimpleNamespace
+
+    from skgibbs.sparse import monte_carlo_error
+
+    fits = [SimpleNamespace(log_evidence_=v, feature_inclusion_=np.ones(2)) for v in (-1.0, np.nan)]
+    with pytest.raises(ValueError, match="sampler='smc'"):
+        monte_carlo_error(fits, weights="evidence")
+    with pytest.raises(ValueError, match="weights must be None or 'evidence'"):
+        monte_carlo_error(fits, weights="uniform")
+    # one run 20 nats above the other carries the estimate: no error can be told from one run
+    fits = [SimpleNamespace(log_evidence_=v, feature_inclusion_=np.array([m])) for v, m in ((-1.0, 0.2), (-21.0, 0.4))]
+    mean, se = monte_carlo_error(fits, weights="evidence")
+    assert mean[0] == pytest.approx(0.2) and np.isnan(se[0])
+
+
 def test_initial_particles_are_exact_mixing_prior_draws():
     Q, s, K = 6, 3.0, 6000
     prior = MixingPrior(Prior(std=2.0), s)
