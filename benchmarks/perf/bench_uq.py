@@ -929,6 +929,12 @@ PAGE_NOTES = {
         "MCLMC), on the first splits of the uq_defaults page, whose prior='auto' (ARD) row it stands beside; "
         "the run was stopped after diabetes and Boston, so only those two data sets have fits."
     ),
+    "uq_embedding": (
+        "GibbsMLPRegressor(embedding='piecewise') under the defaults since 2026-11-27 otherwise (ARD, the "
+        "noise learned, MCLMC), on the splits of the uq_defaults page, whose default row (no embedding) it "
+        "stands beside; diabetes and auto only, five splits each (the diabetes fits come from a first run "
+        "stopped after its fifth split, which therefore has no entry among the runs below)."
+    ),
 }
 
 
@@ -1094,6 +1100,12 @@ BENCHMARK = Benchmark(
             "uq_layer",
             "prior='layer' under the same defaults, beside prior='auto' (ARD) in uq_defaults",
             flags="--models skgibbs --skgibbs-params '{\"prior\": \"layer\"}' --n-splits 3 --output uq_layer",
+        ),
+        Output(
+            "uq_embedding",
+            "embedding='piecewise' under the same defaults, beside the defaults in uq_defaults",
+            flags="--datasets diabetes auto --models skgibbs --skgibbs-params '{\"embedding\": \"piecewise\"}' "
+            "--output uq_embedding",
         ),
     ),
     run=run,
