@@ -582,6 +582,11 @@ PAGE_NOTES = {
         "Gibbs) and two pre-training schedules capped at 3000 steps; the Gaussian process and laplace-torch "
         "rows of the classification page were not rerun (minutes per digits fit)."
     ),
+    "classification_embedding": (
+        "skgibbs here is GibbsMLPClassifier(embedding='piecewise') under the defaults since 2026-11-27 "
+        "otherwise, on the first two splits of the classification_defaults page, whose skgibbs row (no "
+        "embedding) it stands beside; breast_cancer and pima only."
+    ),
 }
 
 
@@ -666,6 +671,12 @@ BENCHMARK = Benchmark(
             "classification_defaults",
             "The classifier's defaults with the ARD prior, beside the cheaper peers (3 splits)",
             flags="--models skgibbs,logistic,mlp,hgb --n-splits 3 --output classification_defaults",
+        ),
+        Output(
+            "classification_embedding",
+            "embedding='piecewise' under the classifier's defaults, beside classification_defaults (2 splits)",
+            flags="--datasets breast_cancer pima --models skgibbs --skgibbs-params '{\"embedding\": \"piecewise\"}' "
+            "--n-splits 2 --output classification_embedding",
         ),
     ),
     run=run,
