@@ -99,16 +99,17 @@ def check_level(confidence_level):
 def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None):
     """Quantiles of the mixture of ``N(F[k, i], sigma^2)`` per column ``i``, equal weights unless given.
 
-    Bisection on the mixture CDF, between the smallest and the largest mean
-    widened by ten standard deviations: the mixture has no closed-form
-    quantile, and the bracket always holds it.
+    Bisection on the mixture CDF, between the smallest and the largest
+    component mean widened by ten of its standard deviations: the mixture
+    has no closed-form quantile, and the bracket always holds it.
 
     Parameters
     ----------
     F : ndarray of shape (n_components, n_columns)
         Means of the components.
-    sigma : float or ndarray of shape (n_components,) or (n_components, 1)
-        Standard deviation of the components, common or one per component.
+    sigma : float or ndarray of shape (n_components,), (n_components, 1) or (n_components, n_columns)
+        Standard deviation of the components: common, one per component, or
+        one per component and column (a noise that varies with the inputs).
     probs : array-like of shape (n_probs,)
         Probabilities in (0, 1).
     n_iter : int, default=60
@@ -129,10 +130,10 @@ def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None):
            [2.959964, 3.959964]])
     """
     sigma = np.asarray(sigma, dtype=float)
-    if sigma.ndim:  # one per component: a column against F's rows
+    if sigma.ndim and sigma.shape != F.shape:  # one per component: a column against F's rows
         sigma = sigma.reshape(-1, 1)
-    lo = F.min(0) - 10 * sigma.max()
-    hi = F.max(0) + 10 * sigma.max()
+    lo = (F - 10 * sigma).min(0)
+    hi = (F + 10 * sigma).max(0)
     lo = np.broadcast_to(lo, (len(probs), F.shape[1])).copy()
     hi = np.broadcast_to(hi, (len(probs), F.shape[1])).copy()
     p = np.asarray(probs)[:, None]

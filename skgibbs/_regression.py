@@ -1,4 +1,12 @@
-"""What every Gibbs-posterior MLP regressor shares: squared loss, Gaussian outputs, criteria."""
+"""What every Gibbs-posterior MLP regressor shares: squared loss, Gaussian outputs, criteria.
+
+A regressor whose network has two outputs (``noise="heteroscedastic"``)
+reads them as the mean ``f`` and the log-variance ``s`` of ``y`` (standardized
+scale, the ``"gaussian"`` loss of :data:`skgibbs.model.LOSSES`): every draw
+then has its own noise variance at every input, which the predictive
+distribution, the log-likelihood and the criteria use in place of
+``noise_variance_``.
+"""
 
 import warnings
 
@@ -14,6 +22,7 @@ from ._levels import check_level, check_levels, mixture_quantiles
 from .credible import credible_sets_of, parameter_radius, posterior_quantile
 from .criteria import gaussian_log_likelihood, langevin_waic, waic
 from .criteria._waic import waic_from_pointwise
+from .model import LOG_VARIANCE_BOUND
 
 __all__ = ["BaseGibbsRegressor"]
 
@@ -33,11 +42,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         path = result.info.get("temperature_path", {})
         if "generalization_loss" in path:
             # the sampler's stage criteria are on the standardized scale of the potential
-            path = {
-                **path,
-                "generalization_loss": path["generalization_loss"] + np.log(self.y_scale_),
-                "noise_variance": path["noise_variance"] * self.y_scale_**2,
-            }
+            path = {**path, "generalization_loss": path["generalization_loss"] + np.log(self.y_scale_)}
+            if "noise_variance" in path:  # one noise variance (the squared loss), not one per input
+                path["noise_variance"] = path["noise_variance"] * self.y_scale_**2
             self._set_fitted({"temperature_path_": path})
 
     def _noise_draws(self):
@@ -50,19 +57,45 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         draws = self._noise_draws()
         return self.noise_variance_ if draws is None else draws[:, None]
 
+    def _varies(self):
+        """Whether the network's second output is the log noise variance (``noise="heteroscedastic"``)."""
+        return self.spec_.n_outputs == 2
+
+    def _output_chunks(self, X, width, kept=None):
+        # a mean and log-variance network's outputs are two (S, rows) arrays, its noise variances a third
+        return super()._output_chunks(X, width + (3 if self._varies() else 0), kept)
+
+    def _mean_and_noise(self, G):
+        """``(F, V)`` of network outputs ``G`` (standardized): ``f`` on the scale of ``y`` and the noise variances.
+
+        ``V`` is ``(S, rows)`` with a varying noise, else the noise of the
+        draws (:meth:`_noise_of_draws`).
+        """
+        if not self._varies():
+            return G * self.y_scale_ + self.y_mean_, self._noise_of_draws()
+        s = np.clip(G[..., 1], -LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND)
+        return G[..., 0] * self.y_scale_ + self.y_mean_, np.exp(s) * self.y_scale_**2
+
+    def _predictive_chunks(self, X, width):
+        """``(rows, F, V)`` chunk after chunk: :meth:`_mean_and_noise` of the outputs at ``X[rows]``."""
+        for rows, G in self._output_chunks(X, width):
+            yield (rows, *self._mean_and_noise(G))
+
     def _posterior_predictive(self, X, random_state):
         """``f`` (function values) and ``y`` (``f`` plus each draw's noise) of every draw at ``X``, ``(S, n)``."""
         rng = check_random_state(random_state)
-        F = np.empty((self._n_draws(), X.shape[0]))
-        for rows, G in self._draw_chunks(X, 2):
+        F, V = np.empty((self._n_draws(), X.shape[0])), None
+        for rows, G, noise in self._predictive_chunks(X, 2):
             F[:, rows] = G
-        Y = F + np.sqrt(self._noise_of_draws()) * rng.standard_normal(F.shape)
+            if self._varies():
+                V = np.empty_like(F) if V is None else V
+                V[:, rows] = noise
+        Y = F + np.sqrt(self._noise_of_draws() if V is None else V) * rng.standard_normal(F.shape)
         return {"f": F, "y": Y}, {"f": ["obs"]}
 
     def _log_likelihood(self, X, y):
         out = np.empty((self._n_draws(), X.shape[0]))
-        noise = self._noise_of_draws()
-        for rows, F in self._draw_chunks(X, 4):
+        for rows, F, noise in self._predictive_chunks(X, 4):
             out[:, rows] = gaussian_log_likelihood(y[rows], F, noise)
         return out
 
@@ -86,9 +119,10 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         n = X.shape[0]
         kept, sums, fbar = self._first_pass(X, y)
         self._record_losses(sums["loss"], sums["loss_square"], n)
-        # the posterior mean of the training risk, or of the learned noise variance
+        # the posterior mean of the training risk, or of the learned noise variance (over the inputs too)
         noise = self._noise_draws()
-        noise = sums["residual"] / n if noise is None else noise
+        if noise is None:
+            noise = (sums["noise"] if self._varies() else sums["residual"]) / n
         self._set_fitted({"noise_variance_": float(noise.mean())})
         loo = self._criteria_pass(X, y, kept, fbar)
         self._weigh_chains(*loo)
@@ -115,13 +149,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
         if self._noise_draws() is not None:
             beta = 1.0  # the noise learned: the Bayesian posterior, each draw with its own variance
-        noise = self._noise_of_draws()
+        if self._varies():
+            beta = 2.0 / self.temperature_  # the loss is twice the negative log-density (less log 2 pi)
         stacking = self.chain_weights == "stacking"
         K = self.samples_.shape[0]
         elpd, penalty = np.empty(n), np.empty(n)
         loo, khat = (np.empty((K, n)), np.empty((K, n))) if stacking else (None, None)
         for rows, G in self._output_chunks(X, self._summary_width, kept):
-            F = G * self.y_scale_ + self.y_mean_
+            F, noise = self._mean_and_noise(G)
             log_lik = gaussian_log_likelihood(_rows(y, rows), F, noise)
             chunk = waic(log_lik, beta=beta)
             elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
@@ -144,16 +179,22 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     def _first_pass(self, X, y):
         """Per-draw sums, posterior mean and mixing of the rows; the outputs kept for the second pass."""
         S, n, K = self._n_draws(), X.shape[0], self.samples_.shape[0]
-        sums = {name: np.zeros(S) for name in ("loss", "loss_square", "residual", "spread")}
+        sums = {name: np.zeros(S) for name in ("loss", "loss_square", "residual", "spread", "noise")}
         fbar, mixing, kept, room = np.empty(n), [], {}, _chunks.CHUNK_BYTES // 2
         for rows, G in self._output_chunks(X, self._summary_width):
             yc = _rows(y, rows)
+            mean = G[..., 0] if self._varies() else G
             # the losses l_i of the draws, on the standardized scale of the potential
-            losses = ((yc - self.y_mean_) / self.y_scale_ - G) ** 2
+            losses = ((yc - self.y_mean_) / self.y_scale_ - mean) ** 2
+            if self._varies():  # (y - f)^2 e^{-s} + s
+                noise = self._mean_and_noise(G)[1]
+                relative = noise / self.y_scale_**2
+                losses = losses / relative + np.log(relative)
+                sums["noise"] += noise.sum(1)
             sums["loss"] += losses.sum(1)
             sums["loss_square"] += (losses * losses).sum(1)
             del losses
-            F = G * self.y_scale_ + self.y_mean_  # on the scale of y
+            F = mean * self.y_scale_ + self.y_mean_  # on the scale of y
             sums["residual"] += ((yc - F) ** 2).sum(1)
             fbar[rows], spread = _spread(F)
             sums["spread"] += spread
@@ -183,7 +224,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     # -------------------------------------------------------------- predict
     def _draws(self, X):
         """Function values of every retained draw, shape (S, n), scale of y."""
-        return self._network_outputs(X) * self.y_scale_ + self.y_mean_
+        G = self._network_outputs(X)
+        return (G[..., 0] if self._varies() else G) * self.y_scale_ + self.y_mean_
 
     def _draw_chunks(self, X, width):
         """``(rows, F)`` chunk after chunk of rows: :meth:`_draws` of ``X[rows]``.
@@ -191,6 +233,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         ``width``: as for :meth:`_output_chunks`.
         """
         for rows, G in self._output_chunks(X, width):
+            if self._varies():
+                G = G[..., 0]
             G *= self.y_scale_
             G += self.y_mean_
             yield rows, G
@@ -215,7 +259,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         return_std : bool, default=False
             Also return ``sqrt(Var_theta f_theta(x) + noise_variance_)``, the
             standard deviation of the posterior predictive distribution of a
-            new observation, as ``BayesianRidge`` does.
+            new observation, as ``BayesianRidge`` does (with
+            ``noise="heteroscedastic"``, the posterior mean of the noise
+            variance at ``x`` in place of ``noise_variance_``).
 
         Returns
         -------
@@ -224,13 +270,16 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         """
         X = self._validated(X)
         mean, var, weights = np.empty(X.shape[0]), np.empty(X.shape[0]), self._draw_weights()
-        for rows, F in self._draw_chunks(X, 4):
+        noise = np.full(X.shape[0], self.noise_variance_)
+        for rows, F, V in self._predictive_chunks(X, 4):
             mean[rows] = draws_mean(F, weights)
             if return_std:
                 var[rows] = F.var(0) if weights is None else draws_mean((F - mean[rows]) ** 2, weights)
+                if self._varies():
+                    noise[rows] = draws_mean(V, weights)
         if not return_std:
             return mean
-        return mean, np.sqrt(var + self.noise_variance_)
+        return mean, np.sqrt(var + noise)
 
     def predict_samples(self, X):
         """Function values of every retained draw, chain by chain.
@@ -249,6 +298,24 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             out[rows] = F.T
         return out
 
+    def predict_noise_samples(self, X):
+        """Noise variance of every retained draw at ``X``, in the layout of :meth:`predict_samples`.
+
+        With ``noise="heteroscedastic"`` each draw's variance at each input
+        (the exponential of its second output, on the scale of ``y``);
+        otherwise the draw's learned variance, or ``noise_variance_``, the
+        same at every input.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_chains * n_draws)
+        """
+        X = self._validated(X)
+        out = np.empty((X.shape[0], self._n_draws()))
+        for rows, _, V in self._predictive_chunks(X, 2):
+            out[rows] = np.broadcast_to(V, (self._n_draws(), rows.stop - rows.start)).T
+        return out
+
     def predict_interval(self, X, confidence_level=None, kind="predictive"):
         """Equal-tailed posterior intervals, in MAPIE's shapes.
 
@@ -260,7 +327,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         kind : {"predictive", "credible"}, default="predictive"
             ``"predictive"``: quantiles of the posterior predictive of a new
             observation (the mixture over draws of ``N(f_theta(x),
-            noise_variance_)``); ``"credible"``: quantiles of ``f_theta(x)``.
+            noise_variance_)``, each draw's own variance at ``x`` with
+            ``noise="heteroscedastic"``); ``"credible"``: quantiles of
+            ``f_theta(x)``.
             With ``chain_weights="stacking"`` both weigh the draws of chain
             ``k`` by ``chain_weights_[k]`` (the credible quantiles then
             invert the weighted distribution function, without
@@ -279,12 +348,12 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         y_pred, q = np.empty(X.shape[0]), np.empty((len(probs), X.shape[0]))
         weights = self._draw_weights()
         # the bisection of mixture_quantiles holds three (n_probs, S, rows) arrays
-        for rows, F in self._draw_chunks(X, 3 * len(probs) + 3):
+        for rows, F, V in self._predictive_chunks(X, 3 * len(probs) + 3):
             y_pred[rows] = draws_mean(F, weights)
             if kind == "credible":
                 q[:, rows] = draws_quantiles(F, probs, weights)
             else:
-                q[:, rows] = mixture_quantiles(F, np.sqrt(self._noise_of_draws()), probs, weights=weights)
+                q[:, rows] = mixture_quantiles(F, np.sqrt(V), probs, weights=weights)
         k = len(levels)
         y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
         return y_pred, y_pis
@@ -295,7 +364,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         Each draw picks a retained parameter draw at random (draw ``j`` of
         chain ``k`` with probability ``chain_weights_[k] / n_draws``) and
         adds ``N(0, noise_variance_)`` noise (the draw's own noise variance
-        with ``temperature="learn"``). As in
+        with ``temperature="learn"``, and at each input with
+        ``noise="heteroscedastic"``). As in
         :meth:`sklearn.gaussian_process.GaussianProcessRegressor.sample_y`,
         ``n_samples`` here is the number of draws to return; the
         constructor's ``n_samples`` is the number of parameter draws kept
@@ -320,8 +390,10 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         pick = rng.randint(S, size=n_samples) if weights is None else rng.choice(S, size=n_samples, p=weights)
         noise = self._noise_draws()
         scale = np.sqrt(self.noise_variance_ if noise is None else noise[pick])
-        out = rng.normal(scale=scale, size=(X.shape[0], n_samples))
-        for rows, F in self._draw_chunks(X, 2 + n_samples / S):
+        out = rng.normal(scale=1.0 if self._varies() else scale, size=(X.shape[0], n_samples))
+        for rows, F, V in self._predictive_chunks(X, 2 + 2 * n_samples / S):
+            if self._varies():  # the standard normals scaled by each picked draw's sd at each input
+                out[rows] *= np.sqrt(V[pick]).T
             out[rows] += F[pick].T
         return out
 

@@ -5,12 +5,15 @@ chains at once) and no state of its own. The flat order is scikit-learn's
 ``MLPRegressor`` order: for each layer ``l`` the weights ``coefs_[l]`` of shape
 ``(n_in, n_out)`` in row-major order, then ``intercepts_[l]``.
 
-Two per-example losses of the outputs are known (:data:`LOSSES`):
-``"squared"``, ``(y_i - f(x_i))**2`` of a one-output network, and
-``"cross_entropy"``, ``-log p(y_i | x_i)`` of a classifier whose outputs are
-the logit of the second class (one output, sigmoid) or the K class logits
-(softmax). Both have a hand-written backward pass
-(:meth:`MLPSpec.loss_and_grad`).
+Three per-example losses of the outputs are known (:data:`LOSSES`):
+``"squared"``, ``(y_i - f(x_i))**2`` of a one-output network;
+``"gaussian"``, ``(y_i - m(x_i))**2 exp(-s(x_i)) + s(x_i)`` of a network
+whose two outputs are a mean ``m`` and a log-variance ``s`` (twice the
+negative log-density of ``N(y_i; m, e^s)`` less ``log 2 pi``, so that it is
+the squared loss where ``s = 0``); and ``"cross_entropy"``,
+``-log p(y_i | x_i)`` of a classifier whose outputs are the logit of the
+second class (one output, sigmoid) or the K class logits (softmax). All
+three have a hand-written backward pass (:meth:`MLPSpec.loss_and_grad`).
 
 A network may start with a :class:`NumericEmbedding` of its inputs
 (Gorishniy, Rubachev and Babenko, 2022): each input ``x_j`` is encoded
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["MLPSpec", "NumericEmbedding", "ACTIVATIONS", "LOSSES", "per_example_loss"]
+__all__ = ["MLPSpec", "NumericEmbedding", "ACTIVATIONS", "LOSSES", "LOG_VARIANCE_BOUND", "per_example_loss"]
 
 ACTIVATIONS = {
     "relu": torch.relu,
@@ -64,6 +67,37 @@ def _squared(out, y, mask, with_grad=True):
     return resid * resid, (-2.0 * resid).unsqueeze(-1) if with_grad else None
 
 
+#: the log-variance output of the ``"gaussian"`` loss is clipped to ``[-LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND]``
+#: (standardized scale: variances from 2e-9 to 5e8 times that of ``y``), so that no step overflows
+LOG_VARIANCE_BOUND = 20.0
+
+
+def log_variance(s):
+    """The log-variance a ``"gaussian"`` network's second output ``s`` stands for (clipped)."""
+    return s.clamp(-LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND)
+
+
+def _gaussian(out, y, mask, with_grad=True):
+    """Per-example ``(y - m)^2 e^{-s} + s`` and ``d/d out`` for outputs ``(..., m, 2)`` = (mean, log-variance).
+
+    ``dl/dm = -2 (y - m) e^{-s}``, ``dl/ds = 1 - (y - m)^2 e^{-s}`` (0 where
+    ``s`` is clipped).
+    """
+    s = log_variance(out[..., 1])
+    resid = y - out[..., 0]
+    if mask is not None:
+        resid = resid * mask
+    precision = torch.exp(-s)
+    scaled = resid * resid * precision
+    loss = scaled + s if mask is None else scaled + s * mask
+    if not with_grad:
+        return loss, None
+    ds = 1.0 - scaled if mask is None else mask - scaled
+    inside = (out[..., 1] > -LOG_VARIANCE_BOUND) & (out[..., 1] < LOG_VARIANCE_BOUND)
+    g = torch.stack([-2.0 * resid * precision, torch.where(inside, ds, torch.zeros_like(ds))], -1)
+    return loss, g
+
+
 def _cross_entropy(out, y, mask, with_grad=True):
     """Per-example ``-log p(y | logits)`` and ``d/d out`` for logits ``(..., m, C)``.
 
@@ -98,7 +132,7 @@ def _cross_entropy(out, y, mask, with_grad=True):
 
 
 #: Per-example losses by name: ``loss(out, y, mask) -> (losses, d losses / d out)``.
-LOSSES = {"squared": _squared, "cross_entropy": _cross_entropy}
+LOSSES = {"squared": _squared, "gaussian": _gaussian, "cross_entropy": _cross_entropy}
 
 
 def per_example_loss(name, out, y):
@@ -415,7 +449,7 @@ class MLPSpec:
             Weights of the examples (padding entries 0).
         augmented : bool, default=False
             Whether ``X`` already carries the column of ones.
-        loss : {"squared", "cross_entropy"}, default="squared"
+        loss : {"squared", "gaussian", "cross_entropy"}, default="squared"
 
         Returns
         -------

@@ -8,7 +8,7 @@ raises ``AttributeError: 'Pipeline' object has no attribute
 'predict_interval'``. The fix is to import ``make_pipeline`` (or
 ``Pipeline``) from ``skgibbs.pipeline`` instead: :class:`Pipeline` here is
 a subclass that also forwards :meth:`~skgibbs.GibbsMLPRegressor.predict_interval`,
-``predict_samples``, ``sample_y``, ``credible_radius`` and
+``predict_samples``, ``predict_noise_samples``, ``sample_y``, ``credible_radius`` and
 ``credible_sets``: ``X`` goes through the transformers, then to the last
 step. Each is available only when the last step has it (as scikit-learn
 does for its own methods), so ``hasattr`` tells whether a pipeline can
@@ -86,6 +86,11 @@ class Pipeline(_sk.Pipeline):
     def predict_samples(self, X):
         """``predict_samples`` of the last step on the transformed ``X``."""
         return self._forward("predict_samples", X)
+
+    @available_if(_final_step_has("predict_noise_samples"))
+    def predict_noise_samples(self, X):
+        """``predict_noise_samples`` of the last step on the transformed ``X``."""
+        return self._forward("predict_noise_samples", X)
 
     @available_if(_final_step_has("sample_y"))
     def sample_y(self, X, *args, **kwargs):

@@ -102,6 +102,22 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         ``temperature_source_`` says which. ``"plug-in"``: that plug-in
         under every sampler (the default before the noise was learned). A
         float is the tempered posterior at that temperature.
+    noise : {"homoscedastic", "heteroscedastic"}, default="homoscedastic"
+        The noise model. ``"homoscedastic"``: one noise variance for every
+        input (learned or plug-in, as ``temperature`` says).
+        ``"heteroscedastic"``: a noise variance that varies with the inputs,
+        the network's second output ``s_theta(x)`` its logarithm
+        (standardized scale), so that the loss is twice the negative
+        Gaussian log-density less ``log 2 pi``,
+        ``ell_i = (y_i - f_theta(x_i))^2 exp(-s_theta(x_i)) + s_theta(x_i)``
+        (Nix and Weigend, 1994), sampled with the rest of the network under
+        every sampler. ``temperature="auto"`` (or ``"learn"``) is then 2, the
+        Bayesian posterior of this likelihood; a float tempers it (``2 /
+        temperature`` is the power of the likelihood); ``"plug-in"`` has
+        nothing to plug in and is refused. Predictions, intervals,
+        :meth:`sample_y`, the log-likelihood and the criteria use each
+        draw's variance at each input. For data whose noise grows or shrinks
+        with the inputs (skewed amounts, counts, wages).
     rho : float in (0, 1] or "auto", default="auto"
         Bernoulli batch probability. ``"auto"`` is 1 (the full data, exact
         HMC or MALA) whatever ``n``: at the Bayesian temperature the batch
@@ -126,7 +142,8 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
     temperature_source_ : {"learned", "plug-in", "given"}
         Where ``temperature_`` came from: the noise variance sampled with
         the weights (``temperature="learn"``, or ``"auto"`` under a sampler
-        that samples it), the plug-in twice the pre-training's held-out
+        that samples it, or ``noise="heteroscedastic"``, whose variances
+        are the network's), the plug-in twice the pre-training's held-out
         loss (``"auto"`` elsewhere), or the float given.
     {shared_attributes}
     noise_variance_ : float
@@ -137,7 +154,10 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         spread, i.e. equipartition). Used by ``return_std``, predictive
         intervals, :meth:`sample_y` and the log-likelihood. With a learned
         noise, the posterior mean of the noise variance,
-        whose draws (``sample_stats_["noise_variance"]``) are used instead.
+        whose draws (``sample_stats_["noise_variance"]``) are used instead;
+        with ``noise="heteroscedastic"``, the posterior mean of the noise
+        variance over the training inputs, each draw's variance at each
+        input being used instead (:meth:`predict_noise_samples`).
     rhat_ : float
         Largest rank-normalised split R-hat (Vehtari et al., 2021) of the
         function values ``f_theta(x_i)`` at the training inputs, over the
@@ -166,7 +186,8 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         example (nats, on the scale of ``y``):
         ``-(1/n) [sum_i log mean_theta p(y_i | theta) - beta sum_i
         Var_theta log p(y_i | theta)]`` with ``p = N(f_theta(x_i),
-        noise_variance_)`` and ``beta = 2 sigma^2 / temperature_`` (the
+        noise_variance_)`` (the draw's variance at ``x_i`` with
+        ``noise="heteroscedastic"``, where ``beta = 2 / temperature_``) and ``beta = 2 sigma^2 / temperature_`` (the
         power of this likelihood in the Gibbs posterior, ``sigma^2`` on the
         standardized scale; 1 at the Bayesian temperature, where ``n``
         times it is ArviZ's ``-elpd_waic``). What
@@ -247,6 +268,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
     _parameter_constraints = {
         **DenseSamplerMixin._parameter_constraints,
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "learn", "plug-in"})],
+        "noise": [StrOptions({"homoscedastic", "heteroscedastic"})],
     }
 
     def __init__(
@@ -257,6 +279,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         embedding=None,
         sampler="auto",
         temperature="auto",
+        noise="homoscedastic",
         rho="auto",
         n_samples=175,
         burn_in="auto",
@@ -279,6 +302,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         self.embedding = embedding
         self.sampler = sampler
         self.temperature = temperature
+        self.noise = noise
         self.rho = rho
         self.n_samples = n_samples
         self.burn_in = burn_in
@@ -298,9 +322,38 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
 
     _hierarchical_sampler = True
 
+    def _validate_params(self):
+        super()._validate_params()
+        if self._heteroscedastic() and self.temperature == "plug-in":
+            raise ValueError(
+                "temperature='plug-in' sets one noise variance from the pre-training, while "
+                "noise='heteroscedastic' samples a variance for every input with the network. Use "
+                "temperature='auto' (the Bayesian posterior of that likelihood) or a float, or "
+                "noise='homoscedastic'."
+            )
+
+    def _heteroscedastic(self):
+        return self.noise == "heteroscedastic"
+
+    @property
+    def _loss(self):
+        # the mean and log-variance outputs: twice the Gaussian negative log-density (skgibbs.model.LOSSES)
+        return "gaussian" if self._heteroscedastic() else "squared"
+
+    def _n_outputs(self, encoding):
+        return 2 if self._heteroscedastic() else 1
+
+    def _learns_noise_always(self):
+        return not self._heteroscedastic() and super()._learns_noise_always()
+
+    def _temperature_source(self, sampler):
+        if self._heteroscedastic():  # the variance is the network's, sampled with it
+            return "learned" if isinstance(self.temperature, str) else "given"
+        return super()._temperature_source(sampler)
+
     def _learns_noise(self, sampler):
         """``"learn"``; ``"auto"`` where ``sampler`` samples the noise (None: the settings alone ask for it)."""
-        if not isinstance(self.temperature, str):
+        if not isinstance(self.temperature, str) or self._heteroscedastic():
             return False
         if self.temperature != "auto":
             return self.temperature == "learn"
@@ -308,7 +361,10 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
 
     def _auto_temperature(self, heldout_loss):
         # a learned noise starts at the plug-in; the fit replaces it by the posterior mean of its draws
-        return 2.0 * heldout_loss if isinstance(self.temperature, str) else float(self.temperature)
+        if not isinstance(self.temperature, str):
+            return float(self.temperature)
+        # with the noise in the network, 2 is the Bayesian temperature of its Gaussian likelihood
+        return 2.0 if self._heteroscedastic() else 2.0 * heldout_loss
 
     def _noise_state(self, precision, stats):
         """Each draw's noise variance on the scale of ``y`` in ``sample_stats_``; ``temperature_`` and ``lambda_`` at their mean."""

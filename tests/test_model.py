@@ -8,7 +8,7 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
 
-from skgibbs.model import ACTIVATIONS, MLPSpec
+from skgibbs.model import ACTIVATIONS, LOG_VARIANCE_BOUND, LOSSES, MLPSpec, per_example_loss
 
 ACTS = sorted(ACTIVATIONS)
 
@@ -195,3 +195,41 @@ def test_cross_entropy_loss_and_grad_equals_autograd(n_outputs, layers, case):
     (ref_grad,) = torch.autograd.grad(ref_loss.sum(), th)
     torch.testing.assert_close(loss, ref_loss.detach(), rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(grad, ref_grad, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("layers", [(), (5, 3)])
+@pytest.mark.parametrize("case", ["single", "single_mask", "shared", "per_chain_mask"])
+def test_gaussian_loss_and_grad_equals_autograd(layers, case):
+    # two outputs: the mean m and the log-variance s; l = (y - m)^2 e^{-s} + s
+    spec = MLPSpec(3, layers, "tanh", n_outputs=2)
+    gen = torch.Generator().manual_seed(11)
+    K = 1 if case.startswith("single") else 3
+    n = 13
+    theta = 0.5 * torch.randn(K, spec.n_params, generator=gen, dtype=torch.float64)
+    shape = (K, n) if case.startswith("per_chain") else (n,)
+    X = torch.randn(*shape, 3, generator=gen, dtype=torch.float64)
+    y = torch.randn(shape, generator=gen, dtype=torch.float64)
+    mask = None
+    if case.endswith("mask"):
+        mask = (torch.rand(K, n, generator=gen) < 0.6).to(torch.float64)
+        mask[:, 0] = 0.0
+    loss, grad = spec.loss_and_grad(theta, X, y, mask, loss="gaussian")
+    th = theta.clone().requires_grad_(True)
+    out = spec.forward(th, X)
+    terms = (y - out[..., 0]) ** 2 * torch.exp(-out[..., 1]) + out[..., 1]
+    ref_loss = (terms if mask is None else terms * mask).sum(1)
+    (ref_grad,) = torch.autograd.grad(ref_loss.sum(), th)
+    torch.testing.assert_close(loss, ref_loss.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad, ref_grad, rtol=1e-10, atol=1e-12)
+
+
+def test_gaussian_loss_is_twice_the_negative_log_density_and_bounds_the_variance():
+    out = torch.tensor([[0.5, np.log(0.25)], [0.0, -50.0]], dtype=torch.float64)
+    y = torch.tensor([1.0, 0.0], dtype=torch.float64)
+    losses = per_example_loss("gaussian", out, y)
+    normal = torch.distributions.Normal(0.5, 0.5)
+    assert losses[0].item() == pytest.approx(-2 * normal.log_prob(torch.tensor(1.0)).item() - np.log(2 * np.pi))
+    # a log-variance below the bound counts as the bound, and its gradient is zero there
+    assert losses[1].item() == pytest.approx(-LOG_VARIANCE_BOUND)
+    _, grad = LOSSES["gaussian"](out, y, None)
+    assert grad[1, 1].item() == 0.0

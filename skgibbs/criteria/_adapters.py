@@ -83,6 +83,12 @@ def _sklearn_mlp(model, X, y):
 
 
 def _skgibbs(model, X, y):
+    if model.spec_.n_outputs != 1:
+        raise ValueError(
+            "model has a noise variance per input (noise='heteroscedastic'), and the Langevin process here "
+            "runs on the squared loss of one output; use the fitted generalization_loss_ and lfv_, which "
+            "read each draw's variance, or refit with noise='homoscedastic'."
+        )
     # the chains live on the estimator's standardised scale: run the process there
     Xs = (X - model.x_mean_) / model.x_scale_
     ys = (y - model.y_mean_) / model.y_scale_

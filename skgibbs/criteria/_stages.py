@@ -25,7 +25,8 @@ def _blocks(potential, theta):
 
     ``"gaussian"``: the residuals ``y_i - f_theta(x_i)`` of the squared loss;
     ``"log_loss"``: ``log p_theta(y_i | x_i)`` of another loss (the
-    cross-entropy). None for a potential without model outputs.
+    cross-entropy; ``-(l_i + log 2 pi) / 2`` of the mean and log-variance
+    loss ``"gaussian"``). None for a potential without model outputs.
     """
     if not getattr(potential, "has_outputs", False):
         return None, None
@@ -39,7 +40,10 @@ def _blocks(potential, theta):
                     yield rows, (y - out.reshape(P, -1)).double()
                 else:
                     y_rows = y.expand(out.shape[:2]) if y.dim() == 1 else y
-                    yield rows, -per_example_loss(potential.loss, out, y_rows).double()
+                    losses = per_example_loss(potential.loss, out, y_rows).double()
+                    if potential.loss == "gaussian":  # twice the negative log-density, less log 2 pi
+                        losses = 0.5 * (losses + math.log(2.0 * math.pi))
+                    yield rows, -losses
 
     return ("gaussian" if squared else "log_loss"), outputs
 
@@ -57,7 +61,10 @@ def stage_criteria(potential, theta, temperature):
       (``noise_variance``, on the scale of the potential's ``y``); it enters
       the Gibbs posterior with the power ``2 sigma^2 / temperature``;
     - cross-entropy (``"log_loss"``): ``p_theta(y_i | x_i)``, with the power
-      ``1 / temperature``.
+      ``1 / temperature``;
+    - mean and log-variance (``"gaussian"`` loss, ``"log_loss"`` too):
+      ``N(y_i; m_theta(x_i), exp(s_theta(x_i)))``, with the power
+      ``2 / temperature``.
 
     Returns a dict of floats: ``generalization_loss`` (minus Watanabe's
     WAIC per example, its penalty scaled by the power: the estimators'
@@ -89,7 +96,7 @@ def stage_criteria(potential, theta, temperature):
                 yield rows, -0.5 * R * R / sigma2 - 0.5 * math.log(2.0 * math.pi * sigma2)
 
     else:
-        power, log_lik = 1.0 / temperature, blocks
+        power, log_lik = (2.0 if potential.loss == "gaussian" else 1.0) / temperature, blocks
     elpd = penalty = 0.0
     for _, L in log_lik():
         block = waic(L.cpu().numpy(), beta=power)  # WAIC is a sum over rows: blocks add up

@@ -93,11 +93,17 @@ def _draw_weights(final):
 
 
 def _draw_chunks(final, Xt):
+    # with a noise that varies with the inputs, each chunk also carries the draws' variances (S, rows)
     n = len(Xt)
     samples = getattr(final, "samples_", None)
     n_draws = samples.shape[0] * samples.shape[1] if samples is not None and samples.ndim == 3 else 1
-    for rows in row_chunks(n, n_draws, width=4):
-        yield rows, final.predict_samples(_safe_indexing(Xt, np.arange(rows.start, rows.stop))).T
+    varies = getattr(final, "noise", None) == "heteroscedastic"
+    for rows in row_chunks(n, n_draws, width=6 if varies else 4):
+        X_rows = _safe_indexing(Xt, np.arange(rows.start, rows.stop))
+        if varies:
+            yield rows, final.predict_samples(X_rows).T, final.predict_noise_samples(X_rows).T
+        else:
+            yield rows, final.predict_samples(X_rows).T
 
 
 def _fitted_waic(final, Xt, kwargs):
@@ -131,7 +137,10 @@ class Scorer:
         ``(S, rows)`` of consecutive slices of rows, so that the draws at
         every row are never held at once, with the keyword arguments
         ``noise_variance`` and ``weights`` (the weight of every draw, from
-        the estimator's ``chain_weights_``, or None).
+        the estimator's ``chain_weights_``, or None); an estimator with
+        ``noise="heteroscedastic"`` gives ``(rows, draws, variances)``
+        triples, the variances of the draws at those rows in place of
+        ``noise_variance``.
     sign : {1, -1}
         -1 turns a loss into a greater-is-better score.
     name : str

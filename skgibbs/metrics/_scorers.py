@@ -66,8 +66,8 @@ def _log_predictive_density(y_true, draw_chunks, noise_variance, weights=None):
     # the draws come chunk by chunk of rows; the sum over rows of log sum_k w_k N(y_i; f_k(x_i), sigma^2)
     y = np.asarray(y_true, dtype=float)
     total = 0.0
-    for rows, draws in draw_chunks:
-        log_lik = gaussian_log_likelihood(y[rows], draws, noise_variance)
+    for rows, draws, *variances in draw_chunks:  # a noise that varies with the inputs comes with the draws
+        log_lik = gaussian_log_likelihood(y[rows], draws, variances[0] if variances else noise_variance)
         if weights is None:
             total += np.sum(logsumexp(log_lik, axis=0) - np.log(draws.shape[0]))
         else:
@@ -120,7 +120,8 @@ def log_predictive_density_scorer(estimator, X, y):
     """Mean held-out log predictive density of a fitted skgibbs estimator (greater is better).
 
     ``(1/n) sum_i log mean_theta N(y_i; f_theta(x_i), noise_variance_)`` over
-    the estimator's draws (weighted by their chains' ``chain_weights_``
+    the estimator's draws (each draw's variance at ``x_i`` with
+    ``noise="heteroscedastic"``) (weighted by their chains' ``chain_weights_``
     when the chains are stacked), on ``(X, y)``: the held-out quantity that
     ``-generalization_loss_`` (WAIC) estimates from the training data, so a
     cross-validation scored by it and the WAIC search rank on one scale.

@@ -223,6 +223,31 @@ def test_squared_loss_integrates_the_output_layer_out():
     assert torch.allclose(vi.expected_loss_sample(lin, "squared", m, s, X, y, gen), exact)
 
 
+def test_gaussian_loss_integrates_the_output_layer_out():
+    """With a mean and a log-variance output, the integrated local estimate has the expectation of weight draws."""
+    spec = MLPSpec(2, (5,), "tanh", n_outputs=2)
+    gen = torch.Generator().manual_seed(2)
+    X = torch.randn(6, 2, generator=gen, dtype=torch.float64)
+    y = torch.randn(6, generator=gen, dtype=torch.float64)
+    mean = 0.5 * torch.randn(spec.n_params, generator=gen, dtype=torch.float64)
+    std = 0.3 * torch.rand(spec.n_params, generator=gen, dtype=torch.float64)
+    reps = 20000
+    local = torch.stack([vi.expected_loss_sample(spec, "gaussian", mean, std, X, y, gen) for _ in range(reps)])
+    flat = torch.stack(
+        [vi.expected_loss_sample(spec, "gaussian", mean, std, X, y, gen, local=False) for _ in range(reps)]
+    )
+    assert abs(local.mean() - flat.mean()) < 4 * ((local.var() + flat.var()) / reps).sqrt()
+    assert local.var() < 0.5 * flat.var()
+    # a linear model: the expected loss in closed form (mean-field: f and s independent normals)
+    lin = MLPSpec(2, (), n_outputs=2)
+    m, s = mean[:6], std[:6]  # flat order: W (2 x 2) row-major, then the two intercepts
+    W, b, Wv, bv = m[:4].view(2, 2), m[4:6], s[:4].view(2, 2) ** 2, s[4:6] ** 2
+    mf, ms = X @ W[:, 0] + b[0], X @ W[:, 1] + b[1]
+    vf, vs = (X**2) @ Wv[:, 0] + bv[0], (X**2) @ Wv[:, 1] + bv[1]
+    exact = (((y - mf) ** 2 + vf) * torch.exp(-ms + vs / 2) + ms).sum()
+    assert torch.allclose(vi.expected_loss_sample(lin, "gaussian", m, s, X, y, gen), exact)
+
+
 def test_scale_changes_the_coordinates_not_the_prior_in_theta():
     """With theta = scale * w and the prior given in theta, the optimum in theta is unchanged."""
     X, y = _linear_problem()

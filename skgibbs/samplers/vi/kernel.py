@@ -48,7 +48,7 @@ from typing import NamedTuple
 import torch
 
 from ..._random import Batch
-from ...model import ACTIVATIONS, per_example_loss
+from ...model import ACTIVATIONS, LOG_VARIANCE_BOUND, log_variance, per_example_loss
 from ...potential import MLPPotential
 from ..target import FULL_BATCH, Target
 
@@ -157,7 +157,7 @@ def expected_loss_sample(spec, loss, mean, std, X, y, generator, n_mc=1, local=T
     Parameters
     ----------
     spec : MLPSpec
-    loss : {"squared", "cross_entropy"}
+    loss : {"squared", "gaussian", "cross_entropy"}
     mean, std : torch.Tensor of shape (Q,)
         ``q`` in the network's coordinates.
     X : torch.Tensor of shape (m, d)
@@ -170,18 +170,31 @@ def expected_loss_sample(spec, loss, mean, std, X, y, generator, n_mc=1, local=T
         the output layer is then integrated out:
         ``E[(y - f)^2 | h] = (y - m(h))^2 + v(h)`` with ``m(h), v(h)`` the
         output's mean and variance given the drawn hidden layers ``h``, so
-        that only the hidden layers are drawn (exact for a linear model).
+        that only the hidden layers are drawn (exact for a linear model);
+        with the ``"gaussian"`` loss of a mean ``f`` and a log-variance
+        ``s``, independent normals given ``h``, ``E[(y - f)^2 e^{-s} + s | h]
+        = ((y - m_f)^2 + v_f) e^{-m_s + v_s / 2} + m_s`` (the clipping of
+        ``s`` left out).
 
     Returns
     -------
     torch.Tensor
         Scalar: the mean over the ``n_mc`` draws of ``sum_i l_i``.
     """
-    if local and loss == "squared":
+    if local and loss in ("squared", "gaussian"):
         total = 0.0
         for _ in range(n_mc):
             m, v = _local_forward(spec, mean, std, X, generator, moments=True)
-            total = total + ((y[None] - m) ** 2 + v).sum()
+            if loss == "squared":
+                total = total + ((y[None] - m) ** 2 + v).sum()
+                continue
+            # the mean and the log-variance outputs are independent normals given h (their weights are
+            # independent): E[(y - f)^2 e^{-s} + s | h] = ((y - m_f)^2 + v_f) e^{-m_s + v_s / 2} + m_s.
+            # m_s and v_s / 2 are clipped as the loss clips s, in both terms, so that no direction
+            # lowers the estimate without end
+            m_s = m[..., 1].clamp(-LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND)
+            precision = torch.exp(0.5 * v[..., 1].clamp_max(2 * LOG_VARIANCE_BOUND) - m_s)
+            total = total + (((y[None] - m[..., 0]) ** 2 + v[..., 0]) * precision + m_s).sum()
         return total / n_mc
     if local:
         total = sum(
@@ -373,6 +386,13 @@ def _output_hessian_factors(loss, out, y):
     """Vectors ``a_c`` (per example) with ``sum_c a_c a_c' = d^2 l / d out^2``; shape ``(C', m, n_outputs)``."""
     if loss == "squared":
         return torch.full((1, *out.shape), math.sqrt(2.0), dtype=out.dtype, device=out.device)
+    if loss == "gaussian":
+        # the expected (Fisher) Hessian of (y - m)^2 e^{-s} + s: diag(2 e^{-s}, 1), positive where the Hessian
+        # itself need not be
+        factors = torch.zeros((2, *out.shape), dtype=out.dtype, device=out.device)
+        factors[0, ..., 0] = math.sqrt(2.0) * torch.exp(-0.5 * log_variance(out[..., 1]))
+        factors[1, ..., 1] = 1.0
+        return factors
     if out.shape[-1] == 1:  # binary cross-entropy on one logit: l'' = p (1 - p)
         p = torch.sigmoid(out)
         return (p * (1 - p)).sqrt()[None]
@@ -397,7 +417,7 @@ def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None):
     Parameters
     ----------
     spec : MLPSpec
-    loss : {"squared", "cross_entropy"}
+    loss : {"squared", "gaussian", "cross_entropy"}
     mean : torch.Tensor of shape (Q,)
     X : torch.Tensor of shape (m, d)
     y : torch.Tensor of shape (m,)

@@ -156,7 +156,7 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
     config : VIConfig
     generator : torch.Generator
         The only source of randomness (batches, Monte Carlo draws).
-    loss : {"squared", "cross_entropy"}, default="squared"
+    loss : {"squared", "gaussian", "cross_entropy"}, default="squared"
     scale : torch.Tensor of shape (Q,), default=None
         ``theta = scale * w``: the variational coordinates ``w`` in which
         Adam moves (None: ``w = theta``).
@@ -288,7 +288,7 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
     config : VIConfig
     generator : torch.Generator
         The only source of randomness (batches, Monte Carlo draws).
-    loss : {"squared", "cross_entropy"}, default="squared"
+    loss : {"squared", "gaussian", "cross_entropy"}, default="squared"
     scale : torch.Tensor of shape (Q,), default=None
         ``theta = scale * w``: the variational coordinates ``w`` in which
         Adam moves (None: ``w = theta``).
