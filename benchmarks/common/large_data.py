@@ -53,10 +53,10 @@ def _scores(mean, sd, y):
     }
 
 
-def _skgibbs(X, y, Xt, yt, size, sampler="auto", embedding=None):
+def _skgibbs(X, y, Xt, yt, size, sampler="auto", embedding=None, noise="homoscedastic"):
     from skgibbs import GibbsMLPRegressor, SamplerWarning
 
-    kw = {"sampler": sampler, "embedding": embedding}
+    kw = {"sampler": sampler, "embedding": embedding, "noise": noise}
     if sampler != "auto":  # the target these rows were measured on (prior="auto" is ARD under VI now)
         kw.update(prior="fixed", temperature="plug-in")
     kw.update(size.skgibbs)
@@ -169,6 +169,7 @@ FITTERS = {
     "skgibbs_sghmc": lambda *a: _skgibbs(*a, sampler="sghmc"),
     "skgibbs_piecewise": lambda *a: _skgibbs(*a, embedding="piecewise"),
     "skgibbs_periodic": lambda *a: _skgibbs(*a, embedding="periodic"),
+    "skgibbs_heteroscedastic": lambda *a: _skgibbs(*a, noise="heteroscedastic"),
     "mlp_ensemble": _mlp_ensemble,
     "hgb": _hgb,
     "ngboost": _ngboost,

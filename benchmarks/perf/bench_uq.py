@@ -935,6 +935,11 @@ PAGE_NOTES = {
         "stands beside; diabetes and auto only, five splits each (the diabetes fits come from a first run "
         "stopped after its fifth split, which therefore has no entry among the runs below)."
     ),
+    "uq_heteroscedastic": (
+        "GibbsMLPRegressor(noise='heteroscedastic') (a noise variance per input, the network's second output, "
+        "at the Bayesian temperature 2) under the defaults since 2026-11-27 otherwise (ARD, MCLMC), on the "
+        "splits of the uq_defaults page, whose default row (one noise variance, learned) it stands beside."
+    ),
 }
 
 
@@ -1106,6 +1111,12 @@ BENCHMARK = Benchmark(
             "embedding='piecewise' under the same defaults, beside the defaults in uq_defaults",
             flags="--datasets diabetes auto --models skgibbs --skgibbs-params '{\"embedding\": \"piecewise\"}' "
             "--output uq_embedding",
+        ),
+        Output(
+            "uq_heteroscedastic",
+            "noise='heteroscedastic' under the same defaults, beside the defaults in uq_defaults",
+            flags="--datasets diabetes auto --models skgibbs --skgibbs-params '{\"noise\": \"heteroscedastic\"}' "
+            "--output uq_heteroscedastic",
         ),
     ),
     run=run,
