@@ -45,9 +45,9 @@ from ..common.writer import Page
 NAME = "sparse_smc"
 SIZES = {
     "full": {"runs": 4, "particles": 64, "p": 10, "rj_burn_in": 1000, "rj_draws": 200, "pretrain_iter": 3000,
-             "max_mcmc_steps": "auto"},
+             "max_mcmc_steps": "auto", "target_ess": 0.5},
     "quick": {"runs": 2, "particles": 8, "p": 2, "rj_burn_in": 20, "rj_draws": 10, "pretrain_iter": 50,
-              "max_mcmc_steps": 2},
+              "max_mcmc_steps": 2, "target_ess": 0.5},
 }  # fmt: skip
 
 
@@ -86,7 +86,12 @@ def run(args):
     torch.set_num_threads(1)
     size, seed = args.size, 0
     if not args.quick:  # the options override the full run's particles, stage length and runs
-        chosen = {"particles": args.particles, "runs": args.runs, "max_mcmc_steps": args.max_mcmc_steps}
+        chosen = {
+            "particles": args.particles,
+            "runs": args.runs,
+            "max_mcmc_steps": args.max_mcmc_steps,
+            "target_ess": args.target_ess,
+        }
         size = Sizes({**size, **{k: v for k, v in chosen.items() if v is not None}})
     Xtr, ytr, Xte, yte, f_te, relevant = _design(size.p, seed)
     common = {
@@ -94,7 +99,7 @@ def run(args):
         "temperature": 1.0 / (5.0 * ytr.var()),
         "pretrain_iter": size.pretrain_iter,
     }
-    sampler = SMC(n_particles=size.particles, max_mcmc_steps=size.max_mcmc_steps)
+    sampler = SMC(n_particles=size.particles, max_mcmc_steps=size.max_mcmc_steps, target_ess=size.target_ess)
     smc_runs, fits, pooled = [], [], []
     for r in range(size.runs):
         est = SparseGibbsMLPRegressor(**common, sampler=sampler, random_state=r)
@@ -156,6 +161,9 @@ def add_arguments(parser):
         "--max-mcmc-steps", type=_steps, default=None, help="max_mcmc_steps of the SMC: an int or auto"
     )
     parser.add_argument("--runs", type=int, default=None, help="independent SMC runs (default 4)")
+    parser.add_argument(
+        "--target-ess", type=float, default=None, help="target_ess of the SMC: the ESS kept at each stage (default 0.5)"
+    )
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 
 
@@ -244,7 +252,8 @@ def _pages(stem, result):
         (
             f"p = {settings['p']}, seed {settings['seed']} (relevant inputs {settings['relevant']}), 750 training "
             "points, the (p, 8, 8, 8, 1) ReLU network at lambda = 5 n_train on the raw scale; "
-            f"SMC(n_particles={settings['particles']}, max_mcmc_steps={settings['max_mcmc_steps']!r}); RJHMC: "
+            f"SMC(n_particles={settings['particles']}, max_mcmc_steps={settings['max_mcmc_steps']!r}, "
+            f"target_ess={settings.get('target_ess', 0.5)}); RJHMC: "  # stored before the option: 0.5
             f"the estimator's default kernel, {settings['rj_burn_in']} warm-up transitions and "
             f"{settings['rj_draws']} draws per chain. One thread; times are per SMC run and per RJHMC fit."
         ),
@@ -315,7 +324,16 @@ BENCHMARK = Benchmark(
     title="Sparse networks: tempered SMC runs against RJHMC chains",
     outputs=(
         Output(NAME, "Sparse networks: tempered SMC runs against RJHMC chains"),
-        Output(f"{NAME}_128", "Sparse networks: SMC runs of 128 particles, stages of at most 15 transitions"),
+        Output(
+            f"{NAME}_128",
+            "Sparse networks: SMC runs of 128 particles, stages of at most 15 transitions",
+            flags="--particles 128 --max-mcmc-steps 15 --output sparse_smc_128",
+        ),
+        Output(
+            f"{NAME}_ess80",
+            "Sparse networks: SMC runs of 128 particles with smaller stages (target_ess=0.8)",
+            flags="--particles 128 --max-mcmc-steps 8 --target-ess 0.8 --output sparse_smc_ess80",
+        ),
     ),
     run=run,
     report=report,
