@@ -176,6 +176,12 @@ def session_loads(result):
     return sessions
 
 
+def session_text(session):
+    """``"<runtime> s, load average <before> before, <after> after"``: one session of :func:`session_loads`."""
+    before, after = session["load_average"]
+    return f"{session['runtime_s']:.0f} s, load average {before:.1f} before, {after:.1f} after"
+
+
 def part_loads(result, part):
     """``(before, after)`` of the run that measured ``part`` of ``result`` (see :func:`keep_parts`), or None."""
     kept = result.get("kept_records", {}).get(part)

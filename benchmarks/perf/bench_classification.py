@@ -143,7 +143,7 @@ from skgibbs.samplers import get_sampler
 from .. import Benchmark, Output
 from ..common import laplace_peer
 from ..common.data import load, load_available
-from ..common.environment import session_loads, versions, was_quick
+from ..common.environment import session_loads, session_text, versions, was_quick
 from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, warning_kinds
 from ..common.fits import fit_classifier as fit
 from ..common.fits import make_classifier_vi as make_skgibbs_vi
@@ -562,9 +562,7 @@ def notes(result, summary, wins):
         out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")
     ver = ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v)
     sessions = "; ".join(
-        f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {x['runtime_s']:.0f} s, load average "
-        f"{x['load_average'][0]:.1f} before, {x['load_average'][1]:.1f} after"
-        for x in session_loads(result)
+        f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {session_text(x)}" for x in session_loads(result)
     )
     out.append(f"Versions: {ver}. Runs (in parallel where two ran at once on the two cores): {sessions}.")
     return out

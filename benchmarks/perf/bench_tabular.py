@@ -55,7 +55,7 @@ import torch
 
 from .. import Benchmark, Output
 from ..common.data import load_available
-from ..common.environment import load_after, session_loads, was_quick
+from ..common.environment import load_after, session_loads, session_text, was_quick
 from ..common.fits import mixing_note
 from ..common.large_data import fit_methods
 from ..common.writer import Page, load
@@ -164,11 +164,7 @@ def _loads(res):
     sessions = session_loads(res)
     if len(sessions) < 2:
         return f"load average at the end {load_after(res, lambda r: r['load_average'][0]):.1f}"
-    return "runs: " + "; ".join(
-        f"{', '.join(x['datasets'])} ({x['runtime_s']:.0f} s, load average {x['load_average'][0]:.1f} before, "
-        f"{x['load_average'][1]:.1f} after)"
-        for x in sessions
-    )
+    return "runs: " + "; ".join(f"{', '.join(x['datasets'])} ({session_text(x)})" for x in sessions)
 
 
 def report(results):

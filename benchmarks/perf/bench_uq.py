@@ -199,7 +199,7 @@ from .. import Benchmark, Output
 from ..common import laplace_peer
 from ..common.data import load_available
 from ..common.data import load as load_data
-from ..common.environment import session_loads, versions
+from ..common.environment import session_loads, session_text, versions
 from ..common.fits import GIBBS as LIBRARY_ROWS
 from ..common.fits import LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, gaussian
 from ..common.fits import FEW_SPLITS as SMC_ROWS
@@ -1000,9 +1000,7 @@ def notes(result, wins, stem=NAME):
         out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")
     ver = ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v)
     sessions = "; ".join(
-        f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {x['runtime_s']:.0f} s, load average "
-        f"{x['load_average'][0]:.1f} before, {x['load_average'][1]:.1f} after"
-        for x in session_loads(result)
+        f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {session_text(x)}" for x in session_loads(result)
     )
     out.append(f"Versions: {ver}. Runs: {sessions}.")
     return out
