@@ -180,3 +180,19 @@ def test_the_langevin_process_of_a_fitted_model_refuses_a_varying_noise(fitted):
     est, X, y = fitted
     with pytest.raises(ValueError, match="noise='heteroscedastic'.*generalization_loss_"):
         langevin_functional_variance(est, X, y, alpha=0.1)
+
+
+@pytest.mark.parametrize("embedding", ["piecewise", "periodic"])
+def test_an_embedding_and_a_memory_map_carry_the_noise_model(embedding, tmp_path):
+    X, y = _design(300, seed=4)
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    est = GibbsMLPRegressor(
+        hidden_layer_sizes=(8,), embedding=embedding, noise="heteroscedastic", sampler=MeanFieldVI(max_iter=300),
+        n_samples=20, pretrain_iter=200, random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(np.load(path, mmap_mode="r"), y)
+    _, std = est.predict(np.array([[-0.9], [0.9]]), return_std=True)
+    assert std[1] > 2 * std[0]
