@@ -334,6 +334,16 @@ BENCHMARK = Benchmark(
             "Sparse networks: SMC runs of 128 particles with smaller stages (target_ess=0.8)",
             flags="--particles 128 --max-mcmc-steps 8 --target-ess 0.8 --output sparse_smc_ess80",
         ),
+        Output(
+            f"{NAME}_256",
+            "Sparse networks: SMC runs of 256 particles, stages of at most 8 transitions",
+            flags="--particles 256 --max-mcmc-steps 8 --output sparse_smc_256",
+        ),
+        Output(
+            f"{NAME}_512",
+            "Sparse networks: SMC runs of 512 particles, stages of at most 4 transitions",
+            flags="--particles 512 --max-mcmc-steps 4 --output sparse_smc_512",
+        ),
     ),
     run=run,
     report=report,
