@@ -18,7 +18,9 @@ small and too narrow where it is large (here they cover 0.97 of the test
 rows with ``x < 0`` and 0.86 of those with ``x > 0``); a variance per input
 follows the true band (0.86 and 0.92 from 400 training rows), and its
 held-out density and WAIC are the better ones (-0.93 against -0.99 nats
-per row; 0.95 against 1.04).
+per row; 0.95 against 1.04). Both fits print an R-hat of 1.05 to 1.06
+and raise one ``SamplerWarning``: their chains have not fully mixed, so
+these numbers are the fits' as they come out, not the posterior's.
 
 Run ``python examples/plot_heteroscedastic.py [output.png]`` (default
 ``build/heteroscedastic.png``); about a minute on one core.
