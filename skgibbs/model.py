@@ -37,6 +37,14 @@ ACTIVATIONS = {
     "logistic": torch.sigmoid,
     "identity": lambda h: h,
 }
+#: the same activations overwriting their argument: outside autograd they spare the forward pass a
+#: tensor of draws x rows x width per layer (the summaries of a fit are mostly such passes)
+ACTIVATIONS_INPLACE = {
+    "relu": torch.relu_,
+    "tanh": torch.tanh_,
+    "logistic": torch.sigmoid_,
+    "identity": lambda h: h,
+}
 
 
 def _act_inplace(name, a):
@@ -404,7 +412,8 @@ class MLPSpec:
         -------
         torch.Tensor of shape (K, n), or (K, n, n_outputs) with several outputs
         """
-        act = ACTIVATIONS[self.activation]
+        inplace = not torch.is_grad_enabled()  # nothing is saved for a backward pass
+        act = (ACTIVATIONS_INPLACE if inplace else ACTIVATIONS)[self.activation]
         K = theta.shape[0]
         single = K == 1 and X.dim() == 2  # one chain: plain 2-D matmuls are fastest
         h = X
@@ -418,7 +427,12 @@ class MLPSpec:
             else:
                 W = theta[:, w].view(K, n_in, n_out)
                 bias = theta[:, b].view(K, 1, n_out)
-                h = torch.matmul(h, W) + bias if h.dim() == 2 else torch.baddbmm(bias, h, W)
+                if h.dim() == 3:
+                    h = torch.baddbmm(bias, h, W)
+                elif inplace:
+                    h = torch.matmul(h, W).add_(bias)  # the same sum as below, without a second tensor
+                else:
+                    h = torch.matmul(h, W) + bias
             if layer < n_layers - 1:
                 h = act(h)
         if self.n_outputs > 1:

@@ -95,6 +95,22 @@ def test_forward_shapes_and_per_chain_inputs():
         torch.testing.assert_close(out[k], spec.forward(theta[k : k + 1], X[k])[0])
 
 
+@pytest.mark.parametrize("activation", ACTS)
+@pytest.mark.parametrize("chains, n_outputs", [(1, 1), (3, 1), (3, 2)])
+def test_forward_without_autograd_is_the_same_bits_and_leaves_its_inputs(activation, chains, n_outputs):
+    # outside autograd the activations and the first layer's bias overwrite their tensors in place
+    spec = MLPSpec(3, (5, 4), activation, n_outputs=n_outputs)
+    gen = torch.Generator().manual_seed(1)
+    theta = torch.randn(chains, spec.n_params, generator=gen)
+    X = torch.randn(7, 3, generator=gen)
+    theta_before, X_before = theta.clone(), X.clone()
+    with torch.no_grad():
+        fast = spec.forward(theta, X)
+    slow = spec.forward(theta.clone().requires_grad_(True), X)
+    assert torch.equal(fast, slow.detach())
+    assert torch.equal(theta, theta_before) and torch.equal(X, X_before)
+
+
 def test_fan_in_std_matches_layer_widths():
     spec = MLPSpec(4, (9,), "relu")
     std = spec.fan_in_std().numpy()
