@@ -105,26 +105,32 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     def _summarise(self, X, y):
         """The summaries of the draws on the training data, in chunks of rows (:mod:`skgibbs._chunks`).
 
-        Two passes over the rows: the first gives the per-draw sums (losses,
+        The first pass over the rows gives the per-draw sums (losses,
         residuals, spread about the posterior mean) and the per-row results
-        (posterior mean, R-hat, ESS); the second the pointwise WAIC terms,
-        which need ``noise_variance_``, a mean over every row, and with
-        ``chain_weights="stacking"`` the chains' leave-one-out densities. The
-        first pass keeps the network outputs of its first chunks, up to half
-        of :data:`~skgibbs._chunks.CHUNK_BYTES` (in float32, which holds them
-        exactly), for the second, which evaluates the network only on the
-        other rows. Stacked chains take a third pass, for the radius about
-        their weighted posterior mean.
+        (posterior mean, R-hat, ESS). The pointwise WAIC terms (and with
+        ``chain_weights="stacking"`` the chains' leave-one-out densities)
+        come from the same pass where the likelihood of a draw is known
+        from its outputs alone: a learned noise (each draw's variance) or
+        one per input. With one plug-in variance they need
+        ``noise_variance_``, a mean over every row, and take a second pass,
+        for which the first keeps the network outputs of its first chunks,
+        up to half of :data:`~skgibbs._chunks.CHUNK_BYTES` (in float32,
+        which holds them exactly), so that the second evaluates the network
+        only on the other rows. Stacked chains take one more pass, for the
+        radius about their weighted posterior mean.
         """
         n = X.shape[0]
-        kept, sums, fbar = self._first_pass(X, y)
+        one_pass = self._noise_draws() is not None or self._varies()
+        kept, sums, fbar, pointwise = self._first_pass(X, y, criteria=one_pass)
         self._record_losses(sums["loss"], sums["loss_square"], n)
         # the posterior mean of the training risk, or of the learned noise variance (over the inputs too)
         noise = self._noise_draws()
         if noise is None:
             noise = (sums["noise"] if self._varies() else sums["residual"]) / n
         self._set_fitted({"noise_variance_": float(noise.mean())})
-        loo = self._criteria_pass(X, y, kept, fbar)
+        if pointwise is None:
+            pointwise = self._criteria_pass(X, y, kept)
+        loo = self._record_criteria(y, fbar, pointwise)
         self._weigh_chains(*loo)
         weights = self._draw_weights()
         spread = sums["spread"]
@@ -141,53 +147,78 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             }
         )
 
-    def _criteria_pass(self, X, y, kept, fbar):
-        """WAIC and LFV (equal weights); the chains' PSIS-LOO ``(elpd, khat)`` when stacking, else ``()``."""
-        n = X.shape[0]
+    def _waic_beta(self):
+        """The power ``beta`` of the likelihood in ``pi_lambda`` (scales Watanabe's WAIC penalty)."""
+        if self._varies():
+            return 2.0 / self.temperature_  # the loss is twice the negative log-density (less log 2 pi)
+        if self._noise_draws() is not None:
+            return 1.0  # the noise learned: the Bayesian posterior, each draw with its own variance
         # N(y; f, sigma^2) enters pi_lambda with the power beta = 2 sigma^2 / temperature
         # (standardized scale): Watanabe's equation of state scales the penalty by beta
-        beta = 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
-        if self._noise_draws() is not None:
-            beta = 1.0  # the noise learned: the Bayesian posterior, each draw with its own variance
-        if self._varies():
-            beta = 2.0 / self.temperature_  # the loss is twice the negative log-density (less log 2 pi)
-        stacking = self.chain_weights == "stacking"
-        K = self.samples_.shape[0]
-        elpd, penalty = np.empty(n), np.empty(n)
-        loo, khat = (np.empty((K, n)), np.empty((K, n))) if stacking else (None, None)
+        return 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
+
+    def _pointwise_arrays(self, n):
+        """Empty per-row arrays of the criteria: WAIC's ``elpd``/``penalty``, the chains' LOO when stacking."""
+        out = {"elpd": np.empty(n), "penalty": np.empty(n)}
+        if self.chain_weights == "stacking":
+            K = self.samples_.shape[0]
+            out["loo"], out["khat"] = np.empty((K, n)), np.empty((K, n))
+        return out
+
+    def _pointwise_chunk(self, out, rows, y_rows, F, noise, beta):
+        """Fill ``out`` (:meth:`_pointwise_arrays`) at ``rows`` from the chunk's ``F`` and noise variances."""
+        log_lik = gaussian_log_likelihood(y_rows, F, noise)
+        chunk = waic(log_lik, beta=beta)
+        out["elpd"][rows], out["penalty"][rows] = chunk.elpd_pointwise, chunk.p_pointwise
+        if "loo" in out:
+            out["loo"][:, rows], out["khat"][:, rows] = self._chain_loo(log_lik)
+
+    def _criteria_pass(self, X, y, kept):
+        """The second pass of :meth:`_summarise`: the pointwise criteria (:meth:`_pointwise_arrays`)."""
+        out, beta = self._pointwise_arrays(X.shape[0]), self._waic_beta()
         for rows, G in self._output_chunks(X, self._summary_width, kept):
-            F, noise = self._mean_and_noise(G)
-            log_lik = gaussian_log_likelihood(_rows(y, rows), F, noise)
-            chunk = waic(log_lik, beta=beta)
-            elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
-            if stacking:
-                loo[:, rows], khat[:, rows] = self._chain_loo(log_lik)
-        tempered = waic_from_pointwise(elpd, penalty)
+            self._pointwise_chunk(out, rows, _rows(y, rows), *self._mean_and_noise(G), beta)
+        return out
+
+    def _record_criteria(self, y, fbar, pointwise):
+        """WAIC and LFV (equal weights) from the pointwise terms; the chains' PSIS-LOO ``(elpd, khat)`` when stacking, else ``()``."""
+        n = len(fbar)
+        tempered = waic_from_pointwise(pointwise["elpd"], pointwise["penalty"])
         # paper 004's Table 7 form: no normalising constant, divided by this fit's own sigma^2
         crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
         self._set_fitted(
             {
-                "waic_tempering_": float(beta),
+                "waic_tempering_": float(self._waic_beta()),
                 "generalization_loss_": -tempered.elpd_waic / n,  # the criterion to rank by
                 "lfv_": crit.functional_variance,
                 "train_loss_": crit.train_loss,
                 "langevin_waic_": crit.waic,
             }
         )
-        return (loo, khat) if stacking else ()
+        return (pointwise["loo"], pointwise["khat"]) if "loo" in pointwise else ()
 
-    def _first_pass(self, X, y):
-        """Per-draw sums, posterior mean and mixing of the rows; the outputs kept for the second pass."""
+    #: float64 ``(S, rows)`` arrays the criteria of a chunk add to the first pass's when it computes them
+    _criteria_width = 6
+
+    def _first_pass(self, X, y, criteria=False):
+        """Per-draw sums, posterior mean and mixing of the rows; the outputs kept for the second pass.
+
+        With ``criteria`` the pointwise criteria too (:meth:`_pointwise_arrays`;
+        the likelihood must not need ``noise_variance_``), and nothing is
+        kept; else they are None.
+        """
         S, n, K = self._n_draws(), X.shape[0], self.samples_.shape[0]
         sums = {name: np.zeros(S) for name in ("loss", "loss_square", "residual", "spread", "noise")}
         fbar, mixing, kept, room = np.empty(n), [], {}, _chunks.CHUNK_BYTES // 2
-        for rows, G in self._output_chunks(X, self._summary_width):
+        pointwise, beta = (self._pointwise_arrays(n), self._waic_beta()) if criteria else (None, None)
+        width = self._summary_width + (self._criteria_width if criteria else 0)
+        for rows, G in self._output_chunks(X, width):
             yc = _rows(y, rows)
             mean = G[..., 0] if self._varies() else G
             # the losses l_i of the draws, on the standardized scale of the potential
             losses = ((yc - self.y_mean_) / self.y_scale_ - mean) ** 2
+            noise = self._mean_and_noise(G)[1] if self._varies() else self._noise_draws()
             if self._varies():  # (y - f)^2 e^{-s} + s
-                noise = self._mean_and_noise(G)[1]
                 relative = noise / self.y_scale_**2
                 losses = losses / relative + np.log(relative)
                 sums["noise"] += noise.sum(1)
@@ -199,12 +230,15 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             fbar[rows], spread = _spread(F)
             sums["spread"] += spread
             mixing.append(self._chunk_mixing(F, K))
+            if criteria:  # each draw's variance: at each input, or its learned one (a column)
+                self._pointwise_chunk(pointwise, rows, yc, F, noise if self._varies() else noise[:, None], beta)
+                continue
             # the outputs are the network's float32 (the dtype of its draws): kept exactly
             size = G.size * self.samples_.dtype.itemsize
             if size <= room:
                 kept[rows.start], room = G.astype(self.samples_.dtype), room - size
         self._store_mixing(mixing)
-        return kept, sums, fbar
+        return kept, sums, fbar, pointwise
 
     @property
     def waic_(self):
