@@ -109,7 +109,7 @@ class BaseGibbsMLP(BaseEstimator):
         "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
         "activation": [StrOptions(set(ACTIVATIONS))],
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_samples": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "burn_in": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "thin": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_chains": [Interval(Integral, 1, None, closed="left")],

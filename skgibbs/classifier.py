@@ -177,7 +177,7 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         sampler="auto",
         temperature=1.0,
         rho="auto",
-        n_samples=175,
+        n_samples="auto",
         burn_in="auto",
         thin="auto",
         n_chains=4,

@@ -223,7 +223,7 @@ def build_problem(estimator, X, y):
     potential = MLPPotential(spec, Xt, yt, loss=est._loss)
     schedule = sampler.default_schedule(n)
     run = RunSettings(
-        n_samples=est.n_samples,
+        n_samples=sampler.default_n_samples if est.n_samples == "auto" else est.n_samples,
         burn_in=schedule[0] if est.burn_in == "auto" else est.burn_in,
         thin=schedule[1] if est.thin == "auto" else est.thin,
         rho=rho,

@@ -286,9 +286,10 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         with ``sigma^2`` the held-out error of the (sparse) pre-trained
         networks, as for :class:`GibbsMLPRegressor`.
 
-    n_samples : int, default=175
+    n_samples : int or "auto", default="auto"
         Draws kept per chain (not the rows of ``X``, nor the ``n_samples``
-        of :meth:`sample_y`; see :class:`GibbsMLPRegressor`).
+        of :meth:`sample_y`; see :class:`GibbsMLPRegressor`); ``"auto"``
+        is 175 (SMC returns its particles and refuses any other value).
     burn_in : int or "auto", default="auto"
         Transitions discarded per chain; ``"auto"`` is 250 for ``"rjhmc"``
         (as for HMC) and 2000 for ``"rjmcmc"`` (its active set changes by at
@@ -447,7 +448,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         init_density=0.5,
         sampler="rjhmc",
         temperature="auto",
-        n_samples=175,
+        n_samples="auto",
         burn_in="auto",
         thin="auto",
         n_chains=4,

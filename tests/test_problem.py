@@ -112,22 +112,27 @@ def test_building_twice_gives_the_same_problem_and_no_fit():
 
 
 @pytest.mark.parametrize(
-    "est, burn_in, thin",
+    "est, burn_in, thin, n_samples",
     [
-        (GibbsMLPRegressor(), 200, 1),  # MCLMC
-        (GibbsMLPRegressor(prior="fixed", temperature="plug-in"), 250, 1),  # HMC
-        (GibbsMLPRegressor(rho=0.5), 1000, 10),
-        (GibbsMLPRegressor(sampler="vi"), 0, 1),
-        (SparseGibbsMLPRegressor(), 250, 1),
-        (SparseGibbsMLPRegressor(sampler="rjmcmc"), 2000, 10),
-        (GibbsMLPClassifier(sampler=MALA()), 1000, 10),
+        (GibbsMLPRegressor(), 200, 1, 175),  # MCLMC
+        (GibbsMLPRegressor(prior="fixed", temperature="plug-in"), 250, 1, 175),  # HMC
+        (GibbsMLPRegressor(rho=0.5), 1000, 10, 175),
+        (GibbsMLPRegressor(sampler="vi"), 0, 1, 100),  # independent draws
+        (SparseGibbsMLPRegressor(), 250, 1, 175),
+        (SparseGibbsMLPRegressor(sampler="rjmcmc"), 2000, 10, 175),
+        (GibbsMLPClassifier(sampler=MALA()), 1000, 10, 175),
+        (GibbsMLPClassifier(sampler="vi"), 0, 1, 100),
     ],
 )
-def test_auto_budget_is_the_samplers_default(est, burn_in, thin):
+def test_auto_budget_is_the_samplers_default(est, burn_in, thin, n_samples):
     X, y = _data(classify=isinstance(est, GibbsMLPClassifier))
     problem = build_problem(clone(est).set_params(hidden_layer_sizes=(3,), pretrain_iter=0), X, y)
-    assert (problem.run.burn_in, problem.run.thin) == (burn_in, thin)
+    assert (problem.run.burn_in, problem.run.thin, problem.run.n_samples) == (burn_in, thin, n_samples)
     assert (problem.sampler.default_burn_in, problem.sampler.default_thin) == (burn_in, thin)
+    assert problem.sampler.default_n_samples == n_samples
+    # a number given is kept whatever the sampler
+    given = build_problem(clone(est).set_params(hidden_layer_sizes=(3,), pretrain_iter=0, n_samples=7), X, y)
+    assert given.run.n_samples == 7
 
 
 def test_the_problem_leaves_the_users_sampler_object_alone():

@@ -206,7 +206,7 @@ def sampler_table(kind=None):
     .. list-table::
     """
     rows = [("name", "class", "prior", "draws", "Bernoulli batches", "hierarchical prior", "learns the noise",
-             "burn_in=\"auto\"", "settings it does not honour")]
+             "burn_in=\"auto\"", "n_samples=\"auto\"", "settings it does not honour")]
     for name in available_samplers(kind):
         cls = _REGISTRY[name]
         rows.append((
@@ -218,6 +218,7 @@ def sampler_table(kind=None):
             "yes" if cls.hierarchical else "no",
             "yes" if cls.learns_noise else "no",
             "by the data's size" if cls.default_schedule is not Sampler.default_schedule else str(cls.default_burn_in),
+            "its particles" if "n_samples" in cls().ignored_settings() else str(cls.default_n_samples),
             _ignored_cell(cls()),
         ))
     lines = [".. list-table::", "   :header-rows: 1", ""]
@@ -331,8 +332,9 @@ class Sampler(BaseEstimator):
     :class:`~skgibbs.priors.MixingPrior`) and ``prior_kinds`` (every kind
     it serves, a tuple, when more than ``prior_kind``: the estimator of
     each kind then offers it), ``uses_batches`` (reads a
-    Bernoulli(``rho``) batch per step), ``default_burn_in`` and
-    ``default_thin`` (what ``burn_in="auto"`` and ``thin="auto"`` mean),
+    Bernoulli(``rho``) batch per step), ``default_burn_in``,
+    ``default_thin`` and ``default_n_samples`` (what ``burn_in="auto"``,
+    ``thin="auto"`` and ``n_samples="auto"`` mean),
     ``hierarchical`` (samples a
     :class:`~skgibbs.priors.HierarchicalPrior`: ``prior="auto"`` is then
     ``"ard"``), ``learns_noise`` (samples its noise precision too: the
@@ -347,6 +349,8 @@ class Sampler(BaseEstimator):
     uses_batches = False
     default_burn_in = 1000
     default_thin = 10
+    #: draws kept per chain (or group of independent draws) under ``n_samples="auto"``
+    default_n_samples = 175
     mixing_diagnostics = True
     hierarchical = False
     learns_noise = False
