@@ -231,7 +231,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             sums["spread"] += spread
             mixing.append(self._chunk_mixing(F, K))
             if criteria:  # each draw's variance: at each input, or its learned one (a column)
-                self._pointwise_chunk(pointwise, rows, yc, F, noise if self._varies() else noise[:, None], beta)
+                self._pointwise_chunk(
+                    pointwise, rows, yc, F, noise if self._varies() else noise[:, None], beta
+                )
                 continue
             # the outputs are the network's float32 (the dtype of its draws): kept exactly
             size = G.size * self.samples_.dtype.itemsize
