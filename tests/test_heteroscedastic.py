@@ -196,3 +196,78 @@ def test_an_embedding_and_a_memory_map_carry_the_noise_model(embedding, tmp_path
         est.fit(np.load(path, mmap_mode="r"), y)
     _, std = est.predict(np.array([[-0.9], [0.9]]), return_std=True)
     assert std[1] > 2 * std[0]
+
+
+def _quick_vi(**kw):
+    return GibbsMLPRegressor(hidden_layer_sizes=(4,), sampler=MeanFieldVI(max_iter=100), n_samples=5,
+                             pretrain_iter=20, random_state=0, **kw)  # fmt: skip
+
+
+def test_auto_noise_varies_from_the_row_threshold_on(monkeypatch):
+    import skgibbs.regressor
+
+    monkeypatch.setattr(skgibbs.regressor, "HETEROSCEDASTIC_ROWS", 200)  # the rule, on small data
+    X, y = _design(300, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small = _quick_vi().fit(X[:199], y[:199])
+        large = _quick_vi().fit(X, y)
+        plug_in = _quick_vi(temperature="plug-in").fit(X, y)
+        fixed = _quick_vi(noise="homoscedastic").fit(X, y)
+    assert small.noise == large.noise == "auto"  # the setting is kept; noise_ is what it stood for
+    assert (small.noise_, small.spec_.n_outputs, small.temperature_source_) == ("homoscedastic", 1, "plug-in")
+    assert (large.noise_, large.spec_.n_outputs, large.temperature_source_) == ("heteroscedastic", 2, "learned")
+    assert large.predict_noise_samples(X[:3]).shape == (3, 4 * 5)
+    # a plug-in temperature has one variance to plug in: "auto" then keeps one noise variance
+    assert (plug_in.noise_, plug_in.spec_.n_outputs) == ("homoscedastic", 1)
+    assert (fixed.noise_, fixed.spec_.n_outputs) == ("homoscedastic", 1)
+
+
+def test_the_default_threshold_is_documented_and_applies():
+    from skgibbs.regressor import HETEROSCEDASTIC_ROWS
+
+    est = GibbsMLPRegressor()
+    assert est.noise == "auto" and HETEROSCEDASTIC_ROWS == 10_000
+    assert est._resolved_noise(HETEROSCEDASTIC_ROWS) == "heteroscedastic"
+    assert est._resolved_noise(HETEROSCEDASTIC_ROWS - 1) == "homoscedastic"
+    assert est.set_params(temperature="plug-in")._resolved_noise(10**6) == "homoscedastic"
+    assert est.set_params(noise="heteroscedastic", temperature=1.0)._resolved_noise(10) == "heteroscedastic"
+
+
+def test_a_failed_refit_keeps_the_noise_model_of_the_previous_fit(monkeypatch):
+    import skgibbs.regressor
+
+    monkeypatch.setattr(skgibbs.regressor, "HETEROSCEDASTIC_ROWS", 200)
+    X, y = _design(300, seed=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = _quick_vi().fit(X, y)
+    before = est.samples_.copy()
+    est.set_params(sampler=MeanFieldVI(max_iter=100), burn_in=7)  # refused by VI, after the noise is resolved
+    with pytest.raises(ValueError, match="burn_in"):
+        est.fit(X[:150], y[:150])
+    assert est.noise_ == "heteroscedastic" and "_noise_of_fit" not in vars(est)
+    np.testing.assert_array_equal(est.samples_, before)
+    assert est.predict_noise_samples(X[:2]).shape == (2, 20)
+
+
+@pytest.mark.parametrize("noise, temperature", [("heteroscedastic", "auto"), ("homoscedastic", "learn")])
+def test_one_pass_criteria_equal_those_of_a_second_pass(noise, temperature, monkeypatch):
+    # with each draw's variance known from the draw, the summaries compute the pointwise WAIC terms in
+    # their first pass over the rows; in chunks of a few rows (several chunks) they equal a second pass's
+    import skgibbs._chunks
+
+    monkeypatch.setattr(skgibbs._chunks, "CHUNK_BYTES", 2**14)
+    X, y = _design(1500, seed=7)
+    est = GibbsMLPRegressor(hidden_layer_sizes=(4,), noise=noise, temperature=temperature, sampler="hmc",
+                            prior="fixed", n_samples=20, burn_in=20, n_chains=2, pretrain_iter=50,
+                            chain_weights="stacking", random_state=0)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    first = est._first_pass(X, y, criteria=True)[3]
+    second = est._criteria_pass(X, y, {})
+    assert set(first) == set(second) == {"elpd", "penalty", "loo", "khat"}
+    for name in first:
+        np.testing.assert_allclose(first[name], second[name], rtol=1e-12, atol=1e-12)
+    assert est.waic_tempering_ == 1.0  # 2 / T at T = 2, and the learned noise's Bayesian posterior

@@ -97,7 +97,7 @@ def _draw_chunks(final, Xt):
     n = len(Xt)
     samples = getattr(final, "samples_", None)
     n_draws = samples.shape[0] * samples.shape[1] if samples is not None and samples.ndim == 3 else 1
-    varies = getattr(final, "noise", None) == "heteroscedastic"
+    varies = getattr(final, "noise_", None) == "heteroscedastic"
     for rows in row_chunks(n, n_draws, width=6 if varies else 4):
         X_rows = _safe_indexing(Xt, np.arange(rows.start, rows.stop))
         if varies:
