@@ -10,10 +10,18 @@ from ._regression import BaseGibbsRegressor
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
 
-#: training rows from which ``noise="auto"`` is ``"heteroscedastic"``: the ``tabular`` benchmark's six
-#: tables (17,000 to 51,000 rows) all scored better with the noise varying, the small-data sets of ``uq``
-#: (at most 1,000 rows) gained less and their chains mixed worse
+#: training rows from which ``noise="auto"`` is ``"heteroscedastic"``: the ``tabular`` benchmark's large
+#: tables all scored better with the noise varying, while on the small data sets of ``uq`` its chains
+#: mixed worse (the estimator guide has the numbers)
 HETEROSCEDASTIC_ROWS = 10_000
+
+
+def _rows_of(y):
+    """How many rows ``y`` has, before validation (which names a bad ``y``); 0 when it has none."""
+    try:
+        return len(np.asarray(y))  # through __array__: any array-like, as validation reads it
+    except TypeError:
+        return 0
 
 
 @fill_doc
@@ -109,12 +117,12 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         float is the tempered posterior at that temperature.
     noise : {"auto", "homoscedastic", "heteroscedastic"}, default="auto"
         The noise model. ``"auto"``: ``"heteroscedastic"`` from
-        :data:`~skgibbs.regressor.HETEROSCEDASTIC_ROWS` (10,000) training rows on (unless
-        ``temperature="plug-in"``), ``"homoscedastic"`` below; ``noise_``
-        says which. On the six tables of 17,000 to 51,000 rows of the
+        :data:`~skgibbs.regressor.HETEROSCEDASTIC_ROWS` (10,000) training
+        rows on (unless ``temperature="plug-in"``), ``"homoscedastic"``
+        below; ``noise_`` says which. On the large tables of the
         ``tabular`` benchmark the varying noise raised the test
-        log-likelihood on every one, by up to 0.12 (nlswork), while on
-        small data its chains mix worse (see the estimator guide).
+        log-likelihood on every one, while on small data its chains mix
+        worse (the estimator guide has the numbers).
         ``"homoscedastic"``: one noise variance for every
         input (learned or plug-in, as ``temperature`` says).
         ``"heteroscedastic"``: a noise variance that varies with the inputs,
@@ -360,7 +368,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
     def _fit(self, X, y):
         # the noise model of this fit, read by everything the fit builds; fit() restores the estimator
         # if the fit fails, and on success noise_ holds it
-        self._noise_of_fit = self._resolved_noise(np.shape(y)[0] if np.ndim(y) else 0)
+        self._noise_of_fit = self._resolved_noise(_rows_of(y))
         try:
             return super()._fit(X, y)
         finally:

@@ -58,8 +58,8 @@ from skgibbs.samplers import HMC, run_chains
 
 from .. import Benchmark, Output
 from ..common.environment import load_after
-from ..common.writer import Page
 from ..common.large_data import FITS, METHODS, report_fits, run_fits
+from ..common.writer import Page
 
 NAME = "large_n"
 K = 4
@@ -71,7 +71,8 @@ def default_transitions():
     est = GibbsMLPRegressor()
     warmup = HMC.default_burn_in if est.burn_in == "auto" else est.burn_in
     thin = HMC.default_thin if est.thin == "auto" else est.thin
-    return warmup, est.n_samples * thin
+    draws = HMC.default_n_samples if est.n_samples == "auto" else est.n_samples
+    return warmup, draws * thin
 
 
 def _data(n, seed=0):
