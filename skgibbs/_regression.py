@@ -217,8 +217,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             mean = G[..., 0] if self._varies() else G
             # the losses l_i of the draws, on the standardized scale of the potential
             losses = ((yc - self.y_mean_) / self.y_scale_ - mean) ** 2
-            noise = self._mean_and_noise(G)[1] if self._varies() else self._noise_draws()
+            noise = None
             if self._varies():  # (y - f)^2 e^{-s} + s
+                noise = self._mean_and_noise(G)[1]
                 relative = noise / self.y_scale_**2
                 losses = losses / relative + np.log(relative)
                 sums["noise"] += noise.sum(1)
@@ -232,7 +233,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             mixing.append(self._chunk_mixing(F, K))
             if criteria:  # each draw's variance: at each input, or its learned one (a column)
                 self._pointwise_chunk(
-                    pointwise, rows, yc, F, noise if self._varies() else noise[:, None], beta
+                    pointwise, rows, yc, F, self._noise_of_draws() if noise is None else noise, beta
                 )
                 continue
             # the outputs are the network's float32 (the dtype of its draws): kept exactly

@@ -37,14 +37,6 @@ ACTIVATIONS = {
     "logistic": torch.sigmoid,
     "identity": lambda h: h,
 }
-#: the same activations overwriting their argument: outside autograd they spare the forward pass a
-#: tensor of draws x rows x width per layer (the summaries of a fit are mostly such passes)
-ACTIVATIONS_INPLACE = {
-    "relu": torch.relu_,
-    "tanh": torch.tanh_,
-    "logistic": torch.sigmoid_,
-    "identity": lambda h: h,
-}
 
 
 def _act_inplace(name, a):
@@ -412,8 +404,10 @@ class MLPSpec:
         -------
         torch.Tensor of shape (K, n), or (K, n, n_outputs) with several outputs
         """
-        inplace = not torch.is_grad_enabled()  # nothing is saved for a backward pass
-        act = (ACTIVATIONS_INPLACE if inplace else ACTIVATIONS)[self.activation]
+        # outside autograd nothing is saved for a backward pass: the activations and the first layer's
+        # bias overwrite their tensor, which spares a tensor of draws x rows x width per layer
+        inplace = not torch.is_grad_enabled()
+        act = ACTIVATIONS[self.activation]
         K = theta.shape[0]
         single = K == 1 and X.dim() == 2  # one chain: plain 2-D matmuls are fastest
         h = X
@@ -434,7 +428,10 @@ class MLPSpec:
                 else:
                     h = torch.matmul(h, W) + bias
             if layer < n_layers - 1:
-                h = act(h)
+                if inplace:
+                    _act_inplace(self.activation, h)
+                else:
+                    h = act(h)
         if self.n_outputs > 1:
             return h[None] if single else h
         return h[None, :, 0] if single else h[..., 0]

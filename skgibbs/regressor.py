@@ -359,11 +359,9 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         """The noise model ``noise`` stands for on ``n_rows`` training rows (``noise_``)."""
         if self.noise != "auto":
             return self.noise
-        if n_rows >= HETEROSCEDASTIC_ROWS and not (
-            isinstance(self.temperature, str) and self.temperature == "plug-in"
-        ):
-            return "heteroscedastic"
-        return "homoscedastic"
+        # a plug-in temperature has one variance to plug in
+        varies = n_rows >= HETEROSCEDASTIC_ROWS and self.temperature != "plug-in"
+        return "heteroscedastic" if varies else "homoscedastic"
 
     def _fit(self, X, y):
         # the noise model of this fit, read by everything the fit builds; fit() restores the estimator

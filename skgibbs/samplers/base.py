@@ -209,6 +209,7 @@ def sampler_table(kind=None):
              "burn_in=\"auto\"", "n_samples=\"auto\"", "settings it does not honour")]
     for name in available_samplers(kind):
         cls = _REGISTRY[name]
+        ignored = cls().ignored_settings()
         rows.append((
             f"``\"{name}\"``",
             f":class:`~skgibbs.samplers.{cls.__name__}`",
@@ -218,8 +219,8 @@ def sampler_table(kind=None):
             "yes" if cls.hierarchical else "no",
             "yes" if cls.learns_noise else "no",
             "by the data's size" if cls.default_schedule is not Sampler.default_schedule else str(cls.default_burn_in),
-            "its particles" if "n_samples" in cls().ignored_settings() else str(cls.default_n_samples),
-            _ignored_cell(cls()),
+            "its particles" if "n_samples" in ignored else str(cls.default_n_samples),
+            _ignored_cell(ignored),
         ))
     lines = [".. list-table::", "   :header-rows: 1", ""]
     for row in rows:
@@ -228,9 +229,8 @@ def sampler_table(kind=None):
     return "\n".join(lines) + "\n"
 
 
-def _ignored_cell(sampler):
-    """The table's cell of the estimator settings ``sampler`` refuses (:meth:`Sampler.ignored_settings`)."""
-    ignored = sampler.ignored_settings()
+def _ignored_cell(ignored):
+    """The table's cell of the estimator settings a sampler refuses (its :meth:`Sampler.ignored_settings`)."""
     cells = [f"``{name}``" + (" (a warning)" if entry.warn else "") for name, entry in ignored.items()]
     return ", ".join(cells) if cells else "none: every setting applies"
 
