@@ -7,7 +7,7 @@ with the same message everywhere.
 """
 
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import ndtr, stdtr, stdtrit
 
 __all__ = ["check_level", "check_levels", "mixture_quantiles"]
 
@@ -96,12 +96,13 @@ def check_level(confidence_level):
     return float(levels[0])
 
 
-def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None):
+def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None, df=None):
     """Quantiles of the mixture of ``N(F[k, i], sigma^2)`` per column ``i``, equal weights unless given.
 
     Bisection on the mixture CDF, between the smallest and the largest
-    component mean widened by ten of its standard deviations: the mixture
-    has no closed-form quantile, and the bracket always holds it.
+    component mean widened by ten of its standard deviations (for a t, by
+    its quantile at ``1 - 1e-12`` if that is wider): the mixture has no
+    closed-form quantile, and the bracket holds it.
 
     Parameters
     ----------
@@ -116,6 +117,9 @@ def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None):
         Bisection steps; each halves the bracket.
     weights : ndarray of shape (n_components,), default=None
         Weights of the components, summing to 1; None for equal weights.
+    df : float, default=None
+        Components that are Student-t of ``df`` degrees of freedom, location
+        ``F`` and scale ``sigma``, rather than normals.
 
     Returns
     -------
@@ -132,14 +136,16 @@ def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None):
     sigma = np.asarray(sigma, dtype=float)
     if sigma.ndim and sigma.shape != F.shape:  # one per component: a column against F's rows
         sigma = sigma.reshape(-1, 1)
-    lo = (F - 10 * sigma).min(0)
-    hi = (F + 10 * sigma).max(0)
+    width = 10.0 if df is None else max(10.0, float(stdtrit(df, 1.0 - 1e-12)))
+    cdf_of = ndtr if df is None else (lambda z: stdtr(df, z))
+    lo = (F - width * sigma).min(0)
+    hi = (F + width * sigma).max(0)
     lo = np.broadcast_to(lo, (len(probs), F.shape[1])).copy()
     hi = np.broadcast_to(hi, (len(probs), F.shape[1])).copy()
     p = np.asarray(probs)[:, None]
     for _ in range(n_iter):
         mid = 0.5 * (lo + hi)
-        phi = ndtr((mid[:, None, :] - F[None]) / sigma)
+        phi = cdf_of((mid[:, None, :] - F[None]) / sigma)
         cdf = phi.mean(1) if weights is None else np.einsum("k,pki->pi", weights, phi)
         below = cdf < p
         lo = np.where(below, mid, lo)

@@ -5,7 +5,12 @@ reads them as the mean ``f`` and the log-variance ``s`` of ``y`` (standardized
 scale, the ``"gaussian"`` loss of :data:`skgibbs.model.LOSSES`): every draw
 then has its own noise variance at every input, which the predictive
 distribution, the log-likelihood and the criteria use in place of
-``noise_variance_``.
+``noise_variance_``. With the ``"student"`` loss (``noise="student"``) the
+outputs are the location and the log squared scale of a Student-t noise of
+:data:`~skgibbs.model.STUDENT_DF` degrees of freedom; the variances the
+regressor reports and passes around are the t's (``nu / (nu - 2)`` times
+its squared scale), and the likelihood, the intervals and the predictive
+draws are the t's.
 """
 
 import warnings
@@ -20,9 +25,9 @@ from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._data import safe_scale
 from ._levels import check_level, check_levels, mixture_quantiles
 from .credible import credible_sets_of, parameter_radius, posterior_quantile
-from .criteria import gaussian_log_likelihood, langevin_waic, waic
+from .criteria import gaussian_log_likelihood, langevin_waic, student_log_likelihood, waic
 from .criteria._waic import waic_from_pointwise
-from .model import LOG_VARIANCE_BOUND
+from .model import LOG_VARIANCE_BOUND, STUDENT_DF
 
 __all__ = ["BaseGibbsRegressor"]
 
@@ -58,8 +63,27 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         return self.noise_variance_ if draws is None else draws[:, None]
 
     def _varies(self):
-        """Whether the network's second output is the log noise variance (``noise="heteroscedastic"``)."""
+        """Whether the network's second output is the log noise scale (``noise="heteroscedastic"`` or ``"student"``)."""
         return self.spec_.n_outputs == 2
+
+    def _noise_df(self):
+        """The degrees of freedom of a Student-t noise (``noise="student"``), None for a normal one."""
+        return STUDENT_DF if self._loss == "student" else None
+
+    def _noise_log_likelihood(self, y, F, V):
+        """``log p(y_i | draw k)`` ``(S, rows)`` of draws ``F`` and their noise variances ``V``."""
+        df = self._noise_df()
+        return gaussian_log_likelihood(y, F, V) if df is None else student_log_likelihood(y, F, V, df)
+
+    def _noise_scale(self, V):
+        """The scale of the noise of variance ``V``: its sd for a normal, ``sqrt(V (nu - 2) / nu)`` for a t."""
+        df = self._noise_df()
+        return np.sqrt(V if df is None else V * ((df - 2.0) / df))
+
+    def _standard_noise(self, rng, size):
+        """Standard draws of the noise's shape (normal, or t of :meth:`_noise_df`), to scale by :meth:`_noise_scale`."""
+        df = self._noise_df()
+        return rng.standard_normal(size) if df is None else rng.standard_t(df, size)
 
     def _output_chunks(self, X, width, kept=None):
         # a mean and log-variance network's outputs are two (S, rows) arrays, its noise variances a third
@@ -74,7 +98,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         if not self._varies():
             return G * self.y_scale_ + self.y_mean_, self._noise_of_draws()
         s = np.clip(G[..., 1], -LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND)
-        return G[..., 0] * self.y_scale_ + self.y_mean_, np.exp(s) * self.y_scale_**2
+        df = self._noise_df()
+        scale2 = self.y_scale_**2 if df is None else self.y_scale_**2 * df / (df - 2.0)  # the t's variance
+        return G[..., 0] * self.y_scale_ + self.y_mean_, np.exp(s) * scale2
 
     def _predictive_chunks(self, X, width):
         """``(rows, F, V)`` chunk after chunk: :meth:`_mean_and_noise` of the outputs at ``X[rows]``."""
@@ -90,13 +116,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             if self._varies():
                 V = np.empty_like(F) if V is None else V
                 V[:, rows] = noise
-        Y = F + np.sqrt(self._noise_of_draws() if V is None else V) * rng.standard_normal(F.shape)
+        scale = self._noise_scale(self._noise_of_draws() if V is None else V)
+        Y = F + scale * self._standard_noise(rng, F.shape)
         return {"f": F, "y": Y}, {"f": ["obs"]}
 
     def _log_likelihood(self, X, y):
         out = np.empty((self._n_draws(), X.shape[0]))
         for rows, F, noise in self._predictive_chunks(X, 4):
-            out[:, rows] = gaussian_log_likelihood(y[rows], F, noise)
+            out[:, rows] = self._noise_log_likelihood(y[rows], F, noise)
         return out
 
     #: float64 ``(S, rows)`` arrays a chunk of the summaries holds at once (R-hat and ESS the most)
@@ -167,7 +194,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
 
     def _pointwise_chunk(self, out, rows, y_rows, F, noise, beta):
         """Fill ``out`` (:meth:`_pointwise_arrays`) at ``rows`` from the chunk's ``F`` and noise variances."""
-        log_lik = gaussian_log_likelihood(y_rows, F, noise)
+        log_lik = self._noise_log_likelihood(y_rows, F, noise)
         chunk = waic(log_lik, beta=beta)
         out["elpd"][rows], out["penalty"][rows] = chunk.elpd_pointwise, chunk.p_pointwise
         if "loo" in out:
@@ -218,10 +245,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             # the losses l_i of the draws, on the standardized scale of the potential
             losses = ((yc - self.y_mean_) / self.y_scale_ - mean) ** 2
             noise = None
-            if self._varies():  # (y - f)^2 e^{-s} + s
+            if self._varies():  # (y - f)^2 e^{-s} + s, or the t's (nu + 1) log(1 + (y - f)^2 e^{-s} / nu) + s
                 noise = self._mean_and_noise(G)[1]
-                relative = noise / self.y_scale_**2
-                losses = losses / relative + np.log(relative)
+                df = self._noise_df()
+                relative = noise / self.y_scale_**2  # e^s: the variance, or the t's squared scale
+                if df is not None:
+                    relative *= (df - 2.0) / df
+                losses = losses / relative if df is None else (df + 1.0) * np.log1p(losses / (relative * df))
+                losses += np.log(relative)
                 sums["noise"] += noise.sum(1)
             sums["loss"] += losses.sum(1)
             sums["loss_square"] += (losses * losses).sum(1)
@@ -390,7 +421,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             if kind == "credible":
                 q[:, rows] = draws_quantiles(F, probs, weights)
             else:
-                q[:, rows] = mixture_quantiles(F, np.sqrt(V), probs, weights=weights)
+                scale = self._noise_scale(V)
+                q[:, rows] = mixture_quantiles(F, scale, probs, weights=weights, df=self._noise_df())
         k = len(levels)
         y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
         return y_pred, y_pis
@@ -426,11 +458,12 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         rng = check_random_state(random_state)
         pick = rng.randint(S, size=n_samples) if weights is None else rng.choice(S, size=n_samples, p=weights)
         noise = self._noise_draws()
-        scale = np.sqrt(self.noise_variance_ if noise is None else noise[pick])
-        out = rng.normal(scale=1.0 if self._varies() else scale, size=(X.shape[0], n_samples))
+        out = self._standard_noise(rng, (X.shape[0], n_samples))
+        if not self._varies():
+            out *= self._noise_scale(self.noise_variance_ if noise is None else noise[pick])
         for rows, F, V in self._predictive_chunks(X, 2 + 2 * n_samples / S):
-            if self._varies():  # the standard normals scaled by each picked draw's sd at each input
-                out[rows] *= np.sqrt(V[pick]).T
+            if self._varies():  # the standard draws scaled by each picked draw's scale at each input
+                out[rows] *= self._noise_scale(V[pick]).T
             out[rows] += F[pick].T
         return out
 

@@ -5,15 +5,19 @@ chains at once) and no state of its own. The flat order is scikit-learn's
 ``MLPRegressor`` order: for each layer ``l`` the weights ``coefs_[l]`` of shape
 ``(n_in, n_out)`` in row-major order, then ``intercepts_[l]``.
 
-Three per-example losses of the outputs are known (:data:`LOSSES`):
+Four per-example losses of the outputs are known (:data:`LOSSES`):
 ``"squared"``, ``(y_i - f(x_i))**2`` of a one-output network;
 ``"gaussian"``, ``(y_i - m(x_i))**2 exp(-s(x_i)) + s(x_i)`` of a network
 whose two outputs are a mean ``m`` and a log-variance ``s`` (twice the
 negative log-density of ``N(y_i; m, e^s)`` less ``log 2 pi``, so that it is
-the squared loss where ``s = 0``); and ``"cross_entropy"``,
+the squared loss where ``s = 0``); ``"student"``, ``(nu + 1) log(1 + (y_i -
+m(x_i))**2 exp(-s(x_i)) / nu) + s(x_i)`` of the same two outputs read as the
+location and the log squared scale of a Student-t with ``nu =``
+:data:`STUDENT_DF` degrees of freedom (twice its negative log-density, less
+a constant: :func:`log_density_constant`); and ``"cross_entropy"``,
 ``-log p(y_i | x_i)`` of a classifier whose outputs are the logit of the
 second class (one output, sigmoid) or the K class logits (softmax). All
-three have a hand-written backward pass (:meth:`MLPSpec.loss_and_grad`).
+four have a hand-written backward pass (:meth:`MLPSpec.loss_and_grad`).
 
 A network may start with a :class:`NumericEmbedding` of its inputs
 (Gorishniy, Rubachev and Babenko, 2022): each input ``x_j`` is encoded
@@ -24,12 +28,24 @@ dense layer's inputs. The embedding's parameters come first in the flat
 vector, before the dense layers' (:meth:`NumericEmbedding.slices`).
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-__all__ = ["MLPSpec", "NumericEmbedding", "ACTIVATIONS", "LOSSES", "LOG_VARIANCE_BOUND", "per_example_loss"]
+__all__ = [
+    "MLPSpec",
+    "NumericEmbedding",
+    "ACTIVATIONS",
+    "LOSSES",
+    "SCALE_LOSSES",
+    "LOG_VARIANCE_BOUND",
+    "STUDENT_DF",
+    "log_density_constant",
+    "scale_loss_fisher",
+    "per_example_loss",
+]
 
 ACTIVATIONS = {
     "relu": torch.relu,
@@ -98,6 +114,37 @@ def _gaussian(out, y, mask, with_grad=True):
     return loss, g
 
 
+#: degrees of freedom of the ``"student"`` loss: its noise has the excess kurtosis ``6 / (nu - 4) = 6`` and
+#: a finite variance ``nu / (nu - 2)`` times its squared scale
+STUDENT_DF = 5.0
+
+
+def _student(out, y, mask, with_grad=True):
+    """Per-example ``(nu + 1) log(1 + (y - m)^2 e^{-s} / nu) + s`` and ``d/d out`` (``nu =`` :data:`STUDENT_DF`).
+
+    Twice the negative log-density of a Student-t with location ``m`` and
+    squared scale ``e^s``, less ``2 *`` :func:`log_density_constant`. With
+    ``z = (y - m)^2 e^{-s}``: ``dl/dm = -2 (nu + 1) (y - m) e^{-s} / (nu + z)``,
+    ``dl/ds = 1 - (nu + 1) z / (nu + z)`` (0 where ``s`` is clipped).
+    """
+    nu = STUDENT_DF
+    s = log_variance(out[..., 1])
+    resid = y - out[..., 0]
+    if mask is not None:
+        resid = resid * mask
+    precision = torch.exp(-s)
+    scaled = resid * resid * precision
+    loss = (nu + 1.0) * torch.log1p(scaled / nu)
+    loss = loss + s if mask is None else loss + s * mask
+    if not with_grad:
+        return loss, None
+    shrink = (nu + 1.0) / (nu + scaled)  # the t's weight of the example, 1 + 1/nu at z = 0
+    ds = (1.0 if mask is None else mask) - shrink * scaled
+    inside = (out[..., 1] > -LOG_VARIANCE_BOUND) & (out[..., 1] < LOG_VARIANCE_BOUND)
+    g = torch.stack([-2.0 * resid * precision * shrink, torch.where(inside, ds, torch.zeros_like(ds))], -1)
+    return loss, g
+
+
 def _cross_entropy(out, y, mask, with_grad=True):
     """Per-example ``-log p(y | logits)`` and ``d/d out`` for logits ``(..., m, C)``.
 
@@ -132,7 +179,44 @@ def _cross_entropy(out, y, mask, with_grad=True):
 
 
 #: Per-example losses by name: ``loss(out, y, mask) -> (losses, d losses / d out)``.
-LOSSES = {"squared": _squared, "gaussian": _gaussian, "cross_entropy": _cross_entropy}
+LOSSES = {"squared": _squared, "gaussian": _gaussian, "student": _student, "cross_entropy": _cross_entropy}
+
+#: the losses of a network whose two outputs are a location and a log squared scale
+SCALE_LOSSES = ("gaussian", "student")
+
+
+def log_density_constant(loss):
+    """``c`` with ``log p(y_i | outputs) = -l_i / 2 - c`` for a loss of :data:`SCALE_LOSSES`.
+
+    ``log(2 pi) / 2`` for ``"gaussian"``; ``log(nu pi) / 2 + log Gamma(nu / 2)
+    - log Gamma((nu + 1) / 2)`` for ``"student"``.
+
+    Examples
+    --------
+    >>> round(log_density_constant("gaussian"), 6)
+    0.918939
+    """
+    if loss == "gaussian":
+        return 0.5 * math.log(2.0 * math.pi)
+    if loss == "student":
+        nu = STUDENT_DF
+        return 0.5 * math.log(nu * math.pi) + math.lgamma(0.5 * nu) - math.lgamma(0.5 * (nu + 1.0))
+    raise ValueError(f"loss must be one of {SCALE_LOSSES}, got {loss!r}.")
+
+
+def scale_loss_fisher(loss):
+    """``(a, b)``: the expected Hessian of a :data:`SCALE_LOSSES` loss in its outputs ``(m, s)`` is ``diag(a e^{-s}, b)``.
+
+    Twice the Fisher information of the location and of the log squared
+    scale: ``(2, 1)`` for ``"gaussian"``, ``(2 (nu + 1) / (nu + 3), nu / (nu
+    + 3))`` for ``"student"`` (the Gaussian's in the limit ``nu -> inf``).
+    """
+    if loss == "gaussian":
+        return 2.0, 1.0
+    if loss == "student":
+        nu = STUDENT_DF
+        return 2.0 * (nu + 1.0) / (nu + 3.0), nu / (nu + 3.0)
+    raise ValueError(f"loss must be one of {SCALE_LOSSES}, got {loss!r}.")
 
 
 def per_example_loss(name, out, y):
@@ -460,7 +544,7 @@ class MLPSpec:
             Weights of the examples (padding entries 0).
         augmented : bool, default=False
             Whether ``X`` already carries the column of ones.
-        loss : {"squared", "gaussian", "cross_entropy"}, default="squared"
+        loss : {"squared", "gaussian", "student", "cross_entropy"}, default="squared"
 
         Returns
         -------

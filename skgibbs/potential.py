@@ -19,7 +19,7 @@ Metropolis-Hastings.
 import torch
 
 from ._random import Batch
-from .model import LOSSES, per_example_loss
+from .model import LOSSES, SCALE_LOSSES, per_example_loss
 from .priors import MixingPrior, Prior  # noqa: F401  (their home before skgibbs.priors)
 
 __all__ = [
@@ -175,9 +175,10 @@ class MLPPotential(_BasePotential):
     y : torch.Tensor of shape (n,)
         Targets; for ``"cross_entropy"`` the class indices (0/1 with one
         output, ``0..C-1`` with ``C`` outputs).
-    loss : {"squared", "gaussian", "cross_entropy"}, default="squared"
+    loss : {"squared", "gaussian", "student", "cross_entropy"}, default="squared"
         ``(y_i - f(x_i))**2``; ``(y_i - m(x_i))**2 exp(-s(x_i)) + s(x_i)``
-        of a network with a mean and a log-variance output; or
+        of a network with a mean and a log-variance output, or its
+        Student-t counterpart ``"student"``; or
         ``-log p(y_i | x_i)`` of the sigmoid (one output) or softmax (``C``
         outputs) of the network (:data:`skgibbs.model.LOSSES`).
     """
@@ -188,8 +189,10 @@ class MLPPotential(_BasePotential):
     def __init__(self, spec, X, y, loss="squared"):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
-        if loss == "gaussian" and spec.n_outputs != 2:
-            raise ValueError(f"loss='gaussian' needs a network with 2 outputs (mean, log-variance), got {spec.n_outputs}.")
+        if loss in SCALE_LOSSES and spec.n_outputs != 2:
+            raise ValueError(
+                f"loss={loss!r} needs a network with 2 outputs (location, log squared scale), got {spec.n_outputs}."
+            )
         if loss == "cross_entropy" and spec.n_outputs > 1:
             y = y.long()  # class indices, gathered from the logits
         self.spec, self.X, self.y, self.loss = spec, X, y, loss

@@ -115,7 +115,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         ``temperature_source_`` says which. ``"plug-in"``: that plug-in
         under every sampler (the default before the noise was learned). A
         float is the tempered posterior at that temperature.
-    noise : {"auto", "homoscedastic", "heteroscedastic"}, default="auto"
+    noise : {"auto", "homoscedastic", "heteroscedastic", "student"}, default="auto"
         The noise model. ``"auto"``: ``"heteroscedastic"`` from
         :data:`~skgibbs.regressor.HETEROSCEDASTIC_ROWS` (10,000) training
         rows on (unless ``temperature="plug-in"``), ``"homoscedastic"``
@@ -138,6 +138,17 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         :meth:`sample_y`, the log-likelihood and the criteria use each
         draw's variance at each input. For data whose noise grows or shrinks
         with the inputs (skewed amounts, counts, wages).
+        ``"student"``: the same two outputs read as the location and the log
+        squared scale of a Student-t noise with
+        :data:`~skgibbs.model.STUDENT_DF` (5) degrees of freedom, the loss
+        twice its negative log-density, ``ell_i = (nu + 1) log(1 + (y_i -
+        f_theta(x_i))^2 exp(-s_theta(x_i)) / nu) + s_theta(x_i)``: a noise
+        whose scale varies with the inputs and whose tails are heavier than
+        the normal's (residuals with outliers, log prices). Everything said
+        of ``"heteroscedastic"`` holds, with the t in place of the normal;
+        the variances reported (``return_std``, :meth:`predict_noise_samples`,
+        ``noise_variance_``) are the t's, ``nu / (nu - 2)`` times its
+        squared scale.
     rho : float in (0, 1] or "auto", default="auto"
         Bernoulli batch probability. ``"auto"`` is 1 (the full data, exact
         HMC or MALA) whatever ``n``: at the Bayesian temperature the batch
@@ -165,7 +176,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         that samples it, or ``noise="heteroscedastic"``, whose variances
         are the network's), the plug-in twice the pre-training's held-out
         loss (``"auto"`` elsewhere), or the float given.
-    noise_ : {"homoscedastic", "heteroscedastic"}
+    noise_ : {"homoscedastic", "heteroscedastic", "student"}
         The noise model of the fit: ``noise``, or what ``noise="auto"``
         stood for on the training rows.
     {shared_attributes}
@@ -291,7 +302,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
     _parameter_constraints = {
         **DenseSamplerMixin._parameter_constraints,
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "learn", "plug-in"})],
-        "noise": [StrOptions({"auto", "homoscedastic", "heteroscedastic"})],
+        "noise": [StrOptions({"auto", "homoscedastic", "heteroscedastic", "student"})],
     }
 
     def __init__(
@@ -347,10 +358,10 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
 
     def _validate_params(self):
         super()._validate_params()
-        if self.noise == "heteroscedastic" and self.temperature == "plug-in":
+        if self.noise in ("heteroscedastic", "student") and self.temperature == "plug-in":
             raise ValueError(
                 "temperature='plug-in' sets one noise variance from the pre-training, while "
-                "noise='heteroscedastic' samples a variance for every input with the network. Use "
+                f"noise={self.noise!r} samples a noise scale for every input with the network. Use "
                 "temperature='auto' (the Bayesian posterior of that likelihood) or a float, or "
                 "noise='homoscedastic'."
             )
@@ -375,15 +386,20 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
     def _problem_state(self, problem):
         return {**super()._problem_state(problem), "noise_": self._noise_of_fit}
 
+    def _noise_model(self):
+        """The noise model of the fit (during a fit, or the fitted one), else the setting."""
+        return self.__dict__.get("_noise_of_fit") or getattr(self, "noise_", None) or self.noise
+
     def _heteroscedastic(self):
-        """Whether the fit (during a fit, or the fitted one) has a noise variance per input."""
-        noise = self.__dict__.get("_noise_of_fit") or getattr(self, "noise_", None) or self.noise
-        return noise == "heteroscedastic"
+        """Whether the fit has a noise scale per input (a second output of the network)."""
+        return self._noise_model() in ("heteroscedastic", "student")
 
     @property
     def _loss(self):
-        # the mean and log-variance outputs: twice the Gaussian negative log-density (skgibbs.model.LOSSES)
-        return "gaussian" if self._heteroscedastic() else "squared"
+        # the location and log-scale outputs: twice the negative log-density of a normal or a Student-t
+        # (skgibbs.model.LOSSES)
+        noise = self._noise_model()
+        return "gaussian" if noise == "heteroscedastic" else "student" if noise == "student" else "squared"
 
     def _n_outputs(self, encoding):
         return 2 if self._heteroscedastic() else 1

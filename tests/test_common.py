@@ -109,6 +109,16 @@ def _cheap():
             pretrain_iter=50,
             random_state=0,
         ),
+        # a Student-t noise whose scale varies with the inputs
+        GibbsMLPRegressor(
+            hidden_layer_sizes=(8,),
+            noise="student",
+            n_samples=2,
+            burn_in=2,
+            thin=1,
+            pretrain_iter=50,
+            random_state=0,
+        ),
         # kernel settings on a sampler object (nested parameters sampler__*)
         GibbsMLPRegressor(
             hidden_layer_sizes=(8,),

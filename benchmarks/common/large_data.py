@@ -174,6 +174,7 @@ FITTERS = {
     "skgibbs_piecewise": lambda *a: _skgibbs(*a, embedding="piecewise"),
     "skgibbs_periodic": lambda *a: _skgibbs(*a, embedding="periodic"),
     "skgibbs_homoscedastic": lambda *a: _skgibbs(*a, noise="homoscedastic"),
+    "skgibbs_student": lambda *a: _skgibbs(*a, noise="student"),
     "mlp_ensemble": _mlp_ensemble,
     "hgb": _hgb,
     "ngboost": _ngboost,

@@ -63,7 +63,7 @@ from ..common.writer import Page, load
 
 NAME = "tabular"
 DATASETS = ("diamonds", "cps1988", "cpssw8", "nlswork", "vietnami", "census2000")
-METHODS = ("skgibbs", "skgibbs_homoscedastic", "skgibbs_piecewise", "skgibbs_periodic", "skgibbs_sghmc",
+METHODS = ("skgibbs", "skgibbs_homoscedastic", "skgibbs_student", "skgibbs_piecewise", "skgibbs_periodic", "skgibbs_sghmc",
            "mlp_ensemble", "hgb", "catboost", "realmlp", "ngboost")  # fmt: skip
 TEST_ROWS = 10_000
 QUICK_TRAIN, QUICK_TEST = 5000, 1000  # 5000 rows: sampler="auto" runs what it runs on large data (VI)

@@ -28,12 +28,14 @@ from ._waic import (
     functional_variance,
     gaussian_log_likelihood,
     langevin_waic,
+    student_log_likelihood,
     waic,
 )
 
 __all__ = [
     "stage_criteria",
     "gaussian_log_likelihood",
+    "student_log_likelihood",
     "functional_variance",
     "waic",
     "WAICResult",

@@ -85,7 +85,7 @@ def _sklearn_mlp(model, X, y):
 def _skgibbs(model, X, y):
     if model.spec_.n_outputs != 1:
         raise ValueError(
-            "model has a noise variance per input (noise='heteroscedastic'), and the Langevin process here "
+            f"model has a noise scale per input (noise={model.noise_!r}), and the Langevin process here "
             "runs on the squared loss of one output; use the fitted generalization_loss_ and lfv_, which "
             "read each draw's variance, or refit with noise='homoscedastic'."
         )

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from ..model import per_example_loss
+from ..model import SCALE_LOSSES, log_density_constant, per_example_loss
 from ._waic import waic
 
 __all__ = ["stage_criteria"]
@@ -26,7 +26,7 @@ def _blocks(potential, theta):
     ``"gaussian"``: the residuals ``y_i - f_theta(x_i)`` of the squared loss;
     ``"log_loss"``: ``log p_theta(y_i | x_i)`` of another loss (the
     cross-entropy; ``-(l_i + log 2 pi) / 2`` of the mean and log-variance
-    loss ``"gaussian"``). None for a potential without model outputs.
+    loss ``"gaussian"``, and its Student-t counterpart ``"student"``). None for a potential without model outputs.
     """
     if not getattr(potential, "has_outputs", False):
         return None, None
@@ -41,8 +41,8 @@ def _blocks(potential, theta):
                 else:
                     y_rows = y.expand(out.shape[:2]) if y.dim() == 1 else y
                     losses = per_example_loss(potential.loss, out, y_rows).double()
-                    if potential.loss == "gaussian":  # twice the negative log-density, less log 2 pi
-                        losses = 0.5 * (losses + math.log(2.0 * math.pi))
+                    if potential.loss in SCALE_LOSSES:  # twice the negative log-density, less a constant
+                        losses = 0.5 * losses + log_density_constant(potential.loss)
                     yield rows, -losses
 
     return ("gaussian" if squared else "log_loss"), outputs
@@ -64,7 +64,7 @@ def stage_criteria(potential, theta, temperature):
       ``1 / temperature``;
     - mean and log-variance (``"gaussian"`` loss, ``"log_loss"`` too):
       ``N(y_i; m_theta(x_i), exp(s_theta(x_i)))``, with the power
-      ``2 / temperature``.
+      ``2 / temperature``; likewise the Student-t of the ``"student"`` loss.
 
     Returns a dict of floats: ``generalization_loss`` (minus Watanabe's
     WAIC per example, its penalty scaled by the power: the estimators'
@@ -96,7 +96,7 @@ def stage_criteria(potential, theta, temperature):
                 yield rows, -0.5 * R * R / sigma2 - 0.5 * math.log(2.0 * math.pi * sigma2)
 
     else:
-        power, log_lik = (2.0 if potential.loss == "gaussian" else 1.0) / temperature, blocks
+        power, log_lik = (2.0 if potential.loss in SCALE_LOSSES else 1.0) / temperature, blocks
     elpd = penalty = 0.0
     for _, L in log_lik():
         block = waic(L.cpu().numpy(), beta=power)  # WAIC is a sum over rows: blocks add up

@@ -7,9 +7,17 @@ examples.
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 
-__all__ = ["gaussian_log_likelihood", "functional_variance", "waic", "WAICResult", "GibbsCriterion", "langevin_waic"]
+__all__ = [
+    "gaussian_log_likelihood",
+    "student_log_likelihood",
+    "functional_variance",
+    "waic",
+    "WAICResult",
+    "GibbsCriterion",
+    "langevin_waic",
+]
 
 
 def gaussian_log_likelihood(y, draws, noise_variance):
@@ -28,6 +36,43 @@ def gaussian_log_likelihood(y, draws, noise_variance):
     """
     r = np.asarray(y, dtype=float)[None, :] - np.asarray(draws, dtype=float)
     return -0.5 * r**2 / noise_variance - 0.5 * np.log(2 * np.pi * noise_variance)
+
+
+def student_log_likelihood(y, draws, noise_variance, df):
+    """``log t_df(y_i; f_k(x_i), s^2)`` for every draw and example, the t given by its variance.
+
+    The Student-t of ``df > 2`` degrees of freedom, location ``f_k(x_i)`` and
+    variance ``noise_variance`` (its squared scale ``s^2 = noise_variance
+    (df - 2) / df``), as :func:`gaussian_log_likelihood` is the normal of
+    that variance.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+    draws : array-like of shape (S, n)
+    noise_variance : float or array-like of shape (S, 1) or (S, n)
+        The variance of the noise: one, one per draw, or one per draw and
+        example (a noise that varies with the inputs).
+    df : float
+        Degrees of freedom, above 2.
+
+    Returns
+    -------
+    ndarray of shape (S, n)
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> value = student_log_likelihood([1.0], [[0.0]], 5.0 / 3.0, 5.0)[0, 0]
+    >>> bool(np.isclose(value, stats.t.logpdf(1.0, 5.0)))
+    True
+    """
+    if not df > 2:
+        raise ValueError(f"df must be above 2 (a t with a variance), got {df!r}.")
+    scale2 = np.asarray(noise_variance, dtype=float) * ((df - 2.0) / df)
+    r = np.asarray(y, dtype=float)[None, :] - np.asarray(draws, dtype=float)
+    const = gammaln(0.5 * (df + 1.0)) - gammaln(0.5 * df) - 0.5 * np.log(df * np.pi)
+    return const - 0.5 * np.log(scale2) - 0.5 * (df + 1.0) * np.log1p(r**2 / (df * scale2))
 
 
 def functional_variance(log_lik, pointwise=False):

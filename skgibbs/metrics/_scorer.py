@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.utils import _safe_indexing
 
 from .._chunks import row_chunks
+from ..model import STUDENT_DF
 
 __all__ = ["Scorer", "final_step"]
 
@@ -77,11 +78,10 @@ def _probabilities(final, Xt, kwargs):
 
 def _posterior_draws(final, Xt, kwargs):
     # (rows, draws (S, rows)) pairs, chunk by chunk of rows: the (S, n) draws are never held at once
-    return _draw_chunks(final, Xt), {
-        **kwargs,
-        "noise_variance": final.noise_variance_,
-        "weights": _draw_weights(final),
-    }
+    out = {**kwargs, "noise_variance": final.noise_variance_, "weights": _draw_weights(final)}
+    if getattr(final, "noise_", None) == "student":  # a Student-t noise of that variance
+        out["noise_df"] = STUDENT_DF
+    return _draw_chunks(final, Xt), out
 
 
 def _draw_weights(final):
@@ -97,7 +97,7 @@ def _draw_chunks(final, Xt):
     n = len(Xt)
     samples = getattr(final, "samples_", None)
     n_draws = samples.shape[0] * samples.shape[1] if samples is not None and samples.ndim == 3 else 1
-    varies = getattr(final, "noise_", None) == "heteroscedastic"
+    varies = getattr(final, "noise_", None) in ("heteroscedastic", "student")
     for rows in row_chunks(n, n_draws, width=6 if varies else 4):
         X_rows = _safe_indexing(Xt, np.arange(rows.start, rows.stop))
         if varies:
@@ -140,7 +140,8 @@ class Scorer:
         the estimator's ``chain_weights_``, or None); an estimator with
         ``noise="heteroscedastic"`` gives ``(rows, draws, variances)``
         triples, the variances of the draws at those rows in place of
-        ``noise_variance``.
+        ``noise_variance``; one with ``noise="student"`` gives those triples
+        and the keyword ``noise_df``, the degrees of freedom of its t noise.
     sign : {1, -1}
         -1 turns a loss into a greater-is-better score.
     name : str

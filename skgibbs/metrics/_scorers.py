@@ -13,7 +13,7 @@ from scipy.special import logsumexp
 from sklearn.metrics import brier_score_loss, log_loss
 
 from .._levels import check_level
-from ..criteria import gaussian_log_likelihood
+from ..criteria import gaussian_log_likelihood, student_log_likelihood
 from ._calibration import expected_calibration_error, maximum_calibration_error
 from ._intervals import coverage_score, interval_score, mean_width_score
 from ._scorer import Scorer, final_step
@@ -62,12 +62,17 @@ def _brier(y_true, y_prob, labels):
     return brier_score_loss(y_true, y_prob, labels=labels)
 
 
-def _log_predictive_density(y_true, draw_chunks, noise_variance, weights=None):
+def _log_predictive_density(y_true, draw_chunks, noise_variance, weights=None, noise_df=None):
     # the draws come chunk by chunk of rows; the sum over rows of log sum_k w_k N(y_i; f_k(x_i), sigma^2)
+    # (or the Student-t of noise_df degrees of freedom and that variance)
     y = np.asarray(y_true, dtype=float)
     total = 0.0
     for rows, draws, *variances in draw_chunks:  # a noise that varies with the inputs comes with the draws
-        log_lik = gaussian_log_likelihood(y[rows], draws, variances[0] if variances else noise_variance)
+        variance = variances[0] if variances else noise_variance
+        if noise_df is None:
+            log_lik = gaussian_log_likelihood(y[rows], draws, variance)
+        else:
+            log_lik = student_log_likelihood(y[rows], draws, variance, noise_df)
         if weights is None:
             total += np.sum(logsumexp(log_lik, axis=0) - np.log(draws.shape[0]))
         else:
@@ -121,7 +126,8 @@ def log_predictive_density_scorer(estimator, X, y):
 
     ``(1/n) sum_i log mean_theta N(y_i; f_theta(x_i), noise_variance_)`` over
     the estimator's draws (each draw's variance at ``x_i`` with
-    ``noise="heteroscedastic"``) (weighted by their chains' ``chain_weights_``
+    ``noise="heteroscedastic"``, and the Student-t of that variance with
+    ``noise="student"``) (weighted by their chains' ``chain_weights_``
     when the chains are stacked), on ``(X, y)``: the held-out quantity that
     ``-generalization_loss_`` (WAIC) estimates from the training data, so a
     cross-validation scored by it and the WAIC search rank on one scale.

@@ -11,7 +11,7 @@ import math
 import torch
 
 from ..._random import normal, uniforms
-from ...model import log_variance
+from ...model import SCALE_LOSSES, log_variance, scale_loss_fisher
 from .kernel import _OneByOne
 
 __all__ = ["LowRankMetric", "fisher_metric", "gradient_metric"]
@@ -153,9 +153,12 @@ def _output_noise(loss, out, generators, m):
     """``omega ~ N(0, H)`` (or with covariance ``H``) for outputs ``out`` ``(P, m[, C])`` of ``m`` rows."""
     if loss == "squared":
         return math.sqrt(2.0) * normal(generators, m, out).reshape(out.shape)
-    if loss == "gaussian":  # the expected Hessian of the mean and log-variance outputs: diag(2 e^{-s}, 1)
+    if loss in SCALE_LOSSES:  # the expected Hessian of the location and log-scale outputs (scale_loss_fisher)
+        location, log_scale = scale_loss_fisher(loss)
         s = log_variance(out[..., 1])
-        scale = torch.stack([math.sqrt(2.0) * torch.exp(-0.5 * s), torch.ones_like(s)], -1)
+        scale = torch.stack(
+            [math.sqrt(location) * torch.exp(-0.5 * s), torch.full_like(s, math.sqrt(log_scale))], -1
+        )
         return scale * normal(generators, 2 * m, out).reshape(out.shape)
     u = uniforms(generators, m, out)
     if out.dim() == 2:  # one logit: p - y with y ~ Bernoulli(p), variance p (1 - p)

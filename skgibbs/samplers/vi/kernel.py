@@ -48,7 +48,14 @@ from typing import NamedTuple
 import torch
 
 from ..._random import Batch
-from ...model import ACTIVATIONS, LOG_VARIANCE_BOUND, log_variance, per_example_loss
+from ...model import (
+    ACTIVATIONS,
+    LOG_VARIANCE_BOUND,
+    SCALE_LOSSES,
+    log_variance,
+    per_example_loss,
+    scale_loss_fisher,
+)
 from ...potential import MLPPotential
 from ..target import FULL_BATCH, Target
 
@@ -386,12 +393,12 @@ def _output_hessian_factors(loss, out, y):
     """Vectors ``a_c`` (per example) with ``sum_c a_c a_c' = d^2 l / d out^2``; shape ``(C', m, n_outputs)``."""
     if loss == "squared":
         return torch.full((1, *out.shape), math.sqrt(2.0), dtype=out.dtype, device=out.device)
-    if loss == "gaussian":
-        # the expected (Fisher) Hessian of (y - m)^2 e^{-s} + s: diag(2 e^{-s}, 1), positive where the Hessian
-        # itself need not be
+    if loss in SCALE_LOSSES:
+        # the expected (Fisher) Hessian of the loss in (m, s), positive where the Hessian itself need not be
+        location, log_scale = scale_loss_fisher(loss)
         factors = torch.zeros((2, *out.shape), dtype=out.dtype, device=out.device)
-        factors[0, ..., 0] = math.sqrt(2.0) * torch.exp(-0.5 * log_variance(out[..., 1]))
-        factors[1, ..., 1] = 1.0
+        factors[0, ..., 0] = math.sqrt(location) * torch.exp(-0.5 * log_variance(out[..., 1]))
+        factors[1, ..., 1] = math.sqrt(log_scale)
         return factors
     if out.shape[-1] == 1:  # binary cross-entropy on one logit: l'' = p (1 - p)
         p = torch.sigmoid(out)
