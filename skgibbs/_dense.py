@@ -448,6 +448,12 @@ _SHARED_ATTRIBUTES = """\
         Whether the objective reached its plateau (and the decay phase
         began) before ``max_iter``; when it did not, a
         :class:`~skgibbs.SamplerWarning` asks for more steps.
+    vi_rollbacks_ : int
+        Steps at which the optimisation diverged (a non-finite step, or an
+        estimate of the ELBO far below the last window's) and ``q`` went
+        back to a checkpoint, the average of the iterates included, at half
+        the learning rate; after five the fit fails with a
+        ``FloatingPointError``.
     vi_validation_objective_ : ndarray
         The mean of the steps' estimates of the negative ELBO over each
         window of 100 steps up to the plateau (the name is kept from the

@@ -372,7 +372,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
             return self.noise
         # a plug-in temperature has one variance to plug in
         varies = n_rows >= HETEROSCEDASTIC_ROWS and self.temperature != "plug-in"
-        return "heteroscedastic" if varies else "homoscedastic"
+        return "student" if varies else "homoscedastic"
 
     def _fit(self, X, y):
         # the noise model of this fit, read by everything the fit builds; fit() restores the estimator

@@ -216,7 +216,7 @@ def test_auto_noise_varies_from_the_row_threshold_on(monkeypatch):
         fixed = _quick_vi(noise="homoscedastic").fit(X, y)
     assert small.noise == large.noise == "auto"  # the setting is kept; noise_ is what it stood for
     assert (small.noise_, small.spec_.n_outputs, small.temperature_source_) == ("homoscedastic", 1, "plug-in")
-    assert (large.noise_, large.spec_.n_outputs, large.temperature_source_) == ("heteroscedastic", 2, "learned")
+    assert (large.noise_, large.spec_.n_outputs, large.temperature_source_) == ("student", 2, "learned")
     assert large.predict_noise_samples(X[:3]).shape == (3, 4 * 5)
     # a plug-in temperature has one variance to plug in: "auto" then keeps one noise variance
     assert (plug_in.noise_, plug_in.spec_.n_outputs) == ("homoscedastic", 1)
@@ -228,7 +228,7 @@ def test_the_default_threshold_is_documented_and_applies():
 
     est = GibbsMLPRegressor()
     assert est.noise == "auto" and HETEROSCEDASTIC_ROWS == 10_000
-    assert est._resolved_noise(HETEROSCEDASTIC_ROWS) == "heteroscedastic"
+    assert est._resolved_noise(HETEROSCEDASTIC_ROWS) == "student"
     assert est._resolved_noise(HETEROSCEDASTIC_ROWS - 1) == "homoscedastic"
     assert est.set_params(temperature="plug-in")._resolved_noise(10**6) == "homoscedastic"
     assert est.set_params(noise="heteroscedastic", temperature=1.0)._resolved_noise(10) == "heteroscedastic"
@@ -246,7 +246,7 @@ def test_a_failed_refit_keeps_the_noise_model_of_the_previous_fit(monkeypatch):
     est.set_params(sampler=MeanFieldVI(max_iter=100), burn_in=7)  # refused by VI, after the noise is resolved
     with pytest.raises(ValueError, match="burn_in"):
         est.fit(X[:150], y[:150])
-    assert est.noise_ == "heteroscedastic" and "_noise_of_fit" not in vars(est)
+    assert est.noise_ == "student" and "_noise_of_fit" not in vars(est)
     np.testing.assert_array_equal(est.samples_, before)
     assert est.predict_noise_samples(X[:2]).shape == (2, 20)
 

@@ -57,6 +57,22 @@ def _scores(mean, sd, y):
     }
 
 
+def _own_scores(est, Xt, yt):
+    """The test log-likelihood and 90% coverage of a fit's own predictive distribution.
+
+    The mixture over the draws of each draw's noise distribution (normal,
+    or Student-t with ``noise="student"``): what
+    :func:`~skgibbs.metrics.log_predictive_density_scorer` and
+    ``predict_interval`` give, where :func:`_scores` takes the normal of the
+    predictive mean and sd, the one summary every peer has.
+    """
+    from skgibbs.metrics import log_predictive_density_scorer
+
+    _, pis = est.predict_interval(Xt, confidence_level=0.9)
+    inside = (yt >= pis[:, 0, 0]) & (yt <= pis[:, 1, 0])
+    return {"log_lik_own": float(log_predictive_density_scorer(est, Xt, yt)), "coverage90_own": float(inside.mean())}
+
+
 def _skgibbs(X, y, Xt, yt, size, sampler="auto", embedding=None, noise="auto"):
     from skgibbs import GibbsMLPRegressor, SamplerWarning
 
@@ -71,6 +87,7 @@ def _skgibbs(X, y, Xt, yt, size, sampler="auto", embedding=None, noise="auto"):
     seconds, messages = fit.seconds, fit.messages(SamplerWarning)
     mean, sd = est.predict(Xt, return_std=True)
     out = _scores(mean, sd, yt)
+    out.update(_own_scores(est, Xt, yt))
     epochs = getattr(est, "epochs_", None)
     if epochs is None and est.sampler_name_ != "vi":  # full-data kernels: one pass per gradient
         epochs = est.n_grad_evals_
@@ -174,7 +191,7 @@ FITTERS = {
     "skgibbs_piecewise": lambda *a: _skgibbs(*a, embedding="piecewise"),
     "skgibbs_periodic": lambda *a: _skgibbs(*a, embedding="periodic"),
     "skgibbs_homoscedastic": lambda *a: _skgibbs(*a, noise="homoscedastic"),
-    "skgibbs_student": lambda *a: _skgibbs(*a, noise="student"),
+    "skgibbs_heteroscedastic": lambda *a: _skgibbs(*a, noise="heteroscedastic"),
     "mlp_ensemble": _mlp_ensemble,
     "hgb": _hgb,
     "ngboost": _ngboost,

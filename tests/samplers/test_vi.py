@@ -276,6 +276,52 @@ def test_divergence_raises():
         )
 
 
+def _thrown_off(monkeypatch, at):
+    """Make the steps ``at`` (a set of step numbers) throw ``q``'s means far off, as a blown-up update does."""
+    real, calls = vi.optimize.step, [0]
+
+    def step(generators, state, target, params):
+        new, info = real(generators, state, target, params)
+        calls[0] += 1
+        if calls[0] - 1 in at:
+            new = new._replace(mu=new.mu + 1e3)
+        return new, info
+
+    monkeypatch.setattr(vi.optimize, "step", step)
+
+
+def _fit_linear(n_iter=3000):
+    X, y = _linear_problem()
+    cfg = vi.VIConfig(lam=len(y) / 0.6, n_iter=n_iter, batch_size=len(y), early_stopping=False)
+    res = vi.fit(MLPSpec(3, ()), torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32),
+                 torch.zeros(4), 0.7, cfg, torch.Generator().manual_seed(3))  # fmt: skip
+    return res, mean_field_optimum(X, y, 0.6, 0.7, 1.0)
+
+
+def test_a_step_that_throws_q_off_goes_back_to_a_checkpoint(monkeypatch):
+    # one blown-up update inside the averaged decay phase (the last 30% of the 3000 steps): without the
+    # rollback it would enter the average of the iterates; with it the fit reaches the optimum as a clean one
+    _thrown_off(monkeypatch, {2500})
+    res, (mean, sd, _) = _fit_linear()
+    assert res.rollbacks == 1 and res.n_iter == 3000
+    assert res.elbo[2501] < np.median(res.elbo[2400:2500]) - 1e6  # the step after it, evaluated off course
+    assert np.max(np.abs(res.mean - mean) / sd) < 0.08
+    assert np.max(np.abs(res.std / sd - 1)) < 0.06
+
+
+def test_five_rollbacks_at_most_then_non_finite_parameters_raise(monkeypatch):
+    # q thrown off at every step from step 500 on: five rollbacks, then the means grow by 1e3 a step
+    _thrown_off(monkeypatch, set(range(500, 3000)))
+    res, (mean, sd, _) = _fit_linear()
+    assert res.rollbacks == 5 and np.max(np.abs(res.mean - mean) / sd) > 1e3
+    def non_finite(*args):
+        raise FloatingPointError("non-finite")
+
+    monkeypatch.setattr(vi.optimize, "step", non_finite)
+    with pytest.raises(FloatingPointError, match="after 0 returns to a checkpoint.*learning_rate"):
+        _fit_linear()
+
+
 def test_sample_draws_from_q():
     gen = torch.Generator().manual_seed(0)
     d = vi.sample(np.array([1.0, -2.0]), np.array([0.5, 3.0]), 100_000, gen, dtype=torch.float64).numpy()

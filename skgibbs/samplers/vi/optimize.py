@@ -55,8 +55,8 @@ class VIConfig(NamedTuple):
     check_every, patience : int
         Window length and number of windows of the plateau rule.
     decay_fraction : float in (0, 1)
-        The decay phase's share of all the steps taken; its second half
-        is averaged (Polyak-Ruppert).
+        The decay phase's share of all the steps taken; its iterates are
+        averaged (Polyak-Ruppert).
     min_decay_iter : int
         Shortest decay phase.
     init_std : float or "laplace"
@@ -97,6 +97,52 @@ class VIResult(NamedTuple):
     window_objective: np.ndarray  # (n_checks,) mean -ELBO_eta estimate per window until the decay (empty without)
     precision_shape: np.ndarray = None  # (G,) the Gamma factors q(tau_g) of a hierarchical prior (None without)
     precision_rate: np.ndarray = None  # (G,)
+    rollbacks: int = 0  # steps that diverged, after which q went back to a checkpoint at half the rate
+
+
+#: a step's ELBO estimate this many median absolute deviations below the median of the last window's,
+#: and 5% of that median's size below it (a noise-free estimate has no deviation), or a step with
+#: non-finite parameters, means the optimisation diverged
+DIVERGENCE_MADS, DIVERGENCE_FRACTION = 50.0, 0.05
+#: the most rollbacks of one fit; after them only non-finite parameters stop it (they raise)
+MAX_ROLLBACKS = 5
+
+
+class _Guard:
+    """Checkpoints of the optimisation, and the test of a step that diverged.
+
+    A step's ELBO estimate is evaluated before its update, so a step that
+    threw ``q`` far off shows at the next one. A checkpoint is taken at the
+    end of every window of ``every`` healthy steps, and a rollback returns
+    to the older of the last two, after which a whole healthy window ran.
+    """
+
+    def __init__(self, every):
+        self.every, self.recent, self.saved, self.count = every, [], [], 0
+
+    def diverged(self, value):
+        if not math.isfinite(value):
+            return True
+        if len(self.recent) < self.every:
+            return False
+        median = float(np.median(self.recent))
+        mad = float(np.median(np.abs(np.asarray(self.recent) - median)))
+        return value < median - max(DIVERGENCE_MADS * mad, DIVERGENCE_FRACTION * (abs(median) + 1.0))
+
+    def healthy(self, value, snapshot):
+        """Record a healthy step; every ``every`` of them, keep ``snapshot`` (``() -> checkpoint``)."""
+        self.recent = self.recent[-(self.every - 1) :] + [value]
+        self.count += 1
+        if self.count % self.every == 0:
+            self.saved = self.saved[-1:] + [snapshot()]
+
+    def restore(self):
+        """The older checkpoint (None before the first); the healthy window stays the reference."""
+        self.count = 0
+        if not self.saved:
+            return None
+        self.saved = self.saved[:1]
+        return self.saved[0]
 
 
 class _Plateau:
@@ -179,10 +225,19 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
     ``n_iter`` steps begins; a decay phase then anneals it to
     ``final_lr_fraction`` of that, lasting ``decay_fraction`` of all the
     steps (at least ``min_decay_iter``, at most what ``n_iter`` leaves),
-    and ``q`` is the average of the iterates ``(mu, raw_std)`` over its second
-    half (Polyak & Juditsky, 1992), which removes most of the gradient
-    noise left in the ``sigma_j``. Every step uses all ``n`` examples'
+    and ``q`` is the average of the iterates ``(mu, raw_std)`` over it
+    (Polyak & Juditsky, 1992), which removes most of the gradient noise
+    left in the ``sigma_j``. Every step uses all ``n`` examples'
     permutation, so the optimum is that of the full data.
+
+    A step whose estimate falls far below the last window's (more than 50
+    median absolute deviations and 5% of the median's size: a single
+    update that threw ``q`` off, which the heavy tails of the
+    ``"gaussian"`` loss's gradients can cause), or whose update leaves
+    non-finite parameters, sends ``q`` back to a checkpoint taken at least
+    one healthy window earlier, with the average of the iterates, and
+    halves the learning rate from there (``VIResult.rollbacks``; at most
+    five times, after which only non-finite parameters stop the fit).
 
     Examples
     --------
@@ -228,6 +283,8 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
     stopped, average, n_average = False, None, 0
     perm, pos, it = None, n, 0
     factors = None
+    guard, lr_factor, rollbacks = _Guard(config.check_every), 1.0, 0
+    healthy = np.zeros(n_iter, dtype=bool)  # the steps the plateau rule reads (not those that diverged)
     for it in range(n_iter):
         if decay_start is None and it >= latest:
             decay_start, decay_len = it, n_iter - it
@@ -239,18 +296,38 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
                     params = params._replace(prior_std=_hyper_std(hyper, *factors, dtype) / scale)
         idx = perm[pos : pos + batch]
         pos += batch
-        lr = _learning_rate(config, it, decay_start, decay_len)
-        state, info = step([generator], state, target, params._replace(learning_rate=lr, rows=idx))
-        elbo[it] = info.elbo
+        lr = lr_factor * _learning_rate(config, it, decay_start, decay_len)
+        try:
+            new, info = step([generator], state, target, params._replace(learning_rate=lr, rows=idx))
+            value = info.elbo
+        except FloatingPointError:
+            new, value = None, -math.inf
+        elbo[it] = value
         progress(config, "vi", it, n_iter)
+        if new is None or (rollbacks < MAX_ROLLBACKS and guard.diverged(value)):
+            # q went far off (a step with non-finite parameters, or an estimate far below the last
+            # window's): back to a checkpoint, iterates' average included, at half the rate
+            checkpoint = guard.restore()
+            if checkpoint is None or rollbacks == MAX_ROLLBACKS:
+                raise FloatingPointError(
+                    f"The variational optimisation diverged (non-finite parameters, after {rollbacks} "
+                    "returns to a checkpoint at half the learning rate); lower the learning rate "
+                    "(MeanFieldVI(learning_rate=...))."
+                )
+            state, average, n_average = checkpoint
+            lr_factor, rollbacks = 0.5 * lr_factor, rollbacks + 1
+            continue
+        state, healthy[it] = new, True
         if decay_start is not None:  # Polyak-Ruppert averaging over the decay phase
             n_average += 1
             current = (state.mu, state.raw_std)
             average = current if average is None else tuple(a + (c - a) / n_average for a, c in zip(average, current))
+        guard.healthy(value, lambda: (state, average, n_average))
         if decay_start is not None and it + 1 >= decay_start + decay_len:
             break
         if config.early_stopping and decay_start is None and (it + 1) % config.check_every == 0:
-            if plateau.update(-elbo[it + 1 - config.check_every : it + 1]):
+            window = slice(it + 1 - config.check_every, it + 1)
+            if plateau.update(-elbo[window][healthy[window]]):
                 stopped = True
                 decay_start, decay_len = it + 1, min(_decay_length(config, it + 1), n_iter - it - 1)
     progress_close(config, "vi")
@@ -267,8 +344,8 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
         with torch.no_grad():
             factors = precision_factors(hyper, scale * state.mu, scale * sigma, params.eta)
         factors = tuple(f.cpu().numpy() for f in factors)
-        return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, windows, *factors)
-    return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, windows)
+        return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, windows, *factors, rollbacks)
+    return VIResult(mean, std, elbo[:n_done], kl, wkl, n_done, stopped, windows, rollbacks=rollbacks)
 
 
 def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=None, hyper=None):
@@ -315,10 +392,11 @@ def fit(spec, X, y, mu0, prior_std, config, generator, loss="squared", scale=Non
     ``n_iter`` steps begins; a decay phase then anneals it to
     ``final_lr_fraction`` of that, lasting ``decay_fraction`` of all the
     steps (at least ``min_decay_iter``, at most what ``n_iter`` leaves),
-    and ``q`` is the average of the iterates ``(mu, raw_std)`` over its second
-    half (Polyak & Juditsky, 1992), which removes most of the gradient
-    noise left in the ``sigma_j``. Every step uses all ``n`` examples'
-    permutation, so the optimum is that of the full data.
+    and ``q`` is the average of the iterates ``(mu, raw_std)`` over it
+    (Polyak & Juditsky, 1992), which removes most of the gradient noise
+    left in the ``sigma_j``. Every step uses all ``n`` examples'
+    permutation, so the optimum is that of the full data. A step that
+    diverges sends ``q`` back to a checkpoint (:func:`fit_target`).
 
     Examples
     --------

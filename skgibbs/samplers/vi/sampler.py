@@ -90,7 +90,10 @@ class MeanFieldVI(Sampler):
     phase of 30% of all the steps (at least 1000) anneals the rate to 30% of
     it and ``q`` is the average of the iterates over that phase
     (Polyak-Ruppert), which removes the gradient noise the last iterate
-    keeps. With the squared loss the output layer is integrated out of each
+    keeps. A step that throws ``q`` far off (its ELBO estimate far below
+    the last window's, or non-finite parameters) sends it back to a
+    checkpoint at half the learning rate (``vi_rollbacks_``;
+    :func:`~skgibbs.samplers.vi.fit_target`). With the squared loss the output layer is integrated out of each
     step's loss (only the hidden layers are drawn), so for a linear model
     the gradients of the ``sigma_j`` carry no Monte Carlo noise.
 
@@ -307,6 +310,7 @@ class MeanFieldVI(Sampler):
             "batch_size": config.batch_size,
             "n_iter": res.n_iter,
             "vi_stopped_early": res.stopped_early,
+            "vi_rollbacks": res.rollbacks,
             "vi_validation_objective": res.window_objective,
             "variational_mean": res.mean,
             "variational_std": res.std,
