@@ -10,9 +10,9 @@ from ._regression import BaseGibbsRegressor
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
 
-#: training rows from which ``noise="auto"`` is ``"heteroscedastic"``: the ``tabular`` benchmark's large
-#: tables all scored better with the noise varying, while on the small data sets of ``uq`` its chains
-#: mixed worse (the estimator guide has the numbers)
+#: training rows from which ``noise="auto"`` is ``"student"`` (a noise scale per input): the ``tabular``
+#: benchmark's large tables all scored better with the noise varying, while on the small data sets of
+#: ``uq`` its chains mixed worse (the estimator guide has the numbers)
 HETEROSCEDASTIC_ROWS = 10_000
 
 
@@ -116,13 +116,13 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         under every sampler (the default before the noise was learned). A
         float is the tempered posterior at that temperature.
     noise : {"auto", "homoscedastic", "heteroscedastic", "student"}, default="auto"
-        The noise model. ``"auto"``: ``"heteroscedastic"`` from
+        The noise model. ``"auto"``: ``"student"`` from
         :data:`~skgibbs.regressor.HETEROSCEDASTIC_ROWS` (10,000) training
         rows on (unless ``temperature="plug-in"``), ``"homoscedastic"``
         below; ``noise_`` says which. On the large tables of the
-        ``tabular`` benchmark the varying noise raised the test
-        log-likelihood on every one, while on small data its chains mix
-        worse (the estimator guide has the numbers).
+        ``tabular`` benchmark the varying Student-t noise raised the test
+        log-likelihood on every one, while on small data a varying noise's
+        chains mix worse (the estimator guide has the numbers).
         ``"homoscedastic"``: one noise variance for every
         input (learned or plug-in, as ``temperature`` says).
         ``"heteroscedastic"``: a noise variance that varies with the inputs,
@@ -173,7 +173,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
     temperature_source_ : {"learned", "plug-in", "given"}
         Where ``temperature_`` came from: the noise variance sampled with
         the weights (``temperature="learn"``, or ``"auto"`` under a sampler
-        that samples it, or ``noise="heteroscedastic"``, whose variances
+        that samples it, or ``noise="heteroscedastic"`` or ``"student"``, whose variances
         are the network's), the plug-in twice the pre-training's held-out
         loss (``"auto"`` elsewhere), or the float given.
     noise_ : {"homoscedastic", "heteroscedastic", "student"}
@@ -189,9 +189,10 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         intervals, :meth:`sample_y` and the log-likelihood. With a learned
         noise, the posterior mean of the noise variance,
         whose draws (``sample_stats_["noise_variance"]``) are used instead;
-        with ``noise="heteroscedastic"``, the posterior mean of the noise
-        variance over the training inputs, each draw's variance at each
-        input being used instead (:meth:`predict_noise_samples`).
+        with ``noise="heteroscedastic"`` or ``"student"``, the posterior mean
+        of the noise variance over the training inputs, each draw's
+        variance at each input being used instead
+        (:meth:`predict_noise_samples`).
     rhat_ : float
         Largest rank-normalised split R-hat (Vehtari et al., 2021) of the
         function values ``f_theta(x_i)`` at the training inputs, over the
@@ -221,7 +222,8 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         ``-(1/n) [sum_i log mean_theta p(y_i | theta) - beta sum_i
         Var_theta log p(y_i | theta)]`` with ``p = N(f_theta(x_i),
         noise_variance_)`` (the draw's variance at ``x_i`` with
-        ``noise="heteroscedastic"``, where ``beta = 2 / temperature_``) and ``beta = 2 sigma^2 / temperature_`` (the
+        ``noise="heteroscedastic"``, its t with ``"student"``, where ``beta = 2 / temperature_``) and
+        ``beta = 2 sigma^2 / temperature_`` (the
         power of this likelihood in the Gibbs posterior, ``sigma^2`` on the
         standardized scale; 1 at the Bayesian temperature, where ``n``
         times it is ArviZ's ``-elpd_waic``). What

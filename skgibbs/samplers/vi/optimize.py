@@ -100,10 +100,11 @@ class VIResult(NamedTuple):
     rollbacks: int = 0  # steps that diverged, after which q went back to a checkpoint at half the rate
 
 
-#: a step's ELBO estimate this many median absolute deviations below the median of the last window's,
-#: and 5% of that median's size below it (a noise-free estimate has no deviation), or a step with
-#: non-finite parameters, means the optimisation diverged
-DIVERGENCE_MADS, DIVERGENCE_FRACTION = 50.0, 0.05
+#: ``DIVERGENCE_STEPS`` ELBO estimates in a row each this many median absolute deviations below the
+#: median of the last healthy window's, and 5% of that median's size below it (a noise-free estimate has
+#: no deviation), or a step with non-finite parameters, mean that the optimisation diverged; one such
+#: estimate alone is a batch of outlying rows, not a q thrown off
+DIVERGENCE_MADS, DIVERGENCE_FRACTION, DIVERGENCE_STEPS = 50.0, 0.05, 3
 #: the most rollbacks of one fit; after them only non-finite parameters stop it (they raise)
 MAX_ROLLBACKS = 5
 
@@ -112,13 +113,15 @@ class _Guard:
     """Checkpoints of the optimisation, and the test of a step that diverged.
 
     A step's ELBO estimate is evaluated before its update, so a step that
-    threw ``q`` far off shows at the next one. A checkpoint is taken at the
-    end of every window of ``every`` healthy steps, and a rollback returns
-    to the older of the last two, after which a whole healthy window ran.
+    threw ``q`` far off shows at the next ones, all far below; a batch of
+    outlying rows gives one low estimate and then normal ones. A checkpoint
+    is taken at the end of every window of ``every`` healthy steps, and a
+    rollback returns to the older of the last two, after which a whole
+    healthy window ran.
     """
 
     def __init__(self, every):
-        self.every, self.recent, self.saved, self.count = every, [], [], 0
+        self.every, self.recent, self.saved, self.count, self.low = every, [], [], 0, 0
 
     def diverged(self, value):
         if not math.isfinite(value):
@@ -127,10 +130,18 @@ class _Guard:
             return False
         median = float(np.median(self.recent))
         mad = float(np.median(np.abs(np.asarray(self.recent) - median)))
-        return value < median - max(DIVERGENCE_MADS * mad, DIVERGENCE_FRACTION * (abs(median) + 1.0))
+        low = value < median - max(DIVERGENCE_MADS * mad, DIVERGENCE_FRACTION * (abs(median) + 1.0))
+        self.low = self.low + 1 if low else 0
+        return self.low >= DIVERGENCE_STEPS
 
     def healthy(self, value, snapshot):
-        """Record a healthy step; every ``every`` of them, keep ``snapshot`` (``() -> checkpoint``)."""
+        """Record a step that did not diverge; every ``every`` healthy ones, keep ``snapshot`` (``() -> checkpoint``).
+
+        A step of a run of low estimates is neither in the reference window
+        nor a checkpoint.
+        """
+        if self.low:
+            return
         self.recent = self.recent[-(self.every - 1) :] + [value]
         self.count += 1
         if self.count % self.every == 0:
@@ -138,7 +149,7 @@ class _Guard:
 
     def restore(self):
         """The older checkpoint (None before the first); the healthy window stays the reference."""
-        self.count = 0
+        self.count, self.low = 0, 0
         if not self.saved:
             return None
         self.saved = self.saved[:1]
