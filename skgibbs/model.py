@@ -93,11 +93,13 @@ def log_variance(s):
     return s.clamp(-LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND)
 
 
-def _gaussian(out, y, mask, with_grad=True):
-    """Per-example ``(y - m)^2 e^{-s} + s`` and ``d/d out`` for outputs ``(..., m, 2)`` = (mean, log-variance).
+def _location_scale(out, y, mask, with_grad, nu=None):
+    """The loss of a location ``m`` and a log squared scale ``s`` (outputs ``(..., m, 2)``), and ``d/d out``.
 
-    ``dl/dm = -2 (y - m) e^{-s}``, ``dl/ds = 1 - (y - m)^2 e^{-s}`` (0 where
-    ``s`` is clipped).
+    With ``z = (y - m)^2 e^{-s}``: ``z + s`` for a normal (``nu`` None),
+    ``(nu + 1) log(1 + z / nu) + s`` for a Student-t of ``nu`` degrees of
+    freedom, whose weight ``(nu + 1) / (nu + z)`` of an example scales its
+    pull on both outputs. ``d/ds`` is 0 where ``s`` is clipped.
     """
     s = log_variance(out[..., 1])
     resid = y - out[..., 0]
@@ -105,13 +107,26 @@ def _gaussian(out, y, mask, with_grad=True):
         resid = resid * mask
     precision = torch.exp(-s)
     scaled = resid * resid * precision
-    loss = scaled + s if mask is None else scaled + s * mask
+    term = scaled if nu is None else (nu + 1.0) * torch.log1p(scaled / nu)
+    loss = term + s if mask is None else term + s * mask
     if not with_grad:
         return loss, None
+    dm = -2.0 * resid * precision
+    if nu is not None:
+        shrink = (nu + 1.0) / (nu + scaled)  # the t's weight of the example, 1 + 1/nu at z = 0
+        dm, scaled = dm * shrink, shrink * scaled
     ds = 1.0 - scaled if mask is None else mask - scaled
     inside = (out[..., 1] > -LOG_VARIANCE_BOUND) & (out[..., 1] < LOG_VARIANCE_BOUND)
-    g = torch.stack([-2.0 * resid * precision, torch.where(inside, ds, torch.zeros_like(ds))], -1)
-    return loss, g
+    return loss, torch.stack([dm, torch.where(inside, ds, torch.zeros_like(ds))], -1)
+
+
+def _gaussian(out, y, mask, with_grad=True):
+    """Per-example ``(y - m)^2 e^{-s} + s`` and ``d/d out`` for outputs ``(..., m, 2)`` = (mean, log-variance).
+
+    ``dl/dm = -2 (y - m) e^{-s}``, ``dl/ds = 1 - (y - m)^2 e^{-s}`` (0 where
+    ``s`` is clipped).
+    """
+    return _location_scale(out, y, mask, with_grad)
 
 
 #: degrees of freedom of the ``"student"`` loss: its noise has the excess kurtosis ``6 / (nu - 4) = 6`` and
@@ -127,22 +142,7 @@ def _student(out, y, mask, with_grad=True):
     ``z = (y - m)^2 e^{-s}``: ``dl/dm = -2 (nu + 1) (y - m) e^{-s} / (nu + z)``,
     ``dl/ds = 1 - (nu + 1) z / (nu + z)`` (0 where ``s`` is clipped).
     """
-    nu = STUDENT_DF
-    s = log_variance(out[..., 1])
-    resid = y - out[..., 0]
-    if mask is not None:
-        resid = resid * mask
-    precision = torch.exp(-s)
-    scaled = resid * resid * precision
-    loss = (nu + 1.0) * torch.log1p(scaled / nu)
-    loss = loss + s if mask is None else loss + s * mask
-    if not with_grad:
-        return loss, None
-    shrink = (nu + 1.0) / (nu + scaled)  # the t's weight of the example, 1 + 1/nu at z = 0
-    ds = (1.0 if mask is None else mask) - shrink * scaled
-    inside = (out[..., 1] > -LOG_VARIANCE_BOUND) & (out[..., 1] < LOG_VARIANCE_BOUND)
-    g = torch.stack([-2.0 * resid * precision * shrink, torch.where(inside, ds, torch.zeros_like(ds))], -1)
-    return loss, g
+    return _location_scale(out, y, mask, with_grad, STUDENT_DF)
 
 
 def _cross_entropy(out, y, mask, with_grad=True):

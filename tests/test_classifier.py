@@ -195,6 +195,7 @@ def test_logistic_regression_matches_the_g_prior_posterior():
     assert np.allclose(X.std(0), 1.0) and np.allclose(X.mean(0), 0.0)
     clf = GibbsMLPClassifier(
         hidden_layer_sizes=(),
+        prior="fixed",  # the g-prior's fixed Gaussian (prior="auto" is ARD under HMC: another posterior)
         prior_std=float(np.sqrt(g / n)),
         n_samples=2000,
         n_chains=4,

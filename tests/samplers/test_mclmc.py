@@ -85,7 +85,9 @@ def test_kernels_cache_the_potential_and_draw_only_from_their_generators():
     assert torch.allclose(s1.potential, u) and torch.allclose(s1.grad, g)
     alone, _ = kernel.step(_gens(1, 1), kernel.init(_gens(1, 1), target, theta[1:], p), target,
                            p._replace(step_size=p.step_size[1:], L=p.L[1:]))
-    assert torch.equal(alone.theta[0], s1.theta[1])
+    # the same draws (a chain drawing from another's generator would move elsewhere); the bits may differ
+    # where the BLAS sums a batch of two rows in another order than one row
+    torch.testing.assert_close(alone.theta[0], s1.theta[1], rtol=1e-12, atol=1e-12)
     q = adjusted.MAMSParams(torch.tensor([0.3, 0.3]), torch.ones(12), torch.tensor([4, 7]))
     a1, info = adjusted.step(_gens(2), adjusted.init(_gens(2), target, theta), target, q)
     u, g = target.value_and_grad(a1.theta)
