@@ -6,6 +6,8 @@ control-variate bounds) validates it here, so that a bad level is rejected
 with the same message everywhere.
 """
 
+import math
+
 import numpy as np
 from scipy.special import ndtr, stdtr, stdtrit
 
@@ -96,6 +98,39 @@ def check_level(confidence_level):
     return float(levels[0])
 
 
+def student_cdf(z, df):
+    """The CDF of Student's t with ``df`` degrees of freedom at ``z``.
+
+    For an odd integer ``df`` it is the finite sum of Abramowitz and Stegun
+    26.7.3: with ``theta = arctan(z / sqrt(df))``, ``F = 1/2 + (theta +
+    sin(theta) cos(theta) (1 + 2/3 cos^2(theta) + (2 4)/(3 5) cos^4(theta) +
+    ...)) / pi``, the sum running to ``cos^(df - 3)``, where ``cos^2(theta) =
+    df / (df + z^2)`` and ``sin(theta) cos(theta) = z sqrt(df) / (df + z^2)``.
+    That is the same function as :func:`scipy.special.stdtr` (to rounding)
+    at a tenth of the cost, which the bisection of
+    :func:`mixture_quantiles` calls sixty times per component and column.
+    Any other ``df`` goes to ``stdtr``.
+
+    Examples
+    --------
+    >>> z = np.array([-3.0, 0.0, 0.5, 40.0])
+    >>> bool(np.allclose(student_cdf(z, 5.0), stdtr(5.0, z), rtol=0, atol=1e-15))
+    True
+    """
+    half = (df - 1.0) / 2.0
+    if not (df >= 3 and half == int(half)):
+        return stdtr(df, z)
+    root = math.sqrt(df)
+    z = np.clip(z, -1e150, 1e150)  # an infinite z gives 0 or 1, not inf * 0
+    c2 = df / (df + z * z)  # cos^2(theta)
+    term = np.ones_like(c2)
+    total = term.copy()
+    for k in range(1, int(half)):  # the terms up to cos^(df - 3)
+        term *= c2 * (2.0 * k) / (2.0 * k + 1.0)
+        total += term
+    return 0.5 + (np.arctan(z / root) + (z / root) * c2 * total) / math.pi
+
+
 def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None, df=None):
     """Quantiles of the mixture of ``N(F[k, i], sigma^2)`` per column ``i``, equal weights unless given.
 
@@ -137,7 +172,7 @@ def mixture_quantiles(F, sigma, probs, n_iter=60, weights=None, df=None):
     if sigma.ndim and sigma.shape != F.shape:  # one per component: a column against F's rows
         sigma = sigma.reshape(-1, 1)
     width = 10.0 if df is None else max(10.0, float(stdtrit(df, 1.0 - 1e-12)))
-    cdf_of = ndtr if df is None else (lambda z: stdtr(df, z))
+    cdf_of = ndtr if df is None else (lambda z: student_cdf(z, df))
     lo = (F - width * sigma).min(0)
     hi = (F + width * sigma).max(0)
     lo = np.broadcast_to(lo, (len(probs), F.shape[1])).copy()

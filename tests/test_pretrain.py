@@ -85,6 +85,19 @@ def test_each_chain_keeps_the_better_of_the_schedules_run_side_by_side():
     assert held_out == pytest.approx(expected.mean(), rel=1e-5)
 
 
+@pytest.mark.parametrize("n, ran", [(400, "both"), (600, "fast")])
+def test_the_default_runs_the_fast_schedule_alone_on_large_data(n, ran, monkeypatch):
+    import skgibbs._pretrain
+
+    monkeypatch.setattr(skgibbs._pretrain, "ONE_SCHEDULE_ROWS", 500)  # the rule, on data small enough to test
+    X, y = _linear(n=n)
+    spec = MLPSpec(3, (), "identity")
+    theta = torch.zeros(2, spec.n_params)
+    default = pretrain(spec, theta, X, y, 5000, seed=0)
+    given = pretrain(spec, theta, X, y, 5000, seed=0, lr=SCHEDULES if ran == "both" else SCHEDULES[1:])
+    assert torch.equal(default[0], given[0]) and default[1:] == given[1:]
+
+
 class _TorchAdam:
     """``torch.optim.Adam`` behind the interface of the pre-training's own Adam (the reference)."""
 

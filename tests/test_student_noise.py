@@ -137,6 +137,16 @@ def test_log_likelihood_criteria_and_variances_are_the_ts(fitted):
     np.testing.assert_allclose(std, np.sqrt(F.var(0) + variance[:, :5].mean(0)), rtol=1e-5)
 
 
+@pytest.mark.parametrize("df", [3.0, 5.0, 7.0, 11.0, 4.0, 2.5, 30.0])
+def test_the_t_cdf_of_the_intervals_is_scipys(df):
+    # the finite sum for odd integer df, scipy's stdtr for any other: the same function to rounding
+    from skgibbs._levels import student_cdf
+
+    z = np.concatenate([np.linspace(-1e4, 1e4, 20_001), np.random.default_rng(0).standard_t(df, 10_000)])
+    np.testing.assert_allclose(student_cdf(z, df), stats.t.cdf(z, df), rtol=0, atol=1e-15)
+    assert student_cdf(np.array([-np.inf, np.inf]), df).tolist() == [0.0, 1.0]
+
+
 def test_intervals_are_quantiles_of_the_mixture_of_ts(fitted):
     est, X, y = fitted
     grid = np.linspace(-1, 1, 4)[:, None]
