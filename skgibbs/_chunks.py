@@ -2,7 +2,7 @@
 
 The fitted summaries and the predictions read the outputs of every retained
 draw at every row, ``S`` values per row. Held for all ``n`` rows at once they
-take ``8 S n`` bytes per array (S = 400 draws: 3.2 GB at n = 10^6), so the
+take ``8 S n`` bytes per array (S = 700 draws, four chains' default: 5.6 GB at n = 10^6), so the
 estimators read the rows in chunks, each chunk's ``(S, rows)`` arrays within
 :data:`CHUNK_BYTES`, and keep only per-row (size ``n``) and per-draw (size
 ``S``) results across chunks.

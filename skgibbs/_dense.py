@@ -167,11 +167,10 @@ _SHARED_PARAMETERS = """\
     n_samples : int or "auto", default="auto"
         Draws kept per chain, so ``samples_`` holds ``n_chains *
         n_samples`` draws. ``"auto"`` is the sampler's default: 175 per
-        chain for the Markov chain samplers, 100 per group for VI, whose
-        draws are independent (four groups give the 400 effective draws
-        that the chains' diagnostics ask for, at the cost of 400 passes of
-        the network over the training rows for the fit's summaries, not
-        700), and SMC's particles for SMC. Not the number of rows of ``X`` (which
+        chain for the Markov chain samplers, 50 per group for VI, whose
+        draws are independent (200 draws, each a pass of the network over
+        the training rows for the fit's summaries), and SMC's particles
+        for SMC. Not the number of rows of ``X`` (which
         scikit-learn's docstrings also call ``n_samples``), and not the
         regressor's ``sample_y(X, n_samples)``, where it is how many
         predictive draws to return, as in scikit-learn's

@@ -117,11 +117,11 @@ def test_building_twice_gives_the_same_problem_and_no_fit():
         (GibbsMLPRegressor(), 200, 1, 175),  # MCLMC
         (GibbsMLPRegressor(prior="fixed", temperature="plug-in"), 250, 1, 175),  # HMC
         (GibbsMLPRegressor(rho=0.5), 1000, 10, 175),
-        (GibbsMLPRegressor(sampler="vi"), 0, 1, 100),  # independent draws
+        (GibbsMLPRegressor(sampler="vi"), 0, 1, 50),  # independent draws
         (SparseGibbsMLPRegressor(), 250, 1, 175),
         (SparseGibbsMLPRegressor(sampler="rjmcmc"), 2000, 10, 175),
         (GibbsMLPClassifier(sampler=MALA()), 1000, 10, 175),
-        (GibbsMLPClassifier(sampler="vi"), 0, 1, 100),
+        (GibbsMLPClassifier(sampler="vi"), 0, 1, 50),
     ],
 )
 def test_auto_budget_is_the_samplers_default(est, burn_in, thin, n_samples):
