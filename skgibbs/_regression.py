@@ -75,10 +75,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         df = self._noise_df()
         return gaussian_log_likelihood(y, F, V) if df is None else student_log_likelihood(y, F, V, df)
 
+    def _variance_per_squared_scale(self):
+        """The noise's variance over its squared scale: 1 for a normal, ``nu / (nu - 2)`` for a t."""
+        df = self._noise_df()
+        return 1.0 if df is None else df / (df - 2.0)
+
     def _noise_scale(self, V):
         """The scale of the noise of variance ``V``: its sd for a normal, ``sqrt(V (nu - 2) / nu)`` for a t."""
-        df = self._noise_df()
-        return np.sqrt(V if df is None else V * ((df - 2.0) / df))
+        return np.sqrt(V / self._variance_per_squared_scale())
 
     def _standard_noise(self, rng, size):
         """Standard draws of the noise's shape (normal, or t of :meth:`_noise_df`), to scale by :meth:`_noise_scale`."""
@@ -98,9 +102,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         if not self._varies():
             return G * self.y_scale_ + self.y_mean_, self._noise_of_draws()
         s = np.clip(G[..., 1], -LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND)
-        df = self._noise_df()
-        scale2 = self.y_scale_**2 if df is None else self.y_scale_**2 * df / (df - 2.0)  # the t's variance
-        return G[..., 0] * self.y_scale_ + self.y_mean_, np.exp(s) * scale2
+        variance = self.y_scale_**2 * self._variance_per_squared_scale()  # of a standardized scale of 1
+        return G[..., 0] * self.y_scale_ + self.y_mean_, np.exp(s) * variance
 
     def _predictive_chunks(self, X, width):
         """``(rows, F, V)`` chunk after chunk: :meth:`_mean_and_noise` of the outputs at ``X[rows]``."""
@@ -248,9 +251,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             if self._varies():  # (y - f)^2 e^{-s} + s, or the t's (nu + 1) log(1 + (y - f)^2 e^{-s} / nu) + s
                 noise = self._mean_and_noise(G)[1]
                 df = self._noise_df()
-                relative = noise / self.y_scale_**2  # e^s: the variance, or the t's squared scale
-                if df is not None:
-                    relative *= (df - 2.0) / df
+                # e^s: the variance, or the t's squared scale, on the standardized scale
+                relative = np.exp(np.clip(G[..., 1], -LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND))
                 losses = losses / relative if df is None else (df + 1.0) * np.log1p(losses / (relative * df))
                 losses += np.log(relative)
                 sums["noise"] += noise.sum(1)

@@ -85,16 +85,17 @@ def test_each_chain_keeps_the_better_of_the_schedules_run_side_by_side():
     assert held_out == pytest.approx(expected.mean(), rel=1e-5)
 
 
-@pytest.mark.parametrize("n, ran", [(400, "both"), (600, "fast")])
-def test_the_default_runs_the_fast_schedule_alone_on_large_data(n, ran, monkeypatch):
+@pytest.mark.parametrize("n, loss, ran", [(400, "squared", "both"), (600, "squared", "fast"), (600, "gaussian", "both")])
+def test_the_default_runs_the_fast_schedule_alone_on_large_data(n, loss, ran, monkeypatch):
     import skgibbs._pretrain
 
     monkeypatch.setattr(skgibbs._pretrain, "ONE_SCHEDULE_ROWS", 500)  # the rule, on data small enough to test
     X, y = _linear(n=n)
-    spec = MLPSpec(3, (), "identity")
+    spec = MLPSpec(3, (), "identity", n_outputs=2 if loss == "gaussian" else 1)
     theta = torch.zeros(2, spec.n_params)
-    default = pretrain(spec, theta, X, y, 5000, seed=0)
-    given = pretrain(spec, theta, X, y, 5000, seed=0, lr=SCHEDULES if ran == "both" else SCHEDULES[1:])
+    default = pretrain(spec, theta, X, y, 5000, seed=0, loss=loss)
+    lr = SCHEDULES if ran == "both" else SCHEDULES[1:]
+    given = pretrain(spec, theta, X, y, 5000, seed=0, loss=loss, lr=lr)
     assert torch.equal(default[0], given[0]) and default[1:] == given[1:]
 
 
