@@ -37,8 +37,16 @@ import torch
 from .model import per_example_loss
 from ._progress import progress
 
-__all__ = ["pretrain", "PretrainInfo", "MAX_HELD_OUT", "PATIENCE", "TOLERANCE", "SCHEDULES", "ONE_SCHEDULE_ROWS",
-           "ONE_SCHEDULE_LOSSES"]
+__all__ = [
+    "pretrain",
+    "PretrainInfo",
+    "MAX_HELD_OUT",
+    "PATIENCE",
+    "TOLERANCE",
+    "SCHEDULES",
+    "ONE_SCHEDULE_ROWS",
+    "ONE_SCHEDULE_LOSSES",
+]
 
 #: steps without a relative fall of the best held-out loss by ``TOLERANCE`` after which pre-training stops
 PATIENCE = 500
