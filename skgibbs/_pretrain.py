@@ -23,10 +23,11 @@ fraction of a percent of the pair's under the squared loss, so the slow
 schedule's half of the batch bought nothing. The fast rate's overfitting
 in its first hundred steps is a small-data effect: at 10,000 rows a
 hundred steps of 1,024 rows are ten passes over the data. The normal
-noise with a learned variance per input (``"gaussian"``) keeps both: its
-loss's gradient in the log-variance, ``1 - r^2 e^{-s}``, has no bound
-where a row is fitted closely, and there the slow rate won on some tables
-by a margin that decided the fit that followed. The classifier's
+noise with a learned variance per input (``"gaussian"``) keeps both: the
+slow rate won there on some tables, by a margin that decided the fit that
+followed. A likely reason is that loss's gradient in the mean, ``2 (m -
+y) e^{-s}``, which has no bound as the variance of a closely fitted row
+shrinks (the t's is bounded by its tails). The classifier's
 cross-entropy was not measured, and keeps both.
 """
 
