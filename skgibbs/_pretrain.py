@@ -27,8 +27,9 @@ noise with a learned variance per input (``"gaussian"``) keeps both: the
 slow rate won there on some tables, by a margin that decided the fit that
 followed. A likely reason is that loss's gradient in the mean, ``2 (m -
 y) e^{-s}``, which has no bound as the variance of a closely fitted row
-shrinks (the t's is bounded in the residual and grows only as e^{-s/2}). The classifier's
-cross-entropy was not measured, and keeps both.
+shrinks (the t's is bounded in the residual and grows only as
+``e^{-s/2}``). The classifier's cross-entropy was not measured, and keeps
+both.
 """
 
 from typing import NamedTuple
