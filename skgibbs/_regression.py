@@ -252,7 +252,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
                 noise = self._mean_and_noise(G)[1]
                 df = self._noise_df()
                 # e^s: the variance, or the t's squared scale, on the standardized scale
-                relative = np.exp(np.clip(G[..., 1], -LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND))
+                relative = noise / (self.y_scale_**2 * self._variance_per_squared_scale())
                 losses = losses / relative if df is None else (df + 1.0) * np.log1p(losses / (relative * df))
                 losses += np.log(relative)
                 sums["noise"] += noise.sum(1)
