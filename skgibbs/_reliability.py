@@ -31,10 +31,10 @@ the within-chain check's). It is computed on rank-normalised values, as
 import os
 import re
 import sys
-import warnings
 
 import numpy as np
 
+from ._warnings import warn
 from .diagnostics import effective_sample_size, nested_rhat, rhat
 from .exceptions import MultimodalWarning, SamplerWarning
 
@@ -155,7 +155,7 @@ def _warn(message, category=SamplerWarning, **details):
     frame, level = sys._getframe(1), 2
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
-    warnings.warn(category(message, **details), stacklevel=level)
+    warn(category(message, **details), stacklevel=level)
 
 
 # a number in the first sentence of a sampler's message, not a setting's value (``max_iter=300``)

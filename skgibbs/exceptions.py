@@ -12,8 +12,11 @@ class SamplerWarning(UserWarning):
     ``step_size``, ``burn_in``).
 
     The text is the same for every fit that falls short the same way, so
-    that Python's default filter shows it once however many fits of a
-    search raise it; what was measured is in the attributes. Every keyword
+    that the default filter shows it once however many fits of a search
+    raise it (skgibbs keeps the record of what was shown, which
+    scikit-learn's input validation clears in Python's on every fit;
+    ``warnings.simplefilter("always", SamplerWarning)`` shows them all);
+    what was measured is in the attributes. Every keyword
     of the constructor is an attribute and an entry of :attr:`details`:
     ``estimator`` (the class name of the estimator that was fitted) and,
     for the mixing warnings, ``rhat``, ``ess``, ``within_chain_rhat``,

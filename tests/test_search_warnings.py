@@ -3,6 +3,7 @@
 import warnings
 
 import numpy as np
+import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
@@ -57,3 +58,56 @@ def test_a_search_shows_one_warning_per_kind_with_the_numbers_as_attributes():
     # each fold's fit warned with its own R-hat (the refit on all the data warned too)
     assert all(np.any(warned == r) for r in fits[np.isfinite(fits)])
     assert search.best_params_ == res["params"][int(np.argmax(res["mean_test_waic"]))]
+
+
+def _kinds(record):
+    return [
+        (w.category, str(w.message), w.filename, w.lineno)
+        for w in record
+        if issubclass(w.category, SamplerWarning)
+    ]
+
+
+def test_the_default_filter_shows_each_kind_once_per_place_though_every_fit_clears_pythons_record():
+    search, X, y = _search()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.resetwarnings()  # no filter: Python's "default" action, as in a fresh interpreter
+        search.fit(X, y)
+        loop = len(record)
+        reg = search.estimator
+        for thin in (1, 2, 3):  # a loop of fits in the user's code: one line, the same kinds
+            clone(reg).set_params(thin=thin).fit(X, y)
+    shown = _kinds(record)
+    # every one of the 10 fits and the refit falls short (the test above), yet each kind shows once
+    # per line it is raised from: the fits in the search, the refit, the user's loop
+    assert 0 < len(shown) == len(set(shown)) <= 12
+    assert len({s[2:] for s in shown}) == 3
+    assert len(_kinds(record[loop:])) >= 1  # the loop is another place: its kinds show there once
+
+
+def test_the_record_is_kept_for_the_default_actions_only_and_restarts_with_a_new_recording():
+    from skgibbs._warnings import warn
+
+    def three(text="The chains have not mixed."):
+        return [warn(SamplerWarning(text, rhat=r)) for r in (1.2, 1.3, 1.4)]
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.resetwarnings()
+        assert three() == [True, False, False]
+        assert three("A chain diverged.") == [True, False, False]  # another kind
+        assert warn(SamplerWarning("The chains have not mixed.")) is True  # another line
+        warnings.simplefilter("always", SamplerWarning)
+        assert three() == [True, True, True]
+        warnings.filterwarnings("error", "The chains", SamplerWarning)
+        with pytest.raises(SamplerWarning):
+            warn(SamplerWarning("The chains have not mixed."))
+    assert record[0].message.rhat == 1.2 and len(record) == 6
+    with warnings.catch_warnings(record=True) as again:  # a new list: the kinds show again
+        warnings.resetwarnings()
+        assert three() == [True, False, False]
+        warnings.simplefilter("module", SamplerWarning)
+        assert warn(SamplerWarning("A kind per module.")) is True
+        assert warn(SamplerWarning("A kind per module.")) is False  # another line, the same module
+        warnings.simplefilter("ignore", SamplerWarning)
+        three("Ignored.")
+    assert [str(w.message) for w in again] == ["The chains have not mixed.", "A kind per module."]

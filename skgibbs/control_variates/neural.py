@@ -1,7 +1,6 @@
 r"""NeuralControlVariate: a Stein control variate with an MLP ``phi``, fitted by ESVM (paper 003)."""
 
 import contextlib
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -9,8 +8,9 @@ import torch
 from sklearn.utils import check_random_state
 
 from .._compat import Interval, StrOptions
-from ..exceptions import ControlVariateWarning
 from .._progress import progress, progress_close
+from .._warnings import warn
+from ..exceptions import ControlVariateWarning
 from ._base import COMMON_CONSTRAINTS, _SteinControlVariate
 from .esvm import spectral_variance_torch
 from .stein import RELU_MESSAGE, STEIN_ACTIVATIONS, mlp_derivatives
@@ -200,7 +200,7 @@ class NeuralControlVariate(_SteinControlVariate):
     def _fit(self, X, y, score):
         layers = self._check_layers()
         if self.activation == "relu":
-            warnings.warn(RELU_MESSAGE, ControlVariateWarning, stacklevel=3)
+            warn(ControlVariateWarning(RELU_MESSAGE), stacklevel=3)
         n_train, n_val = self._split(X.shape[0])
         head = slice(0, n_train)
         m, s = X[head].mean(0), _scale(X[head].std(0))

@@ -8,7 +8,6 @@ grad u^alpha>``, so the ESVM objective ``V_n(f - G beta)`` is a quadratic in
 ``beta`` and is minimised exactly by a linear solve.
 """
 
-import warnings
 from itertools import combinations_with_replacement
 from numbers import Integral, Real
 
@@ -16,6 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from .._compat import Interval, StrOptions
+from .._warnings import warn
 from ..exceptions import ControlVariateWarning
 from ._base import COMMON_CONSTRAINTS, _SteinControlVariate
 from .esvm import windowed
@@ -216,11 +216,12 @@ class PolynomialControlVariate(_SteinControlVariate):
 
     def _warn_if_indefinite(self, A):
         if A.size and np.linalg.eigvalsh(A)[0] < -1e-8 * max(1.0, float(np.abs(A).max())):
-            warnings.warn(
-                f"lag_window={self.lag_window!r} does not give a positive semi-definite spectral variance "
-                "here, so the ESVM quadratic has no minimum and its stationary point is returned. Use "
-                "lag_window='triangular', or method='least_squares'.",
-                ControlVariateWarning,
+            warn(
+                ControlVariateWarning(
+                    f"lag_window={self.lag_window!r} does not give a positive semi-definite spectral variance "
+                    "here, so the ESVM quadratic has no minimum and its stationary point is returned. Use "
+                    "lag_window='triangular', or method='least_squares'."
+                ),
                 stacklevel=4,
             )
 

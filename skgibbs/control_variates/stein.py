@@ -19,11 +19,10 @@ once per chain by :func:`evaluate_score`, because it does not depend on
 ``phi``.
 """
 
-import warnings
-
 import numpy as np
 import torch
 
+from .._warnings import warn
 from ..exceptions import ControlVariateWarning
 
 __all__ = ["STEIN_ACTIVATIONS", "mlp_derivatives", "stein_operator", "evaluate_score"]
@@ -193,7 +192,7 @@ def stein_operator(X, score, coefs, intercepts, activation="recu"):
     55.125
     """
     if activation == "relu":
-        warnings.warn(RELU_MESSAGE, ControlVariateWarning, stacklevel=2)
+        warn(ControlVariateWarning(RELU_MESSAGE), stacklevel=2)
     _, grad, lap = mlp_derivatives(X, coefs, intercepts, activation, value=False)
     return lap + (score * grad).sum(1)
 

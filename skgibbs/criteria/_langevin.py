@@ -22,6 +22,7 @@ from sklearn.utils import check_random_state
 
 from .._random import normal
 from .._threads import torch_threads
+from .._warnings import warn
 from ..exceptions import SamplerWarning
 from ._adapters import langevin_problem
 from ._waic import langevin_waic
@@ -276,7 +277,7 @@ def langevin_functional_variance(
 
 def _warn_refused(n_refused, total):
     if np.any(n_refused > 0.01 * total):
-        warnings.warn(
+        warn(
             SamplerWarning(
                 "The Langevin process produced non-finite values in more than 1% of its steps (those steps "
                 "were refused; the warning's .n_refused of .n_steps). Lower step_size.",

@@ -41,7 +41,6 @@ A driver (one group of ``K`` chains in one process) has
   driver whose state is in other coordinates (``state.theta`` otherwise).
 """
 
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -50,6 +49,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 
 from .._progress import progress, progress_close
 from .._threads import gradient_work, thread_count
+from .._warnings import warn
 from ..exceptions import SamplerWarning
 from .base import ChainResult, RunSettings, Sampler, get_sampler
 
@@ -375,7 +375,7 @@ def _collect(sampler, chains, results, run):
     if interrupted and n_kept == 0:
         raise KeyboardInterrupt
     if interrupted:
-        warnings.warn(
+        warn(
             SamplerWarning(
                 "Sampling was interrupted; the draws collected so far are kept (their number per chain is "
                 "the warning's .n_kept).",
