@@ -69,8 +69,11 @@ def warn(warning, stacklevel=1):
     >>> [(str(w.message), w.message.rhat) for w in seen]
     [('The chains have not mixed.', 1.2)]
     """
-    frame = sys._getframe(stacklevel)
-    module, lineno = frame.f_globals.get("__name__", "<string>"), frame.f_lineno
+    try:
+        frame = sys._getframe(stacklevel)
+        module, lineno = frame.f_globals.get("__name__", "<string>"), frame.f_lineno
+    except ValueError:  # past the outermost frame: Python's warn uses the "sys" module, line 1
+        module, lineno = "sys", 1
     category, text = type(warning), str(warning)
     action = _action(category, text, module, lineno)
     if action in ("default", "module"):
