@@ -25,6 +25,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import torch
+from joblib import Parallel, delayed
 
 from skgibbs import GibbsMLPRegressor, SparseGibbsMLPRegressor
 from skgibbs.criteria import gaussian_log_likelihood
@@ -63,7 +64,15 @@ SIZES = {
 }  # fmt: skip
 # the parts of the results kept when another part is re-run
 # the stored parts (with the load averages that runs kept themselves before the harness recorded it)
-_STORED = ("speed", "speed_load_average", "structure", "structure_burn_in", "baselines", "cost", "cost_load_average")
+_STORED = (
+    "speed",
+    "speed_load_average",
+    "structure",
+    "structure_burn_in",
+    "baselines",
+    "cost",
+    "cost_load_average",
+)
 
 
 def _speed_case(p, hidden, n, K, steps, blocks):
@@ -193,7 +202,9 @@ def step_cost(size):
     for p in (10, 100):
         X, y, _ = make_sparse_sine(750, p, random_state=0)
         spec = MLPSpec(p, (8, 8, 8), "relu")
-        pot = MLPPotential(spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32))
+        pot = MLPPotential(
+            spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+        )
         target = Target(_TimedPotential(pot, clock), MixingPrior(Prior(bound=1.0), 2.0), 5.0 * 750)
         for K in (1, 4):
             gens = [torch.Generator().manual_seed(k) for k in range(K)]
@@ -274,87 +285,92 @@ def _dense_from(row):
     return {k: row[k] for k in ("rmse_full", "excess_full", "rhat_full", "time_full_s")}
 
 
-def structure(dims, seeds, burn_in, size, kernel="rjhmc", stored=(), smc=(64, "auto")):
-    torch.set_num_threads(1)
-    rows = []
+def structure(dims, seeds, burn_in, size, kernel="rjhmc", stored=(), smc=(64, "auto"), n_jobs=None):
+    """One row per (p, seed), the cases run as ``n_jobs`` joblib jobs (one torch thread each)."""
     dense_rows = {(r["p"], r["seed"]): r for r in stored if "rmse_full" in r}
-    for p in dims:
-        for seed in seeds:
-            X, y, A = make_sparse_sine(1000, p, random_state=seed)
-            Xtr, ytr, Xte = X[:750], y[:750], X[750:]
-            f_te = sparse_sine_function(Xte, A)
-            relevant = np.flatnonzero((A != 0).any(0))
-            temperature = 1.0 / (5.0 * ytr.var())
-            common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed}
-            n_samples = size.n_samples or (200 if kernel == "rjhmc" else 100)
-            thin = 1 if kernel == "rjhmc" else 10
-            if kernel == "smc":  # one population of particles: no burn-in, draws or thinning to set
-                burn_in, n_samples, thin = 0, smc[0], 1
-                sparse = SparseGibbsMLPRegressor(**common, sampler=SMC(n_particles=smc[0], max_mcmc_steps=smc[1]))
-            else:
-                sparse = SparseGibbsMLPRegressor(
-                    **common, sampler=kernel, burn_in=burn_in, n_samples=n_samples, thin=thin
-                )
-            sparse_fit = timed_fit(sparse, Xtr, ytr)
-            t_sparse = sparse_fit.seconds
-            if kernel == "smc" and (p, seed) in dense_rows:
-                dense_row, warned = _dense_from(dense_rows[(p, seed)]), 0
-            else:
-                dense = {"sampler": "hmc", "prior": "fixed", **size.dense_fit}
-                full = GibbsMLPRegressor(**common, **dense)
-                full_fit = timed_fit(full, Xtr, ytr)
-                pred = full.predict(Xte)
-                dense_row, warned = {
-                    "rmse_full": float(np.sqrt(np.mean((pred - y[750:]) ** 2))),
-                    "excess_full": float(np.mean((pred - f_te) ** 2)),
-                    "rhat_full": float(full.rhat_),
-                    "time_full_s": full_fit.seconds,
-                }, full_fit.count()
-            if kernel == "smc":  # one population: nothing to stack
-                weights, stacked = np.ones(1), sparse.predict(Xte)
-            else:
-                weights, stacked = _stacked(sparse, Xtr, ytr, Xte)
-            order = np.argsort(-sparse.feature_inclusion_, kind="stable")
-            ranks = sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
-            # a baseline screen: rank the inputs by |corr(x_j, y)| on the training data
-            corr = np.abs([np.corrcoef(Xtr[:, j], ytr)[0, 1] for j in range(p)])
-            corr_order = np.argsort(-corr, kind="stable")
-            corr_ranks = sorted(int(np.flatnonzero(corr_order == j)[0]) + 1 for j in relevant)
-            rows.append(
-                {
-                    "kernel": kernel,
-                    "p": p,
-                    "seed": seed,
-                    "burn_in": burn_in,
-                    "n_samples": n_samples,
-                    "thin": thin,
-                    "ess_sparse": float(getattr(sparse, "ess_", np.nan)),
-                    "within_ess_sparse": float(getattr(sparse, "within_chain_ess_", np.nan)),
-                    "within_rhat_sparse": float(getattr(sparse, "within_chain_rhat_", np.nan)),
-                    "relevant": relevant.tolist(),
-                    "relevant_ranks": ranks,
-                    "relevant_first": ranks == list(range(1, len(relevant) + 1)),
-                    "hits_top": int(sum(r <= len(relevant) for r in ranks)),
-                    "correlation_ranks": corr_ranks,
-                    "correlation_hits_top": int(sum(r <= len(relevant) for r in corr_ranks)),
-                    "inclusion_relevant": sparse.feature_inclusion_[relevant].round(3).tolist(),
-                    "inclusion_median_other": float(
-                        np.median(np.delete(sparse.feature_inclusion_, relevant))
-                    ),
-                    "rmse_sparse": float(np.sqrt(np.mean((sparse.predict(Xte) - y[750:]) ** 2))),
-                    "excess_sparse": float(np.mean((sparse.predict(Xte) - f_te) ** 2)),
-                    "chain_weights_stacking": weights.round(3).tolist(),
-                    "rmse_sparse_stacking": float(np.sqrt(np.mean((stacked - y[750:]) ** 2))),
-                    "excess_sparse_stacking": float(np.mean((stacked - f_te) ** 2)),
-                    **dense_row,
-                    "active_fraction": float(sparse.active_fraction_.mean()),
-                    "rhat_sparse": float(getattr(sparse, "rhat_", np.nan)),
-                    "time_sparse_s": t_sparse,
-                    "warnings": sparse_fit.count() + warned,
-                }
-            )
-            print(rows[-1], flush=True)
-    return rows
+    cases = [(p, seed) for p in dims for seed in seeds]
+    return Parallel(n_jobs=n_jobs)(
+        delayed(_structure_case)(p, seed, burn_in, size, kernel, dense_rows.get((p, seed)), smc)
+        for p, seed in cases
+    )
+
+
+def _structure_case(p, seed, burn_in, size, kernel, stored_dense, smc):
+    torch.set_num_threads(1)
+    X, y, A = make_sparse_sine(1000, p, random_state=seed)
+    Xtr, ytr, Xte = X[:750], y[:750], X[750:]
+    f_te = sparse_sine_function(Xte, A)
+    relevant = np.flatnonzero((A != 0).any(0))
+    temperature = 1.0 / (5.0 * ytr.var())
+    common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed}
+    n_samples = size.n_samples or (200 if kernel == "rjhmc" else 100)
+    thin = 1 if kernel == "rjhmc" else 10
+    if kernel == "smc":  # one population of particles: no burn-in, draws or thinning to set
+        burn_in, n_samples, thin = 0, smc[0], 1
+        sparse = SparseGibbsMLPRegressor(**common, sampler=SMC(n_particles=smc[0], max_mcmc_steps=smc[1]))
+    else:
+        sparse = SparseGibbsMLPRegressor(
+            **common, sampler=kernel, burn_in=burn_in, n_samples=n_samples, thin=thin
+        )
+    sparse_fit = timed_fit(sparse, Xtr, ytr)
+    t_sparse = sparse_fit.seconds
+    if kernel == "smc" and stored_dense is not None:
+        dense_row, warned = _dense_from(stored_dense), 0
+    else:
+        dense = {"sampler": "hmc", "prior": "fixed", **size.dense_fit}
+        full = GibbsMLPRegressor(**common, **dense)
+        full_fit = timed_fit(full, Xtr, ytr)
+        pred = full.predict(Xte)
+        dense_row, warned = (
+            {
+                "rmse_full": float(np.sqrt(np.mean((pred - y[750:]) ** 2))),
+                "excess_full": float(np.mean((pred - f_te) ** 2)),
+                "rhat_full": float(full.rhat_),
+                "time_full_s": full_fit.seconds,
+            },
+            full_fit.count(),
+        )
+    if kernel == "smc":  # one population: nothing to stack
+        weights, stacked = np.ones(1), sparse.predict(Xte)
+    else:
+        weights, stacked = _stacked(sparse, Xtr, ytr, Xte)
+    order = np.argsort(-sparse.feature_inclusion_, kind="stable")
+    ranks = sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
+    # a baseline screen: rank the inputs by |corr(x_j, y)| on the training data
+    corr = np.abs([np.corrcoef(Xtr[:, j], ytr)[0, 1] for j in range(p)])
+    corr_order = np.argsort(-corr, kind="stable")
+    corr_ranks = sorted(int(np.flatnonzero(corr_order == j)[0]) + 1 for j in relevant)
+    row = {
+        "kernel": kernel,
+        "p": p,
+        "seed": seed,
+        "burn_in": burn_in,
+        "n_samples": n_samples,
+        "thin": thin,
+        "ess_sparse": float(getattr(sparse, "ess_", np.nan)),
+        "within_ess_sparse": float(getattr(sparse, "within_chain_ess_", np.nan)),
+        "within_rhat_sparse": float(getattr(sparse, "within_chain_rhat_", np.nan)),
+        "relevant": relevant.tolist(),
+        "relevant_ranks": ranks,
+        "relevant_first": ranks == list(range(1, len(relevant) + 1)),
+        "hits_top": int(sum(r <= len(relevant) for r in ranks)),
+        "correlation_ranks": corr_ranks,
+        "correlation_hits_top": int(sum(r <= len(relevant) for r in corr_ranks)),
+        "inclusion_relevant": sparse.feature_inclusion_[relevant].round(3).tolist(),
+        "inclusion_median_other": float(np.median(np.delete(sparse.feature_inclusion_, relevant))),
+        "rmse_sparse": float(np.sqrt(np.mean((sparse.predict(Xte) - y[750:]) ** 2))),
+        "excess_sparse": float(np.mean((sparse.predict(Xte) - f_te) ** 2)),
+        "chain_weights_stacking": weights.round(3).tolist(),
+        "rmse_sparse_stacking": float(np.sqrt(np.mean((stacked - y[750:]) ** 2))),
+        "excess_sparse_stacking": float(np.mean((stacked - f_te) ** 2)),
+        **dense_row,
+        "active_fraction": float(sparse.active_fraction_.mean()),
+        "rhat_sparse": float(getattr(sparse, "rhat_", np.nan)),
+        "time_sparse_s": t_sparse,
+        "warnings": sparse_fit.count() + warned,
+    }
+    print(row, flush=True)
+    return row
 
 
 def baselines(size):
@@ -397,11 +413,19 @@ def baselines(size):
 def add_arguments(parser):
     parser.add_argument("--part", choices=["speed", "cost", "structure", "baselines", "both"], default="both")
     parser.add_argument("--kernel", choices=["rjhmc", "rjmcmc", "smc"], default="rjhmc")
-    parser.add_argument("--smc-particles", type=int, default=64, help="structure, --kernel smc: SMC's particles")
+    parser.add_argument(
+        "--smc-particles", type=int, default=64, help="structure, --kernel smc: SMC's particles"
+    )
     parser.add_argument(
         "--burn-in", type=int, default=None, help="structure: 1000 transitions for rjhmc, 20000 for rjmcmc"
     )
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=5, help="structure: the seeds below this number")
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="structure: the first seed (the cases of other seeds stay stored)",
+    )
     parser.add_argument("--dims", type=int, nargs="+", default=[10, 100])
 
 
@@ -420,14 +444,20 @@ def run(args):
     if args.part in ("cost", "both"):
         result["cost"] = step_cost(args.size)
     if args.part in ("structure", "both"):
-        seeds = list(range(args.size.seeds or args.seeds))
+        seeds = list(range(args.first_seed, args.size.seeds or args.seeds))
         burn_in = args.size.burn_in or args.burn_in or (1000 if args.kernel == "rjhmc" else 20_000)
         dims = args.dims[: args.size.dims]  # None: every one
         stored = [r for r in result.get("structure", []) if r.get("kernel", "rjmcmc") != args.kernel]
         smc = (8, 2) if args.quick else (args.smc_particles, "auto")  # a quick run stays quick
-        rows = structure(dims, seeds, burn_in, args.size, args.kernel, stored, smc)
-        # the other kernel's stored rows stay beside the new ones (rows before kernels were named: rjmcmc)
-        kept = [r for r in result.get("structure", []) if r.get("kernel", "rjmcmc") != args.kernel]
+        rows = structure(dims, seeds, burn_in, args.size, args.kernel, stored, smc, args.n_jobs)
+        # the other kernel's stored rows stay beside the new ones (rows before kernels were named: rjmcmc),
+        # and so do this kernel's rows of the cases (p, seed) not re-run
+        ran = {(r["p"], r["seed"]) for r in rows}
+        kept = [
+            r
+            for r in result.get("structure", [])
+            if r.get("kernel", "rjmcmc") != args.kernel or (r["p"], r["seed"]) not in ran
+        ]
         for r in kept:
             r.setdefault("kernel", "rjmcmc")
             r.setdefault("burn_in", result.get("structure_burn_in", 20_000))
@@ -542,12 +572,14 @@ def report(results):
                         ("-" if kernel == "smc" else f"{np.median([r['rhat_sparse'] for r in rs]):.2f}")
                         + f" / {np.median([r['rhat_full'] for r in rs]):.2f}",
                         "-" if np.isnan(ess).all() else f"{np.median(ess):.0f}",
-                        "-" if np.isnan(within).all() else
-                        f"{np.median(within):.0f} / "
+                        "-"
+                        if np.isnan(within).all()
+                        else f"{np.median(within):.0f} / "
                         f"{np.median([e / r['time_sparse_s'] for e, r in zip(within, rs)]):.2f}",
                         f"{np.mean([r['time_sparse_s'] for r in rs]):.0f}",
-                        f"{rs[0]['n_samples']} particles" if kernel == "smc" else
-                        f"{rs[0].get('burn_in', 20_000)} + {rs[0].get('n_samples', 100)} x {rs[0].get('thin', 10)}",
+                        f"{rs[0]['n_samples']} particles"
+                        if kernel == "smc"
+                        else f"{rs[0].get('burn_in', 20_000)} + {rs[0].get('n_samples', 100)} x {rs[0].get('thin', 10)}",
                     ]
                 )
         header = [
@@ -574,7 +606,10 @@ def report(results):
                 "smc rows: SparseGibbsMLPRegressor(sampler=SMC(n_particles=P)), tempered SMC from networks "
                 "with half their weights active to the mixing posterior, RJHMC moves at every stage; one "
                 "population of particles, so R-hat, ESS and stacking do not apply ('-'); the dense fit of each "
-                "seed is the one stored in the rjhmc row of that seed (same data and settings)."
+                "seed is the one stored in the rjhmc row of that seed (same data and settings). The rows of one "
+                "kernel may come from several runs (a run measures the seeds from --first-seed on and keeps the "
+                "kernel's other rows); a run with --n-jobs 2 fits two cases at once, each on one of the two "
+                "cores, so its fit times include that sharing."
             )
         notes.append(
             "Structure: SparseGibbsMLPRegressor with four chains, by the kernel of each row (rjhmc: HMC moves "
@@ -614,7 +649,6 @@ def report(results):
             f"{d['density_last']:.0%} at the last."
         )
     return [Page(NAME, "Sparse networks: speed and structure", tables, notes)]
-
 
 
 BENCHMARK = Benchmark(
