@@ -692,6 +692,13 @@ def test_the_first_fit_gives_what_its_comments_state(page):
         covered = float(np.mean((band[:, 0, 0] <= f_test) & (f_test <= band[:, 1, 0])))
         assert covered == pytest.approx(float(coverage.group(1)), abs=0.02)
         assert covered >= 0.85
+        # the prose after the block states the same coverage and the same bound on R-hat
+        prose = " ".join((ROOT / page).read_text().split())
+        assert f"function at {float(coverage.group(1)):.0%} of new inputs" in prose
+        assert f"R-hat above {claim.group(1)} across the chains" in prose
+    noise = re.search(r"reg\.noise_variance_\s+#.*learned: ([\d.]+) \*\* 2", source)
+    if noise:  # the learned noise sd, to the stated digits (unmixed chains move the last one between CPUs)
+        assert np.sqrt(reg.noise_variance_) == pytest.approx(float(noise.group(1)), abs=0.002)
 
 
 #: a page's sentence on its first fit's time: CPU seconds of the fit, of the pre-training in it, of the import
@@ -716,3 +723,38 @@ def test_the_first_fit_timings_are_the_benchmarks(page):
         for k, v in zip(("block_cpu", "pretrain_cpu", "import_cpu"), match.groups())
     )
     assert stated == measured, f"{path.name} states {stated} s; the first_fit benchmark measured {measured} s"
+
+
+def _command_paragraph(target):
+    """README's paragraph on ``make TARGET`` in its "Commands" section."""
+    text = (ROOT / "README.rst").read_text()
+    match = re.search(rf"^``make {re.escape(target)}``\n((?:   .*\n|\n(?=   ))+)", text, re.M)
+    assert match, f"README.rst no longer describes make {target}"
+    return " ".join(match.group(1).split())
+
+
+@pytest.mark.parametrize(
+    "target, value",
+    [
+        ("demo", lambda r: r["demo"]["cpu"]),
+        ("test", lambda r: r["test_suite"]["lanes"]["test"]["wall"]),
+        ("test-fast", lambda r: r["test_suite"]["lanes"]["test-fast"]["wall"]),
+    ],
+)
+def test_the_commands_timings_are_the_benchmarks(target, value):
+    """README's minutes for ``make demo``, ``make test`` and ``make test-fast`` are the stored runs', rounded.
+
+    ``make demo``'s CPU time is the ``first_fit`` benchmark's ``demo`` page; the test lanes' wall times are
+    the ``test_suite`` benchmark's (``python -m benchmarks run test_suite``), which also records that
+    every test passed.
+    """
+    stored = {stem: ROOT / "benchmarks" / "results" / f"{stem}.json" for stem in ("demo", "test_suite")}
+    if not stored["test_suite"].exists():  # the benchmark's first run runs this suite before it stores anything
+        pytest.skip("no stored run of the test suite: python -m benchmarks run test_suite")
+    results = {stem: json.loads(path.read_text()) for stem, path in stored.items()}
+    match = re.search(r"about (\d+) minutes", _command_paragraph(target))
+    assert match, f"README.rst no longer states how long make {target} takes in minutes"
+    assert int(match.group(1)) == round(value(results) / 60)
+    if target != "demo":
+        lane = results["test_suite"]["lanes"][target]
+        assert lane["returncode"] == 0 and lane["counts"].get("failed", 0) == 0 and lane["counts"]["passed"] > 0
