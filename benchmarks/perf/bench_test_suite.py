@@ -47,7 +47,10 @@ def counts(output):
     summary = [line for line in output.splitlines() if re.search(r"\b(passed|failed|error)", line)]
     if not summary:
         return {}
-    return {kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in _COUNTS.findall(summary[-1])}
+    return {
+        kind.rstrip("s") if kind.startswith("error") else kind: int(n)
+        for n, kind in _COUNTS.findall(summary[-1])
+    }
 
 
 def run(args):
