@@ -330,8 +330,9 @@ def _structure_case(p, seed, burn_in, size, kernel, stored_dense, smc):
             },
             full_fit.count(),
         )
+    pred_sparse = sparse.predict(Xte)
     if kernel == "smc":  # one population: nothing to stack
-        weights, stacked = np.ones(1), sparse.predict(Xte)
+        weights, stacked = np.ones(1), pred_sparse
     else:
         weights, stacked = _stacked(sparse, Xtr, ytr, Xte)
     order = np.argsort(-sparse.feature_inclusion_, kind="stable")
@@ -358,8 +359,8 @@ def _structure_case(p, seed, burn_in, size, kernel, stored_dense, smc):
         "correlation_hits_top": int(sum(r <= len(relevant) for r in corr_ranks)),
         "inclusion_relevant": sparse.feature_inclusion_[relevant].round(3).tolist(),
         "inclusion_median_other": float(np.median(np.delete(sparse.feature_inclusion_, relevant))),
-        "rmse_sparse": float(np.sqrt(np.mean((sparse.predict(Xte) - y[750:]) ** 2))),
-        "excess_sparse": float(np.mean((sparse.predict(Xte) - f_te) ** 2)),
+        "rmse_sparse": float(np.sqrt(np.mean((pred_sparse - y[750:]) ** 2))),
+        "excess_sparse": float(np.mean((pred_sparse - f_te) ** 2)),
         "chain_weights_stacking": weights.round(3).tolist(),
         "rmse_sparse_stacking": float(np.sqrt(np.mean((stacked - y[750:]) ** 2))),
         "excess_sparse_stacking": float(np.mean((stacked - f_te) ** 2)),
