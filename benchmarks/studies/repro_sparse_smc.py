@@ -3,12 +3,15 @@
     python -m benchmarks run sparse_smc                   # four SMC runs and one four-chain RJHMC fit
     python -m benchmarks run sparse_smc --quick
     python -m benchmarks run sparse_smc --particles 128 --max-mcmc-steps 15 --output sparse_smc_128
+    python -m benchmarks run sparse_smc --n-jumps 32 --n-jobs 2 --output sparse_smc_j32
 
 The design of the ``sparse`` benchmark's structure part (``make_sparse_sine``:
 1000 points, 750 to train, f(x) = sin(2 pi |A x|^2), p = 10, seed 0), the
 (10, 8, 8, 8, 1) ReLU network at the paper's temperature (lambda = 5 n_train
 on the raw scale). ``SparseGibbsMLPRegressor(sampler=SMC(n_particles=P))``
-is fitted ``--runs`` times from different seeds; the default RJHMC fit
+is fitted ``--runs`` times from different seeds (``--n-jobs`` of them at
+once, each on one torch thread; ``--n-jumps`` sets its births or deaths per
+transition, 8 unless given); the default RJHMC fit
 (four chains, 1000 warm-up transitions, 200 draws) once. A run (an SMC fit,
 or one RJHMC chain) is a *group*; two groups agree when
 
@@ -32,6 +35,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import torch
+from joblib import Parallel, delayed
 
 from skgibbs import SparseGibbsMLPRegressor
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function
@@ -45,9 +49,9 @@ from ..common.writer import Page
 NAME = "sparse_smc"
 SIZES = {
     "full": {"runs": 4, "particles": 64, "p": 10, "rj_burn_in": 1000, "rj_draws": 200, "pretrain_iter": 3000,
-             "max_mcmc_steps": "auto", "target_ess": 0.5},
+             "max_mcmc_steps": "auto", "target_ess": 0.5, "n_jumps": 8},
     "quick": {"runs": 2, "particles": 8, "p": 2, "rj_burn_in": 20, "rj_draws": 10, "pretrain_iter": 50,
-              "max_mcmc_steps": 2, "target_ess": 0.5},
+              "max_mcmc_steps": 2, "target_ess": 0.5, "n_jumps": 8},
 }  # fmt: skip
 
 
@@ -82,6 +86,31 @@ def _fit(est, X, y):
         return time.perf_counter() - t
 
 
+def _smc_run(common, sampler, r, Xtr, ytr, Xte, yte, f_te, relevant):
+    """One SMC run on one torch thread: its row, its log evidence and its draws of f at the training inputs."""
+    torch.set_num_threads(1)
+    est = SparseGibbsMLPRegressor(**common, sampler=sampler, random_state=r)
+    seconds = _fit(est, Xtr, ytr)
+    S = est.samples_[0]
+    F = est.predict_samples(Xtr)
+    path = est.temperature_path_
+    row = {
+        **_group(F, input_relevance(est.spec_, S), len(S)),
+        "seconds": seconds,
+        "log_evidence": est.log_evidence_,
+        "n_stages": int(est.n_stages_),
+        "n_grad": int(est.n_grad_evals_[0]),
+        "transitions": float(np.nansum(path["n_mcmc_steps"])),
+        "capped_stages": int(np.sum(path["n_mcmc_steps"][1:] >= np.nanmax(path["n_mcmc_steps"]))),
+        "active": float((S != 0).mean()),
+        "rmse": float(np.sqrt(np.mean((est.predict(Xte) - yte) ** 2))),
+        "excess": float(np.mean((est.predict(Xte) - f_te) ** 2)),
+        "ranks": _ranks(est.feature_inclusion_, relevant),
+    }
+    print({k: v for k, v in row.items() if not isinstance(v, list) or k == "ranks"}, flush=True)
+    return row, est.log_evidence_, F
+
+
 def run(args):
     torch.set_num_threads(1)
     size, seed = args.size, 0
@@ -91,6 +120,7 @@ def run(args):
             "runs": args.runs,
             "max_mcmc_steps": args.max_mcmc_steps,
             "target_ess": args.target_ess,
+            "n_jumps": args.n_jumps,
         }
         size = Sizes({**size, **{k: v for k, v in chosen.items() if v is not None}})
     Xtr, ytr, Xte, yte, f_te, relevant = _design(size.p, seed)
@@ -99,32 +129,18 @@ def run(args):
         "temperature": 1.0 / (5.0 * ytr.var()),
         "pretrain_iter": size.pretrain_iter,
     }
-    sampler = SMC(n_particles=size.particles, max_mcmc_steps=size.max_mcmc_steps, target_ess=size.target_ess)
-    smc_runs, fits, pooled = [], [], []
-    for r in range(size.runs):
-        est = SparseGibbsMLPRegressor(**common, sampler=sampler, random_state=r)
-        seconds = _fit(est, Xtr, ytr)
-        fits.append(est)
-        S = est.samples_[0]
-        F = est.predict_samples(Xtr)
-        pooled.append(F)
-        path = est.temperature_path_
-        smc_runs.append(
-            {
-                **_group(F, input_relevance(est.spec_, S), len(S)),
-                "seconds": seconds,
-                "log_evidence": est.log_evidence_,
-                "n_stages": int(est.n_stages_),
-                "n_grad": int(est.n_grad_evals_[0]),
-                "transitions": float(np.nansum(path["n_mcmc_steps"])),
-                "capped_stages": int(np.sum(path["n_mcmc_steps"][1:] >= np.nanmax(path["n_mcmc_steps"]))),
-                "active": float((S != 0).mean()),
-                "rmse": float(np.sqrt(np.mean((est.predict(Xte) - yte) ** 2))),
-                "excess": float(np.mean((est.predict(Xte) - f_te) ** 2)),
-                "ranks": _ranks(est.feature_inclusion_, relevant),
-            }
-        )
-        print({k: v for k, v in smc_runs[-1].items() if not isinstance(v, list) or k == "ranks"}, flush=True)
+    sampler = SMC(
+        n_particles=size.particles,
+        max_mcmc_steps=size.max_mcmc_steps,
+        target_ess=size.target_ess,
+        n_jumps=size.n_jumps,
+    )
+    runs = Parallel(n_jobs=args.n_jobs)(
+        delayed(_smc_run)(common, sampler, r, Xtr, ytr, Xte, yte, f_te, relevant) for r in range(size.runs)
+    )
+    smc_runs = [row for row, _, _ in runs]
+    fits = [SimpleNamespace(log_evidence_=fit_log_evidence) for _, fit_log_evidence, _ in runs]
+    pooled = [F for _, _, F in runs]
     log_z = monte_carlo_error(fits, "log_evidence_")
     rj = SparseGibbsMLPRegressor(
         **common, burn_in=size.rj_burn_in, n_samples=size.rj_draws, random_state=seed
@@ -137,7 +153,12 @@ def run(args):
         n_eff = effective_sample_size(relevance[None]) if relevance.shape[0] >= 4 else np.full(size.p, 1.0)
         chains.append(_group(F_all[:, k], relevance, np.maximum(n_eff, 1.0)))
     result = {
-        "settings": {**{k: v for k, v in size.items()}, "seed": seed, "relevant": relevant.tolist()},
+        "settings": {
+            **{k: v for k, v in size.items()},
+            "seed": seed,
+            "relevant": relevant.tolist(),
+            "n_jobs": args.n_jobs or 1,
+        },
         "smc": smc_runs,
         "log_evidence": [float(v) for v in log_z],
         # the posterior sd of f at each training input: the draws of all the groups of a sampler pooled
@@ -162,7 +183,17 @@ def add_arguments(parser):
     )
     parser.add_argument("--runs", type=int, default=None, help="independent SMC runs (default 4)")
     parser.add_argument(
-        "--target-ess", type=float, default=None, help="target_ess of the SMC: the ESS kept at each stage (default 0.5)"
+        "--target-ess",
+        type=float,
+        default=None,
+        help="target_ess of the SMC: the ESS kept at each stage (default 0.5)",
+    )
+    parser.add_argument(
+        "--n-jumps",
+        type=_steps,
+        default=None,
+        help="n_jumps of the SMC: births or deaths per transition, an int or auto (default 8, that of the stored "
+        "pages before sparse_smc_j32; auto is the library's default)",
     )
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 
@@ -202,7 +233,9 @@ def equivalent_draws(groups):
 def pooled(smc, relevant):
     """The runs' inclusion of the relevant inputs, with equal weights and pooled by their evidence
     (:func:`skgibbs.sparse.monte_carlo_error`): the table rows, and the evidence weights and effective runs."""
-    fits = [SimpleNamespace(log_evidence_=r["log_evidence"], relevance=np.asarray(r["relevance"])) for r in smc]
+    fits = [
+        SimpleNamespace(log_evidence_=r["log_evidence"], relevance=np.asarray(r["relevance"])) for r in smc
+    ]
     equal, equal_se = monte_carlo_error(fits, "relevance")
     weighted, weighted_se = monte_carlo_error(fits, "relevance", weights="evidence")
     rows = [
@@ -253,9 +286,14 @@ def _pages(stem, result):
             f"p = {settings['p']}, seed {settings['seed']} (relevant inputs {settings['relevant']}), 750 training "
             "points, the (p, 8, 8, 8, 1) ReLU network at lambda = 5 n_train on the raw scale; "
             f"SMC(n_particles={settings['particles']}, max_mcmc_steps={settings['max_mcmc_steps']!r}, "
-            f"target_ess={settings.get('target_ess', 0.5)}); RJHMC: "  # stored before the option: 0.5
+            f"target_ess={settings.get('target_ess', 0.5)}, n_jumps={settings.get('n_jumps', 8)}); RJHMC: "  # stored before the options: their defaults
             f"the estimator's default kernel, {settings['rj_burn_in']} warm-up transitions and "
-            f"{settings['rj_draws']} draws per chain. One thread; times are per SMC run and per RJHMC fit."
+            f"{settings['rj_draws']} draws per chain. One thread per fit; times are per SMC run and per RJHMC fit"
+            + (
+                f", the SMC runs {settings['n_jobs']} at a time on the two cores."
+                if settings.get("n_jobs", 1) > 1
+                else "."
+            )
         ),
         (
             "Inclusion: the largest difference of an input's feature_inclusion_ between two groups in units of "
@@ -343,6 +381,11 @@ BENCHMARK = Benchmark(
             f"{NAME}_512",
             "Sparse networks: SMC runs of 512 particles, stages of at most 4 transitions",
             flags="--particles 512 --max-mcmc-steps 4 --output sparse_smc_512",
+        ),
+        Output(
+            f"{NAME}_j32",
+            "Sparse networks: SMC runs of 64 particles with 32 births or deaths per transition",
+            flags="--n-jumps 32 --n-jobs 2 --output sparse_smc_j32",
         ),
     ),
     run=run,

@@ -270,3 +270,24 @@ def test_the_bridge_from_the_reference_to_the_mixing_prior_is_normalised_and_dra
         np.testing.assert_allclose(b.log_size_step(np.arange(1, Q), Q), np.diff(w))
     with pytest.raises(ValueError, match="power"):
         prior._replace(power=1.5).check()
+
+
+def test_auto_jumps_propose_one_birth_or_death_per_eight_parameters(monkeypatch):
+    """``n_jumps="auto"``: ``max(8, ceil(Q / 8))`` proposals per transition; an int is taken as given."""
+    assert [SMC()._n_jumps(q) for q in (3, 64, 65, 241, 961)] == [8, 8, 9, 31, 121]
+    assert SMC(n_jumps=2)._n_jumps(961) == 2
+    X, y = data()
+    seen = []
+    real = sparse.move
+
+    def spy(*args):
+        seen.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(sparse, "move", spy)
+    SMC(n_particles=16, n_mcmc_steps=1, max_mcmc_steps=None).sample(
+        _target(X, y), torch.zeros(1, 3, dtype=torch.float64), [0], RunSettings()
+    )
+    assert seen and set(seen) == {8}
+    with pytest.raises(ValueError, match="n_jumps must be 'auto' or"):
+        SMC(n_jumps="many").sample(_target(X, y), torch.zeros(1, 3, dtype=torch.float64), [0], RunSettings())

@@ -59,6 +59,14 @@ ESS_WARN = 10.0
 SPARSE_MAX_STEPS = 30
 
 
+#: ``n_jumps="auto"``: one birth or death proposal per this many parameters in a transition ...
+SPARSE_PARAMS_PER_JUMP = 8
+
+
+#: ... and at least this many
+SPARSE_MIN_JUMPS = 8
+
+
 #: ``max_beta_growth="auto"`` on a sparse network: ``beta'`` at most twice ``beta``
 SPARSE_BETA_GROWTH = 2.0
 
@@ -124,9 +132,16 @@ class SMC(Sampler):
         ``n_leapfrog``.
     max_leapfrog : int, default=64
         Most leapfrog steps of a transition under ``trajectory_length``.
-    n_jumps : int, default=8
+    n_jumps : int or "auto", default="auto"
         Sparse networks: birth or death proposals after each HMC move of a
-        transition (:mod:`skgibbs.samplers.rj.rjhmc`).
+        transition (:mod:`skgibbs.samplers.rj.rjhmc`). ``"auto"``: one per
+        eight parameters, at least 8 (``max(8, ceil(Q / 8))``), so that
+        every parameter is proposed about once in eight transitions
+        whatever the network's size. The active sets of the copies of a
+        resampled particle come apart only through these proposals: with a
+        fixed number, a larger network's stages end at ``max_mcmc_steps``
+        with the copies' active sets still alike (the user guide's section
+        on sparse networks).
     max_mcmc_steps : int, "auto" or None, default="auto"
         Sparse networks: a stage's transitions go on past ``n_mcmc_steps``
         until the copies of the resampled particles have come apart
@@ -228,7 +243,7 @@ class SMC(Sampler):
         metric="fisher",
         trajectory_length=None,
         max_leapfrog=64,
-        n_jumps=8,
+        n_jumps="auto",
         max_mcmc_steps="auto",
         decorrelation=0.1,
         max_beta_growth="auto",
@@ -256,7 +271,7 @@ class SMC(Sampler):
         if self.trajectory_length is not None:
             check_setting("trajectory_length", self.trajectory_length, "positive")
         check_setting("max_leapfrog", self.max_leapfrog, "count")
-        check_setting("n_jumps", self.n_jumps, "count")
+        check_setting("n_jumps", self.n_jumps, "count", auto=True)
         check_setting("max_mcmc_steps", self.max_mcmc_steps, "count", auto=True, options=(None,))
         check_setting("decorrelation", self.decorrelation, "probability")
         check_setting("max_beta_growth", self.max_beta_growth, "positive", auto=True, options=(None,))
@@ -290,7 +305,8 @@ class SMC(Sampler):
         return {
             **super().ignored_settings(),
             "n_samples": Unhonoured(
-                "returns its n_particles particles as the draws", f"Leave n_samples at its default and {particles}"
+                "returns its n_particles particles as the draws",
+                f"Leave n_samples at its default and {particles}",
             ),
             "burn_in": Unhonoured(
                 "has no burn-in: it carries its particles from the prior to the posterior through adaptive "
@@ -432,6 +448,7 @@ class SMC(Sampler):
         particles = sparse.rj_state(state, target_b)
         inverse_mass = sparse.active_variance(state.theta, particles.active, reference)
         least, most = int(self.n_mcmc_steps), self._max_mcmc_steps()
+        n_jumps = self._n_jumps(state.theta.shape[1])
         accepted = torch.zeros(particles.theta.shape[0], dtype=torch.float64)
         jumps = torch.zeros(2, 2, dtype=torch.float64)  # (proposed, accepted) x (deaths, births)
         grads, step_sum, remembered = 0, 0.0, 1.0
@@ -439,11 +456,11 @@ class SMC(Sampler):
         for i in range(most):
             h_t = h * (1.0 + JITTER * (2.0 * halton(t + i + 1) - 1.0))
             particles, info = sparse.move(
-                gens, particles, target_b, h_t, inverse_mass, self._n_leapfrog(h_t), self.n_jumps
+                gens, particles, target_b, h_t, inverse_mass, self._n_leapfrog(h_t), n_jumps
             )
             accepted += info.hmc.is_accepted.double().cpu()
             jumps += torch.stack([info.jump_proposed.sum(0), info.jump_accepted.sum(0)]).double().cpu()
-            grads += int(info.hmc.num_steps.max()) + int(self.n_jumps)  # a jump costs one gradient
+            grads += int(info.hmc.num_steps.max()) + n_jumps  # a jump costs one gradient
             step_sum += h_t
             h = adapt_step_size(h, float(info.hmc.acceptance_prob.mean()), self.target_accept)
             remembered = sparse.family_resemblance(ancestors, particles)
@@ -480,6 +497,12 @@ class SMC(Sampler):
             return min(1.0, float(growth) * state.beta)
         mean = float(torch.nan_to_num(target.scale * state.loss.double(), nan=0.0, posinf=0.0).mean())
         return min(1.0, 1.0 / mean) if mean > 0 else 1.0
+
+    def _n_jumps(self, n_params):
+        """Births or deaths per transition: ``n_jumps``, or ``"auto"``'s ``max(8, ceil(Q / 8))``."""
+        if self.n_jumps == "auto":
+            return max(SPARSE_MIN_JUMPS, -(-int(n_params) // SPARSE_PARAMS_PER_JUMP))
+        return int(self.n_jumps)
 
     def _max_mcmc_steps(self):
         """Most transitions of a sparse stage: ``max_mcmc_steps`` (``"auto"`` resolved), at least ``n_mcmc_steps``."""
