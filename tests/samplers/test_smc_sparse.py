@@ -272,9 +272,9 @@ def test_the_bridge_from_the_reference_to_the_mixing_prior_is_normalised_and_dra
         prior._replace(power=1.5).check()
 
 
-def test_auto_jumps_propose_one_birth_or_death_per_eight_parameters(monkeypatch):
-    """``n_jumps="auto"``: ``max(8, ceil(Q / 8))`` proposals per transition; an int is taken as given."""
-    assert [SMC()._n_jumps(q) for q in (3, 64, 65, 241, 961)] == [8, 8, 9, 31, 121]
+def test_auto_jumps_propose_one_birth_or_death_per_eight_parameters_within_bounds(monkeypatch):
+    """``n_jumps="auto"``: ``ceil(Q / 8)`` proposals per transition within ``[8, 32]``; an int is taken as given."""
+    assert [SMC()._n_jumps(q) for q in (3, 64, 65, 241, 256, 257, 961)] == [8, 8, 9, 31, 32, 32, 32]
     assert SMC(n_jumps=2)._n_jumps(961) == 2
     X, y = data()
     seen = []

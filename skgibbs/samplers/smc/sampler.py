@@ -63,8 +63,13 @@ SPARSE_MAX_STEPS = 30
 SPARSE_PARAMS_PER_JUMP = 8
 
 
-#: ... and at least this many
+#: ... at least this many ...
 SPARSE_MIN_JUMPS = 8
+
+
+#: ... and at most this many: each is an evaluation of the particles, and one per eight parameters
+#: (121 on paper 001's p = 100 network) made its fits too slow
+SPARSE_MAX_JUMPS = 32
 
 
 #: ``max_beta_growth="auto"`` on a sparse network: ``beta'`` at most twice ``beta``
@@ -135,13 +140,14 @@ class SMC(Sampler):
     n_jumps : int or "auto", default="auto"
         Sparse networks: birth or death proposals after each HMC move of a
         transition (:mod:`skgibbs.samplers.rj.rjhmc`). ``"auto"``: one per
-        eight parameters, at least 8 (``max(8, ceil(Q / 8))``), so that
-        every parameter is proposed about once in eight transitions
-        whatever the network's size. The active sets of the copies of a
-        resampled particle come apart only through these proposals: with a
-        fixed number, a larger network's stages end at ``max_mcmc_steps``
-        with the copies' active sets still alike (the user guide's section
-        on sparse networks).
+        eight parameters, from 8 to 32 (``ceil(Q / 8)`` clipped), so that
+        every parameter of a small network is proposed about once in eight
+        transitions. The active sets of the copies of a resampled particle
+        come apart only through these proposals: with too few, the stages
+        end at ``max_mcmc_steps`` with the copies' active sets still alike;
+        each costs an evaluation of the particles, so on large networks
+        their number is bounded (the user guide's section on sparse
+        networks).
     max_mcmc_steps : int, "auto" or None, default="auto"
         Sparse networks: a stage's transitions go on past ``n_mcmc_steps``
         until the copies of the resampled particles have come apart
@@ -499,9 +505,10 @@ class SMC(Sampler):
         return min(1.0, 1.0 / mean) if mean > 0 else 1.0
 
     def _n_jumps(self, n_params):
-        """Births or deaths per transition: ``n_jumps``, or ``"auto"``'s ``max(8, ceil(Q / 8))``."""
+        """Births or deaths per transition: ``n_jumps``, or ``"auto"``'s ``ceil(Q / 8)`` within ``[8, 32]``."""
         if self.n_jumps == "auto":
-            return max(SPARSE_MIN_JUMPS, -(-int(n_params) // SPARSE_PARAMS_PER_JUMP))
+            per_params = -(-int(n_params) // SPARSE_PARAMS_PER_JUMP)
+            return min(SPARSE_MAX_JUMPS, max(SPARSE_MIN_JUMPS, per_params))
         return int(self.n_jumps)
 
     def _max_mcmc_steps(self):
