@@ -370,8 +370,17 @@ def _structure_case(p, seed, burn_in, size, kernel, stored_dense, smc):
         "time_sparse_s": t_sparse,
         "warnings": sparse_fit.count() + warned,
     }
+    if kernel == "smc":  # the births or deaths per transition that n_jumps="auto" chose for this network
+        row["n_jumps"] = sparse.sampler_._n_jumps(sparse.samples_.shape[-1])
     print(row, flush=True)
     return row
+
+
+def _jumps(rows):
+    """The births or deaths per transition of SMC rows, one value or each seed's (8, the default of
+    the runs that did not record it, where a row lacks it)."""
+    jumps = [str(r.get("n_jumps", 8)) for r in rows]
+    return f"{jumps[0]} jumps" if len(set(jumps)) == 1 else f"{'; '.join(jumps)} jumps (per seed)"
 
 
 def baselines(size):
@@ -578,7 +587,7 @@ def report(results):
                         else f"{np.median(within):.0f} / "
                         f"{np.median([e / r['time_sparse_s'] for e, r in zip(within, rs)]):.2f}",
                         f"{np.mean([r['time_sparse_s'] for r in rs]):.0f}",
-                        f"{rs[0]['n_samples']} particles"
+                        f"{rs[0]['n_samples']} particles, " + _jumps(rs)
                         if kernel == "smc"
                         else f"{rs[0].get('burn_in', 20_000)} + {rs[0].get('n_samples', 100)} x {rs[0].get('thin', 10)}",
                     ]
@@ -610,7 +619,9 @@ def report(results):
                 "seed is the one stored in the rjhmc row of that seed (same data and settings). The rows of one "
                 "kernel may come from several runs (a run measures the seeds from --first-seed on and keeps the "
                 "kernel's other rows); a run with --n-jobs 2 fits two cases at once, each on one of the two "
-                "cores, so its fit times include that sharing."
+                "cores, so its fit times include that sharing. 'jumps': the births or deaths per transition, "
+                "SMC's n_jumps as 'auto' chose it for the network (rows stored before it was recorded ran with "
+                "8, the default then)."
             )
         notes.append(
             "Structure: SparseGibbsMLPRegressor with four chains, by the kernel of each row (rjhmc: HMC moves "
