@@ -87,7 +87,7 @@ def _fit(est, X, y):
 
 
 def _smc_run(common, sampler, r, Xtr, ytr, Xte, yte, f_te, relevant):
-    """One SMC run on one torch thread: its row, its log evidence and its draws of f at the training inputs."""
+    """One SMC run on one torch thread: its row and its draws of f at the training inputs."""
     torch.set_num_threads(1)
     est = SparseGibbsMLPRegressor(**common, sampler=sampler, random_state=r)
     seconds = _fit(est, Xtr, ytr)
@@ -108,7 +108,7 @@ def _smc_run(common, sampler, r, Xtr, ytr, Xte, yte, f_te, relevant):
         "ranks": _ranks(est.feature_inclusion_, relevant),
     }
     print({k: v for k, v in row.items() if not isinstance(v, list) or k == "ranks"}, flush=True)
-    return row, est.log_evidence_, F
+    return row, F
 
 
 def run(args):
@@ -138,9 +138,9 @@ def run(args):
     runs = Parallel(n_jobs=args.n_jobs)(
         delayed(_smc_run)(common, sampler, r, Xtr, ytr, Xte, yte, f_te, relevant) for r in range(size.runs)
     )
-    smc_runs = [row for row, _, _ in runs]
-    fits = [SimpleNamespace(log_evidence_=fit_log_evidence) for _, fit_log_evidence, _ in runs]
-    pooled = [F for _, _, F in runs]
+    smc_runs = [row for row, _ in runs]
+    fits = [SimpleNamespace(log_evidence_=row["log_evidence"]) for row in smc_runs]
+    pooled = [F for _, F in runs]
     log_z = monte_carlo_error(fits, "log_evidence_")
     rj = SparseGibbsMLPRegressor(
         **common, burn_in=size.rj_burn_in, n_samples=size.rj_draws, random_state=seed
