@@ -86,6 +86,20 @@ error over the splits. The models:
       pip install einops opt_einsum tqdm lightning-utilities
 
   Without it the row is skipped with a message.
+* ``bde``: sklearn-contrib-bde's ``BdeClassifier`` (Microcanonical
+  Langevin Ensembles, Sommer et al., ICLR 2025: the members of a deep
+  ensemble continued by MCLMC), run in an environment of its own through
+  :mod:`benchmarks.common.bde_peer` (it brings JAX and BlackJAX 1.2.2 and
+  no torch): eight members of 16-16 ReLU networks, 1000 epochs
+  early-stopped with patience 10 on 15% of the training part, 5000
+  warm-up steps and 2000 draws per member thinned by 2; the class
+  probabilities are the mean over members and draws. Its fit time is the
+  fit's wall time in the worker on one thread (one XLA CPU device); the
+  CPU time is recorded too. Build its environment with
+  ``python -m venv .venv-bde && .venv-bde/bin/pip install
+  sklearn-contrib-bde`` at the repository root, or name another one's
+  Python in ``SKGIBBS_BDE_PYTHON``; without it the row is skipped with a
+  message.
 
 Everything runs on one core (one torch thread, BLAS limited to one thread,
 no ``n_jobs``) so that the fit times compare.
@@ -141,7 +155,7 @@ from sklearn.preprocessing import StandardScaler
 from skgibbs.samplers import get_sampler
 
 from .. import Benchmark, Output
-from ..common import laplace_peer
+from ..common import bde_peer, laplace_peer
 from ..common.data import load, load_available
 from ..common.environment import session_loads, session_text, versions, was_quick
 from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, warning_kinds
@@ -167,9 +181,9 @@ DATASETS = ("breast_cancer", "digits", "pima", "synth")
 #: and of Laplace beyond their defaults (the flags' settings go over these)
 SIZES = {
     "full": {"datasets": None, "splits": N_SPLITS, "skgibbs": {}, "skgibbs_vi": {}, "skgibbs_smc": {},
-             "laplace": {}},
+             "laplace": {}, "bde": {}},
     "quick": {"datasets": ["breast_cancer"], "splits": 1, "skgibbs": QUICK_SKGIBBS, "skgibbs_vi": QUICK_VI,
-              "skgibbs_smc": QUICK_SMC, "laplace": laplace_peer.QUICK},
+              "skgibbs_smc": QUICK_SMC, "laplace": laplace_peer.QUICK, "bde": bde_peer.QUICK},
 }  # fmt: skip
 METRICS = ("accuracy", "nll", "ece", "brier")
 
@@ -223,9 +237,25 @@ MODELS = {  # name: (description, constructor)
         "link",
         lambda seed, cfg: laplace_peer.LaplaceMLPClassifier(random_state=seed, **cfg["laplace"]),
     ),
+    "bde": (
+        (
+            "sklearn-contrib-bde's BdeClassifier (MILE: eight members of 16-16 ReLU networks continued by "
+            "MCLMC, the mean class probabilities over members and draws), in its own environment"
+        ),
+        lambda seed, cfg: bde_peer.BdePeerClassifier(random_state=seed, settings=cfg["bde"] or None),
+    ),
 }
+
+
+def bde_missing():
+    """A message when the environment of sklearn-contrib-bde is missing, else None."""
+    if bde_peer.available():
+        return None
+    return f"the environment of sklearn-contrib-bde is missing ({bde_peer.bde_python()}): {bde_peer.INSTALL}"
+
+
 #: the models that need an optional package: a message when it does not import, else None
-OPTIONAL = {"laplace": laplace_peer.missing}
+OPTIONAL = {"laplace": laplace_peer.missing, "bde": bde_missing}
 
 
 # ---------------------------------------------------------------- runs
@@ -240,6 +270,7 @@ def fit_all(args, datasets, models, stem):
         "smc_splits": args.smc_splits,
         "skgibbs_ard": json.loads(args.ard_params),
         "laplace": args.size.laplace,
+        "bde": args.size.bde,
     }
     result = {"runs": [], "shapes": {}}
     previous = load_results(args.out, [stem]).get(stem)
@@ -281,6 +312,8 @@ def fit_all(args, datasets, models, stem):
                 if model == "laplace":
                     extras["prior_precision"] = est.prior_precision_
                 metrics = score(est, Xte, y[test])
+                if model == "bde":  # it fits in its worker when first asked to predict: the fit's own times
+                    extras.update(est.times_, fit_s=est.times_["wall_s"])
                 stored[name, model, split] = {
                     "dataset": name, "model": model, "split": split, "estimator": estimator,
                     "sampler_settings": kernel,
@@ -558,6 +591,8 @@ def notes(result, summary, wins):
               for m, s in models.items() if m not in GIBBS and s["convergence_warnings"]]  # fmt: skip
     if warned:
         out.append("ConvergenceWarnings raised during the fits of the peers: " + ", ".join(warned) + ".")
+    if "bde" in ran:
+        out.append(bde_note(result, summary))
     if result.get("skipped"):
         out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")
     ver = ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v)
@@ -566,6 +601,26 @@ def notes(result, summary, wins):
     )
     out.append(f"Versions: {ver}. Runs (in parallel where two ran at once on the two cores): {sessions}.")
     return out
+
+
+def bde_note(result, summary):
+    """The bde row's settings, versions and CPU time per data set."""
+    s = bde_peer.CLASSIFICATION
+    runs = [r for r in result["runs"] if r["model"] == "bde"]
+    cpu = "; ".join(
+        f"{name} {np.mean([r['cpu_s'] for r in runs if r['dataset'] == name]):.1f} s"
+        for name, models in summary.items()
+        if "bde" in models
+    )
+    return (
+        f"bde: sklearn-contrib-bde in its own environment ({runs[-1]['bde_versions']}), BdeClassifier("
+        f"n_members={s['n_members']}, hidden_layers={s['hidden_layers']}, CategoricalCrossEntropy, "
+        f"epochs={s['epochs']}, patience={s['patience']}, validation_split={s['validation_split']}, "
+        f"lr={s['lr']:g}, weight_decay={s['weight_decay']:g}, warmup_steps={s['warmup_steps']}, "
+        f"n_samples={s['n_samples']}, n_thinning={s['n_thinning']}, seed=split); fit s is the fit's wall "
+        "time in the worker on one thread (one XLA CPU device), JAX's start-up left out. Its CPU time per "
+        f"fit: {cpu}."
+    )
 
 
 #: a note per page on which defaults its skgibbs row ran under (the row's repr does not say)
@@ -668,7 +723,7 @@ BENCHMARK = Benchmark(
         Output(
             "classification_defaults",
             "The classifier's defaults with the ARD prior, beside the cheaper peers (3 splits)",
-            flags="--models skgibbs,logistic,mlp,hgb --n-splits 3 --output classification_defaults",
+            flags="--models skgibbs,logistic,mlp,hgb,bde --n-splits 3 --output classification_defaults",
         ),
         Output(
             "classification_embedding",

@@ -1,7 +1,7 @@
-"""Held-out uncertainty against what users pick instead: GibbsMLPRegressor and six peers on five data sets.
+"""Held-out uncertainty against what users pick instead: GibbsMLPRegressor and seven peers on six data sets.
 
 Measures the predictive uncertainty of :class:`skgibbs.GibbsMLPRegressor` on
-held-out data next to the models a user would otherwise reach for, on five
+held-out data next to the models a user would otherwise reach for, on six
 small regression data sets that load offline:
 
 * ``diabetes``: scikit-learn's ``load_diabetes`` (n = 442, d = 10);
@@ -24,6 +24,13 @@ small regression data sets that load offline:
   were made with pre-training stopped once its held-out loss levels off,
   the default since 2026-11-27, which the fits of those rows on the other
   four predate; a note under the tables says so (:data:`LATER_FITS`).
+* ``airfoil``: NASA's airfoil self-noise data (UCI), the table that
+  sklearn-contrib-bde ships as ``bde/data/airfoil.csv`` (n = 1503, d = 5:
+  frequency, angle of attack, chord length, free-stream velocity and
+  suction-side displacement thickness; target the scaled sound pressure
+  level in dB), read from the package inside bde's environment (see the
+  ``bde`` row): skipped with a message without it. Added after the other
+  five; the goals are not judged on it.
 
 ``--datasets mcycle --output uq_mcycle`` runs a sixth, one-dimensional case
 apart: MASS ``mcycle`` (n = 133, head acceleration against time, strongly
@@ -148,6 +155,27 @@ interval, and the fit time in seconds. The models:
       pip install einops opt_einsum tqdm lightning-utilities
 
   Without it the row is skipped with a message.
+* ``bde``: sklearn-contrib-bde's ``BdeRegressor``, Microcanonical Langevin
+  Ensembles (Sommer et al., ICLR 2025: the members of a deep ensemble,
+  once trained, continued by MCLMC), with its README's regression
+  settings (:mod:`benchmarks.common.bde_peer`: eight members of 16-16
+  ReLU networks with a mean and a softplus scale output, 5000 warm-up
+  steps, 2000 draws per member thinned by 2), ``y`` standardised on the
+  training part as its README does. It runs in an environment of its own
+  (JAX and BlackJAX 1.2.2, no torch) through a subprocess that fits and
+  predicts at once; build it with ``python -m venv .venv-bde &&
+  .venv-bde/bin/pip install sklearn-contrib-bde`` at the repository root
+  or name another environment's Python in ``SKGIBBS_BDE_PYTHON``; without
+  it the row is skipped with a message. Its log-likelihood is the
+  mixture's over members x draws on the original scale of ``y``, its
+  interval the mixture's quantiles; each fit also records the
+  log-likelihood with every component's sd floored at 0.05 sd(y_train),
+  and a row whose mean differs from the raw one by more than 0.1 nats
+  shows the raw value in brackets, marked as an artefact of components
+  collapsed onto repeated target values, and is ranked by the floored
+  one. Its fit time is the fit's wall time in the worker (one thread), its
+  CPU time recorded beside it, with the coverage and width of bde's own
+  Monte Carlo interval.
 
 Gaussian models use ``mean ± 1.645 sd`` as their 90% interval. Everything runs
 on one core (one torch thread, BLAS limited to one thread, no ``n_jobs``) so
@@ -196,8 +224,8 @@ from skgibbs import GibbsMLPRegressor
 from skgibbs.samplers import MCLMC
 
 from .. import Benchmark, Output
-from ..common import laplace_peer
-from ..common.data import load_available
+from ..common import bde_peer, laplace_peer
+from ..common.data import Unavailable, load_available
 from ..common.data import load as load_data
 from ..common.environment import session_loads, session_text, versions
 from ..common.fits import GIBBS as LIBRARY_ROWS
@@ -227,7 +255,7 @@ RDATA = {  # name: (R package, item, target, columns dropped)
     "auto": ("ISLR", "Auto", "mpg", ["name"]),
     "mcycle": ("MASS", "mcycle", "accel", []),  # 1-D, n = 133: a small nonlinear case (--datasets mcycle)
 }
-DATASETS = ("diabetes", "boston", "concrete", "auto", "houseprices")  # the default run
+DATASETS = ("diabetes", "boston", "concrete", "auto", "houseprices", "airfoil")  # the default run
 #: the data sets of the goals (set before houseprices joined the default run)
 GOAL_DATASETS = ("diabetes", "boston", "concrete", "auto")
 #: the MCLMC rows and their HMC counterparts (fitted on every split)
@@ -244,9 +272,10 @@ CHOICES = (*DATASETS, "mcycle")
 #: settings of the library's rows and of Laplace beyond their defaults (the flags' settings go over these)
 SIZES = {
     "full": {"datasets": None, "splits": N_SPLITS, "gp_restarts": 2, "skgibbs": {}, "skgibbs_vi": {},
-             "skgibbs_smc": {}, "laplace": {}},
+             "skgibbs_smc": {}, "laplace": {}, "bde": {}},
     "quick": {"datasets": ["diabetes"], "splits": 2, "gp_restarts": 0, "skgibbs": QUICK_SKGIBBS,
-              "skgibbs_vi": QUICK_VI, "skgibbs_smc": QUICK_SMC, "laplace": laplace_peer.QUICK},
+              "skgibbs_vi": QUICK_VI, "skgibbs_smc": QUICK_SMC, "laplace": laplace_peer.QUICK,
+              "bde": bde_peer.QUICK},
 }  # fmt: skip
 # Lakshminarayanan et al. (2017), Table 1, test log-likelihood: (deep ensembles, MC dropout), mean ± s.e.
 PUBLISHED = {"boston": ((-2.41, 0.25), (-2.46, 0.25)), "concrete": ((-3.06, 0.18), (-3.04, 0.09))}
@@ -254,7 +283,13 @@ PUBLISHED = {"boston": ((-2.41, 0.25), (-2.46, 0.25)), "concrete": ((-3.06, 0.18
 
 # ---------------------------------------------------------------- data
 def load_xy(name):
-    """``(X, y)`` of a data set of :mod:`benchmarks.common.data`."""
+    """``(X, y)`` of a data set of :mod:`benchmarks.common.data`, or bde's airfoil table."""
+    if name == "airfoil":
+        if not bde_peer.available():
+            raise Unavailable(
+                f"it ships with sklearn-contrib-bde, whose environment is missing: {bde_peer.INSTALL}"
+            )
+        return bde_peer.load_airfoil()
     return load_data(name)[:2]
 
 
@@ -367,6 +402,13 @@ def fit_laplace(X, y, seed, cfg):
     return (lambda Xt, yt: gaussian(*predict(Xt), yt)), extras
 
 
+def fit_bde(X, y, seed, cfg, X_test):
+    """sklearn-contrib-bde's BdeRegressor in its own environment: it fits and predicts at once."""
+    predict, extras = bde_peer.fit_regressor(X, y, X_test, seed, cfg["bde"])
+    # the fit's own time in the worker (one thread), not the start-up of its interpreter and JAX
+    return (lambda Xt, yt: predict(yt)), {**extras, "fit_s": extras["wall_s"]}
+
+
 def mlp(seed):
     from sklearn.neural_network import MLPRegressor
 
@@ -440,13 +482,22 @@ MODELS = {  # name: (label, fit, optional packages it needs)
     "mlp_ensemble": (f"{MEMBERS} x MLPRegressor", fit_mlp_ensemble, []),
     "mapie": ("MAPIE split conformal MLP", fit_mapie, ["mapie"]),
     "laplace": ("laplace-torch (full Laplace, GLM predictive)", fit_laplace, ["laplace"]),
+    "bde": ("sklearn-contrib-bde (MILE)", fit_bde, []),
 }
 #: how to install an optional package where ``pip install <module>`` is not the way
-INSTALL = {"laplace": laplace_peer.INSTALL}
+INSTALL = {"laplace": laplace_peer.INSTALL, "bde": bde_peer.INSTALL}
+#: models whose fit takes the test inputs too (bde fits and predicts in one subprocess)
+WITH_TEST_INPUTS = ("bde",)
+#: a bde row whose floored LL differs from its raw LL by more than this (nats): the raw one is an artefact
+ARTEFACT_NATS = 0.1
 
 
 def missing(model):
-    """A message when an optional package of ``model`` does not import, else None."""
+    """A message when an optional package (or environment) of ``model`` is missing, else None."""
+    if model == "bde" and not bde_peer.available():
+        return (
+            f"the environment of sklearn-contrib-bde is missing ({bde_peer.bde_python()}): {INSTALL['bde']}"
+        )
     for package in MODELS[model][2]:
         try:
             __import__(package)
@@ -468,13 +519,26 @@ def run_dataset(name, X, y, models, cfg, done):
             if model in MCLMC_ROWS and split >= cfg["mclmc_splits"]:
                 continue
             start = time.perf_counter()
-            predict, extras = MODELS[model][1](Xtr, ytr, split, cfg)
-            seconds = time.perf_counter() - start
-            metrics = score(predict(Xte, yte), yte)
+            fit = MODELS[model][1]
+            predict, extras = (
+                fit(Xtr, ytr, split, cfg, Xte) if model in WITH_TEST_INPUTS else fit(Xtr, ytr, split, cfg)
+            )
+            seconds = extras.pop("fit_s", time.perf_counter() - start)
+            pred = predict(Xte, yte)
+            metrics = {**score(pred, yte), **bde_scores(pred, yte)}
             row = {"dataset": name, "split": split, "model": model, "fit_s": seconds}
             done({**row, **metrics, **extras})
             print(f"{name} split {split} {model}: LL {metrics['ll']:.3f}, RMSE {metrics['rmse']:.3f}, "
                   f"coverage {metrics['coverage']:.2f}, {seconds:.1f} s", flush=True)  # fmt: skip
+
+
+def bde_scores(pred, y):
+    """The bde row's floored LL and the coverage and width of bde's own interval (else {})."""
+    if "ll_floored" not in pred:
+        return {}
+    lo, hi = pred["bde_lo"], pred["bde_hi"]
+    return {"ll_floored": pred["ll_floored"], "bde_coverage": float(np.mean((lo <= y) & (y <= hi))),
+            "bde_width": float(np.mean(hi - lo))}  # fmt: skip
 
 
 def summarise(runs, splits):
@@ -500,6 +564,8 @@ def summarise(runs, splits):
                 row["splits"] = sorted(r["split"] for r in rs)
             if model == "skgibbs_smc":
                 row.update(n_stages=[r["n_stages"] for r in rs], n_particles=rs[0]["n_particles"])
+            if model == "bde":
+                row.update(bde_summary(rs))
             if model == "skgibbs_vi":
                 n_iter = [r["n_iter"] for r in rs]
                 row.update(n_iter_median=float(np.median(n_iter)), n_iter_range=[min(n_iter), max(n_iter)],
@@ -507,6 +573,17 @@ def summarise(runs, splits):
                            kl_weight=float(np.mean([r["kl_weight"] for r in rs])))  # fmt: skip
             out.setdefault(name, {})[model] = row
     return out
+
+
+def bde_summary(rs):
+    """The bde row's floored LL, CPU time and bde's own interval; its ``ll`` the floored one if the raw is an
+    artefact (more than :data:`ARTEFACT_NATS` apart), so that rankings use the floored value."""
+    row = {k: mean_se([r[k] for r in rs]) for k in ("ll_floored", "cpu_s", "bde_coverage", "bde_width")}
+    row["ll_raw"] = mean_se([r["ll"] for r in rs])
+    row["artefact"] = abs(row["ll_raw"][0] - row["ll_floored"][0]) > ARTEFACT_NATS
+    if row["artefact"]:
+        row["ll"] = row["ll_floored"]
+    return row
 
 
 def chain_mixing_summary(rs):
@@ -529,7 +606,7 @@ def mean_finite(values):
 MODEL_SETTINGS = {"skgibbs": "skgibbs", "skgibbs_vi": "skgibbs_vi", "skgibbs_smc": "skgibbs_smc",
                   "smc_splits": "skgibbs_smc", "gp_restarts": "gpr", "skgibbs_ard": "skgibbs_ard",
                   "skgibbs_mclmc": tuple(MCLMC_ROWS), "mclmc_splits": tuple(MCLMC_ROWS),
-                  "laplace": "laplace"}  # fmt: skip
+                  "laplace": "laplace", "bde": "bde"}  # fmt: skip
 ESTIMATORS = {
     "skgibbs_estimator": ("skgibbs", make_skgibbs),
     "skgibbs_vi_estimator": ("skgibbs_vi", make_skgibbs_vi),
@@ -571,6 +648,7 @@ def fit_all(args, datasets, models, stem):
         "skgibbs_mclmc": json.loads(args.mclmc_params),
         "mclmc_splits": args.mclmc_splits,
         "laplace": args.size.laplace,
+        "bde": args.size.bde,
     }
     data, skipped = load_available(datasets, load_xy)
     for model in list(models):
@@ -638,6 +716,8 @@ def dataset_table(name, result):
     k, rows = result["settings"]["splits"], []
     for model, s in summary.items():
         ll = fmt(s["ll"], 3)
+        if s.get("artefact"):  # the raw mixture LL in brackets, the floored one that counts beside it
+            ll = f"[{fmt(s['ll_raw'], 3)}]\\* {ll} (floored)"
         label = MODELS[model][0] if s["n"] == k else f"{MODELS[model][0]} ({s['n']} of {k} splits)"
         rows.append([label, f"[{ll}]" if model == "mapie" else ll, fmt(s["rmse"], 2),
                      fmt(s["coverage"], 3), fmt(s["width"], 2), fmt(s["fit_s"], 2)])  # fmt: skip
@@ -970,6 +1050,40 @@ def laplace_note():
     )
 
 
+def bde_note(result):
+    """What the bde row fits and scores, the artefact's mark, its CPU time and bde's own interval."""
+    s = bde_peer.REGRESSION
+    versions_ = [r["bde_versions"] for r in result["runs"] if r["model"] == "bde"][-1]
+    rows = {name: m["bde"] for name, m in result["summary"].items() if "bde" in m}
+    per_set = "; ".join(
+        f"{name} CPU {fmt(b['cpu_s'], 1)} s, floored LL {fmt(b['ll_floored'], 3)}, bde's own interval "
+        f"coverage {fmt(b['bde_coverage'], 3)}, width {fmt(b['bde_width'], 2)}"
+        for name, b in rows.items()
+    )
+    return (
+        f"sklearn-contrib-bde (MILE, Sommer et al. 2025), run in its own environment ({versions_}) with "
+        f"its README's regression settings: BdeRegressor({s['n_members']} members, hidden_layers="
+        f"{s['hidden_layers']}, GaussianNLL, {s['epochs']} epochs, patience {s['patience']}, "
+        f"validation_split {s['validation_split']}, lr {s['lr']:g}, weight_decay {s['weight_decay']:g}, "
+        f"warmup_steps {s['warmup_steps']}, n_samples {s['n_samples']}, n_thinning {s['n_thinning']}), "
+        "seeded with the split, y standardised on the training part as its README does. Test LL: the "
+        "mixture over members x draws, log mean N(y; mu, sd) with sd = softplus(second output) + 1e-6, on "
+        "the original scale of y; 90% interval: the mixture's 5% and 95% quantiles (solved on its CDF). "
+        f"\\*: the raw mixture LL (in brackets) differs by more than {ARTEFACT_NATS} nats from the LL with "
+        f"every component's sd floored at {bde_peer.SD_FLOOR} x sd(y_train): components of near-zero width "
+        "sit on values that y repeats exactly (integer targets), an artefact, not a better prediction; the "
+        "floored value is shown beside it and ranked. Fit s: the fit's wall time in the worker on one "
+        "thread (one XLA CPU device, no multi-threaded Eigen), JAX's start-up and the prediction left out. "
+        f"Per data set: {per_set}."
+    )
+
+
+AIRFOIL_NOTE = (
+    "airfoil: NASA's airfoil self-noise data (UCI) as sklearn-contrib-bde ships it (bde/data/airfoil.csv, "
+    "read inside its environment): five inputs (frequency, angle of attack, chord length, free-stream "
+    "velocity, suction-side displacement thickness), y the scaled sound pressure level in dB; not a data "
+    "set of the goals."
+)
 PUBLISHED_NOTE = (
     "Published (Lakshminarayanan et al. 2017, Simple and scalable predictive uncertainty estimation using "
     "deep ensembles, Table 1, test LL): Boston -2.41 ± 0.25 (deep ensembles), -2.46 ± 0.25 (MC dropout); "
@@ -987,6 +1101,10 @@ def notes(result, wins, stem=NAME):
         out.append(MAPIE_NOTE)
     if "laplace" in result["models"]:
         out.append(laplace_note())
+    if "bde" in result["models"]:
+        out.append(bde_note(result))
+    if "airfoil" in result["summary"]:
+        out.append(AIRFOIL_NOTE)
     if stem == NAME:
         out += later_fits_notes(result["summary"])
     out.append(PUBLISHED_NOTE)
@@ -1097,7 +1215,7 @@ BENCHMARK = Benchmark(
         Output(
             "uq_defaults",
             "The defaults that learn the prior's scales and the noise, beside the peers (5 splits)",
-            flags="--models skgibbs,gpr,laplace,mlp_ensemble,ngboost --n-splits 5 --output uq_defaults",
+            flags="--models skgibbs,gpr,laplace,mlp_ensemble,ngboost,bde --n-splits 5 --output uq_defaults",
         ),
         Output(
             "uq_layer",
