@@ -110,6 +110,8 @@ class BaseGibbsMLP(BaseEstimator):
         "activation": [StrOptions(set(ACTIVATIONS))],
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_samples": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "max_grad_evals": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
         "burn_in": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "thin": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_chains": [Interval(Integral, 1, None, closed="left")],
@@ -418,6 +420,14 @@ class BaseGibbsMLP(BaseEstimator):
     def _resolved_prior(self, sampler):
         """The prior kind the fit samples (``prior_``)."""
         return getattr(self, "prior", "fixed")
+
+    def _watched(self, outputs):
+        """What ``rhat_`` and ``ess_`` judge, ``(S, m)``, of the network outputs of draws ``(S, rows[, n_outputs])``.
+
+        The function values (the first output); the classifier judges its
+        class probabilities.
+        """
+        return outputs[..., 0] if outputs.ndim == 3 else outputs
 
     def _temperature_source(self, sampler):
         """``temperature_source_``: ``"learned"``, ``"plug-in"`` (twice the held-out loss) or ``"given"``."""

@@ -159,33 +159,20 @@ def _warn(message, category=SamplerWarning, **details):
 
 
 # a number in the first sentence of a sampler's message, not a setting's value (``max_iter=300``)
-_NUMBER = re.compile(r"(?<![=\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?")
+_MEASURED = re.compile(r"(?<![=\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?")
 
 
-def _stable(text):
-    """``(text, values)``: the numbers of the first sentence of ``text`` left out, and those numbers.
-
-    A sampler's check says what it measured in its first sentence and what
-    to change after it; the measured numbers differ from fit to fit, so
-    they move to the warning's ``details`` and the text stays the same for
-    every fit that falls short the same way.
+def _measured(text):
+    """The numbers of the first sentence of a sampler's check (what it measured), in order.
 
     Examples
     --------
-    >>> text, values = _stable("3 divergent transitions. Raise target_accept (e.g. 0.9).")
-    >>> print(text)
-    # divergent transitions (the numbers # are the warning's .details["values"]). Raise target_accept (e.g. 0.9).
-    >>> values
+    >>> _measured("3 divergent transitions after warm-up: raise target_accept (e.g. 0.9).")
     [3.0]
     """
     end = re.search(r"[.:](\s|$)", text)
-    end = len(text) if end is None else end.start()
-    head, tail = text[:end], text[end:]
-    values = [float(v.rstrip("%")) / (100.0 if v.endswith("%") else 1.0) for v in _NUMBER.findall(head)]
-    if not values:
-        return text, values
-    head = _NUMBER.sub("#", head) + ' (the numbers # are the warning\'s .details["values"])'
-    return head + tail, values
+    head = text if end is None else text[: end.start()]
+    return [float(v.rstrip("%")) / (100.0 if v.endswith("%") else 1.0) for v in _MEASURED.findall(head)]
 
 
 def warn_if_unreliable(est):
@@ -198,8 +185,7 @@ def warn_if_unreliable(est):
     fit = {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
     fit.setdefault("acceptance_rate_", None)
     for message in est.sampler_.diagnose(fit):
-        text, values = _stable(message)
-        _warn(text, estimator=type(est).__name__, values=values, text=message)
+        _warn(message, estimator=type(est).__name__, values=_measured(message), text=message)
     if est.sampler_.mixing_diagnostics:
         _warn_if_not_mixed(est)
 
@@ -240,7 +226,13 @@ def mixing_failure(rhat, ess, within_rhat, within_ess, between_rhat, n_chains):
 
 
 def _warn_if_not_mixed(est):
-    """At most one warning: a chain that has not converged, chains that disagree, or too few draws."""
+    """At most one warning: a chain that has not converged, chains that disagree, or too few draws.
+
+    The first line of the text names the failure and is the same for every
+    fit that falls short the same way; the lines after it give the fit's
+    numbers and the remedies for this fit (with a run length that adapted,
+    the length it would have needed).
+    """
     r, e = est.rhat_, est.ess_
     within_r, within_e, between = est.within_chain_rhat_, est.within_chain_ess_, est.between_chain_rhat_
     n_chains = est.samples_.shape[0]
@@ -256,29 +248,88 @@ def _warn_if_not_mixed(est):
         "between_chain_rhat": between,
         "n_chains": n_chains,
     }
+    numbers = _numbers_line(est, details)
     if failure == "between":
-        _warn(_multimodal_message(est), MultimodalWarning, **details)
+        _warn(_multimodal_message(est, numbers), MultimodalWarning, **details)
         return
-    remedies = est.sampler_.mixing_remedies(est.rho_, failure)
-    alone = ""
+    record = getattr(est, "run_length_", None)
+    length, remedies = _run_length_remedies(record) if record else ("", [])
+    if not remedies:
+        remedies = est.sampler_.mixing_remedies(est.rho_, failure)
+        if getattr(est, "n_samples", None) != "auto":
+            remedies = ['n_samples="auto" (the chains extended until these checks pass)', *remedies]
     if failure == "within" and not np.isfinite(within_r):
+        head = "The chains have not mixed: no chain moves on its own."
         alone = " Alone, no chain moves: each one's values are constant at every training input."
     elif failure == "within":
+        head = "The chains have not mixed: a chain has not converged on its own."
         alone = (
-            f" Alone, a chain has a split R-hat above {RHAT_WARN} or a bulk effective sample size below "
-            f"{ESS_WARN:g} over the number of chains (.within_chain_rhat, .within_chain_ess): the chains have not converged "
-            "on their own."
+            f" The chains have not converged on their own: a chain alone should have a split R-hat of at most "
+            f"{RHAT_WARN} and a bulk effective sample size of at least {ESS_WARN / n_chains:g} ({ESS_WARN:g} over "
+            f"the {n_chains} chains)."
+        )
+    else:
+        head = "The chains have not mixed: together they hold too few effective draws."
+        alone = (
+            f" Each chain passes alone, and the chains agree, but together they hold fewer than {ESS_WARN:g} "
+            "effective draws."
         )
     _warn(
-        f"The chains have not mixed: at the training inputs the {_watched(est)} have an R-hat above "
-        f"{RHAT_WARN} or a bulk effective sample size below {ESS_WARN:g} (the warning's .rhat and .ess, the "
-        "fit's rhat_ and ess_), so intervals, radii and criteria rest on fewer effective draws than they "
-        f"show.{alone} To improve: {', '.join(remedies)}.",
+        f"{head}\n{numbers} Intervals, radii and criteria rest on fewer effective draws than they show.{alone}"
+        f"{length} To improve: {', '.join(remedies)}.",
         **details,
     )
 
 
-def _multimodal_message(est):
+def _numbers_line(est, d):
+    """The fit's mixing diagnostics in words, with the thresholds they are held to."""
+    return (
+        f"At the training inputs the {_watched(est)} have an R-hat of {d['rhat']:.3g} (at most {RHAT_WARN} "
+        f"wanted) and a bulk effective sample size of {d['ess']:.3g} (at least {ESS_WARN:g}) over the "
+        f"{d['n_chains']} chains; alone, the worst chain has a split R-hat of {d['within_chain_rhat']:.3g} and a "
+        f"bulk effective sample size of {d['within_chain_ess']:.3g}; the chains against each other, a nested "
+        f"R-hat of {d['between_chain_rhat']:.3g} (the fit's rhat_, ess_, within_chain_rhat_, within_chain_ess_ "
+        "and between_chain_rhat_)."
+    )
+
+
+def _run_length_remedies(record):
+    """``(sentence, remedies)`` of a run whose length adapted: what it did and the cap it would have needed.
+
+    Empty remedies where the run did not stop at a cap (the sampler's own
+    remedies apply).
+    """
+    which = record.get("stopped_by")
+    if which not in ("max_grad_evals", "max_time"):
+        return "", []
+    checks = record["checks"]
+    sentence = (
+        f" The run length adapted (n_samples=\"auto\") and stopped at its cap ({which}) after "
+        f"{record['n_draws']} draws a chain, {record['n_retained']} kept, {record['grads_per_draw']:.3g} gradient "
+        f"evaluations a draw; by the growth of the effective sample size with the length of a run, these checks "
+        f"need about {record['needed_draws']} draws a chain, {record['needed_grad_evals']} gradient evaluations."
+    )
+    first, last = checks[0], checks[-1]
+    grew = last["within_chain_ess"] / max(first["within_chain_ess"], 1e-12)
+    longer = retained(last) / retained(first)
+    if longer >= 4 and grew < 0.5 * longer ** 0.5:
+        sentence += (
+            f" But the worst chain's effective sample size went from {first['within_chain_ess']:.3g} to "
+            f"{last['within_chain_ess']:.3g} while its kept draws grew {longer:g}-fold: it does not grow with the "
+            "length, so the chains barely move on this posterior and a longer run is unlikely to be enough."
+        )
+    if which == "max_time":
+        seconds = record["seconds"] * record["needed_draws"] / max(record["n_draws"], 1)
+        return sentence, [f"max_time={seconds:.0f} (seconds)", f"or max_grad_evals={record['needed_grad_evals']}"]
+    return sentence, [f"max_grad_evals={record['needed_grad_evals']}"]
+
+
+def retained(check):
+    """Draws a chain a check judged: all of a first block, else the second half of the run."""
+    return check["n_retained"] if "n_retained" in check else check["n_draws"]
+
+
+def _multimodal_message(est, numbers):
     stacked = getattr(est, "chain_weights", "equal") == "stacking"
     if stacked:
         meaning = (
@@ -293,11 +344,9 @@ def _multimodal_message(est):
     fixes = ["sampler='smc' (tempered SMC, which moves between modes)"]
     if not stacked:
         fixes.append("chain_weights='stacking' (each chain weighted by how well it predicts left-out examples)")
-    to_do = f" To weigh the modes: {' or '.join(fixes)}." if fixes else ""
     return (
-        f"The chains converged each on its own but disagree: at the training inputs the {_watched(est)} "
-        f"have an R-hat or a between-chain R-hat above {RHAT_WARN}, while every chain alone passes its "
-        "split R-hat and bulk effective sample size checks (the warning's .rhat, .ess, .between_chain_rhat, "
-        ".within_chain_rhat and .within_chain_ess). The posterior has several modes and each chain samples its own. "
-        f"{meaning} Longer or more chains of this sampler do not change this.{to_do}"
+        "The chains converged each on its own but disagree: the posterior has several modes.\n"
+        f"{numbers} Every chain alone passes its split R-hat and bulk effective sample size checks while the "
+        f"chains disagree, so each chain samples its own mode. {meaning} Longer or more chains of this sampler do "
+        f"not change this. To weigh the modes: {' or '.join(fixes)}."
     )

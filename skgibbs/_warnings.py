@@ -13,13 +13,22 @@ apply. The record is cleared when the place warnings go to changes, that
 is when ``warnings.catch_warnings(record=True)`` starts a new list, as
 pytest does for every test, so a block that records warnings sees the
 first of each kind again.
+
+The kind of a warning is its class and its first line with the numbers left
+out: skgibbs's warnings state what they measured in their text, and a fit
+that falls short the same way as an earlier one, with other numbers, is
+the same kind.
 """
 
+import re
 import sys
 import threading
 import warnings
 
-__all__ = ["warn"]
+__all__ = ["warn", "NUMBER", "kind"]
+
+#: a number in a warning's text (a measured value), not part of a name (``max_grad_evals``, ``R-hat``)
+NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?:e[-+]?\d+)?%?")
 
 _lock = threading.Lock()
 _shown = {"sink": (None, None), "keys": set()}
@@ -43,13 +52,24 @@ def _action(category, text, module, lineno):
     return warnings.defaultaction
 
 
+def kind(text):
+    """What tells a warning's text from others: its first line, numbers left out.
+
+    Examples
+    --------
+    >>> kind("The chains have not mixed: R-hat 1.3.\\nTo improve: max_grad_evals=40000.")
+    'The chains have not mixed: R-hat .'
+    """
+    return NUMBER.sub("", text.split("\n", 1)[0])
+
+
 def warn(warning, stacklevel=1):
     """``warnings.warn(warning, stacklevel)``, unless the same kind was shown here before under ``"default"``.
 
     Parameters
     ----------
     warning : Warning
-        An instance; its class and text are its kind.
+        An instance; its class and :func:`kind` of its text are its kind.
     stacklevel : int, default=1
         As :func:`warnings.warn`'s, counted from the caller of this function.
 
@@ -65,9 +85,9 @@ def warn(warning, stacklevel=1):
     >>> with warnings.catch_warnings(record=True) as seen:
     ...     warnings.resetwarnings()  # Python's default: the "default" action
     ...     for rhat in (1.2, 1.3, 1.4):
-    ...         _ = warn(SamplerWarning("The chains have not mixed.", rhat=rhat))
-    >>> [(str(w.message), w.message.rhat) for w in seen]
-    [('The chains have not mixed.', 1.2)]
+    ...         _ = warn(SamplerWarning(f"The chains have not mixed: R-hat {rhat}.", rhat=rhat))
+    >>> [str(w.message) for w in seen]
+    ['The chains have not mixed: R-hat 1.2.']
     """
     try:
         frame = sys._getframe(stacklevel)
@@ -77,7 +97,7 @@ def warn(warning, stacklevel=1):
     category, text = type(warning), str(warning)
     action = _action(category, text, module, lineno)
     if action in ("default", "module"):
-        key = (category, text, module, lineno if action == "default" else 0)
+        key = (category, kind(text), module, lineno if action == "default" else 0)
         sink = (warnings.showwarning, getattr(warnings, "_showwarnmsg_impl", None))
         with _lock:
             if any(a is not b for a, b in zip(sink, _shown["sink"])):

@@ -178,6 +178,8 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         temperature=1.0,
         rho="auto",
         n_samples="auto",
+        max_grad_evals="auto",
+        max_time=None,
         burn_in="auto",
         thin="auto",
         n_chains=4,
@@ -200,6 +202,8 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         self.temperature = temperature
         self.rho = rho
         self.n_samples = n_samples
+        self.max_grad_evals = max_grad_evals
+        self.max_time = max_time
         self.burn_in = burn_in
         self.thin = thin
         self.n_chains = n_chains
@@ -292,8 +296,7 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
             loss_square += (losses * losses).sum(1)
             del losses
             P = np.exp(log_p)
-            watched = P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
-            mixing.append(self._chunk_mixing(watched, K))
+            mixing.append(self._chunk_mixing(P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1), K))
             chunk = waic(log_lik, beta=beta)
             elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
             pbar[rows] = P.mean(0)[np.arange(len(c)), c]
@@ -330,6 +333,11 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
     def _log_proba_draws(self, X):
         """``log p_theta(c | x)`` of every retained draw on validated ``X``, shape ``(S, n, n_classes)``."""
         return _log_proba(self._network_outputs(X))
+
+    def _watched(self, outputs):
+        """The predicted probabilities of the draws (of class 1 with two classes), ``(S, rows)`` or ``(S, rows * C)``."""
+        P = np.exp(_log_proba(outputs))
+        return P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
 
     def _log_proba_chunks(self, X, width):
         """``(rows, log_p)`` chunk after chunk of rows: :meth:`_log_proba_draws` of ``X[rows]``.

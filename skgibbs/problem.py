@@ -21,7 +21,9 @@ import numpy as np
 import torch
 from sklearn.utils import check_random_state
 
+from . import _chunks
 from ._data import check_numeric, safe_scale, standardize
+from ._run_length import RunLength
 from ._threads import gradient_work, torch_threads
 from .model import MLPSpec
 from .potential import MLPPotential
@@ -120,6 +122,7 @@ class PosteriorProblem(NamedTuple):
     inputs: dict
     encoding: dict
     embedding_bins: list = None
+    run_length: RunLength = None
 
     def sample(self):
         """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`.
@@ -132,9 +135,12 @@ class PosteriorProblem(NamedTuple):
         batched = len(self.seeds) if self.vectorize else 1
         rows = self.sampler.rows_per_step(self.potential.n_data, self.run.rho)
         work = gradient_work(rows, self.spec.n_params, batched)
-        with torch_threads(self.X.device, work=work if isinstance(self.sampler, ChainSampler) else None):
+        chains = isinstance(self.sampler, ChainSampler)
+        extra = {"stop": self.run_length} if chains and self.run_length is not None else {}
+        with torch_threads(self.X.device, work=work if chains else None):
             return self.sampler.sample(
-                self.target, self.theta0, self.seeds, self.run, vectorize=self.vectorize, n_jobs=self.n_jobs
+                self.target, self.theta0, self.seeds, self.run, vectorize=self.vectorize, n_jobs=self.n_jobs,
+                **extra,
             )
 
 
@@ -255,7 +261,52 @@ def build_problem(estimator, X, y):
         inputs=inputs,
         encoding=encoding,
         embedding_bins=bins,
+        run_length=_run_length(est, sampler, spec, Xt, run),
     )
+
+
+def _run_length(est, sampler, spec, Xt, run):
+    """The :class:`~skgibbs._run_length.RunLength` of ``n_samples="auto"`` for chains that R-hat can judge, else None.
+
+    Samplers whose draws are independent (VI's, SMC's particles) keep their
+    own stopping rules.
+    """
+    if est.n_samples != "auto" or not (isinstance(sampler, ChainSampler) and sampler.mixing_diagnostics):
+        return None
+    cap = est.max_grad_evals
+    return RunLength(
+        WatchedValues(spec, Xt, est._watched),
+        est.n_chains,
+        run.n_samples,
+        max_grad_evals=None if cap == "auto" else int(cap),
+        max_time=est.max_time,
+    )
+
+
+class WatchedValues:
+    """``watch(theta)``: the values the mixing checks judge at the training inputs, chunk by chunk of rows.
+
+    Calls ``watched(outputs)`` (the estimator's map from the network's
+    outputs ``(S, rows[, n_outputs])`` to what ``rhat_`` and ``ess_``
+    judge) on blocks of rows and draws, and yields one ``(S, m)`` array per
+    chunk of rows, so that the checks of a long run on many rows hold one
+    chunk at a time.
+    """
+
+    def __init__(self, spec, X, watched):
+        self.spec, self.X, self.watched = spec, X, watched
+
+    def __call__(self, theta):
+        theta = torch.as_tensor(theta)
+        n = self.X.shape[0]
+        draws = _chunks.draws_per_call(max(self.spec.layer_sizes))
+        with torch.no_grad():
+            for rows in _chunks.row_chunks(n, len(theta), 8 * self.spec.n_outputs):
+                Xs = self.X[rows]
+                yield np.concatenate(
+                    [self.watched(self.spec.forward(theta[j : j + draws], Xs).double().cpu().numpy())
+                     for j in range(0, len(theta), draws)]
+                )
 
 
 def vectorize_chains(n_chains, batch, n_params, device="cpu"):

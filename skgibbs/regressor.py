@@ -318,6 +318,8 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         noise="auto",
         rho="auto",
         n_samples="auto",
+        max_grad_evals="auto",
+        max_time=None,
         burn_in="auto",
         thin="auto",
         n_chains=4,
@@ -341,6 +343,8 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         self.noise = noise
         self.rho = rho
         self.n_samples = n_samples
+        self.max_grad_evals = max_grad_evals
+        self.max_time = max_time
         self.burn_in = burn_in
         self.thin = thin
         self.n_chains = n_chains

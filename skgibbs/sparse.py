@@ -449,6 +449,8 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         sampler="rjhmc",
         temperature="auto",
         n_samples="auto",
+        max_grad_evals="auto",
+        max_time=None,
         burn_in="auto",
         thin="auto",
         n_chains=4,
@@ -469,6 +471,8 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         self.sampler = sampler
         self.temperature = temperature
         self.n_samples = n_samples
+        self.max_grad_evals = max_grad_evals
+        self.max_time = max_time
         self.burn_in = burn_in
         self.thin = thin
         self.n_chains = n_chains

@@ -41,6 +41,7 @@ A driver (one group of ``K`` chains in one process) has
   driver whose state is in other coordinates (``state.theta`` otherwise).
 """
 
+import time
 from numbers import Integral
 
 import numpy as np
@@ -92,9 +93,13 @@ class ChainSampler(Sampler):
         """The kernel's info computed from the sampling phase's records ``(steps, K)`` (default: none)."""
         return {}
 
-    def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None):
-        """Run the chains from ``theta0`` ``(K, Q)`` through :func:`run_chains`; a :class:`ChainResult`."""
-        return run_chains(target, theta0, seeds, self, **run._asdict(), vectorize=vectorize, n_jobs=n_jobs)
+    def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None, stop=None):
+        """Run the chains from ``theta0`` ``(K, Q)`` through :func:`run_chains`; a :class:`ChainResult`.
+
+        ``stop``: a run length that adapts (:func:`run_chains`).
+        """
+        return run_chains(target, theta0, seeds, self, **run._asdict(), vectorize=vectorize, n_jobs=n_jobs,
+                          stop=stop)
 
     def merge(self, summaries):
         """The kernel's info from the groups' :meth:`summary` dicts (per-chain arrays concatenated)."""
@@ -216,7 +221,8 @@ def _sample_job(sampler, chains, gen_states, pooled, run, threads=1):
     for g, st in zip(chains.gens, gen_states):
         g.set_state(st)
     sampler.share(chains, pooled)
-    return chains, _sample(chains, run)
+    result = _sample(chains, run)
+    return chains, result, [g.get_state() for g in chains.gens]
 
 
 def run_chains(
@@ -232,6 +238,7 @@ def run_chains(
     verbose=0,
     vectorize=True,
     n_jobs=None,
+    stop=None,
 ):
     """Run K chains of one sampler and return their thinned draws.
 
@@ -263,6 +270,15 @@ def run_chains(
         joblib jobs, under the active backend
         (``joblib.parallel_backend("dask")`` sends them to Dask workers);
         ``n_jobs`` is passed to :class:`joblib.Parallel` as is.
+    stop : object, default=None
+        A run length that adapts (the estimators' ``n_samples="auto"``,
+        :class:`skgibbs._run_length.RunLength`): after the first
+        ``n_samples`` draws per chain, ``stop.next_total(draws, grads_per_draw,
+        elapsed)`` is asked, with every draw so far ``(K, T, Q)``, for the
+        total to reach, and the chains are extended from where they stopped
+        (nothing re-adapted) until it answers ``T``; the last
+        ``stop.retained(T)`` draws are kept, and ``stop.record`` becomes the
+        result's ``info["run_length"]``. None: ``n_samples`` draws.
 
     Returns
     -------
@@ -324,10 +340,55 @@ def run_chains(
         if joint and len(groups) > 1:
             chains, states = warm[0]
             warm = [(chains.take(g), [states[k] for k in g]) for g in groups]
+        started, before = time.perf_counter(), [c.n_grad.copy() for c, _ in warm]
         out = launch(_sample_job, [(sampler, c, st, pooled, run, sample_threads) for c, st in warm])
+        if stop is not None:
+            out = _extend(stop, out, before, started, lambda block, groups: launch(
+                _sample_job, [(sampler, c, st, pooled, block, sample_threads) for c, _, st in groups]), run)
     finally:
         torch.set_num_threads(threads)
-    return _collect(sampler, [c for c, _ in out], [r for _, r in out], run)
+    result = _collect(sampler, [c for c, _, _ in out], [r for _, r, _ in out], run)
+    if stop is not None:
+        result.info["run_length"] = stop.record
+    return result
+
+
+def _extend(stop, out, before, started, sample_more, run):
+    """Extend every group's chains until ``stop`` answers the total so far; keep its retained draws.
+
+    ``out`` holds ``(driver, result, generator states)`` per group after the
+    first block; ``before`` the drivers' gradient counts at the end of
+    warm-up. A block's records are appended to the earlier blocks'; an
+    interrupted block ends the run.
+    """
+    results = [r for _, r, _ in out]
+    while not any(r[3] for r in results):
+        total = min(r[2] for r in results)
+        draws = np.concatenate([r[0][:, :total] for r in results])
+        grads = np.concatenate([c.n_grad - b for (c, _, _), b in zip(out, before)])
+        nxt = stop.next_total(draws, float(grads.mean()) / max(total, 1), time.perf_counter() - started)
+        if nxt <= total:
+            break
+        out = sample_more(run._replace(n_samples=nxt - total), out)
+        results = [_join(a, b) for a, (_, b, _) in zip(results, out)]
+    keep = stop.retained(min(r[2] for r in results))
+    results = [_last(r, keep, run.thin) for r in results]
+    return [(c, r, st) for (c, _, st), r in zip(out, results)]
+
+
+def _join(first, second):
+    """One group's sampling results of two blocks, one after the other (``_sample``'s tuple)."""
+    draws = np.concatenate([first[0][:, : first[2]], second[0]], axis=1)
+    logs = {k: torch.cat([first[1][k][: first[4]], second[1][k]]) for k in first[1]}
+    return draws, logs, first[2] + second[2], second[3], first[4] + second[4]
+
+
+def _last(result, keep, thin):
+    """The last ``keep`` draws of a group's result, with the records of their transitions."""
+    draws, logs, kept, interrupted, steps = result
+    keep = min(keep, kept)
+    logs = {k: v[(kept - keep) * thin : kept * thin] for k, v in logs.items()}
+    return draws[:, kept - keep : kept], logs, keep, interrupted, keep * thin
 
 
 def _job_threads(target, theta0, rho, groups, vectorize, n_jobs):

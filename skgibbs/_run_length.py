@@ -1,0 +1,208 @@
+"""A run length that adapts: chains extended until they pass the mixing checks, or a cap.
+
+Under ``n_samples="auto"`` a Markov chain fit does not stop after a fixed
+number of draws. The chain runner (:func:`~skgibbs.samplers.run_chains`)
+samples a first block of ``min_draws`` draws per chain and asks a
+:class:`RunLength` what to do next; it answers with the total number of
+draws per chain to reach, and the runner extends every chain from where it
+stopped (nothing is re-adapted: the warm-up's step size, metric and
+trajectory length stay frozen).
+
+The rule, built against the ways stopping on a diagnostic misleads:
+
+* **several chains**: the thresholds are those of the fit's own warning
+  (:func:`skgibbs._reliability.mixing_failure`), on all chains at once:
+  each chain judged alone (split R-hat at most 1.05, bulk ESS at least
+  ``100 / n_chains``) and the chains together (R-hat at most 1.05, bulk
+  ESS at least 100). The warning passes chains that pass together; the
+  run goes on until each chain passes alone as well;
+* **a minimum length**: never fewer than ``min_draws`` draws per chain
+  (the sampler's default count);
+* **the retained half**: once a run is extended, its first half is
+  discarded as further warm-up and only the second half is checked and
+  kept, so a chain that drifted early is not judged by its drift; the
+  total doubles at each extension, so the run stops within a factor 2 of
+  the length its checks need;
+* **a cap**: gradient evaluations per chain in the sampling phase
+  (``max_grad_evals``) and, optionally, seconds (``max_time``). A run that
+  reaches it stops, records it, and its warning says how many draws (and
+  gradients) the checks would have needed, from the growth of the ESS
+  with the length of a run.
+
+Chains that each pass alone but disagree (several modes) stop the
+extension: longer chains of the same sampler do not bring them together
+(the :class:`~skgibbs.MultimodalWarning` case).
+"""
+
+import numpy as np
+
+from ._reliability import (
+    ESS_WARN,
+    RHAT_WARN,
+    mixing_failure,
+    pointwise_chain_mixing,
+    pointwise_mixing,
+    worst_chain_mixing,
+    worst_mixing,
+)
+
+__all__ = ["RunLength", "DEFAULT_CAP_FACTOR", "retained_draws"]
+
+#: ``max_grad_evals="auto"``: this many times the gradients of the minimal run's sampling phase
+DEFAULT_CAP_FACTOR = 8
+#: the estimate of the draws a capped run needed is raised by this factor, so that a cap raised to it
+#: is reached after the checks pass rather than just before
+NEEDED_MARGIN = 1.25
+#: the slowest growth of the ESS with the run's length the estimate of a capped run assumes (``ESS ~ R^g``)
+SLOWEST_GROWTH = 0.25
+
+
+def retained_draws(total, min_draws):
+    """Draws per chain kept of a run of ``total``: all of a minimal run, else the second half (at least ``min_draws``).
+
+    Examples
+    --------
+    >>> [retained_draws(t, 100) for t in (100, 200, 400, 800)]
+    [100, 100, 200, 400]
+    """
+    return int(min(total, max(min_draws, total // 2)))
+
+
+class RunLength:
+    """When a run of chains stops (module docstring): the checks, the cap and the record.
+
+    Parameters
+    ----------
+    watch : callable
+        ``watch(theta)`` for draws ``theta`` of shape ``(S, Q)`` (a NumPy
+        array) returns the values judged, an array of shape ``(S, m)`` or
+        an iterable of such arrays (chunks of columns): the function values
+        (or class probabilities) at the training inputs, the values of the
+        fit's ``rhat_`` and ``ess_``.
+    n_chains : int
+    min_draws : int
+        Draws per chain of the first block, and the fewest kept.
+    max_grad_evals : int or None
+        Cap on the gradient evaluations per chain of the sampling phase
+        (None: ``DEFAULT_CAP_FACTOR`` times the first block's).
+    max_time : float or None
+        Cap on the seconds of the sampling phase (None: none).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> rule = RunLength(lambda theta: theta, n_chains=4, min_draws=100, max_grad_evals=None)
+    >>> draws = rng.normal(size=(4, 100, 3))  # independent draws: they pass at once
+    >>> rule.next_total(draws, grads_per_draw=10.0, elapsed=0.1)
+    100
+    >>> rule.record["converged"], rule.record["stopped_by"]
+    (True, 'checks')
+    """
+
+    def __init__(self, watch, n_chains, min_draws, max_grad_evals=None, max_time=None):
+        self.watch = watch
+        self.n_chains = int(n_chains)
+        self.min_draws = int(min_draws)
+        self.max_grad_evals = max_grad_evals
+        self.max_time = max_time
+        self.record = {"converged": False, "stopped_by": None, "n_checks": 0, "checks": []}
+
+    def retained(self, total):
+        """Draws per chain kept of a run of ``total`` (:func:`retained_draws`)."""
+        return retained_draws(total, self.min_draws)
+
+    def _check(self, draws):
+        """The worst mixing diagnostics of the retained draws ``(K, R, Q)`` and how they fall short."""
+        K, R, Q = draws.shape
+        values = self.watch(draws.reshape(K * R, Q))
+        parts = [values] if isinstance(values, np.ndarray) else values
+        pooled, alone = [], []
+        for F in parts:
+            F = np.asarray(F, dtype=np.float64).reshape(K * R, -1)
+            pooled.append(pointwise_mixing(F, K))
+            alone.append(pointwise_chain_mixing(F, K))
+        r, e = worst_mixing(*(np.concatenate(v) for v in zip(*pooled)))
+        within_r, within_e, between = worst_chain_mixing(*(np.concatenate(v) for v in zip(*alone)))
+        failure = mixing_failure(r, e, within_r, within_e, between, K)
+        if failure is None and not (within_r <= RHAT_WARN and within_e >= ESS_WARN / K):
+            # the warning passes chains that agree in all; the run goes on until each one passes alone too
+            failure = "within"
+        return {"rhat": r, "ess": e, "within_chain_rhat": within_r, "within_chain_ess": within_e,
+                "between_chain_rhat": between, "failure": failure}
+
+    def _cap(self, total, grads_per_draw, elapsed):
+        """The most draws per chain the caps allow, and which cap binds (``"max_grad_evals"`` or ``"max_time"``)."""
+        cap_grads = self.max_grad_evals
+        if cap_grads is None:
+            cap_grads = DEFAULT_CAP_FACTOR * grads_per_draw * self.min_draws
+        self.record["max_grad_evals"] = int(cap_grads)
+        limits = [(int(cap_grads // max(grads_per_draw, 1e-12)), "max_grad_evals")]
+        if self.max_time is not None:
+            per_draw = elapsed / max(total, 1)
+            limits.append((int(self.max_time // max(per_draw, 1e-12)), "max_time"))
+        return min(limits)
+
+    def next_total(self, draws, grads_per_draw, elapsed):
+        """The total draws per chain to reach: ``draws.shape[1]`` to stop.
+
+        Parameters
+        ----------
+        draws : ndarray of shape (K, T, Q)
+            Every draw of the sampling phase so far.
+        grads_per_draw : float
+            Gradient evaluations per chain per kept draw, as measured.
+        elapsed : float
+            Seconds of the sampling phase so far.
+        """
+        total = draws.shape[1]
+        check = self._check(draws[:, total - self.retained(total):])
+        self.record["n_checks"] += 1
+        self.record["checks"].append({"n_draws": int(total), "n_retained": self.retained(total), **check})
+        self.record.update(n_draws=int(total), n_retained=self.retained(total),
+                           grads_per_draw=float(grads_per_draw), seconds=float(elapsed))
+        if check["failure"] not in ("within", "draws"):  # passed, or modes a longer run cannot join
+            self.record.update(converged=check["failure"] is None, stopped_by="checks")
+            return total
+        limit, which = self._cap(total, grads_per_draw, elapsed)
+        nxt = min(2 * total, limit)
+        if nxt <= total:
+            self.record.update(stopped_by=which, **self._needed(check, total, grads_per_draw))
+            return total
+        return nxt
+
+    def _needed(self, check, total, grads_per_draw):
+        """What the checks would have needed: draws and gradients per chain, from the ESS's growth with length.
+
+        The bulk ESS of a chain that has converged grows in proportion to
+        its length; one that still drifts, more slowly. The growth is
+        measured as ``ESS ~ R^g`` between the last two checks (``R`` the
+        draws a chain kept; ``g`` clipped to [:data:`SLOWEST_GROWTH`, 1],
+        and 1 after a single check), so that a retained part of ``R`` draws
+        with a within-chain ESS of ``e`` needs about ``R ((100 / K) / e)^(1/g)``
+        draws, and the run twice that (its first half discarded). A chain
+        whose split R-hat alone falls short is given twice its length. The
+        estimate is raised by :data:`NEEDED_MARGIN`.
+        """
+        K, R = self.n_chains, self.retained(total)
+        growth = self._growth()
+        factor = 1.0
+        for have, want in ((check["within_chain_ess"], ESS_WARN / K), (check["ess"], ESS_WARN)):
+            if np.isfinite(have) and have > 0:
+                factor = max(factor, (want / have) ** (1.0 / growth))
+        if factor <= 1.0 or not np.isfinite(check["within_chain_rhat"]):
+            factor = max(factor, 2.0)
+        needed = min(NEEDED_MARGIN * 2 * R * factor, 1e12)
+        needed = max(int(np.ceil(needed)), 2 * total)
+        return {"needed_draws": needed, "needed_grad_evals": int(np.ceil(needed * grads_per_draw)),
+                "ess_growth": growth}
+
+    def _growth(self):
+        """The exponent ``g`` of ``ESS ~ R^g`` between the last two checks of different lengths (1 with one)."""
+        checks = self.record["checks"]
+        if len(checks) < 2 or checks[-1]["n_retained"] <= checks[-2]["n_retained"]:
+            return 1.0
+        a, b = checks[-2], checks[-1]
+        if not (a["within_chain_ess"] > 0 and np.isfinite(b["within_chain_ess"])):
+            return 1.0
+        g = np.log(b["within_chain_ess"] / a["within_chain_ess"]) / np.log(b["n_retained"] / a["n_retained"])
+        return float(np.clip(g, SLOWEST_GROWTH, 1.0)) if np.isfinite(g) else SLOWEST_GROWTH
