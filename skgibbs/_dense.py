@@ -166,15 +166,32 @@ _SHARED_PARAMETERS = """\
         ``sampler__target_accept``.
     n_samples : int or "auto", default="auto"
         Draws kept per chain, so ``samples_`` holds ``n_chains *
-        n_samples`` draws. ``"auto"`` is the sampler's default: 175 per
-        chain for the Markov chain samplers, 50 per group for VI, whose
-        draws are independent (200 draws, each a pass of the network over
-        the training rows for the fit's summaries), and SMC's particles
-        for SMC. Not the number of rows of ``X`` (which
-        scikit-learn's docstrings also call ``n_samples``), and not the
-        regressor's ``sample_y(X, n_samples)``, where it is how many
-        predictive draws to return, as in scikit-learn's
-        ``GaussianProcessRegressor.sample_y``.
+        n_samples`` draws. ``"auto"``: for the Markov chain samplers a run
+        length that adapts (:ref:`diagnostics`, *A run length that
+        adapts*): a first block of 175 draws a chain, then the run
+        doubled, its second half kept, until every chain alone and all
+        together pass the mixing checks of ``rhat_`` and ``ess_``
+        (split R-hat at most 1.05, bulk ESS at least 100 over the chains)
+        or a cap is reached (``max_grad_evals``, ``max_time``);
+        ``run_length_`` records the checks. For VI, 50 draws per group
+        (independent draws of the fitted approximation), and SMC's
+        particles for SMC, whose draws are independent: they keep their own
+        stopping rules. An integer is a fixed length. Not the number of rows
+        of ``X`` (which scikit-learn's docstrings also call
+        ``n_samples``), and not the regressor's ``sample_y(X, n_samples)``,
+        where it is how many predictive draws to return, as in
+        scikit-learn's ``GaussianProcessRegressor.sample_y``.
+    max_grad_evals : int >= 1 or "auto", default="auto"
+        Under ``n_samples="auto"``, the most gradient evaluations a chain
+        may spend in the sampling phase (warm-up not counted); ``"auto"``
+        is eight times those of the first block. A run that stops at the
+        cap records in ``run_length_`` the evaluations its checks would
+        have needed, and its warning names them. Ignored with an integer
+        ``n_samples`` and by SMC and VI.
+    max_time : float > 0 or None, default=None
+        Under ``n_samples="auto"``, the most seconds of sampling; None: no
+        limit but ``max_grad_evals``. With it, the length of a run, and so
+        its draws, depend on the machine's speed.
     burn_in : int or "auto", default="auto"
         Transitions discarded (and used for adaptation) per chain; ``"auto"``
         is the sampler's default: 250 for HMC, 1000 for the Langevin
@@ -461,6 +478,14 @@ _SHARED_ATTRIBUTES = """\
 
 
 _CHAIN_ATTRIBUTES = """\
+    run_length_ : dict
+        Under ``n_samples="auto"`` with a Markov chain sampler, how the run
+        length adapted: ``converged``, ``stopped_by`` (``"checks"``,
+        ``"max_grad_evals"`` or ``"max_time"``), ``n_draws`` (the run a
+        chain) and ``n_retained`` (kept: ``samples_.shape[1]``),
+        ``grads_per_draw``, ``seconds``, ``max_grad_evals``, every check's
+        diagnostics (``checks``) and, at a cap, ``needed_draws``,
+        ``needed_grad_evals`` and ``ess_growth``. Absent otherwise.
     within_chain_rhat_ : float
         Largest over the chains and the training inputs of each chain's own
         rank-normalised split R-hat (the chain cut in halves) of the {watched}:

@@ -288,8 +288,15 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
 
     n_samples : int or "auto", default="auto"
         Draws kept per chain (not the rows of ``X``, nor the ``n_samples``
-        of :meth:`sample_y`; see :class:`GibbsMLPRegressor`); ``"auto"``
-        is 175 (SMC returns its particles and refuses any other value).
+        of :meth:`sample_y`; see :class:`GibbsMLPRegressor`); ``"auto"``:
+        a run length that adapts, from 175 draws a chain until the mixing
+        checks pass or ``max_grad_evals`` (or ``max_time``) is reached, as
+        for :class:`GibbsMLPRegressor` (SMC returns its particles and
+        refuses any other value).
+    max_grad_evals : int >= 1 or "auto", default="auto"
+    max_time : float > 0 or None, default=None
+        The caps of a run length that adapts, as for
+        :class:`GibbsMLPRegressor`.
     burn_in : int or "auto", default="auto"
         Transitions discarded per chain; ``"auto"`` is 250 for ``"rjhmc"``
         (as for HMC) and 2000 for ``"rjmcmc"`` (its active set changes by at
