@@ -41,6 +41,7 @@ from ._progress import progress
 
 __all__ = [
     "pretrain",
+    "held_out_split",
     "PretrainInfo",
     "MAX_HELD_OUT",
     "PATIENCE",
@@ -133,6 +134,20 @@ class _Adam:
             p.addcdiv_(m, denom, value=-step_size)
 
 
+def held_out_split(n, seed, device="cpu"):
+    """``(generator, held_out, train)``: the row indices :func:`pretrain` judges on and trains on.
+
+    A fifth of the ``n`` rows (at most :data:`MAX_HELD_OUT` of them) is
+    held out, drawn by a generator seeded with ``seed``, which then draws
+    the training batches; under 5 rows every row is both.
+    """
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    perm = torch.randperm(n, generator=gen).to(device)
+    n_val = max(1, n // 5) if n >= 5 else 0
+    val, train = perm[: min(n_val, MAX_HELD_OUT)], perm[n_val:]
+    return gen, (train if n_val == 0 else val), train
+
+
 def _schedules(lr, n_rows, loss):
     """``lr`` as a tuple of schedules, each a tuple of rates (``"auto"`` by ``n_rows`` and ``loss``)."""
     if isinstance(lr, str) and lr == "auto":
@@ -202,12 +217,7 @@ def pretrain(
     n = Xt.shape[0]
     schedules = _schedules(lr, n, loss)
     n_groups, n_chains = len(schedules), theta.shape[0]
-    gen = torch.Generator(device="cpu").manual_seed(seed)
-    perm = torch.randperm(n, generator=gen).to(Xt.device)
-    n_val = max(1, n // 5) if n >= 5 else 0
-    val, train = perm[: min(n_val, MAX_HELD_OUT)], perm[n_val:]
-    if n_val == 0:
-        val = train
+    gen, val, train = held_out_split(n, seed, Xt.device)
     held_out = Xt[val], yt[val]
     whole = (Xt[train], yt[train]) if len(train) <= batch else None
     scale = torch.ones(theta.shape[1], dtype=theta.dtype, device=theta.device) if scale is None else scale

@@ -6,13 +6,15 @@ import numpy as np
 
 from ._compat import Interval, StrOptions
 from ._dense import DenseSamplerMixin, fill_doc
+from ._noise_choice import CANDIDATES, select_noise
 from ._regression import BaseGibbsRegressor
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
 
-#: training rows from which ``noise="auto"`` is ``"student"`` (a noise scale per input): the ``tabular``
-#: benchmark's large tables all scored better with the noise varying, while on the small data sets of
-#: ``uq`` its chains mixed worse (the estimator guide has the numbers)
+#: training rows from which ``noise="auto"`` is ``"student"`` (a noise scale per input) when it has no
+#: held-out evidence to choose by (``pretrain_iter=0``): the ``tabular`` benchmark's large tables all
+#: scored better with the noise varying, while on the small data sets of ``uq`` its chains mixed worse
+#: (the estimator guide has the numbers)
 HETEROSCEDASTIC_ROWS = 10_000
 
 
@@ -116,13 +118,28 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         under every sampler (the default before the noise was learned). A
         float is the tempered posterior at that temperature.
     noise : {"auto", "homoscedastic", "heteroscedastic", "student"}, default="auto"
-        The noise model. ``"auto"``: ``"student"`` from
-        :data:`~skgibbs.regressor.HETEROSCEDASTIC_ROWS` (10,000) training
-        rows on (unless ``temperature="plug-in"``), ``"homoscedastic"``
-        below; ``noise_`` says which. On the large tables of the
-        ``tabular`` benchmark the varying Student-t noise raised the test
-        log-likelihood on every one, while on small data a varying noise's
-        chains mix worse (the estimator guide has the numbers).
+        The noise model. ``"auto"``: chosen from the data, at any size.
+        Each noise model the settings allow is pre-trained briefly (Adam
+        at 1e-3 until the held-out loss levels off, capped at
+        ``pretrain_iter``) on the pre-training's 80% of the rows, and
+        scored by the log-likelihood per held-out row of its networks'
+        predictive mixture on the other 20%, each network's noise level
+        fitted on those rows (for one variance, its held-out mean squared
+        error). The rule prefers the simpler model: starting from
+        ``"homoscedastic"``, ``"heteroscedastic"`` and then ``"student"``
+        replace the choice only if their held-out log-likelihood per row
+        is higher by more than one standard error of the paired per-row
+        differences (:data:`skgibbs._noise_choice.MARGIN_SE`; the
+        estimator guide says why one). ``noise_`` says which was chosen
+        and ``noise_selection_`` holds the evidence.
+        ``temperature="plug-in"`` allows only ``"homoscedastic"``; with
+        ``pretrain_iter=0``, or under 50 held-out rows (about 250 training
+        rows), there is no evidence and ``"auto"`` is ``"student"`` from
+        :data:`~skgibbs.regressor.HETEROSCEDASTIC_ROWS` (10,000) rows on,
+        ``"homoscedastic"`` below, as measured on the ``tabular`` and
+        ``uq`` benchmarks. The choice costs three short pre-trainings,
+        which the fit does not reuse (its own pre-training pairs two
+        learning rates).
         ``"homoscedastic"``: one noise variance for every
         input (learned or plug-in, as ``temperature`` says).
         ``"heteroscedastic"``: a noise variance that varies with the inputs,
@@ -178,7 +195,16 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         loss (``"auto"`` elsewhere), or the float given.
     noise_ : {"homoscedastic", "heteroscedastic", "student"}
         The noise model of the fit: ``noise``, or what ``noise="auto"``
-        stood for on the training rows.
+        chose on the training rows.
+    noise_selection_ : dict or None
+        Why ``noise="auto"`` chose ``noise_`` (None when ``noise`` is
+        given): ``candidates`` (those the settings allow), ``winner``,
+        ``rule``, ``margin_se``, ``reason`` (held-out evidence, or why
+        there was none) and, with evidence, ``held_out_log_likelihood``
+        (per candidate, per held-out row, nats on the scale of ``y``),
+        ``differences`` and ``standard_errors`` (per pair ``"richer -
+        simpler"``, the mean and standard error of the paired per-row
+        differences) and ``n_held_out``.
     {shared_attributes}
     noise_variance_ : float
         ``sigma^2``: the posterior mean of the training risk,
@@ -372,25 +398,37 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
                 "noise='homoscedastic'."
             )
 
-    def _resolved_noise(self, n_rows):
-        """The noise model ``noise`` stands for on ``n_rows`` training rows (``noise_``)."""
+    def _allowed_noise(self):
+        """The noise models ``noise="auto"`` may choose under the other settings, and why not the others."""
+        if self.temperature == "plug-in":  # a plug-in temperature has one variance to plug in
+            return ("homoscedastic",), "temperature='plug-in' plugs in one noise variance"
+        return CANDIDATES, None
+
+    def _resolved_noise(self, X, y):
+        """``(noise_, noise_selection_)``: the noise model of a fit on ``(X, y)`` and, under ``"auto"``, why."""
         if self.noise != "auto":
-            return self.noise
-        # a plug-in temperature has one variance to plug in
-        varies = n_rows >= HETEROSCEDASTIC_ROWS and self.temperature != "plug-in"
-        return "student" if varies else "homoscedastic"
+            return self.noise, None
+        allowed, why = self._allowed_noise()
+        rows = "student" if _rows_of(y) >= HETEROSCEDASTIC_ROWS else "homoscedastic"
+        noise, evidence = select_noise(self, X, y, allowed, fallback=rows if rows in allowed else allowed[0])
+        return noise, evidence if why is None else {**evidence, "reason": why}
 
     def _fit(self, X, y):
         # the noise model of this fit, read by everything the fit builds; fit() restores the estimator
         # if the fit fails, and on success noise_ holds it
-        self._noise_of_fit = self._resolved_noise(_rows_of(y))
+        self._noise_of_fit, self._noise_evidence = self._resolved_noise(X, y)
         try:
             return super()._fit(X, y)
         finally:
             self.__dict__.pop("_noise_of_fit", None)
+            self.__dict__.pop("_noise_evidence", None)
 
     def _problem_state(self, problem):
-        return {**super()._problem_state(problem), "noise_": self._noise_of_fit}
+        return {
+            **super()._problem_state(problem),
+            "noise_": self._noise_of_fit,
+            "noise_selection_": self._noise_evidence,
+        }
 
     def _noise_model(self):
         """The noise model of the fit (during a fit, or the fitted one), else the setting."""

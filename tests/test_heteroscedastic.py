@@ -203,10 +203,12 @@ def _quick_vi(**kw):
                              pretrain_iter=20, random_state=0, **kw)  # fmt: skip
 
 
-def test_auto_noise_varies_from_the_row_threshold_on(monkeypatch):
+def test_auto_noise_varies_from_the_row_threshold_on_without_held_out_evidence(monkeypatch):
+    import skgibbs._noise_choice
     import skgibbs.regressor
 
     monkeypatch.setattr(skgibbs.regressor, "HETEROSCEDASTIC_ROWS", 200)  # the rule, on small data
+    monkeypatch.setattr(skgibbs._noise_choice, "MIN_HELD_OUT", 10**6)  # too few held-out rows to choose by
     X, y = _design(300, seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -228,16 +230,18 @@ def test_the_default_threshold_is_documented_and_applies():
 
     est = GibbsMLPRegressor()
     assert est.noise == "auto" and HETEROSCEDASTIC_ROWS == 10_000
-    assert est._resolved_noise(HETEROSCEDASTIC_ROWS) == "student"
-    assert est._resolved_noise(HETEROSCEDASTIC_ROWS - 1) == "homoscedastic"
-    assert est.set_params(temperature="plug-in")._resolved_noise(10**6) == "homoscedastic"
-    assert est.set_params(noise="heteroscedastic", temperature=1.0)._resolved_noise(10) == "heteroscedastic"
+    assert est._allowed_noise()[0] == ("homoscedastic", "heteroscedastic", "student")
+    assert est.set_params(temperature="plug-in")._allowed_noise()[0] == ("homoscedastic",)
+    given = est.set_params(noise="heteroscedastic", temperature=1.0)
+    assert given._resolved_noise(np.zeros((10, 1)), np.zeros(10)) == ("heteroscedastic", None)
 
 
 def test_a_failed_refit_keeps_the_noise_model_of_the_previous_fit(monkeypatch):
+    import skgibbs._noise_choice
     import skgibbs.regressor
 
     monkeypatch.setattr(skgibbs.regressor, "HETEROSCEDASTIC_ROWS", 200)
+    monkeypatch.setattr(skgibbs._noise_choice, "MIN_HELD_OUT", 10**6)
     X, y = _design(300, seed=6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
