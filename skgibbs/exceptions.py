@@ -11,19 +11,20 @@ class SamplerWarning(UserWarning):
     The message always says what to change (``rho``, ``temperature``,
     ``step_size``, ``burn_in``).
 
-    The text is the same for every fit that falls short the same way, so
-    that the default filter shows it once however many fits of a search
-    raise it (skgibbs keeps the record of what was shown, which
-    scikit-learn's input validation clears in Python's on every fit;
-    ``warnings.simplefilter("always", SamplerWarning)`` shows them all);
-    what was measured is in the attributes. Every keyword
+    The first line of the text, without its numbers, is the same for every
+    fit that falls short the same way, so that the default filter shows it
+    once however many fits of a search raise it (skgibbs keeps the record
+    of what was shown, which scikit-learn's input validation clears in
+    Python's on every fit; ``warnings.simplefilter("always",
+    SamplerWarning)`` shows them all); the text states what was measured,
+    and so do the attributes. Every keyword
     of the constructor is an attribute and an entry of :attr:`details`:
     ``estimator`` (the class name of the estimator that was fitted) and,
     for the mixing warnings, ``rhat``, ``ess``, ``within_chain_rhat``,
     ``within_chain_ess``, ``between_chain_rhat`` and ``n_chains`` (the
     fitted ``rhat_``, ``ess_``, ... of that fit); for a sampler's own
-    checks ``values``, the numbers its text leaves out, in order, and
-    ``text``, the text with them.
+    checks ``values``, the numbers of its first sentence (what it
+    measured), in order, and ``text``, the text.
 
     Examples
     --------
