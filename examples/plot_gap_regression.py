@@ -116,11 +116,14 @@ print(
 )
 print(f"  rhat_             {reg.rhat_:.3g}  (largest R-hat of f at the training inputs)")
 print(f"  ess_              {reg.ess_:.3g}  (smallest bulk ESS of f at the training inputs)")
+print(f"  within_chain_rhat_ {reg.within_chain_rhat_:.3g}  (the worst chain's own split R-hat)")
+print(f"  within_chain_ess_  {reg.within_chain_ess_:.3g}  (the worst chain's own bulk ESS)")
+print(f"  noise_            {reg.noise_}  (noise='auto' resolved)")
 for name in ("acceptance_rate_", "step_size_", "n_divergent_"):  # what the kernel records (HMC has all three)
     if hasattr(reg, name):
         print(f"  {name:<17} {np.array2string(np.asarray(getattr(reg, name)), precision=3)}")
 print(f"  n_grad_evals_     {reg.n_grad_evals_}")
-print(f"  noise_variance_   {reg.noise_variance_:.4g}  (true 0.02^2 = 0.0004)")
+print(f"  noise_variance_   {reg.noise_variance_:.4g}  (mean over the training inputs; true 0.02^2 = 0.0004)")
 print(f"  credible_radius_  {reg.credible_radius_:.4g}  (empirical L2 ball (3.4), training inputs)")
 for w in caught:
     print(f"\nSamplerWarning: {w.message}")
