@@ -3,6 +3,7 @@
 import copy
 import dataclasses
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -637,7 +638,14 @@ def test_surrogate_warning_at_bayesian_temperature():
         est.fit(X, y)
     assert est.temperature_ < 10 and est.surrogate_scale_ > 0.1
     assert len(_surrogate_warnings(record)) == 1
-    assert "rho" in str(_surrogate_warnings(record)[0].message)
+    text = str(_surrogate_warnings(record)[0].message)
+    assert "rho=1" in text and f"{est.surrogate_scale_:.3g}" in text
+    # the remedy it names first, followed, clears it
+    again = clone(est).set_params(rho=1.0)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        again.fit(X, y)
+    assert _surrogate_warnings(record) == []
 
 
 def test_no_surrogate_warning_when_hot():

@@ -105,13 +105,17 @@ def _surrogate_messages(sampler, fit):
     if fit["surrogate_scale_"] > SURROGATE_WARN:
         out.append(
             f"lambda' l_i / n averages {fit['surrogate_scale_']:.3g} (> {SURROGATE_WARN}): the "
-            f"{sampler.name} surrogate is far from the Gibbs posterior at rho={rho:.3g}. Raise rho or temperature."
+            f"{sampler.name} surrogate is far from the Gibbs posterior at rho={rho:.3g} and temperature "
+            f"{fit['temperature_']:.3g}. Set rho=1 (exact MALA on the full data), or raise temperature (a "
+            "tempered posterior; the term falls with it only until the posterior's own spread dominates the "
+            "losses)."
         )
     if fit["batch_noise_"] > BATCH_NOISE_WARN:
         out.append(
             f"The log Metropolis-Hastings ratio fluctuates by about {fit['batch_noise_']:.3g} between "
             "two Bernoulli batches, so proposals pass only when the batch favours them and the "
-            f"chains stick (acceptance {float(fit['acceptance_rate_'].mean()):.1%}). Raise temperature or rho."
+            f"chains stick (acceptance {float(fit['acceptance_rate_'].mean()):.1%}). Set rho=1 (exact MALA), "
+            "or raise temperature."
         )
     return out
 
