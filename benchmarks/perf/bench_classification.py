@@ -605,7 +605,7 @@ def notes(result, summary, wins):
 
 def bde_note(result, summary):
     """The bde row's settings, versions and CPU time per data set."""
-    s = bde_peer.CLASSIFICATION
+    s = {**bde_peer.CLASSIFICATION, **result["settings"].get("bde", {})}  # a quick run's settings go over them
     runs = [r for r in result["runs"] if r["model"] == "bde"]
     cpu = "; ".join(
         f"{name} {np.mean([r['cpu_s'] for r in runs if r['dataset'] == name]):.1f} s"

@@ -1002,7 +1002,9 @@ PAGE_NOTES = {
         "(the noise learned), sampler='auto' (MCLMC on the non-centred target), two pre-training schedules "
         "capped at 3000 steps. Its fit times, like the peers', were measured while other jobs shared the two "
         "cores (load average 2 to 5 during the run): the GP's times here are 0.7 (diabetes) to 3.8 (auto) "
-        "times its times on the uq page, so compare fit times within this page only."
+        "times its times on the uq page, so compare fit times within this page only. airfoil joined with the "
+        "bde row: its one GibbsMLPRegressor fit (split 0) was made then, under the same defaults, by a run "
+        "stopped after that fit, which the runs listed below therefore leave out."
     ),
     "uq_layer": (
         "GibbsMLPRegressor(prior='layer') under the defaults since 2026-11-27 otherwise (the noise learned, "
@@ -1052,7 +1054,7 @@ def laplace_note():
 
 def bde_note(result):
     """What the bde row fits and scores, the artefact's mark, its CPU time and bde's own interval."""
-    s = bde_peer.REGRESSION
+    s = {**bde_peer.REGRESSION, **result["settings"].get("bde", {})}  # a quick run's settings go over them
     versions_ = [r["bde_versions"] for r in result["runs"] if r["model"] == "bde"][-1]
     rows = {name: m["bde"] for name, m in result["summary"].items() if "bde" in m}
     per_set = "; ".join(
