@@ -112,12 +112,13 @@ def test_the_classifier_fits_once_for_both_predictions(monkeypatch):
     def fake_fit(X, y, X_test, seed, settings):
         calls.append(seed)
         proba = np.tile([0.2, 0.8], (len(X_test), 1))
-        return proba, np.array([3, 7]), {"cpu_s": 1.0, "wall_s": 1.5}
+        assert list(y) == [0, 1, 1, 0]  # the labels travel as their codes
+        return proba, np.array([0, 1]), {"cpu_s": 1.0, "wall_s": 1.5}
 
     monkeypatch.setattr(bde_peer, "fit_classifier", fake_fit)
-    X, y = np.zeros((4, 2)), np.array([3, 7, 7, 3])
+    X, y = np.zeros((4, 2)), np.array(["No", "Yes", "Yes", "No"], dtype=object)
     est = bde_peer.BdePeerClassifier(random_state=5).fit(X, y)
-    assert list(est.predict(X[:2])) == [7, 7] and est.predict_proba(X[:2]).shape == (2, 2)
+    assert list(est.predict(X[:2])) == ["Yes", "Yes"] and est.predict_proba(X[:2]).shape == (2, 2)
     assert calls == [5] and est.times_["wall_s"] == 1.5
 
 

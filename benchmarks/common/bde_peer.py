@@ -123,7 +123,8 @@ def mixture_log_density(y, mu, sd, floor=0.0):
     ``y``: (n,); ``mu``, ``sd``: (M, n), one component per row. Returns
     ``log mean_m N(y; mu_m, max(sd_m, floor))``, shape (n,).
 
-    >>> round(float(mixture_log_density(np.zeros(1), np.zeros((2, 1)), np.ones((2, 1)))[0]), 6)  # log N(0; 0, 1)
+    >>> y, mu, sd = np.zeros(1), np.zeros((2, 1)), np.ones((2, 1))
+    >>> round(float(mixture_log_density(y, mu, sd)[0]), 6)  # log N(0; 0, 1)
     -0.918939
     """
     sd = np.maximum(sd, floor)
@@ -212,11 +213,12 @@ class BdePeerClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         X = np.asarray(X, float)
         if self._cache is None or not np.array_equal(self._cache[0], X):
-            proba, classes, self.times_ = fit_classifier(
-                self.X_, self.y_, X, self.random_state, self.settings
-            )
-            if not np.array_equal(classes, self.classes_):
-                raise RuntimeError(f"bde's classes {classes} are not the training labels {self.classes_}")
+            codes = np.searchsorted(self.classes_, self.y_)  # labels as 0..k-1: object arrays do not travel
+            proba, classes, self.times_ = fit_classifier(self.X_, codes, X, self.random_state, self.settings)
+            if not np.array_equal(classes, np.arange(len(self.classes_))):
+                raise RuntimeError(
+                    f"bde's classes {classes} are not the training labels 0..{len(self.classes_) - 1}"
+                )
             self._cache = (X, proba)
         return self._cache[1]
 
