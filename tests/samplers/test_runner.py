@@ -197,7 +197,7 @@ def test_a_job_accepts_chains_whose_arrays_arrive_read_only(name):
     assert frozen  # the check is not vacuous: the driver keeps NumPy counters
     for array in frozen:
         array.flags.writeable = False
-    chains, (draws, _, kept, _, _) = runner._sample_job(sampler, chains, states, sampler.pool([chains]), run)
+    chains, (draws, _, kept, _, _), _ = runner._sample_job(sampler, chains, states, sampler.pool([chains]), run)
     assert kept == 5 and draws.shape[:2] == (K, 5)
 
 
