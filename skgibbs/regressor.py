@@ -402,6 +402,8 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         """The noise models ``noise="auto"`` may choose under the other settings, and why not the others."""
         if self.temperature == "plug-in":  # a plug-in temperature has one variance to plug in
             return ("homoscedastic",), "temperature='plug-in' plugs in one noise variance"
+        if not isinstance(self.temperature, str):  # the tempered squared loss: 2 sigma^2 of one variance
+            return ("homoscedastic",), "a given temperature is twice one noise variance (the squared loss)"
         return CANDIDATES, None
 
     def _resolved_noise(self, X, y):

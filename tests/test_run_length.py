@@ -1,10 +1,12 @@
 """A run length that adapts (``n_samples="auto"``): when it stops, what it keeps, and what its warning says.
 
 Ground truth: chains of known mixing (AR(1) series, whose autocorrelation
-fixes the ESS a length gives) and the known posteriors of
-:mod:`skgibbs.known_posteriors` (a Gaussian of condition number 100 and
-Neal's funnel), on which the length the checks need is found by brute force
-on one long run, and the adaptive run must stop within a factor 2 of it.
+fixes the ESS a length gives) and a known posterior of
+:mod:`skgibbs.known_posteriors` (a Gaussian of condition number 100),
+on which the length the checks need is found by brute force on one long
+run, and the adaptive run must stop within a factor 2 of it. (Neal's
+funnel is left out: under HMC a run four times as long as the adaptive one
+did not pass its own checks, so no needed length could be found.)
 """
 
 import warnings
@@ -17,7 +19,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning
 from skgibbs._run_length import DEFAULT_CAP_FACTOR, RunLength, retained_draws
-from skgibbs.known_posteriors import Funnel, Gaussian
+from skgibbs.known_posteriors import Gaussian
 from skgibbs.potential import LogDensityPotential
 from skgibbs.samplers import HMC, Target, run_chains
 
@@ -147,7 +149,7 @@ def test_an_extended_run_continues_the_chains_exactly():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", [_ill_conditioned(), Funnel()], ids=["gaussian_cond100", "funnel"])
+@pytest.mark.parametrize("target", [_ill_conditioned()], ids=["gaussian_cond100"])
 def test_known_posteriors_stop_near_the_needed_length_and_are_exact(target):
     stop = RunLength(_identity, 4, 50, max_grad_evals=10**9)
     result = _known(target, stop, 50)
@@ -165,8 +167,7 @@ def test_known_posteriors_stop_near_the_needed_length_and_are_exact(target):
     ess = np.atleast_1d(effective_sample_size(result.samples))
     sd = np.sqrt(np.diag(target.cov))
     assert np.all(np.abs(draws.mean(0) - target.mean) < 4.5 * sd / np.sqrt(ess))
-    if isinstance(target, Gaussian):  # the funnel's variances are heavy-tailed: their error is not 1/sqrt(ESS)
-        assert np.all(np.abs(draws.var(0) / sd**2 - 1) < 4.5 * np.sqrt(2 / ess))
+    assert np.all(np.abs(draws.var(0) / sd**2 - 1) < 4.5 * np.sqrt(2 / ess))
 
 
 # --------------------------------------------------- the estimators
