@@ -132,7 +132,8 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         differences (:data:`skgibbs._noise_choice.MARGIN_SE`; the
         estimator guide says why one). ``noise_`` says which was chosen
         and ``noise_selection_`` holds the evidence.
-        ``temperature="plug-in"`` allows only ``"homoscedastic"``; with
+        ``temperature="plug-in"``, or a float (twice one noise variance),
+        allows only ``"homoscedastic"``; with
         ``pretrain_iter=0``, or under 50 held-out rows (about 250 training
         rows), there is no evidence and ``"auto"`` is ``"student"`` from
         :data:`~skgibbs.regressor.HETEROSCEDASTIC_ROWS` (10,000) rows on,
