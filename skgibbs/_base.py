@@ -32,7 +32,7 @@ from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._data import check_numeric, validate_fit_data
 from ._out_of_core import check_lazy_fit_data, is_lazy
-from ._pretrain import PATIENCE, PretrainInfo, pretrain
+from ._pretrain import PATIENCE, TOLERANCE, PretrainInfo, pretrain
 from ._reliability import (
     _warn,
     pointwise_chain_mixing,
@@ -389,7 +389,8 @@ class BaseGibbsMLP(BaseEstimator):
 
         ``temperature`` and ``source`` are the fit's ``temperature_`` and ``temperature_source_``.
         """
-        if self.pretrain_iter == 0 or info.converged or source != "plug-in":
+        # "still falling" only where it is: a cap reached after the chosen iterates levelled off is no harm
+        if self.pretrain_iter == 0 or info.converged or info.recent_fall < TOLERANCE or source != "plug-in":
             return
         _warn(
             f"Pre-training stopped at pretrain_iter={self.pretrain_iter} while its held-out loss was still "

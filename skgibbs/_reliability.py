@@ -250,7 +250,10 @@ def _warn_if_not_mixed(est):
     }
     numbers = _numbers_line(est, details)
     if failure == "between":
-        _warn(_multimodal_message(est, numbers), MultimodalWarning, **details)
+        # chains weighted by stacking are the remedy this warning names: the user has chosen how to weigh
+        # the modes (chain_weights_ holds the weights, between_chain_rhat_ still says the chains disagree)
+        if getattr(est, "chain_weights", "equal") != "stacking":
+            _warn(_multimodal_message(est, numbers), MultimodalWarning, **details)
         return
     record = getattr(est, "run_length_", None)
     length, remedies = _run_length_remedies(record) if record else ("", [])
@@ -330,23 +333,15 @@ def retained(check):
 
 
 def _multimodal_message(est, numbers):
-    stacked = getattr(est, "chain_weights", "equal") == "stacking"
-    if stacked:
-        meaning = (
-            "The draws are weighted by stacking (the fit's chain_weights_): predictive weights, which say how well "
-            "each mode predicts left-out training examples, not how much posterior mass it holds."
-        )
-    else:
-        meaning = (
-            f"The draws weight each mode 1/{est.samples_.shape[0]} (one per chain) whatever its "
-            "posterior mass, so intervals and predictions mix the modes with the wrong weights."
-        )
-    fixes = ["sampler='smc' (tempered SMC, which moves between modes)"]
-    if not stacked:
-        fixes.append("chain_weights='stacking' (each chain weighted by how well it predicts left-out examples)")
+    """The warning for chains that each converged but disagree (chains weighted equally)."""
     return (
         "The chains converged each on its own but disagree: the posterior has several modes.\n"
         f"{numbers} Every chain alone passes its split R-hat and bulk effective sample size checks while the "
-        f"chains disagree, so each chain samples its own mode. {meaning} Longer or more chains of this sampler do "
-        f"not change this. To weigh the modes: {' or '.join(fixes)}."
+        f"chains disagree, so each chain samples its own mode. The draws weight each mode "
+        f"1/{est.samples_.shape[0]} (one per chain) whatever its posterior mass, so intervals and predictions "
+        "mix the modes with the wrong weights. Longer or more chains of this sampler do not change this. To weigh "
+        "the modes: sampler='smc' (tempered SMC, which moves between modes and weighs them by their mass) or "
+        "chain_weights='stacking' (each chain weighted by how well it predicts left-out examples: predictive "
+        "weights, not posterior mass; the fit then does not warn, and between_chain_rhat_ still records the "
+        "disagreement)."
     )

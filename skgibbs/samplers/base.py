@@ -542,13 +542,23 @@ class BatchSurrogate:
         )
 
 
-def low_acceptance(fit):
-    """The message for chains that accepted almost nothing after burn-in (a list of 0 or 1)."""
+def low_acceptance(fit, remedy="raise burn_in (the step size adapts during it) or target_accept"):
+    """The message for chains that accepted almost nothing after burn-in (a list of 0 or 1).
+
+    ``remedy`` is what clears it for the kernel that asks: the step sizes of
+    the kernels here adapt during burn-in toward ``target_accept``, so
+    ``step_size`` (only a starting value) is no remedy.
+
+    Examples
+    --------
+    >>> low_acceptance({"acceptance_rate_": np.array([0.004, 0.6]), "rho_": 1.0}, "raise target_accept")
+    ['A chain accepted only 0.4% of its proposals after burn-in, so its draws barely move. Raise target_accept.']
+    """
     rate = fit["acceptance_rate_"]
     if rate is not None and np.any(rate < 0.01):
         return [
             f"A chain accepted only {float(rate.min()):.1%} of its proposals after burn-in, so its draws "
-            "barely move. Lower step_size, raise burn_in, or raise rho or temperature."
+            f"barely move. {remedy[0].upper() + remedy[1:]}."
         ]
     return []
 

@@ -158,7 +158,7 @@ class HMC(ChainSampler):
         return {"n_divergent": logs["diverging"].sum(0).numpy()}
 
     def diagnose(self, fit):
-        out = low_acceptance(fit)
+        out = low_acceptance(fit, "raise target_accept (e.g. 0.9) or burn_in")
         n_div = int(np.sum(fit["n_divergent_"]))
         if n_div:
             out.append(

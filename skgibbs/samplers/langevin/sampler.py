@@ -81,7 +81,13 @@ class _MALAFamily(BatchSurrogate, ChainSampler):
         return c, d
 
     def diagnose(self, fit):
-        return low_acceptance(fit) + _surrogate_messages(self, fit)
+        if isinstance(self.proposal_std, str):  # tied to the step size, which adapts during burn-in
+            remedy = "raise burn_in (the step size adapts during it) or target_accept"
+        else:
+            remedy = "lower proposal_std"
+        if fit["rho_"] < 1:
+            remedy += ", or raise rho or temperature"
+        return low_acceptance(fit, remedy) + _surrogate_messages(self, fit)
 
     def mixing_remedies(self, rho, failure="within"):
         remedies = super().mixing_remedies(rho, failure)

@@ -436,7 +436,8 @@ class AdjustedMCLMC(ChainSampler):
         return {"n_divergent": logs["diverging"].sum(0).numpy()}
 
     def diagnose(self, fit):
-        return low_acceptance(fit) + _divergence_message(fit, "raise target_accept (e.g. 0.95) or burn_in")
+        remedy = "raise target_accept (e.g. 0.95) or burn_in"
+        return low_acceptance(fit, remedy) + _divergence_message(fit, remedy)
 
 
 class AdjustedChains(_Chains):

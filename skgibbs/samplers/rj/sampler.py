@@ -67,7 +67,9 @@ class RJMCMC(ChainSampler):
         return RJChains(self, target, theta0, generators, run)
 
     def diagnose(self, fit):
-        return low_acceptance(fit)
+        if isinstance(self.proposal_std, str):
+            return low_acceptance(fit)
+        return low_acceptance(fit, "lower proposal_std")
 
 
 class RJChains:

@@ -569,8 +569,9 @@ class SMC(Sampler):
             s = int(np.argmin(ess)) + 1
             out.append(
                 f"SMC stage {s} (beta={path['beta'][s]:.3g}) kept an effective {ess[s - 1]:.3g} particles "
-                "after reweighting, so the draws descend from a handful of particles. Raise target_ess or "
-                "n_particles."
+                f"after reweighting (at least {ESS_WARN:g} wanted; each stage aims at target_ess * n_particles = "
+                f"{float(self.target_ess) * int(self.n_particles):.3g}), so the draws descend from a handful of "
+                "particles. Raise n_particles or target_ess."
             )
         rate = path["acceptance_rate"][1:]
         if rate.size and np.nanmin(rate) < ACCEPT_WARN:
@@ -578,7 +579,8 @@ class SMC(Sampler):
             out.append(
                 f"At SMC stage {s} (beta={path['beta'][s]:.3g}) the HMC moves accepted only "
                 f"{rate[s - 1]:.1%} of their proposals, so the resampled particles stayed copies of each "
-                "other. Raise target_ess (smaller temperature steps) or n_mcmc_steps."
+                "other. Raise n_mcmc_steps (the step size adapts from one move to the next) or lower step_size (the "
+                "first stage's step)."
             )
         return out
 
