@@ -101,22 +101,31 @@ class NonCenteredTarget:
         self.n_params = self.n_weights + self.n_groups
         self._grouped = prior.group >= 0
         self._index = prior.group.clamp(min=0)
-        # what every evaluation reads, on the prior's device once: the grouped weights' positions and
-        # groups, every weight's fixed scale (float64) and the Gamma priors' shapes and rates
-        self._positions = torch.nonzero(self._grouped).flatten()
-        self._groups = prior.group[self._positions]
+        # what every evaluation reads: every weight's fixed scale (float64) and the Gamma priors' shapes and rates
         self._std = prior.std.to(torch.float64)
         self._shape, self._rate = prior.shape, prior.rate
+        # every weight's column in (eta, 0): its group's, or the last (a weight without a group keeps its
+        # fixed scale, exp(0) = 1 times it), and its fixed scale (1 where it has a group: exp(-eta / 2) alone)
+        self._column = torch.where(self._grouped, self._index, torch.full_like(self._index, self.n_groups))
+        self._fixed = torch.where(self._grouped, torch.ones_like(self._std), self._std)
+        self._on = None  # the tensors above on the device of the last evaluation
+
+    def _tables(self, device):
+        """``(column, fixed, groups, shape, rate)`` on ``device``, moved there once."""
+        if self._on is None or self._on[0] != device:
+            moved = (self._column, self._fixed, self._index, self._shape, self._rate)
+            self._on = (device, tuple(t.to(device) for t in moved))
+        return self._on[1]
 
     # -- the map between the coordinates -----------------------------------------
     def _scales(self, eta):
         """Every weight's prior scale ``(K, Q)`` in float64 given ``eta`` ``(K, G)``."""
-        std = self._std.to(eta.device)
+        column, fixed = self._tables(eta.device)[:2]
         if self.n_groups == 0:
-            return std.expand(eta.shape[0], -1)
-        sd = std.expand(eta.shape[0], -1).clone()
-        sd[:, self._positions.to(eta.device)] = torch.exp(-0.5 * eta.to(torch.float64))[:, self._groups.to(eta.device)]
-        return sd
+            return fixed.expand(eta.shape[0], -1)
+        half = torch.exp(-0.5 * eta.to(torch.float64))
+        factor = torch.cat([half, torch.ones_like(half[:, :1])], 1).index_select(1, column)
+        return factor * fixed
 
     def split(self, x):
         """``(z, eta)`` of ``x``."""
@@ -147,20 +156,19 @@ class NonCenteredTarget:
     def value_and_grad(self, x):
         """``U(x)`` ``(K,)`` and ``grad U`` ``(K, Q + G)``."""
         z, eta = self.split(x)
-        sd = self._scales(eta)
-        theta = z * sd.to(z.dtype)
+        sd = self._scales(eta).to(z.dtype)
+        theta = z * sd
         loss, loss_grad = loss_sums(self.base, theta, self.one_by_one)
         data, slope = self._data_term(loss)
         grad_theta = slope.to(x.dtype)[:, None] * loss_grad
         eta64 = eta.to(torch.float64)
-        a, b = self._shape.to(x.device), self._rate.to(x.device)
+        column, _, _, a, b = self._tables(x.device)
         b_tau = b * torch.exp(eta64)
         u = data + 0.5 * z.to(torch.float64).square().sum(1) + (b_tau - a * eta64).sum(1)
-        grad_z = grad_theta * sd.to(x.dtype) + z
-        # d theta_j / d eta_g = -theta_j / 2 for j in g
-        positions = self._positions.to(x.device)
-        pull = (grad_theta * theta).index_select(1, positions).to(torch.float64)
-        per_group = torch.zeros_like(eta64).index_add_(1, self._groups.to(x.device), pull)
+        grad_z = grad_theta * sd + z
+        # d theta_j / d eta_g = -theta_j / 2 for j in g (the last column gathers the weights without a group)
+        pull = (grad_theta * theta).to(torch.float64)
+        per_group = eta64.new_zeros(eta64.shape[0], self.n_groups + 1).index_add_(1, column, pull)[:, :-1]
         grad_eta = -0.5 * per_group + b_tau - a
         return u.to(loss.dtype), torch.cat([grad_z, grad_eta.to(x.dtype)], 1)
 
