@@ -115,13 +115,21 @@ class _Guard:
     A step's ELBO estimate is evaluated before its update, so a step that
     threw ``q`` far off shows at the next ones, all far below; a batch of
     outlying rows gives one low estimate and then normal ones. A checkpoint
-    is taken at the end of every window of ``every`` healthy steps, and a
-    rollback returns to the older of the last two, after which a whole
-    healthy window ran.
+    is taken at the end of every window of ``every`` healthy steps. The
+    estimates are held to two references: the last healthy window (a step
+    that threw ``q`` off at once), and the best window so far (a drift that
+    takes ``q`` down over several windows, each a little below the last,
+    which the last window alone follows down). A rollback returns to the
+    checkpoint of the best window, else the older of the last two.
     """
 
     def __init__(self, every):
         self.every, self.recent, self.saved, self.count, self.low = every, [], [], 0, 0
+        self.best = None  # (median, MAD, checkpoint) of the best healthy window
+
+    @staticmethod
+    def _below(value, median, mad):
+        return value < median - max(DIVERGENCE_MADS * mad, DIVERGENCE_FRACTION * (abs(median) + 1.0))
 
     def diverged(self, value):
         if not math.isfinite(value):
@@ -130,7 +138,7 @@ class _Guard:
             return False
         median = float(np.median(self.recent))
         mad = float(np.median(np.abs(np.asarray(self.recent) - median)))
-        low = value < median - max(DIVERGENCE_MADS * mad, DIVERGENCE_FRACTION * (abs(median) + 1.0))
+        low = self._below(value, median, mad) or (self.best is not None and self._below(value, *self.best[:2]))
         self.low = self.low + 1 if low else 0
         return self.low >= DIVERGENCE_STEPS
 
@@ -146,10 +154,18 @@ class _Guard:
         self.count += 1
         if self.count % self.every == 0:
             self.saved = self.saved[-1:] + [snapshot()]
+            median = float(np.median(self.recent))
+            if self.best is None or median > self.best[0]:
+                mad = float(np.median(np.abs(np.asarray(self.recent) - median)))
+                self.best = (median, mad, self.saved[-1])
 
     def restore(self):
-        """The older checkpoint (None before the first); the healthy window stays the reference."""
+        """The best window's checkpoint, else the older one (None before the first); the healthy window
+        stays the reference."""
         self.count, self.low = 0, 0
+        if self.best is not None:
+            self.saved = [self.best[2]]
+            return self.best[2]
         if not self.saved:
             return None
         self.saved = self.saved[:1]

@@ -333,10 +333,62 @@ class MeanFieldVI(Sampler):
         return out
 
     def diagnose(self, fit):
+        out = []
         if self.early_stopping and not fit["vi_stopped_early_"]:
-            return [
+            out.append(
                 f"The variational optimisation ran all max_iter={fit['n_iter_']} steps while its objective "
                 "was still improving, so q may be far from the optimum of the tempered ELBO. "
                 "Raise the sampler's max_iter or learning_rate."
-            ]
-        return []
+            )
+        fall = elbo_fall(fit.get("elbo_"))
+        if fall is not None:
+            best, last, mad, start = fall
+            out.append(
+                f"The variational optimisation ended with an ELBO estimate of {last:.4g} (the median of its last "
+                f"{ELBO_WINDOW} steps), far below the {best:.4g} it reached at steps {start}-{start + ELBO_WINDOW} "
+                f"({(best - last) / mad:.3g} median absolute deviations of a step's estimate there): a stretch of "
+                "steps threw q off and it did not come back, so the draws may be far from the posterior. Lower "
+                f"the sampler's learning_rate (e.g. MeanFieldVI(learning_rate={self.learning_rate / 3:.2g}))."
+            )
+        return out
+
+
+#: windows of this many steps' ELBO estimates judge whether a fit ended far below its best
+ELBO_WINDOW = 100
+#: a last window whose median falls below the best window's by this many of the best window's median
+#: absolute deviations, and by this fraction of its size, ended far below its best
+ELBO_FALL_MADS, ELBO_FALL_FRACTION = 5.0, 0.5
+
+
+def elbo_fall(elbo):
+    """``(best, last, MAD, first step of the best)`` of an ELBO trace that ended far below its best window, else None.
+
+    The trace is cut into windows of :data:`ELBO_WINDOW` steps; the best
+    window has the highest median, the last is the end of the run. A fit
+    that ends within the noise of its best does not count.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> healthy = -100 + 10 * rng.normal(size=600)
+    >>> elbo_fall(healthy) is None
+    True
+    >>> thrown_off = np.concatenate([healthy[:300], -1000 + 10 * rng.normal(size=300)])
+    >>> best, last, mad, start = elbo_fall(thrown_off)
+    >>> round(last), start
+    (-1000, 0)
+    """
+    if elbo is None:
+        return None
+    e = np.asarray(elbo, dtype=np.float64)
+    e = e[np.isfinite(e)]
+    if e.size < 2 * ELBO_WINDOW:
+        return None
+    starts = range(0, e.size - ELBO_WINDOW + 1, ELBO_WINDOW)
+    medians = np.array([np.median(e[i:i + ELBO_WINDOW]) for i in starts])
+    b = int(np.argmax(medians))
+    best, last = medians[b], float(np.median(e[-ELBO_WINDOW:]))
+    mad = float(np.median(np.abs(e[b * ELBO_WINDOW:(b + 1) * ELBO_WINDOW] - best)))
+    if best - last > max(ELBO_FALL_MADS * mad, ELBO_FALL_FRACTION * abs(best)):
+        return float(best), last, max(mad, 1e-12), b * ELBO_WINDOW
+    return None
