@@ -5,8 +5,7 @@ A noise that grows with the input
 The response ``y = sin(3 x) + e^{(x - 1) / 2} eps`` on ``[-1, 1]`` has a noise
 standard deviation that grows fivefold along ``x``. The script fits
 :class:`skgibbs.GibbsMLPRegressor` twice on 400 rows, with one noise
-variance (``noise="homoscedastic"``, what the default ``noise="auto"`` is
-below 10,000 training rows) and with a variance per
+variance (``noise="homoscedastic"``) and with a variance per
 input (``noise="heteroscedastic"``: the network's second output is the log
 noise variance, sampled with the rest), and prints for each the held-out
 log predictive density per row, the coverage of the 90% predictive

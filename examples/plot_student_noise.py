@@ -8,8 +8,7 @@ degrees of freedom: most rows lie close to the curve, a few far from it.
 The script fits :class:`skgibbs.GibbsMLPRegressor` twice on 3,000 rows by
 variational inference, with a normal noise whose variance varies with the
 input (``noise="heteroscedastic"``) and with a Student-t noise whose scale
-does (``noise="student"``, five degrees of freedom, what the default
-``noise="auto"`` is from 10,000 training rows on), and prints for each the
+does (``noise="student"``, five degrees of freedom), and prints for each the
 held-out log predictive density per row, the coverage of its central 50%
 and 90% predictive intervals, and WAIC's ``generalization_loss_``. It
 draws both fits' 50% and 90% bands beside the true ones.
