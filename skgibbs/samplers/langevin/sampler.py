@@ -84,7 +84,7 @@ class _MALAFamily(BatchSurrogate, ChainSampler):
         if isinstance(self.proposal_std, str):  # tied to the step size, which adapts during burn-in
             remedy = "raise burn_in (the step size adapts during it) or target_accept"
         else:
-            remedy = "lower proposal_std"
+            remedy = "lower step_size or proposal_std (with a fixed proposal_std neither adapts)"
         if fit["rho_"] < 1:
             remedy += ", or raise rho or temperature"
         return low_acceptance(fit, remedy) + _surrogate_messages(self, fit)

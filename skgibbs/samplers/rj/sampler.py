@@ -69,7 +69,7 @@ class RJMCMC(ChainSampler):
     def diagnose(self, fit):
         if isinstance(self.proposal_std, str):
             return low_acceptance(fit)
-        return low_acceptance(fit, "lower proposal_std")
+        return low_acceptance(fit, "lower step_size or proposal_std (with a fixed proposal_std neither adapts)")
 
 
 class RJChains:
