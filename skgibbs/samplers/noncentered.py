@@ -111,9 +111,9 @@ class NonCenteredTarget:
         self._on = None  # the tensors above on the device of the last evaluation
 
     def _tables(self, device):
-        """``(column, fixed, groups, shape, rate)`` on ``device``, moved there once."""
+        """``(column, fixed, shape, rate)`` on ``device``, moved there once."""
         if self._on is None or self._on[0] != device:
-            moved = (self._column, self._fixed, self._index, self._shape, self._rate)
+            moved = (self._column, self._fixed, self._shape, self._rate)
             self._on = (device, tuple(t.to(device) for t in moved))
         return self._on[1]
 
@@ -162,7 +162,7 @@ class NonCenteredTarget:
         data, slope = self._data_term(loss)
         grad_theta = slope.to(x.dtype)[:, None] * loss_grad
         eta64 = eta.to(torch.float64)
-        column, _, _, a, b = self._tables(x.device)
+        column, _, a, b = self._tables(x.device)
         b_tau = b * torch.exp(eta64)
         u = data + 0.5 * z.to(torch.float64).square().sum(1) + (b_tau - a * eta64).sum(1)
         grad_z = grad_theta * sd + z
