@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
+from sklearn.datasets import load_breast_cancer, load_iris, make_classification
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline as SkPipeline
@@ -101,6 +101,78 @@ def test_display_options(pyplot):
     assert bare.plot(show_counts=False).line_.get_label() == "ECE 0.100"
     with pytest.raises(TypeError, match="predict_proba"):
         ReliabilityDisplay.from_estimator(StandardScaler().fit([[0.0], [1.0]]), [[0.0]], [0])
+
+
+def _pixels(ax, x, y):
+    return ax.transData.transform(np.column_stack([x, y]))
+
+
+def _marker_boxes(disp):
+    from matplotlib.transforms import Bbox
+
+    half = disp.line_.get_markersize() * disp.figure_.dpi / 72.0 / 2.0
+    xy = _pixels(disp.ax_, disp.line_.get_xdata(), disp.line_.get_ydata())
+    return [Bbox.from_extents(x - half, y - half, x + half, y + half) for x, y in xy]
+
+
+def _check_readable(displays):
+    """What a reader of the figure needs, read off its artists (the figure drawn first, as when saved)."""
+    first = displays[0]
+    ax, fig = first.ax_, first.figure_
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    legend = ax.get_legend().get_window_extent(renderer)
+    lo = min(min(d.edges[:, 0].min(), d.confidence.min(), d.accuracy.min()) for d in displays)
+    for d in displays:
+        # the axes start where the bins do (not at 0), and end past 1 so that no marker is cut
+        assert ax.get_xlim()[0] > lo - 0.1 * (1 - lo) and ax.get_xlim()[0] < lo
+        assert ax.get_xlim() == ax.get_ylim()  # the diagonal at 45 degrees
+        for box in _marker_boxes(d):
+            assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            assert not legend.overlaps(box)  # the legend covers no marker ...
+        # ... no point of a curve (sampled between the markers), no bar, no bar label
+        xy = _pixels(ax, d.line_.get_xdata(), d.line_.get_ydata())
+        t = np.linspace(0, 1, 50)[:, None]
+        along = np.vstack([a + t * (b - a) for a, b in zip(xy[:-1], xy[1:])] or [xy])
+        assert not np.any(
+            (along[:, 0] > legend.x0) & (along[:, 0] < legend.x1) & (along[:, 1] > legend.y0) & (along[:, 1] < legend.y1)
+        )
+        for bar in d.bars_:
+            assert not legend.overlaps(bar.get_window_extent(renderer))
+    # every bin's count is written on its bar, inside the figure
+    texts = [text for text in first.counts_ax_.texts if text.get_text()]
+    assert sorted(int(text.get_text()) for text in texts) == sorted(np.concatenate([d.count for d in displays]))
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1
+    # and the legend itself is inside the figure
+    assert fig.bbox.x0 <= legend.x0 and legend.x1 <= fig.bbox.x1 and fig.bbox.y0 <= legend.y0 and legend.y1 <= fig.bbox.y1
+
+
+@pytest.mark.parametrize("load", [load_breast_cancer, load_iris], ids=["two_classes", "three_classes"])
+def test_reliability_diagram_of_an_easy_problem_is_readable(pyplot, load):
+    from skgibbs.display import ReliabilityDisplay
+
+    # easy problems: most confidences near 1, bins of accuracy 1.0 at the top edge
+    X, y = load(return_X_y=True)
+    n_classes = len(np.unique(y))
+    clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(X, y)
+    disp = ReliabilityDisplay.from_estimator(clf, X, y)
+    assert disp.confidence.max() > 0.97 and disp.accuracy.max() == 1.0
+    assert disp.ax_.get_xlim()[0] > 1 / n_classes - 0.05  # the impossible confidences below 1/C are not shown
+    _check_readable([disp])
+
+
+def test_reliability_diagram_keeps_every_curve_readable_on_shared_axes(pyplot):
+    from skgibbs.display import ReliabilityDisplay
+
+    rng = np.random.default_rng(6)
+    p = rng.uniform(size=500)
+    y = (rng.uniform(size=500) < p).astype(int)
+    first = ReliabilityDisplay.from_predictions(y, p, n_bins=10, name="calibrated")
+    second = ReliabilityDisplay.from_predictions(y, np.clip(0.5 + 1.5 * (p - 0.5), 0, 1), n_bins=10, ax=first.ax_)
+    _check_readable([first, second])
 
 
 # ------------------------------------------------------------------ prediction bands

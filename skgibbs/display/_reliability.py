@@ -11,13 +11,25 @@ __all__ = ["ReliabilityDisplay"]
 _REF_LABEL = "Perfectly calibrated"
 _COUNTS_GID = "skgibbs-reliability-counts"  # marks the twin axes that hold the bin sizes
 _COUNTS_SHARE = 0.25  # the largest bar fills this share of the height
+_CURVE_GID = "skgibbs-reliability-curve"  # marks the curves, whose extent sets the axes' limits
+_PAD = 0.04  # the margin around the curves and the bins, a share of the shown range
+#: where the legend may go, in order of preference; the first that covers the least wins
+_LEGEND_PLACES = ("upper left", "lower right", "center left", "upper center", "lower center", "center right")
+
+
+def _existing_counts_axes(ax):
+    """The twin axes of ``ax`` that hold the bin sizes, or None before any display drew bars on ``ax``."""
+    for other in ax.get_shared_x_axes().get_siblings(ax):
+        if other is not ax and other.get_gid() == _COUNTS_GID:
+            return other
+    return None
 
 
 def _counts_axes(ax):
     """The twin axes of ``ax`` that hold the bin sizes, made on first use and shared afterwards."""
-    for other in ax.get_shared_x_axes().get_siblings(ax):
-        if other is not ax and other.get_gid() == _COUNTS_GID:
-            return other
+    existing = _existing_counts_axes(ax)
+    if existing is not None:
+        return existing
     twin = ax.twinx()
     twin.set_gid(_COUNTS_GID)
     twin.set_ylabel("Fraction of samples in bin")
@@ -26,6 +38,92 @@ def _counts_axes(ax):
     return twin
 
 
+def _fit_limits(ax, counts_ax):
+    """Show the square from the lowest bin edge, confidence or accuracy drawn on ``ax`` up to 1.
+
+    The top-label confidence of ``C`` classes is at least ``1 / C`` (a half
+    for two), and an easy problem puts nearly all of it near 1: the axes
+    start where the curves and the bins do, not at 0, with the same range on
+    both so that the diagonal stays at 45 degrees. Every curve on ``ax`` and
+    every bar on ``counts_ax`` counts, so a second display widens the
+    limits rather than hiding the first.
+    """
+    values = [1.0]
+    for line in ax.get_lines():
+        if line.get_gid() == _CURVE_GID:
+            values += list(np.asarray(line.get_xdata(), dtype=float)) + list(np.asarray(line.get_ydata(), dtype=float))
+    if counts_ax is not None:
+        values += [patch.get_x() for patch in counts_ax.patches]
+    lo = max(min(values), 0.0)
+    lo = min(lo, 0.9)  # at least a tenth of the square, even when every point sits at 1
+    pad = _PAD * (1.0 - lo)
+    ax.set_xlim(lo - pad, 1.0 + pad)
+    ax.set_ylim(lo - pad, 1.0 + pad)
+
+
+def _renderer(figure):
+    """The figure's renderer, to measure the legend and the bar labels before anything is drawn."""
+    get = getattr(figure.canvas, "get_renderer", None)  # the Agg canvases (and the inline backend)
+    return get() if get is not None else figure._get_renderer()
+
+
+def _polyline(xy, spacing=2.0):
+    """Points every ``spacing`` pixels along the display-space polyline ``xy`` (its vertices included)."""
+    out = [xy[:1]]
+    for start, end in zip(xy[:-1], xy[1:]):
+        n = max(int(np.hypot(*(end - start)) / spacing), 1)
+        out.append(start + np.linspace(0.0, 1.0, n + 1)[1:, None] * (end - start))
+    return np.vstack(out)
+
+
+def _obstacles(ax, counts_ax):
+    """What the legend should not cover, in pixels: the lines' points and the boxes of markers, bars and labels."""
+    from matplotlib.transforms import Bbox
+
+    renderer = _renderer(ax.figure)
+    points, boxes = [np.empty((0, 2))], []
+    for line in ax.get_lines():
+        xy = ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float))
+        xy = xy[np.all(np.isfinite(xy), axis=1)]
+        if len(xy) == 0:
+            continue
+        points.append(_polyline(xy))
+        if line.get_marker() not in (None, "None", "", " "):
+            half = line.get_markersize() * ax.figure.dpi / 72.0 / 2.0 + line.get_markeredgewidth()
+            boxes += [Bbox.from_extents(x - half, y - half, x + half, y + half) for x, y in xy]
+    if counts_ax is not None:
+        boxes += [patch.get_window_extent(renderer) for patch in counts_ax.patches if patch.get_height() > 0]
+        boxes += [text.get_window_extent(renderer) for text in counts_ax.texts if text.get_text()]
+    return np.vstack(points), boxes
+
+
+def _covered(bbox, points, boxes):
+    """How much of the obstacles the box ``bbox`` covers: the points inside it plus the boxes it meets."""
+    inside = (points[:, 0] >= bbox.x0) & (points[:, 0] <= bbox.x1) & (points[:, 1] >= bbox.y0) & (points[:, 1] <= bbox.y1)
+    return int(inside.sum()) + sum(bbox.overlaps(box) for box in boxes)
+
+
+def _place_legend(ax, counts_ax):
+    """The legend inside the axes where it covers nothing, else just above them.
+
+    Tried in the order of ``_LEGEND_PLACES``, at the default font size and
+    then at ``"small"``: the first place whose box meets no marker, no point
+    of a line (the diagonal included), no bar and no bar label. Matplotlib's ``loc="best"`` sees only the artists of one
+    axes (the bars live on the twin) and settles for the least overlap;
+    here, when every place inside covers something, the legend goes above
+    the axes (a figure made by :meth:`ReliabilityDisplay.plot` has the
+    constrained layout, which makes room for it; a title set afterwards
+    needs ``pad=`` to clear it).
+    """
+    renderer = _renderer(ax.figure)
+    points, boxes = _obstacles(ax, counts_ax)
+    for size in (None, "small"):  # the default font first, then a smaller one where it fits
+        for loc in _LEGEND_PLACES:
+            legend = ax.legend(loc=loc, fontsize=size)
+            if _covered(legend.get_window_extent(renderer), points, boxes) == 0:
+                return legend
+    return ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.02), borderaxespad=0.0, fontsize="small")
+
 class ReliabilityDisplay:
     """Top-label reliability diagram: accuracy against confidence, bin by bin.
 
@@ -33,7 +131,13 @@ class ReliabilityDisplay:
     of the samples in a bin, the y coordinate the fraction of them whose most
     probable class is the true one; a calibrated classifier lies on the
     diagonal. Bars on a twin axis (right) show the share of the samples in
-    each bin, and the legend gives the expected calibration error. Build it
+    each bin, each with its count written on it, and the legend gives the
+    expected calibration error. The axes span, on both coordinates, from
+    the lowest bin, confidence or accuracy drawn up to 1 (top-label
+    confidences are at least ``1 / n_classes``, and an easy problem has
+    nearly all of them near 1), with a margin that keeps the markers at 1
+    whole; the legend goes to the first corner or side where it covers no
+    marker, line, bar or count, else above the axes. Build it
     with :meth:`from_estimator` or :meth:`from_predictions`; the constructor
     only stores a curve, :meth:`plot` draws it.
 
@@ -145,12 +249,14 @@ class ReliabilityDisplay:
         from matplotlib.ticker import MaxNLocator
 
         if ax is None:
-            _, ax = plt.subplots()
+            _, ax = plt.subplots(layout="constrained")
         name = self.estimator_name if name is None else name
         label = f"ECE {self.ece:.3f}" if name is None else f"{name} (ECE {self.ece:.3f})"
         if ref_line and not any(line.get_label() == _REF_LABEL for line in ax.get_lines()):
             ax.plot([0, 1], [0, 1], linestyle=":", color="black", label=_REF_LABEL)
-        self.line_ = ax.plot(self.confidence, self.accuracy, **{"marker": "s", "label": label, **kwargs})[0]
+        style = {"marker": "s", "label": label, "clip_on": False, "zorder": 3, **kwargs}
+        self.line_ = ax.plot(self.confidence, self.accuracy, **style)[0]
+        self.line_.set_gid(_CURVE_GID)
 
         self.bars_ = self.counts_ax_ = None
         if show_counts:
@@ -165,17 +271,21 @@ class ReliabilityDisplay:
                 width=np.maximum(upper - lower, 0.005),  # quantile bins of tied confidences have width 0
                 align="edge",
                 color=self.line_.get_color(),
-                alpha=0.25,
-                edgecolor="none",
+                alpha=0.35,
+                edgecolor=self.line_.get_color(),
+                linewidth=0.5,
             )
+            self.counts_ax_.bar_label(self.bars_, labels=[str(int(c)) for c in self.count], fontsize="x-small")
             tallest = max(patch.get_height() for patch in self.counts_ax_.patches)
             self.counts_ax_.set_ylim(0, tallest / _COUNTS_SHARE)
             ticks = MaxNLocator(nbins=3).tick_values(0, tallest)
             self.counts_ax_.set_yticks(ticks[ticks <= tallest * (1 + 1e-9)])  # ticks by the bars only
 
-        ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="Confidence (largest probability)")
+        counts_ax = _existing_counts_axes(ax)  # with the bars of earlier displays on ax, if any
+        _fit_limits(ax, counts_ax)
+        ax.set_xlabel("Confidence (largest probability)")
         ax.set_ylabel("Accuracy")
-        ax.legend(loc="upper left")
+        _place_legend(ax, counts_ax)
         self.ax_ = ax
         self.figure_ = ax.figure
         return self
