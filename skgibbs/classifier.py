@@ -9,7 +9,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval
@@ -254,6 +254,35 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
                 f"classes_ are {self.classes_.tolist()}."
             )
         return np.searchsorted(self.classes_, y)
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of :meth:`predict` on ``(X, y)``, refusing labels the fit never saw.
+
+        scikit-learn's :meth:`~sklearn.base.ClassifierMixin.score` counts a
+        label outside ``classes_`` as one more error, so a test set coded
+        differently from the training set (``"yes"`` against ``1``) scores
+        0 without a word; here it is refused.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels, each one of ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            If ``y`` holds a label not in ``classes_`` (the message names up
+            to five of them and the classes).
+        """
+        check_is_fitted(self)
+        self._check_targets(y)
+        return super().score(X, y, sample_weight=sample_weight)
 
     def _posterior_predictive(self, X, random_state):
         """``proba`` ``(S, n, n_classes)`` of every draw at ``X``, and ``y`` ``(S, n)``, a class index drawn from it."""

@@ -152,6 +152,17 @@ def test_bad_targets(y, match):
         GibbsMLPClassifier(**CHEAP).fit(X, y)
 
 
+def test_labels_the_fit_never_saw_are_refused_at_score_time(binary):
+    clf, X, y = binary  # fitted on "no" and "yes"
+    with pytest.raises(ValueError, match=r"not fitted on: \[0, 1\]; classes_ are \['no', 'yes'\]"):
+        clf.score(X, np.where(y == "yes", 1, 0))  # the same classes, coded as 0 and 1
+    with pytest.raises(ValueError, match=r"not fitted on: \['maybe'\]"):
+        clf.score(X, np.where(np.arange(len(y)) == 0, "maybe", y))
+    # known labels score as scikit-learn's accuracy does, weights included
+    w = np.linspace(1, 2, len(y))
+    assert clf.score(X, y, sample_weight=w) == pytest.approx(np.average(clf.predict(X) == y, weights=w))
+
+
 def test_bad_input_keeps_the_earlier_fit(binary):
     clf, X, y = binary
     clf = clone(clf)
