@@ -186,8 +186,9 @@ _SHARED_PARAMETERS = """\
         may spend in the sampling phase (warm-up not counted); ``"auto"``
         is eight times those of the first block. A run that stops at the
         cap records in ``run_length_`` the evaluations its checks would
-        have needed, and its warning names them. Ignored with an integer
-        ``n_samples`` and by SMC and VI.
+        have needed, and its warning names them. A kernel that evaluates
+        no gradient (a random walk) counts one per draw. Ignored with an
+        integer ``n_samples`` and by SMC and VI.
     max_time : float > 0 or None, default=None
         Under ``n_samples="auto"``, the most seconds of sampling; None: no
         limit but ``max_grad_evals``. With it, the length of a run, and so

@@ -84,7 +84,8 @@ class RunLength:
         Draws per chain of the first block, and the fewest kept.
     max_grad_evals : int or None
         Cap on the gradient evaluations per chain of the sampling phase
-        (None: ``DEFAULT_CAP_FACTOR`` times the first block's).
+        (None: ``DEFAULT_CAP_FACTOR`` times the first block's). A draw of
+        a kernel that evaluates no gradient counts as one.
     max_time : float or None
         Cap on the seconds of the sampling phase (None: none).
 
@@ -160,10 +161,13 @@ class RunLength:
         if check["failure"] not in ("within", "draws"):  # passed, or modes a longer run cannot join
             self.record.update(converged=check["failure"] is None, stopped_by="checks")
             return total
-        limit, which = self._cap(total, grads_per_draw, elapsed)
+        # a draw of a kernel that evaluates no gradient (random-walk Metropolis) counts as one evaluation,
+        # so that the cap binds for it too: with a cost of 0 a draw would be free and the run unbounded
+        cost = max(float(grads_per_draw), 1.0)
+        limit, which = self._cap(total, cost, elapsed)
         nxt = min(2 * total, limit)
         if nxt <= total:
-            self.record.update(stopped_by=which, **self._needed(check, total, grads_per_draw))
+            self.record.update(stopped_by=which, **self._needed(check, total, cost))
             return total
         return nxt
 

@@ -46,20 +46,10 @@ def test_default_intervals_cover_diabetes():
 
 
 @pytest.mark.slow
-def test_default_intervals_cover_friedman_on_any_scale():
-    # cross-fitted coverage in the data's own units; then the first fold refitted in other units (the
-    # same rows and seed): its intervals scale with y and cover its test points as well
+def test_default_intervals_cover_friedman():
+    # cross-fitted coverage in the data's own units (that the intervals move and stretch with the units
+    # of y is tests/test_regressor.py::test_predictions_are_on_the_scale_of_y, on a fit of a few seconds)
     X, y = make_friedman1(n_samples=400, noise=1.0, random_state=0)
-    fits = _cross_fitted(X, y)
-    cov, _ = _coverage(fits, X, y, 0.9)
+    cov, _ = _cross_fitted_coverage(X, y, 0.9)
     se = np.sqrt(0.9 * 0.1 / len(y))
     assert abs(cov - 0.9) < 4 * se, cov
-    test, reg = fits[0]
-    train = np.setdiff1d(np.arange(len(y)), test)
-    big = GibbsMLPRegressor(random_state=0).fit(X[train] * 1e3, y[train] * 1e4)
-    _, pis = reg.predict_interval(X[test], confidence_level=0.9)
-    _, pis_big = big.predict_interval(X[test] * 1e3, confidence_level=0.9)
-    hits_big = (y[test] * 1e4 >= pis_big[:, 0, 0]) & (y[test] * 1e4 <= pis_big[:, 1, 0])
-    assert abs(hits_big.mean() - 0.9) < 4 * np.sqrt(0.9 * 0.1 / len(test)), hits_big.mean()
-    ratio = (pis_big[:, 1, 0] - pis_big[:, 0, 0]).mean() / (pis[:, 1, 0] - pis[:, 0, 0]).mean()
-    assert ratio == pytest.approx(1e4, rel=0.05)

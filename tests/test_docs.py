@@ -24,7 +24,9 @@ what it samples: the child process that runs a file's blocks wraps
 :func:`skgibbs.problem.build_problem` (as ``skgibbs._base`` calls it) so that
 the pre-training runs at most ``CAPS["pretrain_iter"]`` Adam steps, the run
 keeps at most ``CAPS["n_samples"]`` draws after at most ``CAPS["burn_in"]``
-warm-up transitions without thinning, and the resolved sampler object is a
+warm-up transitions without thinning (a run length that adapts stops after
+that first block, at a cap of one gradient evaluation: it is checked once
+and not extended), and the resolved sampler object is a
 clone with its own budgets capped (HMC's ``max_leapfrog``, the variational
 fit's ``max_iter``, SMC's ``n_particles`` and, on sparse networks, its
 ``max_mcmc_steps``, ``"auto"`` included). Two runs outside a fit's
@@ -524,6 +526,8 @@ def run_blocks(spec_file):
     import skgibbs._base
     from sklearn.base import clone
 
+    from skgibbs._run_length import RunLength
+
     real = skgibbs._base.build_problem
 
     def build_problem(estimator, X, y):
@@ -548,7 +552,10 @@ def run_blocks(spec_file):
         }
         if short:
             sampler = clone(sampler).set_params(**short)
-        return problem._replace(run=run, sampler=sampler)
+        stop = problem.run_length
+        if stop is not None:  # n_samples="auto": one short block, checked, never extended
+            stop = RunLength(stop.watch, stop.n_chains, min(stop.min_draws, caps["n_samples"]), max_grad_evals=1)
+        return problem._replace(run=run, sampler=sampler, run_length=stop)
 
     skgibbs._base.build_problem = build_problem
 

@@ -417,6 +417,10 @@ def test_predictions_are_on_the_scale_of_y(fitted):
     # the model sees the same standardized data, so it is the same model
     np.testing.assert_allclose(big.samples_, small.samples_, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(big.predict(1000 * X - 7), 50 * small.predict(X) + 300, rtol=1e-4)
+    # and so are its intervals: they move and stretch with y
+    _, pis = small.predict_interval(X, confidence_level=0.9)
+    _, pis_big = big.predict_interval(1000 * X - 7, confidence_level=0.9)
+    np.testing.assert_allclose(pis_big, 50 * pis + 300, rtol=1e-4)
 
 
 # ------------------------------------------------------------ bad input

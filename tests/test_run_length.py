@@ -115,6 +115,18 @@ def test_the_default_cap_is_a_multiple_of_the_first_block():
     assert stopped == DEFAULT_CAP_FACTOR * 100 and rule.record["stopped_by"] == "max_grad_evals"
 
 
+def test_a_kernel_without_gradients_counts_a_draw_as_one_evaluation():
+    # chains that never pass (a random walk that barely moves), under a kernel that evaluates no gradient:
+    # the cap still binds, at one evaluation a draw, by default and when set
+    draws = _ar1(np.random.default_rng(4), 4, 40_000, 0.999)
+    default = RunLength(_identity, 4, 100)
+    assert _drive(default, draws, grads_per_draw=0.0) == DEFAULT_CAP_FACTOR * 100
+    assert default.record["stopped_by"] == "max_grad_evals" and default.record["grads_per_draw"] == 0.0
+    capped = RunLength(_identity, 4, 100, max_grad_evals=1)
+    assert _drive(capped, draws, grads_per_draw=0.0) == 100  # the first block, checked once, not extended
+    assert capped.record["n_checks"] == 1 and capped.record["needed_grad_evals"] == capped.record["needed_draws"]
+
+
 def test_chains_in_different_modes_are_not_extended():
     rng = np.random.default_rng(4)
     draws = rng.normal(size=(4, 200, 1)) + np.array([0.0, 0.0, 0.0, 4.0])[:, None, None]
