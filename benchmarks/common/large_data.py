@@ -32,7 +32,7 @@ METHODS = ("skgibbs", "skgibbs_vi", "skgibbs_sghmc", "mlp_ensemble", "hgb", "ngb
 FIT_SIZES = {
     "full": {"rows": (1000, 10_000, 100_000), "skgibbs": {}, "skgibbs_mcmc": {}, "mlp_max_iter": 200,
              "ngboost_estimators": 500, "catboost_iterations": 1000, "realmlp": {}},
-    "quick": {"rows": (1000, 3000), "skgibbs": {"n_samples": 20, "pretrain_iter": 100},
+    "quick": {"rows": (1000,), "skgibbs": {"n_samples": 20, "pretrain_iter": 100},
               "skgibbs_mcmc": {"burn_in": 50, "thin": 2}, "mlp_max_iter": 20, "ngboost_estimators": 50,
               "catboost_iterations": 50, "realmlp": {"n_epochs": 8}},
 }  # fmt: skip
