@@ -29,7 +29,8 @@ that first block, at a cap of one gradient evaluation: it is checked once
 and not extended), and the resolved sampler object is a
 clone with its own budgets capped (HMC's ``max_leapfrog``, the variational
 fit's ``max_iter``, SMC's ``n_particles`` and, on sparse networks, its
-``max_mcmc_steps``, ``"auto"`` included). Two runs outside a fit's
+``max_mcmc_steps`` and the birth and death proposals of a move,
+``n_jumps``, ``"auto"`` included). Two runs outside a fit's
 sampling are capped alike: the Langevin run of the ``"lfv"`` criterion
 (``LFV_CAPS``, by a wrapper of
 :func:`skgibbs.criteria.langevin_functional_variance`) and the Adam steps
@@ -433,7 +434,7 @@ NO_RUN = "no-run"
 
 #: the budgets of a snippet's fit, see the module docstring
 CAPS = {"pretrain_iter": 20, "n_samples": 10, "burn_in": 10, "thin": 1}
-SAMPLER_CAPS = {"max_leapfrog": 8, "max_iter": 50, "n_particles": 16, "max_mcmc_steps": 2}
+SAMPLER_CAPS = {"max_leapfrog": 8, "max_iter": 50, "n_particles": 16, "max_mcmc_steps": 2, "n_jumps": 2}
 #: the budgets of the runs outside a fit's sampling: the Langevin run of the ``"lfv"`` criterion and
 #: the Adam steps of a neural control variate
 LFV_CAPS = {"n_iter": 50, "burn_in": 10}
