@@ -1,5 +1,6 @@
 """GibbsMLPClassifier: labels, outputs, criteria, bad input and the logistic-regression ground truth."""
 
+import functools
 import pickle
 import warnings
 
@@ -12,7 +13,7 @@ from sklearn.datasets import load_iris, make_moons
 from skgibbs import GibbsMLPClassifier, SamplerWarning
 from skgibbs.diagnostics import effective_sample_size
 from skgibbs.known_posteriors import LogisticRegressionGPrior, sample_chains
-from skgibbs.samplers import CSMALA
+from skgibbs.samplers import CSMALA, SMC
 
 CHEAP = {"hidden_layer_sizes": (8,), "n_samples": 30, "burn_in": 40, "pretrain_iter": 100, "n_chains": 2}
 
@@ -193,49 +194,79 @@ def _orthogonal_design(n, d, seed):
     return Q * np.sqrt(n)
 
 
-@pytest.mark.slow
-def test_logistic_regression_matches_the_g_prior_posterior():
-    # With hidden_layer_sizes=() the classifier is Bayesian logistic regression on the standardized
-    # inputs, prior N(0, prior_std^2 I) on (w, b). On a design with X'X = n I and centred columns,
-    # Z = [X, 1] has Z'Z = n I, so Zellner's g-prior N(0, g (Z'Z)^{-1}) is N(0, g/n I) and the target
-    # samples x~ = sqrt(n) (w, b): the same posterior, sampled by a different kernel (long MALA).
-    n, d, g = 60, 2, 4.0 * 60
+_G_PRIOR = {"n": 60, "d": 2, "g": 4.0 * 60}
+
+
+@functools.lru_cache(maxsize=1)
+def _g_prior_problem():
+    """The design, labels and reference draws (long MALA on the known posterior, on the fit's scale)."""
+    n, d, g = _G_PRIOR["n"], _G_PRIOR["d"], _G_PRIOR["g"]
     X = _orthogonal_design(n, d, seed=3)
     rng = np.random.default_rng(4)
     y = (rng.random(n) < expit(X @ np.array([1.5, -1.0]) + 0.5)).astype(int)
-    assert np.allclose(X.std(0), 1.0) and np.allclose(X.mean(0), 0.0)
-    clf = GibbsMLPClassifier(
-        hidden_layer_sizes=(),
-        prior="fixed",  # the g-prior's fixed Gaussian (prior="auto" is ARD under HMC: another posterior)
-        prior_std=float(np.sqrt(g / n)),
-        n_samples=2000,
-        n_chains=4,
-        burn_in=300,
-        random_state=0,
-    ).fit(X, y)
-    ours = clf.samples_.astype(np.float64)  # (4, 2000, 3)
     target = LogisticRegressionGPrior(X, y, g=g)
     ref = sample_chains(
         target, 10000, sampler="mala", step_size=0.5, adapt_step_size=True, burn_in=2000, n_chains=4, thin=2,
         random_state=1,
     )
-    ref = ref / np.sqrt(n)
-    _assert_same_moments(ours, ref)
+    return X, y, ref / np.sqrt(n)
+
+
+#: every kernel the classifier runs on the full data, with the settings that give each over 1000 effective
+#: draws. MCLMC is unadjusted: its variances came out 3-5% below the reference's (1.2 to 2.0 Monte Carlo
+#: standard errors), a bias below this test's tolerance, not zero
+_EXACT_KERNELS = {
+    "hmc": {"n_samples": 2000, "burn_in": 300},
+    "mala": {"n_samples": 2000, "burn_in": 2000},
+    "csmala": {"n_samples": 2000, "burn_in": 2000},  # rho = 1: every row, exact
+    "adjusted_mclmc": {"n_samples": 2000},
+    "mclmc": {"n_samples": 2000},
+    "smc": {"sampler": SMC(n_particles=2048)},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel", list(_EXACT_KERNELS))
+def test_logistic_regression_matches_the_g_prior_posterior(kernel):
+    # With hidden_layer_sizes=() the classifier is Bayesian logistic regression on the standardized
+    # inputs, prior N(0, prior_std^2 I) on (w, b). On a design with X'X = n I and centred columns,
+    # Z = [X, 1] has Z'Z = n I, so Zellner's g-prior N(0, g (Z'Z)^{-1}) is N(0, g/n I) and the target
+    # samples x~ = sqrt(n) (w, b): the same posterior, sampled by a different kernel (long MALA).
+    n, g = _G_PRIOR["n"], _G_PRIOR["g"]
+    X, y, ref = _g_prior_problem()
+    assert np.allclose(X.std(0), 1.0) and np.allclose(X.mean(0), 0.0)
+    settings = {"sampler": kernel, **_EXACT_KERNELS[kernel]}
+    clf = GibbsMLPClassifier(
+        hidden_layer_sizes=(),
+        prior="fixed",  # the g-prior's fixed Gaussian (prior="auto" is ARD: another posterior)
+        prior_std=float(np.sqrt(g / n)),
+        random_state=0,
+        **settings,
+    ).fit(X, y)
+    _assert_same_moments(clf.samples_.astype(np.float64), ref)
 
 
 def _assert_same_moments(draws_a, draws_b):
-    """Means and sds of every coordinate agree within 4 Monte Carlo standard errors."""
+    """Means and variances of every coordinate agree within 4 Monte Carlo standard errors.
+
+    A mean's standard error is ``sd / sqrt(ESS)``; a variance's is that of
+    the mean of the squared deviations ``z = (x - m)^2``, ``sd(z) /
+    sqrt(ESS(z))``: the ESS of ``x`` itself can be far larger than that of
+    ``z`` for the antithetic draws of HMC and MCLMC.
+    """
     ess_a = np.atleast_1d(effective_sample_size(draws_a))
     ess_b = np.atleast_1d(effective_sample_size(draws_b))
     assert ess_a.min() > 1000 and ess_b.min() > 1000
     flat_a, flat_b = draws_a.reshape(-1, draws_a.shape[-1]), draws_b.reshape(-1, draws_b.shape[-1])
     mean_a, mean_b = flat_a.mean(0), flat_b.mean(0)
-    sd_a, sd_b = flat_a.std(0), flat_b.std(0)
-    # Monte Carlo standard errors: sd / sqrt(ESS) for a mean, about sd / sqrt(2 ESS) for an sd
-    se_mean = np.sqrt(sd_a**2 / ess_a + sd_b**2 / ess_b)
-    se_sd = np.sqrt(sd_a**2 / (2 * ess_a) + sd_b**2 / (2 * ess_b))
+    se_mean = np.sqrt(flat_a.var(0) / ess_a + flat_b.var(0) / ess_b)
     assert np.all(np.abs(mean_a - mean_b) < 4 * se_mean), (mean_a, mean_b, se_mean)
-    assert np.all(np.abs(sd_a - sd_b) < 4 * se_sd), (sd_a, sd_b, se_sd)
+    z_a, z_b = (draws_a - mean_a) ** 2, (draws_b - mean_b) ** 2
+    ess_za = np.atleast_1d(effective_sample_size(z_a))
+    ess_zb = np.atleast_1d(effective_sample_size(z_b))
+    var_a, var_b = z_a.reshape(flat_a.shape).mean(0), z_b.reshape(flat_b.shape).mean(0)
+    se_var = np.sqrt(z_a.reshape(flat_a.shape).var(0) / ess_za + z_b.reshape(flat_b.shape).var(0) / ess_zb)
+    assert np.all(np.abs(var_a - var_b) < 4 * se_var), (var_a, var_b, se_var)
 
 
 def test_model_selection_by_waic_and_by_calibration():
