@@ -13,7 +13,7 @@ _COUNTS_GID = "skgibbs-reliability-counts"  # marks the twin axes that hold the 
 _COUNTS_SHARE = 0.25  # the largest bar fills this share of the height
 _CURVE_GID = "skgibbs-reliability-curve"  # marks the curves, whose extent sets the axes' limits
 _PAD = 0.04  # the margin around the curves and the bins, a share of the shown range
-#: where the legend may go, in order of preference; the first that covers the least wins
+#: where the legend may go, in order of preference; the first that covers nothing wins
 _LEGEND_PLACES = ("upper left", "lower right", "center left", "upper center", "lower center", "center right")
 
 
@@ -51,7 +51,7 @@ def _fit_limits(ax, counts_ax):
     values = [1.0]
     for line in ax.get_lines():
         if line.get_gid() == _CURVE_GID:
-            values += list(np.asarray(line.get_xdata(), dtype=float)) + list(np.asarray(line.get_ydata(), dtype=float))
+            values += [*np.asarray(line.get_xdata(), dtype=float), *np.asarray(line.get_ydata(), dtype=float)]
     if counts_ax is not None:
         values += [patch.get_x() for patch in counts_ax.patches]
     lo = max(min(values), 0.0)
@@ -77,7 +77,7 @@ def _polyline(xy, spacing=2.0):
 
 
 def _obstacles(ax, counts_ax):
-    """What the legend should not cover, in pixels: the lines' points and the boxes of markers, bars and labels."""
+    """What the legend should not cover, in pixels: the lines' points; the boxes of markers, bars, labels."""
     from matplotlib.transforms import Bbox
 
     renderer = _renderer(ax.figure)
@@ -97,10 +97,11 @@ def _obstacles(ax, counts_ax):
     return np.vstack(points), boxes
 
 
-def _covered(bbox, points, boxes):
-    """How much of the obstacles the box ``bbox`` covers: the points inside it plus the boxes it meets."""
-    inside = (points[:, 0] >= bbox.x0) & (points[:, 0] <= bbox.x1) & (points[:, 1] >= bbox.y0) & (points[:, 1] <= bbox.y1)
-    return int(inside.sum()) + sum(bbox.overlaps(box) for box in boxes)
+def _covers(bbox, points, boxes):
+    """Whether the box ``bbox`` holds one of the ``points`` or meets one of the ``boxes``."""
+    x, y = points[:, 0], points[:, 1]
+    inside = (x >= bbox.x0) & (x <= bbox.x1) & (y >= bbox.y0) & (y <= bbox.y1)
+    return bool(inside.any()) or any(bbox.overlaps(box) for box in boxes)
 
 
 def _place_legend(ax, counts_ax):
@@ -108,8 +109,9 @@ def _place_legend(ax, counts_ax):
 
     Tried in the order of ``_LEGEND_PLACES``, at the default font size and
     then at ``"small"``: the first place whose box meets no marker, no point
-    of a line (the diagonal included), no bar and no bar label. Matplotlib's ``loc="best"`` sees only the artists of one
-    axes (the bars live on the twin) and settles for the least overlap;
+    of a line (the diagonal included), no bar and no bar label. Matplotlib's
+    ``loc="best"`` sees only the artists of one axes (the bars live on the
+    twin) and settles for the least overlap;
     here, when every place inside covers something, the legend goes above
     the axes (a figure made by :meth:`ReliabilityDisplay.plot` has the
     constrained layout, which makes room for it; a title set afterwards
@@ -120,9 +122,10 @@ def _place_legend(ax, counts_ax):
     for size in (None, "small"):  # the default font first, then a smaller one where it fits
         for loc in _LEGEND_PLACES:
             legend = ax.legend(loc=loc, fontsize=size)
-            if _covered(legend.get_window_extent(renderer), points, boxes) == 0:
+            if not _covers(legend.get_window_extent(renderer), points, boxes):
                 return legend
     return ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.02), borderaxespad=0.0, fontsize="small")
+
 
 class ReliabilityDisplay:
     """Top-label reliability diagram: accuracy against confidence, bin by bin.
