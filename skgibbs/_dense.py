@@ -169,9 +169,10 @@ _SHARED_PARAMETERS = """\
         n_samples`` draws. ``"auto"``: for the Markov chain samplers a run
         length that adapts (:ref:`diagnostics`, *A run length that
         adapts*): a first block of 175 draws a chain, then the run
-        doubled, its second half kept, until the chains pass the mixing
-        check of ``rhat_`` and ``ess_`` (R-hat at most 1.05, bulk ESS at
-        least 100: the fit would end without a mixing warning) or a cap is
+        extended by ``sqrt 2``, its second half kept, until the chains
+        pass the mixing check of ``rhat_`` and ``ess_`` (R-hat at most
+        1.05, bulk ESS at least 100: the fit would end without a mixing
+        warning) on two successive checks, or a cap is
         reached (``max_grad_evals``, ``max_time``);
         ``run_length_`` records the checks. For VI, 50 draws per group
         (independent draws of the fitted approximation), and SMC's
