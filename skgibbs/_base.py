@@ -97,6 +97,33 @@ def _same(value, other):
     return False
 
 
+#: ``hidden_layer_sizes="auto"``: the network of small data (at most :data:`SMALL_DATA_ROWS` rows), and of more
+SMALL_DATA_LAYERS, LARGE_DATA_LAYERS = (16, 16), (100, 100)
+#: the most training rows for which ``hidden_layer_sizes="auto"`` is :data:`SMALL_DATA_LAYERS`
+SMALL_DATA_ROWS = 1000
+
+
+def auto_layers(n_rows):
+    """The hidden widths of ``hidden_layer_sizes="auto"`` for ``n_rows`` training rows.
+
+    Two hidden layers of 16 up to :data:`SMALL_DATA_ROWS` rows, of 100
+    beyond (and without a row count): the 16-16 network of the
+    Microcanonical Langevin Ensembles (Sommer et al., ICLR 2025) on the
+    small tables of the ``uq`` benchmark, where it did at least as well as
+    100-100 at a fraction of the cost; 100-100 on larger data, where it did
+    better on that benchmark's largest table and where the ``large_n`` and
+    ``tabular`` benchmarks measured it (:ref:`defaults-measured`).
+
+    Examples
+    --------
+    >>> auto_layers(442), auto_layers(50_000)
+    ((16, 16), (100, 100))
+    """
+    if n_rows is not None and int(n_rows) <= SMALL_DATA_ROWS:
+        return SMALL_DATA_LAYERS
+    return LARGE_DATA_LAYERS
+
+
 class BaseGibbsMLP(BaseEstimator):
     """Fit, stored draws and ArviZ export of a Gibbs-posterior MLP.
 
@@ -106,7 +133,7 @@ class BaseGibbsMLP(BaseEstimator):
 
     # the parameters every Gibbs MLP has; subclasses add their own
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "activation": [StrOptions(set(ACTIVATIONS))],
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_samples": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -328,8 +355,11 @@ class BaseGibbsMLP(BaseEstimator):
             )
         return torch.as_tensor(std, dtype=torch.float32, device=device)
 
-    def _check_layers(self):
+    def _check_layers(self, n_rows=None):
+        """The hidden widths as a tuple; ``"auto"`` resolved for ``n_rows`` training rows (:func:`auto_layers`)."""
         layers = self.hidden_layer_sizes
+        if isinstance(layers, str) and layers == "auto":
+            return auto_layers(n_rows)
         layers = (layers,) if isinstance(layers, Integral) else tuple(layers)
         if any(not isinstance(w, Integral) or isinstance(w, bool) or w < 1 for w in layers):
             raise ValueError(

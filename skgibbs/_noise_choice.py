@@ -225,7 +225,7 @@ def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic"):
     if len(val) < MIN_HELD_OUT:
         reason = f"{len(val)} held-out rows, fewer than the {MIN_HELD_OUT} the choice needs"
         return fallback, {**base, "winner": fallback, "reason": reason}
-    layers = est._check_layers()
+    layers = est._check_layers(Xt.shape[0])
     X_val, y_val = Xt[val], yt[val].cpu().numpy()
     log_density = {}
     with torch_threads(device):

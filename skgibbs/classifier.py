@@ -56,10 +56,12 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
 
     Parameters
     ----------
-    hidden_layer_sizes : int or tuple of int, default=(100, 100)
+    hidden_layer_sizes : int, tuple of int or "auto", default=(100, 100)
         Widths of the hidden layers (an int: one hidden layer of that
         width, as in scikit-learn's ``MLPRegressor``); ``()`` is (multinomial) logistic
         regression.
+        ``"auto"``: two hidden layers of 16 for at most 1000 training rows, of
+        100 beyond (:class:`GibbsMLPRegressor`'s default).
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
 

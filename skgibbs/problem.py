@@ -185,13 +185,14 @@ def build_problem(estimator, X, y):
     """
     est = estimator
     est._validate_params()
-    layers = est._check_layers()
+    est._check_layers()
     device = est._check_device()
     check_numeric(X, "X")
     X, y, inputs = est._validate_fit_data(X, y)
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
+    layers = est._check_layers(n)
     x_mean, x_scale = X.mean(0), safe_scale(X.std(0))
     targets, encoding = est._encode_targets(y)
     # an embedding's bins are quantiles of the training inputs, fixed before any fitting

@@ -246,10 +246,12 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
 
     Parameters
     ----------
-    hidden_layer_sizes : int or tuple of int, default=(100, 100)
+    hidden_layer_sizes : int, tuple of int or "auto", default=(100, 100)
         Widths of the hidden layers (an int: one hidden layer of that
         width, as in scikit-learn's ``MLPRegressor``); ``()`` is the linear model (variable
         selection).
+        ``"auto"``: two hidden layers of 16 for at most 1000 training rows, of
+        100 beyond (:class:`GibbsMLPRegressor`'s default).
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
     sparsity : float >= 2, default=2.0
         ``s`` of the mixing prior: the prior odds of one more active

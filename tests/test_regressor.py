@@ -796,3 +796,22 @@ def test_mixing_diagnostics_use_the_library_functions():
     assert est.rhat_ < 1.05 and est.ess_ > 100  # a linear Gaussian posterior mixes
     short = clone(est).set_params(n_samples=3).fit(X, y)
     assert np.isnan(short.rhat_) and np.isnan(short.ess_)
+
+
+def test_the_default_width_is_sixteen_sixteen_on_small_data_and_a_hundred_beyond():
+    from skgibbs._base import SMALL_DATA_ROWS, auto_layers
+    from skgibbs.problem import build_problem
+
+    assert GibbsMLPRegressor().get_params()["hidden_layer_sizes"] == "auto"
+    assert auto_layers(SMALL_DATA_ROWS) == (16, 16) and auto_layers(SMALL_DATA_ROWS + 1) == (100, 100)
+    assert auto_layers(None) == (100, 100)
+    rng = np.random.default_rng(0)
+    settings = {"noise": "homoscedastic", "pretrain_iter": 5, "random_state": 0}
+    for n, width in ((SMALL_DATA_ROWS, 16), (SMALL_DATA_ROWS + 1, 100)):
+        X = rng.normal(size=(n, 2))
+        problem = build_problem(GibbsMLPRegressor(**settings), X, X[:, 0])
+        # a 2-w-w-1 network
+        assert problem.theta0.shape[1] == 2 * width + width + width * width + width + width + 1
+    X = rng.normal(size=(60, 2))
+    reg = GibbsMLPRegressor(**settings, n_samples=10, burn_in=20).fit(X, X[:, 0])
+    assert reg.spec_.hidden_layer_sizes == (16, 16) and reg.get_params()["hidden_layer_sizes"] == "auto"

@@ -8,8 +8,8 @@ This script measures, in float32:
 1. the SGEMM rate: GFLOP/s of one ``torch.mm`` of two 2048 x 2048 float32
    matrices (``2 n^3`` flops), on one thread and on all threads;
 2. the forward+backward rate of ``loss_sum_and_grad`` of the
-   ``GibbsMLPRegressor()`` default network (``d -> 100 -> 100 -> 1`` ReLU,
-   ``d = 20``) through the public :class:`skgibbs.potential.MLPPotential`,
+   ``GibbsMLPRegressor()`` default network beyond 1000 training rows
+   (``d -> 100 -> 100 -> 1`` ReLU, ``d = 20``) through the public :class:`skgibbs.potential.MLPPotential`,
    :class:`skgibbs.model.MLPSpec` and :class:`skgibbs.potential.Batch`, as
    the samplers call it: on the full data at n = 10^3, 10^4 and 10^5 rows
    and on minibatches of 128, 1024 and 4096 rows gathered by index from
@@ -90,10 +90,10 @@ def sgemm(opts):
 # -- the network ------------------------------------------------------------------------------------
 
 
-def default_spec(n_features=N_FEATURES):
-    """The ``GibbsMLPRegressor()`` default network on ``n_features`` inputs."""
+def default_spec(n_features=N_FEATURES, n_rows=10**3 + 1):
+    """The ``GibbsMLPRegressor()`` default network on ``n_features`` inputs and ``n_rows`` rows (100-100 beyond 1000)."""
     est = GibbsMLPRegressor()
-    return MLPSpec(n_features, tuple(est.hidden_layer_sizes), est.activation)
+    return MLPSpec(n_features, est._check_layers(n_rows), est.activation)
 
 
 def _data(n, d, seed=0):

@@ -103,7 +103,7 @@ class HMC(ChainSampler):
         ``"adaptive"`` under a hierarchical one
         (:class:`~skgibbs.priors.HierarchicalPrior`) when ``burn_in`` is at
         least 150 (Stan's full schedule of windows), whose precisions move
-        the posterior scale of each group: on the default network on the
+        the posterior scale of each group: on a 100-100 network on the
         diabetes data the prior's mean variances gave less than half the
         effective sample size of the function values (21 against 51), and a
         metric that follows the current precisions at every transition
