@@ -177,7 +177,7 @@ class RunLength:
         """
         total = draws.shape[1]
         check = self._check(draws[:, total - self.retained(total):])
-        previous = self.record["checks"][-1]["failure"] if self.record["checks"] else "none yet"
+        passed_before = bool(self.record["checks"]) and self.record["checks"][-1]["failure"] is None
         self.record["n_checks"] += 1
         self.record["checks"].append({"n_draws": int(total), "n_retained": self.retained(total), **check})
         self.record.update(n_draws=int(total), n_retained=self.retained(total),
@@ -191,9 +191,8 @@ class RunLength:
         limit, which = self._cap(total, cost, elapsed)
         nxt = min(max(math.ceil(GROWTH * total), total + 1), limit)
         if check["failure"] is None:
-            confirmed = previous is None
-            if confirmed or nxt <= total:  # confirmed, or no room left to confirm it
-                self.record.update(converged=True, stopped_by="checks", confirmed=confirmed)
+            if passed_before or nxt <= total:  # confirmed, or no room left to confirm it
+                self.record.update(converged=True, stopped_by="checks", confirmed=passed_before)
                 return total
             return nxt
         if nxt <= total:

@@ -185,7 +185,7 @@ def build_problem(estimator, X, y):
     """
     est = estimator
     est._validate_params()
-    est._check_layers()
+    est._check_layers()  # a bad value is refused before the data are read; "auto" is resolved below
     device = est._check_device()
     check_numeric(X, "X")
     X, y, inputs = est._validate_fit_data(X, y)
