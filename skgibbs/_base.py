@@ -437,6 +437,13 @@ class BaseGibbsMLP(BaseEstimator):
     #: hierarchical default was measured under HMC within Gibbs, which ``"auto"`` keeps
     _hierarchical_sampler = False
 
+    def _auto_asks(self):
+        """What the settings ask of ``sampler="auto"`` (keywords of :func:`~skgibbs.samplers.choose_sampler`)."""
+        return {
+            "learned_noise": self._learns_noise_always(),
+            "hierarchical": self._hierarchical_sampler and self._asks_hierarchical(),
+        }
+
     def _learns_noise(self, sampler):
         """Whether the fit samples the noise precision under ``sampler`` (only the dense regressor can)."""
         return False

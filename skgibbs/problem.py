@@ -199,10 +199,7 @@ def build_problem(estimator, X, y):
     embedding, bins = est._embedding(X, x_mean, x_scale)
     spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs(encoding), embedding)
     # what the settings ask of "auto": a noise learned whatever the sampler ("learn"), a hierarchical prior
-    asks = {
-        "learned_noise": est._learns_noise_always(),
-        "hierarchical": est._hierarchical_sampler and est._asks_hierarchical(),
-    }
+    asks = est._auto_asks()
     sampler = get_sampler(est.sampler, est._requested_rho(), n_rows=n, n_params=spec.n_params, device=device, **asks)
     why = None
     if isinstance(est.sampler, str) and est.sampler == "auto":

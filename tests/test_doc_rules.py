@@ -286,10 +286,7 @@ def test_the_auto_table_of_the_guide_is_what_the_code_chooses():
         est = eval(
             expression, {"GibbsMLPRegressor": GibbsMLPRegressor, "GibbsMLPClassifier": GibbsMLPClassifier}
         )
-        asks = {
-            "learned_noise": est._learns_noise_always(),
-            "hierarchical": est._hierarchical_sampler and est._asks_hierarchical(),
-        }
+        asks = est._auto_asks()
         works = [sizes[size_cell]] if sizes[size_cell] else [FULL_BATCH_WORK // 1000, FULL_BATCH_WORK * 2]
         for work in works:
             chosen = choose_sampler(est._requested_rho(), 1000, work // 1000, "cpu", **asks)[0]
