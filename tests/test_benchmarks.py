@@ -17,6 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -297,6 +298,23 @@ def test_timed_fit_records_every_warning_the_same_way():
     assert fit.messages(SamplerWarning) == ["chains did not mix"] * 2
     assert fit.count(ConvergenceWarning) == 1 and fit.count() == 3
     assert fit.categories() == {"SamplerWarning": 2, "ConvergenceWarning": 1}
+
+
+def test_the_mixing_column_reads_the_numbers_of_the_warning_a_fit_raises_today():
+    # the tables' "function-space mixing" column parses the warning's text: a rewording must not turn a
+    # fit that warned into "mixed"
+    from benchmarks.common.fits import mixing_note
+
+    from skgibbs import GibbsMLPRegressor, SamplerWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 1))
+    reg = GibbsMLPRegressor(hidden_layer_sizes=(4,), n_samples=20, burn_in=20, pretrain_iter=50, random_state=0)
+    fit = stats.timed_fit(reg, X, np.sin(X[:, 0]))
+    messages = fit.messages(SamplerWarning)
+    assert reg.ess_ < 100 and messages  # 20 draws a chain: too few effective draws, a warning
+    assert mixing_note(messages) == f"R-hat {reg.rhat_:.3g}, ESS {reg.ess_:.3g}: not mixed"
+    assert mixing_note([]) == "mixed"
 
 
 # ---------------------------------------------------------------- sizes and figures

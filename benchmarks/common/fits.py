@@ -174,12 +174,31 @@ def make_regressor_vi(cfg, seed=None):
     return vi_estimator(GibbsMLPRegressor, {**FIXED_REGRESSOR, **cfg["skgibbs_vi"]}, seed)
 
 
+#: the pooled R-hat and bulk ESS in the text of a mixing warning: as worded since the within-chain checks,
+#: and as worded before them (fits stored then)
+_MIXING_NUMBERS = (
+    re.compile(r"have an R-hat of ([\d.]+) \(at most [\d.]+ wanted\) and a bulk effective sample size of ([\d.]+)"),
+    re.compile(r"R-hat up to ([\d.]+) and a bulk effective sample size down to ([\d.]+)"),
+)
+
+
 def mixing_note(messages):
-    """``"R-hat r, ESS e: not mixed"`` from a fit's SamplerWarning messages, or ``"mixed"`` without one."""
+    """``"R-hat r, ESS e: not mixed"`` from a fit's SamplerWarning messages, or ``"mixed"`` without one.
+
+    Examples
+    --------
+    >>> mixing_note(["The chains have not mixed: a chain has not converged on its own. At the training "
+    ...              "inputs the function values have an R-hat of 1.28 (at most 1.05 wanted) and a bulk "
+    ...              "effective sample size of 11.1 (at least 100) over the 4 chains; ..."])
+    'R-hat 1.28, ESS 11.1: not mixed'
+    >>> mixing_note(["3 divergent transitions after warm-up: raise target_accept."])
+    'mixed'
+    """
     for m in messages:
-        hit = re.search(r"R-hat up to ([\d.]+) and a bulk effective sample size down to ([\d.]+)", m)
-        if hit:
-            return f"R-hat {hit.group(1)}, ESS {hit.group(2)}: not mixed"
+        for pattern in _MIXING_NUMBERS:
+            hit = pattern.search(m)
+            if hit:
+                return f"R-hat {hit.group(1)}, ESS {hit.group(2)}: not mixed"
     return "mixed"
 
 

@@ -253,6 +253,14 @@ def report_fits(res):
             "The skgibbs rows with sampler sghmc ran when sampler='auto' chose SGHMC beyond 5e7 rows x "
             "weights; after these measurements it chooses VI there (the skgibbs_vi rows)."
         )
+    for r in res["rows"]:
+        if r.get("refitted"):  # a row refitted alone after a change of the defaults, merged into the stored run
+            x = r["refitted"]
+            notes.append(
+                f"The {r['method']} row at n = {r['n']} was refitted alone on {x['date'][:10]} at the defaults of "
+                f"that day ({x['command']}, on {x['cpu_model']}, load average {x['load_before']:.1f} before) and "
+                "replaces the fit of the run above; the other rows are that run's."
+            )
     if was_quick(res):
         notes.append("Quick run: short chains and few iterations; not the documented numbers.")
     notes += [f"Skipped {k}: {v}" for k, v in res.get("skipped", {}).items()]
