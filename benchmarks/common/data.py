@@ -99,6 +99,20 @@ def _pima():
     return Dataset(X, y)  # split at random by the benchmarks, not at the two items' boundary
 
 
+def _hmda():
+    """AER HMDA (Boston home mortgages, 1990; 2380 rows): whether the application was denied, from the 13 inputs.
+
+    The seven yes/no columns (``phist``, ``selfemp``, ``insurance``,
+    ``condomin``, ``afam``, ``single``, ``hschool``) become 1/0; ``chist`` and
+    ``mhist`` (credit-history grades) stay numeric codes, as in the data.
+    """
+    df = r_frame("AER", "HMDA")
+    y = df.pop("deny").to_numpy()
+    for column in df.columns[df.dtypes == object]:
+        df[column] = (df[column] == "yes").astype(float)
+    return Dataset(df.to_numpy(float), y)
+
+
 def _one_hot(df, columns):
     import pandas as pd
 
@@ -172,6 +186,7 @@ DATASETS = {  # name: (loader, description)
     "breast_cancer": (_sklearn("load_breast_cancer"), "scikit-learn breast cancer (n = 569, d = 30)"),
     "digits": (_sklearn("load_digits"), "scikit-learn digits (n = 1797, d = 64, ten classes)"),
     "pima": (_pima, "MASS Pima.tr + Pima.te (n = 532, d = 7)"),
+    "hmda": (_hmda, "AER HMDA, mortgage denied, yes/no columns as 1/0 (n = 2380, d = 13, 12% denied)"),
     "synth": (_stacked("MASS", ("synth.tr", "synth.te"), "yc"), "Ripley's synth.tr (250) and synth.te (1000)"),
     "boston": (_regression("MASS", "Boston", "medv"), "MASS Boston (n = 506, d = 13)"),
     "concrete": (_regression("modeldata", "concrete", "compressive_strength"), "modeldata concrete (n = 1030)"),
