@@ -759,8 +759,8 @@ BENCHMARK = Benchmark(
         ),
         Output(
             "classification_mclmc_fixed",
-            "The classifier under MCLMC with the fixed prior and 16-16 networks, beside classification_mclmc "
-            "(3 splits)",
+            "The classifier under MCLMC with the fixed prior (16-16 networks up to 1000 rows, 100-100 on hmda), "
+            "beside classification_mclmc (3 splits)",
             flags="--datasets breast_cancer pima synth hmda --models skgibbs --skgibbs-params "
             "'{\"sampler\": \"mclmc\", \"prior\": \"fixed\", \"hidden_layer_sizes\": \"auto\"}' --n-splits 3 "
             "--output classification_mclmc_fixed",
