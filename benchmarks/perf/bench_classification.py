@@ -748,7 +748,7 @@ BENCHMARK = Benchmark(
         Output(
             "classification_defaults",
             "The classifier's defaults with the ARD prior, beside the cheaper peers (3 splits)",
-            flags="--models skgibbs,logistic,mlp,hgb,bde --n-splits 3 --output classification_defaults",
+            flags="--models skgibbs,logistic,mlp,mlp_isotonic,hgb,bde --n-splits 3 --output classification_defaults",
         ),
         Output(
             "classification_mclmc",
