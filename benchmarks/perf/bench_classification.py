@@ -670,14 +670,12 @@ def page(result, name):
         tabs.append(diagnostics_table(summary))
     if any("skgibbs_vi" in models for models in summary.values()):
         tabs.append(vi_diagnostics_table(summary))
-    goal, wins = goal_table(summary)
     # the goal ranks skgibbs against the peers: a page of the library's rows alone (one setting measured
-    # against another page) has nothing to rank it against
-    peers = any(m not in GIBBS for models in summary.values() for m in models)
-    if peers:
+    # against another page) has nothing to rank it against, and no goal
+    wins = None
+    if any(m not in GIBBS for models in summary.values() for m in models):
+        goal, wins = goal_table(summary)
         tabs.append(goal)
-    else:
-        wins = None
     vi = vi_table(summary)
     if vi[2]:
         tabs.append(vi)
