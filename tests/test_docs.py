@@ -766,3 +766,24 @@ def test_the_commands_timings_are_the_benchmarks(target, value):
     if target != "demo":
         lane = results["test_suite"]["lanes"][target]
         assert lane["returncode"] == 0 and lane["counts"].get("failed", 0) == 0 and lane["counts"]["passed"] > 0
+
+
+def test_the_readme_installs_and_starts_the_quick_start_on_its_first_screen():
+    """README's first 40 lines hold the set-up command, in a virtual environment, and the quick start's first line.
+
+    A reader who opens the README sees how to install before any feature prose: an Install section with
+    ``python -m venv`` and ``make setup`` (the Makefile target that installs torch first, then skgibbs), then
+    the first line of the first Python block, the quick start.
+    """
+    lines = (ROOT / "README.rst").read_text().splitlines()
+    first_screen = "\n".join(lines[:40])
+    assert re.search(r"^Install\n=+$", first_screen, re.M), "README.rst has no Install section in its first 40 lines"
+    assert "python -m venv" in first_screen and "make setup" in first_screen
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^setup:", makefile, re.M), "the README's set-up command is not a Makefile target"
+    _, source = code_blocks(ROOT / "README.rst")[0]
+    first_line = next(line for line in source.splitlines() if line.strip())
+    assert first_line in first_screen, f"the quick start's first line {first_line!r} is past line 40"
+    # the features come after the quick start and the commands, not before
+    text = "\n".join(lines)
+    assert text.index("Quick start\n") < text.index("Commands\n") < text.index("What it does\n")
