@@ -2,7 +2,7 @@
 
 from .exceptions import ControlVariateWarning, MultimodalWarning, SamplerWarning
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 __all__ = [
     "ControlVariateWarning",

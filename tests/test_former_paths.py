@@ -28,3 +28,36 @@ def test_a_sampler_pickled_under_its_former_path_loads_and_is_trusted(name):
     loaded = pickle.loads(data)
     assert type(loaded) is cls and loaded.get_params() == sampler.get_params()
     assert f"{old}.{cls.__qualname__}" in persistence.TRUSTED_TYPES
+
+
+def test_the_version_and_the_deprecation_messages_agree():
+    """Every "renamed in X, removed in Y" of the package names the version in development and the one after it.
+
+    ``skgibbs.__version__`` is ``pyproject.toml``'s version, the release notes' first section is that
+    version, and each deprecation (message or docstring) says it happened in this version and that the
+    former name goes in the next minor one.
+    """
+    import pathlib
+    import re
+    import tomllib
+
+    import skgibbs
+
+    root = pathlib.Path(skgibbs.__file__).resolve().parent
+    declared = tomllib.loads((root.parent / "pyproject.toml").read_text())["project"]["version"]
+    assert skgibbs.__version__ == declared
+    major, minor = (int(v) for v in re.match(r"(\d+)\.(\d+)", declared).groups())
+    this, following = f"{major}.{minor}", f"{major}.{minor + 1}"
+    notes = (root.parent / "doc" / "changes.rst").read_text()
+    assert re.search(rf"^{re.escape(this)} \(unreleased\)\n=+$", notes, re.M), "changes.rst's first section"
+    found = 0
+    for path in root.rglob("*.py"):
+        text = " ".join(path.read_text().split())
+        dated = r"(?:renamed \S+ in|deprecated in|since|deprecated::|versionchanged::) (\d+\.\d+)\b"
+        for since in re.findall(dated, text):
+            assert since == this, f"{path.name}: a deprecation dated {since}, while the version is {declared}"
+            found += 1
+        for gone in re.findall(r"removed in (\d+\.\d+)\b", text):
+            assert gone == following, f"{path.name}: removal in {gone}; the next release is {following}"
+            found += 1
+    assert found > 10  # the check reads the messages it is about
