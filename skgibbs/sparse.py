@@ -358,6 +358,16 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         that are active and lead to the output (:func:`input_relevance`):
         the relevance of the input columns, 0 for an input the network
         ignores.
+    input_relevance_ : ndarray of shape (n_features,)
+        Posterior probability that each input is in the model: the fraction
+        of the draws in which some active first-layer weight out of it
+        leads to the output (:func:`input_relevance` positive). The inputs
+        with ``input_relevance_ >= 0.5`` are those of the median probability
+        model [4]_, the posterior's selection of inputs. Where every input
+        scores near 1 (a wide network at a high density keeps a path from
+        each), the posterior has selected none, and ``feature_inclusion_``
+        ranks them. The dense estimators' ``input_relevance_`` is an ARD
+        scale, not a probability.
     log_evidence_, log_marginal_likelihood_ : float
         With ``sampler="smc"``: ``log int Pi exp(-lambda R_n)`` with ``Pi``
         the normalised mixing prior, and the log density of the
@@ -421,6 +431,8 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     .. [2] Green. Reversible jump Markov chain Monte Carlo computation and
        Bayesian model determination. Biometrika 82, 1995.
     .. [3] Del Moral, Doucet, Jasra. Sequential Monte Carlo samplers. JRSS B, 2006.
+    .. [4] Barbieri, Berger. Optimal predictive model selection. Annals of
+       Statistics 32, 2004.
 
     Examples
     --------
@@ -435,6 +447,8 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     ((4, 20, 41), (3,))
     >>> bool(np.all(reg.active_fraction_ > 0))
     True
+    >>> reg.input_relevance_.shape, bool(np.all((0 <= reg.input_relevance_) & (reg.input_relevance_ <= 1)))
+    ((3,), True)
     """
 
     _parameter_constraints = {
@@ -529,11 +543,14 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         super()._store(result, spec)
         active = self.samples_ != 0
         flat = self.samples_.reshape(-1, spec.n_params)
+        fraction = input_relevance(spec, flat)
         self._set_fitted(
             {
                 "active_fraction_": active.mean(-1),
                 "inclusion_probability_": active.reshape(-1, spec.n_params).mean(0),
-                "feature_inclusion_": input_relevance(spec, flat).mean(0),
+                "feature_inclusion_": fraction.mean(0),
+                # the posterior probability that the input is in the model: a live path to the output
+                "input_relevance_": (fraction > 0).mean(0),
             }
         )
 

@@ -180,7 +180,7 @@ def test_sparse_regressor_keeps_its_own_attributes(regressor, tiny_chunks):
     est, X, y = regressor
     assert isinstance(est, SparseGibbsMLPRegressor)
     chunked = _resummarised(est, X, y)
-    for name in ("active_fraction_", "inclusion_probability_", "feature_inclusion_"):
+    for name in ("active_fraction_", "inclusion_probability_", "feature_inclusion_", "input_relevance_"):
         np.testing.assert_array_equal(getattr(chunked, name), getattr(est, name))
     F = est._draws(X)
     theta = est.samples_.reshape(-1, est.spec_.n_params)

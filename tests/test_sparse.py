@@ -53,6 +53,10 @@ def test_fitted_state_shapes_and_exact_zeros(fitted):
     assert est.inclusion_probability_.shape == (Q,)
     assert np.all((0 <= est.inclusion_probability_) & (est.inclusion_probability_ <= 1))
     assert est.feature_inclusion_.shape == (3,)
+    # the probability that an input is in the model: the draws in which it has a live path
+    live = input_relevance(est.spec_, est.samples_.reshape(-1, Q)) > 0
+    np.testing.assert_array_equal(est.input_relevance_, live.mean(0))
+    assert np.array_equal(est.input_relevance_ > 0, est.feature_inclusion_ > 0)
     assert est.move_acceptance_.shape == (2, 3)
     coefs, intercepts = est.unpack_inclusion()
     assert [c.shape for c in coefs] == [(3, 6), (6, 1)] and [b.shape for b in intercepts] == [(6,), (1,)]
@@ -193,6 +197,10 @@ def test_sparsity_drops_an_irrelevant_linear_input():
     _quiet_fit(est, X, y)
     assert est.feature_inclusion_[0] == 1.0
     assert np.all(est.feature_inclusion_[1:] < 0.5)
+    # without hidden layers an input is in the model exactly when its weight is: the same probability
+    np.testing.assert_array_equal(est.input_relevance_, est.unpack_inclusion()[0][0][:, 0])
+    # the median probability model's inputs: the relevant one alone
+    assert (est.input_relevance_ >= 0.5).tolist() == [True, False, False]
 
 
 def test_credible_sets_of_paper_001(fitted):
