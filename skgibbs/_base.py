@@ -633,6 +633,7 @@ class BaseGibbsMLP(BaseEstimator):
 
     def _validated(self, X):
         check_is_fitted(self)
+        check_numeric(X, "X")
         return validate_data(self, X, reset=False, dtype=np.float64)
 
     def unpack_samples(self):

@@ -33,16 +33,95 @@ def validate_fit_data(estimator, X, y, **check_params):
     return X, y, {name: value for name, value in vars(stand_in).items() if name in INPUT_ATTRIBUTES}
 
 
+#: what to do with a column of categories, said by every refusal of one
+ENCODE_HINT = (
+    "encode it before the estimator: sklearn.preprocessing.OneHotEncoder (OrdinalEncoder for ordered "
+    "categories) in a sklearn.compose.ColumnTransformer, e.g. make_pipeline(make_column_transformer("
+    "(OneHotEncoder(handle_unknown='ignore'), [{column!r}]), remainder='passthrough'), estimator)"
+)
+
+
+def _first_non_number(values):
+    """The first text entry of ``values`` that is not a number, or ``None``.
+
+    Only text is named: other objects (a dict in an object array) are left
+    to scikit-learn's validation, whose ``TypeError`` says what they are.
+    """
+    try:
+        np.asarray(values, dtype=np.float64)
+        return None
+    except (ValueError, TypeError):
+        pass
+    for v in np.asarray(values, dtype=object).ravel():
+        if not isinstance(v, (str, bytes)):
+            continue
+        try:
+            float(v)
+        except ValueError:
+            return v
+    return None
+
+
+def _frame_columns(a):
+    """``(name, values)`` of each column of a pandas or polars frame whose dtype is not numeric."""
+    for column in list(a.columns):
+        values = a[column]
+        dtype = values.dtype
+        try:  # pandas
+            from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+            if is_numeric_dtype(dtype) or is_bool_dtype(dtype):
+                continue
+        except (ImportError, TypeError):
+            pass
+        if callable(getattr(dtype, "is_numeric", None)) and (dtype.is_numeric() or str(dtype) == "Boolean"):
+            continue  # polars
+        yield column, dtype, (values.to_numpy() if hasattr(values, "to_numpy") else values)
+
+
 def check_numeric(a, name):
-    """Name the offending argument when strings cannot become numbers."""
-    if hasattr(a, "tocsr") or hasattr(a, "dtypes"):
+    """Refuse inputs that hold text, naming the argument, the column and the encoder to use.
+
+    ``a`` is ``X`` or ``y`` as the user passed it: for a pandas or polars
+    frame each column that is not numeric is tried, and the first that holds
+    a value that is not a number is named; for an array of strings or
+    objects, the first column that holds one. Sparse matrices and numeric
+    arrays pass untouched (scikit-learn's validation checks the rest).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_numeric(np.array([["1.5", "2"], ["3", "4"]]), "X")  # numbers written as text are numbers
+    >>> check_numeric(np.array([[1.0, "red"]], dtype=object), "X")
+    Traceback (most recent call last):
+        ...
+    ValueError: X's column 1 holds 'red', which is not a number; encode it before the estimator: ...
+    """
+    if hasattr(a, "tocsr"):
+        return
+    if hasattr(a, "dtypes") and hasattr(a, "columns"):
+        for column, dtype, values in _frame_columns(a):
+            bad = _first_non_number(values)
+            if bad is not None:
+                raise ValueError(
+                    f"{name}'s column {column!r} holds {bad!r}, which is not a number (dtype {dtype}); "
+                    + ENCODE_HINT.format(column=column)
+                )
+        return
+    if hasattr(a, "dtypes") or not hasattr(a, "__len__"):
         return
     arr = np.asarray(a) if not hasattr(a, "dtype") else a
-    if getattr(arr, "dtype", None) is not None and arr.dtype.kind in "USO":
-        try:
-            np.asarray(arr).astype(np.float64)
-        except ValueError as exc:
-            raise ValueError(f"{name} must hold numbers only, got dtype {arr.dtype}: {exc}") from exc
+    if getattr(arr, "dtype", None) is None or arr.dtype.kind not in "USO":
+        return
+    arr = np.asarray(arr)
+    columns = arr.reshape(len(arr), -1).T if arr.ndim == 2 else [arr]
+    for j, values in enumerate(columns):
+        bad = _first_non_number(values)
+        if bad is None:
+            continue
+        where = f"{name}'s column {j}" if arr.ndim == 2 else name
+        hint = ENCODE_HINT.format(column=j) if arr.ndim == 2 else "pass numbers"
+        raise ValueError(f"{where} holds {bad!r}, which is not a number; {hint}")
 
 
 def safe_scale(std):

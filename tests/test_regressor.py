@@ -815,3 +815,33 @@ def test_the_default_width_is_sixteen_sixteen_on_small_data_and_a_hundred_beyond
     X = rng.normal(size=(60, 2))
     reg = GibbsMLPRegressor(**settings, n_samples=10, burn_in=20).fit(X, X[:, 0])
     assert reg.spec_.hidden_layer_sizes == (16, 16) and reg.get_params()["hidden_layer_sizes"] == "auto"
+
+
+@pytest.mark.parametrize("estimator", ["GibbsMLPRegressor", "GibbsMLPClassifier", "SparseGibbsMLPRegressor"])
+def test_a_text_column_is_refused_naming_it_and_the_encoder_and_keeps_the_fit(estimator):
+    """A frame's column of categories gets its name and the encoder to use, at fit and at predict.
+
+    scikit-learn's own message ("could not convert string to float: 'x'") names neither the column
+    nor what to do; a column of numbers written as text is a column of numbers.
+    """
+    import pandas as pd
+
+    import skgibbs
+
+    cls = getattr(skgibbs, estimator)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=40), "b": [str(v) for v in rng.normal(size=40)]})
+    target = (frame["a"] > 0).astype(int).to_numpy() if "Classifier" in estimator else frame["a"].to_numpy()
+    settings = {**CHEAP, "n_chains": 2, "n_samples": 10, "burn_in": 10, "pretrain_iter": 20}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls(**settings, random_state=0).fit(frame, target)  # "b" is numbers written as text
+    before = est.samples_.copy()
+    texts = frame.assign(city=np.where(frame["a"] > 0, "Paris", "Lyon"))
+    texts["city"] = texts["city"].astype("category")
+    for call in (lambda: est.fit(texts, target), lambda: est.predict(texts)):
+        with pytest.raises(ValueError, match=r"X's column 'city' holds '(Paris|Lyon)'.*OneHotEncoder.*\['city'\]"):
+            call()
+    with pytest.raises(ValueError, match=r"X's column 2 holds .*OneHotEncoder"):
+        est.predict(texts.to_numpy())
+    np.testing.assert_array_equal(est.samples_, before)
