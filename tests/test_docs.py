@@ -17,12 +17,17 @@
   settings, and give the R-hat, ESS and resolved defaults their comments
   state (README cannot include a result file), and the times the two pages
   state are the ``first_fit`` benchmark's stored medians.
+- Every script of ``examples/`` runs to its end, as ``python
+  examples/NAME.py OUTPUT`` would, under the same capped budgets.
 
 Running the snippets at their own settings would take many minutes, so they
 run with short budgets. The budgets are capped where every estimator builds
 what it samples: the child process that runs a file's blocks wraps
 :func:`skgibbs.problem.build_problem` (as ``skgibbs._base`` calls it) so that
-the pre-training runs at most ``CAPS["pretrain_iter"]`` Adam steps, the run
+the pre-training runs at most ``CAPS["pretrain_iter"]`` Adam steps (in an
+example, so does each of the short pre-trainings by which ``noise="auto"``
+chooses the noise model; a page's block may rest on the model that choice
+makes at its own budget), the run
 keeps at most ``CAPS["n_samples"]`` draws after at most ``CAPS["burn_in"]``
 warm-up transitions without thinning (a run length that adapts stops after
 that first block, at a cap of one gradient evaluation: it is checked once
@@ -508,22 +513,13 @@ def _missing(package):
     return importlib.util.find_spec(MODULE_OF.get(package, package)) is None
 
 
-def run_blocks(spec_file):
-    """Child process: run the blocks listed in ``spec_file`` with capped budgets; write a report.
+def install_caps(spec):
+    """Cap the budgets of every fit in this process (the module docstring): ``spec``'s caps, by patching.
 
-    The report (``spec["report"]``, rewritten after every block) lists the
-    blocks that passed and, for a failure, the block's line and the traceback.
+    :func:`run_blocks` calls it; so does each Dask worker that a snippet or an example starts, through
+    the preload script :func:`_run_capped` writes, so that the fits that run on the workers are as
+    short as the local ones.
     """
-    import traceback
-    import warnings
-
-    spec = json.loads(Path(spec_file).read_text())
-    report = {"passed": [], "failed": None}
-
-    def write():
-        Path(spec["report"]).write_text(json.dumps(report))
-
-    write()
     import skgibbs._base
     from sklearn.base import clone
 
@@ -560,6 +556,7 @@ def run_blocks(spec_file):
 
     skgibbs._base.build_problem = build_problem
 
+
     import skgibbs.control_variates
     import skgibbs.criteria
 
@@ -589,11 +586,52 @@ def run_blocks(spec_file):
                 setattr(self, k, value)
 
     neural._fit = _fit
+
+    if not spec.get("cap_noise_choice"):
+        return
+    # the short pre-trainings of noise="auto"'s choice, run before the problem is built (examples only:
+    # a page's block may rest on the model the choice makes at its own budget)
+    import skgibbs.regressor
+
+    regressor = skgibbs.regressor.GibbsMLPRegressor
+    real_noise = regressor._resolved_noise
+
+    def _resolved_noise(self, X, y):
+        saved = self.pretrain_iter
+        self.pretrain_iter = min(saved, spec["caps"]["pretrain_iter"])
+        try:
+            return real_noise(self, X, y)
+        finally:
+            self.pretrain_iter = saved
+
+    regressor._resolved_noise = _resolved_noise
+
+
+def run_blocks(spec_file):
+    """Child process: run the blocks listed in ``spec_file`` with capped budgets; write a report.
+
+    The report (``spec["report"]``, rewritten after every block) lists the
+    blocks that passed and, for a failure, the block's line and the traceback.
+    """
+    import traceback
+    import warnings
+
+    spec = json.loads(Path(spec_file).read_text())
+    report = {"passed": [], "failed": None}
+
+    def write():
+        Path(spec["report"]).write_text(json.dumps(report))
+
+    write()
+    install_caps(spec)
     # the short fits warn that they have not mixed; a deprecated name used by a snippet is an error
+    module = spec.get("module", "__snippets__")
     warnings.simplefilter("ignore")
     for category in (FutureWarning, DeprecationWarning):
-        warnings.filterwarnings("error", category=category, module="__snippets__")
-    namespace = {"__name__": "__snippets__"}
+        warnings.filterwarnings("error", category=category, module=module)
+    namespace = {"__name__": module, "__file__": spec["path"]}
+    if "argv" in spec:  # an example script reads its output path from the command line
+        sys.argv = [spec["path"], *spec["argv"]]
     for line, source in spec["blocks"]:
         try:
             # padded with blank lines so that a traceback gives the line of the reST file
@@ -608,31 +646,37 @@ def run_blocks(spec_file):
     return 0
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", SNIPPET_FILES, ids=lambda p: p.name)
-def test_code_blocks_run(path, tmp_path):
-    blocks = code_blocks(path, options=True)
-    assert blocks, f"{path.name} has no python code blocks"
-    runnable, skipped = [], None
-    for line, source, options in blocks:
-        if _not_run(options):
-            continue
-        missing = [p for p in _needs(source) if _missing(p)]
-        if missing:
-            skipped = f"the block at {path.name}:{line} needs {', '.join(missing)}, which is not installed"
-            break
-        runnable.append((line, source))
+def _run_capped(path, blocks, tmp_path, **extra):
+    """Run ``blocks`` of ``path`` in a child process under the capped budgets (:func:`run_blocks`); its report.
+
+    ``extra`` goes into the child's spec: ``module`` (the ``__name__`` the
+    code runs under) and ``argv`` (the command line an example reads). A
+    block that fails, a timeout or a child that does not start fails the
+    calling test with the traceback.
+    """
     spec = {
         "path": str(path),
-        "blocks": runnable,
+        "blocks": blocks,
         "caps": CAPS,
         "sampler_caps": SAMPLER_CAPS,
         "lfv_caps": LFV_CAPS,
         "control_variate_caps": CONTROL_VARIATE_CAPS,
         "report": str(tmp_path / "report.json"),
+        **extra,
     }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    env = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
+    # a Dask worker process runs this script as it starts: its fits are capped as well
+    preload = tmp_path / "capped_worker.py"
+    preload.write_text(
+        f"import json, sys\nsys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+        f"from test_docs import install_caps\ninstall_caps(json.loads(open({str(tmp_path / 'spec.json')!r}).read()))\n"
+    )
+    env = {
+        **os.environ,
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": "1",
+        "DASK_DISTRIBUTED__WORKER__PRELOAD": json.dumps([str(preload)]),
+    }
     command = [sys.executable, str(Path(__file__).resolve()), "--run-blocks", str(tmp_path / "spec.json")]
     try:
         done = subprocess.run(
@@ -652,6 +696,24 @@ def test_code_blocks_run(path, tmp_path):
             pytrace=False,
         )
     assert done.returncode == 0, f"the child process failed:\n{done.stdout}\n{done.stderr}"
+    return report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SNIPPET_FILES, ids=lambda p: p.name)
+def test_code_blocks_run(path, tmp_path):
+    blocks = code_blocks(path, options=True)
+    assert blocks, f"{path.name} has no python code blocks"
+    runnable, skipped = [], None
+    for line, source, options in blocks:
+        if _not_run(options):
+            continue
+        missing = [p for p in _needs(source) if _missing(p)]
+        if missing:
+            skipped = f"the block at {path.name}:{line} needs {', '.join(missing)}, which is not installed"
+            break
+        runnable.append((line, source))
+    report = _run_capped(path, runnable, tmp_path)
     assert report["passed"] == [line for line, _ in runnable]
     if skipped:
         pytest.skip(f"{skipped}; the {len(runnable)} blocks before it ran, the rest did not")
@@ -787,3 +849,27 @@ def test_the_readme_installs_and_starts_the_quick_start_on_its_first_screen():
     # the features come after the quick start and the commands, not before
     text = "\n".join(lines)
     assert text.index("Quick start\n") < text.index("Commands\n") < text.index("What it does\n")
+
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_run(path, tmp_path):
+    """Every script of ``examples/`` runs to its end as ``python examples/NAME.py OUTPUT`` would.
+
+    It runs as ``__main__``, in a temporary folder, with its figure's path on the command line, under
+    the capped budgets of the code blocks (the module docstring): what a reader runs, at a small size.
+    A script that needs an optional package that is not installed is skipped, naming it.
+    """
+    source = path.read_text()
+    missing = [p for p in _needs(source) if _missing(p)]
+    if missing:
+        pytest.skip(f"{path.name} needs {', '.join(missing)}, which is not installed")
+    out = tmp_path / f"{path.stem}.png"
+    run = {"module": "__main__", "argv": [str(out)], "cap_noise_choice": True}
+    report = _run_capped(path, [(1, source)], tmp_path, **run)
+    assert report["passed"] == [1]
+    if "savefig" in source:  # the figure it promises is written
+        assert out.is_file() and out.stat().st_size > 0, f"{path.name} wrote no figure at {out}"
