@@ -206,6 +206,8 @@ def build_problem(estimator, X, y):
         why = choose_sampler(est._requested_rho(), n, spec.n_params, device, **asks)[1]
         if est.verbose:
             print(f"[skgibbs] sampler='auto': {why}.", file=sys.stderr)
+    if why is not None and est._requested_rho() < 1.0:
+        _warn_if_rho_changes_the_model(est, sampler, n, spec.n_params, device, asks)
     names = inputs.get("feature_names_in_")
     # the prior is known before any work: a kernel that cannot run under it fails now
     rho = sampler.check(est._prior(spec, device, sampler, feature_names=names), est._requested_rho())
@@ -325,3 +327,43 @@ def vectorize_chains(n_chains, batch, n_params, device="cpu"):
     if n_chains == 1 or torch.device(device).type == "cuda":
         return True
     return batch * n_params <= VECTORIZE_WORK
+
+
+#: how a temperature source reads in a sentence
+_SOURCE = {"learned": "the noise learned", "plug-in": "the plug-in temperature", "given": "the given temperature"}
+
+
+def _warn_if_rho_changes_the_model(est, sampler, n, n_params, device, asks):
+    """Under ``sampler="auto"``, warn where ``rho < 1`` samples another model than ``rho = 1`` would.
+
+    ``"auto"`` at ``rho < 1`` runs a kernel on Bernoulli batches (csMALA),
+    which samples neither the hierarchical priors nor the noise, while at
+    ``rho = 1`` it may run one that samples both: a grid over ``rho`` then
+    ranks two models. The warning names the model of each and the settings
+    that make them one; its first line is the same for every fit, so a
+    search shows it once.
+    """
+    from ._reliability import _warn
+
+    full = get_sampler("auto", 1.0, n_rows=n, n_params=n_params, device=device, **asks)
+    here = (est._resolved_prior(sampler), est._temperature_source(sampler))
+    there = (est._resolved_prior(full), est._temperature_source(full))
+    if here == there:
+        return
+    fix = {}
+    if here[0] != there[0]:
+        fix["prior"] = here[0]
+    if here[1] != there[1] and here[1] == "plug-in":
+        fix["temperature"] = "plug-in"
+    settings = ", ".join(f"{k}={v!r}" for k, v in fix.items())
+    rho = est._requested_rho()
+    _warn(
+        "sampler='auto' samples another model at rho < 1 than at rho = 1, so a grid over rho compares models, "
+        "not batch fractions of one.\n"
+        f"At rho={rho:g} this fit runs {sampler.name} on the {here[0]} prior with {_SOURCE[here[1]]}; at rho=1 "
+        f"it would run {full.name} on the {there[0]} prior with {_SOURCE[there[1]]}. "
+        f"To compare batch fractions of one model, set that model for every rho: {settings} (then rho=1 runs "
+        f"it on the full data and rho < 1 on batches); or leave rho at 1 and compare the models by their "
+        "generalization_loss_.",
+        UserWarning,
+    )

@@ -95,3 +95,45 @@ def test_the_sparse_regressor_keeps_its_mixing_prior():
     X, y = _data()
     sparse = _fit(SparseGibbsMLPRegressor(**TINY), X, y)
     assert sparse.prior_ == "mixing" and sparse.temperature_source_ == "plug-in"
+
+
+def _rho_data(classify):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int) if classify else np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=60)
+    return X, y
+
+
+def _model_changes(seen):
+    return [w for w in seen if issubclass(w.category, UserWarning) and "another model at rho < 1" in str(w.message)]
+
+
+@pytest.mark.parametrize("cls", [GibbsMLPRegressor, GibbsMLPClassifier])
+def test_a_grid_over_rho_says_once_that_auto_changes_the_model_and_its_remedy_makes_it_one(cls):
+    """``sampler="auto"`` at ``rho < 1`` fits csMALA on the fixed prior: a search over ``rho`` hears it once.
+
+    The warning names the two models and the settings that make them one; with those settings every
+    ``rho`` fits the same prior and temperature source, by HMC on the full data and csMALA on batches, and
+    the warning is gone.
+    """
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _rho_data(cls is GibbsMLPClassifier)
+    search = GridSearchCV(cls(**TINY), {"rho": [1.0, 0.5]}, cv=3, refit=False)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        search.fit(X, y)
+    (shown,) = _model_changes(seen)  # three folds fit rho = 0.5; the search shows it once
+    text = str(shown.message)
+    fixed = "prior='fixed', temperature='plug-in'" if cls is GibbsMLPRegressor else "prior='fixed'"
+    assert "At rho=0.5 this fit runs csmala on the fixed prior" in text and f"set that model for every rho: {fixed}" in text
+    # its remedy: the same model at every rho
+    remedy = {"prior": "fixed", **({"temperature": "plug-in"} if cls is GibbsMLPRegressor else {})}
+    fits = {}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for rho in (1.0, 0.5):
+            fits[rho] = cls(**TINY, **remedy, rho=rho).fit(X, y)
+    assert not _model_changes(seen)
+    assert fits[1.0].sampler_name_ == "hmc" and fits[0.5].sampler_name_ == "csmala"
+    assert {(f.prior_, f.temperature_source_) for f in fits.values()} == {(fits[1.0].prior_, fits[1.0].temperature_source_)}
