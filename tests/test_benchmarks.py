@@ -347,3 +347,85 @@ def test_the_writer_copies_a_documentation_figure_only_into_the_committed_result
     assert not static.exists()
     assert [p.name for p in writer.write_page(results, page)] == ["fig.rst", "fig.png", "fig_doc.png"]
     assert (static / "fig_doc.png").read_bytes() == b"png"
+
+
+#: stored results that show what a fit at today's defaults prints or costs, and where in them the record of
+#: what it ran with sits (``benchmarks.common.provenance.ran_with``); the command that regenerates them
+PAGES_OF_DEFAULT_FITS = {
+    "first_fit": (lambda r: [page["ran_with"] for page in r["pages"].values()], "python -m benchmarks run first_fit"),
+    "demo": (lambda r: [r["ran_with"]], "python -m benchmarks run first_fit"),
+}
+
+
+def _records(value):
+    """Every ``ran_with`` record inside a stored result."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "ran_with":
+                yield inner
+            else:
+                yield from _records(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _records(inner)
+
+
+@pytest.mark.parametrize("stem", sorted(PAGES_OF_DEFAULT_FITS))
+def test_a_page_of_a_default_fit_records_what_it_ran_with(stem):
+    """The pages the README and the quick start include or quote record their fits' defaults and sources."""
+    from benchmarks.common.provenance import source_text
+
+    records = PAGES_OF_DEFAULT_FITS[stem][0](json.loads((RESULTS / f"{stem}.json").read_text()))
+    assert records
+    for record in records:
+        assert record["estimators"] and record["samplers"] and record["sources"]
+        for name in record["sources"]:
+            assert source_text(name)  # a name the check can read back
+
+
+def test_no_stored_page_rests_on_defaults_that_have_changed():
+    """Every stored record of what a page's fits ran with still holds: the defaults and the sources are today's.
+
+    A page whose fit ran under other defaults (of the estimator class or of the sampler the fit resolved)
+    or from another version of the block or script it runs shows another model's numbers; regenerate it.
+    """
+    from benchmarks.common.provenance import stale
+
+    found = {}
+    for path in sorted(RESULTS.glob("*.json")):
+        for record in _records(json.loads(path.read_text())):
+            if differences := stale(record):
+                found.setdefault(path.stem, set()).update(differences)
+    commands = {stem: PAGES_OF_DEFAULT_FITS.get(stem, (None, "its benchmark"))[1] for stem in found}
+    assert not found, "\n".join(
+        f"{stem} is stale ({'; '.join(sorted(lines))}): regenerate it with {commands[stem]}"
+        for stem, lines in found.items()
+    )
+
+
+def test_the_stale_page_check_names_a_changed_default_and_an_edited_source():
+    """A record made under other defaults, or from another block, is found stale, with what changed."""
+    import copy
+
+    from benchmarks.common.provenance import stale
+
+    record = json.loads((RESULTS / "demo.json").read_text())["ran_with"]
+    assert stale(record) == []
+    estimator = next(iter(record["estimators"]))
+    entry = record["estimators"][estimator]
+    param = next(p for p in entry["defaults"] if p not in entry["given"])
+    sampler = next(iter(record["samplers"]))
+    setting = next(iter(record["samplers"][sampler]))
+    changed = copy.deepcopy(record)
+    changed["estimators"][estimator]["defaults"][param] = "'another default'"
+    changed["samplers"][sampler][setting] = "'another setting'"
+    changed["sources"] = {name: "0" * 64 for name in record["sources"]}
+    lines = stale(changed)
+    assert any(f"{estimator}'s default {param} was 'another default'" in line for line in lines)
+    assert any(f"{sampler}'s default {setting} was 'another setting'" in line for line in lines)
+    assert sum("was edited" in line for line in lines) == len(record["sources"])
+    # a parameter the page set itself does not make it stale when its default changes
+    given = copy.deepcopy(record)
+    given["estimators"][estimator]["given"][param] = "'set by the page'"
+    given["estimators"][estimator]["defaults"][param] = "'another default'"
+    assert stale(given) == []

@@ -14,6 +14,11 @@ Each is the median of ``repeats`` processes. The README and the quick
 start state these numbers, rounded to the second; ``tests/test_docs.py``
 checks that their sentences agree with the stored results.
 
+Each page's result and the demo's also record what their fit ran with
+(:func:`benchmarks.common.provenance.ran_with`: the estimator's and the
+sampler's defaults, the hash of the block or script), so that a test
+fails once a default they rest on has changed.
+
 The second result, ``demo``, runs ``make demo``'s script
 (``examples/plot_gap_regression.py``) once in a fresh process and keeps
 what it prints and its CPU time; the quick start includes that page
@@ -23,7 +28,6 @@ instead of a copy of one run's output. A quick run leaves the demo out
 
 import json
 import os
-import re
 import resource
 import statistics
 import subprocess
@@ -34,6 +38,7 @@ from pathlib import Path
 
 from .. import Benchmark, Output
 from ..common.environment import load_after
+from ..common.provenance import FIRST_BLOCK, first_python_block
 from ..common.writer import Page
 
 NAME = "first_fit"
@@ -63,32 +68,36 @@ CHILD = textwrap.dedent(
             spent.append(time.process_time() - start)
 
     BaseGibbsMLP._initial_points = timed
-    exec(compile(sys.stdin.read(), "block", "exec"), {"__name__": "__block__"})
+    source, namespace = sys.stdin.read(), {"__name__": "__block__"}
+    exec(compile(source, "block", "exec"), namespace)
     c2, w2 = time.process_time(), time.perf_counter()
+    sys.path.insert(0, sys.argv[1])
+    from benchmarks.common.provenance import ran_with
     print(json.dumps({"import_cpu": c1 - c0, "import_wall": w1 - w0, "block_cpu": c2 - c1,
-                      "block_wall": w2 - w1, "pretrain_cpu": sum(spent)}))
+                      "block_wall": w2 - w1, "pretrain_cpu": sum(spent),
+                      "ran_with": ran_with(namespace, [sys.argv[2]])}))
+    """
+)
+
+#: ``make demo``'s script run as ``python SCRIPT OUTPUT`` would, then what its fit ran with (one line)
+DEMO_CHILD = textwrap.dedent(
+    """
+    import json, runpy, sys
+    root, script, output = sys.argv[1:4]
+    sys.argv = [script, output]
+    namespace = runpy.run_path(script, run_name="__main__")
+    sys.path.insert(0, root)
+    from benchmarks.common.provenance import ran_with
+    print("RAN_WITH " + json.dumps(ran_with(namespace, ["examples/" + script.rsplit("/", 1)[-1]])))
     """
 )
 
 
-def first_block(path):
-    """The first ``.. code-block:: python`` of a reST file, dedented."""
-    lines = Path(path).read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if re.match(r"^\s*\.\. code-block::\s*python\s*$", line))
-    body = []
-    for line in lines[start + 1 :]:
-        if line.strip() and not line.startswith(" "):
-            break
-        body.append(line)
-    return textwrap.dedent("\n".join(body)).strip() + "\n"
-
-
-def time_block(source):
-    """One fresh process running ``source`` on one thread: the times of :data:`CHILD`."""
+def time_block(source, name):
+    """One fresh process running ``source`` (the source ``name``) on one thread: the times of :data:`CHILD`."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD], input=source, capture_output=True, text=True, env=env, check=True
-    )
+    command = [sys.executable, "-c", CHILD, str(ROOT), name]
+    done = subprocess.run(command, input=source, capture_output=True, text=True, env=env, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -98,7 +107,7 @@ def run_demo():
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(
-            [sys.executable, str(DEMO), str(Path(tmp) / "demo.png")],
+            [sys.executable, "-c", DEMO_CHILD, str(ROOT), str(DEMO), str(Path(tmp) / "demo.png")],
             capture_output=True,
             text=True,
             env=env,
@@ -106,16 +115,22 @@ def run_demo():
         )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    lines = [line for line in done.stdout.splitlines() if not line.startswith("wrote ")]
-    return {"output": "\n".join(lines).strip(), "cpu": cpu}
+    lines = [line for line in done.stdout.splitlines() if not line.startswith(("wrote ", "RAN_WITH "))]
+    record = next(json.loads(line[9:]) for line in done.stdout.splitlines() if line.startswith("RAN_WITH "))
+    return {"output": "\n".join(lines).strip(), "cpu": cpu, "ran_with": record}
 
 
 def run(args):
     rows = {}
     for page, path in PAGES.items():
-        source = first_block(path)
-        runs = [time_block(source) for _ in range(args.size.repeats)]
+        source = first_python_block(path)
+        name = str(path.relative_to(ROOT)) + FIRST_BLOCK
+        runs = [time_block(source, name) for _ in range(args.size.repeats)]
+        record = runs[0].pop("ran_with")
+        for r in runs[1:]:
+            r.pop("ran_with")
         rows[page] = {key: statistics.median(r[key] for r in runs) for key in runs[0]} | {"runs": runs}
+        rows[page]["ran_with"] = record
         print(
             f"{page}: {rows[page]['block_cpu']:.1f} s CPU, import {rows[page]['import_cpu']:.1f} s",
             flush=True,
