@@ -124,6 +124,36 @@ def auto_layers(n_rows):
     return LARGE_DATA_LAYERS
 
 
+
+class RegisteredSamplerName(StrOptions):
+    """The names of the samplers registered for a kind of prior *when a fit validates them*.
+
+    A ``StrOptions`` of the names would fix the list when the estimator
+    class is defined, so a sampler registered after ``import skgibbs`` (the
+    developer guide's recipe) would be refused by name while accepted as an
+    object. This one reads the registry each time it is checked or printed.
+
+    Examples
+    --------
+    >>> RegisteredSamplerName("sparse").is_satisfied_by("rjhmc")
+    True
+    >>> RegisteredSamplerName("dense").is_satisfied_by("rjhmc")
+    False
+    """
+
+    def __init__(self, kind, auto=False):
+        self.kind, self.auto = kind, auto
+        super().__init__(self.options)
+
+    @property
+    def options(self):
+        return ({"auto"} if self.auto else set()) | set(available_samplers(self.kind))
+
+    @options.setter
+    def options(self, value):  # StrOptions sets the names it was given: the registry's are read instead
+        pass
+
+
 class BaseGibbsMLP(BaseEstimator):
     """Fit, stored draws and ArviZ export of a Gibbs-posterior MLP.
 
@@ -272,7 +302,7 @@ class BaseGibbsMLP(BaseEstimator):
 
     @classmethod
     def _sampler_constraint(cls):
-        return [StrOptions({"auto", *available_samplers(cls._prior_kind)}), Sampler]
+        return [RegisteredSamplerName(cls._prior_kind, auto=True), Sampler]
 
     def _requested_rho(self):
         """The ``rho`` asked for (1 without batches)."""

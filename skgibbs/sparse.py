@@ -8,11 +8,11 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from ._base import FITTED, BaseGibbsMLP
-from ._compat import Interval, StrOptions, check_is_fitted
+from ._base import FITTED, BaseGibbsMLP, RegisteredSamplerName
+from ._compat import Interval, check_is_fitted
 from ._regression import BaseGibbsRegressor
 from .priors import MixingPrior
-from .samplers import Sampler, available_samplers
+from .samplers import Sampler
 
 __all__ = ["SparseGibbsMLPRegressor", "evidence_weights", "independent_fits", "input_relevance", "monte_carlo_error"]
 
@@ -455,7 +455,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         **BaseGibbsMLP._parameter_constraints,
         "sparsity": [Interval(Real, 2, None, closed="left")],
         "init_density": [Interval(Real, 0, 1, closed="right")],
-        "sampler": [StrOptions(set(available_samplers("sparse"))), Sampler],
+        "sampler": [RegisteredSamplerName("sparse"), Sampler],
     }
     _prior_kind = "sparse"
 

@@ -265,13 +265,16 @@ def test_the_recipe_refuses_bad_settings_before_any_work(recipe):
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # short chains and pre-training: they warn, as they should
-def test_an_estimator_fits_with_the_recipes_sampler_object(recipe):
+@pytest.mark.parametrize("by", ["object", "name"])
+def test_an_estimator_fits_with_the_recipes_sampler(recipe, by):
+    """As an object and by its registered name: the estimator reads the registry when it validates, so a
+    sampler registered after ``import skgibbs`` is a valid ``sampler=`` string."""
     cls = _sampler_class(recipe)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 2))
     y = X[:, 0] + 0.1 * rng.normal(size=30)
     reg = GibbsMLPRegressor(
-        sampler=cls(),
+        sampler=cls() if by == "object" else RECIPE_NAME,
         hidden_layer_sizes=(3,),
         n_samples=20,
         burn_in=50,
