@@ -22,8 +22,8 @@ its surrogate posterior is far from the Gibbs posterior; the estimator says
 so with a :class:`~skgibbs.SamplerWarning` for those candidates. The script
 collects these warnings and prints a summary instead of one line per fit.
 
-Run ``python examples/pipeline_gridsearch.py``; it takes well under a minute
-on one CPU core.
+Run ``python examples/pipeline_gridsearch.py``; it takes about five minutes
+on one CPU core (its nineteen fits).
 """
 
 import importlib.util

@@ -27,7 +27,7 @@ numbers is printed. The spread between chains is still information about
 the gap, but report R-hat beside the bands.
 
 Run ``python examples/plot_gap_regression.py [output.png]`` (default
-``gap_regression.png`` in the current directory). It takes one to two
+``gap_regression.png`` in the current directory). It takes about three
 minutes on one CPU core.
 """
 

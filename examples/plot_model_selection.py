@@ -26,7 +26,7 @@ variance (and its Gaussian normalising constant), against the held-out
 Gaussian negative log-likelihood of 10-fold CV.
 
 Run ``python examples/plot_model_selection.py [output.png]`` (default
-``build/model_selection.png``); a few minutes on one CPU core. Beside the
+``build/model_selection.png``); about five minutes on one CPU core. Beside the
 figure it writes the summary of the three comparisons as a reST table
 (``model_selection_table.rst`` in the figure's folder), the one the user
 guide includes.

@@ -21,7 +21,7 @@ embeddings; whether they help on real tables is what the ``tabular``
 benchmark measures.
 
 Run ``python examples/plot_numeric_embeddings.py [output.png]`` (default
-``build/numeric_embeddings.png``); about ten minutes on one core (the embedded
+``build/numeric_embeddings.png``); about seven minutes on one core (the embedded
 fits cost three to five times the plain one).
 """
 

@@ -37,7 +37,7 @@ network does no better: the excess risk stays near the variance of
 error falls well below the dense network's; this seed is the fifth.
 
 Run ``python examples/plot_sparse_inclusion.py [output.png]`` (default
-``build/sparse_inclusion.png``); about two and a half minutes on one core.
+``build/sparse_inclusion.png``); about two minutes on one core.
 """
 
 import pathlib

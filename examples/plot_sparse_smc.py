@@ -18,7 +18,7 @@ log evidence ``log_evidence_``. The script prints them and draws each
 input's relevance with error bars, the inputs ``f`` depends on in orange.
 
 Run ``python examples/plot_sparse_smc.py [output.png]`` (default
-``build/sparse_smc.png``); a few minutes on one core.
+``build/sparse_smc.png``); about a minute on one core.
 """
 
 import pathlib

@@ -16,13 +16,13 @@ draws both fits' 50% and 90% bands beside the true ones.
 The normal must stretch its variance over the far rows, so its intervals
 are too wide for the others: they cover more than they say (0.654 of the
 test rows for 50%, 0.927 for 90%). The t keeps a narrow scale for the bulk
-and its tails for the rest, and covers close to what it says (0.534 and
-0.895), with the better held-out density (-1.296 against -1.486 nats per
-row) and WAIC (``generalization_loss_`` 1.288 against 1.438). Both fits
+and its tails for the rest, and covers close to what it says (0.535 and
+0.895), with the better held-out density (-1.296 against -1.487 nats per
+row) and WAIC (``generalization_loss_`` 1.287 against 1.438). Both fits
 are mean-field VI, whose independent draws have no R-hat.
 
 Run ``python examples/plot_student_noise.py [output.png]`` (default
-``build/student_noise.png``); about two minutes on one core.
+``build/student_noise.png``); about half a minute on one core.
 """
 
 import pathlib

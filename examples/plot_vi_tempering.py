@@ -21,25 +21,25 @@ kind="credible")``). The script prints, per fit, its time, ``eta``, the
 RMSE of the mean against the true function, the band's coverage of the true
 function and mean width in the data and in the gap, and ``KL(q || prior)``.
 
-What to look for (one run on an otherwise idle core): VI took 11 to 13 s
-against HMC's 55 s. The HMC fit is a reference, not the posterior: its
-chains have not mixed (R-hat 1.42, bulk ESS 8.9 of the function values, a
+What to look for (one run on one core, 2026-11-29): VI took 31 to 37 s
+against HMC's 76 s. The HMC fit is a reference, not the posterior: its
+chains have not mixed (R-hat 1.29, bulk ESS 11 of the function values, a
 SamplerWarning), each staying in its own mode of the gap, as in
 ``plot_gap_regression.py``. At the default cooling and with the classical
-ELBO the mean is as close to the function as HMC's (RMSE 0.032 and 0.031
+ELBO the mean is as close to the function as HMC's (RMSE 0.030 and 0.032
 against 0.034), but the band in the gap is less than half as wide (mean
-width 0.027 and 0.018 against 0.067): a mean-field ``q`` ignores the
+width 0.025 and 0.018 against 0.068): a mean-field ``q`` ignores the
 correlations between weights, and with them most of the ways the network
 can bend through the gap, while in the data its band is wider than HMC's
-(0.017 and 0.025 against 0.013). With ``eta = 20`` the pull to the prior
-wins: the mean misses the data (RMSE 0.048, its band covers the function at
-65% of the data region) and the band is wide everywhere. In the gap no fit
-covers the true function (coverage 0.10 for HMC, 0.04 for both VI fits,
-0.19 for ``eta = 20`` only because its band is wide): the sharp peak at 0
-is beyond what any of them can infer.
+(0.017 and 0.024 against 0.012). With ``eta = 20`` the pull to the prior
+wins: the mean misses the data (RMSE 0.050, its band covers the function at
+66% of the data region) and the band is wide everywhere. In the gap no fit
+covers the true function (coverage 0.07 for HMC, 0.05 and 0.03 for the two
+VI fits, 0.18 for ``eta = 20`` only because its band is wide): the sharp
+peak at 0 is beyond what any of them can infer.
 
 Run ``python examples/plot_vi_tempering.py [output.png]`` (default
-``build/vi_tempering.png``); about a minute and a half on one core.
+``build/vi_tempering.png``); about three minutes on one core.
 """
 
 import pathlib
