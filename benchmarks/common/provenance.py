@@ -82,13 +82,12 @@ def ran_with(namespace, sources=()):
         "samplers": {name: defaults}, "sources": {name: sha256}}``; the
         values are ``repr`` strings.
     """
-    from skgibbs._base import BaseGibbsMLP
-
     estimators, samplers = {}, {}
     for value in list(namespace.values()):
         if hasattr(value, "steps"):  # a pipeline: its last step
             value = value.steps[-1][1]
-        if not isinstance(value, BaseGibbsMLP) or not hasattr(value, "sampler_name_"):
+        # a fitted skgibbs estimator: an estimator that resolved a sampler
+        if not hasattr(value, "get_params") or not hasattr(value, "sampler_name_"):
             continue
         cls = type(value)
         defaults = _defaults(cls)
@@ -100,6 +99,14 @@ def ran_with(namespace, sources=()):
         "samplers": samplers,
         "sources": {name: source_hash(source_text(name)) for name in sources},
     }
+
+
+def _changed(owner, then, now):
+    """``(parameter, line)`` for each default of ``owner`` that differs between two ``{parameter: repr}``."""
+    for param in sorted(set(then) | set(now)):
+        before, after = then.get(param, "(absent)"), now.get(param, "(absent)")
+        if before != after:
+            yield param, f"{owner}'s default {param} was {before}, is {after}"
 
 
 def stale(record):
@@ -125,21 +132,15 @@ def stale(record):
         if cls is None:
             found.append(f"{name} no longer exists in {entry['module']}")
             continue
-        today = _defaults(cls)
-        for param in sorted(set(entry["defaults"]) | set(today)):
-            then, now = entry["defaults"].get(param, "(absent)"), today.get(param, "(absent)")
-            if then != now and param not in entry.get("given", {}):
-                found.append(f"{name}'s default {param} was {then}, is {now}")
+        given = entry.get("given", {})
+        found += [line for param, line in _changed(name, entry["defaults"], _defaults(cls)) if param not in given]
     for name, then_params in record.get("samplers", {}).items():
         try:
             today = _sampler_defaults(name)
         except (KeyError, ValueError):
             found.append(f"the sampler {name!r} is no longer registered")
             continue
-        for param in sorted(set(then_params) | set(today)):
-            then, now = then_params.get(param, "(absent)"), today.get(param, "(absent)")
-            if then != now:
-                found.append(f"{name}'s default {param} was {then}, is {now}")
+        found += [line for _, line in _changed(name, then_params, today)]
     for name, digest in record.get("sources", {}).items():
         try:
             today = source_hash(source_text(name))
