@@ -178,6 +178,19 @@ def _cross_entropy(out, y, mask, with_grad=True):
     return loss, g
 
 
+def _weighted(head, weight):
+    """``head`` with each example's loss and its derivative scaled by its weight ``w_i``."""
+
+    def weighted_head(out, y, mask, with_grad=True):
+        losses, g = head(out, y, mask, with_grad)
+        w = weight.to(losses.dtype)
+        if w.dim() > losses.dim():  # one chain's (1, m) weights on the single-chain path's (m,) losses
+            w = w.reshape(losses.shape)
+        return losses * w, (None if g is None else g * w.unsqueeze(-1))
+
+    return weighted_head
+
+
 #: Per-example losses by name: ``loss(out, y, mask) -> (losses, d losses / d out)``.
 LOSSES = {"squared": _squared, "gaussian": _gaussian, "student": _student, "cross_entropy": _cross_entropy}
 
@@ -524,8 +537,8 @@ class MLPSpec:
         """``sum_i (y_i - f(x_i))^2`` per chain and its gradient: :meth:`loss_and_grad` with ``"squared"``."""
         return self.loss_and_grad(theta, X, y, mask, augmented, loss="squared")
 
-    def loss_and_grad(self, theta, X, y, mask=None, augmented=False, loss="squared"):
-        """``sum_i l_i(theta)`` per chain and its gradient, by a hand-written backward pass.
+    def loss_and_grad(self, theta, X, y, mask=None, augmented=False, loss="squared", weight=None):
+        """``sum_i w_i l_i(theta)`` per chain and its gradient, by a hand-written backward pass.
 
         Equivalent to autograd on :meth:`forward` (tested), but it writes the
         gradient straight into one flat buffer, which avoids autograd's
@@ -545,13 +558,17 @@ class MLPSpec:
         augmented : bool, default=False
             Whether ``X`` already carries the column of ones.
         loss : {"squared", "gaussian", "student", "cross_entropy"}, default="squared"
+        weight : torch.Tensor of shape (n,) or (K, n), default=None
+            The examples' weights ``w_i`` (the fit's ``sample_weight``); all 1
+            when None. A weight scales its example's loss and its pull on
+            every output.
 
         Returns
         -------
         loss : torch.Tensor of shape (K,)
         grad : torch.Tensor of shape (K, Q)
         """
-        head = LOSSES[loss]
+        head = LOSSES[loss] if weight is None else _weighted(LOSSES[loss], weight)
         K = theta.shape[0]
         if self.embedding is not None:
             return self._embedded_loss_and_grad(theta, X[..., :-1] if augmented else X, y, mask, head)

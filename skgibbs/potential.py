@@ -6,7 +6,14 @@ cross-entropy ``-log p_theta(y_i | x_i)`` for classification, and a batch
 ``B`` (an index set per chain) enters the Metropolis-Hastings ratio only
 through
 
-    ``sum_{i in B} l_i(theta)``,  its gradient,  and  ``|B|``.
+    ``sum_{i in B} w_i l_i(theta)``,  its gradient,  and  ``|B|``,
+
+with ``w_i`` the examples' weights (the estimators' ``sample_weight``; all
+1 without). The risk is their weighted mean ``R_n = sum_i w_i l_i / n_w``
+with ``n_w = sum_i w_i`` (:attr:`total_weight`), so that an integer weight
+counts its example that many times: the target of weights ``w`` is the
+target of the data with row ``i`` repeated ``w_i`` times. Batches are drawn
+over the ``n`` rows (:attr:`n_data`), each weighted row once.
 
 A :class:`~skgibbs.samplers.Target` turns these and a prior
 (:mod:`skgibbs.priors`) into the potential with the sampler's scale and
@@ -42,6 +49,30 @@ class _BasePotential:
 
     n_data = None
     has_outputs = False
+    #: the examples' weights ``w_i``, a tensor of shape ``(n,)``, or None for all 1
+    weight = None
+
+    def _set_weight(self, sample_weight, like):
+        """Keep ``sample_weight`` (array-like of shape ``(n,)`` or None) as :attr:`weight`."""
+        if sample_weight is None:
+            self.weight, self._total_weight = None, self.n_data
+            return
+        w = torch.as_tensor(sample_weight, dtype=torch.float64, device=like.device)
+        if w.shape != (self.n_data,):
+            raise ValueError(f"sample_weight must have shape ({self.n_data},), got {tuple(w.shape)}.")
+        self._total_weight = float(w.sum())
+        self.weight = w.to(like.dtype if like.is_floating_point() else torch.float32)
+
+    @property
+    def total_weight(self):
+        """``n_w = sum_i w_i``, the number of examples the risk counts (``n_data`` without weights)."""
+        return getattr(self, "_total_weight", self.n_data)
+
+    def _weights_of(self, batch):
+        """The weights of the batch's examples, ``(K, m)`` (``(n,)`` for the full data), or None."""
+        if self.weight is None:
+            return None
+        return self.weight if batch.idx is None else self.weight[batch.idx]
 
     def row_blocks(self, n_chains, max_elements):
         """``(rows slice, X rows, y rows)`` of consecutive blocks of the data.
@@ -60,8 +91,11 @@ class _BasePotential:
         raise NotImplementedError
 
     def loss_sum(self, theta, batch):
-        """``sum_{i in B} l_i(theta)`` per chain, shape ``(K,)``."""
+        """``sum_{i in B} w_i l_i(theta)`` per chain, shape ``(K,)``."""
         losses = self.per_example_loss(theta, batch)
+        w = self._weights_of(batch)
+        if w is not None:
+            losses = losses * w.to(losses.dtype)
         if batch.mask is not None:
             losses = losses * batch.mask.to(losses.dtype)
         return losses.sum(1)
@@ -75,21 +109,22 @@ class _BasePotential:
         return value.detach(), grad
 
     def mean_loss(self, theta, chunk=65536):
-        """Full-data risk ``R_n(theta)`` per chain, without gradient."""
+        """Full-data risk ``R_n(theta) = sum_i w_i l_i / n_w`` per chain, without gradient."""
         total = 0.0
         with torch.no_grad():
             for start in range(0, self.n_data, chunk):
                 idx = torch.arange(start, min(start + chunk, self.n_data), device=theta.device)
                 idx = idx.expand(theta.shape[0], -1)
                 total = total + self.loss_sum(theta, Batch(idx, None, None))
-        return total / self.n_data
+        return total / self.total_weight
 
     def per_example_loss_and_grad(self, theta):
-        """Full-data losses ``(K, n)`` and the gradient ``(K, Q)`` of their sum, in one backward pass."""
+        """Full-data losses ``l_i`` ``(K, n)`` and the gradient ``(K, Q)`` of ``sum_i w_i l_i``, in one backward pass."""
         with torch.enable_grad():
             th = theta.detach().requires_grad_(True)
             losses = self.per_example_loss(th, Batch())
-            (grad,) = torch.autograd.grad(losses.sum(), th)
+            total = losses.sum() if self.weight is None else (losses * self.weight.to(losses.dtype)).sum()
+            (grad,) = torch.autograd.grad(total, th)
         return losses.detach(), grad
 
 
@@ -106,6 +141,9 @@ class LinearPotential(_BasePotential):
     X : torch.Tensor of shape (n, d)
     y : torch.Tensor of shape (n,) or (K, n)
     fit_intercept : bool, default=True
+    sample_weight : array-like of shape (n,), default=None
+        The examples' weights ``w_i`` (all 1 when None): the loss sums are
+        ``sum_i w_i l_i`` and the risk their mean over ``n_w = sum_i w_i``.
 
     Examples
     --------
@@ -116,11 +154,12 @@ class LinearPotential(_BasePotential):
     ([[1.0, 4.0]], [[-2.0, -4.0, -6.0]])
     """
 
-    def __init__(self, X, y, fit_intercept=True):
+    def __init__(self, X, y, fit_intercept=True, sample_weight=None):
         ones = torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)
         self.X = torch.cat([X, ones], 1) if fit_intercept else X
         self.y, self.fit_intercept = y, fit_intercept
         self.n_data = X.shape[0]
+        self._set_weight(sample_weight, X)
 
     loss = "squared"
 
@@ -147,12 +186,13 @@ class LinearPotential(_BasePotential):
 
     def per_example_loss_and_grad(self, theta):
         resid = self.y - theta @ self.X.T  # (K, n)
-        return resid * resid, -2.0 * resid @ self.X
+        pull = resid if self.weight is None else resid * self.weight
+        return resid * resid, -2.0 * pull @ self.X
 
     def loss_sum_and_grad(self, theta, batch):
         if batch.idx is None:
             losses, grad = self.per_example_loss_and_grad(theta)
-            return losses.sum(1), grad
+            return (losses.sum(1) if self.weight is None else losses @ self.weight), grad
         return super().loss_sum_and_grad(theta, batch)
 
 
@@ -181,12 +221,15 @@ class MLPPotential(_BasePotential):
         Student-t counterpart ``"student"``; or
         ``-log p(y_i | x_i)`` of the sigmoid (one output) or softmax (``C``
         outputs) of the network (:data:`skgibbs.model.LOSSES`).
+    sample_weight : array-like of shape (n,), default=None
+        The examples' weights ``w_i`` (all 1 when None): the loss sums are
+        ``sum_i w_i l_i`` and the risk their mean over ``n_w = sum_i w_i``.
     """
 
     #: rows per chunk of a full-data pass over inputs that are not a tensor
     chunk_rows = 32768
 
-    def __init__(self, spec, X, y, loss="squared"):
+    def __init__(self, spec, X, y, loss="squared", sample_weight=None):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
         if loss in SCALE_LOSSES and spec.n_outputs != 2:
@@ -197,6 +240,7 @@ class MLPPotential(_BasePotential):
             y = y.long()  # class indices, gathered from the logits
         self.spec, self.X, self.y, self.loss = spec, X, y, loss
         self.n_data = X.shape[0]
+        self._set_weight(sample_weight, X if torch.is_tensor(X) else y.float())
         # inputs with a column of ones: the single-chain gradient's layout (rows read on
         # demand get their column of ones per batch instead)
         self.X_aug = None
@@ -204,14 +248,14 @@ class MLPPotential(_BasePotential):
             self.X_aug = torch.cat([X, torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)], 1)
 
     def _chunks(self):
-        """``(X, y)`` of consecutive row chunks: the full data of rows that are not in memory."""
+        """``(X, y, w)`` of consecutive row chunks: the full data of rows that are not in memory."""
         for start in range(0, self.n_data, self.chunk_rows):
             stop = min(start + self.chunk_rows, self.n_data)
-            yield self.X[start:stop], self.y[start:stop]
+            yield self.X[start:stop], self.y[start:stop], None if self.weight is None else self.weight[start:stop]
 
     def per_example_loss(self, theta, batch):
         if batch.idx is None and self.X_aug is None:
-            return torch.cat([self._losses(theta, X, y) for X, y in self._chunks()], 1)
+            return torch.cat([self._losses(theta, X, y) for X, y, _ in self._chunks()], 1)
         if batch.idx is None:
             X, y = self.X, self.y
         elif batch.idx.shape[0] == 1:
@@ -231,16 +275,18 @@ class MLPPotential(_BasePotential):
         if batch.idx is None and self.X_aug is None:
             # sums over chunks: one chunk gives the in-memory arithmetic exactly
             value = grad = None
-            for Xc, yc in self._chunks():
-                v, g = grad_of(theta, Xc, yc, loss=self.loss)
+            for Xc, yc, wc in self._chunks():
+                v, g = grad_of(theta, Xc, yc, loss=self.loss, weight=wc)
                 value, grad = (v, g) if value is None else (value + v, grad + g)
             return value, grad
+        w = self._weights_of(batch)
         if batch.idx is None:
-            return grad_of(theta, X, self.y, augmented=augmented, loss=self.loss)
+            return grad_of(theta, X, self.y, augmented=augmented, loss=self.loss, weight=w)
         if batch.idx.shape[0] == 1:
             i = batch.idx[0]
-            return grad_of(theta, _gather(X, i), _gather(self.y, i), augmented=augmented, loss=self.loss)
-        return grad_of(theta, self.X[batch.idx], self.y[batch.idx], batch.mask, loss=self.loss)
+            return grad_of(theta, _gather(X, i), _gather(self.y, i), augmented=augmented, loss=self.loss,
+                           weight=None if w is None else w[0])
+        return grad_of(theta, self.X[batch.idx], self.y[batch.idx], batch.mask, loss=self.loss, weight=w)
 
     def predict(self, theta, X):
         with torch.no_grad():

@@ -8,6 +8,7 @@ They read the model's outputs on the data (a potential with
 
 import math
 
+import numpy as np
 import torch
 
 from ..model import SCALE_LOSSES, log_density_constant, per_example_loss
@@ -73,20 +74,32 @@ def stage_criteria(potential, theta, temperature):
     mean prediction, per example: their ``train_loss_``) and
     ``langevin_waic`` (``train_loss + functional_variance / n``), with
     ``noise_variance`` for the squared loss; an empty dict for a potential
-    with another loss. Squared residuals enter in float64; one pass over
+    with another loss. With the potential's example weights ``w_i`` every
+    sum over the examples is weighted and ``n`` is ``sum_i w_i``. Squared
+    residuals enter in float64; one pass over
     the rows for the cross-entropy, two for the squared loss (the power
     needs ``sigma^2`` first).
     """
     kind, blocks = _blocks(potential, theta)
     if kind is None:
         return {}
-    P, n = theta.shape[0], potential.n_data
+    P, n = theta.shape[0], potential.total_weight
+    weights = potential.weight
+
+    def weighted(values, rows):
+        """``values`` ``(..., rows)`` times the rows' weights (as they are without weights)."""
+        if weights is None:
+            return values
+        return values * weights[rows].double().cpu().numpy() if isinstance(values, np.ndarray) else (
+            values * weights[rows].to(values.dtype)
+        )
+
     out = {}
     if kind == "gaussian":
         sq = fbar_sq = 0.0
-        for _, R in blocks():
-            sq += float((R * R).sum())
-            fbar_sq += float((R.mean(0) ** 2).sum())
+        for rows, R in blocks():
+            sq += float(weighted(R * R, rows).sum())
+            fbar_sq += float(weighted(R.mean(0) ** 2, rows).sum())
         sigma2 = max(sq / (P * n), 1e-300)
         power, out["noise_variance"] = 2.0 * sigma2 / temperature, sigma2
         out["train_loss"] = fbar_sq / (2.0 * sigma2 * n)
@@ -98,9 +111,10 @@ def stage_criteria(potential, theta, temperature):
     else:
         power, log_lik = (2.0 if potential.loss in SCALE_LOSSES else 1.0) / temperature, blocks
     elpd = penalty = 0.0
-    for _, L in log_lik():
+    for rows, L in log_lik():
         block = waic(L.cpu().numpy(), beta=power)  # WAIC is a sum over rows: blocks add up
-        elpd, penalty = elpd + block.elpd_waic, penalty + block.p_waic
+        elpd += float(weighted(block.elpd_pointwise, rows).sum())
+        penalty += float(weighted(block.p_pointwise, rows).sum())
     log_pbar = elpd + power * penalty  # sum_i log mean_k p(y_i | theta_k)
     if kind == "log_loss":
         out["train_loss"] = -log_pbar / n  # the log loss of the posterior predictive

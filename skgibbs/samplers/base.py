@@ -507,13 +507,19 @@ def bernoulli_noise(term_squares, rho):
     return np.sqrt(2 * rho * (1 - rho) * np.asarray(term_squares, dtype=np.float64))
 
 
-def _loss_statistics(loss_sum, loss_square_sum, n, rho, terms, noise_of):
-    """``surrogate_scale`` and ``batch_noise`` from the per-draw loss sums and the terms ``(c, d)``."""
+def _loss_statistics(loss_sum, loss_square_sum, n, rho, terms, noise_of, rows=None):
+    """``surrogate_scale`` and ``batch_noise`` from the per-draw loss sums and the terms ``(c, d)``.
+
+    With example weights ``w_i`` the sums are ``sum_i w_i l_i`` and ``sum_i
+    (w_i l_i)^2``, ``n`` is ``sum_i w_i`` and ``rows`` the number of rows
+    (each row is one Bernoulli term ``c w_i l_i + d``); ``rows`` is ``n``
+    when None.
+    """
     loss_sum = np.asarray(loss_sum, dtype=np.float64)
     loss_square_sum = np.asarray(loss_square_sum, dtype=np.float64)
     c, d = terms
-    # sum_i (c l_i + d)^2, expanded
-    term_squares = c * c * loss_square_sum + 2.0 * c * d * loss_sum + n * d * d
+    # sum_i (c w_i l_i + d)^2, expanded
+    term_squares = c * c * loss_square_sum + 2.0 * c * d * loss_sum + (n if rows is None else rows) * d * d
     noise = noise_of(term_squares, rho)
     mean_loss = loss_sum.sum() / (loss_sum.size * n)
     return {"surrogate_scale": float(c * mean_loss), "batch_noise": float(noise.mean())}
@@ -538,7 +544,8 @@ class BatchSurrogate:
     def loss_statistics(self, loss_sum, loss_square_sum, n, lam, rho, info):
         """:meth:`Sampler.loss_statistics` with this kernel's batch terms and noise."""
         return _loss_statistics(
-            loss_sum, loss_square_sum, n, rho, self.batch_terms(lam, n, rho, info), self.batch_noise
+            loss_sum, loss_square_sum, n, rho, self.batch_terms(lam, n, rho, info), self.batch_noise,
+            rows=info.get("n_train"),
         )
 
 

@@ -402,7 +402,7 @@ def _job_threads(target, theta0, rho, groups, vectorize, n_jobs):
     """
     n_workers = 1 if len(groups) == 1 else min(len(groups), effective_n_jobs(n_jobs))
     chains = max(len(g) for g in groups) if vectorize else 1
-    work = gradient_work(target.n_data * rho, theta0.shape[1], chains)
+    work = gradient_work(getattr(target, "n_rows", target.n_data) * rho, theta0.shape[1], chains)
     return thread_count(work, n_workers, budget=torch.get_num_threads())
 
 

@@ -4,12 +4,13 @@ For per-example losses ``l_i`` on ``n`` examples, a prior ``Pi`` and the
 inverse temperature ``lambda``, the Gibbs posterior is
 
     ``pi_lambda(theta) ∝ exp(-lambda R_n(theta)) Pi(theta)``,
-    ``R_n = (1/n) sum_i l_i``,
+    ``R_n = (1/n) sum_i w_i l_i``,
 
-and a kernel sees it through the potential of a batch ``B`` (an index set
+with ``w_i`` the examples' weights (all 1 without ``sample_weight``) and
+``n = sum_i w_i``, and a kernel sees it through the potential of a batch ``B`` (an index set
 per chain; the full data when ``B`` is the full batch)
 
-    ``U_B(theta) = c sum_{i in B} l_i(theta) + d |B| - log Pi(theta)``.
+    ``U_B(theta) = c sum_{i in B} w_i l_i(theta) + d |B| - log Pi(theta)``.
 
 ``c = lambda / n``, ``d = 0`` on the full data: ``U = lambda R_n - log Pi``,
 ``exp(-U) = pi_lambda``. The Langevin kernels on batches use other constants
@@ -60,8 +61,12 @@ class Target:
     ----------
     lambda_ : float
         ``lambda``.
-    n_data : int
-        ``n``.
+    n_data : int or float
+        ``n``, the number of examples the risk counts: the sum of the
+        potential's weights ``n_w`` (its ``total_weight``), its number of
+        rows without weights.
+    n_rows : int
+        The potential's rows, over which batches are drawn.
     scale : float
         ``c = lambda / n`` of the full-data potential.
 
@@ -91,7 +96,8 @@ class Target:
         self.potential = potential
         self.prior = Prior() if prior is None else prior
         self.lambda_ = float(lambda_)
-        self.n_data = potential.n_data
+        self.n_rows = potential.n_data
+        self.n_data = getattr(potential, "total_weight", potential.n_data)
         self.scale = self.lambda_ / self.n_data
 
     @property
@@ -105,14 +111,14 @@ class Target:
     # -- the data term ---------------------------------------------------------
     def draw_batch(self, generators, rho, device=None):
         """Bernoulli(``rho``) index sets, one per generator (the full data for ``rho = 1``)."""
-        return draw_batch(generators, self.n_data, rho, device)
+        return draw_batch(generators, self.n_rows, rho, device)
 
     def loss_sum_and_grad(self, theta, batch=FULL_BATCH):
-        """``sum_{i in B} l_i(theta)`` ``(K,)`` and its gradient ``(K, Q)``."""
+        """``sum_{i in B} w_i l_i(theta)`` ``(K,)`` and its gradient ``(K, Q)``."""
         return self.potential.loss_sum_and_grad(theta, batch)
 
     def loss_sum(self, theta, batch=FULL_BATCH):
-        """``sum_{i in B} l_i(theta)`` without a gradient."""
+        """``sum_{i in B} w_i l_i(theta)`` without a gradient."""
         return self.potential.loss_sum(theta, batch)
 
     def mean_loss(self, theta):

@@ -64,12 +64,17 @@ def init(generators, target, theta, params=None):
 
 
 def batch_gradient(generators, target, theta, b):
-    """``grad U_B`` ``(K, Q)`` on a new batch of ``b`` rows, and the batch's mean loss ``(K,)``."""
-    n = target.n_data
+    """``grad U_B`` ``(K, Q)`` on a new batch of ``b`` rows, and the batch's estimate of the risk ``(K,)``.
+
+    The ``b`` rows are drawn uniformly from the ``n`` rows, so that ``n /
+    b`` times their (weighted) loss sum estimates the full data's without
+    bias, whatever the examples' weights.
+    """
+    n = getattr(target, "n_rows", target.n_data)
     batch = draw_rows(generators, n, b, theta.device)
     loss_sum, loss_grad = target.loss_sum_and_grad(theta, batch)
-    rows = min(b, n)
-    return target.grad(loss_grad, theta, target.lambda_ / rows), loss_sum / rows
+    per_row = n / (target.n_data * min(b, n))  # 1 / rows without weights
+    return target.grad(loss_grad, theta, target.lambda_ * per_row), loss_sum * per_row
 
 
 def curvature(generators, target, theta, m, b, n_iter=20):
@@ -81,9 +86,9 @@ def curvature(generators, target, theta, m, b, n_iter=20):
     ``eta * lambda_max < 2 (2 - alpha)`` (``eta = epsilon^2 m``), so this
     bounds the step size. Costs ``2 n_iter`` batch gradients.
     """
-    n = target.n_data
+    n = getattr(target, "n_rows", target.n_data)
     batch = draw_rows(generators, n, b, theta.device)
-    c = target.lambda_ / min(b, n)
+    c = target.lambda_ * n / (target.n_data * min(b, n))
     root = m.sqrt()
 
     def grad(point):

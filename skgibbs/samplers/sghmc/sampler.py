@@ -171,7 +171,7 @@ class SGHMCChains:
         K, Q = theta0.shape
         self.sampler, self.target, self.run, self.gens = sampler, target, run, generators
         self.K, self.dtype, self.device = K, theta0.dtype, theta0.device
-        self.b = sampler.rows(target.n_data)
+        self.b = sampler.rows(getattr(target, "n_rows", target.n_data))
         self.eps = torch.full((K,), float(sampler.step_size), dtype=self.dtype, device=self.device)
         self.alpha = float(sampler.friction)
         self.m = None
@@ -289,7 +289,7 @@ class SGHMCChains:
         return per_coord.mean(1).cpu().numpy()
 
     def summary(self):
-        n = self.target.n_data
+        n = getattr(self.target, "n_rows", self.target.n_data)
         return {
             "step_size": self.eps.cpu().numpy(),
             "curvature": self.curvature.cpu().numpy(),

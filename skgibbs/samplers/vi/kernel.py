@@ -158,8 +158,8 @@ def _local_forward(spec, mean, std, X, generator, moments=False):
     return h[None] if spec.n_outputs > 1 else h[None, :, 0]
 
 
-def expected_loss_sample(spec, loss, mean, std, X, y, generator, n_mc=1, local=True):
-    """A one-draw (per Monte Carlo sample) estimate of ``sum_i E_q l_i`` on ``(X, y)``, differentiable.
+def expected_loss_sample(spec, loss, mean, std, X, y, generator, n_mc=1, local=True, weight=None):
+    """A one-draw (per Monte Carlo sample) estimate of ``sum_i w_i E_q l_i`` on ``(X, y)``, differentiable.
 
     Parameters
     ----------
@@ -182,18 +182,23 @@ def expected_loss_sample(spec, loss, mean, std, X, y, generator, n_mc=1, local=T
         ``s``, independent normals given ``h``, ``E[(y - f)^2 e^{-s} + s | h]
         = ((y - m_f)^2 + v_f) e^{-m_s + v_s / 2} + m_s`` (the clipping of
         ``s`` left out).
+    weight : torch.Tensor of shape (m,), default=None
+        The examples' weights ``w_i`` (all 1 when None).
 
     Returns
     -------
     torch.Tensor
         Scalar: the mean over the ``n_mc`` draws of ``sum_i l_i``.
     """
+    def total(terms):
+        return terms.sum() if weight is None else (terms * weight.to(terms.dtype)).sum()
+
     if local and loss in ("squared", "gaussian"):
-        total = 0.0
+        out = 0.0
         for _ in range(n_mc):
             m, v = _local_forward(spec, mean, std, X, generator, moments=True)
             if loss == "squared":
-                total = total + ((y[None] - m) ** 2 + v).sum()
+                out = out + total((y[None] - m) ** 2 + v)
                 continue
             # the mean and the log-variance outputs are independent normals given h (their weights are
             # independent): E[(y - f)^2 e^{-s} + s | h] = ((y - m_f)^2 + v_f) e^{-m_s + v_s / 2} + m_s.
@@ -201,18 +206,18 @@ def expected_loss_sample(spec, loss, mean, std, X, y, generator, n_mc=1, local=T
             # lowers the estimate without end
             m_s = m[..., 1].clamp(-LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND)
             precision = torch.exp(0.5 * v[..., 1].clamp_max(2 * LOG_VARIANCE_BOUND) - m_s)
-            total = total + (((y[None] - m[..., 0]) ** 2 + v[..., 0]) * precision + m_s).sum()
-        return total / n_mc
+            out = out + total(((y[None] - m[..., 0]) ** 2 + v[..., 0]) * precision + m_s)
+        return out / n_mc
     if local:
-        total = sum(
-            per_example_loss(loss, _local_forward(spec, mean, std, X, generator), y[None]).sum()
+        out = sum(
+            total(per_example_loss(loss, _local_forward(spec, mean, std, X, generator), y[None]))
             for _ in range(n_mc)
         )
-        return total / n_mc
+        return out / n_mc
     eps = torch.randn((n_mc, mean.shape[0]), generator=generator, dtype=mean.dtype, device=mean.device)
     theta = mean + std * eps
     out = spec.forward(theta, X)
-    return per_example_loss(loss, out, y.expand(out.shape[:2])).sum() / n_mc
+    return total(per_example_loss(loss, out, y.expand(out.shape[:2]))) / n_mc
 
 
 class VIParams(NamedTuple):
@@ -293,7 +298,9 @@ def expected_loss(potential, mean, std, rows, generator, n_mc=1, local=True):
     if spec is not None:
         X = potential.X if rows is None else potential.X[rows]
         y = potential.y if rows is None else potential.y[rows]
-        return expected_loss_sample(spec, potential.loss, mean, std, X, y, generator, n_mc, local)
+        w = potential.weight
+        w = w if w is None or rows is None else w[rows]
+        return expected_loss_sample(spec, potential.loss, mean, std, X, y, generator, n_mc, local, weight=w)
     eps = torch.randn((n_mc, mean.shape[0]), generator=generator, dtype=mean.dtype, device=mean.device)
     theta = mean + std * eps
     if rows is None:
@@ -305,7 +312,10 @@ def expected_loss(potential, mean, std, rows, generator, n_mc=1, local=True):
 
 
 def _rows_in(target, params):
-    return target.n_data if params.rows is None else int(params.rows.numel())
+    """The examples the step's loss sum counts: ``n``, or the batch's rows in units of ``n / n_rows``."""
+    if params.rows is None:
+        return target.n_data
+    return int(params.rows.numel()) * target.n_data / getattr(target, "n_rows", target.n_data)
 
 
 def negative_elbo(generator, mu, raw_std, target, params):
@@ -382,9 +392,11 @@ def held_out_objective(generators, state, target, params, *legacy, n_draws=8):
         spec = getattr(potential, "spec", None)
         if spec is not None:
             out = spec.forward(theta, potential.X)
-            risk = per_example_loss(potential.loss, out, potential.y.expand(out.shape[:2])).mean()
+            losses = per_example_loss(potential.loss, out, potential.y.expand(out.shape[:2]))
+            w = potential.weight
+            risk = losses.mean() if w is None else (losses * w).sum(1).mean() / potential.total_weight
         else:
-            risk = potential.loss_sum(theta, FULL_BATCH).mean() / potential.n_data
+            risk = potential.loss_sum(theta, FULL_BATCH).mean() / potential.total_weight
         kl = (params.eta * kl_divergence(state.mu, sigma, params.prior_std)).sum()
         return float(params.lam * risk + kl)
 
@@ -410,7 +422,7 @@ def _output_hessian_factors(loss, out, y):
     return (root.T[:, :, None] * (eye[:, None, :] - p[None])).contiguous()
 
 
-def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None):
+def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None, weight=None, n_rows=None):
     """The mean-field optimum of the Gauss-Newton (Laplace) approximation at ``mean``.
 
     For a Gaussian target ``q_j`` of the tempered ELBO has
@@ -430,8 +442,12 @@ def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None):
     y : torch.Tensor of shape (m,)
     lam : float
     eta, prior_std : torch.Tensor of shape (Q,)
-    n_data : int, default=None
-        ``n``; None: ``m``.
+    n_data : int or float, default=None
+        ``n`` (with weights their sum ``n_w``); None: ``m``.
+    weight : torch.Tensor of shape (m,), default=None
+        The weights of the rows ``X`` (all 1 when None).
+    n_rows : int, default=None
+        The rows ``X`` is a sample of; ``n_data`` when None.
 
     Returns
     -------
@@ -458,6 +474,8 @@ def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None):
             h = act(a) if layer < n_layers - 1 else a
         curvature = torch.zeros_like(mean)
         factors = _output_hessian_factors(loss, h.detach(), y)
+        if weight is not None:  # sum_i w_i J_i' H_i J_i: each row's factors times sqrt(w_i)
+            factors = factors * weight.to(factors.dtype).sqrt().reshape(1, -1, *([1] * (factors.dim() - 2)))
         leaves = pre if spec.embedding is None else pre + [a_emb, phi]
         for c, factor in enumerate(factors):
             deltas = torch.autograd.grad(h, leaves, grad_outputs=factor, retain_graph=c < len(factors) - 1)
@@ -470,8 +488,9 @@ def laplace_std(spec, loss, mean, X, y, lam, eta, prior_std, n_data=None):
                     spec.embedding, mean, X, phi, *deltas[-2:]
                 )
     m = X.shape[0]
-    curvature *= (m if n_data is None else n_data) / m
-    return (lam * curvature / (m if n_data is None else n_data) / eta + prior_std**-2).rsqrt()
+    n = m if n_data is None else n_data
+    curvature *= (n if n_rows is None else n_rows) / m
+    return (lam * curvature / n / eta + prior_std**-2).rsqrt()
 
 
 def _embedding_graph(embedding, mean, X):

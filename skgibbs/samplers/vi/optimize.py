@@ -297,7 +297,7 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
         n_mc=config.n_mc,
         local=config.local,
     )
-    n = target.n_data
+    n = getattr(target, "n_rows", target.n_data)  # batches are drawn over the rows
     mu0 = mu0.to(device, dtype)
     state = init(mu0, params, _initial_std(target, mu0, params, config, generator))
     batch = min(int(config.batch_size), n)
@@ -460,7 +460,9 @@ def _initial_std(target, mu0, params, config, generator):
     spec = getattr(pot, "spec", None)
     if spec is None:
         return GENERIC_INIT_STD
-    X, y, n = pot.X, pot.y, target.n_data
+    X, y, n = pot.X, pot.y, getattr(target, "n_rows", target.n_data)
     idx = torch.randperm(n, generator=generator)[:LAPLACE_ROWS].to(X.device) if n > LAPLACE_ROWS else slice(None)
-    std = laplace_std(spec, pot.loss, mu0, X[idx], y[idx], params.lam, params.eta, params.prior_std * params.scale, n)
+    w = None if pot.weight is None else pot.weight[idx]
+    std = laplace_std(spec, pot.loss, mu0, X[idx], y[idx], params.lam, params.eta, params.prior_std * params.scale,
+                      target.n_data, weight=w, n_rows=n)
     return std / params.scale / params.prior_std

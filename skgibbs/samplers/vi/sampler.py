@@ -280,7 +280,7 @@ class MeanFieldVI(Sampler):
             eta=eta,
             n_iter=self.max_iter,
             learning_rate=float(self.learning_rate),
-            batch_size=self.rows_per_batch(target.n_data),
+            batch_size=self.rows_per_batch(getattr(target, "n_rows", target.n_data)),
             local=self.gradient == "local",
             early_stopping=bool(self.early_stopping),
             verbose=run.verbose,
