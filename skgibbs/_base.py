@@ -26,11 +26,12 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import _num_samples
 
 from . import _chunks
 from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
-from ._data import check_numeric, validate_fit_data
+from ._data import check_numeric, fit_weights, validate_fit_data
 from ._out_of_core import check_lazy_fit_data, is_lazy
 from ._pretrain import PATIENCE, TOLERANCE, PretrainInfo, pretrain
 from ._reliability import (
@@ -184,16 +185,27 @@ class BaseGibbsMLP(BaseEstimator):
     }
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, **fit_params):
+    def fit(self, X, y, sample_weight=None, **fit_params):
         """Sample the posterior of the network weights given ``(X, y)``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights ``w_i >= 0`` of the examples. The risk becomes their
+            weighted mean ``R_n = sum_i w_i l_i / n_w`` and the Gibbs
+            posterior ``exp(-lambda R_n) Pi`` with ``lambda = n_w /
+            temperature``, ``n_w = sum_i w_i``: a weight counts its example
+            that many times, so integer weights give the posterior of the
+            data with rows repeated. The standardization, the pre-training,
+            the learned noise, the noise choice and the criteria
+            (``generalization_loss_``, ``lfv_``, ...) are weighted alike.
+            Relative weights (survey or importance weights) that should not
+            change how much data there is are rescaled to mean 1 first,
+            ``w * len(w) / w.sum()``. None: every weight 1.
         **fit_params : dict
-            Refused with a ``TypeError``: the Gibbs posterior weighs every
-            example equally (no ``sample_weight``).
+            Refused with a ``TypeError`` naming them.
 
         Returns
         -------
@@ -203,25 +215,27 @@ class BaseGibbsMLP(BaseEstimator):
         if fit_params:
             names = ", ".join(sorted(fit_params))
             raise TypeError(
-                f"{type(self).__name__}.fit got {names}, which it does not take: the risk R_n weighs every "
-                "example equally. To weight examples, repeat or resample rows of X and y."
+                f"{type(self).__name__}.fit got {names}, which it does not take; it takes X, y and "
+                "sample_weight."
             )
+        # bad weights are refused before any work (the data are validated in the fit proper)
+        weights = fit_weights(sample_weight, _num_samples(X))
         saved = copy.copy(self.__dict__)
         try:
-            return self._fit(X, y)
+            return self._fit(X, y, weights)
         except BaseException:
             # a failed re-fit leaves the earlier fit intact
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
 
-    def _fit(self, X, y):
-        problem = build_problem(self, X, y)  # reads the estimator, sets nothing on it
+    def _fit(self, X, y, sample_weight=None):
+        problem = build_problem(self, X, y, sample_weight)  # reads the estimator, sets nothing on it
         result = problem.sample()
         # the earlier fit's state goes only now, replaced by the new fit's, which has its draws
         self._set_fitted(self._problem_state(problem), replace=True)
         self._store(result, problem.spec)
-        self._summarise(*problem.arrays)
+        self._summarise(*problem.arrays, problem.sample_weight)
         warn_if_unreliable(self)
         return self
 
@@ -247,6 +261,9 @@ class BaseGibbsMLP(BaseEstimator):
         return {
             **problem.inputs,
             "n_train_": problem.arrays[0].shape[0],
+            "sample_weight_sum_": (
+                problem.arrays[0].shape[0] if problem.sample_weight is None else float(problem.sample_weight.sum())
+            ),
             "x_mean_": problem.x_mean,
             "x_scale_": problem.x_scale,
             **problem.encoding,
@@ -417,7 +434,7 @@ class BaseGibbsMLP(BaseEstimator):
         """0/1 mask of the starting active sets, or None (every parameter active)."""
         return None
 
-    def _initial_points(self, spec, Xt, yt, seeds, sampler):
+    def _initial_points(self, spec, Xt, yt, seeds, sampler, weight=None):
         """Glorot initialisation per chain, then Adam with early stopping (paper 000 §5)."""
         theta = self._initial_draws(spec, seeds, Xt.device)[: sampler.n_starts(self.n_chains)]
         mask = self._initial_mask(theta, seeds)
@@ -442,6 +459,7 @@ class BaseGibbsMLP(BaseEstimator):
             loss=self._loss,
             scale=scale,
             owner=self,
+            weight=weight,
         )
 
     def _warn_unconverged_pretraining(self, info, temperature, source):
@@ -629,17 +647,18 @@ class BaseGibbsMLP(BaseEstimator):
         loo = psis_loo(per_chain)
         return loo.elpd_pointwise, loo.khat
 
-    def _weigh_chains(self, elpd=None, khat=None):
+    def _weigh_chains(self, elpd=None, khat=None, sample_weight=None):
         """``chain_weights_``: stacking of the chains' leave-one-out densities ``elpd`` ``(K, n)``, or equal.
 
         With ``chain_weights="stacking"`` also ``pareto_khat_``, the largest
-        Pareto shape over the rows of each chain's PSIS weights.
+        Pareto shape over the rows of each chain's PSIS weights. The rows'
+        log scores are weighted by ``sample_weight``.
         """
         K = self.samples_.shape[0]
         if self.chain_weights != "stacking":
             self._set_fitted({"chain_weights_": np.full(K, 1.0 / K)})
             return
-        weights = stacking_weights(elpd)
+        weights = stacking_weights(elpd, sample_weight=sample_weight)
         with np.errstate(invalid="ignore"):
             khat = np.array([np.nanmax(k) if np.isfinite(k).any() else np.nan for k in khat])
         self._set_fitted({"chain_weights_": weights, "pareto_khat_": khat})
@@ -812,11 +831,11 @@ class BaseGibbsMLP(BaseEstimator):
         """Width of the output layer for the target ``encoding`` of :meth:`_encode_targets`."""
         return 1
 
-    def _encode_targets(self, y):  # pragma: no cover - interface
+    def _encode_targets(self, y, sample_weight=None):  # pragma: no cover - interface
         """The targets the loss sees (NumPy) and the encoding's fitted attributes (a dict by name)."""
         raise NotImplementedError
 
-    def _summarise(self, X, y):  # pragma: no cover - interface
+    def _summarise(self, X, y, sample_weight=None):  # pragma: no cover - interface
         raise NotImplementedError
 
     def _check_targets(self, y):  # pragma: no cover - interface

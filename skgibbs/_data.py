@@ -6,7 +6,15 @@ import torch
 from ._compat import validate_data
 from ._out_of_core import RowSource
 
-__all__ = ["check_numeric", "safe_scale", "standardize", "validate_fit_data"]
+__all__ = [
+    "check_numeric",
+    "check_sample_weight",
+    "column_moments",
+    "fit_weights",
+    "safe_scale",
+    "standardize",
+    "validate_fit_data",
+]
 
 #: what scikit-learn's ``validate_data(..., reset=True)`` sets on an estimator
 INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
@@ -31,6 +39,90 @@ def validate_fit_data(estimator, X, y, **check_params):
     vars(stand_in).update(estimator.get_params(deep=False))
     X, y = validate_data(stand_in, X, y, **check_params)
     return X, y, {name: value for name, value in vars(stand_in).items() if name in INPUT_ATTRIBUTES}
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """``sample_weight`` as a new float64 array of shape ``(n_samples,)``, or an error naming it.
+
+    A number is that weight for every row. Refused, with what is wrong and
+    where: another length or shape, a non-number, NaN or an infinity, a
+    negative weight, and weights that are all 0 (nothing to fit). The
+    array given is not changed.
+
+    Examples
+    --------
+    >>> check_sample_weight([1, 2.5, 0], 3)
+    array([1. , 2.5, 0. ])
+    >>> check_sample_weight([1, -1], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: sample_weight must be >= 0 (a weight counts its row that many times); row 1 has -1.
+    """
+    if isinstance(sample_weight, (int, float, np.number)) and not isinstance(sample_weight, bool):
+        sample_weight = np.full(n_samples, float(sample_weight))
+    try:
+        w = np.array(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"sample_weight must hold numbers, one weight per row of X: {err}") from None
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight must have one weight per row of X, shape ({n_samples},), got shape {w.shape}."
+        )
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise ValueError(
+            f"sample_weight has {bad.size} NaN or infinite weight(s), first at row {bad[0]} ({w[bad[0]]}); "
+            "every weight must be a finite number >= 0."
+        )
+    negative = np.flatnonzero(w < 0)
+    if negative.size:
+        i = negative[0]
+        raise ValueError(
+            f"sample_weight must be >= 0 (a weight counts its row that many times); row {i} has {w[i]:g}."
+        )
+    if not w.any():
+        raise ValueError(
+            "sample_weight is zero for every row, which leaves no example to weigh. Give at least one row a "
+            "non-zero weight."
+        )
+    return w
+
+
+def fit_weights(sample_weight, n_samples):
+    """The weights a fit uses: :func:`check_sample_weight`'s array, or None for no weights or all 1.
+
+    Weights all equal to 1 are no weights: the fit is then the unweighted
+    one, bit for bit.
+    """
+    if sample_weight is None:
+        return None
+    w = check_sample_weight(sample_weight, n_samples)
+    return None if np.all(w == 1.0) else w
+
+
+def column_moments(X, sample_weight=None):
+    """``(mean, scale)`` of the columns of ``X``, weighted by ``sample_weight``; the scale by :func:`safe_scale`.
+
+    Without weights ``X.mean(0)`` and ``X.std(0)``; with weights their
+    weighted counterparts ``sum_i w_i x_i / n_w`` and ``(sum_i w_i (x_i -
+    mean)^2 / n_w)^(1/2)``, ``n_w = sum_i w_i``: the moments of the rows
+    repeated by integer weights.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [2.0]])
+    >>> column_moments(X, np.array([3.0, 1.0]))
+    (array([0.5]), array([0.8660254]))
+    """
+    if sample_weight is None:
+        return X.mean(0), safe_scale(X.std(0))
+    if isinstance(X, RowSource):
+        mean, std = X.weighted_moments(sample_weight)
+        return mean, safe_scale(std)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    total = w.sum()
+    mean = w @ X / total
+    return mean, safe_scale(np.sqrt(np.maximum(w @ (X - mean) ** 2 / total, 0.0)))
 
 
 #: what to do with a column of categories, said by every refusal of one

@@ -96,8 +96,8 @@ class DenseSamplerMixin:
             state.update(self._noise_state(stats["noise_precision"], others))
         self._set_fitted(state)
 
-    def _weigh_chains(self, *loo):
-        super()._weigh_chains(*loo)
+    def _weigh_chains(self, *loo, sample_weight=None):
+        super()._weigh_chains(*loo, sample_weight=sample_weight)
         if self.prior_ == "ard" and "precision" in self.sample_stats_:
             self._store_relevance()
 

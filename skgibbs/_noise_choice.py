@@ -50,7 +50,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 from sklearn.utils import check_random_state
 
-from ._data import check_numeric, safe_scale, standardize
+from ._data import check_numeric, column_moments, fit_weights, standardize
 from ._pretrain import held_out_split, pretrain
 from ._threads import torch_threads
 from .criteria import gaussian_log_likelihood, student_log_likelihood
@@ -78,12 +78,14 @@ RULE = (
 )
 
 
-def held_out_log_density(noise, out, y):
+def held_out_log_density(noise, out, y, sample_weight=None):
     """Per-row log-density ``(m,)`` of the equal mixture of ``K`` pre-trained networks at held-out rows.
 
     ``out`` holds the networks' outputs ``(K, m)`` (one output) or ``(K,
     m, 2)`` (location and log variance or log squared scale), ``y`` the
     standardized targets ``(m,)``; the scale is the standardized one.
+    Each network's noise level is fitted to the rows weighted by
+    ``sample_weight`` ``(m,)`` (all 1 when None).
     """
     out, y = np.asarray(out, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if noise == "homoscedastic":
@@ -91,7 +93,7 @@ def held_out_log_density(noise, out, y):
     else:
         mean, variance = out[..., 0], np.exp(np.clip(out[..., 1], -LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND))
     df = STUDENT_DF if noise == "student" else None
-    log_p = np.stack([_calibrated(y, f, v, df) for f, v in zip(mean, variance)])
+    log_p = np.stack([_calibrated(y, f, v, df, sample_weight) for f, v in zip(mean, variance)])
     return logsumexp(log_p, axis=0) - np.log(out.shape[0])
 
 
@@ -101,31 +103,44 @@ def _log_density(y, f, v, df):
     return student_log_likelihood(y, f[None], v[None] * df / (df - 2.0), df)[0]
 
 
-def _calibrated(y, f, v, df):
+def _calibrated(y, f, v, df, w=None):
     """Per-row log-density of one network's noise of shape ``v`` (variances or squared scales), its level fitted.
 
     The factor ``c`` of ``c v`` that maximises the rows' log-likelihood:
     ``mean((y - f)^2 / v)`` for the normal, a one-dimensional search for
-    the t.
+    the t; the rows weighted by ``w`` when given.
     """
     z = (y - f) ** 2 / v
     if df is None:
-        return _log_density(y, f, v * max(z.mean(), 1e-12), df)
-    fit = minimize_scalar(lambda a: -_log_density(y, f, v * np.exp(a), df).sum(), bounds=(-30.0, 30.0),
+        return _log_density(y, f, v * max(z.mean() if w is None else w @ z / w.sum(), 1e-12), df)
+    w = np.ones_like(y) if w is None else w
+    fit = minimize_scalar(lambda a: -(w @ _log_density(y, f, v * np.exp(a), df)), bounds=(-30.0, 30.0),
                           method="bounded", options={"xatol": 1e-6})  # fmt: skip
     return _log_density(y, f, v * np.exp(fit.x), df)
 
 
-def _paired(richer, simpler):
-    """Mean and standard error of the per-row differences ``richer - simpler``."""
+def _paired(richer, simpler, w=None):
+    """Mean and standard error of the per-row differences ``richer - simpler`` (rows weighted by ``w``).
+
+    With weights, the mean and the standard error of the rows repeated by
+    integer weights: ``m = sum w`` rows, ``ddof=1``.
+    """
     d = richer - simpler
+    if w is not None:  # rows of weight 0 count for nothing, a non-finite one among them too
+        d, richer = d[w > 0], richer[w > 0]
+        w = w[w > 0]
     if not np.all(np.isfinite(d)):
         return (-np.inf if not np.all(np.isfinite(richer)) else np.inf), np.nan
-    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
-    return float(d.mean()), float(se)
+    if w is None:
+        se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
+        return float(d.mean()), float(se)
+    m = float(w.sum())
+    mean = float(w @ d / m)
+    se = np.sqrt(w @ (d - mean) ** 2 / (m - 1) / m) if m > 1 else np.nan
+    return mean, float(se)
 
 
-def choose(log_density, margin=MARGIN_SE):
+def choose(log_density, margin=MARGIN_SE, sample_weight=None):
     """The noise model the held-out evidence picks, and the evidence.
 
     Parameters
@@ -136,6 +151,9 @@ def choose(log_density, margin=MARGIN_SE):
     margin : float, default=MARGIN_SE
         Standard errors of the paired difference a richer candidate must
         win by.
+    sample_weight : array-like of shape (m,), default=None
+        Weights of the rows: the means and standard errors of the rows
+        repeated by integer weights (all 1 when None).
 
     Returns
     -------
@@ -159,19 +177,22 @@ def choose(log_density, margin=MARGIN_SE):
     """
     names = list(log_density)
     arrays = {name: np.asarray(log_density[name], dtype=np.float64) for name in names}
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     differences, errors = {}, {}
     for i, simpler in enumerate(names):
         for richer in names[i + 1 :]:
             key = f"{richer} - {simpler}"
-            differences[key], errors[key] = _paired(arrays[richer], arrays[simpler])
+            differences[key], errors[key] = _paired(arrays[richer], arrays[simpler], w)
     winner = names[0]
     for name in names[1:]:
-        mean, se = _paired(arrays[name], arrays[winner])
+        mean, se = _paired(arrays[name], arrays[winner], w)
         # inf: the current choice's density is not finite; a zero spread is no evidence
         if mean == np.inf or (se > 0 and mean > margin * se):
             winner = name
     evidence = {
-        "held_out_log_likelihood": {name: float(np.mean(arrays[name])) for name in names},
+        "held_out_log_likelihood": {
+            name: float(np.mean(arrays[name]) if w is None else w @ arrays[name] / w.sum()) for name in names
+        },
         "differences": differences,
         "standard_errors": errors,
         "n_held_out": int(len(arrays[names[0]])),
@@ -182,18 +203,19 @@ def choose(log_density, margin=MARGIN_SE):
     return winner, evidence
 
 
-def _data(est, X, y):
+def _data(est, X, y, sample_weight=None):
     """What the choice's pre-trainings need of ``(X, y)``, as :func:`~skgibbs.problem.build_problem` makes it."""
     est._validate_params()
     check_numeric(X, "X")
     X, y, _ = est._validate_fit_data(X, y)
-    x_mean, x_scale = X.mean(0), safe_scale(X.std(0))
-    targets, encoding = est._encode_targets(y)
+    sample_weight = fit_weights(sample_weight, X.shape[0])
+    x_mean, x_scale = column_moments(X, sample_weight)
+    targets, encoding = est._encode_targets(y, sample_weight)
     device = est._check_device()
     embedding, _ = est._embedding(X, x_mean, x_scale)
     Xt = standardize(X, x_mean, x_scale, device)
     yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
-    return Xt, yt, embedding, encoding["y_scale_"], device
+    return Xt, yt, embedding, encoding["y_scale_"], device, sample_weight
 
 
 def _seeds(est):
@@ -203,7 +225,7 @@ def _seeds(est):
     return np.random.SeedSequence(check_random_state(state).randint(2**31)).generate_state(est.n_chains + 1)
 
 
-def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic"):
+def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic", sample_weight=None):
     """The noise model of ``est.fit(X, y)`` under ``noise="auto"`` and the evidence (``noise_selection_``).
 
     ``allowed`` are the candidates the settings permit; ``fallback`` is the
@@ -211,6 +233,8 @@ def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic"):
     :data:`MIN_HELD_OUT` held-out rows), which the evidence's ``reason``
     then gives. The pre-trainings run on the fit's device, with its seeds
     (the fit's own pre-training holds out the same rows), and are not kept.
+    With ``sample_weight`` the pre-trainings, the noise levels and the
+    held-out evidence are weighted as the fit is.
     """
     allowed = tuple(name for name in CANDIDATES if name in allowed)
     base = {"candidates": allowed, "margin_se": float(MARGIN_SE), "rule": RULE.format(margin=MARGIN_SE)}
@@ -219,7 +243,8 @@ def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic"):
     if est.pretrain_iter == 0:
         reason = "pretrain_iter=0: no held-out rows to choose by"
         return fallback, {**base, "winner": fallback, "reason": reason}
-    Xt, yt, embedding, y_scale, device = _data(est, X, y)
+    Xt, yt, embedding, y_scale, device, weights = _data(est, X, y, sample_weight)
+    wt = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=device)
     seeds = _seeds(est)
     _, val, _ = held_out_split(Xt.shape[0], int(seeds[0]), device)
     if len(val) < MIN_HELD_OUT:
@@ -227,6 +252,9 @@ def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic"):
         return fallback, {**base, "winner": fallback, "reason": reason}
     layers = est._check_layers(Xt.shape[0])
     X_val, y_val = Xt[val], yt[val].cpu().numpy()
+    w_val = None if weights is None else weights[val.cpu().numpy()]
+    if w_val is not None and not w_val.any():
+        w_val = None  # held-out rows all of weight 0: judged unweighted, as the pre-training judges them
     log_density = {}
     with torch_threads(device):
         for name in allowed:
@@ -234,12 +262,12 @@ def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic"):
             spec = MLPSpec(Xt.shape[1], layers, est.activation, n_outputs, embedding)
             theta = est._initial_draws(spec, seeds, device)[:MAX_STARTS]
             theta, _, _ = pretrain(spec, theta, Xt, yt, est.pretrain_iter, int(seeds[0]), lr=SCHEDULE,
-                                   loss=LOSSES[name])  # fmt: skip
+                                   loss=LOSSES[name], weight=wt)  # fmt: skip
             with torch.no_grad():
                 out = spec.forward(theta, X_val).cpu().numpy()
             # on the scale of y: the density of y is that of the standardized target over y_scale
-            log_density[name] = held_out_log_density(name, out, y_val) - np.log(y_scale)
-    winner, evidence = choose(log_density)
+            log_density[name] = held_out_log_density(name, out, y_val, w_val) - np.log(y_scale)
+    winner, evidence = choose(log_density, sample_weight=w_val)
     if est.verbose:
         scores = ", ".join(f"{k} {v:.4f}" for k, v in evidence["held_out_log_likelihood"].items())
         print(f"[skgibbs] noise='auto': {winner} (held-out log-likelihood per row: {scores}).",

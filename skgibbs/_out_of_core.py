@@ -153,6 +153,23 @@ class RowSource:
         """Column standard deviations (``ddof=0``), shape ``(n_features,)``."""
         return self._statistic(self._std, axis)
 
+    def weighted_moments(self, weight):
+        """Column means and standard deviations weighted by ``weight`` ``(n,)``, in one more pass over the blocks.
+
+        Sums of ``w (x - m)`` and ``w (x - m)^2`` about the unweighted means
+        ``m`` of the first scan, in float64.
+        """
+        w = np.asarray(weight, dtype=np.float64)
+        first = second = 0.0
+        for start, stop in _blocks(self.data):
+            dev = read_rows(self.data, start, stop) - self._mean
+            wb = w[start:stop]
+            first = first + wb @ dev
+            second = second + wb @ (dev * dev)
+        total = w.sum()
+        shift = first / total
+        return self._mean + shift, np.sqrt(np.maximum(second / total - shift * shift, 0.0))
+
     def standardized(self, mean, scale, device="cpu"):
         """``(X - mean) / scale`` as float32 torch rows read on demand (:class:`ScaledRows`)."""
         return ScaledRows(self.data, mean, scale, device)

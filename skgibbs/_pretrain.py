@@ -175,6 +175,7 @@ def pretrain(
     loss="squared",
     scale=None,
     owner=None,
+    weight=None,
 ):
     """Adam on 80% of the data; keep each chain's best iterate on the other 20%.
 
@@ -208,6 +209,13 @@ def pretrain(
     ``owner`` (an object with ``verbose``, e.g. the estimator) gets a
     progress bar with the best held-out loss so far.
 
+    ``weight`` (shape ``(n,)``), the examples' weights (``sample_weight``),
+    makes every mean over rows a weighted one: the held-out loss is
+    ``sum w_i l_i / sum w_i`` over the held-out rows (their plain mean if
+    their weights are all 0) and a batch's loss is ``sum w_i l_i`` over the
+    batch divided by the batch size times the training rows' mean weight,
+    whose expectation is the training rows' weighted mean loss.
+
     Returns the best iterates, their mean held-out loss and a
     :class:`PretrainInfo`: the steps taken, and whether the held-out loss
     levelled off (no chain's best fell by ``TOLERANCE`` of itself over the
@@ -218,8 +226,14 @@ def pretrain(
     schedules = _schedules(lr, n, loss)
     n_groups, n_chains = len(schedules), theta.shape[0]
     gen, val, train = held_out_split(n, seed, Xt.device)
-    held_out = Xt[val], yt[val]
-    whole = (Xt[train], yt[train]) if len(train) <= batch else None
+    w_val = w_train = None
+    if weight is not None:
+        weight = weight.to(Xt.device)
+        w_val = weight[val] if bool(weight[val].sum() > 0) else None
+        w_train = weight[train]
+        train_norm = float(w_train.mean()) if bool(w_train.sum() > 0) else 1.0
+    held_out = Xt[val], yt[val], w_val
+    whole = (Xt[train], yt[train], w_train) if len(train) <= batch else None
     scale = torch.ones(theta.shape[1], dtype=theta.dtype, device=theta.device) if scale is None else scale
     scale = scale.to(theta.device, theta.dtype)
     # one leaf per schedule, each its own parameter group of Adam; the rows of schedule g are g * C + chain
@@ -231,9 +245,13 @@ def pretrain(
     def current():
         return torch.cat(ws) * scale
 
-    def mean_loss(X, y):
+    def mean_loss(X, y, w=None, norm=None):
+        """Each row of ``current()``'s mean loss on ``(X, y)``: weighted by ``w``, over ``norm`` when given."""
         out = spec.forward(current(), X)
-        return per_example_loss(loss, out, y.expand(out.shape[:2])).mean(1)
+        losses = per_example_loss(loss, out, y.expand(out.shape[:2]))
+        if w is None:
+            return losses.mean(1)
+        return (losses * w).sum(1) / (w.sum().clamp_min(1e-30) if norm is None else norm)
 
     # the best held-out loss every check, to judge the fall over the last PATIENCE steps
     history = []
@@ -283,8 +301,9 @@ def pretrain(
                 break
         if whole is None:
             idx = train[torch.randint(len(train), (batch,), generator=gen)]
+            rows = (Xt[idx], yt[idx]) if weight is None else (Xt[idx], yt[idx], weight[idx], batch * train_norm)
         opt.zero_grad()
-        mean_loss(*(whole or (Xt[idx], yt[idx]))).sum().backward()
+        mean_loss(*(whole or rows)).sum().backward()
         opt.step()
         if mask is not None:
             with torch.no_grad():

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_array, column_or_1d
 
 from . import _chunks
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
-from ._data import safe_scale
+from ._data import column_moments
 from ._levels import check_level, check_levels, mixture_quantiles
 from .credible import credible_sets_of, parameter_radius, posterior_quantile
 from .criteria import gaussian_log_likelihood, langevin_waic, student_log_likelihood, waic
@@ -35,8 +35,9 @@ __all__ = ["BaseGibbsRegressor"]
 class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     """Squared loss on standardized ``y``; predictions, intervals and criteria on the scale of ``y``."""
 
-    def _encode_targets(self, y):
-        mean, scale = float(y.mean()), float(safe_scale(np.array([y.std()]))[0])
+    def _encode_targets(self, y, sample_weight=None):
+        mean, scale = column_moments(y[:, None], sample_weight)
+        mean, scale = float(mean[0]), float(scale[0])
         return (y - mean) / scale, {"y_mean_": mean, "y_scale_": scale}
 
     def _check_targets(self, y):
@@ -132,7 +133,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     #: float64 ``(S, rows)`` arrays a chunk of the summaries holds at once (R-hat and ESS the most)
     _summary_width = 16
 
-    def _summarise(self, X, y):
+    def _summarise(self, X, y, sample_weight=None):
         """The summaries of the draws on the training data, in chunks of rows (:mod:`skgibbs._chunks`).
 
         The first pass over the rows gives the per-draw sums (losses,
@@ -148,10 +149,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         which holds them exactly), so that the second evaluates the network
         only on the other rows. Stacked chains take one more pass, for the
         radius about their weighted posterior mean.
+
+        With ``sample_weight`` every sum over the rows is weighted and ``n``
+        is the weights' sum, as for the rows repeated by integer weights.
         """
-        n = X.shape[0]
+        w = sample_weight
+        n = X.shape[0] if w is None else float(w.sum())
         one_pass = self._noise_draws() is not None or self._varies()
-        kept, sums, fbar, pointwise = self._first_pass(X, y, criteria=one_pass)
+        kept, sums, fbar, pointwise = self._first_pass(X, y, criteria=one_pass, sample_weight=w)
         self._record_losses(sums["loss"], sums["loss_square"], n)
         # the posterior mean of the training risk, or of the learned noise variance (over the inputs too)
         noise = self._noise_draws()
@@ -160,14 +165,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         self._set_fitted({"noise_variance_": float(noise.mean())})
         if pointwise is None:
             pointwise = self._criteria_pass(X, y, kept)
-        loo = self._record_criteria(y, fbar, pointwise)
-        self._weigh_chains(*loo)
+        loo = self._record_criteria(y, fbar, pointwise, w)
+        self._weigh_chains(*loo, sample_weight=w)
         weights = self._draw_weights()
         spread = sums["spread"]
         if weights is not None:
             # the same mean, and the radius about the posterior mean, of the weighted draws
             self._set_fitted({"noise_variance_": float(weights @ noise)})
-            spread = self._spread(X)[0]
+            spread = self._spread(X, w)[0]
         self._set_fitted(
             {
                 "credible_radius_": _radius(spread, n, self.confidence_level, weights),
@@ -210,12 +215,15 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             self._pointwise_chunk(out, rows, _rows(y, rows), *self._mean_and_noise(G), beta)
         return out
 
-    def _record_criteria(self, y, fbar, pointwise):
-        """WAIC and LFV (equal weights) from the pointwise terms; the chains' PSIS-LOO ``(elpd, khat)`` when stacking, else ``()``."""
-        n = len(fbar)
-        tempered = waic_from_pointwise(pointwise["elpd"], pointwise["penalty"])
+    def _record_criteria(self, y, fbar, pointwise, sample_weight=None):
+        """WAIC and LFV (equal weights) from the pointwise terms; the chains' PSIS-LOO ``(elpd, khat)`` when stacking, else ``()``.
+
+        The rows weighted by ``sample_weight``.
+        """
+        n = len(fbar) if sample_weight is None else float(sample_weight.sum())
+        tempered = waic_from_pointwise(pointwise["elpd"], pointwise["penalty"], sample_weight)
         # paper 004's Table 7 form: no normalising constant, divided by this fit's own sigma^2
-        crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_)
+        crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_, sample_weight)
         self._set_fitted(
             {
                 "waic_tempering_": float(self._waic_beta()),
@@ -230,12 +238,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     #: float64 ``(S, rows)`` arrays the criteria of a chunk add to the first pass's when it computes them
     _criteria_width = 6
 
-    def _first_pass(self, X, y, criteria=False):
+    def _first_pass(self, X, y, criteria=False, sample_weight=None):
         """Per-draw sums, posterior mean and mixing of the rows; the outputs kept for the second pass.
 
         With ``criteria`` the pointwise criteria too (:meth:`_pointwise_arrays`;
         the likelihood must not need ``noise_variance_``), and nothing is
-        kept; else they are None.
+        kept; else they are None. With ``sample_weight`` the per-draw sums
+        are weighted (the squared losses by the squared weights: the terms
+        of a batch's variance).
         """
         S, n, K = self._n_draws(), X.shape[0], self.samples_.shape[0]
         sums = {name: np.zeros(S) for name in ("loss", "loss_square", "residual", "spread", "noise")}
@@ -244,6 +254,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         width = self._summary_width + (self._criteria_width if criteria else 0)
         for rows, G in self._output_chunks(X, width):
             yc = _rows(y, rows)
+            wc = 1.0 if sample_weight is None else sample_weight[rows]
             mean = G[..., 0] if self._varies() else G
             # the losses l_i of the draws, on the standardized scale of the potential
             losses = ((yc - self.y_mean_) / self.y_scale_ - mean) ** 2
@@ -255,13 +266,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
                 relative = noise / (self.y_scale_**2 * self._variance_per_squared_scale())
                 losses = losses / relative if df is None else (df + 1.0) * np.log1p(losses / (relative * df))
                 losses += np.log(relative)
-                sums["noise"] += noise.sum(1)
-            sums["loss"] += losses.sum(1)
+                sums["noise"] += _weighted_sum(noise, wc)
+            sums["loss"] += _weighted_sum(losses, wc)
+            losses *= wc
             sums["loss_square"] += (losses * losses).sum(1)
             del losses
             F = mean * self.y_scale_ + self.y_mean_  # on the scale of y
-            sums["residual"] += ((yc - F) ** 2).sum(1)
-            fbar[rows], spread = _spread(F)
+            sums["residual"] += _weighted_sum((yc - F) ** 2, wc)
+            fbar[rows], spread = _spread(F, row_weight=wc)
             sums["spread"] += spread
             mixing.append(self._chunk_mixing(F, K))
             if criteria:  # each draw's variance: at each input, or its learned one (a column)
@@ -309,14 +321,15 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             G += self.y_mean_
             yield rows, G
 
-    def _spread(self, X):
+    def _spread(self, X, sample_weight=None):
         """Per-draw ``sum_i (f_k(x_i) - fbar(x_i))^2`` ``(S,)`` and the posterior mean ``fbar`` ``(n,)``.
 
-        ``fbar`` is the mean of the draws weighted by :meth:`_draw_weights`.
+        ``fbar`` is the mean of the draws weighted by :meth:`_draw_weights`;
+        the sum's rows are weighted by ``sample_weight``.
         """
         sums, fbar, weights = np.zeros(self._n_draws()), np.empty(X.shape[0]), self._draw_weights()
         for rows, F in self._draw_chunks(X, 4):
-            fbar[rows], spread = _spread(F, weights)
+            fbar[rows], spread = _spread(F, weights, 1.0 if sample_weight is None else sample_weight[rows])
             sums += spread
         return sums, fbar
 
@@ -521,7 +534,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         level = self._level(confidence_level)
         X = self._validated(X)
         if inflation == "log_n":
-            inflation = float(np.log(self.n_train_))
+            inflation = float(np.log(getattr(self, "sample_weight_sum_", self.n_train_)))
         elif not (isinstance(inflation, (int, float)) and inflation > 0):
             raise ValueError(f"inflation must be a positive float or 'log_n', got {inflation!r}.")
         if f_true is not None:
@@ -538,10 +551,15 @@ def _rows(y, rows):
     return np.asarray(y[rows], dtype=np.float64)
 
 
-def _spread(F, weights=None):
-    """Posterior mean ``(rows,)`` of draws ``F`` ``(S, rows)`` and each draw's ``sum_i (F_ki - fbar_i)^2``."""
+def _weighted_sum(values, row_weight):
+    """``sum_i w_i values[:, i]`` per draw of ``values`` ``(S, rows)``; ``row_weight`` 1.0 for no weights."""
+    return values.sum(1) if np.isscalar(row_weight) else values @ row_weight
+
+
+def _spread(F, weights=None, row_weight=1.0):
+    """Posterior mean ``(rows,)`` of draws ``F`` ``(S, rows)`` and each draw's ``sum_i w_i (F_ki - fbar_i)^2``."""
     fbar = draws_mean(F, weights)
-    return fbar, ((F - fbar) ** 2).sum(1)
+    return fbar, _weighted_sum((F - fbar) ** 2, row_weight)
 
 
 def _radius(spread, n, confidence_level, weights=None):

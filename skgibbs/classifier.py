@@ -85,7 +85,10 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         for two classes, ``n_classes`` otherwise), for standardized ``X``.
     n_features_in_ : int
     n_train_ : int
-        Number of training examples.
+        Rows of the training data.
+    sample_weight_sum_ : float
+        ``n_w``, the sum of ``sample_weight`` (``n_train_`` without weights):
+        the number of examples the risk counts, ``lambda_ * temperature_``.
     temperature_ : float
         Temperature used.
     temperature_source_ : str
@@ -234,13 +237,20 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         check_classification_targets(y)
         return X, y, inputs
 
-    def _encode_targets(self, y):
+    def _encode_targets(self, y, sample_weight=None):
         encoder = LabelEncoder().fit(y)
         if len(encoder.classes_) < 2:
             raise ValueError(
                 f"{type(self).__name__} needs examples of at least 2 classes in y, got only the class "
                 f"{encoder.classes_[0]!r}."
             )
+        if sample_weight is not None:
+            weighted = np.unique(y[sample_weight > 0])
+            if len(weighted) < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs examples of at least 2 classes with a non-zero sample_weight, "
+                    f"got only the class {weighted[0]!r} (the other classes' rows all weigh 0)."
+                )
         return encoder.transform(y).astype(np.float64), {"classes_": encoder.classes_}
 
     def _n_outputs(self, encoding):
@@ -304,25 +314,32 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
     #: float64 ``(S, rows)`` arrays per class a chunk of the summaries holds at once (R-hat and ESS the most)
     _summary_width = 16
 
-    def _summarise(self, X, y):
+    def _summarise(self, X, y, sample_weight=None):
         """The summaries of the draws on the training data, in one pass over chunks of rows.
 
         Every summary is a sum over rows of per-row terms, a per-row result
         (R-hat, ESS, the posterior predictive probability, the chains'
         leave-one-out densities) or a per-draw sum (:mod:`skgibbs._chunks`).
+        With ``sample_weight`` the sums over rows are weighted and ``n`` is
+        the weights' sum.
         """
-        S, n, K = self._n_draws(), X.shape[0], self.samples_.shape[0]
+        w = sample_weight
+        S, K = self._n_draws(), self.samples_.shape[0]
+        n = X.shape[0] if w is None else float(w.sum())
         codes = np.searchsorted(self.classes_, y)
         # p_theta(y_i | x_i)^(1 / temperature) enters pi_lambda: Watanabe's penalty scales by beta
         beta = 1.0 / self.temperature_
         loss_sum, loss_square = np.zeros(S), np.zeros(S)
-        elpd, penalty, pbar, mixing = np.empty(n), np.empty(n), np.empty(n), []
+        rows_n = X.shape[0]
+        elpd, penalty, pbar, mixing = np.empty(rows_n), np.empty(rows_n), np.empty(rows_n), []
         stacking = self.chain_weights == "stacking"
-        loo, khat = (np.empty((K, n)), np.empty((K, n))) if stacking else (None, None)
+        loo, khat = (np.empty((K, rows_n)), np.empty((K, rows_n))) if stacking else (None, None)
         for rows, log_p in self._log_proba_chunks(X, self._summary_width * len(self.classes_)):
             c = codes[rows]
             log_lik = log_p[:, np.arange(len(c)), c]  # (S, rows)
             losses = -log_lik
+            if w is not None:
+                losses *= w[rows]
             loss_sum += losses.sum(1)
             loss_square += (losses * losses).sum(1)
             del losses
@@ -335,14 +352,15 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
                 loo[:, rows], khat[:, rows] = self._chain_loo(log_lik)
         self._record_losses(loss_sum, loss_square, n)
         self._store_mixing(mixing)
-        self._weigh_chains(loo, khat)
-        tempered = waic_from_pointwise(elpd, penalty)
+        self._weigh_chains(loo, khat, sample_weight=w)
+        tempered = waic_from_pointwise(elpd, penalty, w)
+        log_pbar = np.log(pbar)
         self._set_fitted(
             {
                 "waic_tempering_": beta,
                 "generalization_loss_": -tempered.elpd_waic / n,  # the criterion to rank by
                 # paper 004 §4.3 with the log loss of the posterior predictive as the training loss
-                "train_loss_": float(-np.mean(np.log(pbar))),
+                "train_loss_": float(-(np.mean(log_pbar) if w is None else w @ log_pbar / n)),
                 "lfv_": float(tempered.p_waic),
             }
         )
@@ -350,7 +368,8 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
     @property
     def waic_(self):
         """Deprecated: rank models by ``generalization_loss_``."""
-        value = self.train_loss_ + self.lfv_ / self.n_train_  # AttributeError, without a warning, before fit
+        n = getattr(self, "sample_weight_sum_", None) or self.n_train_  # AttributeError, without a warning, before fit
+        value = self.train_loss_ + self.lfv_ / n
         warnings.warn(
             "waic_ is deprecated in 0.2 and will be removed in 0.3: rank models by generalization_loss_ "
             "(Watanabe's WAIC per example of the tempered posterior, equal to waic_ at temperature=1), "

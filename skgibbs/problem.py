@@ -22,7 +22,7 @@ import torch
 from sklearn.utils import check_random_state
 
 from . import _chunks
-from ._data import check_numeric, safe_scale, standardize
+from ._data import check_numeric, column_moments, fit_weights, standardize
 from ._run_length import RunLength
 from ._threads import gradient_work, torch_threads
 from .model import MLPSpec
@@ -96,6 +96,11 @@ class PosteriorProblem(NamedTuple):
     embedding_bins : list of ndarray or None
         The piecewise-linear embedding's bin edges of every input, on the
         scale of ``X`` (None without that embedding).
+    run_length : RunLength or None
+        The stopping rule of ``n_samples="auto"`` (None for a fixed run).
+    sample_weight : ndarray of shape (n_samples,) or None
+        The examples' weights as the fit uses them; None without weights or
+        with weights all 1.
     """
 
     spec: MLPSpec
@@ -123,6 +128,7 @@ class PosteriorProblem(NamedTuple):
     encoding: dict
     embedding_bins: list = None
     run_length: RunLength = None
+    sample_weight: np.ndarray = None
 
     def sample(self):
         """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`.
@@ -144,7 +150,7 @@ class PosteriorProblem(NamedTuple):
             )
 
 
-def build_problem(estimator, X, y):
+def build_problem(estimator, X, y, sample_weight=None):
     """The posterior problem ``estimator.fit(X, y)`` samples, without sampling it.
 
     Validates the parameters and the data, standardizes them, encodes the
@@ -162,6 +168,8 @@ def build_problem(estimator, X, y):
     estimator : GibbsMLPRegressor, SparseGibbsMLPRegressor or GibbsMLPClassifier
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
+    sample_weight : array-like of shape (n_samples,), default=None
+        The examples' weights (see the estimators' ``fit``).
 
     Returns
     -------
@@ -192,9 +200,15 @@ def build_problem(estimator, X, y):
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
+    weights = fit_weights(sample_weight, n)
+    if weights is not None and np.count_nonzero(weights) < 2:
+        raise ValueError(
+            f"{type(est).__name__} needs at least 2 samples of non-zero sample_weight to fit, got "
+            f"{np.count_nonzero(weights)}."
+        )
     layers = est._check_layers(n)
-    x_mean, x_scale = X.mean(0), safe_scale(X.std(0))
-    targets, encoding = est._encode_targets(y)
+    x_mean, x_scale = column_moments(X, weights)
+    targets, encoding = est._encode_targets(y, weights)
     # an embedding's bins are quantiles of the training inputs, fixed before any fitting
     embedding, bins = est._embedding(X, x_mean, x_scale)
     spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs(encoding), embedding)
@@ -220,13 +234,15 @@ def build_problem(estimator, X, y):
         est.n_chains + 1
     )
     with torch_threads(device):
-        theta0, heldout_loss, pretrained = est._initial_points(spec, Xt, yt, seeds, sampler)
+        wt = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=device)
+        theta0, heldout_loss, pretrained = est._initial_points(spec, Xt, yt, seeds, sampler, wt)
     source = est._temperature_source(sampler)
     temperature = est._auto_temperature(heldout_loss)
     est._warn_unconverged_pretraining(pretrained, temperature, source)
-    lam = n / temperature
+    # lambda = n_w / temperature: a weight counts its example that many times
+    lam = (n if weights is None else float(weights.sum())) / temperature
     prior = est._prior(spec, device, sampler, feature_names=names)
-    potential = MLPPotential(spec, Xt, yt, loss=est._loss)
+    potential = MLPPotential(spec, Xt, yt, loss=est._loss, sample_weight=weights)
     schedule = sampler.default_schedule(n)
     run = RunSettings(
         n_samples=sampler.default_n_samples if est.n_samples == "auto" else est.n_samples,
@@ -262,6 +278,7 @@ def build_problem(estimator, X, y):
         encoding=encoding,
         embedding_bins=bins,
         run_length=_run_length(est, sampler, spec, Xt, run),
+        sample_weight=weights,
     )
 
 

@@ -188,7 +188,11 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         ``intercepts_[l]``), for the standardized data.
     n_features_in_ : int
     n_train_ : int
-        Number of training examples (the ``log(n)`` of :meth:`credible_sets`).
+        Rows of the training data.
+    sample_weight_sum_ : float
+        ``n_w``, the sum of ``sample_weight`` (``n_train_`` without weights):
+        the number of examples the risk counts, ``lambda_ * temperature_``
+        (the ``log(n)`` of :meth:`credible_sets`).
     temperature_ : float
         Temperature used (standardized scale); with a learned noise,
         ``2 sigma^2`` at the posterior mean of the noise variance.
@@ -411,21 +415,23 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
             return ("homoscedastic",), "a given temperature is twice one noise variance (the squared loss)"
         return CANDIDATES, None
 
-    def _resolved_noise(self, X, y):
+    def _resolved_noise(self, X, y, sample_weight=None):
         """``(noise_, noise_selection_)``: the noise model of a fit on ``(X, y)`` and, under ``"auto"``, why."""
         if self.noise != "auto":
             return self.noise, None
         allowed, why = self._allowed_noise()
         rows = "student" if _rows_of(y) >= HETEROSCEDASTIC_ROWS else "homoscedastic"
-        noise, evidence = select_noise(self, X, y, allowed, fallback=rows if rows in allowed else allowed[0])
+        noise, evidence = select_noise(
+            self, X, y, allowed, fallback=rows if rows in allowed else allowed[0], sample_weight=sample_weight
+        )
         return noise, evidence if why is None else {**evidence, "reason": why}
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, sample_weight=None):
         # the noise model of this fit, read by everything the fit builds; fit() restores the estimator
         # if the fit fails, and on success noise_ holds it
-        self._noise_of_fit, self._noise_evidence = self._resolved_noise(X, y)
+        self._noise_of_fit, self._noise_evidence = self._resolved_noise(X, y, sample_weight)
         try:
-            return super()._fit(X, y)
+            return super()._fit(X, y, sample_weight)
         finally:
             self.__dict__.pop("_noise_of_fit", None)
             self.__dict__.pop("_noise_evidence", None)
@@ -485,7 +491,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         return {
             "sample_stats_": {**stats, "noise_variance": variance * self.y_scale_**2},
             "temperature_": temperature,
-            "lambda_": self.n_train_ / temperature,
+            "lambda_": self.sample_weight_sum_ / temperature,
         }
 
     def _data_log_density(self, loss_sum, n):

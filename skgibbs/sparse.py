@@ -335,6 +335,9 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     samples_ : ndarray of shape (n_chains, n_samples, n_params)
         Draws of the flat parameters (``MLPRegressor`` order), zeros off the
         active set.
+    sample_weight_sum_ : float
+        ``n_w``, the sum of ``sample_weight`` (the rows without weights):
+        the number of examples the risk counts.
     pretrain_n_iter_ : int
         Adam steps the pre-training took.
     pretrain_converged_ : bool

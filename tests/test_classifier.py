@@ -179,8 +179,10 @@ def test_bad_input_keeps_the_earlier_fit(binary):
     with pytest.raises(ValueError, match="temperature"):
         clf.set_params(temperature="auto").fit(X, y)
     clf.set_params(temperature=1.0)
-    with pytest.raises(TypeError, match="sample_weight"):
-        clf.fit(X, y, sample_weight=np.ones(len(y)))
+    with pytest.raises(ValueError, match="sample_weight"):
+        clf.fit(X, y, sample_weight=-np.ones(len(y)))
+    with pytest.raises(TypeError, match="sample_weights"):
+        clf.fit(X, y, sample_weights=np.ones(len(y)))  # a misspelt keyword is named
     assert np.array_equal(clf.samples_, before)
     assert clf.predict_proba(X[:2]).shape == (2, 2)
 

@@ -12,6 +12,8 @@ check_classifiers_train (accuracy > 0.83, here above 0.92) require; the
 checks test the API, not the quality of the posterior.
 """
 
+import inspect
+
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skgibbs import (
@@ -189,6 +191,23 @@ def _cheap():
     ]
 
 
-@parametrize_with_checks(_cheap())
+#: scikit-learn's check that integer weights give the predictions of repeated rows compares two fits
+#: bit for bit; a fit's randomness runs over its rows (the pre-training's held-out split and batches,
+#: the chains' batches), so two fits of the same posterior differ by Monte Carlo error. What the check
+#: asks holds where it can: the target density of weights equals that of repeated rows to rounding, and
+#: a weighted conjugate posterior matches its closed form (tests/test_sample_weight.py).
+SAMPLE_WEIGHT_EQUIVALENCE = (
+    "the same posterior, not the same draws: a fit's randomness runs over its rows, so repeated rows give "
+    "other draws (the target densities agree to rounding: tests/test_sample_weight.py)"
+)
+
+
+def _expected_failures(estimator):
+    if "sample_weight" in inspect.signature(estimator.fit).parameters:
+        return {"check_sample_weight_equivalence_on_dense_data": SAMPLE_WEIGHT_EQUIVALENCE}
+    return {}
+
+
+@parametrize_with_checks(_cheap(), expected_failed_checks=_expected_failures)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

@@ -527,11 +527,11 @@ def install_caps(spec):
 
     real = skgibbs._base.build_problem
 
-    def build_problem(estimator, X, y):
+    def build_problem(estimator, X, y, sample_weight=None):
         saved = estimator.pretrain_iter
         estimator.pretrain_iter = min(saved, spec["caps"]["pretrain_iter"])
         try:
-            problem = real(estimator, X, y)
+            problem = real(estimator, X, y, sample_weight)
         finally:
             estimator.pretrain_iter = saved
         caps = spec["caps"]
@@ -596,11 +596,11 @@ def install_caps(spec):
     regressor = skgibbs.regressor.GibbsMLPRegressor
     real_noise = regressor._resolved_noise
 
-    def _resolved_noise(self, X, y):
+    def _resolved_noise(self, X, y, sample_weight=None):
         saved = self.pretrain_iter
         self.pretrain_iter = min(saved, spec["caps"]["pretrain_iter"])
         try:
-            return real_noise(self, X, y)
+            return real_noise(self, X, y, sample_weight)
         finally:
             self.pretrain_iter = saved
 

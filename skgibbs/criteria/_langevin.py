@@ -25,6 +25,7 @@ from .._threads import torch_threads
 from .._warnings import warn
 from ..exceptions import SamplerWarning
 from ._adapters import langevin_problem
+from .._data import check_sample_weight
 from ._waic import langevin_waic
 
 __all__ = ["LFVResult", "LangevinFVChains", "langevin_fv_chains", "langevin_functional_variance"]
@@ -154,7 +155,7 @@ def langevin_fv_chains(
     """
     theta = theta0.detach().clone()
     K, Q = theta.shape
-    n = potential.n_data
+    n = potential.total_weight  # the rows without weights, their weights' sum with
     sigma2 = torch.as_tensor(np.broadcast_to(np.asarray(noise_variance, dtype=float), (K,)).copy(), dtype=theta.dtype)
     pen = torch.ones(Q, dtype=theta.dtype) if penalty is None else torch.as_tensor(penalty, dtype=theta.dtype)
     lam = (1.0 / (2.0 * sigma2))[:, None]  # U = sum_i l_i / (2 sigma^2) + n alpha |theta_pen|^2 / (2 sigma^2)
@@ -184,11 +185,14 @@ def langevin_fv_chains(
         losses, grad = torch.where(okc, new_losses, losses), torch.where(okc, new_grad, grad)
     var_loss = (s2 / n_iter - (s1 / n_iter) ** 2).clamp_min(0.0)
     pointwise = (var_loss / (4.0 * sigma2[:, None] ** 2)).cpu().numpy()  # Var[-l_i / (2 sigma^2)]
-    return LangevinFVChains(pointwise, pointwise.sum(1), delta.cpu().numpy(), refused.numpy())
+    w = potential.weight
+    lfv = pointwise.sum(1) if w is None else pointwise @ w.double().cpu().numpy()
+    return LangevinFVChains(pointwise, lfv, delta.cpu().numpy(), refused.numpy())
 
 
 def langevin_functional_variance(
-    model, X, y, *, alpha, noise_variance=None, step_size="auto", n_iter=5000, burn_in=1000, random_state=None
+    model, X, y, *, alpha, noise_variance=None, step_size="auto", n_iter=5000, burn_in=1000, random_state=None,
+    sample_weight=None,
 ):
     """Langevin functional variance (13) of a fitted model, and training loss + LFV (paper 004 §3-§4).
 
@@ -225,6 +229,12 @@ def langevin_functional_variance(
     burn_in : int, default=1000
         Iterates discarded first (§4.3: 2500 of 10000).
     random_state : int, RandomState instance or None, default=None
+    sample_weight : array-like of shape (n,), default=None
+        Weights of the examples: the potential's losses, the training loss
+        and the functional variance are weighted sums, ``n`` is the sum of
+        the weights (integer weights give the values of the data with rows
+        repeated), and the default ``noise_variance`` is the weighted
+        ``RSS / (n - 1)``. All 1 when None.
 
     Returns
     -------
@@ -249,9 +259,14 @@ def langevin_functional_variance(
     if not (step_size == "auto" or (isinstance(step_size, (int, float, np.number)) and step_size > 0)):
         raise ValueError(f"step_size must be a positive number or 'auto', got {step_size!r}.")
     prob = langevin_problem(model, X, y)
+    w = None
+    if sample_weight is not None:
+        w = check_sample_weight(sample_weight, len(prob.y))
+        prob.potential._set_weight(w, prob.theta0)
     resid = prob.y - prob.y_pred
     if noise_variance is None:
-        sigma2 = float(resid @ resid) / max(len(resid) - 1, 1)
+        rss, n_w = (float(resid @ resid), len(resid)) if w is None else (float(w @ resid**2), float(w.sum()))
+        sigma2 = rss / max(n_w - 1, 1)
     elif isinstance(noise_variance, (int, float, np.number)) and noise_variance > 0:
         sigma2 = float(noise_variance) / prob.var_scale
     else:
@@ -266,7 +281,7 @@ def langevin_functional_variance(
         )  # fmt: skip
     _warn_refused(out.n_refused, burn_in + n_iter)
     pointwise = out.pointwise.mean(0)
-    crit = langevin_waic(prob.y, prob.y_pred, pointwise, sigma2)
+    crit = langevin_waic(prob.y, prob.y_pred, pointwise, sigma2, sample_weight=w)
     sigma2_y = sigma2 * prob.var_scale
     return LFVResult(
         crit.functional_variance, crit.train_loss, crit.waic, sigma2_y, pointwise,

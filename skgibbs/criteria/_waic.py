@@ -149,7 +149,7 @@ def waic(log_lik, beta=1.0):
     return waic_from_pointwise(lppd_i - beta * p_i, p_i)
 
 
-def waic_from_pointwise(elpd_pointwise, p_pointwise):
+def waic_from_pointwise(elpd_pointwise, p_pointwise, sample_weight=None):
     """The :class:`WAICResult` of pointwise values, e.g. those of :func:`waic` on chunks of examples.
 
     WAIC is a sum over examples of per-example terms, so the pointwise
@@ -162,16 +162,32 @@ def waic_from_pointwise(elpd_pointwise, p_pointwise):
         ``log mean_k p(y_i | theta_k) - beta Var_k log p(y_i | theta_k)``.
     p_pointwise : array-like of shape (n,)
         ``Var_k log p(y_i | theta_k)``.
+    sample_weight : array-like of shape (n,), default=None
+        Weights ``w_i`` of the examples: example ``i`` counts ``w_i`` times
+        in the sums (integer weights give the WAIC of the data with rows
+        repeated), and the standard error is that of ``n_w = sum_i w_i``
+        examples with the weighted spread of the terms.
 
     Returns
     -------
     WAICResult
+
+    Examples
+    --------
+    >>> res = waic_from_pointwise([-1.0, -2.0], [0.1, 0.2], sample_weight=[2, 1])
+    >>> res.elpd_waic, round(res.p_waic, 6)
+    (-4.0, 0.4)
     """
     elpd_i = np.asarray(elpd_pointwise, dtype=float)
     p_i = np.asarray(p_pointwise, dtype=float)
-    elpd = float(np.sum(elpd_i))
-    se = float(np.sqrt(len(elpd_i) * np.var(elpd_i)))
-    return WAICResult(elpd, se, float(np.sum(p_i)), -2.0 * elpd, elpd_i, p_i)
+    if sample_weight is None:
+        elpd = float(np.sum(elpd_i))
+        se = float(np.sqrt(len(elpd_i) * np.var(elpd_i)))
+        return WAICResult(elpd, se, float(np.sum(p_i)), -2.0 * elpd, elpd_i, p_i)
+    w = np.asarray(sample_weight, dtype=float)
+    n_w, elpd = float(w.sum()), float(w @ elpd_i)
+    se = float(np.sqrt(w @ (elpd_i - elpd / n_w) ** 2))  # sqrt(n var) of the rows repeated
+    return WAICResult(elpd, se, float(w @ p_i), -2.0 * elpd, elpd_i, p_i)
 
 
 class GibbsCriterion(NamedTuple):
@@ -182,7 +198,7 @@ class GibbsCriterion(NamedTuple):
     waic: float  # train_loss + functional_variance / n
 
 
-def langevin_waic(y, y_pred, pointwise_variance, noise_variance):
+def langevin_waic(y, y_pred, pointwise_variance, noise_variance, sample_weight=None):
     """Training loss plus functional variance, per sample (paper 004 §4.3).
 
     ``train_loss = (1/n) sum_i (y_i - yhat_i)^2 / (2 sigma^2)`` and
@@ -206,6 +222,10 @@ def langevin_waic(y, y_pred, pointwise_variance, noise_variance):
         iterates.
     noise_variance : float
         ``sigma^2``.
+    sample_weight : array-like of shape (n,), default=None
+        Weights ``w_i`` of the examples: the mean and the sum over the
+        examples weighted, ``n`` their sum ``n_w`` (integer weights give the
+        values of the data with rows repeated).
 
     Returns
     -------
@@ -217,6 +237,8 @@ def langevin_waic(y, y_pred, pointwise_variance, noise_variance):
     GibbsCriterion(train_loss=0.5, functional_variance=1.0, waic=1.0)
     """
     y, y_pred = np.asarray(y, dtype=float), np.asarray(y_pred, dtype=float)
-    train_loss = float(np.mean((y - y_pred) ** 2) / (2.0 * noise_variance))
-    fv = float(np.sum(pointwise_variance))
-    return GibbsCriterion(train_loss, fv, train_loss + fv / len(y))
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    n_w = float(w.sum())
+    train_loss = float(w @ (y - y_pred) ** 2 / n_w / (2.0 * noise_variance))
+    fv = float(w @ np.asarray(pointwise_variance, dtype=float))
+    return GibbsCriterion(train_loss, fv, train_loss + fv / n_w)

@@ -7,20 +7,27 @@ from scipy.special import log_softmax, softmax
 __all__ = ["stacking_weights"]
 
 
-def _objective(logits, P, pseudo_count):
-    """Minus the penalised mean log score of the mixture ``softmax(0, logits)`` of ``P`` ``(K, n)``; its gradient."""
+def _objective(logits, P, pseudo_count, point_weight=None):
+    """Minus the penalised mean log score of the mixture ``softmax(0, logits)`` of ``P`` ``(K, n)``; its gradient.
+
+    ``point_weight`` ``(n,)``, summing to ``n``, weighs the points' log scores (all 1 when None).
+    """
     a = np.concatenate([[0.0], logits])
     w, log_w = softmax(a), log_softmax(a)
     n = P.shape[1]
     mix = w @ P
-    value = -np.mean(np.log(mix)) - pseudo_count / n * log_w.sum()
-    g_w = -(P / mix).mean(1)  # d/dw_k of minus the mean log score
+    if point_weight is None:
+        value = -np.mean(np.log(mix)) - pseudo_count / n * log_w.sum()
+        g_w = -(P / mix).mean(1)  # d/dw_k of minus the mean log score
+    else:
+        value = -(point_weight @ np.log(mix)) / n - pseudo_count / n * log_w.sum()
+        g_w = -((P / mix) @ point_weight) / n
     g_logits = w * (g_w - w @ g_w)  # through the softmax
     g_logits -= pseudo_count / n * (1.0 - len(w) * w)  # d/da_k of sum_j log w_j is 1 - K w_k
     return value, g_logits[1:]
 
 
-def stacking_weights(lpd, *, pseudo_count=1.0):
+def stacking_weights(lpd, *, pseudo_count=1.0, sample_weight=None):
     r"""Weights on the simplex that maximise the log score of the weighted mixture (stacking).
 
     For ``K`` predictive distributions with leave-one-out log densities
@@ -68,6 +75,11 @@ def stacking_weights(lpd, *, pseudo_count=1.0):
         ``c``: the Dirichlet prior's concentration minus 1. 0 is plain
         stacking (then a solution on the boundary is approached, not
         reached: weights below about 1e-8 stand for 0).
+    sample_weight : array-like of shape (n,), default=None
+        Weights ``s_i >= 0`` of the points: the log score is ``sum_i s_i
+        log sum_k w_k p_k(y_i | y_-i)`` and the prior counts against
+        ``n_s = sum_i s_i`` points (integer weights give the weights of the
+        points repeated). All 1 when None.
 
     Returns
     -------
@@ -104,13 +116,21 @@ def stacking_weights(lpd, *, pseudo_count=1.0):
     K = lpd.shape[0]
     if K == 1:
         return np.ones(1)
+    point_weight = None
+    if sample_weight is not None:
+        s = np.asarray(sample_weight, dtype=float)
+        if s.shape != (lpd.shape[1],) or not np.all(np.isfinite(s)) or np.any(s < 0) or not s.any():
+            raise ValueError(f"sample_weight must hold {lpd.shape[1]} finite weights >= 0, not all 0.")
+        # the pseudo count counts against sum(s) points: on the scale of n points, c n / sum(s)
+        pseudo_count = pseudo_count * lpd.shape[1] / s.sum()
+        point_weight = s * lpd.shape[1] / s.sum()
     # each column scaled so that its largest density is 1: the mixture cannot underflow
     P = np.exp(lpd - lpd.max(0))
     start = np.zeros(K - 1)
     result = minimize(
         _objective,
         start,
-        args=(P, float(pseudo_count)),
+        args=(P, float(pseudo_count), point_weight),
         jac=True,
         method="L-BFGS-B",
         options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 1000},

@@ -8,9 +8,12 @@ from joblib import Parallel, delayed
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import _num_samples
 
 from .. import criteria  # its functions are looked up at call time
 from .._compat import HasMethods, StrOptions, check_is_fitted
+from .._data import check_sample_weight
 from ..metrics import final_step
 
 __all__ = ["CriterionGridSearch"]
@@ -153,13 +156,20 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
         self.refit = refit
         self.verbose = verbose
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit every candidate on ``(X, y)`` and rank them by the criterion.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the examples, passed to every candidate's ``fit`` (to
+            the last step of a ``Pipeline``); the criteria are then the
+            weighted ones, per unit of weight: WAIC from the fitted
+            ``generalization_loss_``, LFV from
+            :func:`~skgibbs.criteria.langevin_functional_variance` with the
+            same weights.
 
         Returns
         -------
@@ -167,8 +177,10 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
         """
         self._validate_params()
         candidates = _candidates(self.param_grid)
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, _num_samples(X))
         rows = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
-            delayed(_evaluate)(self.estimator, params, X, y, self.criterion, self.lfv_params)
+            delayed(_evaluate)(self.estimator, params, X, y, self.criterion, self.lfv_params, sample_weight)
             for params in candidates
         )
         values = np.array([r["criterion"] for r in rows], dtype=float)
@@ -205,19 +217,22 @@ class CriterionGridSearch(MetaEstimatorMixin, BaseEstimator):
         """
         return self._best().predict(X)
 
-    def score(self, X, y):
-        """``best_estimator_.score(X, y)`` (R^2 for a regressor).
+    def score(self, X, y, sample_weight=None):
+        """``best_estimator_.score(X, y, sample_weight=sample_weight)`` (R^2 for a regressor).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
         float
         """
-        return self._best().score(X, y)
+        if sample_weight is None:
+            return self._best().score(X, y)
+        return self._best().score(X, y, sample_weight=sample_weight)
 
 
 def _candidates(param_grid):
@@ -229,25 +244,35 @@ def _candidates(param_grid):
         raise ValueError(f"param_grid is not a valid grid: {exc}") from exc
 
 
-def _evaluate(estimator, params, X, y, criterion, lfv_params):
+def _fit_params(est, sample_weight):
+    """The keyword that gives ``est.fit`` the weights: ``sample_weight``, or the last step's of a Pipeline."""
+    if sample_weight is None:
+        return {}
+    if isinstance(est, Pipeline):
+        return {f"{est.steps[-1][0]}__sample_weight": sample_weight}
+    return {"sample_weight": sample_weight}
+
+
+def _evaluate(estimator, params, X, y, criterion, lfv_params, sample_weight=None):
     """Fit one candidate on all the data and compute its criterion."""
     est = clone(estimator).set_params(**params)
     start = time.perf_counter()
-    est.fit(X, y)
+    est.fit(X, y, **_fit_params(est, sample_weight))
     fit_time = time.perf_counter() - start
     start = time.perf_counter()
-    row = _criterion(est, X, y, criterion, lfv_params)
+    row = _criterion(est, X, y, criterion, lfv_params, sample_weight)
     row.update(estimator=est, fit_time=fit_time, criterion_time=time.perf_counter() - start)
     return row
 
 
-def _criterion(est, X, y, criterion, lfv_params):
+def _criterion(est, X, y, criterion, lfv_params, sample_weight=None):
     nan = float("nan")
     if callable(criterion):
-        value = float(criterion(est, X, y))
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        value = float(criterion(est, X, y, **kwargs))
         return {"criterion": value, "train_loss": nan, "penalty": nan, "noise_variance": nan}
     final, Xt = final_step(est, X)
-    n = len(y)
+    n = len(y) if sample_weight is None else float(np.sum(sample_weight))
     if criterion == "waic":
         if not hasattr(final, "generalization_loss_"):
             raise TypeError(
@@ -262,7 +287,7 @@ def _criterion(est, X, y, criterion, lfv_params):
             # classifiers have no noise variance
             "noise_variance": float(getattr(final, "noise_variance_", nan)),
         }
-    res = _langevin(final, Xt, y, lfv_params)
+    res = _langevin(final, Xt, y, lfv_params, sample_weight)
     return {
         "criterion": float(res.lfv_loss),
         "train_loss": float(res.lfv_loss - res.lfv / n),
@@ -271,13 +296,16 @@ def _criterion(est, X, y, criterion, lfv_params):
     }
 
 
-def _langevin(final, Xt, y, lfv_params):
+def _langevin(final, Xt, y, lfv_params, sample_weight=None):
     params = dict(lfv_params or {})
+    n = len(y) if sample_weight is None else float(np.sum(sample_weight))
     if "alpha" not in params:
-        # Ridge and MLPRegressor: alpha ||w||^2 against the summed squared error;
+        # Ridge and MLPRegressor: alpha ||w||^2 against the summed (weighted) squared error;
         # paper 004 (2) puts alpha against the mean, hence / n
         alpha = getattr(final, "alpha", 0.0)
-        params["alpha"] = float(alpha) / len(y) if isinstance(alpha, (int, float)) else 0.0
+        params["alpha"] = float(alpha) / n if isinstance(alpha, (int, float)) else 0.0
+    if sample_weight is not None:
+        params["sample_weight"] = sample_weight
     return criteria.langevin_functional_variance(final, Xt, y, **params)
 
 
