@@ -23,10 +23,10 @@ multiclass probabilities with ``labels=`` since scikit-learn 1.7 (its
 default ``scale_by_half="auto"`` halves the binary score, to ``[0, 1]``, and
 keeps the multiclass sum over classes, in ``[0, 2]``).
 
-Scorers. They follow scikit-learn's ``scorer(estimator, X, y) -> float``
-convention, greater is better, and accept a
-:class:`~sklearn.pipeline.Pipeline`, whose last step :func:`final_step`
-finds. Every scorer is one metric of one response of that last step:
+Scorers. They follow scikit-learn's
+``scorer(estimator, X, y, sample_weight=None) -> float`` convention,
+greater is better, and accept a :class:`~sklearn.pipeline.Pipeline`, whose
+last step :func:`final_step` finds. Every scorer is one metric of one response of that last step:
 ``predict_interval`` for :func:`make_coverage_scorer`,
 :func:`make_width_scorer` and :func:`make_interval_scorer` (a skgibbs
 regressor), ``predict_proba`` for :func:`make_ece_scorer`,
@@ -34,6 +34,17 @@ regressor), ``predict_proba`` for :func:`make_ece_scorer`,
 classifier with ``classes_``), the posterior draws for
 :func:`log_predictive_density_scorer` and the fitted WAIC for
 :func:`waic_scorer`. Scorers pickle, and print as the call that made them.
+
+Weights. The metric functions, :func:`predictive_entropy` aside, take
+``sample_weight``, one weight per sample: means over the samples become
+weighted means, and an integer weight ``k`` counts the sample ``k`` times.
+The scorers of held-out rows pass ``sample_weight`` to their metric and,
+with scikit-learn's metadata routing enabled, request it, so that a search
+or :func:`~sklearn.model_selection.cross_validate` given ``sample_weight``
+weighs each test fold by its weights; a scorer's ``set_score_request``
+returns one that requests otherwise. :func:`waic_scorer` and the scorers
+of :func:`make_diagnostic_scorers` read values of the fit, which the
+weights given at fit already weigh: they ignore ``sample_weight``.
 """
 
 from ._calibration import (

@@ -6,7 +6,10 @@
 distribution. Probabilities are ``(n, n_classes)`` arrays whose columns
 follow ``labels`` (by default ``np.unique(y_true)``, the convention of
 :func:`sklearn.metrics.log_loss`), or ``(n,)`` arrays of the probability of
-the positive (second) class of a binary problem.
+the positive (second) class of a binary problem. The three binned metrics
+take ``sample_weight``, the weight of each sample: a sample of integer
+weight ``k`` counts as the sample repeated ``k`` times, in the bins' sizes,
+means and (``strategy="quantile"``) edges alike.
 """
 
 from typing import NamedTuple
@@ -14,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import entr
 
+from .._data import fit_weights
 from ._validation import check_binning, check_proba, check_targets
 
 __all__ = [
@@ -25,12 +29,48 @@ __all__ = [
 ]
 
 
-def _bin_edges(confidence, n_bins, strategy):
+def _bin_edges(confidence, n_bins, strategy, weights=None):
     """Increasing bin edges; quantile edges that coincide are merged."""
     if strategy == "uniform":
         return np.linspace(0.0, 1.0, n_bins + 1)
-    edges = np.unique(np.quantile(confidence, np.linspace(0.0, 1.0, n_bins + 1)))
+    levels = np.linspace(0.0, 1.0, n_bins + 1)
+    if weights is None:
+        quantiles = np.quantile(confidence, levels)
+    else:
+        quantiles = _weighted_quantile(confidence, weights, levels)
+    edges = np.unique(quantiles)
     return edges if len(edges) > 1 else np.repeat(edges, 2)  # all confidences equal: one bin [c, c]
+
+
+def _weighted_quantile(values, weights, levels):
+    """:func:`numpy.quantile` (linear method) of ``values`` with row ``i`` repeated ``weights[i]`` times.
+
+    The repeated rows are never built. Sorted, they sit at the positions
+    ``0, ..., N - 1`` with ``N = sum(weights)``; row ``k`` of the sorted
+    values holds the positions from ``cum[k - 1]`` up to, not including,
+    ``cum[k]`` (``cum`` the cumulative weights), so that a row of weight 0
+    holds none. The level ``q`` lies at the position ``h = (N - 1) q`` and
+    is the interpolation between the values at ``floor(h)`` and
+    ``floor(h) + 1`` with numpy's arithmetic: for integer weights the
+    result is ``np.quantile(np.repeat(values, weights), levels)`` to the
+    last bit. Non-integer weights follow the same rule, the positions read
+    off the cumulative weights; the levels 0 and 1 are always the smallest
+    and the largest value of positive weight.
+    """
+    order = np.argsort(values, kind="stable")
+    sorted_values, sorted_weights = values[order], weights[order]
+    cum = np.cumsum(sorted_weights)
+    position = max(cum[-1] - 1.0, 0.0) * levels
+    below = np.floor(position)
+    gamma = position - below
+    at = np.minimum(np.searchsorted(cum, np.stack([below, below + 1.0]), side="right"), len(values) - 1)
+    a, b = sorted_values[at[0]], sorted_values[at[1]]
+    # numpy's interpolation: a + (b - a) t below t = 0.5, b - (b - a)(1 - t) from there, exact at both ends
+    diff = b - a
+    out = np.where(gamma >= 0.5, b - diff * (1.0 - gamma), a + diff * gamma)
+    held = sorted_values[sorted_weights > 0]
+    out[levels == 0.0], out[levels == 1.0] = held[0], held[-1]
+    return out
 
 
 class ReliabilityCurve(NamedTuple):
@@ -46,7 +86,8 @@ class ReliabilityCurve(NamedTuple):
         Fraction of the samples in the bin whose most probable class is the
         true one.
     count : ndarray of shape (n_nonempty_bins,)
-        Number of samples in the bin.
+        Number of samples in the bin; the sum of their weights when the
+        curve was computed with ``sample_weight`` (float then).
     edges : ndarray of shape (n_nonempty_bins, 2) or None, default=None
         Lower and upper edge of the bin; None for a curve built from the
         first three fields alone.
@@ -71,7 +112,7 @@ class ReliabilityCurve(NamedTuple):
 
     @property
     def ece(self):
-        """Expected calibration error: ``sum_b count_b / n * |accuracy_b - confidence_b|``.
+        """Expected calibration error: ``sum_b count_b / sum_b' count_b' * |accuracy_b - confidence_b|``.
 
         The value :func:`expected_calibration_error` returns for the samples
         that made the curve; see its Notes.
@@ -86,7 +127,7 @@ class ReliabilityCurve(NamedTuple):
         return float(np.max(np.abs(np.asarray(self.accuracy) - np.asarray(self.confidence))))
 
 
-def reliability_curve(y_true, y_prob, *, n_bins=15, strategy="uniform", labels=None):
+def reliability_curve(y_true, y_prob, *, n_bins=15, strategy="uniform", labels=None, sample_weight=None):
     """Top-label reliability curve: accuracy against confidence, bin by bin.
 
     The confidence of a prediction is its largest probability,
@@ -122,6 +163,21 @@ def reliability_curve(y_true, y_prob, *, n_bins=15, strategy="uniform", labels=N
         estimator that produced it. By default ``np.unique(y_true)``, as in
         :func:`sklearn.metrics.log_loss`; then ``y_true`` must hold every
         class, else a ValueError asks for ``labels``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each sample, finite and ``>= 0``, not all 0. A bin's
+        ``count`` becomes the sum of its samples' weights and its
+        confidence and accuracy the weighted means over them; a bin whose
+        samples all weigh 0 is empty. The ``"quantile"`` edges are the
+        quantiles of the samples repeated as many times as their weights
+        (the linear interpolation of :func:`numpy.quantile`; for weights
+        that are not integers, the positions of the repeated samples are
+        read off the cumulative weights), so that an integer weight ``k``
+        counts the sample ``k`` times everywhere and a sample of weight 0
+        moves no edge. As for repeated samples, these edges depend on the
+        scale of the weights: weights summing to less than about
+        ``n_bins`` leave fewer quantile bins, so give weights on the scale
+        of counts (e.g. summing to ``n_samples``). None, or weights all 1,
+        give the unweighted curve.
 
     Returns
     -------
@@ -143,19 +199,31 @@ def reliability_curve(y_true, y_prob, *, n_bins=15, strategy="uniform", labels=N
     >>> curve.edges
     array([[0.5 , 0.75],
            [0.75, 1.  ]])
+
+    With weights, a bin's count is the sum of its samples' weights:
+
+    >>> reliability_curve([0, 1, 0, 1], y_prob, n_bins=4, sample_weight=[1, 3, 0, 2]).count
+    array([2., 4.])
     """
     n_bins, strategy = check_binning(n_bins, strategy)
     proba = check_proba(y_prob)
     y, labels = check_targets(y_true, proba, labels)
+    # no weights, or weights all 1: the unweighted arithmetic, bit for bit
+    w = fit_weights(sample_weight, proba.shape[0])
     top = np.argmax(proba, axis=1)
     confidence = proba[np.arange(proba.shape[0]), top]
     correct = (labels[top] == y).astype(float)
-    edges = _bin_edges(confidence, n_bins, strategy)
+    edges = _bin_edges(confidence, n_bins, strategy, w)
     n_edges_bins = len(edges) - 1
     index = np.searchsorted(edges[1:-1], confidence, side="right")
-    count = np.bincount(index, minlength=n_edges_bins)
-    conf_sum = np.bincount(index, weights=confidence, minlength=n_edges_bins)
-    correct_sum = np.bincount(index, weights=correct, minlength=n_edges_bins)
+    if w is None:
+        count = np.bincount(index, minlength=n_edges_bins)
+        conf_sum = np.bincount(index, weights=confidence, minlength=n_edges_bins)
+        correct_sum = np.bincount(index, weights=correct, minlength=n_edges_bins)
+    else:
+        count = np.bincount(index, weights=w, minlength=n_edges_bins)
+        conf_sum = np.bincount(index, weights=w * confidence, minlength=n_edges_bins)
+        correct_sum = np.bincount(index, weights=w * correct, minlength=n_edges_bins)
     keep = count > 0
     return ReliabilityCurve(
         confidence=conf_sum[keep] / count[keep],
@@ -165,7 +233,9 @@ def reliability_curve(y_true, y_prob, *, n_bins=15, strategy="uniform", labels=N
     )
 
 
-def expected_calibration_error(y_true, y_prob, *, n_bins=15, strategy="uniform", labels=None):
+def expected_calibration_error(
+    y_true, y_prob, *, n_bins=15, strategy="uniform", labels=None, sample_weight=None
+):
     r"""Top-label expected calibration error (ECE); lower is better.
 
     Parameters
@@ -184,6 +254,12 @@ def expected_calibration_error(y_true, y_prob, *, n_bins=15, strategy="uniform",
         The class of each column of ``y_prob``; by default
         ``np.unique(y_true)`` (the :func:`sklearn.metrics.log_loss`
         convention).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each sample, finite and ``>= 0``, not all 0: each bin
+        weighs by its share of the total weight, and its accuracy and
+        confidence are weighted means (see :func:`reliability_curve`, also
+        for the ``"quantile"`` edges). An integer weight ``k`` counts the
+        sample ``k`` times.
 
     Returns
     -------
@@ -208,6 +284,10 @@ def expected_calibration_error(y_true, y_prob, *, n_bins=15, strategy="uniform",
     scores about :math:`\sum_b (|S_b|/n)\sqrt{2 a_b (1 - a_b) / (\pi |S_b|)}`
     with :math:`a_b` the accuracy of bin :math:`b`.
 
+    With weights :math:`w_i`, :math:`|S_b|` becomes :math:`\sum_{i \in S_b} w_i`,
+    :math:`n` becomes :math:`\sum_i w_i`, and the accuracy and confidence
+    of a bin are means weighted by :math:`w_i`.
+
     Examples
     --------
     >>> y_prob = [[0.9, 0.1], [0.8, 0.2], [0.4, 0.6], [0.3, 0.7]]
@@ -216,10 +296,15 @@ def expected_calibration_error(y_true, y_prob, *, n_bins=15, strategy="uniform",
     >>> round(expected_calibration_error([0, 1, 0, 1], [0.1, 0.2, 0.6, 0.7], n_bins=4), 6)
     0.25
     """
-    return reliability_curve(y_true, y_prob, n_bins=n_bins, strategy=strategy, labels=labels).ece
+    curve = reliability_curve(
+        y_true, y_prob, n_bins=n_bins, strategy=strategy, labels=labels, sample_weight=sample_weight
+    )
+    return curve.ece
 
 
-def maximum_calibration_error(y_true, y_prob, *, n_bins=15, strategy="uniform", labels=None):
+def maximum_calibration_error(
+    y_true, y_prob, *, n_bins=15, strategy="uniform", labels=None, sample_weight=None
+):
     """Top-label maximum calibration error (MCE); lower is better.
 
     The largest ``|accuracy - confidence|`` over the non-empty bins of
@@ -234,6 +319,10 @@ def maximum_calibration_error(y_true, y_prob, *, n_bins=15, strategy="uniform", 
     n_bins : int >= 1, default=15
     strategy : {"uniform", "quantile"}, default="uniform"
     labels : array-like of shape (n_classes,), default=None
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each sample, as in :func:`expected_calibration_error`: the
+        gaps are those of the weighted means, and a bin counts as non-empty
+        when its samples' weights sum above 0.
 
     Returns
     -------
@@ -246,7 +335,10 @@ def maximum_calibration_error(y_true, y_prob, *, n_bins=15, strategy="uniform", 
     >>> round(maximum_calibration_error([0, 1, 0, 1], y_prob, n_bins=4), 6)
     0.35
     """
-    return reliability_curve(y_true, y_prob, n_bins=n_bins, strategy=strategy, labels=labels).mce
+    curve = reliability_curve(
+        y_true, y_prob, n_bins=n_bins, strategy=strategy, labels=labels, sample_weight=sample_weight
+    )
+    return curve.mce
 
 
 def predictive_entropy(y_prob):

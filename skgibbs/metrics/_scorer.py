@@ -4,15 +4,23 @@ Every scorer of :mod:`skgibbs.metrics` is a :class:`Scorer`: it reaches the
 last step of the estimator through a Pipeline (:func:`final_step`), asks it
 for one *response* (``predict_interval``, ``predict_proba``,
 ``predict_samples`` or the fitted WAIC) and returns
-``sign * metric(y, response, **kwargs)``. A scorer holds module-level
-functions and plain values only, so it pickles (joblib sends it to worker
-processes), and it prints as the call that made it.
+``sign * metric(y, response, **kwargs)``, with ``sample_weight=`` added
+when the scorer is given weights of the held-out rows. A scorer holds
+module-level functions and plain values only, so it pickles (joblib sends
+it to worker processes), and it prints as the call that made it. Under
+scikit-learn's metadata routing a scorer of held-out rows requests
+``sample_weight`` for its ``score`` (:meth:`Scorer.set_score_request`
+changes that).
 """
+
+import copy
 
 import numpy as np
 from sklearn.utils import _safe_indexing
+from sklearn.utils.metadata_routing import MetadataRequest
 
 from .._chunks import row_chunks
+from .._data import fit_weights
 from ..model import STUDENT_DF
 
 __all__ = ["Scorer", "final_step"]
@@ -122,15 +130,19 @@ _RESPONSES = {
     "waic": (_fitted_waic, ("generalization_loss_",), "a fitted skgibbs estimator (e.g. GibbsMLPRegressor)"),
 }
 
+#: responses read from the fit, not computed on the held-out rows: their weights do not apply
+_FITTED = ("waic",)
+
 
 class Scorer:
-    """``scorer(estimator, X, y) = sign * metric(y, response, **kwargs)``.
+    """``scorer(estimator, X, y, sample_weight=None) = sign * metric(y, response, **kwargs)``.
 
     Parameters
     ----------
     metric : callable
-        ``metric(y_true, response, **kwargs) -> float``; a module-level
-        function, so that the scorer pickles.
+        ``metric(y_true, response, **kwargs) -> float``, which also takes
+        ``sample_weight=`` unless the response is ``"waic"``; a
+        module-level function, so that the scorer pickles.
     response : {"predict_interval", "predict_proba", "predict_samples", "waic"}
         What the last step of the estimator is asked for. ``"predict_samples"``
         gives the metric an iterator of ``(rows, draws)`` pairs, the draws
@@ -148,6 +160,23 @@ class Scorer:
         The ``repr``: the call that makes an equal scorer.
     **kwargs : dict
         Passed to ``metric`` (and ``confidence_level`` to ``predict_interval``).
+
+    Notes
+    -----
+    Called with ``sample_weight`` (one weight per row of ``X``), the
+    scorer checks the weights before it asks for the response (a
+    ValueError names ``sample_weight`` when they are not finite and
+    ``>= 0``, not all 0, one per row) and passes them to ``metric`` as
+    ``sample_weight=``; weights all 1 are passed as no weights, so that the
+    score is the unweighted one exactly. The ``"waic"`` response is a value
+    of the fit, not of the rows scored: it ignores ``sample_weight`` (the
+    weights given at fit already weigh it).
+
+    With scikit-learn's metadata routing enabled, the scorer requests
+    ``sample_weight`` for ``score`` (except for ``"waic"``, which
+    requests nothing): a search or :func:`~sklearn.model_selection.cross_validate`
+    that is given ``sample_weight`` passes each test fold's weights to it.
+    :meth:`set_score_request` returns a scorer that requests otherwise.
 
     Examples
     --------
@@ -172,8 +201,27 @@ class Scorer:
         self.sign = sign
         self.name = name
         self.kwargs = kwargs
+        self._sample_weight_request = True
 
-    def __call__(self, estimator, X=None, y=None):
+    def __call__(self, estimator, X=None, y=None, sample_weight=None):
+        """The score of ``estimator`` on ``(X, y)``, the rows weighted by ``sample_weight``.
+
+        Parameters
+        ----------
+        estimator : fitted estimator or Pipeline
+        X : array-like of shape (n_samples, n_features), default=None
+        y : array-like of shape (n_samples,), default=None
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row of ``X``, finite and ``>= 0``, not all 0;
+            ignored by the ``"waic"`` response (see Notes).
+
+        Returns
+        -------
+        float
+        """
+        weights = None
+        if sample_weight is not None and self.response not in _FITTED:
+            weights = fit_weights(sample_weight, len(y))  # None for weights all 1
         final, Xt = final_step(estimator, X)
         get, needs, what = _RESPONSES[self.response]
         missing = [attribute for attribute in needs if not hasattr(final, attribute)]
@@ -183,7 +231,57 @@ class Scorer:
                 f"{type(final).__name__} lacks {' and '.join(missing)}."
             )
         response, kwargs = get(final, Xt, self.kwargs)
+        if weights is not None:
+            kwargs = {**kwargs, "sample_weight": weights}
         return self.sign * float(self.metric(y, response, **kwargs))
+
+    def set_score_request(self, *, sample_weight=True):
+        """A copy of the scorer that requests ``sample_weight`` as told, under metadata routing.
+
+        Parameters
+        ----------
+        sample_weight : bool, None or str, default=True
+            True: the weights given to a search (or to
+            :func:`~sklearn.model_selection.cross_validate`) reach the
+            scorer; False: they do not, and the score is unweighted; None:
+            passing weights is an error; a str: the weights passed under
+            that name reach the scorer. The values of scikit-learn's
+            ``set_score_request``.
+
+        Returns
+        -------
+        Scorer
+            A new scorer, printed as this one followed by the call; this
+            one is unchanged (the ready-made scorers are shared).
+
+        Examples
+        --------
+        >>> from skgibbs.metrics import make_coverage_scorer
+        >>> make_coverage_scorer(0.9).set_score_request(sample_weight=False)
+        make_coverage_scorer(confidence_level=0.9).set_score_request(sample_weight=False)
+        """
+        # the request checks the value as scikit-learn does
+        MetadataRequest(owner=self.name).score.add_request(param="sample_weight", alias=sample_weight)
+        scorer = copy.copy(self)
+        scorer._sample_weight_request = sample_weight
+        scorer.name = f"{self.name}.set_score_request(sample_weight={sample_weight!r})"
+        return scorer
+
+    def get_metadata_routing(self):
+        """The scorer's metadata request: ``sample_weight`` for ``score``, as :meth:`set_score_request` says.
+
+        Returns
+        -------
+        sklearn.utils.metadata_routing.MetadataRequest
+        """
+        request = MetadataRequest(owner=self.name)
+        if self.response not in _FITTED:
+            request.score.add_request(param="sample_weight", alias=self._sample_weight_request)
+        return request
+
+    def _accept_sample_weight(self):
+        # asked by scikit-learn's multi-metric scorer when it passes sample_weight without metadata routing
+        return True
 
     def __repr__(self):
         return self.name

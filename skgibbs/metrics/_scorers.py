@@ -1,11 +1,15 @@
 """The scorers: factories and ready-made scorers for model selection.
 
-They follow scikit-learn's ``scorer(estimator, X, y) -> float`` convention,
-greater is better, and accept a Pipeline. The interval scorers, WAIC and the
-log predictive density need a skgibbs estimator as the last step; the
+They follow scikit-learn's
+``scorer(estimator, X, y, sample_weight=None) -> float`` convention,
+greater is better, and accept a Pipeline. The interval scorers, WAIC and
+the log predictive density need a skgibbs estimator as the last step; the
 probability scorers work with any fitted classifier that has
 ``predict_proba`` and ``classes_``. All are built on the one scorer class
 of ``_scorer.py``: each is a metric of one response of the estimator.
+The scorers of held-out rows weigh those rows by ``sample_weight``; the
+scorers that read a value of the fit (WAIC, the diagnostics) ignore it,
+the weights given at fit having weighed that value already.
 """
 
 import numpy as np
@@ -41,30 +45,34 @@ def _call(factory, **params):
 
 
 # -------------------------------------------------- metrics as scored
-# metric(y_true, response, **kwargs) -> float. The interval responses hold
-# the one level the scorer asked for, hence the [0].
-def _coverage(y_true, y_pis, confidence_level):
-    return coverage_score(y_true, y_pis)[0]
+# metric(y_true, response, **kwargs) -> float, with sample_weight= when the
+# scorer is given weights. The interval responses hold the one level the
+# scorer asked for, hence the [0].
+def _coverage(y_true, y_pis, confidence_level, sample_weight=None):
+    return coverage_score(y_true, y_pis, sample_weight=sample_weight)[0]
 
 
-def _width(y_true, y_pis, confidence_level):
-    return mean_width_score(y_pis)[0]
+def _width(y_true, y_pis, confidence_level, sample_weight=None):
+    return mean_width_score(y_pis, sample_weight=sample_weight)[0]
 
 
-def _interval(y_true, y_pis, confidence_level):
-    return interval_score(y_true, y_pis, confidence_level)[0]
+def _interval(y_true, y_pis, confidence_level, sample_weight=None):
+    return interval_score(y_true, y_pis, confidence_level, sample_weight=sample_weight)[0]
 
 
-def _brier(y_true, y_prob, labels):
+def _brier(y_true, y_prob, labels, sample_weight=None):
     # brier_score_loss names the class of a binary probability vector by pos_label only
     if np.ndim(y_prob) == 1:
-        return brier_score_loss(y_true, y_prob, pos_label=labels[-1])
-    return brier_score_loss(y_true, y_prob, labels=labels)
+        return brier_score_loss(y_true, y_prob, pos_label=labels[-1], sample_weight=sample_weight)
+    return brier_score_loss(y_true, y_prob, labels=labels, sample_weight=sample_weight)
 
 
-def _log_predictive_density(y_true, draw_chunks, noise_variance, weights=None, noise_df=None):
-    # the draws come chunk by chunk of rows; the sum over rows of log sum_k w_k N(y_i; f_k(x_i), sigma^2)
-    # (or the Student-t of noise_df degrees of freedom and that variance)
+def _log_predictive_density(
+    y_true, draw_chunks, noise_variance, weights=None, noise_df=None, sample_weight=None
+):
+    # the draws come chunk by chunk of rows; the mean over rows (weighted by sample_weight) of
+    # log sum_k w_k N(y_i; f_k(x_i), sigma^2) (or the Student-t of noise_df degrees of freedom and that
+    # variance); weights are those of the draws
     y = np.asarray(y_true, dtype=float)
     total = 0.0
     for rows, draws, *variances in draw_chunks:  # a noise that varies with the inputs comes with the draws
@@ -74,10 +82,11 @@ def _log_predictive_density(y_true, draw_chunks, noise_variance, weights=None, n
         else:
             log_lik = student_log_likelihood(y[rows], draws, variance, noise_df)
         if weights is None:
-            total += np.sum(logsumexp(log_lik, axis=0) - np.log(draws.shape[0]))
+            log_density = logsumexp(log_lik, axis=0) - np.log(draws.shape[0])
         else:
-            total += np.sum(logsumexp(log_lik, axis=0, b=weights[:, None]))
-    return total / len(y)
+            log_density = logsumexp(log_lik, axis=0, b=weights[:, None])
+        total += np.sum(log_density) if sample_weight is None else sample_weight[rows] @ log_density
+    return total / (len(y) if sample_weight is None else np.sum(sample_weight))
 
 
 def _criterion(y_true, value):
@@ -89,20 +98,26 @@ _WAIC = Scorer(_criterion, "waic", sign=-1, name="waic_scorer")
 _LPD = Scorer(_log_predictive_density, "predict_samples", sign=1, name="log_predictive_density_scorer")
 
 
-def waic_scorer(estimator, X=None, y=None):
+def waic_scorer(estimator, X=None, y=None, sample_weight=None):
     """Minus the WAIC generalization loss of a fitted skgibbs estimator (greater is better).
 
     The value is ``-estimator.generalization_loss_`` (Watanabe's WAIC per
     sample for the estimator's tempered posterior), computed by the
     estimator on the data it was fitted on: in
     :class:`~sklearn.model_selection.GridSearchCV` that is the training
-    fold, and ``X`` and ``y`` (the test fold) are ignored.
+    fold, and ``X``, ``y`` and ``sample_weight`` (the test fold) are
+    ignored.
 
     Parameters
     ----------
     estimator : fitted estimator or Pipeline
         Its last step has the fitted attribute ``generalization_loss_``.
     X, y : ignored
+    sample_weight : ignored
+        Weights of the test rows do not apply to a value of the fit: the
+        fit's own weights, given at fit, already weigh it (a fit with
+        ``sample_weight`` has the weighted WAIC). Under metadata routing
+        the scorer requests no ``sample_weight``.
 
     Returns
     -------
@@ -121,7 +136,7 @@ def waic_scorer(estimator, X=None, y=None):
     return _WAIC(estimator, X, y)
 
 
-def log_predictive_density_scorer(estimator, X, y):
+def log_predictive_density_scorer(estimator, X, y, sample_weight=None):
     """Mean held-out log predictive density of a fitted skgibbs estimator (greater is better).
 
     ``(1/n) sum_i log mean_theta N(y_i; f_theta(x_i), noise_variance_)`` over
@@ -138,6 +153,14 @@ def log_predictive_density_scorer(estimator, X, y):
         Its last step has ``predict_samples`` and ``noise_variance_``.
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each row, finite and ``>= 0``, not all 0: the mean over
+        the rows becomes ``sum_i w_i log p(y_i | x_i) / sum_i w_i``, so
+        that an integer weight ``k`` counts the row ``k`` times. Under
+        metadata routing the scorer requests ``sample_weight``, as the
+        scorers made by :func:`make_coverage_scorer` do;
+        ``log_predictive_density_scorer.set_score_request(sample_weight=False)``
+        gives one that does not.
 
     Returns
     -------
@@ -153,7 +176,13 @@ def log_predictive_density_scorer(estimator, X, y):
     >>> bool(np.isfinite(log_predictive_density_scorer(reg, X, y)))
     True
     """
-    return _LPD(estimator, X, y)
+    return _LPD(estimator, X, y, sample_weight=sample_weight)
+
+
+# the function scorer routes its metadata as the scorer it calls
+log_predictive_density_scorer.get_metadata_routing = _LPD.get_metadata_routing
+log_predictive_density_scorer.set_score_request = _LPD.set_score_request
+log_predictive_density_scorer._accept_sample_weight = _LPD._accept_sample_weight
 
 
 def _interval_scorer(factory, metric, sign, confidence_level):
@@ -172,10 +201,14 @@ def make_coverage_scorer(confidence_level=0.9):
     Returns
     -------
     callable
-        ``scorer(estimator, X, y) -> float``; for a Pipeline, ``X`` goes
-        through ``pipe[:-1]`` and ``predict_interval`` of the last step.
-        Coverage is closest to ``confidence_level`` at best, so rank
-        candidates on it with care (it is not greater-is-better).
+        ``scorer(estimator, X, y, sample_weight=None) -> float``; for a
+        Pipeline, ``X`` goes through ``pipe[:-1]`` and ``predict_interval``
+        of the last step. With ``sample_weight`` the coverage is the
+        weighted fraction (:func:`coverage_score`). Coverage is closest to
+        ``confidence_level`` at best, so rank candidates on it with care
+        (it is not greater-is-better). Under metadata routing the scorer
+        requests ``sample_weight``; its ``set_score_request`` returns one
+        that requests otherwise.
 
     Examples
     --------
@@ -196,7 +229,10 @@ def make_width_scorer(confidence_level=0.9):
     Returns
     -------
     callable
-        ``scorer(estimator, X, y) -> float``.
+        ``scorer(estimator, X, y, sample_weight=None) -> float``; with
+        ``sample_weight``, the weighted mean width
+        (:func:`mean_width_score`); weights are routed as for
+        :func:`make_coverage_scorer`.
 
     Examples
     --------
@@ -216,7 +252,10 @@ def make_interval_scorer(confidence_level=0.9):
     Returns
     -------
     callable
-        ``scorer(estimator, X, y) -> float``.
+        ``scorer(estimator, X, y, sample_weight=None) -> float``; with
+        ``sample_weight``, the weighted mean score
+        (:func:`interval_score`); weights are routed as for
+        :func:`make_coverage_scorer`.
 
     Examples
     --------
@@ -244,10 +283,12 @@ def make_ece_scorer(n_bins=15, strategy="uniform"):
     Returns
     -------
     callable
-        ``scorer(estimator, X, y) -> float`` for any fitted classifier, or
-        Pipeline ending in one, with ``predict_proba`` and ``classes_``; the
-        columns of ``predict_proba`` are named by ``classes_``, so a test
-        fold may lack a class.
+        ``scorer(estimator, X, y, sample_weight=None) -> float`` for any
+        fitted classifier, or Pipeline ending in one, with ``predict_proba``
+        and ``classes_``; the columns of ``predict_proba`` are named by
+        ``classes_``, so a test fold may lack a class. ``sample_weight``
+        goes to :func:`expected_calibration_error` and is routed as for
+        :func:`make_coverage_scorer`.
 
     Examples
     --------
@@ -275,7 +316,8 @@ def make_mce_scorer(n_bins=15, strategy="uniform"):
     Returns
     -------
     callable
-        ``scorer(estimator, X, y) -> float``, as :func:`make_ece_scorer`.
+        ``scorer(estimator, X, y, sample_weight=None) -> float``, as
+        :func:`make_ece_scorer`.
 
     Examples
     --------
@@ -294,17 +336,17 @@ neg_maximum_calibration_error_scorer = make_mce_scorer()
 #: Minus :func:`sklearn.metrics.brier_score_loss` of ``predict_proba``. Unlike
 #: scikit-learn's ``"neg_brier_score"`` it names the columns by ``classes_``
 #: (``pos_label`` for a binary classifier, ``labels`` otherwise), so a test
-#: fold may lack a class; multiclass needs scikit-learn >= 1.7.
+#: fold may lack a class; multiclass needs scikit-learn >= 1.7. ``sample_weight`` goes to the loss.
 neg_brier_scorer = Scorer(_brier, "predict_proba", sign=-1, name="neg_brier_scorer")
 
 #: Minus :func:`sklearn.metrics.log_loss` (mean NLL) of ``predict_proba``. Unlike
 #: scikit-learn's ``"neg_log_loss"`` it passes ``labels=classes_``, so a test
-#: fold may lack a class.
+#: fold may lack a class. ``sample_weight`` goes to the loss.
 neg_log_loss_scorer = Scorer(log_loss, "predict_proba", sign=-1, name="neg_log_loss_scorer")
 
 
 def _fitted_value(name):
-    def score(estimator, X=None, y=None):
+    def score(estimator, X=None, y=None, sample_weight=None):  # a value of the fit: test rows play no part
         value = getattr(final_step(estimator)[0], name, np.nan)
         return float(np.sum(value)) if value is not None else np.nan
 
@@ -326,7 +368,8 @@ def make_diagnostic_scorers():
     """Scorers that read each fit's diagnostics, for the ``scoring`` dict of a search.
 
     Each reads a fitted attribute of the estimator fitted on the training
-    fold (``X`` and ``y``, the test fold, are ignored): ``rhat`` the
+    fold (``X``, ``y`` and ``sample_weight``, the test fold, are ignored:
+    the fit's own weights, given at fit, already weigh it): ``rhat`` the
     largest R-hat (``rhat_``), ``ess`` the smallest bulk ESS (``ess_``) of
     the function values at the training inputs, ``within_chain_rhat`` and
     ``between_chain_rhat``, and ``n_divergent`` the divergent transitions of
@@ -339,6 +382,8 @@ def make_diagnostic_scorers():
     Returns
     -------
     dict of str to callable
+        ``scorer(estimator, X=None, y=None, sample_weight=None) -> float``;
+        under metadata routing they request no ``sample_weight``.
 
     Examples
     --------
