@@ -237,7 +237,11 @@ def langevin_waic(y, y_pred, pointwise_variance, noise_variance, sample_weight=N
     GibbsCriterion(train_loss=0.5, functional_variance=1.0, waic=1.0)
     """
     y, y_pred = np.asarray(y, dtype=float), np.asarray(y_pred, dtype=float)
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if sample_weight is None:
+        train_loss = float(np.mean((y - y_pred) ** 2) / (2.0 * noise_variance))
+        fv = float(np.sum(pointwise_variance))
+        return GibbsCriterion(train_loss, fv, train_loss + fv / len(y))
+    w = np.asarray(sample_weight, dtype=float)
     n_w = float(w.sum())
     train_loss = float(w @ (y - y_pred) ** 2 / n_w / (2.0 * noise_variance))
     fv = float(w @ np.asarray(pointwise_variance, dtype=float))

@@ -73,8 +73,8 @@ def batch_gradient(generators, target, theta, b):
     n = getattr(target, "n_rows", target.n_data)
     batch = draw_rows(generators, n, b, theta.device)
     loss_sum, loss_grad = target.loss_sum_and_grad(theta, batch)
-    per_row = n / (target.n_data * min(b, n))  # 1 / rows without weights
-    return target.grad(loss_grad, theta, target.lambda_ * per_row), loss_sum * per_row
+    rows = min(b, n) * target.n_data / n  # the batch's rows in units of n / n_rows (the rows without weights)
+    return target.grad(loss_grad, theta, target.lambda_ / rows), loss_sum / rows
 
 
 def curvature(generators, target, theta, m, b, n_iter=20):
@@ -88,7 +88,7 @@ def curvature(generators, target, theta, m, b, n_iter=20):
     """
     n = getattr(target, "n_rows", target.n_data)
     batch = draw_rows(generators, n, b, theta.device)
-    c = target.lambda_ * n / (target.n_data * min(b, n))
+    c = target.lambda_ / (min(b, n) * target.n_data / n)
     root = m.sqrt()
 
     def grad(point):
