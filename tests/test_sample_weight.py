@@ -29,7 +29,7 @@ from skgibbs.model import MLPSpec
 from skgibbs.potential import Batch, MLPPotential
 from skgibbs.priors import Prior
 from skgibbs.problem import build_problem
-from skgibbs.samplers import MALA, Target, run_chains
+from skgibbs.samplers import MALA, SMC, Target, run_chains
 from skgibbs.samplers.hmc.gibbs import draw_hyperparameters
 from skgibbs.samplers.noncentered import NonCenteredTarget
 from skgibbs.samplers.sghmc.kernel import batch_gradient
@@ -406,3 +406,27 @@ def test_the_criterion_search_passes_the_weights_and_ranks_their_criteria():
         fit = _quiet_fit(clone(est).set_params(**params), X, y, sample_weight=w)
         assert search.cv_results_["criterion"][i] == fit.generalization_loss_
         assert search.cv_results_["penalty"][i] == pytest.approx(fit.waic_tempering_ * fit.lfv_ / w.sum())
+
+
+@pytest.mark.parametrize("settings", KERNELS.values(), ids=KERNELS.keys())
+def test_every_kernel_fits_with_weights(settings):
+    """A short weighted fit of every kernel runs to its summaries, which count the weights."""
+    X, y, w = _data()
+    budget = {"hidden_layer_sizes": (6,), "pretrain_iter": 20, "random_state": 0}
+    if settings["sampler"] == "smc":
+        settings = {"sampler": SMC(n_particles=16, n_leapfrog=2)}
+    elif settings["sampler"] != "vi":
+        budget.update(n_samples=5, burn_in=5)
+    est = _quiet_fit(GibbsMLPRegressor(**budget, **settings), X, y, sample_weight=w)
+    assert est.sample_weight_sum_ == w.sum() and est.n_train_ == len(y)
+    assert np.isfinite(est.generalization_loss_) and np.isfinite(est.predict(X)).all()
+
+
+def test_the_sparse_regressor_fits_with_weights_by_both_kernels():
+    X, y, w = _data()
+    for sampler in ("rjhmc", SMC(n_particles=16, n_leapfrog=2)):
+        est = SparseGibbsMLPRegressor(hidden_layer_sizes=(4,), sampler=sampler, pretrain_iter=20, random_state=0)
+        if sampler == "rjhmc":
+            est.set_params(n_samples=5, burn_in=5)
+        est = _quiet_fit(est, X, y, sample_weight=w)
+        assert est.sample_weight_sum_ == w.sum() and np.isfinite(est.generalization_loss_)
