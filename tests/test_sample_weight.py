@@ -430,3 +430,26 @@ def test_the_sparse_regressor_fits_with_weights_by_both_kernels():
             est.set_params(n_samples=5, burn_in=5)
         est = _quiet_fit(est, X, y, sample_weight=w)
         assert est.sample_weight_sum_ == w.sum() and np.isfinite(est.generalization_loss_)
+
+
+def test_the_meta_estimators_pass_the_weights():
+    """TransformedTargetRegressor, StackingRegressor and CalibratedClassifierCV hand the weights to the fit."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.ensemble import StackingRegressor
+    from sklearn.linear_model import Ridge
+
+    X, y, w = _data(n=48)
+    est = GibbsMLPRegressor(**CHEAP)
+    direct = _quiet_fit(est, X, y, sample_weight=w)
+    wrapped = _quiet_fit(TransformedTargetRegressor(regressor=est), X, y, sample_weight=w)
+    # the identity transform: the same data, the same weights, the same draws
+    np.testing.assert_array_equal(wrapped.regressor_.samples_, direct.samples_)
+    stack = _quiet_fit(StackingRegressor([("gibbs", est)], final_estimator=Ridge(), cv=2), X, y, sample_weight=w)
+    np.testing.assert_array_equal(stack.named_estimators_["gibbs"].samples_, direct.samples_)
+    yc = (y > np.median(y)).astype(int)
+    clf = GibbsMLPClassifier(**CHEAP)
+    calibrated = _quiet_fit(CalibratedClassifierCV(clf, cv=2), X, yc, sample_weight=w)
+    fold = calibrated.calibrated_classifiers_[0].estimator
+    assert fold.sample_weight_sum_ < w.sum()  # a fold's weights, not the rows counted once each
+    assert fold.sample_weight_sum_ != fold.n_train_
