@@ -30,7 +30,7 @@ noise choice, warm-up, the adaptive run length), whose fixed costs the
 rows do not scale.
 
 Run ``python examples/sample_weight.py [output.png]`` (default
-``build/sample_weight.png``); about seven minutes on one core.
+``build/sample_weight.png``); about eight minutes on one core.
 """
 
 import pathlib
