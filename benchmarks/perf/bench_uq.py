@@ -1244,6 +1244,12 @@ BENCHMARK = Benchmark(
             "--output uq_embedding",
         ),
         Output(
+            "uq_csmala",
+            "sampler='csmala' at its defaults (rho=1; noise and temperature as csMALA resolves 'auto'), beside uq_defaults",
+            flags="--datasets diabetes boston concrete auto --models skgibbs --skgibbs-params "
+            "'{\"sampler\": \"csmala\"}' --n-splits 2 --output uq_csmala",
+        ),
+        Output(
             "uq_heteroscedastic",
             "noise='heteroscedastic' under the same defaults, beside the defaults in uq_defaults",
             flags="--datasets diabetes auto --models skgibbs --skgibbs-params '{\"noise\": \"heteroscedastic\"}' "
