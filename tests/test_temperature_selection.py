@@ -246,3 +246,18 @@ def test_classifier_has_a_waic_path_but_no_evidence_or_lfv_pick():
         -log_loss(y[60:], refit.predict_proba(X[60:])), rel=1e-12
     )
     assert "evidence picks: does not apply" in repr(res)
+
+
+def test_weights_reach_every_fit_of_the_comparison(data):
+    """With ``sample_weight`` the candidates' WAIC and LFV are those of weighted fits, the path a weighted SMC fit's."""
+    X, y, _, _ = data
+    w = np.random.default_rng(1).integers(0, 4, size=len(y))
+    est = GibbsMLPRegressor(**CHEAP, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = compare_temperatures(est, X, y, TEMPERATURES, cv=None, smc=CHEAP_SMC, lfv_params=LFV,
+                                   sample_weight=w)  # fmt: skip
+        search = CriterionGridSearch(est, {"temperature": TEMPERATURES}).fit(X, y, sample_weight=w)
+        unweighted = compare_temperatures(est, X, y, TEMPERATURES, cv=None, refit=False, smc=CHEAP_SMC)
+    np.testing.assert_array_equal(res.waic, search.cv_results_["criterion"])
+    assert not np.allclose(res.waic_path, unweighted.waic_path, equal_nan=True)  # the weights changed the path

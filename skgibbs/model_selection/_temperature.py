@@ -11,11 +11,13 @@ import time
 import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import GridSearchCV
+from sklearn.utils.validation import _num_samples
 
+from .._data import check_sample_weight
 from ..metrics import final_step, log_predictive_density_scorer, neg_log_loss_scorer
 from ..samplers import get_sampler
 from ._compare import _splitter
-from ._search import _criterion
+from ._search import _criterion, _fit_params
 
 __all__ = ["TemperatureComparison", "compare_temperatures"]
 
@@ -167,6 +169,7 @@ def compare_temperatures(
     refit=True,
     lfv_params=None,
     random_state=None,
+    sample_weight=None,
 ):
     r"""Choose ``temperature`` by the evidence, WAIC, LFV and k-fold CV, from one SMC fit and beside refits.
 
@@ -220,6 +223,12 @@ def compare_temperatures(
         :class:`CriterionGridSearch` (``n_iter``, ``burn_in``, ...).
     random_state : int, RandomState instance or None, default=None
         Shuffles the folds; the estimators keep their own ``random_state``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weights of the rows of ``(X, y)``, given to every fit (the path's,
+        the candidates', each fold's; to the last step of a pipeline), so
+        that the evidence, the criteria and the folds' fits are the
+        weighted ones. The folds' held-out scores and the test scores are
+        unweighted means over their rows.
 
     Returns
     -------
@@ -276,9 +285,12 @@ def compare_temperatures(
     key = _parameter(estimator, "temperature")
     classifier = is_classifier(estimator)
     times = {}
+    if sample_weight is not None:
+        sample_weight = check_sample_weight(sample_weight, _num_samples(X))
+    fit_params = _fit_params(estimator, sample_weight)
 
     start = time.perf_counter()
-    path = _smc_path(estimator, X, y, key, temps.min(), smc)
+    path = _smc_path(estimator, X, y, key, temps.min(), smc, fit_params)
     times["path"] = time.perf_counter() - start
     read = _read_path(path, temps, classifier)
 
@@ -288,11 +300,11 @@ def compare_temperatures(
     if refit:
         start = time.perf_counter()
         for i, t in enumerate(temps):
-            est = clone(estimator).set_params(**{key: t}).fit(X, y)
+            est = clone(estimator).set_params(**{key: t}).fit(X, y, **fit_params)
             fits[i] = est
-            waic[i] = _criterion(est, X, y, "waic", None)["criterion"]
+            waic[i] = _criterion(est, X, y, "waic", None, sample_weight)["criterion"]
             if not classifier:
-                lfv[i] = _criterion(est, X, y, "lfv", lfv_params)["criterion"]
+                lfv[i] = _criterion(est, X, y, "lfv", lfv_params, sample_weight)["criterion"]
         times["criteria"] = time.perf_counter() - start
 
     scorer = neg_log_loss_scorer if classifier else log_predictive_density_scorer
@@ -307,7 +319,7 @@ def compare_temperatures(
             error_score="raise",
         )
         start = time.perf_counter()
-        search.fit(X, y)
+        search.fit(X, y, **fit_params)
         times["cv"] = time.perf_counter() - start
         n_splits = search.n_splits_
         folds = -np.column_stack([search.cv_results_[f"split{k}_test_score"] for k in range(n_splits)])
@@ -319,7 +331,7 @@ def compare_temperatures(
     picks["cv"] = cv_pick
     test = None
     if X_test is not None and y_test is not None:
-        test = _held_out(estimator, key, X, y, X_test, y_test, picks, temps, fits, scorer)
+        test = _held_out(estimator, key, X, y, X_test, y_test, picks, temps, fits, scorer, fit_params)
     return TemperatureComparison(
         temperatures=temps,
         log_marginal_likelihood=read["log_marginal_likelihood"],
@@ -366,7 +378,7 @@ def _parameter(estimator, name):
     )
 
 
-def _smc_path(estimator, X, y, key, temperature, smc):
+def _smc_path(estimator, X, y, key, temperature, smc, fit_params=None):
     prefix = key[: -len("temperature")]
     sampler = smc if isinstance(smc, str) else clone(smc)
     est = clone(estimator).set_params(**{key: float(temperature), prefix + "sampler": sampler})
@@ -377,7 +389,7 @@ def _smc_path(estimator, X, y, key, temperature, smc):
     }
     unhonoured = get_sampler(sampler).ignored_settings()
     est.set_params(**{prefix + name: defaults[name] for name in unhonoured if name in defaults})
-    est.fit(X, y)
+    est.fit(X, y, **(fit_params or {}))
     final, _ = final_step(est)
     return {k: np.asarray(v).copy() for k, v in final.temperature_path_.items()}
 
@@ -419,7 +431,7 @@ def _read_path(path, temps, classifier):
     return out
 
 
-def _held_out(estimator, key, X, y, X_test, y_test, picks, temps, fits, scorer):
+def _held_out(estimator, key, X, y, X_test, y_test, picks, temps, fits, scorer, fit_params=None):
     """Each pick's held-out score: a candidate's fit where there is one, else one refit per temperature."""
     out, scores = {}, {}
     for method, t in picks.items():
@@ -430,7 +442,7 @@ def _held_out(estimator, key, X, y, X_test, y_test, picks, temps, fits, scorer):
             match = np.flatnonzero(np.isclose(temps, t, rtol=1e-12, atol=0.0))
             est = fits[match[0]] if match.size else None
             if est is None:
-                est = clone(estimator).set_params(**{key: t}).fit(X, y)
+                est = clone(estimator).set_params(**{key: t}).fit(X, y, **(fit_params or {}))
             scores[t] = float(scorer(est, X_test, y_test))
         out[method] = scores[t]
     return out
