@@ -31,7 +31,7 @@ from sklearn.utils.validation import _num_samples
 from . import _chunks
 from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
-from ._data import check_numeric, fit_weights, validate_fit_data
+from ._data import check_numeric, validate_fit_data
 from ._out_of_core import check_lazy_fit_data, is_lazy
 from ._pretrain import PATIENCE, TOLERANCE, PretrainInfo, pretrain
 from ._reliability import (
@@ -46,7 +46,7 @@ from .diagnostics import psis_loo, stacking_weights
 from .embeddings import resolve_embedding
 from .model import ACTIVATIONS
 from .priors import Prior
-from .problem import build_problem
+from .problem import build_problem, estimator_weights
 from .samplers import Sampler, available_samplers, unhonoured_message
 
 __all__ = ["BaseGibbsMLP", "draws_mean", "draws_quantiles", "is_fitted_name"]
@@ -219,7 +219,7 @@ class BaseGibbsMLP(BaseEstimator):
                 "sample_weight."
             )
         # bad weights are refused before any work (the data are validated in the fit proper)
-        weights = fit_weights(sample_weight, _num_samples(X))
+        weights = None if sample_weight is None else estimator_weights(self, sample_weight, _num_samples(X))
         saved = copy.copy(self.__dict__)
         try:
             return self._fit(X, y, weights)

@@ -200,12 +200,7 @@ def build_problem(estimator, X, y, sample_weight=None):
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
-    weights = fit_weights(sample_weight, n)
-    if weights is not None and np.count_nonzero(weights) < 2:
-        raise ValueError(
-            f"{type(est).__name__} needs at least 2 samples of non-zero sample_weight to fit, got "
-            f"{np.count_nonzero(weights)}."
-        )
+    weights = estimator_weights(est, sample_weight, n)
     layers = est._check_layers(n)
     x_mean, x_scale = column_moments(X, weights)
     targets, encoding = est._encode_targets(y, weights)
@@ -280,6 +275,17 @@ def build_problem(estimator, X, y, sample_weight=None):
         run_length=_run_length(est, sampler, spec, Xt, run),
         sample_weight=weights,
     )
+
+
+def estimator_weights(est, sample_weight, n_samples):
+    """The weights ``est.fit`` uses (:func:`~skgibbs._data.fit_weights`), refused with fewer than 2 non-zero."""
+    weights = fit_weights(sample_weight, n_samples)
+    if weights is not None and np.count_nonzero(weights) < 2:
+        raise ValueError(
+            f"{type(est).__name__} needs at least 2 samples of non-zero sample_weight to fit, got "
+            f"{np.count_nonzero(weights)}."
+        )
+    return weights
 
 
 def _run_length(est, sampler, spec, Xt, run):

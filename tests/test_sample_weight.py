@@ -292,6 +292,7 @@ BAD = {
     "too_short": (lambda n: np.ones(n - 1), "one weight per row"),
     "two_columns": (lambda n: np.ones((n, 2)), "one weight per row"),
     "all_zero": (lambda n: np.zeros(n), "zero for every row"),
+    "one_row": (lambda n: np.r_[1.0, np.zeros(n - 1)], "at least 2 samples of non-zero sample_weight"),
     "text": (lambda n: np.array(["a"] * n), "must hold numbers"),
 }
 
