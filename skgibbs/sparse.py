@@ -1,6 +1,7 @@
 """SparseGibbsMLPRegressor: sparse networks sampled by reversible jump (paper 001)."""
 
-from numbers import Real
+import inspect
+from numbers import Integral, Real
 
 import numpy as np
 import torch
@@ -189,6 +190,15 @@ def evidence_weights(fits):
     w = np.exp(log_z - log_z.max())
     w /= w.sum()
     return w, float(1.0 / np.sum(w**2))
+
+
+def _given_jumps(sampler):
+    """The sampler's ``n_jumps`` where it is an int other than the sampler's own default, else None."""
+    jumps = getattr(sampler, "n_jumps", None)
+    if not isinstance(jumps, Integral) or isinstance(jumps, bool):
+        return None
+    param = inspect.signature(type(sampler).__init__).parameters.get("n_jumps")
+    return None if param is not None and jumps == param.default else int(jumps)
 
 
 class SparseGibbsMLPRegressor(BaseGibbsRegressor):
@@ -521,6 +531,16 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         return super()._validate_fit_data(X, y)
 
     def _prior(self, spec, device, sampler, feature_names=FITTED):
+        jumps = _given_jumps(sampler)
+        if jumps is not None and jumps > spec.n_params:
+            # refused with the prior, before any work: a transition's jumps beyond the parameters repeat moves
+            # (a sampler's own default is left to it: RJHMC's 8 on a network of fewer weights is its choice)
+            raise ValueError(
+                f"n_jumps={jumps} of sampler={sampler.name!r} exceeds the {spec.n_params} parameters of the "
+                f"network (hidden_layer_sizes={tuple(spec.hidden_layer_sizes)}): a transition then proposes "
+                "more births and deaths than there are weights to add or remove. Set n_jumps to at most "
+                f"{spec.n_params}, or 'auto' where the sampler takes it."
+            )
         # init_density is also the reference from which tempered SMC's bridge starts
         return MixingPrior(
             super()._prior(spec, device, sampler), float(self.sparsity), reference=self._reference()

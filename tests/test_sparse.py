@@ -9,7 +9,7 @@ from sklearn.base import clone
 
 from skgibbs import SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.credible import CredibleSets
-from skgibbs.samplers import HMC, RJHMC, RJMCMC, MeanFieldVI
+from skgibbs.samplers import HMC, RJHMC, RJMCMC, SMC, MeanFieldVI
 from skgibbs.model import MLPSpec
 from skgibbs.sparse import input_relevance
 
@@ -95,6 +95,8 @@ def test_starting_density_and_reproducibility():
         ({"sampler": MeanFieldVI()}, "MixingPrior of sparse networks needs sampler='rjhmc', 'rjmcmc' or 'smc'"),
         ({"sampler": RJHMC(n_jumps=-1)}, "n_jumps"),
         ({"sampler": RJHMC(n_jumps=2.5)}, "n_jumps"),
+        ({"sampler": RJHMC(n_jumps=10**6)}, r"n_jumps=1000000 of sampler='rjhmc' exceeds the \d+ parameters"),
+        ({"sampler": SMC(n_jumps=10**6)}, r"n_jumps=1000000 of sampler='smc' exceeds the \d+ parameters"),
         ({"sampler": RJHMC(target_accept=1.5)}, "target_accept"),
         ({"sampler": RJHMC(max_leapfrog=0)}, "max_leapfrog"),
         ({"sampler": RJMCMC(target_accept=1.5)}, "target_accept"),
@@ -296,3 +298,10 @@ def test_monte_carlo_error_of_independent_smc_fits():
     assert np.ndim(mean) == 0 and se > 0
     with pytest.raises(ValueError, match="at least two"):
         monte_carlo_error(fits[:1])
+
+
+def test_a_default_n_jumps_above_a_small_networks_parameters_is_left_to_the_sampler():
+    """RJHMC's default of 8 jumps on a network of 4 weights fits; only a value the user gives is refused."""
+    X, y = _data()
+    est = _quiet_fit(SparseGibbsMLPRegressor(hidden_layer_sizes=(), n_samples=2, burn_in=2, pretrain_iter=10), X[:, :3], y)
+    assert est.spec_.n_params < RJHMC().n_jumps

@@ -45,7 +45,9 @@ class RJHMC(HMC):
         Most leapfrog steps of one HMC move.
     n_jumps : int >= 0, default=8
         Birth or death proposals after each HMC move (one gradient and two
-        loss evaluations each); 0 keeps every active set fixed.
+        loss evaluations each); 0 keeps every active set fixed. A value
+        given above the network's number of parameters is refused by
+        :class:`~skgibbs.SparseGibbsMLPRegressor` before any work.
     hold_active : float in [0, 1), default=0.0
         Fraction of the warm-up (``burn_in``) run with HMC moves alone, the
         chains keeping their starting active sets, before the jumps begin.
