@@ -153,8 +153,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         With ``sample_weight`` every sum over the rows is weighted and ``n``
         is the weights' sum, as for the rows repeated by integer weights.
         """
-        w = sample_weight
-        n = X.shape[0] if w is None else float(w.sum())
+        w, n = sample_weight, self.sample_weight_sum_
         one_pass = self._noise_draws() is not None or self._varies()
         kept, sums, fbar, pointwise = self._first_pass(X, y, criteria=one_pass, sample_weight=w)
         self._record_losses(sums["loss"], sums["loss_square"], n)
@@ -220,7 +219,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
 
         The rows weighted by ``sample_weight``.
         """
-        n = len(fbar) if sample_weight is None else float(sample_weight.sum())
+        n = self.sample_weight_sum_
         tempered = waic_from_pointwise(pointwise["elpd"], pointwise["penalty"], sample_weight)
         # paper 004's Table 7 form: no normalising constant, divided by this fit's own sigma^2
         crit = langevin_waic(y, fbar, tempered.p_pointwise, self.noise_variance_, sample_weight)

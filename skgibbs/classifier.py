@@ -323,9 +323,8 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         With ``sample_weight`` the sums over rows are weighted and ``n`` is
         the weights' sum.
         """
-        w = sample_weight
+        w, n = sample_weight, self.sample_weight_sum_
         S, K = self._n_draws(), self.samples_.shape[0]
-        n = X.shape[0] if w is None else float(w.sum())
         codes = np.searchsorted(self.classes_, y)
         # p_theta(y_i | x_i)^(1 / temperature) enters pi_lambda: Watanabe's penalty scales by beta
         beta = 1.0 / self.temperature_

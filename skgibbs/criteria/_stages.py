@@ -84,15 +84,13 @@ def stage_criteria(potential, theta, temperature):
     if kind is None:
         return {}
     P, n = theta.shape[0], potential.total_weight
-    weights = potential.weight
+    weights = None if potential.weight is None else potential.weight.double().cpu()
 
     def weighted(values, rows):
-        """``values`` ``(..., rows)`` times the rows' weights (as they are without weights)."""
+        """``values`` ``(..., rows)`` (a tensor or an array) times the rows' weights (as they are without weights)."""
         if weights is None:
             return values
-        return values * weights[rows].double().cpu().numpy() if isinstance(values, np.ndarray) else (
-            values * weights[rows].to(values.dtype)
-        )
+        return values * (weights[rows].numpy() if isinstance(values, np.ndarray) else weights[rows].to(values))
 
     out = {}
     if kind == "gaussian":
