@@ -19,6 +19,7 @@ reports where the relevant inputs rank in ``feature_inclusion_``, and the
 held-out RMSE of both.
 """
 
+import json
 import time
 import warnings
 from contextlib import contextmanager
@@ -47,17 +48,17 @@ from ..common.writer import Page, load
 NAME = "sparse"
 QUICK_FIT = {"n_samples": 10, "burn_in": 20, "pretrain_iter": 20}  # the dense fit of a quick run
 #: per part: speed (steps per timed block, blocks), cost (warm-up transitions; rounds, transitions per round,
-#: repetitions of the lone gradient), structure (seeds and input dimensions, None: ``--seeds``, ``--dims``;
+#: repetitions of the lone gradient; chains), structure (seeds and input dimensions, None: ``--seeds``, ``--dims``;
 #: burn-in, None: ``--burn-in`` or the kernel's; draws, None: the kernel's; the dense fit's settings) and
 #: baselines (seeds, the MLPs' iterations, the diabetes fit's settings)
 SIZES = {
     "full": {
-        "speed_steps": 300, "speed_blocks": 6, "cost_burn_in": 200, "cost_rounds": (5, 12, 60),
+        "speed_steps": 300, "speed_blocks": 6, "cost_burn_in": 200, "cost_rounds": (5, 12, 60), "cost_chains": (1, 4, 64),
         "seeds": None, "dims": None, "burn_in": None, "n_samples": None, "dense_fit": {},
         "baseline_seeds": 5, "mlp_max_iter": 3000, "diabetes_fit": {},
     },
     "quick": {
-        "speed_steps": 10, "speed_blocks": 2, "cost_burn_in": 20, "cost_rounds": (2, 3, 20),
+        "speed_steps": 10, "speed_blocks": 2, "cost_burn_in": 20, "cost_rounds": (2, 3, 20), "cost_chains": (1, 4),
         "seeds": 1, "dims": 1, "burn_in": 50, "n_samples": 10, "dense_fit": QUICK_FIT,
         "baseline_seeds": 1, "mlp_max_iter": 300, "diabetes_fit": {"burn_in": 100, "n_samples": 20},
     },
@@ -206,7 +207,7 @@ def step_cost(size):
             spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
         )
         target = Target(_TimedPotential(pot, clock), MixingPrior(Prior(bound=1.0), 2.0), 5.0 * 750)
-        for K in (1, 4):
+        for K in size.cost_chains:  # 64: the particles of an SMC run, whose mutations are these transitions
             gens = [torch.Generator().manual_seed(k) for k in range(K)]
             theta = spec.init_params(gens[0], K, torch.float32)
             mask = torch.rand(theta.shape, generator=gens[0]) < 0.5
@@ -437,6 +438,14 @@ def add_arguments(parser):
         help="structure: the first seed (the cases of other seeds stay stored)",
     )
     parser.add_argument("--dims", type=int, nargs="+", default=[10, 100])
+    parser.add_argument(
+        "--cost-baseline",
+        default=None,
+        help="cost: a sparse.json whose cost rows an earlier version of the library measured, shown beside",
+    )
+    parser.add_argument(
+        "--cost-baseline-label", default="the earlier version", help="cost: what --cost-baseline measured"
+    )
 
 
 def run(args):
@@ -453,6 +462,10 @@ def run(args):
         result["speed"] = speed(args.size)
     if args.part in ("cost", "both"):
         result["cost"] = step_cost(args.size)
+        if getattr(args, "cost_baseline", None):
+            with open(args.cost_baseline) as f:
+                earlier = json.load(f)[NAME]
+            result["cost_baseline"] = {"label": args.cost_baseline_label, "rows": earlier["cost"]}
     if args.part in ("structure", "both"):
         seeds = list(range(args.first_seed, args.size.seeds or args.seeds))
         burn_in = args.size.burn_in or args.burn_in or (1000 if args.kernel == "rjhmc" else 20_000)
@@ -544,6 +557,23 @@ def report(results):
             "HMC bookkeeping",
         ]
         tables.append(("What an RJHMC transition costs", header, rows))
+        if "cost_baseline" in result:
+            earlier = {(r["p"], r["K"]): r for r in result["cost_baseline"]["rows"]}
+            rows = [
+                [
+                    f"{r['p']}-8-8-8-1",
+                    r["K"],
+                    f"{earlier[r['p'], r['K']]['step_ms']:.1f} / {r['step_ms']:.1f}",
+                    f"{earlier[r['p'], r['K']]['jump_bookkeeping_share']:.0%} / {r['jump_bookkeeping_share']:.0%}",
+                    f"{earlier[r['p'], r['K']]['jump_eval_share']:.0%} / {r['jump_eval_share']:.0%}",
+                ]
+                for r in result["cost"]
+                if (r["p"], r["K"]) in earlier
+            ]
+            header = ["network", "chains", "ms / transition", "jump bookkeeping", "jump evaluations"]
+            tables.append(
+                (f"The same transitions: {result['cost_baseline']['label']} / this version", header, rows)
+            )
         notes.append(
             "Cost: paper 001's network and data (n = 750, lambda = 5 n, uniform prior on [-1, 1]), float32, "
             "one thread; the kernel warmed up for 200 transitions, then five rounds of 12 transitions, the "

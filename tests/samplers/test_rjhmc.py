@@ -226,6 +226,6 @@ def test_host_birth_weights_are_those_of_rjmcmc_ties_and_non_finite_gradients_in
     active = torch.rand(5, 40, generator=gen) < 0.4
     active[4] = False  # a row with every coordinate inactive
     expected = rjmcmc.birth_weights(grad, active).numpy()
-    got = rjhmc._birth_weights_host(grad.numpy(), active.numpy())
+    got = rjmcmc.birth_weights_host(grad.numpy(), active.numpy())
     assert np.array_equal(got, expected)
     assert np.all(got[active.numpy()] == 0) and np.all(got[~active.numpy()] >= 1)

@@ -200,26 +200,55 @@ def test_chains_one_by_one_or_in_workers_give_the_batched_draws():
 
 
 def test_host_draws_follow_the_reference_weights_with_ties():
+    """The vectorised host draws: every row at once, each with the reference weights (ties, a row
+    whose active coordinates sit between inactive ones), and the log weight of what they drew."""
     grad = torch.tensor([[0.5, -2.0, 0.0, 0.5, 3.0, 0.0, 0.0, 1.0]])
     active = torch.tensor([[False, False, False, False, True, False, False, True]])
     theta = torch.tensor([[0.0, 0.0, 0.0, 0.0, -0.3, 0.0, 0.0, 1.2]])
-    g, free, th = grad[0].numpy(), ~active[0].numpy(), theta[0].numpy()
-    for draw, log_weight, ref, args in [
-        (rjmcmc._host_pick_birth, rjmcmc._host_log_birth, rjmcmc.birth_weights(grad, active)[0], (g, free)),
+    n = 20000
+    u = np.random.default_rng(0).random(n)
+    g, act, th = (np.repeat(t.numpy(), n, 0) for t in (grad, active, theta))
+    birth_ref = rjmcmc.birth_weights(grad, active)[0]
+    death_ref = rjmcmc.death_weights(theta, active)[0]
+    assert np.array_equal(rjmcmc.birth_weights_host(g[:1], act[:1])[0], birth_ref.double().numpy())
+    born, log_b = rjmcmc.pick_birth_host(g, act, u)
+    died, log_d = rjmcmc.pick_host(rjmcmc.death_weights_host(th, act), u, rjmcmc._last_active(act))
+    for (index, log_w), ref, log_weight in [
+        ((born, log_b), birth_ref, lambda i: rjmcmc.log_birth_host(g[:1], act[:1], np.array([i]))[0]),
         (
-            rjmcmc._host_pick_death,
-            rjmcmc._host_log_death,
-            rjmcmc.death_weights(theta, active)[0],
-            (th, ~free),
+            (died, log_d),
+            death_ref,
+            lambda i: rjmcmc.log_weight_host(rjmcmc.death_weights_host(th[:1], act[:1]), np.array([i]))[0],
         ),
     ]:
         probs = (ref / ref.sum()).double().numpy()
-        counts = np.zeros(8)
-        for u in np.random.default_rng(0).random(20000):
-            i, log_w = draw(*args, u)
-            assert log_w == pytest.approx(np.log(probs[i]), rel=1e-6)
-            counts[i] += 1
-        freq = counts / counts.sum()
-        assert np.all(np.abs(freq - probs) < 4 * np.sqrt(probs * (1 - probs) / counts.sum()) + 1e-12)
+        assert np.allclose(log_w, np.log(probs[index]), rtol=1e-6)
+        freq = np.bincount(index, minlength=8) / n
+        assert np.all(np.abs(freq - probs) < 4 * np.sqrt(probs * (1 - probs) / n) + 1e-12)
         for i in np.flatnonzero(probs):
-            assert log_weight(*args, i) == pytest.approx(np.log(probs[i]), rel=1e-6)
+            assert log_weight(i) == pytest.approx(np.log(probs[i]), rel=1e-6)
+
+
+def test_host_weights_of_many_rows_are_those_of_each_row_alone():
+    """No loop over the chains, and no row leaks into another: the weights and draws of a batch of
+    rows are those of each row on its own, rows with ties, NaN and infinite slopes included."""
+    gen = torch.Generator().manual_seed(5)
+    grad = torch.randn(6, 30, generator=gen, dtype=torch.float64)
+    grad[0, :5] = 0.0  # dead units: exact zeros tie
+    grad[1, 2], grad[2, 4] = math.nan, math.inf
+    active = torch.rand(6, 30, generator=gen) < 0.3
+    active[:, 0] = True
+    g, act = grad.numpy(), active.numpy()
+    u = np.linspace(0.05, 0.95, 6)
+    batch = rjmcmc.pick_birth_host(g, act, u)
+    for k in range(6):
+        alone = rjmcmc.pick_birth_host(g[k : k + 1], act[k : k + 1], u[k : k + 1])
+        assert batch[0][k] == alone[0][0] and batch[1][k] == alone[1][0]
+        assert not act[k, batch[0][k]]  # a birth adds an inactive coordinate
+        assert np.array_equal(
+            rjmcmc.birth_weights_host(g[k : k + 1], act[k : k + 1])[0],
+            rjmcmc.birth_weights(grad[k : k + 1], active[k : k + 1])[0].numpy(),
+        )
+    w = rjmcmc.death_weights_host(g, act)
+    index, _ = rjmcmc.pick_host(w, np.full(6, 1.0 - 1e-17), rjmcmc._last_active(act))
+    assert act[np.arange(6), index].all()  # a death removes an active coordinate, even at u near 1

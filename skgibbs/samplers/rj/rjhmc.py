@@ -93,9 +93,10 @@ non-finite potential (outside the prior's box) is rejected.
 
 A jump costs one gradient (at ``tau``, cached for the next move: the birth
 weights and the slopes need it) and one loss evaluation of ``2K`` points
-(the second differences); the rest is a sort of each chain's gradient (the
-ranks) and a few operations on ``(K, Q)`` arrays, done with NumPy on the
-host in float64 (at paper 001's sizes, a few hundred parameters a chain,
+(the second differences); the rest is one sort of all the chains' gradients
+(the ranks, :func:`~skgibbs.samplers.rj.rjmcmc.birth_weights_host`) and a
+few operations on ``(K, Q)`` arrays, every chain at once, done with NumPy on
+the host in float64 (at paper 001's sizes, a few hundred parameters a chain,
 torch's dispatch of each small operation costs more than the arithmetic).
 """
 
@@ -108,6 +109,7 @@ import torch
 from ..._random import normal, select, uniforms
 from ...priors import MixingPrior
 from ..hmc import kernel as hmc
+from .rjmcmc import birth_weights_host, death_weights_host, log_weight_host, pick_host
 
 __all__ = [
     "RJHMCState",
@@ -130,7 +132,6 @@ JUMP_MOVES = (0.5, 0.5)
 #: the second difference's step in units of the prior's standard deviation
 CURVATURE_STEP = 0.05
 _LOG_2PI = math.log(2.0 * math.pi)
-_FLOAT_MAX = np.finfo(np.float64).max
 
 
 class RJHMCState(NamedTuple):
@@ -301,51 +302,18 @@ def _jump_probs(size, n_params, moves):
     return d / total, b / total
 
 
-def _pick(weights, u):
-    """One coordinate per row drawn with the unnormalised ``weights`` ``(K, Q)`` (host, float64) by
-    inverting their running sum at ``u`` ``(K,)``, and its log probability."""
-    cdf = np.cumsum(weights, 1)
-    total = cdf[:, -1]
-    index = np.minimum((cdf <= (u * total)[:, None]).sum(1), weights.shape[1] - 1)
-    return index, _log_weight(weights, index, total)
-
-
-def _log_weight(weights, index, total=None):
-    """``log(w_index / sum w)`` per row (host)."""
-    total = weights.sum(1) if total is None else total
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(weights[np.arange(len(index)), index] / total)
-
-
-def _birth_weights_host(grad, active):
-    """Squared ranks of ``|grad_i|`` among each row's inactive coordinates, 0 on the active ones; host
-    float64 ``(K, Q)``, the weights of :func:`~skgibbs.samplers.rj.rjmcmc.birth_weights`.
-
-    ``r_i`` counts the inactive ``j`` with ``|grad_j| <= |grad_i|`` (ties
-    share the larger rank): a sort of the row's inactive values and a
-    search in it (NaN counts as 0, an infinite slope as the largest float).
-    """
-    out = np.zeros(grad.shape, dtype=np.float64)
-    for k in range(grad.shape[0]):
-        free = ~active[k]
-        a = np.abs(grad[k, free])
-        a[np.isnan(a)] = 0.0
-        np.minimum(a, _FLOAT_MAX, out=a)
-        out[k, free] = np.searchsorted(np.sort(a), a, side="right").astype(np.float64) ** 2
-    return out
-
-
 def _selection_weights(theta, grad, active, deaths, births, scale):
     """Death weights ``exp(-|theta_i| / sigma_i)`` on ``I`` for the rows ``deaths`` and birth weights
     (squared ranks of ``|grad_i|``) off ``I`` for the rows ``births``, float64 ``(K, Q)`` (zeros on the
     other rows); every argument a host array: ``scale`` is ``sigma`` ``(Q,)``, ``deaths`` and ``births``
-    ``(K,)`` bools. The arrays are a few hundred numbers a row, which NumPy handles several times
-    faster than torch dispatches its operations on them."""
+    ``(K,)`` bools. Every row at once (:func:`~skgibbs.samplers.rj.rjmcmc.birth_weights_host`): the
+    arrays are a few hundred numbers a row, which NumPy handles several times faster than torch
+    dispatches its operations on them."""
     out = np.zeros(theta.shape, dtype=np.float64)
     if deaths.any():
-        out[deaths] = np.where(active[deaths], np.exp(-np.abs(theta[deaths]) / scale), 0.0)
+        out[deaths] = death_weights_host(theta[deaths], active[deaths], scale)
     if births.any():
-        out[births] = _birth_weights_host(grad[births], active[births])
+        out[births] = birth_weights_host(grad[births], active[births])
     return out
 
 
@@ -389,7 +357,7 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     dies = possible & (u[:, 0] < p_death)
     born = possible & ~dies
     move = born.astype(np.int64) - dies.astype(np.int64)
-    idx, log_w = _pick(_selection_weights(theta_h, grad_h, active_h, dies, born, consts.sd_host), u[:, 1])
+    idx, log_w = pick_host(_selection_weights(theta_h, grad_h, active_h, dies, born, consts.sd_host), u[:, 1])
     rev_death, rev_birth = _jump_probs(size + move, Q, moves)
     with np.errstate(divide="ignore"):
         log_ratio = np.log(np.where(born, rev_death, rev_birth)) - np.log(np.where(born, p_birth, p_death))
@@ -440,7 +408,7 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     # the reverse move's selection weight at tau: the death of the newborn, or the birth of the removed
     tau_h, new_active_h = theta_h.copy(), active_h.copy()
     tau_h[rows_h, idx], new_active_h[rows_h, idx] = _host(value), now_active  # the values tau holds
-    log_ratio = log_ratio + _log_weight(
+    log_ratio = log_ratio + log_weight_host(
         _selection_weights(tau_h, grad_tau_h, new_active_h, born, dies, consts.sd_host), idx
     )
     with np.errstate(invalid="ignore"):

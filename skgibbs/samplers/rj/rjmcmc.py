@@ -154,87 +154,131 @@ def _sorted_birth_weights(loss_grad, active):
     return w, order
 
 
-def _host_abs(grad_row):
-    """``|grad|`` on the host, NaN as 0 and inf as the largest float (the ranks stay defined)."""
-    a = np.abs(grad_row)
-    return np.nan_to_num(a, nan=0.0, posinf=np.finfo(a.dtype).max)
+_FLOAT_MAX = np.finfo(np.float64).max
 
 
-def _sorted_rank_weights(values):
-    """Squared tie-aware ranks of ascending ``values``: the rank of a position is one plus the last
-    position holding the same value (a reversed running minimum, no second sort)."""
-    m = len(values)
-    last = np.empty(m, dtype=bool)
-    last[:-1] = values[1:] != values[:-1]
-    last[-1] = True
-    ranks = np.minimum.accumulate(np.where(last, np.arange(1, m + 1), m)[::-1])[::-1]
-    return ranks.astype(np.float64) ** 2
+def _host_abs(grad):
+    """``|grad|`` on the host in float64, NaN as 0 and inf as the largest float (the ranks stay defined)."""
+    a = np.abs(np.asarray(grad, dtype=np.float64))
+    return np.nan_to_num(a, nan=0.0, posinf=_FLOAT_MAX)
 
 
-def _host_pick_birth(grad_row, free, u):
-    """One inactive coordinate drawn with the birth weights, and its ``log w_i^+`` (host, one chain).
+def sorted_birth_weights_host(grad, active, stable=True):
+    """The birth weights of K chains on the host, in each row's ascending order of ``|grad|``.
 
-    A position of the sorted inactive values is drawn with the squared-rank
-    weights; within a group of tied values (equal weights) the position's
-    offset picks the coordinate, so every coordinate has its weight
-    ``r_i^2``. NumPy sorts values several times faster than torch sorts
-    values with indices.
+    Returns ``(w, order, n_free)``: ``w`` ``(K, Q)`` float64 the squared
+    ranks ``r_i^2`` of the inactive coordinates in ascending order of
+    ``|grad_i|`` (ties in ascending index order when ``stable``, in the
+    order of a quicker unstable sort otherwise: tied coordinates share their
+    weight, so only a draw of a position needs the order), then zeros for
+    the active ones; ``order`` ``(K, Q)`` the coordinates of those positions;
+    ``n_free`` ``(K,)`` the inactive coordinates a row has. One sort of all
+    the rows and a reversed running minimum (the rank of a position is one
+    plus the last position holding the same value): no loop over the chains.
+    The NumPy counterpart of :func:`birth_weights`, whose numbers it gives.
     """
-    a = _host_abs(grad_row)
-    values = np.sort(a[free])
-    w = _sorted_rank_weights(values)
-    cdf = np.cumsum(w)
-    pos = min(int(np.searchsorted(cdf, u * cdf[-1], side="right")), len(values) - 1)
-    first = int(np.searchsorted(values, values[pos], side="left"))
-    tied = np.flatnonzero(free & (a == values[pos]))
-    return int(tied[pos - first]), math.log(w[pos] / cdf[-1])
+    a = np.where(active, np.inf, _host_abs(grad))
+    order = np.argsort(a, axis=1, kind="stable" if stable else None)
+    values = np.take_along_axis(a, order, 1)
+    Q = a.shape[1]
+    last = np.ones(values.shape, dtype=bool)
+    last[:, :-1] = values[:, 1:] != values[:, :-1]
+    ranks = np.minimum.accumulate(np.where(last, np.arange(1, Q + 1), Q)[:, ::-1], axis=1)[:, ::-1]
+    w = np.where(np.isinf(values), 0.0, ranks.astype(np.float64) ** 2)
+    return w, order, Q - np.count_nonzero(active, axis=1)
 
 
-def _host_log_birth(grad_row, free, i):
-    """``log w_i^+`` of the inactive coordinate ``i`` (host, one chain)."""
-    a = _host_abs(grad_row)
-    values = a[free]
-    rank = np.count_nonzero(values <= a[i])
-    return math.log(rank**2 / _sorted_rank_weights(np.sort(values)).sum())
+def birth_weights_host(grad, active):
+    """Unnormalised birth weights ``r_i^2`` off the active set, 0 on it: :func:`birth_weights` on the host
+    (float64 ``(K, Q)``), every row at once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> birth_weights_host(np.array([[0.5, -2.0, 0.5, 3.0]]), np.array([[False, False, False, True]]))
+    array([[4., 9., 4., 0.]])
+    """
+    w, order, _ = sorted_birth_weights_host(grad, active, stable=False)
+    out = np.empty_like(w)
+    np.put_along_axis(out, order, w, 1)
+    return out
 
 
-def _host_pick_death(theta_row, active_row, u):
-    """One active coordinate drawn with weight ``exp(-|theta_i|)``, and its ``log w_i^-`` (host)."""
-    where = np.flatnonzero(active_row)
-    w = np.exp(-np.abs(theta_row[where].astype(np.float64)))
-    cdf = np.cumsum(w)
-    pos = min(int(np.searchsorted(cdf, u * cdf[-1], side="right")), len(w) - 1)
-    return int(where[pos]), math.log(w[pos] / cdf[-1])
+def pick_birth_host(grad, active, u):
+    """One inactive coordinate per row drawn with the birth weights at ``u`` ``(K,)``, and its ``log w_i^+``.
+
+    The inverse of the running sum of the weights in ascending order of
+    ``|grad|``, every row at once; rows without an inactive coordinate get
+    index 0 and ``-inf`` (the caller proposes no birth there).
+    """
+    w, order, n_free = sorted_birth_weights_host(grad, active)
+    cdf = np.cumsum(w, 1)
+    total = cdf[:, -1]
+    pos = np.minimum(np.count_nonzero(cdf <= (u * total)[:, None], axis=1), np.maximum(n_free - 1, 0))
+    rows = np.arange(len(pos))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return order[rows, pos], np.log(w[rows, pos] / total)
 
 
-def _host_log_death(theta_row, active_row, i):
-    """``log w_i^-`` of the active coordinate ``i`` (host, one chain)."""
-    w = np.exp(-np.abs(theta_row[active_row].astype(np.float64)))
-    return -abs(float(theta_row[i])) - math.log(w.sum())
+def log_birth_host(grad, active, index):
+    """``log w_i^+`` of the inactive coordinates ``index`` ``(K,)``, every row at once."""
+    w = birth_weights_host(grad, active)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(w[np.arange(len(index)), index] / w.sum(1))
+
+
+def death_weights_host(theta, active, scale=1.0):
+    """Unnormalised ``w_i^- = exp(-|theta_i| / scale)`` on the active set, 0 elsewhere (host float64)."""
+    return np.where(active, np.exp(-np.abs(np.asarray(theta, dtype=np.float64)) / scale), 0.0)
+
+
+def pick_host(weights, u, limit=None):
+    """One coordinate per row drawn with the unnormalised ``weights`` ``(K, Q)`` (host, float64) by
+    inverting their running sum at ``u`` ``(K,)``, and its log probability; ``limit`` ``(K,)`` caps the
+    index (the last coordinate with a weight, where rounding carries ``u`` past the sum)."""
+    cdf = np.cumsum(weights, 1)
+    total = cdf[:, -1]
+    index = np.count_nonzero(cdf <= (u * total)[:, None], axis=1)
+    index = np.minimum(index, weights.shape[1] - 1 if limit is None else limit)
+    return index, log_weight_host(weights, index, total)
+
+
+def log_weight_host(weights, index, total=None):
+    """``log(w_index / sum w)`` per row (host)."""
+    total = weights.sum(1) if total is None else total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(weights[np.arange(len(index)), index] / total)
+
+
+def _host(x):
+    """A tensor on the host as a float64 array."""
+    return x.detach().double().cpu().numpy()
+
+
+def _last_active(active):
+    """The largest active coordinate of each row (0 for a row with none)."""
+    Q = active.shape[1]
+    return np.where(active.any(1), Q - 1 - np.argmax(active[:, ::-1], axis=1), 0)
 
 
 def _move_probs(size, n_params, moves):
-    """``(P(death), P(within), P(birth))`` given ``|I| = size``: ``moves`` without the impossible ones."""
+    """``(P(death), P(within), P(birth))`` given ``|I| = size`` ``(K,)``: ``moves`` without the impossible
+    ones (host arrays)."""
     d, w, b = (float(m) for m in moves)
-    death, birth = (d if size > 1 else 0.0), (b if size < n_params else 0.0)
+    death = np.where(size > 1, d, 0.0)
+    birth = np.where(size < n_params, b, 0.0)
     total = death + w + birth
     return death / total, w / total, birth / total
 
 
 def _draw_moves(u, k, n_params, moves):
-    """Moves (-1, 0, +1) from uniforms ``u``, and ``log P(reverse move | k') - log P(move | k)``."""
-    out, log_ratio = [], []
-    for ui, size in zip(u, k):
-        p = _move_probs(size, n_params, moves)
-        m = -1 if ui < p[0] else (0 if ui < p[0] + p[1] else 1)
-        rev = _move_probs(size + m, n_params, moves)
-        out.append(m)
-        log_ratio.append(math.log(rev[1 - m]) - math.log(p[m + 1]))
-    return out, log_ratio
-
-
-
-
+    """Moves (-1, 0, +1) of every chain from uniforms ``u`` ``(K,)``, and ``log P(reverse move | k') -
+    log P(move | k)`` (host arrays)."""
+    p = np.stack(_move_probs(k, n_params, moves))
+    m = np.where(u < p[0], -1, np.where(u < p[0] + p[1], 0, 1))
+    rev = np.stack(_move_probs(k + m, n_params, moves))
+    rows = np.arange(len(m))
+    return m, np.log(rev[1 - m, rows]) - np.log(p[m + 1, rows])
 
 
 def init(generators, target, theta, params=None):
@@ -269,29 +313,32 @@ def step(generators, state, target, params):
     """
     theta, active = state.theta, state.active
     K, Q = theta.shape
-    k_list = active.sum(1).tolist()
     prior = target.prior
     u = uniforms(generators, 3, theta)  # the move, the coordinate, the acceptance
     noise = normal(generators, Q, theta)
-    u_host = u.tolist()
-    moves, log_move_ratio = _draw_moves([r[0] for r in u_host], k_list, Q, params.moves)
-    # the chosen coordinates and -log w_i(theta), on the host; the weights only for the chains that jump
-    index, log_sel = [-1] * K, [0.0] * K
-    jumps = any(moves)
+    u_host = u.double().cpu().numpy()
+    active_h = active.cpu().numpy()
+    k = active_h.sum(1)
+    moves, log_move_ratio = _draw_moves(u_host[:, 0], k, Q, params.moves)
+    dies, born = moves < 0, moves > 0
+    # the chosen coordinates and -log w_i(theta), every chain at once on the host (index -1: within)
+    index, log_sel = np.full(K, -1), np.zeros(K)
+    jumps = bool(dies.any() or born.any())
     new_active = active
     if jumps:
-        th, act = theta.detach().cpu().numpy(), active.cpu().numpy()
-        grads = state.loss_grad.detach().cpu().numpy() if 1 in moves else None
-        new_active = active.clone()
-        for c, m in enumerate(moves):
-            if m == 0:
-                continue
-            pick = _host_pick_death if m < 0 else _host_pick_birth
-            index[c], log_w = (
-                pick(th[c], act[c], u_host[c][1]) if m < 0 else pick(grads[c], ~act[c], u_host[c][1])
+        if dies.any():
+            w = death_weights_host(_host(theta[dies]), active_h[dies])
+            index[dies], log_w = pick_host(w, u_host[dies, 1], _last_active(active_h[dies]))
+            log_sel[dies] -= log_w
+        if born.any():
+            index[born], log_w = pick_birth_host(
+                _host(state.loss_grad[born]), active_h[born], u_host[born, 1]
             )
-            log_sel[c] -= log_w
-            new_active[c, index[c]] = m > 0
+            log_sel[born] -= log_w
+        jumped = np.flatnonzero(moves != 0)
+        new_active_h = active_h.copy()
+        new_active_h[jumped, index[jumped]] = born[jumped]
+        new_active = torch.as_tensor(new_active_h, device=theta.device)
 
     # the Langevin proposal psi_I' (the newborn starts at theta_i = 0)
     h, s = params.step_size[:, None], params.proposal_std[:, None]
@@ -303,19 +350,21 @@ def step(generators, state, target, params):
     # + log w_i(tau) of the reverse move: a birth is undone by the death of the newborn, a death by
     # the birth of the removed coordinate, ranked by the gradient at tau
     if jumps:
-        tau_h, new_act = tau.cpu().numpy(), new_active.cpu().numpy()
-        grads = lgrad_prop.detach().cpu().numpy() if -1 in moves else None
-        for c, m in enumerate(moves):
-            if m > 0:
-                log_sel[c] += _host_log_death(tau_h[c], new_act[c], index[c])
-            elif m < 0:
-                log_sel[c] += _host_log_birth(grads[c], ~new_act[c], index[c])
+        if born.any():
+            w = death_weights_host(_host(tau[born]), new_active_h[born])
+            log_sel[born] += log_weight_host(w, index[born])
+        if dies.any():
+            log_sel[dies] += log_birth_host(_host(lgrad_prop[dies]), new_active_h[dies], index[dies])
     # host-side terms in one transfer: the size part of log Pi(tau), and log P(m^-1 | k') / P(m | k)
     # + the selection weights + the -log(s sqrt(2 pi)) of the one coordinate a jump adds or removes
-    k_new = [a + m for a, m in zip(k_list, moves)]
-    log_s = [math.log(v) + 0.5 * _LOG_2PI for v in params.proposal_std.tolist()] if jumps else [0.0] * K
-    extra = [r + w + m * ls for r, w, m, ls in zip(log_move_ratio, log_sel, moves, log_s)]
-    host = torch.tensor([prior.size_part(k_new, Q), extra], dtype=theta.dtype, device=theta.device)
+    k_new = k + moves
+    log_s = np.log(params.proposal_std.double().cpu().numpy()) + 0.5 * _LOG_2PI if jumps else np.zeros(K)
+    extra = log_move_ratio + log_sel + moves * log_s
+    host = torch.tensor(
+        np.stack([np.asarray(prior.size_part(k_new.tolist(), Q), dtype=np.float64), extra]),
+        dtype=theta.dtype,
+        device=theta.device,
+    )
     log_prior_prop = prior.coordinate_part(tau, new_active) + host[0]
 
     # log psi_I(theta | tau) - log psi_I'(tau | theta) up to the constants above; the forward
@@ -323,16 +372,14 @@ def step(generators, state, target, params):
     bwd = torch.addcmul(theta - tau, h, grad_prop)
     sd = params.proposal_std
     log_psi = 0.5 * (noise * noise * new_active).sum(1) - 0.5 * (bwd * bwd * active).sum(1) / sd**2
-    log_alpha = (
-        target.scale * (state.loss_sum - loss_prop) + (log_prior_prop - state.log_prior) + host[1]
-    )
+    log_alpha = target.scale * (state.loss_sum - loss_prop) + (log_prior_prop - state.log_prior) + host[1]
     log_alpha = log_alpha + log_psi
     finite = torch.isfinite(log_alpha) & torch.isfinite(grad_prop.sum(1))
     log_alpha = torch.where(finite, log_alpha, -torch.inf)
     accept = torch.log(u[:, 2]) < log_alpha
     proposal = RJState(tau, new_active, loss_prop, lgrad_prop, log_prior_prop)
     new_state = select(accept, proposal, state)
-    move_index = torch.tensor([moves, index], device=theta.device)
+    move_index = torch.as_tensor(np.stack([moves, index]), device=theta.device)
     info = RJInfo(
         torch.exp(log_alpha.clamp(max=0.0)),
         accept,
