@@ -194,7 +194,7 @@ def _timed_jumps(clock):
 
 def step_cost(size):
     """What one RJHMC transition costs at paper 001's sizes, measured inside the transitions: the time in
-    the network's evaluations (the HMC move's gradients, the jumps' gradient and 2K-point loss), the
+    the network's evaluations (the HMC move's gradients, the jumps' gradient and K-point loss), the
     jumps' own bookkeeping (a jump's time less its evaluations) and the HMC move's (the rest); and the
     prices of a gradient and a 2K-point loss timed alone."""
     torch.set_num_threads(1)

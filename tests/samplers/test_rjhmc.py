@@ -87,10 +87,10 @@ def test_newborn_proposal_is_the_exact_conditional_of_a_linear_model():
         idx = torch.tensor([i])
         var = rjhmc.reference_variance(target.prior, 3, b)[idx]
         delta = rjhmc.CURVATURE_STEP * var.sqrt()
-        plus, minus = (v.numpy() for v in rjhmc._shifted_losses(target, b, idx, delta))
+        plus = rjhmc._shifted_loss(target, b, idx, delta).numpy()
         loss = ((state.potential + target.prior.log_density(b)) / target.scale).numpy()
         slope = state.grad[0, idx].numpy()
-        mean, v = rjhmc.newborn_proposal(c, slope, loss, plus, minus, delta.numpy(), var.numpy())
+        mean, v = rjhmc.newborn_proposal(c, slope, loss, plus, delta.numpy(), var.numpy())
         # theta_i | rest ~ N: precision 2c |a_i|^2 + 1, mean 2c a_i' r / precision, r the residual without i
         rest = b[0].numpy().copy()
         rest[i] = 0.0
@@ -104,13 +104,13 @@ def test_jumps_respect_the_boundaries_and_cost_one_gradient_each():
     X, y = data()
     calls = {"grad": 0, "loss": 0}
 
-    class Counting(LinearPotential):
+    class Counting(LinearPotential):  # counts the points evaluated, whatever the calls group them into
         def loss_sum_and_grad(self, theta, batch):
-            calls["grad"] += 1
+            calls["grad"] += theta.shape[0]
             return super().loss_sum_and_grad(theta, batch)
 
         def loss_sum(self, theta, batch):
-            calls["loss"] += 1
+            calls["loss"] += theta.shape[0]
             return super().loss_sum(theta, batch)
 
     target = _target(X, y, 2.0 * len(y), potential=Counting)
@@ -125,10 +125,8 @@ def test_jumps_respect_the_boundaries_and_cost_one_gradient_each():
         assert not bool(((k_before == 3) & (move > 0)).any())  # |I| = Q: no birth
         assert torch.equal(state.active, state.theta != 0)
         kinds |= set((move * accepted).tolist())
-    assert calls == {
-        "grad": 1 + 200,
-        "loss": 200,
-    }  # init, then one gradient and one 2K-point loss call a jump
+    # the K = 2 chains' init, then per jump and chain one gradient (at tau) and one loss (the curvature)
+    assert calls == {"grad": 2 + 2 * 200, "loss": 2 * 200}
     assert {-1, 1} <= kinds
     # the potential cached in the state is U at the state's point
     u, g = rjhmc.ActiveSetTarget(target, state.active).value_and_grad(state.theta)

@@ -50,11 +50,11 @@ the *base point* ``b`` (the point without ``i``: ``theta`` for a birth,
 ``tau`` for a death) expand ``c sum_l l(b + t e_i)`` to second order in
 ``t``: the slope is ``g_i = d_i U(b)`` (the prior's log density has slope 0
 at 0 for the centred Gaussian and the uniform), and the curvature is the
-central second difference
+one-sided second difference that the slope completes
 
 .. math::
 
-    a_i(b) = c \,\frac{L(b + \delta_i e_i) - 2 L(b) + L(b - \delta_i e_i)}{\delta_i^2},
+    a_i(b) = 2\, \frac{c\,\big(L(b + \delta_i e_i) - L(b)\big) - \delta_i g_i}{\delta_i^2},
     \qquad L = \sum_l l_l, \quad \delta_i = 0.05\, \sigma_i,
 
 with ``sigma_i^2`` the prior variance of coordinate ``i`` (``std_i^2``, or
@@ -91,9 +91,16 @@ point, ``b = tau``). ``exp(U(theta) - U(tau))`` carries the prior's
 ``p_i(t) (k + 1) / (s (Q - k))`` of one more coordinate. A proposal with a
 non-finite potential (outside the prior's box) is rejected.
 
-A jump costs one gradient (at ``tau``, cached for the next move: the birth
-weights and the slopes need it) and one loss evaluation of ``2K`` points
-(the second differences); the rest is one sort of all the chains' gradients
+Both ``L(b)`` and ``g_i`` are at hand: a birth's base point is the current
+state, a death's is ``tau``, whose loss and gradient the ratio needs anyway
+(and which is evaluated before the death's curvature for that reason).
+Exact for a loss quadratic in ``theta_i``, like the central difference
+``L(b + delta) - 2 L(b) + L(b - delta)``, it costs one loss at ``K`` points
+where that costs ``2K``.
+
+A jump therefore costs one gradient (at ``tau``, cached for the next move:
+the birth weights and the slopes need it) and one loss evaluation of ``K``
+points (the second differences); the rest is one sort of all the chains' gradients
 (the ranks, :func:`~skgibbs.samplers.rj.rjmcmc.birth_weights_host`) and a
 few operations on ``(K, Q)`` arrays, every chain at once, done with NumPy on
 the host in float64 (at paper 001's sizes, a few hundred parameters a chain,
@@ -228,37 +235,34 @@ def hmc_move(generators, state, target, params):
     return RJHMCState(*out, state.active, torch.where(info.is_accepted, data, state.data)), info
 
 
-def newborn_proposal(scale, slope, loss_base, loss_plus, loss_minus, delta, variance):
+def newborn_proposal(scale, slope, loss_base, loss_plus, delta, variance):
     """Mean and variance of ``q_i(t | b)`` (module docstring); arguments and results float64 arrays ``(K,)``.
 
-    ``slope`` is ``d_i U(b)``; ``loss_base``, ``loss_plus`` and
-    ``loss_minus`` are ``sum_l l_l`` at ``b`` and ``b +- delta e_i``;
-    ``variance`` the prior variances ``sigma_i^2`` of the chosen coordinates.
+    ``slope`` is ``g_i = d_i U(b)``; ``loss_base`` and ``loss_plus`` are
+    ``sum_l l_l`` at ``b`` and ``b + delta e_i``; ``variance`` the prior
+    variances ``sigma_i^2`` of the chosen coordinates. The curvature is
+    ``a_i = 2 (c (L(b + delta) - L(b)) - delta g_i) / delta^2``, exact for a
+    loss quadratic in ``theta_i``.
 
     Examples
     --------
     >>> import numpy as np
     >>> a = np.array
     >>> # sum_l l_l = 2 (t - 1)^2 around b: slope -4 c, curvature 4 c; with c = 1 and sigma^2 = 1 ...
-    >>> losses = a([2.0]), a([2 * 0.9**2]), a([2 * 1.1**2])   # at b and b +- 0.1
-    >>> mean, var = newborn_proposal(1.0, a([-4.0]), *losses, a([0.1]), a([1.0]))
+    >>> mean, var = newborn_proposal(1.0, a([-4.0]), a([2.0]), a([2 * 0.9**2]), a([0.1]), a([1.0]))
     >>> [round(float(mean[0]), 4), round(float(var[0]), 4)]   # ... the conditional N(4/5, 1/5)
     [0.8, 0.2]
     """
-    second = (loss_plus + loss_minus - 2.0 * loss_base) / (delta * delta)
-    v = 1.0 / (scale * np.maximum(second, 0.0) + 1.0 / variance)
+    curvature = 2.0 * (scale * (loss_plus - loss_base) - delta * slope) / (delta * delta)
+    v = 1.0 / (np.maximum(curvature, 0.0) + 1.0 / variance)
     return -v * slope, v
 
 
-def _shifted_losses(target, base, index, delta):
-    """``sum_l l_l`` at ``base +- delta e_index`` (one evaluation of 2K points), ``((K,), (K,))``."""
-    K = base.shape[0]
-    rows = torch.arange(K, device=base.device)
-    shifted = torch.cat([base, base])
-    shifted[rows, index] += delta
-    shifted[rows + K, index] -= delta
-    loss = target.loss_sum(shifted)
-    return loss[:K], loss[K:]
+def _shifted_loss(target, base, index, delta):
+    """``sum_l l_l`` at ``base + delta e_index`` (one evaluation of the ``K`` points), ``(K,)``."""
+    shifted = base.clone()
+    shifted[torch.arange(base.shape[0], device=base.device), index] += delta
+    return target.loss_sum(shifted)
 
 
 def _log_normal_host(x, mean, var):
@@ -369,31 +373,46 @@ def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
     old = theta_h[rows_h, idx]
     variance = consts.variance_host[idx]
     delta = CURVATURE_STEP * np.sqrt(variance)
+    delta_t = torch.as_tensor(delta, dtype=dtype, device=dev)
     base = theta.clone()
     base[rows_t, idx_t] = torch.as_tensor(np.where(dies, 0.0, old), dtype=dtype, device=dev)
-    loss_plus, loss_minus = (
-        _host(v)
-        for v in _shifted_losses(target, base, idx_t, torch.as_tensor(delta, dtype=dtype, device=dev))
-    )
-    # births: the newborn drawn from q_i(. | theta)
     c = target.scale
-    mean_b, var_b = newborn_proposal(c, grad_h[rows_h, idx], data / c, loss_plus, loss_minus, delta, variance)
-    t = mean_b + np.sqrt(var_b) * xi
+    # four evaluations, each of the chains that need it: a death's tau is its base point, whose slope its
+    # curvature needs; a birth's curvature needs the loss one step from theta before its newborn is drawn
+    births = torch.as_tensor(born, device=dev)
+    stays = ~births  # deaths, and chains that cannot jump (tau = theta)
+    loss_tau = torch.empty(K, dtype=dtype, device=dev)
+    loss_grad_tau = torch.empty_like(theta)
+    if bool(stays.any()):
+        loss_tau[stays], loss_grad_tau[stays] = target.loss_sum_and_grad(base[stays])
+    loss_plus = np.zeros(K)
+    t = np.zeros(K)
+    mean_b, var_b = np.zeros(K), np.ones(K)
+    if born.any():  # births: the newborn drawn from q_i(. | theta)
+        loss_plus[born] = _host(_shifted_loss(target, base[births], idx_t[births], delta_t[births]))
+        mean_b[born], var_b[born] = newborn_proposal(
+            c, grad_h[born, idx[born]], data[born] / c, loss_plus[born], delta[born], variance[born]
+        )
+        t = mean_b + np.sqrt(var_b) * xi
     value = torch.as_tensor(np.where(born, t, np.where(dies, 0.0, old)), dtype=dtype, device=dev)
     tau = base.clone()
     tau[rows_t, idx_t] = value
     now_active = np.where(possible, born, old != 0)
     new_active = active.clone()
     new_active[rows_t, idx_t] = torch.as_tensor(now_active, device=dev)
-    loss_tau, loss_grad_tau = target.loss_sum_and_grad(tau)
+    if born.any():
+        loss_tau[births], loss_grad_tau[births] = target.loss_sum_and_grad(tau[births])
     data_tau = c * loss_tau
     grad_tau = target.grad(loss_grad_tau, tau)
     grad_tau_h = _host(grad_tau)
-    # deaths: q_i of the reverse birth, from the base point tau
     loss_tau_h = _host(loss_tau)
-    mean_d, var_d = newborn_proposal(
-        c, grad_tau_h[rows_h, idx], loss_tau_h, loss_plus, loss_minus, delta, variance
-    )
+    mean_d, var_d = np.zeros(K), np.ones(K)
+    if dies.any():  # deaths: q_i of the reverse birth, from the base point tau
+        deaths = torch.as_tensor(dies, device=dev)
+        loss_plus[dies] = _host(_shifted_loss(target, tau[deaths], idx_t[deaths], delta_t[deaths]))
+        mean_d[dies], var_d[dies] = newborn_proposal(
+            c, grad_tau_h[dies, idx[dies]], loss_tau_h[dies], loss_plus[dies], delta[dies], variance[dies]
+        )
     log_q = np.where(born, -_log_normal_host(t, mean_b, var_b), _log_normal_host(old, mean_d, var_d))
 
     # log Pi(tau) - log Pi(theta) of one coordinate more (birth) or less (death), k = |I|:
