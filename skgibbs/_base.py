@@ -18,7 +18,6 @@ one (an exception anywhere in ``fit`` restores the earlier fit whole).
 """
 
 import copy
-import inspect
 import warnings
 from numbers import Integral, Real
 
@@ -317,6 +316,20 @@ class BaseGibbsMLP(BaseEstimator):
     #: the kind of prior the estimator samples (``Sampler.prior_kind``)
     _prior_kind = "dense"
 
+    #: the default of each estimator setting a sampler may not honour (the names of
+    #: :meth:`~skgibbs.samplers.Sampler.ignored_settings`): a value that leaves the setting to the sampler,
+    #: declared here as data for :meth:`_check_honoured` and for resetting a setting the sampler refuses
+    #: (:func:`~skgibbs.model_selection.compare_temperatures`); an estimator without one of them ignores it
+    _sampler_setting_defaults = {
+        "rho": "auto",
+        "n_samples": "auto",
+        "burn_in": "auto",
+        "thin": "auto",
+        "n_chains": 4,
+        "chain_weights": "equal",
+        "n_jobs": None,
+    }
+
     @classmethod
     def _sampler_constraint(cls):
         return [RegisteredSamplerName(cls._prior_kind, auto=True), Sampler]
@@ -329,7 +342,8 @@ class BaseGibbsMLP(BaseEstimator):
         """Refuse a setting ``sampler`` cannot honour (:meth:`~skgibbs.samplers.Sampler.ignored_settings`).
 
         A setting is refused when its value differs from the estimator's
-        default and from the values the sampler accepts: a ``ValueError``
+        default (``_sampler_setting_defaults``) and from the values the
+        sampler accepts: a ``ValueError``
         naming it, what the sampler does instead and the fix (a
         ``UserWarning`` for a resource hint such as ``n_jobs``). ``chosen``
         is why ``sampler="auto"`` chose ``sampler``, if it did: the user did
@@ -338,9 +352,7 @@ class BaseGibbsMLP(BaseEstimator):
         with a ``UserWarning`` that says why, and the fit goes on. Nothing is
         changed on the estimator.
         """
-        defaults = {
-            name: param.default for name, param in inspect.signature(type(self).__init__).parameters.items()
-        }
+        defaults = self._sampler_setting_defaults
         params = self.get_params(deep=False)
         for name, entry in sampler.ignored_settings().items():
             if name not in params:
@@ -408,6 +420,8 @@ class BaseGibbsMLP(BaseEstimator):
         if isinstance(layers, str) and layers == "auto":
             return auto_layers(n_rows)
         layers = (layers,) if isinstance(layers, Integral) else tuple(layers)
+        # _parameter_constraints has the int and "auto"; its "array-like" checks no element, so the rule
+        # that every width of a sequence is a positive int is here
         if any(not isinstance(w, Integral) or isinstance(w, bool) or w < 1 for w in layers):
             raise ValueError(
                 "hidden_layer_sizes must be a positive int (one hidden layer of that width, as in scikit-learn's "
@@ -417,6 +431,7 @@ class BaseGibbsMLP(BaseEstimator):
         return tuple(int(w) for w in layers)
 
     def _check_device(self):
+        """The torch device of ``device``: the constraint asks for a str, torch and the GPU say which."""
         try:
             device = torch.device(self.device)
         except RuntimeError as exc:

@@ -1,6 +1,5 @@
 """SparseGibbsMLPRegressor: sparse networks sampled by reversible jump (paper 001)."""
 
-import inspect
 from numbers import Integral, Real
 
 import numpy as np
@@ -193,12 +192,16 @@ def evidence_weights(fits):
 
 
 def _given_jumps(sampler):
-    """The sampler's ``n_jumps`` where it is an int other than the sampler's own default, else None."""
+    """The sampler's ``n_jumps`` where it is an int other than the sampler's own default, else None.
+
+    The sampler declares the default it uses as ``default_n_jumps`` (:class:`~skgibbs.samplers.RJHMC`'s
+    8); a sampler that declares none (SMC, whose default is ``"auto"``) has every int counted as given.
+    """
     jumps = getattr(sampler, "n_jumps", None)
     if not isinstance(jumps, Integral) or isinstance(jumps, bool):
         return None
-    param = inspect.signature(type(sampler).__init__).parameters.get("n_jumps")
-    return None if param is not None and jumps == param.default else int(jumps)
+    default = getattr(sampler, "default_n_jumps", None)
+    return None if isinstance(default, Integral) and jumps == default else int(jumps)
 
 
 class SparseGibbsMLPRegressor(BaseGibbsRegressor):

@@ -258,7 +258,9 @@ def test_the_recipes_driver_has_every_member_the_page_lists(recipe):
 def test_the_recipe_refuses_bad_settings_before_any_work(recipe):
     cls = _sampler_class(recipe)
     target, _, _ = _gaussian_problem()
-    with pytest.raises(ValueError, match="scale must be a positive float"):
+    # scikit-learn's InvalidParameterError, a ValueError naming the setting, the sampler and the range
+    refused = "'scale' parameter of RecipeRandomWalk must be a float in the range"
+    with pytest.raises(ValueError, match=refused):
         run_chains(
             target, torch.zeros(1, 1, dtype=torch.float64), [0], cls(scale=-1.0), n_samples=1, burn_in=0
         )

@@ -17,7 +17,7 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from skgibbs import GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor, _progress
+from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor, _progress
 from skgibbs import _base as base_module
 from skgibbs.potential import FunctionPotential
 from skgibbs.samplers import SMC, MeanFieldVI, Target, available_samplers, get_sampler, run_chains
@@ -77,6 +77,16 @@ def test_the_table_covers_every_registered_sampler_and_matches_its_hook():
         ignored = get_sampler(name).ignored_settings()
         assert sorted(ignored) == sorted(refused), name
         assert all(entry.warn == (refused[s] == "warn") for s, entry in ignored.items()), name
+
+
+@pytest.mark.parametrize("cls", [GibbsMLPRegressor, GibbsMLPClassifier, SparseGibbsMLPRegressor])
+def test_the_declared_defaults_are_the_constructors(cls):
+    # _check_honoured reads the defaults as declared data, not from the signature: they must agree
+    params = cls().get_params(deep=False)
+    assert set(SETTINGS) <= set(cls._sampler_setting_defaults)
+    for name, value in cls._sampler_setting_defaults.items():
+        if name in params:
+            assert type(params[name]) is type(value) and params[name] == value, name
 
 
 @pytest.fixture(scope="module")

@@ -223,6 +223,7 @@ class NeuralControlVariate(_SteinControlVariate):
     def _check_layers(self):
         layers = self.hidden_layer_sizes
         layers = (layers,) if isinstance(layers, Integral) else tuple(layers)
+        # _parameter_constraints says "array-like", which checks no element: the widths are checked here
         if any(not isinstance(w, Integral) or isinstance(w, bool) or w < 1 for w in layers):
             raise ValueError(
                 f"hidden_layer_sizes must hold positive integers (use () for a linear phi), got {layers!r}."

@@ -5,7 +5,6 @@ LFV also from one fit per candidate, and CV from k per candidate.
 """
 
 import dataclasses
-import inspect
 import time
 
 import numpy as np
@@ -384,9 +383,8 @@ def _smc_path(estimator, X, y, key, temperature, smc, fit_params=None):
     est = clone(estimator).set_params(**{key: float(temperature), prefix + "sampler": sampler})
     # the estimator's budget of chains (n_samples, burn_in, ...) is not SMC's: back to the defaults
     final, _ = final_step(est)
-    defaults = {
-        name: param.default for name, param in inspect.signature(type(final).__init__).parameters.items()
-    }
+    params = final.get_params(deep=False)
+    defaults = {name: value for name, value in final._sampler_setting_defaults.items() if name in params}
     unhonoured = get_sampler(sampler).ignored_settings()
     est.set_params(**{prefix + name: defaults[name] for name in unhonoured if name in defaults})
     est.fit(X, y, **(fit_params or {}))

@@ -33,13 +33,13 @@ class, which may import this module and the runner as the kernel module may
 not) and one registration (:func:`register`); :doc:`/developers` has the recipe.
 """
 
-from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, clone
 
+from .._compat import validate_parameter_constraints
 from ..priors import HierarchicalPrior, MixingPrior
 
 __all__ = [
@@ -54,7 +54,6 @@ __all__ = [
     "available_samplers",
     "sampler_table",
     "low_acceptance",
-    "check_setting",
     "Unhonoured",
     "unhonoured_message",
 ]
@@ -341,7 +340,18 @@ class Sampler(BaseEstimator):
     regressor's ``temperature="auto"`` then learns the noise) and
     ``mixing_diagnostics`` (the draws form Markov chains that R-hat and
     ESS can judge).
+
+    ``_parameter_constraints`` declares what each constructor parameter may
+    be, with scikit-learn's constraints (``Interval``, ``StrOptions``,
+    ``None``, ``"boolean"``, ...) as on the estimators; :meth:`check`
+    validates the settings against it with scikit-learn's
+    ``validate_parameter_constraints``, so that a bad value is an
+    ``InvalidParameterError`` (a ``ValueError``) naming the parameter, the
+    sampler and what the value must be.
     """
+
+    #: parameter name -> list of scikit-learn constraints (a parameter not named is not validated)
+    _parameter_constraints: dict = {}
 
     name = None
     prior_kind = "dense"
@@ -357,7 +367,29 @@ class Sampler(BaseEstimator):
 
     # -- the run ------------------------------------------------------------------
     def check(self, prior, rho):
-        """Raise a ``ValueError`` for settings the kernel cannot run under ``prior``; the ``rho`` it uses."""
+        """Raise a ``ValueError`` for settings the kernel cannot run under ``prior``; the ``rho`` it uses.
+
+        The settings are first validated against ``_parameter_constraints``
+        (an ``InvalidParameterError``, a ``ValueError``, naming the parameter
+        and what it must be); then ``prior`` and ``rho`` are checked. A
+        subclass adds the rules that depend on ``prior`` or ``rho`` and calls
+        this method.
+
+        Examples
+        --------
+        >>> from skgibbs.priors import Prior
+        >>> from skgibbs.samplers import HMC
+        >>> HMC().check(Prior(std=1.0), 1.0)
+        1.0
+        >>> try:
+        ...     HMC(target_accept="x").check(Prior(std=1.0), 1.0)
+        ... except ValueError as error:
+        ...     print(error)
+        The 'target_accept' parameter of HMC must be a float in the range (0.0, 1.0). Got 'x' instead.
+        """
+        validate_parameter_constraints(
+            self._parameter_constraints, self.get_params(deep=False), caller_name=type(self).__name__
+        )
         if "sparse" not in _kinds(type(self)) and isinstance(prior, MixingPrior):
             raise ValueError(
                 f"sampler={self.name!r} samples a dense network and takes a Prior; the MixingPrior of "
@@ -568,34 +600,3 @@ def low_acceptance(fit, remedy="raise burn_in (the step size adapts during it) o
             f"barely move. {remedy[0].upper() + remedy[1:]}."
         ]
     return []
-
-
-_RULES = {
-    "positive": ("a positive float", lambda v: isinstance(v, Real) and not isinstance(v, bool) and v > 0),
-    "probability": ("a float in (0, 1)", lambda v: isinstance(v, Real) and not isinstance(v, bool) and 0 < v < 1),
-    "count": ("a positive integer", lambda v: isinstance(v, Integral) and not isinstance(v, bool) and v >= 1),
-    "fraction": ("a float in [0, 1)", lambda v: isinstance(v, Real) and not isinstance(v, bool) and 0 <= v < 1),
-}
-
-
-def check_setting(name, value, rule, *, auto=False, options=()):
-    """Raise a ``ValueError`` naming the setting unless ``value`` follows ``rule``.
-
-    ``rule`` is ``"positive"``, ``"probability"``, ``"count"`` or ``"fraction"``; ``auto``
-    also admits ``"auto"``, ``options`` further admitted values.
-
-    Examples
-    --------
-    >>> check_setting("target_accept", 0.8, "probability")
-    >>> check_setting("target_accept", "x", "probability")
-    Traceback (most recent call last):
-    ...
-    ValueError: target_accept must be a float in (0, 1), got 'x'.
-    """
-    what, ok = _RULES[rule]
-    extra = (["auto"] if auto else []) + list(options)
-    if (isinstance(value, str) or value is None) and value in extra:
-        return
-    if not ok(value):
-        choices = "".join(f"{o!r} or " for o in extra)
-        raise ValueError(f"{name} must be {choices}{what}, got {value!r}.")

@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
+from sklearn.utils._param_validation import InvalidParameterError
 
 from skgibbs import GibbsMLPRegressor
 from skgibbs._random import normal, select, uniform
 from skgibbs.diagnostics import effective_sample_size
 from skgibbs.potential import FunctionPotential
-from skgibbs.priors import Prior
+from skgibbs.priors import MixingPrior, Prior
 from skgibbs.samplers import (
     CSMALA,
     HMC,
@@ -237,6 +238,25 @@ def test_sampler_objects_pickle(cls):
     obj = cls(**NON_DEFAULT[cls])
     again = pickle.loads(pickle.dumps(obj))
     assert type(again) is cls and again.get_params() == obj.get_params()
+
+
+@pytest.mark.parametrize("cls", list(NON_DEFAULT), ids=lambda c: c.__name__)
+def test_every_setting_has_a_declared_constraint_that_check_applies(cls):
+    # one validation mechanism: scikit-learn's constraints, declared on the class, as on the estimators
+    assert set(cls._parameter_constraints) == set(cls().get_params())
+    prior = MixingPrior(Prior(std=1.0)) if "sparse" in base._kinds(cls) else Prior(std=1.0)
+    for params in ({}, NON_DEFAULT[cls]):  # the defaults and every other value the tests use pass
+        cls(**params).check(prior, 1.0)
+    for name in cls().get_params():
+        # a value no constraint admits: scikit-learn's error, a ValueError, naming the setting and the sampler
+        with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of {cls.__name__} must be"):
+            cls(**{name: object()}).check(prior, 1.0)
+
+
+def test_a_setting_is_refused_before_the_prior_and_rho_are_read():
+    # validation comes first: a bad setting is named even where the prior or rho would be refused too
+    with pytest.raises(InvalidParameterError, match="'target_accept' parameter of HMC"):
+        HMC(target_accept=2.0).check(MixingPrior(Prior(std=1.0)), 0.5)
 
 
 def test_a_pickled_sampler_draws_what_the_original_draws():

@@ -193,14 +193,15 @@ def test_settings_and_priors_are_checked():
         run_chains(Target(pot, Prior(std=1.0)), theta0, [0], RJHMC(), **run)
     with pytest.raises(ValueError, match="MixingPrior"):
         run_chains(Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], HMC(), **run)
-    with pytest.raises(ValueError, match="n_jumps must be a non-negative integer"):
+    with pytest.raises(ValueError, match=r"'n_jumps' parameter of RJHMC must be an int in the range \[0,"):
         run_chains(Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], RJHMC(n_jumps=-1), **run)
     with pytest.raises(ValueError, match="trajectory_length"):
         run_chains(
             Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], RJHMC(trajectory_length="chees"), **run
         )
     for bad in (1.0, -0.1, True, "half"):
-        with pytest.raises(ValueError, match="hold_active must be a float in"):
+        match = r"'hold_active' parameter of RJHMC must be a float in the range \[0.0, 1.0\)"
+        with pytest.raises(ValueError, match=match):
             run_chains(Target(pot, MixingPrior(Prior(std=1.0))), theta0, [0], RJHMC(hold_active=bad), **run)
     with pytest.raises(ValueError, match="at least one non-zero"):
         run_chains(

@@ -289,5 +289,5 @@ def test_auto_jumps_propose_one_birth_or_death_per_eight_parameters_within_bound
         _target(X, y), torch.zeros(1, 3, dtype=torch.float64), [0], RunSettings()
     )
     assert seen and set(seen) == {8}
-    with pytest.raises(ValueError, match="n_jumps must be 'auto' or"):
+    with pytest.raises(ValueError, match=r"'n_jumps' parameter of SMC must be .*'auto'"):
         SMC(n_jumps="many").sample(_target(X, y), torch.zeros(1, 3, dtype=torch.float64), [0], RunSettings())

@@ -30,10 +30,12 @@ similar step sizes finish together.
 
 import copy
 import math
+from numbers import Integral, Real
 
 import numpy as np
 import torch
 
+from ..._compat import Interval, StrOptions
 from ..._progress import progress
 from ...priors import HierarchicalPrior
 from ..adaptation import (
@@ -44,7 +46,7 @@ from ..adaptation import (
     metric_windows,
     search_step_size,
 )
-from ..base import check_setting, low_acceptance, register
+from ..base import low_acceptance, register
 from ..runner import ChainSampler
 from ..target import RowLoop
 from . import gibbs as hmc_gibbs
@@ -129,21 +131,20 @@ class HMC(ChainSampler):
     record_reductions = {"diverging": "any", "n_steps": "sum", "energy": "last"}
     shared_info = ("trajectory_length", "inverse_mass")
 
+    _parameter_constraints = {
+        "step_size": [Interval(Real, 0, None, closed="neither")],
+        "target_accept": [Interval(Real, 0, 1, closed="neither")],
+        "metric": [StrOptions(set(METRICS))],
+        "trajectory_length": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "chees"})],
+        "max_leapfrog": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, step_size=1e-4, target_accept=0.8, metric="auto", trajectory_length="auto", max_leapfrog=64):
         self.step_size = step_size
         self.target_accept = target_accept
         self.metric = metric
         self.trajectory_length = trajectory_length
         self.max_leapfrog = max_leapfrog
-
-    def check(self, prior, rho):
-        check_setting("step_size", self.step_size, "positive")
-        check_setting("target_accept", self.target_accept, "probability")
-        if not (isinstance(self.metric, str) and self.metric in METRICS):
-            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}.")
-        check_setting("trajectory_length", self.trajectory_length, "positive", auto=True, options=("chees",))
-        check_setting("max_leapfrog", self.max_leapfrog, "count")
-        return super().check(prior, rho)
 
     hierarchical = True
     learns_noise = True

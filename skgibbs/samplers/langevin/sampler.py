@@ -19,26 +19,32 @@ With ``rho < 1``, after ``restart_after`` rejections in a row the batch of
 the current point is redrawn (paper 000 §5; counted in ``n_restarts``).
 """
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import torch
 
+from ..._compat import Interval, StrOptions
 from ..._progress import progress
 from ..adaptation import DualAveraging, search_step_size
-from ..base import BatchSurrogate, check_setting, low_acceptance, register
+from ..base import BatchSurrogate, low_acceptance, register
 from ..runner import ChainSampler
 from . import mala
 from . import sgld as langevin
 
 __all__ = ["MALA", "SMALA", "CSMALA", "SGLD"]
 
-def _check_langevin(sampler):
-    check_setting("step_size", sampler.step_size, "positive")
-    check_setting("proposal_std", sampler.proposal_std, "positive", auto=True)
-    check_setting("target_accept", sampler.target_accept, "probability")
-    if hasattr(sampler, "restart_after"):
-        check_setting("restart_after", sampler.restart_after, "count", options=(None,))
+#: the settings of MALA's family: the step, the proposal's standard deviation and the acceptance aimed at
+_MALA_CONSTRAINTS = {
+    "step_size": [Interval(Real, 0, None, closed="neither")],
+    "proposal_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+    "target_accept": [Interval(Real, 0, 1, closed="neither")],
+}
+#: ... and of the samplers on Bernoulli batches, the rejections in a row before a batch is redrawn
+_BATCH_CONSTRAINTS = {
+    **_MALA_CONSTRAINTS,
+    "restart_after": [Interval(Integral, 1, None, closed="left"), None],
+}
 
 
 class _MALAFamily(BatchSurrogate, ChainSampler):
@@ -60,10 +66,6 @@ class _MALAFamily(BatchSurrogate, ChainSampler):
 
     def initial_correction(self):
         return 1.0
-
-    def check(self, prior, rho):
-        _check_langevin(self)
-        return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):
         return LangevinChains(self, target, theta0, generators, run)
@@ -153,6 +155,7 @@ class MALA(_MALAFamily):
     """
 
     name = "mala"
+    _parameter_constraints = _MALA_CONSTRAINTS
 
     def __init__(self, step_size=1e-4, proposal_std="auto", target_accept=0.574):
         self.step_size = step_size
@@ -180,6 +183,7 @@ class SMALA(_MALAFamily):
 
     name = "smala"
     uses_batches = True
+    _parameter_constraints = _BATCH_CONSTRAINTS
 
     def constants(self, lam, n, rho, zeta=1.0, compensate=True):
         """``lambda / (n rho) sum_B l_i``: the surrogate (2.10)."""
@@ -221,6 +225,12 @@ class CSMALA(_MALAFamily):
     name = "csmala"
     uses_batches = True
     corrected = True
+    _parameter_constraints = {
+        **_BATCH_CONSTRAINTS,
+        "correction": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "correction_every": [Interval(Integral, 1, None, closed="left")],
+        "compensate": ["boolean"],
+    }
 
     def constants(self, lam, n, rho, zeta=1.0, compensate=None):
         """``lambda' l_i / n + zeta log rho``: the surrogate (2.12), compensated (Lemma 3)."""
@@ -244,13 +254,6 @@ class CSMALA(_MALAFamily):
         self.correction = correction
         self.correction_every = correction_every
         self.compensate = compensate
-
-    def check(self, prior, rho):
-        zeta = self.correction
-        if not (zeta == "auto" or (isinstance(zeta, Real) and not isinstance(zeta, bool) and zeta >= 0)):
-            raise ValueError(f"correction must be 'auto' or a float >= 0, got {zeta!r}.")
-        check_setting("correction_every", self.correction_every, "count")
-        return super().check(prior, rho)
 
     def initial_correction(self):
         return 1.0 if self.correction == "auto" else float(self.correction)
@@ -413,13 +416,10 @@ class SGLD(BatchSurrogate, ChainSampler):
     uses_batches = True
     default_burn_in, default_thin = 1000, 10
     record_reductions = {"batch_size": None}
+    _parameter_constraints = {"step_size": [Interval(Real, 0, None, closed="neither")]}
 
     def __init__(self, step_size=1e-4):
         self.step_size = step_size
-
-    def check(self, prior, rho):
-        check_setting("step_size", self.step_size, "positive")
-        return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):
         return SGLDChains(self, target, theta0, generators, run)

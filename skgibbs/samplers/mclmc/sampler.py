@@ -40,15 +40,17 @@ non-centred).
 """
 
 import math
+from numbers import Integral, Real
 
 import numpy as np
 import torch
 
+from ..._compat import Interval, StrOptions
 from ..._progress import progress
 from ..._random import select
 from ...priors import HierarchicalPrior
 from ..adaptation import DualAveraging, halton, search_step_size
-from ..base import check_setting, low_acceptance, register
+from ..base import low_acceptance, register
 from ..hmc import gibbs as hmc_gibbs
 from ..hmc.kernel import evaluator
 from ..noncentered import PARAMETRIZATIONS, NonCenteredTarget
@@ -226,6 +228,15 @@ class MCLMC(ChainSampler):
     learns_noise = True
     record_reductions = {"diverging": "any", "energy_var": "mean"}
 
+    _parameter_constraints = {
+        "desired_energy_var": [Interval(Real, 0, None, closed="neither")],
+        "steps_per_transition": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "integrator": [StrOptions(set(INTEGRATORS))],
+        "preconditioning": ["boolean"],
+        "L_factor": [Interval(Real, 0, None, closed="neither")],
+        "parametrization": [StrOptions(set(PARAMETRIZATIONS))],
+    }
+
     def __init__(self, desired_energy_var=5e-4, steps_per_transition="auto", integrator="mclachlan",
                  preconditioning=True, L_factor=0.4, parametrization="noncentered"):
         self.desired_energy_var = desired_energy_var
@@ -234,14 +245,6 @@ class MCLMC(ChainSampler):
         self.preconditioning = preconditioning
         self.L_factor = L_factor
         self.parametrization = parametrization
-
-    def check(self, prior, rho):
-        check_setting("desired_energy_var", self.desired_energy_var, "positive")
-        check_setting("steps_per_transition", self.steps_per_transition, "count", auto=True)
-        check_setting("L_factor", self.L_factor, "positive")
-        _check_integrator(self.integrator)
-        _check_parametrization(self.parametrization)
-        return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):
         return MCLMCChains(self, target, theta0, generators, run, vectorize)
@@ -252,16 +255,6 @@ class MCLMC(ChainSampler):
 
     def diagnose(self, fit):
         return _divergence_message(fit, "raise burn_in or lower desired_energy_var")
-
-
-def _check_integrator(name):
-    if not (isinstance(name, str) and name in INTEGRATORS):
-        raise ValueError(f"integrator must be one of {sorted(INTEGRATORS)}, got {name!r}.")
-
-
-def _check_parametrization(name):
-    if not (isinstance(name, str) and name in PARAMETRIZATIONS):
-        raise ValueError(f"parametrization must be one of {list(PARAMETRIZATIONS)}, got {name!r}.")
 
 
 def _divergence_message(fit, remedy):
@@ -411,6 +404,15 @@ class AdjustedMCLMC(ChainSampler):
     learns_noise = True
     record_reductions = {"diverging": "any", "n_steps": "sum", "energy_error": "last"}
 
+    _parameter_constraints = {
+        "target_accept": [Interval(Real, 0, 1, closed="neither")],
+        "max_steps": [Interval(Integral, 1, None, closed="left")],
+        "integrator": MCLMC._parameter_constraints["integrator"],
+        "preconditioning": MCLMC._parameter_constraints["preconditioning"],
+        "L_factor": MCLMC._parameter_constraints["L_factor"],
+        "parametrization": MCLMC._parameter_constraints["parametrization"],
+    }
+
     def __init__(self, target_accept=0.9, max_steps=64, integrator="mclachlan", preconditioning=True,
                  L_factor=0.4, parametrization="noncentered"):
         self.target_accept = target_accept
@@ -419,14 +421,6 @@ class AdjustedMCLMC(ChainSampler):
         self.preconditioning = preconditioning
         self.L_factor = L_factor
         self.parametrization = parametrization
-
-    def check(self, prior, rho):
-        check_setting("target_accept", self.target_accept, "probability")
-        check_setting("max_steps", self.max_steps, "count")
-        check_setting("L_factor", self.L_factor, "positive")
-        _check_integrator(self.integrator)
-        _check_parametrization(self.parametrization)
-        return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):
         return AdjustedChains(self, target, theta0, generators, run, vectorize)

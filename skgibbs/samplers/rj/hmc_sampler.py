@@ -8,11 +8,14 @@ warm-up, so that the step size meets the models the chains visit.
 Everything is frozen afterwards.
 """
 
+from numbers import Integral, Real
+
 import numpy as np
 import torch
 
+from ..._compat import Interval, StrOptions
 from ...priors import MixingPrior
-from ..base import check_setting, register
+from ..base import register
 from ..hmc import kernel as hmc
 from ..hmc.sampler import HMC, HMCChains
 from . import rjhmc
@@ -73,6 +76,18 @@ class RJHMC(HMC):
     learns_noise = False
     metric = "prior"
     default_burn_in, default_thin = 250, 1
+    #: ``n_jumps`` when none is given (the constructor's default): the sparse estimator leaves it to the
+    #: sampler on a network of fewer parameters, where it refuses a larger value given
+    default_n_jumps = 8
+
+    _parameter_constraints = {
+        "step_size": HMC._parameter_constraints["step_size"],
+        "target_accept": HMC._parameter_constraints["target_accept"],
+        "trajectory_length": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "max_leapfrog": HMC._parameter_constraints["max_leapfrog"],
+        "n_jumps": [Interval(Integral, 0, None, closed="left")],
+        "hold_active": [Interval(Real, 0, 1, closed="left")],
+    }
 
     def __init__(
         self,
@@ -80,7 +95,7 @@ class RJHMC(HMC):
         target_accept=0.8,
         trajectory_length="auto",
         max_leapfrog=64,
-        n_jumps=8,
+        n_jumps=default_n_jumps,
         hold_active=0.0,
     ):
         self.step_size = step_size
@@ -96,13 +111,6 @@ class RJHMC(HMC):
                 "sampler='rjhmc' samples the mixing prior of sparse networks and needs a MixingPrior; "
                 f"got {type(prior).__name__}."
             )
-        if (
-            not (isinstance(self.n_jumps, (int, np.integer)) and not isinstance(self.n_jumps, bool))
-            or self.n_jumps < 0
-        ):
-            raise ValueError(f"n_jumps must be a non-negative integer, got {self.n_jumps!r}.")
-        check_setting("trajectory_length", self.trajectory_length, "positive", auto=True)
-        check_setting("hold_active", self.hold_active, "fraction")
         super().check(prior, rho)
         return 1.0
 

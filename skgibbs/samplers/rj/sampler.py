@@ -8,13 +8,16 @@ change. The step is started by the doubling/halving search on within-model
 trial moves.
 """
 
+from numbers import Real
+
 import numpy as np
 import torch
 
+from ..._compat import Interval, StrOptions
 from ..._progress import progress
 from ...priors import MixingPrior
 from ..adaptation import DualAveraging, search_step_size
-from ..base import check_setting, low_acceptance, register
+from ..base import low_acceptance, register
 from ..runner import ChainSampler
 from . import rjmcmc
 
@@ -47,6 +50,12 @@ class RJMCMC(ChainSampler):
     prior_kind = "sparse"
     default_burn_in, default_thin = 2000, 10
 
+    _parameter_constraints = {
+        "step_size": [Interval(Real, 0, None, closed="neither")],
+        "proposal_std": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "target_accept": [Interval(Real, 0, 1, closed="neither")],
+    }
+
     def __init__(self, step_size=1e-4, proposal_std="auto", target_accept=0.574):
         self.step_size = step_size
         self.proposal_std = proposal_std
@@ -58,9 +67,6 @@ class RJMCMC(ChainSampler):
                 "sampler='rjmcmc' samples the mixing prior of sparse networks and needs a MixingPrior; "
                 f"got {type(prior).__name__}."
             )
-        check_setting("step_size", self.step_size, "positive")
-        check_setting("proposal_std", self.proposal_std, "positive", auto=True)
-        check_setting("target_accept", self.target_accept, "probability")
         return super().check(prior, rho)
 
     def chains(self, target, theta0, generators, run, vectorize=True):

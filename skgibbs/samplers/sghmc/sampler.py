@@ -5,13 +5,14 @@ The dynamics are described in :mod:`skgibbs.samplers.sghmc`.
 
 
 import math
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import torch
 
+from ..._compat import Interval, StrOptions
 from ..._progress import progress
-from ..base import check_setting, register
+from ..base import register
 from ..runner import ChainSampler
 from .kernel import SGHMCParams, SGHMCState, batch_gradient, curvature, init, step
 
@@ -90,6 +91,15 @@ class SGHMC(ChainSampler):
     record_reductions = {"refused": "sum", "batch_loss": "mean"}
     shared_info = ("batch_size", "inverse_mass")
 
+    _parameter_constraints = {
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "step_size": [Interval(Real, 0, None, closed="neither")],
+        "friction": [Interval(Real, 0, 1, closed="neither")],
+        "schedule": [StrOptions(set(SCHEDULES))],
+        "burn_in_epochs": [Interval(Real, 0, None, closed="neither")],
+        "epochs_per_draw": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def __init__(
         self,
         batch_size="auto",
@@ -105,16 +115,6 @@ class SGHMC(ChainSampler):
         self.schedule = schedule
         self.burn_in_epochs = burn_in_epochs
         self.epochs_per_draw = epochs_per_draw
-
-    def check(self, prior, rho):
-        check_setting("batch_size", self.batch_size, "count", auto=True)
-        check_setting("step_size", self.step_size, "positive")
-        check_setting("friction", self.friction, "probability")
-        check_setting("burn_in_epochs", self.burn_in_epochs, "positive")
-        check_setting("epochs_per_draw", self.epochs_per_draw, "positive")
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}.")
-        return super().check(prior, rho)
 
     _full_data_reads = (
         "reads minibatches of sampler=SGHMC(batch_size=...) rows drawn with replacement, not Bernoulli(rho) "

@@ -4,17 +4,19 @@ The method is described in :mod:`skgibbs.samplers.smc`.
 """
 
 import math
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
+from ..._compat import Interval, StrOptions
 from ..._progress import progress, progress_close
 from ..._random import uniform
 from ...criteria import stage_criteria
 from ...priors import MixingPrior
 from ..adaptation import halton
-from ..base import ChainResult, Sampler, Unhonoured, check_setting, register
+from ..base import ChainResult, Sampler, Unhonoured, register
 from ..rj.rjhmc import reference_variance
 from . import sparse
 from .kernel import (
@@ -238,6 +240,22 @@ class SMC(Sampler):
     default_burn_in, default_thin = 0, 1
     mixing_diagnostics = False  # independent particles: R-hat across groups does not apply
 
+    _parameter_constraints = {
+        "n_particles": [Interval(Integral, 1, None, closed="left")],
+        "target_ess": [Interval(Real, 0, 1, closed="neither")],
+        "n_mcmc_steps": [Interval(Integral, 1, None, closed="left")],
+        "n_leapfrog": [Interval(Integral, 1, None, closed="left")],
+        "target_accept": [Interval(Real, 0, 1, closed="neither")],
+        "step_size": [Interval(Real, 0, None, closed="neither")],
+        "metric": [StrOptions(set(METRICS))],
+        "trajectory_length": [Interval(Real, 0, None, closed="neither"), None],
+        "max_leapfrog": [Interval(Integral, 1, None, closed="left")],
+        "n_jumps": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "max_mcmc_steps": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "decorrelation": [Interval(Real, 0, 1, closed="neither")],
+        "max_beta_growth": [Interval(Real, 1, None, closed="neither"), StrOptions({"auto"}), None],
+    }
+
     def __init__(
         self,
         n_particles=128,
@@ -270,29 +288,6 @@ class SMC(Sampler):
 
     def check(self, prior, rho):
         super().check(prior, rho)
-        check_setting("n_particles", self.n_particles, "count")
-        check_setting("target_ess", self.target_ess, "probability")
-        check_setting("n_mcmc_steps", self.n_mcmc_steps, "count")
-        check_setting("n_leapfrog", self.n_leapfrog, "count")
-        if self.trajectory_length is not None:
-            check_setting("trajectory_length", self.trajectory_length, "positive")
-        check_setting("max_leapfrog", self.max_leapfrog, "count")
-        check_setting("n_jumps", self.n_jumps, "count", auto=True)
-        check_setting("max_mcmc_steps", self.max_mcmc_steps, "count", auto=True, options=(None,))
-        check_setting("decorrelation", self.decorrelation, "probability")
-        check_setting("max_beta_growth", self.max_beta_growth, "positive", auto=True, options=(None,))
-        if self.max_beta_growth not in ("auto", None) and not self.max_beta_growth > 1:
-            raise ValueError(
-                f"max_beta_growth must be 'auto', None or a float > 1, got {self.max_beta_growth!r}."
-            )
-        check_setting("target_accept", self.target_accept, "probability")
-        check_setting("step_size", self.step_size, "positive")
-        if self.metric not in METRICS:
-            raise ValueError(
-                f"metric={self.metric!r} is not a metric of sampler='smc': choose one of "
-                + ", ".join(repr(m) for m in METRICS)
-                + "."
-            )
         if isinstance(prior, MixingPrior):
             prior.check()  # proper: its draws start the particles
         elif prior.std is None:

@@ -10,13 +10,16 @@ target's potential is a network's; any other potential (a
 weights. It needs a Gaussian prior (the KL term is computed in closed form).
 """
 
+from numbers import Integral, Real
+
 import numpy as np
 import torch
 from scipy.special import gammaln
 
+from ..._compat import Interval, StrOptions
 from ..._random import gamma
 from ...priors import HierarchicalPrior
-from ..base import ChainResult, Sampler, Unhonoured, check_setting, register
+from ..base import ChainResult, Sampler, Unhonoured, register
 from . import kernel as vi
 from .optimize import VIConfig, fit_target
 
@@ -127,6 +130,17 @@ class MeanFieldVI(Sampler):
     mixing_diagnostics = False  # independent draws of q: R-hat and ESS cannot judge q
     hierarchical = True  # a mean-field Gamma factor per group of a HierarchicalPrior
 
+    _parameter_constraints = {
+        "kl_weight": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "tau": [Interval(Real, 0, None, closed="neither")],
+        "parametrization": [StrOptions(set(PARAMETRIZATIONS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "early_stopping": ["boolean"],
+        "gradient": [StrOptions(set(GRADIENTS))],
+    }
+
     def __init__(
         self,
         kl_weight="auto",
@@ -149,15 +163,6 @@ class MeanFieldVI(Sampler):
 
     def check(self, prior, rho):
         super().check(prior, rho)
-        check_setting("kl_weight", self.kl_weight, "positive", auto=True)
-        check_setting("tau", self.tau, "positive")
-        check_setting("learning_rate", self.learning_rate, "positive")
-        check_setting("max_iter", self.max_iter, "count")
-        check_setting("batch_size", self.batch_size, "count", auto=True)
-        if not (isinstance(self.parametrization, str) and self.parametrization in PARAMETRIZATIONS):
-            raise ValueError(f"parametrization must be one of {PARAMETRIZATIONS}, got {self.parametrization!r}.")
-        if not (isinstance(self.gradient, str) and self.gradient in GRADIENTS):
-            raise ValueError(f"gradient must be one of {GRADIENTS}, got {self.gradient!r}.")
         if prior.std is None or getattr(prior, "bound", None) is not None:
             raise ValueError(
                 "sampler='vi' needs a Gaussian prior (the KL term of the ELBO is computed in closed "
