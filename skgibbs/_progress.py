@@ -43,7 +43,8 @@ class _Line:
 
     The rate is the steps after the first over the time since the first
     ended, so the first step's one-off costs do not inflate it; until a
-    second step there is no rate (``n/a``).
+    second step there is no rate (``n/a``). ``total`` may change between
+    updates (a phase whose length is an estimate).
     """
 
     def __init__(self, desc, total, in_place=True):
@@ -89,6 +90,14 @@ class _Bar:
         self.bar = _tqdm(total=total, desc=desc, file=sys.stderr, mininterval=_MIN_INTERVAL, leave=True)
         self.shown = -math.inf
 
+    @property
+    def total(self):
+        return self.bar.total
+
+    @total.setter
+    def total(self, value):
+        self.bar.total = value
+
     def update(self, n, stats):
         self.bar.update(n - self.bar.n)
         now = time.perf_counter()
@@ -110,7 +119,8 @@ def progress(cfg, phase, i, total, **stats):
     ``stats`` are callables returning short strings (e.g. the acceptance
     rate so far), evaluated only when the display refreshes. The bar of a
     phase starts at ``i = 0`` and ends at ``i = total - 1`` or with
-    :func:`progress_close`.
+    :func:`progress_close`; a ``total`` that changes between calls (an
+    estimate that the run refines) replaces the bar's.
     """
     if not cfg.verbose or not total:
         return
@@ -120,7 +130,10 @@ def progress(cfg, phase, i, total, **stats):
         desc = f"[skgibbs] {phase}"
         terminal = _terminal(sys.stderr)
         _BARS[key] = _Bar(desc, total) if _tqdm is not None and terminal else _Line(desc, total, terminal)
-    _BARS[key].update(i + 1, stats)
+    bar = _BARS[key]
+    if bar.total != total:  # a phase whose length is an estimate that changes as it runs (an SMC path)
+        bar.total = total
+    bar.update(i + 1, stats)
     if i + 1 >= total:
         progress_close(cfg, phase)
 

@@ -291,3 +291,31 @@ def test_auto_jumps_propose_one_birth_or_death_per_eight_parameters_within_bound
     assert seen and set(seen) == {8}
     with pytest.raises(ValueError, match=r"'n_jumps' parameter of SMC must be .*'auto'"):
         SMC(n_jumps="many").sample(_target(X, y), torch.zeros(1, 3, dtype=torch.float64), [0], RunSettings())
+
+
+def test_remaining_cost_extrapolates_the_recent_stages_and_the_path_records_their_seconds(capsys):
+    """``remaining_cost``: ``-log beta`` over the recent mean ``log beta`` step (at most ``log`` of the
+    growth cap) stages, each at the recent mean time; a run's path records the seconds of every stage,
+    and its verbose progress prints the estimate."""
+    from skgibbs.samplers.smc import remaining_cost
+
+    path = {"beta": [0.0, 1e-3], "seconds": [0.1, 1.0]}
+    assert remaining_cost(path) == (None, None)  # one step says nothing of the next
+    path = {"beta": [0.0, 1e-3, 1e-2, 1e-1], "seconds": [0.1, 1.0, 2.0, 3.0]}
+    assert remaining_cost(path) == (1, 2.0)  # steps of a factor 10 from 0.1: one more, at (1 + 2 + 3) / 3
+    assert remaining_cost(path, max_growth=2.0) == (4, 8.0)  # at most doubling: 0.1 needs four more
+    path = {"beta": [0.0, 1e-4, 1e-3, 1e-2, 0.1, 0.3], "seconds": [0.1, 9.0, 1.0, 1.0, 2.0, 3.0]}
+    stages, seconds = remaining_cost(path)  # the last three steps: factors 10, 10, 3
+    step = np.mean(np.log([10.0, 10.0, 3.0]))
+    assert stages == math.ceil(-math.log(0.3) / step) and seconds == pytest.approx(stages * 2.0)
+    assert remaining_cost({"beta": [0.0, 0.5, 1.0], "seconds": [0.1, 1.0, 1.0]}) == (0, 0.0)
+
+    X, y = data()
+    run = RunSettings(verbose=1)
+    res = SMC(n_particles=16, n_jumps=1, n_mcmc_steps=1, max_mcmc_steps=2).sample(
+        _target(X, y), torch.zeros(1, 3, dtype=torch.float64), [0], run
+    )
+    path = res.temperature_path
+    assert len(path["seconds"]) == len(path["beta"]) and np.all(path["seconds"] > 0)
+    assert remaining_cost(path) == (0, 0.0)
+    assert "SMC path" in capsys.readouterr().err

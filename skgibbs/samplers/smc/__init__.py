@@ -96,7 +96,7 @@ from .kernel import (
     tempered,
 )
 from .metric import LowRankMetric, fisher_metric, gradient_metric
-from .sampler import SMC
+from .sampler import SMC, remaining_cost
 
 __all__ = [
     "SMC",
@@ -115,6 +115,7 @@ __all__ = [
     "hmc_state",
     "move",
     "adapt_step_size",
+    "remaining_cost",
     "kernel",
     "metric",
     "sparse",

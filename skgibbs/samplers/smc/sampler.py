@@ -4,6 +4,7 @@ The method is described in :mod:`skgibbs.samplers.smc`.
 """
 
 import math
+import time
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -76,6 +77,57 @@ SPARSE_MAX_JUMPS = 32
 
 #: ``max_beta_growth="auto"`` on a sparse network: ``beta'`` at most twice ``beta``
 SPARSE_BETA_GROWTH = 2.0
+
+
+def remaining_cost(path, max_growth=None, recent=3):
+    """What the rest of an SMC run will cost, from the stages run so far: ``(stages, seconds)``.
+
+    The stages left are ``-log beta`` over the mean ``log beta`` step of the
+    last ``recent`` stages (at most ``log max_growth``, the cap on a
+    stage's growth), the seconds those stages times the mean time of the
+    last ``recent`` stages (``path["seconds"]``). Both are read off the path:
+    a stage's step shrinks where the likelihood sharpens and its
+    transitions grow (a sparse stage runs until its copies separate), so
+    the estimate is an extrapolation from the recent stages and tightens as
+    the run goes. ``(None, None)`` before the second stage (one step says
+    nothing of the next) and ``(0, 0.0)`` at ``beta = 1``.
+
+    Parameters
+    ----------
+    path : dict
+        ``temperature_path_`` of a fit or a run in progress: lists or
+        arrays ``beta`` and ``seconds``, one entry per stage from the
+        prior (``beta = 0``).
+    max_growth : float or None, default=None
+        The sampler's cap on ``beta' / beta`` (``max_beta_growth``).
+    recent : int, default=3
+        The stages the extrapolation reads.
+
+    Returns
+    -------
+    stages : int or None
+    seconds : float or None
+
+    Examples
+    --------
+    >>> path = {"beta": [0.0, 1e-4, 2e-4, 4e-4, 8e-4], "seconds": [0.1, 1.0, 2.0, 2.0, 2.0]}
+    >>> remaining_cost(path)   # doubling from 8e-4, the eleventh reaches 1: eleven stages of two seconds
+    (11, 22.0)
+    """
+    beta = np.asarray(path["beta"], dtype=np.float64)
+    if beta[-1] >= 1.0:
+        return 0, 0.0
+    positive = beta[beta > 0]
+    if len(positive) < 2:
+        return None, None
+    step = float(np.mean(np.diff(np.log(positive))[-recent:]))
+    if max_growth is not None:
+        step = min(step, math.log(max_growth))
+    if not step > 0:
+        return None, None
+    stages = int(math.ceil(-math.log(positive[-1]) / step - 1e-9))
+    seconds = np.asarray(path["seconds"], dtype=np.float64)[beta > 0][-recent:]
+    return stages, stages * float(np.mean(seconds))
 
 
 @register
@@ -185,7 +237,11 @@ class SMC(Sampler):
       reweighted particles before resampling), ``acceptance_rate`` and
       ``step_size`` (means over the stage's transitions, NaN at
       ``beta = 0``), and ``log_marginal_likelihood`` with the squared
-      loss; ``pandas.DataFrame(reg.temperature_path_)`` tabulates it;
+      loss, and ``seconds``, the time each stage took (at ``beta = 0``, the
+      start: the prior's draws and their losses), from which
+      :func:`~skgibbs.samplers.smc.remaining_cost` estimates what the rest of
+      a run costs (the ``verbose`` progress line shows it after every
+      stage); ``pandas.DataFrame(reg.temperature_path_)`` tabulates it;
     - in ``temperature_path_`` too, for the estimators' networks (and a
       linear potential), the criteria of each stage's particles after their
       moves, equally weighted draws of the Gibbs posterior at the stage's
@@ -357,6 +413,7 @@ class SMC(Sampler):
 
     def sample(self, target, theta0, seeds, run, *, vectorize=True, n_jobs=None):
         """Carry the particles from the prior to ``target``; ``theta0`` gives only ``Q``, dtype and device."""
+        started = time.perf_counter()
         self.check(target.prior, run.rho)
         wrap = (lambda t: t) if vectorize else _OneByOne
         gens, resampler, per_group = self._generators(seeds, theta0.device)
@@ -378,8 +435,11 @@ class SMC(Sampler):
             "acceptance_rate": [math.nan],
             "step_size": [math.nan],
         }
+        path["seconds"] = [time.perf_counter() - started]
         h, n_grad, t = float(self.step_size), 1, 0
+        growth = self._growth(is_sparse)
         while state.beta < 1.0:
+            stage_start = time.perf_counter()
             if len(path["beta"]) > MAX_STAGES:
                 raise RuntimeError(
                     f"sampler='smc' reached beta={state.beta:.3g} after {MAX_STAGES} stages; "
@@ -407,6 +467,9 @@ class SMC(Sampler):
             criteria = stage_criteria(target.potential, state.theta, target.n_data / (target.lambda_ * beta))
             for name, value in criteria.items():
                 path.setdefault(name, [math.nan] * (len(path["beta"]) - 1)).append(value)
+            path["seconds"].append(time.perf_counter() - stage_start)
+            if run.verbose:
+                self._report(run, path, growth)
         return self._result(state, stage, path, target, h, len(seeds), per_group, n_grad)
 
     def _mutate(self, gens, state, target, beta, h, t, run, *, reference, wrap, ancestors=None):
@@ -483,15 +546,29 @@ class SMC(Sampler):
         }
         return _Stage(state, h, accepted / n_steps, step_sum / n_steps, grads, inverse_mass, n_steps, records)
 
+    def _growth(self, is_sparse):
+        """The cap on ``beta' / beta`` (``max_beta_growth`` with ``"auto"`` resolved), or None."""
+        growth = self.max_beta_growth
+        if growth == "auto":
+            growth = SPARSE_BETA_GROWTH if is_sparse else None
+        return None if growth is None else float(growth)
+
+    @staticmethod
+    def _report(run, path, growth):
+        """One progress line a stage: ``beta``, and the stages and seconds left (:func:`remaining_cost`)."""
+        done = len(path["beta"]) - 1
+        stages, seconds = remaining_cost(path, growth)
+        left = "n/a" if stages is None else f"about {stages} stages, {seconds:.0f} s"
+        total = done + (stages if stages is not None else 1)
+        progress(run, "SMC path", done - 1, total, beta=lambda: f"{path['beta'][-1]:.3g}", left=lambda: left)
+
     def _beta_cap(self, state, target, is_sparse):
         """The largest ``beta'`` that ``max_beta_growth`` allows after ``state`` (1 without a cap).
 
         From the prior, ``1 / (lambda mean_i R_n(theta_i))``: the mean
         particle's likelihood factor is then ``e^-1``.
         """
-        growth = self.max_beta_growth
-        if growth == "auto":
-            growth = SPARSE_BETA_GROWTH if is_sparse else None
+        growth = self._growth(is_sparse)
         if growth is None:
             return 1.0
         if state.beta > 0:
