@@ -10,9 +10,9 @@ from ._base import FITTED, BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, StrOptions
 from .embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding
 from .priors import PRIOR_KINDS, HierarchicalPrior
-from .samplers import available_samplers
+from .samplers import available_samplers, get_sampler
 
-__all__ = ["DenseSamplerMixin", "fill_doc"]
+__all__ = ["DenseSamplerMixin", "fill_doc", "sampler_classes"]
 
 
 class DenseSamplerMixin:
@@ -325,18 +325,26 @@ _SHARED_PARAMETERS = """\
 """
 
 _SHARED_ATTRIBUTES = """\
-    pretrain_n_iter_ : int
-        Adam steps the pre-training took (0 with ``pretrain_iter=0``).
-    pretrain_converged_ : bool
-        Whether the pre-training's held-out loss levelled off under every
-        schedule before ``pretrain_iter`` steps (no chain's best fell by 1%
-        over the last 500 steps).
+    spec_ : MLPSpec
+        The network sampled (:class:`~skgibbs.model.MLPSpec`): its widths
+        (``"auto"`` resolved), activation, outputs and the order of the
+        flat parameters of ``samples_`` (``spec_.unpack``).
+    pretrain_n_iter_, pretrain_converged_ : int, bool
+        Adam steps the pre-training took (0 with ``pretrain_iter=0``), and
+        whether its held-out loss levelled off under every schedule before
+        ``pretrain_iter`` steps (no chain's best fell by 1% over the last
+        500 steps).
     prior_ : {"fixed", "layer", "ard"}
         The prior sampled: ``prior`` with ``"auto"`` resolved.
     sampler_ : Sampler
         The sampler object used, with its settings (a copy of ``sampler``,
         or the defaults of the named one; ``"auto"`` resolved), as
-        scikit-learn's meta-estimators keep a fitted ``estimator_``.
+        scikit-learn's meta-estimators keep a fitted ``estimator_``. A fit
+        also sets the attributes its sampler reports (HMC's
+        ``step_size_`` and ``n_divergent_``, VI's ``elbo_``, ...), which
+        exist only after a fit by that sampler: each sampler's class lists
+        those it sets, under Notes:
+{sampler_classes}.
 
         .. versionchanged:: 0.2
            ``sampler_`` was the sampler's name, now ``sampler_name_``.
@@ -355,6 +363,19 @@ _SHARED_ATTRIBUTES = """\
         Gradient evaluations of the full (or batch) potential per chain,
         burn-in included: the cost of the fit. For VI, the Adam steps of its
         one optimisation (on batches), in every entry.
+    acceptance_rate_ : ndarray of shape (n_chains,)
+        Fraction of accepted proposals after burn-in; only for the samplers
+        with a Metropolis-Hastings step (their classes say what it counts).
+    sample_stats_ : dict of ndarray of shape (n_chains, n_samples)
+        Per draw: ``lp`` (``log pi_lambda`` up to a constant) and what the
+        sampler records over the ``thin`` transitions before it (its class
+        lists them); what :meth:`to_arviz` puts in ``sample_stats``.
+        With ``prior="layer"`` or ``"ard"``, ``precision`` (shape
+        ``(n_chains, n_samples, n_groups)``): each draw's group precisions,
+        in the order of ``prior_groups_`` (``lp`` then includes their
+        Gamma priors); with the regressor's ``temperature="learn"``,
+        ``noise_variance`` (on the scale of ``y``): each draw's noise
+        variance.
     chain_weights_ : ndarray of shape (n_chains,)
         Weight of each chain's draws in the predictions, summing to 1:
         ``1 / n_chains`` each with ``chain_weights="equal"``, the stacking
@@ -366,23 +387,6 @@ _SHARED_ATTRIBUTES = """\
         0.7 some of that chain's leave-one-out densities, which the weights
         rest on, are unreliable (influential examples, or too few draws per
         chain).
-    acceptance_rate_ : ndarray of shape (n_chains,)
-        Fraction of accepted proposals after burn-in; only for the kernels
-        with a Metropolis-Hastings step (not SGLD, not VI).
-    sample_stats_ : dict of ndarray of shape (n_chains, n_samples)
-        Per draw: ``lp`` (``log pi_lambda`` up to a constant) and what the
-        kernel records over the ``thin`` transitions before it:
-        ``acceptance_rate`` and ``step_size`` for the Markov chain kernels,
-        HMC's ``diverging``, ``n_steps`` (leapfrog steps) and
-        ``energy_error``, VI's ``log_q`` (``log q`` of the draw, so that
-        ``lp - log_q`` are the log importance ratios of ``q`` against
-        ``pi_lambda``); what :meth:`to_arviz` puts in ``sample_stats``.
-        With ``prior="layer"`` or ``"ard"``, ``precision`` (shape
-        ``(n_chains, n_samples, n_groups)``): each draw's group precisions,
-        in the order of ``prior_groups_`` (``lp`` then includes their
-        Gamma priors); with the regressor's ``temperature="learn"``,
-        ``noise_variance`` (on the scale of ``y``): each draw's noise
-        variance.
     prior_groups_ : ndarray of str of shape (n_groups,)
         Only with ``prior_`` ``"layer"`` or ``"ard"``: the groups of parameters
         that share a precision (``"weights 1"``, ``"biases 1"``, ...,
@@ -410,72 +414,16 @@ _SHARED_ATTRIBUTES = """\
         edges of each input on the scale of ``X`` (quantiles of the training
         inputs; fewer for an input with few distinct values), as
         ``KBinsDiscretizer.bin_edges_``.
-    surrogate_scale_ : float
+    surrogate_scale_, batch_noise_ : float
         Mean over draws and examples of the per-example term ``c l_i(theta)``
-        of the kernel's potential: ``lambda' l_i / n`` for csMALA, ``lambda
-        l_i / (n rho)`` for sMALA and SGLD, ``lambda l_i / n`` otherwise.
-    batch_noise_ : float
-        Standard deviation of the log Metropolis-Hastings ratio caused by
-        drawing two independent Bernoulli batches,
-        ``sqrt(2 rho (1 - rho) sum_i (c l_i + d)^2)`` averaged over the draws
-        (0 for ``rho = 1`` and for SGLD). Above about 2 the chains stick to
-        favourable batches and a :class:`~skgibbs.SamplerWarning` is raised.
-    step_size_ : ndarray of shape (n_chains,)
-        The Markov chain kernels' frozen step: the Langevin ``h`` or HMC's
-        leapfrog step (in the coordinates of its metric).
-    proposal_std_ : ndarray of shape (n_chains,)
-        MALA, sMALA, csMALA and reversible jump: the frozen proposal ``s``.
-    n_restarts_ : ndarray of shape (n_chains,)
-        sMALA and csMALA: batch redraws after ``restart_after`` rejections.
-    correction_, lambda_prime_ : float
-        The Langevin family: frozen ``zeta`` (0 unless csMALA with
-        ``rho < 1``) and the inverse temperature of the batch terms
-        (``lambda'`` for csMALA).
-    accepted_batch_sizes_ : ndarray of shape (n_accepted,)
-        The Langevin family: ``|Z|_1`` of every accepted step after burn-in
-        (paper 000 Fig. 4); empty for ``rho = 1``.
-    n_divergent_ : ndarray of shape (n_chains,)
-        HMC: divergent transitions after burn-in (energy error above 1000 or
-        a non-finite trajectory). Any divergence raises a
-        :class:`~skgibbs.SamplerWarning`.
-    trajectory_length_ : float
-        HMC: the frozen integration time ``T``.
-    inverse_mass_ : ndarray of shape (n_params,)
-        HMC: the frozen diagonal inverse metric; SMC: the diagonal of the last
-        stage's inverse metric.
-    elbo_ : ndarray
-        VI only, as are the attributes below: the estimate of ``ELBO_eta``
-        at every Adam step (one batch, one draw, scaled to the full data).
-    kl_ : float
-        ``KL(q || Pi)`` of the fitted ``q`` (unweighted).
-    kl_weight_ : float
-        ``eta`` (of the hidden layers, see :class:`~skgibbs.samplers.MeanFieldVI`).
-    expected_log_likelihood_ : float
-        ``E_q sum_i log L(y_i | x_i, theta) = -lambda E_q R_n``, from the
-        draws on the training data.
-    variational_mean_, variational_std_ : ndarray of shape (n_params,)
-        ``mu`` and ``sigma`` of ``q`` in the order of ``samples_``
-        (standardized data).
-    precision_shape_, precision_rate_ : ndarray of shape (n_groups,)
-        VI under ``prior="layer"`` or ``"ard"``: the mean-field Gamma factor
-        of each group's precision (shape and rate), in the order of
-        ``prior_groups_``.
-    n_iter_ : int
-        Adam steps taken.
-    vi_stopped_early_ : bool
-        Whether the objective reached its plateau (and the decay phase
-        began) before ``max_iter``; when it did not, a
-        :class:`~skgibbs.SamplerWarning` asks for more steps.
-    vi_rollbacks_ : int
-        Steps at which the optimisation diverged (a non-finite step, or an
-        estimate of the ELBO far below the last window's) and ``q`` went
-        back to a checkpoint, the average of the iterates included, at half
-        the learning rate; after five the fit fails with a
-        ``FloatingPointError``.
-    vi_validation_objective_ : ndarray
-        The mean of the steps' estimates of the negative ELBO over each
-        window of 100 steps up to the plateau (the name is kept from the
-        held-out objective of earlier releases).
+        of the sampler's potential (``lambda l_i / n`` on the full data), and
+        the standard deviation of the log Metropolis-Hastings ratio that
+        two independent Bernoulli(``rho``) batches of those terms cause,
+        averaged over the draws (0 for ``rho = 1``). They matter for the
+        samplers on Bernoulli batches, whose classes give their terms; with
+        ``rho < 1`` sMALA and csMALA raise a
+        :class:`~skgibbs.SamplerWarning` when the first exceeds 0.1 or the
+        second 2.
 """
 
 
@@ -517,6 +465,14 @@ def _sampler_names(kind):
     return textwrap.fill(names, width=78, initial_indent=" " * 8, subsequent_indent=" " * 8)
 
 
+def sampler_classes(kind):
+    """The classes of the registered samplers of ``kind``, a docstring's list of roles (from the registry)."""
+    roles = ", ".join(
+        f":class:`~skgibbs.samplers.{type(get_sampler(name)).__name__}`" for name in available_samplers(kind)
+    )
+    return textwrap.fill(roles, width=78, initial_indent=" " * 8, subsequent_indent=" " * 8)
+
+
 def fill_doc(cls):
     """Insert the shared parameter and attribute entries into ``cls.__doc__``.
 
@@ -524,9 +480,10 @@ def fill_doc(cls):
     function values of a regressor, the classifier's probabilities).
     """
     chain = _CHAIN_ATTRIBUTES.format(watched=getattr(cls, "_watched_values", "function values"))
+    shared = _SHARED_ATTRIBUTES.replace("{sampler_classes}", sampler_classes("dense"))
     cls.__doc__ = (
         cls.__doc__.replace("    {shared_parameters}\n", _SHARED_PARAMETERS.replace("{dense_samplers}", _sampler_names("dense")))
-        .replace("    {shared_attributes}\n", _SHARED_ATTRIBUTES)
+        .replace("    {shared_attributes}\n", shared)
         .replace("    {chain_attributes}\n", chain)
     )
     return cls

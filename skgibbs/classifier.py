@@ -84,8 +84,13 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         row-major, then ``intercepts_[l]``; the output layer has one unit
         for two classes, ``n_classes`` otherwise), for standardized ``X``.
     n_features_in_ : int
+        Columns of ``X`` (their names in ``feature_names_in_`` when ``X``
+        has string column names, as in scikit-learn).
     n_train_ : int
         Rows of the training data.
+    x_mean_, x_scale_ : ndarray of shape (n_features,)
+        The (weighted) mean and standard deviation of every column of ``X``,
+        which standardize it (scale 1 for a constant column).
     sample_weight_sum_ : float
         ``n_w``, the sum of ``sample_weight`` (``n_train_`` without weights):
         the number of examples the risk counts, ``lambda_ * temperature_``.
@@ -117,15 +122,12 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         the held-out log loss (nats). What
         :class:`~skgibbs.model_selection.CriterionGridSearch` ranks with
         ``criterion="waic"``.
-    waic_tempering_ : float
-        The ``beta`` of ``generalization_loss_``.
-    lfv_ : float
-        Functional variance ``sum_i Var_theta[log p_theta(y_i | x_i)]`` over
-        the draws (paper 004 (13)): the penalty of ``generalization_loss_``
-        before the factor ``beta / n``.
-    train_loss_ : float
-        ``-(1/n) sum_i log pbar(y_i | x_i)``, the cross-entropy of
-        :meth:`predict_proba` on the training data.
+    waic_tempering_, lfv_, train_loss_ : float
+        The ``beta`` of ``generalization_loss_``; the functional variance
+        ``sum_i Var_theta[log p_theta(y_i | x_i)]`` over the draws (paper
+        004 (13)), the penalty of ``generalization_loss_`` before the factor
+        ``beta / n``; and ``-(1/n) sum_i log pbar(y_i | x_i)``, the
+        cross-entropy of :meth:`predict_proba` on the training data.
     waic_ : float
         ``train_loss_ + lfv_ / n_train_``.
 

@@ -187,8 +187,15 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         ``MLPRegressor`` order: per layer ``coefs_[l]`` row-major, then
         ``intercepts_[l]``), for the standardized data.
     n_features_in_ : int
+        Columns of ``X`` (their names in ``feature_names_in_`` when ``X``
+        has string column names, as in scikit-learn).
     n_train_ : int
         Rows of the training data.
+    x_mean_, x_scale_ : ndarray of shape (n_features,)
+        The (weighted) mean and standard deviation of every column of ``X``,
+        which standardize it (scale 1 for a constant column).
+    y_mean_, y_scale_ : float
+        The same for ``y``; predictions are returned on its scale.
     sample_weight_sum_ : float
         ``n_w``, the sum of ``sample_weight`` (``n_train_`` without weights):
         the number of examples the risk counts, ``lambda_ * temperature_``
@@ -265,15 +272,12 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         :class:`~skgibbs.model_selection.CriterionGridSearch` ranks with
         ``criterion="waic"`` and :func:`~skgibbs.metrics.waic_scorer`
         negates.
-    waic_tempering_ : float
-        The ``beta`` of ``generalization_loss_``.
-    lfv_ : float
-        Functional variance ``sum_i Var_theta[log N(y_i; f_theta(x_i),
-        sigma^2)]`` over the draws (paper 004 (13)): the penalty of
-        ``generalization_loss_`` before the factor ``beta / n``.
-    train_loss_ : float
-        ``(1/n) sum_i (y_i - fbar(x_i))^2 / (2 sigma^2)`` with ``fbar`` the
-        posterior mean.
+    waic_tempering_, lfv_, train_loss_ : float
+        The ``beta`` of ``generalization_loss_``; the functional variance
+        ``sum_i Var_theta[log N(y_i; f_theta(x_i), sigma^2)]`` over the
+        draws (paper 004 (13)), the penalty of ``generalization_loss_``
+        before the factor ``beta / n``; and ``(1/n) sum_i (y_i -
+        fbar(x_i))^2 / (2 sigma^2)`` with ``fbar`` the posterior mean.
     langevin_waic_ : float
         ``train_loss_ + lfv_ / n``: the Langevin WAIC of paper 004 §4.3 per
         example, on the scale of its Table 7 (no Gaussian normalising

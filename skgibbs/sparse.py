@@ -348,15 +348,25 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     samples_ : ndarray of shape (n_chains, n_samples, n_params)
         Draws of the flat parameters (``MLPRegressor`` order), zeros off the
         active set.
+    spec_ : MLPSpec
+        The network sampled, as for :class:`GibbsMLPRegressor`.
+    n_features_in_, n_train_ : int
+        Columns and rows of the training data.
     sample_weight_sum_ : float
         ``n_w``, the sum of ``sample_weight`` (the rows without weights):
         the number of examples the risk counts.
-    pretrain_n_iter_ : int
-        Adam steps the pre-training took.
-    pretrain_converged_ : bool
-        Whether its held-out loss levelled off before ``pretrain_iter`` steps.
+    x_mean_, x_scale_ : ndarray of shape (n_features,)
+        The mean and standard deviation of every column of ``X``, which
+        standardize it.
+    y_mean_, y_scale_ : float
+        The same for ``y``; predictions are returned on its scale.
+    pretrain_n_iter_, pretrain_converged_ : int, bool
+        Adam steps the pre-training took, and whether its held-out loss
+        levelled off before ``pretrain_iter`` steps.
     prior_ : str
         ``"mixing"``: the mixing prior, the only one the estimator samples.
+    temperature_, lambda_ : float
+        The temperature used (standardized scale) and ``n / temperature_``.
     temperature_source_ : {"plug-in", "given"}
         ``"plug-in"`` for ``temperature="auto"``, ``"given"`` for a float.
     active_fraction_ : ndarray of shape (n_chains, n_samples)
@@ -384,23 +394,14 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         each), the posterior has selected none, and ``feature_inclusion_``
         ranks them. The dense estimators' ``input_relevance_`` is an ARD
         scale, not a probability.
-    log_evidence_, log_marginal_likelihood_ : float
-        With ``sampler="smc"``: ``log int Pi exp(-lambda R_n)`` with ``Pi``
-        the normalised mixing prior, and the log density of the
-        standardized targets it gives, as for :class:`~skgibbs.samplers.SMC`
-        on a dense network.
-    temperature_path_ : dict of ndarray
-        With ``sampler="smc"``: the stages (:class:`~skgibbs.samplers.SMC`),
-        with the sparse mutations' own records: ``n_mcmc_steps`` (the
-        transitions the stage ran), ``decorrelation`` (how much the copies
-        still resembled each other at its end), ``death_acceptance``,
-        ``birth_acceptance`` and ``active_fraction``.
-    move_acceptance_ : ndarray of shape (n_chains, 3)
-        Acceptance rates after burn-in of the deaths, the within-model moves
-        (HMC, or Langevin for ``"rjmcmc"``) and the births (the chains'
-        samplers).
     sampler_ : RJHMC, RJMCMC or SMC
-        The sampler object used.
+        The sampler object used. A fit also sets the attributes its
+        sampler reports (the HMC moves' ``step_size_``, the acceptance of
+        births and deaths ``move_acceptance_``, SMC's ``log_evidence_``
+        and ``temperature_path_``, ...), which exist only after a fit by
+        that sampler: each sampler's class lists those it sets, under
+        Notes: :class:`~skgibbs.samplers.RJHMC`,
+        :class:`~skgibbs.samplers.RJMCMC`, :class:`~skgibbs.samplers.SMC`.
 
         .. versionchanged:: 0.2
            ``sampler_`` was the sampler's name, now ``sampler_name_``.
@@ -411,23 +412,38 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
 
         .. deprecated:: 0.2
            Renamed ``sampler_``; ``kernel_`` is removed in 0.3.
-    step_size_ : ndarray of shape (n_chains,)
-        The frozen HMC (or Langevin) step.
-    trajectory_length_, n_divergent_ : float, ndarray of shape (n_chains,)
-        With ``"rjhmc"``: the HMC trajectory length and the divergent
-        trajectories after burn-in, as for :class:`GibbsMLPRegressor`.
-    proposal_std_ : ndarray of shape (n_chains,)
-        With ``"rjmcmc"``: the Langevin proposal's standard deviation.
+    rho_ : float
+        1: every sampler reads the full data.
+    n_grad_evals_, acceptance_rate_ : ndarray of shape (n_chains,)
+        Gradient evaluations per chain, burn-in included, and the fraction
+        of accepted proposals after burn-in (what it counts is the
+        sampler's), as for :class:`GibbsMLPRegressor`.
+    sample_stats_ : dict of ndarray of shape (n_chains, n_samples)
+        Per draw: ``lp`` and what the sampler records (``n_active``, the
+        size of the active set, for reversible jump).
+    surrogate_scale_, batch_noise_ : float
+        As for :class:`GibbsMLPRegressor` (``batch_noise_`` is 0: the
+        samplers read the full data).
     generalization_loss_ : float
         The criterion to rank models by: Watanabe's WAIC per example, as
         for :class:`GibbsMLPRegressor`.
-    rhat_, ess_, credible_radius_, noise_variance_, lfv_, langevin_waic_, ...
-        As for :class:`GibbsMLPRegressor` (``langevin_waic_`` is not a
-        criterion to rank by; ``waic_``, its name before 0.2, is
+    waic_tempering_, lfv_, train_loss_, langevin_waic_ : float
+        Its tempering, its functional variance, the training loss and the
+        Langevin WAIC, as for :class:`GibbsMLPRegressor` (``langevin_waic_``
+        is not a criterion to rank by; ``waic_``, its name before 0.2, is
         deprecated).
+    noise_variance_, credible_radius_, credible_radius_params_ : float
+        As for :class:`GibbsMLPRegressor`.
+    rhat_, ess_ : float
+        Largest R-hat and smallest bulk ESS of the function values at the
+        training inputs, as for :class:`GibbsMLPRegressor` (NaN with
+        ``sampler="smc"``, whose particles are independent).
     within_chain_rhat_, within_chain_ess_, between_chain_rhat_ : float
         Each chain judged alone and the chains against each other, as for
         :class:`GibbsMLPRegressor`.
+    run_length_ : dict
+        Under ``n_samples="auto"`` with reversible jump, how the run length
+        adapted, as for :class:`GibbsMLPRegressor`.
     chain_weights_ : ndarray of shape (n_chains,)
         Weight of each chain's draws in the predictions (``1 / n_chains``
         each unless ``chain_weights="stacking"``).

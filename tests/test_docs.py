@@ -6,6 +6,10 @@
   a default column.
 - Every public name (``__all__``) of the public modules appears in
   ``doc/api.rst``.
+- Every public fitted attribute a fit sets is documented: in the
+  estimator's Attributes section, or, for one its sampler reports, in the
+  Notes of that sampler's class, as an entry ``name_`` : type; and
+  every attribute a sampler's Notes list is set by a fit under it.
 - Benchmark numbers reach the prose by ``.. include::`` of the result
   files, never retyped; every include finds its file and the text it is
   cut at. ``doc/install.rst`` states the versions and extras of
@@ -65,6 +69,7 @@ runs under the capped budgets.
 """
 
 import ast
+import copy
 import importlib
 import importlib.util
 import inspect
@@ -340,6 +345,125 @@ def test_every_public_name_is_in_the_api_page(module):
         and not ((callable(obj := getattr(mod, n)) or inspect.ismodule(obj)) and id(obj) in documented)
     ]
     assert not missing, f"doc/api.rst does not document {module}'s {missing}"
+
+
+# ------------------------------------------------------------------ fitted attributes
+
+#: a tiny fit under every registered sampler, and the settings that add attributes of their own
+ATTRIBUTE_FIT = {"hidden_layer_sizes": (4,), "pretrain_iter": 20, "random_state": 0}
+ATTRIBUTE_CASES = [
+    *[
+        (est, name, ())
+        for est in ("regressor", "classifier")
+        for name in skgibbs.samplers.available_samplers("dense")
+    ],
+    *[("sparse", name, ()) for name in skgibbs.samplers.available_samplers("sparse")],
+    ("regressor", "csmala", (("rho", 0.5), ("temperature", 10.0))),
+    ("regressor", "mclmc", (("prior", "fixed"),)),
+    ("regressor", "hmc", (("chain_weights", "stacking"), ("embedding", "piecewise"))),
+    ("regressor", "sgld", (("n_samples", "auto"), ("max_grad_evals", 1), ("thin", 1))),
+]
+#: the samplers' own budgets, shortened
+ATTRIBUTE_SAMPLER_BUDGETS = {"vi": {"max_iter": 300}, "smc": {"n_particles": 32}}
+
+
+def _section(doc, title):
+    """The text of the numpydoc section ``title`` of a cleaned docstring ('' without one)."""
+    match = re.search(rf"^{title}\n-+\n(.*?)(?=^\S[^\n]*\n-+\n|\Z)", doc, re.S | re.M)
+    return match.group(1) if match else ""
+
+
+def _estimator_attributes(cls):
+    """The names of the entries of ``cls``'s Attributes section (``a_, b_ : type`` names both)."""
+    section = _section(inspect.getdoc(cls), "Attributes")
+    entries = re.findall(r"^(\w[\w, ]*?) :", section, re.M)
+    return {name.strip() for entry in entries for name in entry.split(",")}
+
+
+def _sampler_attributes(cls):
+    """The fitted attributes a sampler class documents: its Notes' entries, ``a_``, ``b_`` : type."""
+    section = _section(inspect.getdoc(cls), "Notes")
+    entries = re.findall(r"^((?:``\w+_``(?:, )?)+) : ", section, re.M)
+    return {name for entry in entries for name in re.findall(r"``(\w+_)``", entry)}
+
+
+_attribute_fits = {}
+
+
+def _attribute_fit(case):
+    """The fitted estimator of ``case`` (fitted once per test session)."""
+    if case not in _attribute_fits:
+        from sklearn.datasets import make_classification, make_regression
+
+        kind, name, extra = case
+        cls = {
+            "regressor": skgibbs.GibbsMLPRegressor,
+            "classifier": skgibbs.GibbsMLPClassifier,
+            "sparse": skgibbs.SparseGibbsMLPRegressor,
+        }[kind]
+        sampler = skgibbs.samplers.get_sampler(name).set_params(**ATTRIBUTE_SAMPLER_BUDGETS.get(name, {}))
+        # a short run, where the sampler has chains (SMC and VI keep their own budgets)
+        budget = {} if "burn_in" in sampler.ignored_settings() else {"n_samples": 10, "burn_in": 10}
+        est = cls(sampler=sampler, **ATTRIBUTE_FIT, **{**budget, **dict(extra)})
+        if kind == "classifier":
+            X, y = make_classification(
+                n_samples=40, n_features=2, n_informative=2, n_redundant=0, random_state=0
+            )
+        else:
+            X, y = make_regression(n_samples=40, n_features=2, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the tiny chains have not mixed
+            _attribute_fits[case] = est.fit(X, y)
+    return _attribute_fits[case]
+
+
+def _undocumented(est):
+    """The public fitted attributes of ``est`` documented neither on its class nor on its sampler's."""
+    from skgibbs._base import is_fitted_name
+
+    documented = _estimator_attributes(type(est)) | _sampler_attributes(type(est.sampler_))
+    return sorted(name for name in vars(est) if is_fitted_name(name) and name not in documented)
+
+
+def _case_id(case):
+    kind, name, extra = case
+    return "-".join([kind, name, *(f"{k}={v}" for k, v in extra)])
+
+
+@pytest.mark.parametrize("case", ATTRIBUTE_CASES, ids=_case_id)
+def test_every_fitted_attribute_is_documented(case):
+    est = _attribute_fit(case)
+    missing = _undocumented(est)
+    assert not missing, (
+        f"{type(est).__name__} fitted with sampler={case[1]!r} sets {missing}, documented neither in its "
+        f"Attributes nor in the Notes of {type(est.sampler_).__name__}"
+    )
+
+
+def test_an_attribute_documented_nowhere_is_found():
+    est = copy.copy(_attribute_fit(ATTRIBUTE_CASES[0]))
+    est.made_up_ = 1.0
+    assert _undocumented(est) == ["made_up_"]
+
+
+@pytest.mark.parametrize("cls", [c for c in SAMPLER_CLASSES if c.name], ids=lambda c: c.__name__)
+def test_every_attribute_a_sampler_documents_is_set_by_its_fits(cls):
+    fits = [_attribute_fit(case) for case in ATTRIBUTE_CASES if case[1] == cls.name]
+    documented = _sampler_attributes(cls)
+    assert documented, f"{cls.__name__}'s Notes list no fitted attributes"
+    unset = sorted(name for name in documented if not any(name in vars(est) for est in fits))
+    assert not unset, f"{cls.__name__}'s Notes list {unset}, which none of its fits sets"
+
+
+@pytest.mark.parametrize("cls", list(DENSE_DEFAULTS) + [skgibbs.GibbsMLPClassifier], ids=lambda c: c.__name__)
+def test_the_estimators_link_the_classes_of_their_samplers(cls):
+    kind = "sparse" if cls is skgibbs.SparseGibbsMLPRegressor else "dense"
+    entry = _section(inspect.getdoc(cls), "Attributes")
+    entry = entry[entry.index("sampler_ : ") : entry.index("sampler_name_ : ")]
+    samplers = skgibbs.samplers
+    names = [type(samplers.get_sampler(name)).__name__ for name in samplers.available_samplers(kind)]
+    missing = [name for name in names if f":class:`~skgibbs.samplers.{name}`" not in entry]
+    assert not missing, f"{cls.__name__}'s sampler_ entry does not link {missing}"
 
 
 # ------------------------------------------------------------------ included results

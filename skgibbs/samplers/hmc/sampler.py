@@ -116,6 +116,28 @@ class HMC(ChainSampler):
     max_leapfrog : int, default=64
         Most leapfrog steps of one transition.
 
+    Notes
+    -----
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_`` : ndarray of shape (n_chains,)
+        The frozen leapfrog step of each chain, in the coordinates of the
+        metric.
+    ``trajectory_length_`` : float
+        The frozen integration time ``T``, shared by the chains.
+    ``inverse_mass_`` : ndarray of shape (n_params,)
+        The frozen diagonal inverse metric ``m``, shared by the chains.
+    ``n_divergent_`` : ndarray of shape (n_chains,)
+        Divergent transitions after burn-in (energy error above 1000 or a
+        non-finite trajectory). Any divergence raises a
+        :class:`~skgibbs.SamplerWarning`.
+
+    ``acceptance_rate_`` is that of the trajectories' end points, and
+    ``sample_stats_`` holds, per draw, ``step_size``, ``diverging``,
+    ``n_steps`` (leapfrog steps), ``energy_error`` and ``energy`` (the
+    Hamiltonian after the transition, which ArviZ's ``bfmi`` reads).
+
     Examples
     --------
     >>> from skgibbs import GibbsMLPRegressor

@@ -147,6 +147,27 @@ class MALA(_MALAFamily):
     target_accept : float in (0, 1), default=0.574
         Acceptance aimed at (Roberts & Rosenthal, 1998).
 
+    Notes
+    -----
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_`` : ndarray of shape (n_chains,)
+        The frozen step ``h`` of each chain.
+    ``proposal_std_`` : ndarray of shape (n_chains,)
+        The frozen proposal standard deviation ``s`` of each chain
+        (``sqrt(2 h)`` with ``proposal_std="auto"``).
+    ``correction_``, ``lambda_prime_`` : float
+        The constants of the family's batch terms on the full data: ``zeta
+        = 0`` and ``lambda`` (:class:`CSMALA` has others).
+    ``accepted_batch_sizes_`` : ndarray of shape (0,)
+        Empty: MALA reads the full data (:class:`SMALA` and :class:`CSMALA`
+        record their batches' sizes).
+
+    ``acceptance_rate_`` is the fraction of accepted proposals after
+    burn-in, and ``sample_stats_`` holds, per draw, ``acceptance_rate`` and
+    ``step_size``.
+
     Examples
     --------
     >>> from skgibbs.samplers import MALA
@@ -179,6 +200,33 @@ class SMALA(_MALAFamily):
     restart_after : int or None, default=100
         Redraw the current point's batch after this many rejections in a
         row (paper 000 §5; perturbs the target slightly; None disables it).
+
+    Notes
+    -----
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_``, ``proposal_std_`` : ndarray of shape (n_chains,)
+        The frozen step ``h`` and proposal standard deviation ``s`` of each
+        chain, as for :class:`MALA`.
+    ``correction_`` : float
+        ``zeta``: 0, sMALA's batch terms have no correction.
+    ``lambda_prime_`` : float
+        The inverse temperature of the batch terms: ``lambda``, over ``n rho``
+        examples in a batch.
+    ``n_restarts_`` : ndarray of shape (n_chains,)
+        Batch redraws of each chain after ``restart_after`` rejections in a
+        row (0 for ``rho = 1``).
+    ``accepted_batch_sizes_`` : ndarray of shape (n_accepted,)
+        ``|Z|_1`` of every accepted step after burn-in (paper 000 Fig. 4),
+        chain after chain; empty for ``rho = 1``.
+
+    ``surrogate_scale_`` is the mean of ``lambda l_i / (n rho)`` over the
+    draws and the training examples, and ``batch_noise_`` the noise two
+    Bernoulli batches put in a log Metropolis-Hastings ratio: above about 2
+    the chains stick to favourable batches and a
+    :class:`~skgibbs.SamplerWarning` is raised. ``sample_stats_`` holds, per draw, ``acceptance_rate`` and
+    ``step_size``.
     """
 
     name = "smala"
@@ -220,6 +268,34 @@ class CSMALA(_MALAFamily):
     compensate : bool, default=True
         Use ``lambda'`` in the batch terms (True) or ``lambda`` as is (as
         paper 000's tables state ``lambda`` per method).
+
+    Notes
+    -----
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_``, ``proposal_std_`` : ndarray of shape (n_chains,)
+        The frozen step ``h`` and proposal standard deviation ``s`` of each
+        chain, as for :class:`MALA`.
+    ``correction_`` : float
+        The frozen ``zeta`` (0 for ``rho = 1``): the adapted centring with
+        ``correction="auto"``, pooled over the chains.
+    ``lambda_prime_`` : float
+        ``lambda'``, the compensated inverse temperature of the batch terms
+        (``lambda`` for ``rho = 1`` or ``compensate=False``).
+    ``n_restarts_`` : ndarray of shape (n_chains,)
+        Batch redraws of each chain after ``restart_after`` rejections in a
+        row (0 for ``rho = 1``).
+    ``accepted_batch_sizes_`` : ndarray of shape (n_accepted,)
+        ``|Z|_1`` of every accepted step after burn-in (paper 000 Fig. 4),
+        chain after chain; empty for ``rho = 1``.
+
+    ``surrogate_scale_`` is the mean of ``lambda' l_i / n`` over the draws
+    and the training examples, and ``batch_noise_`` the noise two Bernoulli
+    batches put in a log Metropolis-Hastings ratio: above about 2 the chains
+    stick to favourable batches and a :class:`~skgibbs.SamplerWarning` is
+    raised. ``sample_stats_`` holds, per draw, ``acceptance_rate`` and
+    ``step_size``.
     """
 
     name = "csmala"
@@ -410,6 +486,20 @@ class SGLD(BatchSurrogate, ChainSampler):
     ----------
     step_size : float > 0, default=1e-4
         The fixed step ``h``.
+
+    Notes
+    -----
+    A fit by this sampler sets this attribute on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_`` : ndarray of shape (n_chains,)
+        The step ``h`` of each chain (fixed: nothing adapts).
+
+    There is no ``acceptance_rate_`` (no Metropolis-Hastings step), and
+    ``batch_noise_`` is 0, there being no ratio to disturb;
+    ``surrogate_scale_`` is the mean of ``lambda l_i / (n rho)`` over the
+    draws and the training examples. ``sample_stats_`` holds, per draw,
+    ``step_size``.
     """
 
     name = "sgld"

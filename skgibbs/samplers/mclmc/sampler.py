@@ -214,6 +214,32 @@ class MCLMC(ChainSampler):
         ``"centered"``, the weights alone with Gibbs sweeps of the
         precisions and the noise between transitions. Ignored otherwise.
 
+    Notes
+    -----
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_`` : ndarray of shape (n_chains,)
+        The frozen step size ``eps`` of each chain.
+    ``decoherence_length_`` : ndarray of shape (n_chains,)
+        The frozen decoherence length ``L`` of each chain.
+    ``preconditioner_`` : ndarray of shape (n_chains, n_coordinates)
+        The frozen diagonal preconditioner ``sigma`` of each chain, the
+        scale of each coordinate of the state: ``n_params`` of them, and
+        under a hierarchical prior with ``parametrization="noncentered"``
+        one more per group of ``prior_groups_`` (its log-precision).
+    ``steps_per_transition_`` : ndarray of shape (n_chains,)
+        Integrator steps of a sampling transition (the same in every
+        entry; ``steps_per_transition`` resolved).
+    ``n_divergent_`` : ndarray of shape (n_chains,)
+        Transitions with a non-finite step after burn-in. Any raises a
+        :class:`~skgibbs.SamplerWarning`.
+
+    There is no ``acceptance_rate_``: nothing is rejected.
+    ``sample_stats_`` holds, per draw, ``step_size``, ``diverging`` and
+    ``energy_var`` (the transition's squared energy errors per step and
+    dimension).
+
     Examples
     --------
     >>> from skgibbs import GibbsMLPRegressor
@@ -390,6 +416,25 @@ class AdjustedMCLMC(ChainSampler):
     L_factor : float > 0, default=0.4
     parametrization : {"noncentered", "centered"}, default="noncentered"
         As :class:`MCLMC`'s.
+
+    Notes
+    -----
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_``, ``decoherence_length_`` : ndarray of shape (n_chains,)
+        The frozen step size ``eps`` and decoherence length ``L`` of each
+        chain.
+    ``preconditioner_`` : ndarray of shape (n_chains, n_coordinates)
+        The frozen diagonal preconditioner of each chain, as for
+        :class:`MCLMC`.
+    ``n_divergent_`` : ndarray of shape (n_chains,)
+        Divergent transitions after burn-in. Any raises a
+        :class:`~skgibbs.SamplerWarning`.
+
+    ``acceptance_rate_`` is that of the trajectories' end points, and
+    ``sample_stats_`` holds, per draw, ``acceptance_rate``, ``step_size``,
+    ``diverging``, ``n_steps`` (integrator steps) and ``energy_error``.
 
     Examples
     --------

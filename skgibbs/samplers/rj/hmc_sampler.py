@@ -61,6 +61,32 @@ class RJHMC(HMC):
         estimator pre-trains its starts and does not need it. Warm-up
         only: the sampled target is the same.
 
+    Notes
+    -----
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_`` : ndarray of shape (n_chains,)
+        The frozen leapfrog step of each chain's HMC moves, in the
+        coordinates of the metric.
+    ``trajectory_length_`` : float
+        The frozen integration time ``T`` of the HMC moves.
+    ``inverse_mass_`` : ndarray of shape (n_params,)
+        The diagonal inverse metric: the variance of each parameter's
+        density when active (an HMC move uses those of the active
+        parameters).
+    ``n_divergent_`` : ndarray of shape (n_chains,)
+        Divergent HMC moves after burn-in. Any raises a
+        :class:`~skgibbs.SamplerWarning`.
+    ``move_acceptance_`` : ndarray of shape (n_chains, 3)
+        Acceptance rates after burn-in of the deaths, the HMC moves and the
+        births (NaN for a kind never proposed, as with ``n_jumps=0``).
+
+    ``acceptance_rate_`` is that of the HMC moves, and ``sample_stats_``
+    holds, per draw, HMC's records (``step_size``, ``diverging``,
+    ``n_steps``, ``energy_error``, ``energy``) and ``n_active``, the size
+    of the active set.
+
     Examples
     --------
     >>> from skgibbs import SparseGibbsMLPRegressor

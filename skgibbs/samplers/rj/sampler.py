@@ -44,6 +44,22 @@ class RJMCMC(ChainSampler):
         (the paper's ``sigma = gamma``).
     target_accept : float in (0, 1), default=0.574
         Acceptance of the within-model moves aimed at.
+
+    Notes
+    -----
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_``, ``proposal_std_`` : ndarray of shape (n_chains,)
+        The frozen Langevin step ``h`` and proposal standard deviation
+        ``s`` of each chain (``sqrt(2 h)`` with ``proposal_std="auto"``).
+    ``move_acceptance_`` : ndarray of shape (n_chains, 3)
+        Acceptance rates after burn-in of the deaths, the within-model
+        moves and the births (NaN for a kind never proposed).
+
+    ``acceptance_rate_`` is that of every transition after burn-in, and
+    ``sample_stats_`` holds, per draw, ``acceptance_rate``, ``step_size``
+    and ``n_active``, the size of the active set.
     """
 
     name = "rjmcmc"

@@ -79,6 +79,40 @@ class SGHMC(ChainSampler):
         ``thin="auto"``: this many passes over the data between two draws
         (at least 50 steps).
 
+    Notes
+    -----
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``step_size_`` : ndarray of shape (n_chains,)
+        The largest step ``epsilon`` after warm-up (at the start of each
+        cycle with ``"cyclical"``), in the preconditioned coordinates.
+    ``inverse_mass_`` : ndarray of shape (n_params,)
+        The diagonal preconditioner ``m`` estimated from the batch
+        gradients during warm-up.
+    ``curvature_`` : ndarray of shape (n_chains,)
+        ``lambda_max``, the largest eigenvalue of the preconditioned batch
+        Hessian at the end of warm-up, which bounds the step.
+    ``batch_size_`` : int
+        Rows per step (``batch_size`` resolved).
+    ``epochs_`` : ndarray of shape (n_chains,)
+        Passes over the data of each chain, warm-up included: its batch
+        gradients times ``batch_size_ / n``.
+    ``n_refused_`` : ndarray of shape (n_chains,)
+        Steps refused after warm-up (a non-finite update, one outside
+        ``weight_bound``, or a momentum blowing up). Any raises a
+        :class:`~skgibbs.SamplerWarning`.
+    ``configurational_temperature_`` : ndarray of shape (n_chains,)
+        ``E[(theta_j - mean theta_j) d_j U]`` over the sampling steps and
+        the coordinates, per chain: 1 for exact draws, above 1 for
+        over-dispersed ones (a :class:`~skgibbs.SamplerWarning` above
+        1.1).
+
+    There is no ``acceptance_rate_`` (no Metropolis-Hastings step).
+    ``sample_stats_`` holds, per draw, ``step_size``, ``refused`` (steps
+    refused since the last draw) and ``batch_loss`` (their mean batch
+    loss).
+
     Examples
     --------
     >>> from skgibbs import GibbsMLPRegressor

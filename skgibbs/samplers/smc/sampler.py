@@ -222,44 +222,62 @@ class SMC(Sampler):
 
     Notes
     -----
-    A fitted estimator gains, from the run's ``info``:
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
 
-    - ``log_evidence_``: ``log Z_1 = log int Pi exp(-lambda R_n)`` with
-      ``Pi`` normalised and no likelihood normaliser (module docstring);
-    - ``log_marginal_likelihood_`` (squared loss only): ``log_evidence_ -
-      (n / 2) log(pi temperature_)``, the log density of the standardized
-      targets under ``y_i ~ N(f(x_i), temperature_ / 2)``; subtract
-      ``n log(y_scale_)`` for the density of ``y`` on its own scale;
-    - ``temperature_path_``: a dict of arrays of shape ``(n_stages_ + 1,)``,
-      one entry per stage from the prior: ``beta``, ``temperature`` (the
-      estimator's divided by ``beta``, ``inf`` at ``beta = 0``),
-      ``log_evidence`` (the running ``log Z_beta``), ``ess`` (of the
-      reweighted particles before resampling), ``acceptance_rate`` and
-      ``step_size`` (means over the stage's transitions, NaN at
-      ``beta = 0``), and ``log_marginal_likelihood`` with the squared
-      loss, and ``seconds``, the time each stage took (at ``beta = 0``, the
-      start: the prior's draws and their losses), from which
-      :func:`~skgibbs.samplers.smc.remaining_cost` estimates what the rest of
-      a run costs (the ``verbose`` progress line shows it after every
-      stage); ``pandas.DataFrame(reg.temperature_path_)`` tabulates it;
-    - in ``temperature_path_`` too, for the estimators' networks (and a
-      linear potential), the criteria of each stage's particles after their
-      moves, equally weighted draws of the Gibbs posterior at the stage's
-      temperature (:func:`skgibbs.criteria.stage_criteria`): ``generalization_loss``
-      (Watanabe's WAIC per example, what ``generalization_loss_`` is at the
-      target), ``functional_variance`` (``lfv_``), ``train_loss``,
-      ``langevin_waic`` and, with the squared loss, ``noise_variance``; on
-      the scale of ``y`` for the regressors; NaN at ``beta = 0``. Choosing
-      ``temperature`` by WAIC thus costs one fit
-      (:func:`skgibbs.model_selection.compare_temperatures`). A stage's
-      values are as good as its particles: a stage whose reweighting kept
-      few of them (small ``ess``) or whose moves barely accepted carries
-      copies of a few particles, and its functional variance is then
-      too small;
-    - ``n_stages_``, ``n_particles_``, ``step_size_`` (the final one) and ``inverse_mass_`` (the diagonal of the last stage's
-      inverse metric ``M^-1``: the particles' variances with
-      ``metric="variances"``); ``acceptance_rate_`` is the acceptance of the last stage's
-      moves (shape ``(1,)``).
+    ``log_evidence_`` : float
+        ``log Z_1 = log int Pi exp(-lambda R_n)`` with ``Pi`` normalised
+        and no likelihood normaliser (module docstring); on a sparse
+        network ``Pi`` is the normalised mixing prior.
+    ``log_marginal_likelihood_`` : float
+        The squared loss only (not the classifier, nor
+        ``noise="heteroscedastic"`` or ``"student"``): ``log_evidence_ -
+        (n / 2) log(pi temperature_)``, the log density of the standardized
+        targets under ``y_i ~ N(f(x_i), temperature_ / 2)``; subtract ``n
+        log(y_scale_)`` for the density of ``y`` on its own scale.
+    ``temperature_path_`` : dict of ndarray of shape (n_stages_ + 1,)
+        One entry per stage from the prior: ``beta``, ``temperature`` (the
+        estimator's divided by ``beta``, ``inf`` at ``beta = 0``),
+        ``log_evidence`` (the running ``log Z_beta``), ``ess`` (of the
+        reweighted particles before resampling), ``acceptance_rate`` and
+        ``step_size`` (means over the stage's transitions, NaN at ``beta =
+        0``), ``log_marginal_likelihood`` with the squared loss, and
+        ``seconds``, the time each stage took (at ``beta = 0``, the start:
+        the prior's draws and their losses), from which
+        :func:`~skgibbs.samplers.smc.remaining_cost` estimates what the
+        rest of a run costs (the ``verbose`` progress line shows it after
+        every stage); ``pandas.DataFrame(reg.temperature_path_)``
+        tabulates it. For the estimators' networks (and a linear
+        potential) it also holds the criteria of each stage's particles
+        after their moves, equally weighted draws of the Gibbs posterior at
+        the stage's temperature (:func:`skgibbs.criteria.stage_criteria`):
+        ``generalization_loss`` (Watanabe's WAIC per example, what
+        ``generalization_loss_`` is at the target), ``functional_variance``
+        (``lfv_``), ``train_loss``, ``langevin_waic`` and, with the squared
+        loss, ``noise_variance``; on the scale of ``y`` for the regressors;
+        NaN at ``beta = 0``. Choosing ``temperature`` by WAIC thus costs
+        one fit (:func:`skgibbs.model_selection.compare_temperatures`). A
+        stage's values are as good as its particles: a stage whose
+        reweighting kept few of them (small ``ess``) or whose moves barely
+        accepted carries copies of a few particles, and its functional
+        variance is then too small. On a sparse network, the mutations' own
+        records too: ``n_mcmc_steps`` (the transitions the stage ran),
+        ``decorrelation`` (how much the copies still resembled each other
+        at its end), ``death_acceptance``, ``birth_acceptance`` and
+        ``active_fraction``.
+    ``n_stages_``, ``n_particles_`` : int
+        The stages run, and the particles (``n_particles`` rounded up to a
+        multiple of the number of seeds).
+    ``step_size_`` : ndarray of shape (1,)
+        The final leapfrog step, in the coordinates of the metric.
+    ``inverse_mass_`` : ndarray of shape (n_params,)
+        The diagonal of the last stage's inverse metric ``M^-1`` (the
+        particles' variances with ``metric="variances"``).
+
+    ``acceptance_rate_`` (shape ``(1,)``) is the acceptance of the last
+    stage's moves; ``rhat_``, ``ess_`` and the chains' diagnostics are NaN,
+    the particles being independent. ``sample_stats_`` holds, per
+    particle, ``acceptance_rate`` and ``step_size``.
 
     Cost: ``n_stages * (n_mcmc_steps * n_leapfrog + 2)`` gradients of the
     ``P`` particles, batched (``n_grad_evals_`` counts them per particle,

@@ -111,6 +111,52 @@ class MeanFieldVI(Sampler):
     precision of 0, the flat prior, while the factor's mean stays finite.
     The noise cannot be learned (``temperature="learn"`` needs HMC).
 
+    A fit by this sampler sets these attributes on the estimator, besides
+    those every fit has (the estimator's Attributes):
+
+    ``variational_mean_``, ``variational_std_`` : ndarray of shape (n_params,)
+        ``mu`` and ``sigma`` of ``q`` in the order of ``samples_``
+        (standardized data).
+    ``precision_shape_``, ``precision_rate_`` : ndarray of shape (n_groups,)
+        Under ``prior="layer"`` or ``"ard"``: the mean-field Gamma factor of
+        each group's precision (shape and rate), in the order of
+        ``prior_groups_``.
+    ``elbo_`` : ndarray of shape (n_iter_,)
+        The estimate of ``ELBO_eta`` at every Adam step (one batch, one
+        draw, scaled to the full data).
+    ``kl_`` : float
+        ``KL(q || Pi)`` of the fitted ``q`` (unweighted).
+    ``kl_weight_`` : float
+        ``eta`` of the hidden layers (``kl_weight`` resolved).
+    ``expected_log_likelihood_`` : float
+        ``E_q sum_i log L(y_i | x_i, theta) = -lambda E_q R_n``, from the
+        draws on the training data.
+    ``batch_size_`` : int
+        Rows per Adam step (``batch_size`` resolved).
+    ``n_iter_`` : int
+        Adam steps taken.
+    ``vi_stopped_early_`` : bool
+        Whether the objective reached its plateau (and the decay phase
+        began) before ``max_iter``; when it did not, a
+        :class:`~skgibbs.SamplerWarning` asks for more steps.
+    ``vi_rollbacks_`` : int
+        Steps at which the optimisation diverged (a non-finite step, or an
+        estimate of the ELBO far below the last window's) and ``q`` went
+        back to a checkpoint, the average of the iterates included, at
+        half the learning rate; after five the fit fails with a
+        ``FloatingPointError``.
+    ``vi_validation_objective_`` : ndarray of shape (n_windows,)
+        The mean of the steps' estimates of the negative ELBO over each
+        window of 100 steps up to the plateau (the name is kept from the
+        held-out objective of earlier releases).
+
+    There is no ``acceptance_rate_`` or ``step_size_``, and ``rhat_``,
+    ``ess_`` and the chains' diagnostics are NaN: the draws of ``q`` are
+    independent. ``n_grad_evals_`` holds the Adam steps in every entry,
+    and ``sample_stats_`` holds, per draw, ``log_q`` (``log q`` of the
+    draw, so that ``lp - log_q`` are the log importance ratios of ``q``
+    against ``pi_lambda``) and, under a hierarchical prior, ``precision``.
+
     Examples
     --------
     >>> from skgibbs import GibbsMLPRegressor
