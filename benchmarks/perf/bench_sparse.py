@@ -39,7 +39,7 @@ from skgibbs.samplers import RJHMC, SMC, RunSettings, Target
 from skgibbs.samplers.langevin import mala
 from skgibbs.samplers.rj import rjhmc, rjmcmc
 
-from .. import Benchmark, Output
+from .. import Benchmark, Output, Sizes
 from ..common import data
 from ..common.environment import keep_parts, part_loads
 from ..common.stats import timed_fit
@@ -439,6 +439,13 @@ def add_arguments(parser):
     )
     parser.add_argument("--dims", type=int, nargs="+", default=[10, 100])
     parser.add_argument(
+        "--cost-chains",
+        type=int,
+        nargs="+",
+        default=None,
+        help="cost: the numbers of chains (default 1 4 64)",
+    )
+    parser.add_argument(
         "--cost-baseline",
         default=None,
         help="cost: a sparse.json whose cost rows an earlier version of the library measured, shown beside",
@@ -461,7 +468,10 @@ def run(args):
     if args.part in ("speed", "both"):
         result["speed"] = speed(args.size)
     if args.part in ("cost", "both"):
-        result["cost"] = step_cost(args.size)
+        chains = getattr(args, "cost_chains", None)
+        result["cost"] = step_cost(
+            args.size if chains is None else Sizes({**args.size, "cost_chains": tuple(chains)})
+        )
         if getattr(args, "cost_baseline", None):
             with open(args.cost_baseline) as f:
                 earlier = json.load(f)[NAME]
@@ -574,6 +584,13 @@ def report(results):
             tables.append(
                 (f"The same transitions: {result['cost_baseline']['label']} / this version", header, rows)
             )
+            notes.append(
+                "The same transitions before and after: the cost part run by this version of the benchmark "
+                f"on {result['cost_baseline']['label']} (its rows stored beside this run's as "
+                "cost_baseline), then on this version, one after the other on the same machine. 'jump "
+                "bookkeeping' is the choice of the move and of the coordinate, the newborn's proposal and the "
+                "ratio; 'jump evaluations' the network's loss and gradient calls of the jumps."
+            )
         notes.append(
             "Cost: paper 001's network and data (n = 750, lambda = 5 n, uniform prior on [-1, 1]), float32, "
             "one thread; the kernel warmed up for 200 transitions, then five rounds of 12 transitions, the "
@@ -584,6 +601,7 @@ def report(results):
             "proposal, the acceptance ratio); 'HMC bookkeeping' the rest (the leapfrog arithmetic, the prior's "
             "terms, the momenta, the records). The price of a gradient is given timed alone (the same call "
             "repeated) and inside the transitions (the HMC move's gradient time over its leapfrog steps). "
+            "64 chains are the particles of a sparse SMC run, whose mutations are these transitions. "
             f"Load average {_load(result, 'cost'):.1f}."
         )
     if "structure" in result:
