@@ -416,6 +416,7 @@ def baselines(size):
         "ess": float(reg.ess_),
         "density_first": float(reg.active_fraction_[:, 0].mean()),
         "density_last": float(reg.active_fraction_[:, -1].mean()),
+        "hidden_layer_sizes": str(tuple(reg.spec_.hidden_layer_sizes)),
     }
     print(diabetes, flush=True)
     return {"mlp": rows, "diabetes": diabetes}
@@ -474,7 +475,8 @@ def run(args):
         )
         if getattr(args, "cost_baseline", None):
             with open(args.cost_baseline) as f:
-                earlier = json.load(f)[NAME]
+                earlier = json.load(f)
+            earlier = earlier.get(NAME, earlier)  # a results file, or one benchmark's part of several
             result["cost_baseline"] = {"label": args.cost_baseline_label, "rows": earlier["cost"]}
     if args.part in ("structure", "both"):
         seeds = list(range(args.first_seed, args.size.seeds or args.seeds))
@@ -703,8 +705,9 @@ def report(results):
         d = b["diabetes"]
         notes.append(
             "Baselines: scikit-learn's MLPRegressor (8, 8, 8), Adam at 0.01 for up to 3000 epochs, on the "
-            "p = 100 design with all inputs and with the relevant inputs only. A default "
-            f"SparseGibbsMLPRegressor on the diabetes data: {d['time_s']:.0f} s, R-hat {d['rhat']:.2f}, "
+            "p = 100 design with all inputs and with the relevant inputs only. A SparseGibbsMLPRegressor at "
+            f"the defaults of its run (hidden_layer_sizes={d.get('hidden_layer_sizes', '(100, 100)')}) on the "
+            f"diabetes data: {d['time_s']:.0f} s, R-hat {d['rhat']:.2f}, "
             f"ESS {d['ess']:.0f}, active fraction {d['density_first']:.0%} at the first draw and "
             f"{d['density_last']:.0%} at the last."
         )
