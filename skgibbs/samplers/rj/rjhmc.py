@@ -116,7 +116,7 @@ import torch
 from ..._random import normal, select, uniforms
 from ...priors import MixingPrior
 from ..hmc import kernel as hmc
-from .rjmcmc import birth_weights_host, death_weights_host, log_weight_host, pick_host
+from .rjmcmc import _host, birth_weights_host, death_weights_host, log_weight_host, pick_host
 
 __all__ = [
     "RJHMCState",
@@ -329,10 +329,6 @@ def _log_density_at(consts, x, index):
     if consts.bound is not None:
         out = np.where(np.abs(x) <= consts.bound, out, -np.inf)
     return out
-
-
-def _host(x):
-    return x.detach().double().cpu().numpy()
 
 
 def jump(generators, state, target, moves=JUMP_MOVES, consts=None):
