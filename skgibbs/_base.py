@@ -33,7 +33,7 @@ from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._data import check_numeric, validate_fit_data
 from ._out_of_core import check_lazy_fit_data, is_lazy
 from ._pretrain import PATIENCE, TOLERANCE, PretrainInfo, pretrain
-from ._reliability import (
+from ._mixing import (
     _warn,
     pointwise_chain_mixing,
     pointwise_mixing,
@@ -603,8 +603,8 @@ class BaseGibbsMLP(BaseEstimator):
     def _chunk_mixing(self, F, n_chains):
         """Per-row mixing diagnostics of a chunk ``F`` (``(K S, m)``) for :meth:`_store_mixing`.
 
-        The R-hat and ESS of :func:`~skgibbs._reliability.pointwise_mixing`
-        followed by :func:`~skgibbs._reliability.pointwise_chain_mixing`; all
+        The R-hat and ESS of :func:`~skgibbs._mixing.pointwise_mixing`
+        followed by :func:`~skgibbs._mixing.pointwise_chain_mixing`; all
         NaN for a sampler whose draws are independent (VI's draws of ``q``,
         SMC's particles: ``mixing_diagnostics`` is False), where they judge
         nothing and their rank normalisation was a third of a large fit's
@@ -619,8 +619,8 @@ class BaseGibbsMLP(BaseEstimator):
         """``rhat_``, ``ess_`` and the within- and between-chain diagnostics from per-chunk results.
 
         ``parts`` holds, per chunk of rows, the per-row arrays of
-        :func:`~skgibbs._reliability.pointwise_mixing` followed by those of
-        :func:`~skgibbs._reliability.pointwise_chain_mixing`.
+        :func:`~skgibbs._mixing.pointwise_mixing` followed by those of
+        :func:`~skgibbs._mixing.pointwise_chain_mixing`.
         """
         r, e, within_r, within_e, between = (np.concatenate(values) for values in zip(*parts))
         rhat, ess = worst_mixing(r, e)

@@ -11,7 +11,7 @@ trajectory length stay frozen).
 The rule, built against the ways stopping on a diagnostic misleads:
 
 * **several chains**: the check is the fit's own warning's
-  (:func:`skgibbs._reliability.mixing_failure`), on all chains at once:
+  (:func:`skgibbs._mixing.mixing_failure`), on all chains at once:
   the chains together (R-hat at most 1.05, bulk ESS at least 100) and,
   where they fall short, each chain judged alone (split R-hat at most
   1.05, bulk ESS at least ``100 / n_chains``), so that a run extends
@@ -50,7 +50,7 @@ import math
 
 import numpy as np
 
-from ._reliability import (
+from ._mixing import (
     ESS_WARN,
     mixing_failure,
     pointwise_chain_mixing,

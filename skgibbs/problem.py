@@ -366,7 +366,7 @@ def _warn_if_rho_changes_the_model(est, sampler, n, n_params, device, asks):
     that make them one; its first line is the same for every fit, so a
     search shows it once.
     """
-    from ._reliability import _warn
+    from ._mixing import _warn
 
     full = get_sampler("auto", 1.0, n_rows=n, n_params=n_params, device=device, **asks)
     here = (est._resolved_prior(sampler), est._temperature_source(sampler))

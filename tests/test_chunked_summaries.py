@@ -18,7 +18,7 @@ from sklearn.datasets import make_moons
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor, _chunks
 from skgibbs._levels import mixture_quantiles
-from skgibbs._reliability import function_space_mixing
+from skgibbs._mixing import function_space_mixing
 from skgibbs.credible import credible_radius, credible_sets, parameter_radius
 from skgibbs.criteria import gaussian_log_likelihood, langevin_waic, waic
 from skgibbs.metrics import log_predictive_density_scorer

@@ -21,7 +21,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_moons
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, MultimodalWarning, SamplerWarning, _chunks
-from skgibbs._reliability import (
+from skgibbs._mixing import (
     _warn_if_not_mixed,
     mixing_failure,
     pointwise_chain_mixing,

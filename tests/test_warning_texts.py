@@ -2,7 +2,7 @@
 
 Every passage of README.rst and the guides that quotes a mixing warning (a
 double-quoted sentence, or a literal block, that begins "The chains") must
-match one of the messages :func:`skgibbs._reliability._warn_if_not_mixed`
+match one of the messages :func:`skgibbs._mixing._warn_if_not_mixed`
 emits for the three failures it tells apart (a chain not converged on its
 own, chains that each converged but disagree, too few effective draws in
 all), numbers and ``...`` standing for any text.
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from skgibbs import GibbsMLPRegressor, MultimodalWarning, SamplerWarning
-from skgibbs._reliability import _warn_if_not_mixed
+from skgibbs._mixing import _warn_if_not_mixed
 from skgibbs.samplers import HMC, MALA
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -69,7 +69,7 @@ Measured per sampler: the bulk effective sample size (rank-normalised,
 split) of the function values ``f_theta(x_i)`` at the training inputs (an
 evenly spaced subset of 1000 inputs at n = 10000), its minimum and median
 over the inputs, the largest R-hat; each chain judged alone
-(:func:`skgibbs._reliability.pointwise_chain_mixing`): the smallest
+(:func:`skgibbs._mixing.pointwise_chain_mixing`): the smallest
 within-chain bulk ESS over chains and inputs and the largest within-chain
 R-hat; the wall time of warm-up and sampling (all four chains; BlackJAX's
 compilation is reported apart and left out), the minimum ESS per second of
@@ -96,7 +96,7 @@ import numpy as np
 import torch
 
 from skgibbs import GibbsMLPRegressor
-from skgibbs._reliability import pointwise_chain_mixing
+from skgibbs._mixing import pointwise_chain_mixing
 from skgibbs.datasets import make_gap_regression
 from skgibbs.diagnostics import effective_sample_size, rhat
 from skgibbs.potential import Batch
@@ -312,7 +312,7 @@ def mixing(F, seconds):
     """Min and median bulk ESS, max R-hat, min ESS per second; the same for each chain judged alone.
 
     Pooled: over the 4 chains. Within: each chain's own bulk ESS and split
-    R-hat (:func:`skgibbs._reliability.pointwise_chain_mixing`), the
+    R-hat (:func:`skgibbs._mixing.pointwise_chain_mixing`), the
     smallest ESS and largest R-hat over chains and inputs; the between-chain
     (nested) R-hat's largest value over the inputs.
     """
@@ -855,7 +855,7 @@ PROTOCOL = (
     "leapfrog steps per sampling transition."
 )
 PROTOCOL_WITHIN = (
-    "Within chain: each chain judged alone (skgibbs._reliability.pointwise_chain_mixing), its own "
+    "Within chain: each chain judged alone (skgibbs._mixing.pointwise_chain_mixing), its own "
     "rank-normalised split bulk ESS and split R-hat of f_theta(x_i) at every input; ESS min within chain is "
     "the smallest over the 4 chains and the inputs, within R-hat max the largest, within-ESS/s the smallest "
     "within-chain ESS divided by the wall time of warm-up + sampling of all 4 chains (chains that sit in "

@@ -55,7 +55,7 @@ from ._calibration import (
     reliability_curve,
 )
 from ._intervals import coverage_score, interval_score, mean_width_score
-from ._scorer import final_step
+from ._scorers import final_step
 from ._scorers import (
     log_predictive_density_scorer,
     make_coverage_scorer,

@@ -513,7 +513,7 @@ class Sampler(BaseEstimator):
         ``failure`` is ``"within"`` (a chain has not converged on its own:
         a longer run helps, more chains do not) or ``"draws"`` (the chains
         agree but hold too few effective draws together: more draws or more
-        chains help); see :func:`skgibbs._reliability.mixing_failure`.
+        chains help); see :func:`skgibbs._mixing.mixing_failure`.
         """
         if failure == "draws":
             return ["raise n_samples", "run more chains (n_chains)"]

@@ -1,11 +1,11 @@
-"""Whether a fit can be trusted (skgibbs._reliability): the mixing warning, its remedies, and its silence."""
+"""Whether a fit can be trusted (skgibbs._mixing): the mixing warning, its remedies, and its silence."""
 
 import warnings
 
 import numpy as np
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs._reliability import function_space_mixing
+from skgibbs._mixing import function_space_mixing
 
 CHEAP = {"hidden_layer_sizes": (8,), "n_samples": 20, "burn_in": 30, "pretrain_iter": 50}
 
