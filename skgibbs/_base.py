@@ -293,18 +293,6 @@ class BaseGibbsMLP(BaseEstimator):
         setting = resolve_embedding(getattr(self, "embedding", None))
         return (None, None) if setting is None else setting.build(X, x_mean, x_scale)
 
-    @property
-    def kernel_(self):
-        """Deprecated: renamed ``sampler_`` (the sampler object); its name is ``sampler_name_``."""
-        value = self.sampler_  # AttributeError, without a warning, before fit
-        warnings.warn(
-            "kernel_ was renamed sampler_ in 0.2 and will be removed in 0.3: sampler_ is now the sampler object "
-            "that ran (what kernel_ was), and its registered name, which sampler_ held before, is sampler_name_.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return value
-
     def __setstate__(self, state):
         # a fit saved before 0.2 holds the sampler object as kernel_ and its name as sampler_
         if "kernel_" in state:

@@ -350,11 +350,6 @@ _SHARED_ATTRIBUTES = """\
            ``sampler_`` was the sampler's name, now ``sampler_name_``.
     sampler_name_ : str
         The registered name of the sampler used, e.g. ``"hmc"``.
-    kernel_ : Sampler
-        ``sampler_``.
-
-        .. deprecated:: 0.2
-           Renamed ``sampler_``; ``kernel_`` is removed in 0.3.
     rho_ : float
         Batch probability used (1 for the kernels that read the full data).
     lambda_ : float

@@ -13,8 +13,6 @@ its squared scale), and the likelihood, the intervals and the predictive
 draws are the t's.
 """
 
-import warnings
-
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
@@ -286,21 +284,6 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
                 kept[rows.start], room = G.astype(self.samples_.dtype), room - size
         self._store_mixing(mixing)
         return kept, sums, fbar, pointwise
-
-    @property
-    def waic_(self):
-        """Deprecated: renamed ``langevin_waic_``; rank models by ``generalization_loss_``."""
-        value = self.langevin_waic_  # AttributeError, without a warning, before fit
-        warnings.warn(
-            "waic_ was renamed langevin_waic_ in 0.2 and will be removed in 0.3. It is "
-            "train_loss_ + lfv_ / n, Okuno and Yano's Langevin WAIC, which divides by the fit's own "
-            "noise variance and so hardly differs between models; to rank models use "
-            "generalization_loss_ (Watanabe's WAIC per example), what CriterionGridSearch(criterion='waic') "
-            "ranks by.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return value
 
     # -------------------------------------------------------------- predict
     def _draws(self, X):

@@ -1,6 +1,5 @@
 """GibbsMLPClassifier: a multilayer perceptron classifier sampled from its Gibbs posterior."""
 
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -128,12 +127,6 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
         004 (13)), the penalty of ``generalization_loss_`` before the factor
         ``beta / n``; and ``-(1/n) sum_i log pbar(y_i | x_i)``, the
         cross-entropy of :meth:`predict_proba` on the training data.
-    waic_ : float
-        ``train_loss_ + lfv_ / n_train_``.
-
-        .. deprecated:: 0.2
-           Removed in 0.3; rank models by ``generalization_loss_``, which
-           equals it at ``temperature=1``.
 
     See Also
     --------
@@ -365,20 +358,6 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
                 "lfv_": float(tempered.p_waic),
             }
         )
-
-    @property
-    def waic_(self):
-        """Deprecated: rank models by ``generalization_loss_``."""
-        n = getattr(self, "sample_weight_sum_", None) or self.n_train_  # AttributeError, without a warning, before fit
-        value = self.train_loss_ + self.lfv_ / n
-        warnings.warn(
-            "waic_ is deprecated in 0.2 and will be removed in 0.3: rank models by generalization_loss_ "
-            "(Watanabe's WAIC per example of the tempered posterior, equal to waic_ at temperature=1), "
-            "what CriterionGridSearch(criterion='waic') ranks by. waic_ is train_loss_ + lfv_ / n_train_.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return value
 
     # -------------------------------------------------------------- predict
     def _log_proba_draws(self, X):

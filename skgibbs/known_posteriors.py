@@ -3,8 +3,7 @@
 Densities whose scores (and, where they exist in closed form, moments) are
 known exactly, for testing samplers and control variates against ground
 truth; not to be confused with :class:`skgibbs.samplers.Target`, the
-``pi_lambda`` every kernel samples. (This module was ``skgibbs.targets``
-before 0.2.)
+``pi_lambda`` every kernel samples.
 
 Each density has ``log_prob(theta) -> (K,)`` and ``grad_log_prob(theta) ->
 (K, d)`` on torch tensors of shape ``(K, d)`` (analytic gradients, computed

@@ -285,11 +285,6 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         with that paper. Its first term is at most 1/2 whatever the fit,
         so it tells fits apart mostly through ``lfv_`` and favours the most
         regularised one: not a criterion to rank by.
-    waic_ : float
-        ``langevin_waic_``.
-
-        .. deprecated:: 0.2
-           Renamed ``langevin_waic_``; ``waic_`` is removed in 0.3.
 
     See Also
     --------

@@ -411,11 +411,6 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
            ``sampler_`` was the sampler's name, now ``sampler_name_``.
     sampler_name_ : str
         The sampler's registered name.
-    kernel_ : RJHMC, RJMCMC or SMC
-        ``sampler_``.
-
-        .. deprecated:: 0.2
-           Renamed ``sampler_``; ``kernel_`` is removed in 0.3.
     rho_ : float
         1: every sampler reads the full data.
     n_grad_evals_, acceptance_rate_ : ndarray of shape (n_chains,)
@@ -434,8 +429,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     waic_tempering_, lfv_, train_loss_, langevin_waic_ : float
         Its tempering, its functional variance, the training loss and the
         Langevin WAIC, as for :class:`GibbsMLPRegressor` (``langevin_waic_``
-        is not a criterion to rank by; ``waic_``, its name before 0.2, is
-        deprecated).
+        is not a criterion to rank by).
     noise_variance_, credible_radius_, credible_radius_params_ : float
         As for :class:`GibbsMLPRegressor`.
     rhat_, ess_ : float

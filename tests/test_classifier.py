@@ -86,10 +86,9 @@ def test_criteria_from_the_categorical_likelihood(multiclass):
     assert np.isclose(clf.generalization_loss_, -(lppd - fv).mean(), rtol=1e-6)
     pbar = clf.predict_proba(X)[np.arange(len(y)), y]
     assert np.isclose(clf.train_loss_, -np.mean(np.log(pbar)), rtol=1e-6)
-    # waic_, deprecated, is the untempered WAIC: generalization_loss_ at temperature=1
-    with pytest.warns(FutureWarning, match="generalization_loss_"):
-        assert np.isclose(clf.waic_, clf.train_loss_ + clf.lfv_ / len(y))
+    # at temperature=1, generalization_loss_ is the untempered WAIC, train_loss_ + lfv_ / n
     assert np.isclose(clf.generalization_loss_, clf.train_loss_ + clf.lfv_ / len(y))
+    assert not hasattr(clf, "waic_")
     assert np.isfinite(clf.rhat_) and clf.ess_ > 0
     # lp holds log pi_lambda = -lambda R_n + log Pi; with the flat prior's zero it is -sum_i l_i
     assert clf.sample_stats_["lp"].shape == (2, 30)

@@ -280,20 +280,14 @@ def test_unknown_window_names_lag_window(fn):
 
 
 @pytest.mark.parametrize("fn", [spectral_variance, mcse], ids=lambda f: f.__name__)
-def test_window_is_a_deprecated_name_of_lag_window(fn):
-    # the control-variate estimators' name is the one name; window= works until 0.3
+def test_the_lag_window_is_named_lag_window(fn):
+    # the name of the control-variate estimators too; window=, its name before 0.2, is gone
     x = np.random.default_rng(19).normal(size=200)
-    with pytest.warns(FutureWarning, match="renamed lag_window"):
-        old = fn(x, window="rectangular", truncation=5)
-    assert old == fn(x, lag_window="rectangular", truncation=5) == fn(x, "rectangular", 5)
-    with pytest.warns(FutureWarning), pytest.raises(TypeError, match="only lag_window"):
-        fn(x, lag_window="flat-top", window="rectangular")
-
-
-def test_lag_window_function_takes_the_deprecated_name_too():
-    with pytest.warns(FutureWarning, match="renamed lag_window"):
-        old = lag_window(window="flat-top", truncation=4)
-    np.testing.assert_array_equal(old, lag_window(lag_window="flat-top", truncation=4))
+    assert fn(x, lag_window="rectangular", truncation=5) == fn(x, "rectangular", 5)
+    with pytest.raises(TypeError, match="window"):
+        fn(x, window="rectangular", truncation=5)
+    with pytest.raises(TypeError, match="window"):
+        lag_window(window="flat-top", truncation=4)
 
 
 def test_unknown_rhat_method_names_method():

@@ -6,8 +6,9 @@
 - no docstring carries a measured number: measurements live on the
   benchmark pages, which the documentation includes, and go stale in a
   docstring;
-- the glossary (``doc/glossary.rst``) names only what exists, lists every
-  parameter of the estimators, and every former name it lists warns.
+- the glossary (``doc/glossary.rst``) names only what exists and lists every
+  parameter of the estimators;
+- every former name the release notes list as removed is gone.
 """
 
 import ast
@@ -140,12 +141,15 @@ def test_the_documentation_expands_the_sampler_table_marker():
 GLOSSARY = DOC / "glossary.rst"
 
 
-def _glossary_tables():
-    """``{section title: [row, ...]}`` of the glossary's list tables, each row a list of its cells' text."""
+def _glossary_tables(path=GLOSSARY, underline="="):
+    """``{section title: [row, ...]}`` of the list tables of ``path``, each row a list of its cells' text.
+
+    The sections are the titles underlined with ``underline``.
+    """
     tables, title, rows = {}, None, None
-    lines = GLOSSARY.read_text().splitlines()
+    lines = path.read_text().splitlines()
     for i, line in enumerate(lines):
-        if i + 1 < len(lines) and set(lines[i + 1]) == {"="} and line.strip():
+        if i + 1 < len(lines) and set(lines[i + 1]) == {underline} and line.strip():
             title = line.strip()
         if line.startswith(".. list-table::"):
             rows = tables.setdefault(title, [])
@@ -198,9 +202,7 @@ def test_every_name_of_the_glossary_exists():
     import inspect
 
     words, missing = _source_words(), []
-    for section, rows in _glossary_tables().items():
-        if section == "Former names":
-            continue
+    for rows in _glossary_tables().values():
         for row in rows:
             for kind, a, b in _names(row[1]):
                 if kind == "name" and a not in words:
@@ -224,39 +226,72 @@ def test_the_glossary_lists_every_parameter_of_the_estimators():
     assert sorted(params - listed) == []
 
 
-def test_every_former_name_of_the_glossary_warns():
+#: the SGLD kernel's names, which ``skgibbs.samplers.langevin`` held when it was that kernel's module
+SGLD_NAMES = ("SGLDState", "SGLDInfo", "SGLDParams", "init", "step")
+
+
+def test_every_former_name_the_release_notes_remove_is_gone():
+    """The names of the release notes' "Former names removed" table fail where they were used."""
     import warnings
 
     import numpy as np
     import torch
 
+    from skgibbs.control_variates import esvrr, spectral_variance_torch, windowed
     from skgibbs.criteria import LFVResult
+    from skgibbs.diagnostics import lag_window, mcse, spectral_variance
+    from skgibbs.model import MLPSpec
     from skgibbs.potential import FunctionPotential
-    from skgibbs.samplers import MeanFieldVI, Target
-    from skgibbs.samplers.vi import VIState
+    from skgibbs.samplers import MeanFieldVI, Target, langevin, vi
 
     pot = FunctionPotential(lambda th, idx: th[:, :1] ** 2 + 0 * idx, n_data=2)
     lfv = LFVResult(*([0.0] * len(LFVResult._fields)))
+    ones = torch.ones(2)
+    params = vi.VIParams(lam=2.0, eta=ones, prior_std=ones, scale=ones)
+    state = vi.init(torch.zeros(2), params)
+    spec, X, y, x = MLPSpec(1, ()), torch.zeros(2, 1), torch.zeros(2), np.arange(20.0) % 3
     fitted = GibbsMLPRegressor((2,), sampler=MeanFieldVI(max_iter=20), pretrain_iter=5, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fitted.fit(np.linspace(-1, 1, 20)[:, None], np.linspace(-1, 1, 20))
     uses = {
-        "Target(lam=...)": lambda: Target(pot, lam=2.0),
-        "Target.lam": lambda: Target(pot, lambda_=2.0).lam,
-        "VIState.rho": lambda: VIState(torch.zeros(1), torch.zeros(1), None).rho,
-        "LFVResult.generalization_loss": lambda: lfv.generalization_loss,
-        "waic_": lambda: fitted.waic_,
-        "kernel_": lambda: fitted.kernel_,
-        "skgibbs.targets": lambda: importlib.reload(importlib.import_module("skgibbs.targets")),
+        "skgibbs.targets": [lambda: importlib.import_module("skgibbs.targets")],
+        "skgibbs.samplers.mala": [lambda: importlib.import_module("skgibbs.samplers.mala")],
+        "skgibbs.samplers.hmc_gibbs": [lambda: importlib.import_module("skgibbs.samplers.hmc_gibbs")],
+        "skgibbs.samplers.rjmcmc": [lambda: importlib.import_module("skgibbs.samplers.rjmcmc")],
+        "skgibbs.samplers.rjhmc": [lambda: importlib.import_module("skgibbs.samplers.rjhmc")],
+        **{f"langevin.{n}": [lambda n=n: getattr(langevin, n)] for n in SGLD_NAMES},
+        "kernel_": [lambda: fitted.kernel_],
+        "waic_": [lambda: fitted.waic_, lambda: GibbsMLPClassifier.waic_],
+        "LFVResult.generalization_loss": [lambda: lfv.generalization_loss],
+        "VIState.rho": [lambda: state.rho],
+        "vi.step(generator, state, spec, X, y, params)": [
+            lambda: vi.step(torch.Generator(), state, spec, X, y, params)
+        ],
+        "vi.held_out_objective(generator, state, spec, X, y, params)": [
+            lambda: vi.held_out_objective(torch.Generator(), state, spec, X, y, params)
+        ],
+        "VIParams(loss=...)": [
+            lambda: vi.VIParams(lam=2.0, eta=ones, prior_std=ones, scale=ones, loss="squared")
+        ],
+        "Target(lam=...)": [lambda: Target(pot, lam=2.0)],
+        "Target.lam": [lambda: Target(pot, lambda_=2.0).lam],
+        "window=": [
+            lambda: lag_window(window="flat-top", truncation=4),
+            lambda: spectral_variance(x, window="flat-top"),
+            lambda: mcse(x, window="flat-top"),
+            lambda: spectral_variance_torch(torch.as_tensor(x), window="flat-top"),
+            lambda: windowed(x, window="flat-top"),
+            lambda: esvrr(x, x / 2, window="flat-top"),
+        ],
     }
-    listed = [
-        name for row in _glossary_tables()["Former names"] for name in re.findall(r"``([^`]+)``", row[0])
-    ]
+    rows = _glossary_tables(DOC / "changes.rst", underline="-")["Former names removed"]
+    listed = [name for row in rows for name in re.findall(r"``([^`]+)``", row[0])]
     assert sorted(listed) == sorted(uses)
     for name in listed:
-        with pytest.warns(FutureWarning):
-            uses[name]()
+        for use in uses[name]:
+            with pytest.raises((AttributeError, ImportError, TypeError)):
+                use()
 
 
 # ------------------------------------------------------------------ what "auto" runs

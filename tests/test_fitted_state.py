@@ -189,16 +189,6 @@ def test_fitted_state_has_one_writer(monkeypatch):
         assert set(_fitted(est)) == written
 
 
-def test_kernel_is_a_deprecated_name_of_sampler():
-    X, y = _data()
-    assert not hasattr(GibbsMLPRegressor(), "kernel_")  # before fit: no attribute, no warning
-    est = _quiet_fit(GibbsMLPRegressor(**SMALL, sampler=HMC(target_accept=0.9), random_state=0), X, y)
-    with pytest.warns(FutureWarning, match="kernel_ was renamed sampler_.*sampler_name_"):
-        kernel = est.kernel_
-    assert kernel is est.sampler_ and isinstance(kernel, HMC) and kernel.target_accept == 0.9
-    assert est.sampler_name_ == "hmc" and "kernel_" not in vars(est)
-
-
 def test_a_fit_saved_with_the_old_names_loads_with_the_new(tmp_path):
     X, y = _data()
     est = _quiet_fit(GibbsMLPRegressor(**SMALL, sampler="hmc", random_state=0), X, y)
@@ -209,6 +199,7 @@ def test_a_fit_saved_with_the_old_names_loads_with_the_new(tmp_path):
     vars(old).update(state)
     back = pickle.loads(pickle.dumps(old))
     assert back.sampler_name_ == "hmc" and isinstance(back.sampler_, HMC) and "kernel_" not in vars(back)
+    assert not hasattr(est, "kernel_") and not hasattr(back, "kernel_")  # sampler_ is the only name
     np.testing.assert_array_equal(back.predict(X), est.predict(X))
     sio = pytest.importorskip("skops.io")
     from skgibbs.persistence import load

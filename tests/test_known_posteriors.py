@@ -6,15 +6,11 @@ the samplers against the targets' exact moments, with tolerances of
 ``moment_errors`` fixture). All seeds are fixed.
 """
 
-import importlib
-import sys
-
 import numpy as np
 import pytest
 import torch
 from scipy.stats import multivariate_normal, norm
 
-import skgibbs.known_posteriors as known
 from skgibbs.diagnostics import effective_sample_size
 from skgibbs.known_posteriors import (
     Banana,
@@ -282,11 +278,3 @@ def test_mixture_moments_and_weights_against_exact_draws():
 def test_bad_mixture_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
         Mixture2(**kwargs)
-
-
-def test_targets_is_a_deprecated_name_of_known_posteriors(monkeypatch):
-    monkeypatch.delitem(sys.modules, "skgibbs.targets", raising=False)
-    with pytest.warns(FutureWarning, match="skgibbs.targets was renamed skgibbs.known_posteriors"):
-        targets = importlib.import_module("skgibbs.targets")
-    assert targets.__all__ == known.__all__
-    assert all(getattr(targets, name) is getattr(known, name) for name in known.__all__)

@@ -107,16 +107,10 @@ def test_fitted_attributes_of_hmc_under_the_fixed_prior():
     assert "precision" not in est.sample_stats_ and "noise_variance" not in est.sample_stats_
 
 
-def test_waic_attribute_is_deprecated_for_langevin_waic(fitted):
+def test_langevin_waic_is_the_training_loss_plus_the_functional_variance_per_example(fitted):
     X, _ = _data()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FutureWarning)
-        assert not hasattr(GibbsMLPRegressor(), "waic_")  # unfitted: AttributeError, no warning
-        assert "waic_" not in vars(fitted)  # not fitted state: clone, pickle and skops never see it
-        renamed = fitted.langevin_waic_
-    assert renamed == pytest.approx(fitted.train_loss_ + fitted.lfv_ / len(X))
-    with pytest.warns(FutureWarning, match="renamed langevin_waic_.*generalization_loss_"):
-        assert fitted.waic_ == renamed
+    assert fitted.langevin_waic_ == pytest.approx(fitted.train_loss_ + fitted.lfv_ / len(X))
+    assert not hasattr(fitted, "waic_")  # its name before 0.2
 
 
 def _torch_objects(obj, path="est", seen=None):

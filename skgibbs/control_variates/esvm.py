@@ -13,7 +13,7 @@ import torch
 from scipy.signal import fftconvolve
 
 from ..diagnostics import spectral_variance
-from ..diagnostics._spectral import lag_weights, renamed_window
+from ..diagnostics._spectral import lag_weights
 
 __all__ = ["default_truncation", "spectral_variance_torch", "windowed", "esvrr"]
 
@@ -34,7 +34,7 @@ def _truncation(n, truncation):
     return min(b, n)
 
 
-def spectral_variance_torch(h, lag_window="triangular", truncation=None, *, window="deprecated"):
+def spectral_variance_torch(h, lag_window="triangular", truncation=None):
     r"""Spectral variance estimator ``V_n(h)`` (3.2), differentiable in torch.
 
     Parameters
@@ -46,8 +46,6 @@ def spectral_variance_torch(h, lag_window="triangular", truncation=None, *, wind
         Lag window, see :func:`skgibbs.diagnostics.lag_window`.
     truncation : int, default=None
         ``b_n``; ``floor(sqrt(n))`` when None, at most ``n``.
-    window : str or callable
-        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -72,7 +70,6 @@ def spectral_variance_torch(h, lag_window="triangular", truncation=None, *, wind
     >>> v.backward(); h.grad.shape
     torch.Size([4])
     """
-    lag_window = renamed_window(lag_window, window)
     n = h.shape[0]
     if n < 2:
         raise ValueError(f"The spectral variance needs at least 2 time points, got n={n}.")
@@ -86,7 +83,7 @@ def spectral_variance_torch(h, lag_window="triangular", truncation=None, *, wind
     return torch.tensordot(weights, acov, dims=1)
 
 
-def windowed(x, lag_window="triangular", truncation=None, *, window="deprecated"):
+def windowed(x, lag_window="triangular", truncation=None):
     """Apply the lag-window Toeplitz matrix ``W_{kl} = w(|k - l| / b_n)`` along time.
 
     ``V_n(h) = hc^T W hc / n`` with ``hc`` the centred series, so for the
@@ -102,8 +99,6 @@ def windowed(x, lag_window="triangular", truncation=None, *, window="deprecated"
         Lag window, see :func:`skgibbs.diagnostics.lag_window`.
     truncation : int, default=None
         ``b_n``; ``floor(sqrt(n))`` when None.
-    window : str or callable
-        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -118,7 +113,6 @@ def windowed(x, lag_window="triangular", truncation=None, *, window="deprecated"
     >>> bool(np.isclose(hc @ windowed(hc, truncation=5) / 50, spectral_variance(h, truncation=5)))
     True
     """
-    lag_window = renamed_window(lag_window, window)
     x = np.asarray(x, dtype=np.float64)
     n = x.shape[0]
     b = _truncation(n, truncation)
@@ -128,7 +122,7 @@ def windowed(x, lag_window="triangular", truncation=None, *, window="deprecated"
     return fftconvolve(x, kernel, mode="same", axes=0)
 
 
-def esvrr(y, residual, lag_window="triangular", truncation=None, *, window="deprecated"):
+def esvrr(y, residual, lag_window="triangular", truncation=None):
     """Empirical spectral variance reduction ratio ``V_n(f) / V_n(f - g)`` (paper 003 §6).
 
     Parameters
@@ -141,8 +135,6 @@ def esvrr(y, residual, lag_window="triangular", truncation=None, *, window="depr
         Lag window, see :func:`skgibbs.diagnostics.lag_window`.
     truncation : int, default=None
         ``b_n`` for both; ``floor(sqrt(n))`` when None.
-    window : str or callable
-        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -157,7 +149,6 @@ def esvrr(y, residual, lag_window="triangular", truncation=None, *, window="depr
     >>> round(esvrr(y, 0.5 * y), 6)
     4.0
     """
-    lag_window = renamed_window(lag_window, window)
     b = _truncation(len(y), truncation)
     num = float(spectral_variance(y, lag_window, b))
     den = float(spectral_variance(residual, lag_window, b))

@@ -13,7 +13,6 @@ the sum over examples of the variance over the kept iterates of
 ``log f(y_i | x_i, gamma) = -(y_i - g_gamma(x_i))^2 / (2 sigma^2) + const``.
 """
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -59,10 +58,6 @@ class LFVResult(NamedTuple):
     ``waic`` ranks them only under one shared ``noise_variance``). It
     estimates what an estimator's ``generalization_loss_`` (Watanabe's WAIC
     from posterior draws) estimates, by another route, and has its own name.
-
-    .. deprecated:: 0.2
-       ``lfv_loss`` was called ``generalization_loss``; that attribute
-       still reads it, with a ``FutureWarning``, until 0.3.
     """
 
     lfv: float
@@ -76,17 +71,6 @@ class LFVResult(NamedTuple):
     burn_in: int
     lfv_loss: float
     n_refused: np.ndarray  # (K,) steps refused because the move was not finite
-
-    @property
-    def generalization_loss(self):
-        """Former name of :attr:`lfv_loss` (deprecated, removed in 0.3)."""
-        warnings.warn(
-            "LFVResult.generalization_loss is deprecated and will be removed in 0.3; read LFVResult.lfv_loss "
-            "(an estimator's generalization_loss_ is WAIC, another estimate).",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return self.lfv_loss
 
 
 def _grad_potential(potential, theta, lam, prec):

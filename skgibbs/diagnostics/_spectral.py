@@ -3,8 +3,6 @@
 One chain, time first: ``x`` of shape ``(n,)`` or ``(n, ...)``.
 """
 
-import warnings
-
 import numpy as np
 
 __all__ = ["LAG_WINDOWS", "lag_window", "autocovariance", "spectral_variance", "mcse"]
@@ -36,31 +34,7 @@ LAG_WINDOWS = {
 }
 
 
-def renamed_window(lag_window, window, stacklevel=3):
-    """The lag window, from ``lag_window`` or from its former name ``window`` (deprecated in 0.2).
-
-    ``window`` was this argument's name in :mod:`skgibbs.diagnostics` and in
-    the functions of :mod:`skgibbs.control_variates`, while the control-variate
-    estimators called it ``lag_window``; every function now calls it
-    ``lag_window``. The old keyword works until 0.3, with a ``FutureWarning``.
-    """
-    if isinstance(window, str) and window == "deprecated":
-        return lag_window
-    warnings.warn(
-        "The argument window was renamed lag_window in 0.2 and will be removed in 0.3; "
-        f"pass lag_window={window!r} instead.",
-        FutureWarning,
-        stacklevel=stacklevel,
-    )
-    if not (isinstance(lag_window, str) and lag_window == "triangular"):
-        raise TypeError(
-            f"Got both lag_window={lag_window!r} and its deprecated name window={window!r}; "
-            "pass only lag_window."
-        )
-    return window
-
-
-def lag_window(lag_window="triangular", truncation=10, *, window="deprecated"):
+def lag_window(lag_window="triangular", truncation=10):
     """Weights ``w_n(s) = w(s / b_n)`` of a lag window for ``s = 0, ..., b_n - 1``.
 
     Parameters
@@ -74,8 +48,6 @@ def lag_window(lag_window="triangular", truncation=10, *, window="deprecated"):
         returns the weights.
     truncation : int
         ``b_n >= 1``: lags ``|s| < b_n`` enter the estimator.
-    window : str or callable
-        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -88,7 +60,7 @@ def lag_window(lag_window="triangular", truncation=10, *, window="deprecated"):
     >>> lag_window("flat-top", 4)
     array([1. , 1. , 1. , 0.5])
     """
-    return lag_weights(renamed_window(lag_window, window), truncation)
+    return lag_weights(lag_window, truncation)
 
 
 def lag_weights(window, truncation):
@@ -153,7 +125,7 @@ def autocovariance(x, max_lag=None):
     return acov / n
 
 
-def spectral_variance(x, lag_window="triangular", truncation=None, *, window="deprecated"):
+def spectral_variance(x, lag_window="triangular", truncation=None):
     """Spectral variance estimator ``V_n`` (3.2) of paper 003.
 
     ``V_n(h) = sum_{|s| < b_n} w(s / b_n) rho_n(|s|)``, an estimate of the
@@ -168,8 +140,6 @@ def spectral_variance(x, lag_window="triangular", truncation=None, *, window="de
         Lag window, see :func:`lag_window`.
     truncation : int, default=None
         ``b_n``; ``floor(sqrt(n))`` when None.
-    window : str or callable
-        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -182,7 +152,6 @@ def spectral_variance(x, lag_window="triangular", truncation=None, *, window="de
     >>> round(float(spectral_variance(x)), 1)     # i.i.d. N(0, 1): sigma^2 = 1
     1.0
     """
-    lag_window = renamed_window(lag_window, window)
     x = _as_chain(x)
     n = x.shape[0]
     b = int(np.sqrt(n)) if truncation is None else _check_truncation(truncation)
@@ -194,7 +163,7 @@ def spectral_variance(x, lag_window="triangular", truncation=None, *, window="de
     return float(out) if np.ndim(out) == 0 else out
 
 
-def mcse(x, lag_window="triangular", truncation=None, *, window="deprecated"):
+def mcse(x, lag_window="triangular", truncation=None):
     """Monte Carlo standard error of the chain average, ``sqrt(V_n / n)``.
 
     ``V_n`` is the spectral variance (3.2) of paper 003, so this is the
@@ -208,8 +177,6 @@ def mcse(x, lag_window="triangular", truncation=None, *, window="deprecated"):
         Lag window, see :func:`lag_window`.
     truncation : int, default=None
         ``b_n``; ``floor(sqrt(n))`` when None.
-    window : str or callable
-        Deprecated name of ``lag_window`` (since 0.2, removed in 0.3).
 
     Returns
     -------
@@ -224,7 +191,6 @@ def mcse(x, lag_window="triangular", truncation=None, *, window="deprecated"):
     >>> round(float(mcse(x)), 3)                  # 1 / sqrt(10000)
     0.01
     """
-    lag_window = renamed_window(lag_window, window)
     x = _as_chain(x)
     variance = np.asarray(spectral_variance(x, lag_window, truncation))
     out = np.sqrt(np.where(variance >= 0, variance, np.nan) / x.shape[0])

@@ -29,7 +29,6 @@ stands for the object with its defaults. A kernel of one's own is a
 
 import importlib
 import sys
-import warnings
 
 from .._random import draw_batch
 from . import adaptation, hmc, langevin, mclmc, rj, sghmc, smc, vi
@@ -58,16 +57,6 @@ from .smc import SMC
 from .target import Target
 from .vi import MeanFieldVI
 
-#: kernel modules that moved into their family's folder: old name -> new module
-MOVED = {
-    "hmc_gibbs": "skgibbs.samplers.hmc.gibbs",
-    "mala": "skgibbs.samplers.langevin.mala",
-    "rjmcmc": "skgibbs.samplers.rj.rjmcmc",
-    "rjhmc": "skgibbs.samplers.rj.rjhmc",
-}
-for _old, _new in MOVED.items():  # ``import skgibbs.samplers.mala`` keeps working for a release
-    sys.modules.setdefault(f"{__name__}.{_old}", importlib.import_module(_new))
-
 #: the modules the sampler classes lived in before their family's folder: old -> new. Estimators
 #: pickled or saved (:mod:`skgibbs.persistence`) then name their sampler by the old path, and load.
 FORMER_MODULES = {
@@ -82,17 +71,6 @@ FORMER_MODULES = {
 for _old, _new in FORMER_MODULES.items():
     if _old not in sys.modules:
         sys.modules[_old] = importlib.import_module(_new)
-
-
-def __getattr__(name):
-    if name in MOVED:
-        warnings.warn(
-            f"skgibbs.samplers.{name} moved to {MOVED[name]}; the old name will be removed in the next release.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return importlib.import_module(MOVED[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -20,8 +20,6 @@ assembles ``U_B`` and ``grad U_B`` in one place, so that every kernel
 evaluates the same density with the same arithmetic.
 """
 
-import warnings
-
 import torch
 
 from .._random import draw_batch
@@ -50,12 +48,6 @@ class Target:
     lambda_ : float, default=1.0
         Inverse temperature ``lambda = n / temperature``: the estimators'
         fitted ``lambda_``.
-    lam : float, optional
-        Former name of ``lambda_``.
-
-        .. deprecated:: 0.2
-           ``lam`` warns and is removed in 0.3; pass ``lambda_`` (the
-           attribute ``target.lam`` likewise reads ``target.lambda_``).
 
     Attributes
     ----------
@@ -84,29 +76,13 @@ class Target:
     (2.5, 1.0)
     """
 
-    def __init__(self, potential, prior=None, lambda_=1.0, *, lam=None):
-        if lam is not None:
-            warnings.warn(
-                "Target(lam=...) is deprecated and will be removed in 0.3; pass lambda_=..., the name the "
-                "estimators' fitted lambda_ has.",
-                FutureWarning,
-                stacklevel=2,
-            )
-            lambda_ = lam
+    def __init__(self, potential, prior=None, lambda_=1.0):
         self.potential = potential
         self.prior = Prior() if prior is None else prior
         self.lambda_ = float(lambda_)
         self.n_rows = potential.n_data
         self.n_data = getattr(potential, "total_weight", potential.n_data)
         self.scale = self.lambda_ / self.n_data
-
-    @property
-    def lam(self):
-        """Former name of :attr:`lambda_` (deprecated, removed in 0.3)."""
-        warnings.warn(
-            "Target.lam is deprecated and will be removed in 0.3; read Target.lambda_.", FutureWarning, stacklevel=2
-        )
-        return self.lambda_
 
     # -- the data term ---------------------------------------------------------
     def draw_batch(self, generators, rho, device=None):

@@ -60,24 +60,18 @@ def test_esvrr():
     assert esvrr(y, y, truncation=5) == pytest.approx(1.0)
 
 
-def test_window_is_a_deprecated_name_of_lag_window():
+def test_the_lag_window_is_named_lag_window():
     x = _series(200)
     hc = x - x.mean()
-    new = (
-        spectral_variance_torch(torch.tensor(x), lag_window="rectangular", truncation=6).item(),
-        windowed(hc, lag_window="rectangular", truncation=6),
-        esvrr(x, 0.5 * x + _series(200, seed=1), lag_window="rectangular", truncation=6),
+    assert spectral_variance_torch(torch.tensor(x), lag_window="rectangular", truncation=6).item() == (
+        spectral_variance_torch(torch.tensor(x), "rectangular", 6).item()
     )
-    with pytest.warns(FutureWarning, match="renamed lag_window"):
-        old = (
-            spectral_variance_torch(torch.tensor(x), window="rectangular", truncation=6).item(),
-            windowed(hc, window="rectangular", truncation=6),
-            esvrr(x, 0.5 * x + _series(200, seed=1), window="rectangular", truncation=6),
-        )
-    assert old[0] == new[0] and old[2] == new[2]
-    np.testing.assert_array_equal(old[1], new[1])
-    with pytest.warns(FutureWarning), pytest.raises(TypeError, match="only lag_window"):
-        windowed(hc, "flat-top", 6, window="rectangular")
+    np.testing.assert_array_equal(
+        windowed(hc, lag_window="rectangular", truncation=6), windowed(hc, "rectangular", 6)
+    )
+    for fn, args in [(spectral_variance_torch, (torch.tensor(x),)), (windowed, (hc,)), (esvrr, (x, 0.5 * x))]:
+        with pytest.raises(TypeError, match="window"):  # its name before 0.2
+            fn(*args, window="rectangular", truncation=6)
 
 
 def test_short_series_is_rejected():

@@ -185,15 +185,3 @@ def test_rjmcmc_state_holds_the_targets_terms():
     u, _ = target.value_and_grad(theta)
     torch.testing.assert_close(state.log_prior, prior.log_density(theta))
     torch.testing.assert_close(target.scale * state.loss_sum - state.log_prior, u)
-
-
-def test_lam_is_the_deprecated_name_of_lambda_():
-    from skgibbs.potential import FunctionPotential
-
-    pot = FunctionPotential(lambda th, idx: th[:, :1] ** 2 + 0 * idx, n_data=4)
-    with pytest.warns(FutureWarning, match="lambda_"):
-        old = Target(pot, lam=8.0)
-    new = Target(pot, lambda_=8.0)
-    assert old.lambda_ == new.lambda_ == 8.0 and old.scale == new.scale == 2.0
-    with pytest.warns(FutureWarning, match="Target.lambda_"):
-        assert new.lam == 8.0

@@ -365,18 +365,6 @@ def test_step_is_pure_and_descends():
     assert after < before
 
 
-def test_step_in_the_signature_of_earlier_releases_warns_and_takes_the_same_step():
-    X, y = _linear_problem()
-    Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
-    spec, ones = MLPSpec(3, ()), torch.ones(4)
-    params = vi.VIParams(lam=200.0, eta=ones, prior_std=ones, scale=ones, learning_rate=0.05)
-    state = vi.init(torch.zeros(4), params)
-    new, _ = vi.step([torch.Generator().manual_seed(0)], state, Target(MLPPotential(spec, Xt, yt), lambda_=200.0), params)
-    with pytest.warns(FutureWarning, match="pass the target"):
-        old, _ = vi.step(torch.Generator().manual_seed(0), state, spec, Xt, yt, params)
-    assert torch.equal(new.mu, old.mu) and torch.equal(new.raw_std, old.raw_std)
-
-
 def test_gamma_factors_of_a_hierarchical_prior_reach_the_coordinate_ascent_fixed_point():
     """Mean-field q(theta) q(tau) on a linear model with ARD: the fit against coordinate ascent run here."""
     from skgibbs.priors import HierarchicalPrior
@@ -412,9 +400,3 @@ def test_gamma_factors_of_a_hierarchical_prior_reach_the_coordinate_ascent_fixed
     np.testing.assert_allclose(res.precision_shape, shape)
     np.testing.assert_allclose(res.precision_rate, rate, rtol=1e-3)
     assert np.min(rate / b) > 1.1
-
-
-def test_the_raw_std_was_called_rho():
-    state = vi.VIState(torch.zeros(2), torch.ones(2), None)
-    with pytest.warns(FutureWarning, match="raw_std"):
-        assert torch.equal(state.rho, state.raw_std)

@@ -302,7 +302,7 @@ class SMC(Sampler):
     >>> from skgibbs.samplers import SMC, RunSettings, Target
     >>> y = torch.randn(20, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     >>> pot = FunctionPotential(lambda th, idx: (y[idx] - th[:, :1]) ** 2, n_data=20)
-    >>> target = Target(pot, Prior(std=1.0), lam=20.0)
+    >>> target = Target(pot, Prior(std=1.0), lambda_=20.0)
     >>> res = SMC(n_particles=64, n_mcmc_steps=2, n_leapfrog=5).sample(
     ...     target, torch.zeros(2, 1, dtype=torch.float64), [0, 1], RunSettings())
     >>> res.samples.shape, float(res.temperature_path["beta"][-1])

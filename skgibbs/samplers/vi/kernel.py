@@ -42,7 +42,6 @@ learning-rate schedule, early stopping) as the runner drives a chain
 """
 
 import math
-import warnings
 from typing import NamedTuple
 
 import torch
@@ -56,8 +55,7 @@ from ...model import (
     per_example_loss,
     scale_loss_fisher,
 )
-from ...potential import MLPPotential
-from ..target import FULL_BATCH, Target
+from ..target import FULL_BATCH
 
 __all__ = [
     "VIParams",
@@ -227,7 +225,6 @@ class VIParams(NamedTuple):
     eta: torch.Tensor  # (Q,) KL weights
     prior_std: torch.Tensor  # (Q,) the Gaussian prior of w
     scale: torch.Tensor  # (Q,)
-    loss: str = "squared"  # the network's loss, for the legacy call of step with (spec, X, y)
     learning_rate: float = 1e-2
     n_mc: int = 1
     local: bool = True
@@ -235,23 +232,11 @@ class VIParams(NamedTuple):
 
 
 class VIState(NamedTuple):
-    """``q`` in the variational coordinates, ``sigma = softplus(raw_std)``, and Adam's moments.
-
-    ``raw_std`` was called ``rho`` (the name of the batch probability):
-    ``state.rho`` still reads it with a ``FutureWarning`` until 0.3.
-    """
+    """``q`` in the variational coordinates, ``sigma = softplus(raw_std)``, and Adam's moments."""
 
     mu: torch.Tensor
     raw_std: torch.Tensor
     adam: AdamState
-
-    @property
-    def rho(self):
-        """Former name of :attr:`raw_std` (deprecated, removed in 0.3)."""
-        warnings.warn(
-            "VIState.rho is deprecated and will be removed in 0.3; read VIState.raw_std.", FutureWarning, stacklevel=2
-        )
-        return self.raw_std
 
 
 class VIInfo(NamedTuple):
@@ -333,24 +318,12 @@ def negative_elbo(generator, mu, raw_std, target, params):
     return params.lam * data / _rows_in(target, params) + kl
 
 
-def _legacy_target(name, spec, X, y, params):
-    """The target of a call in the signature of earlier releases, ``(spec, X, y, params)``, with a warning."""
-    warnings.warn(
-        f"{name}(generator, state, spec, X, y, params) is deprecated: pass the target, "
-        f"{name}(generators, state, Target(MLPPotential(spec, X, y, loss)), params), with the batch's rows in "
-        "params.rows. The old signature will be removed in the next release.",
-        FutureWarning,
-        stacklevel=3,
-    )
-    return Target(MLPPotential(spec, X, y, params.loss), lambda_=params.lam)
-
-
 def _generator(generators):
     """The one generator of ``q``: a list of one (every kernel's signature) or a bare generator."""
     return generators[0] if isinstance(generators, (list, tuple)) else generators
 
 
-def step(generators, state, target, params, *legacy):
+def step(generators, state, target, params):
     """One Adam step on the rows ``params.rows`` of ``target``'s data; returns ``(VIState, VIInfo)``.
 
     ``generators`` is a list of one ``torch.Generator`` (``q`` is one
@@ -358,9 +331,6 @@ def step(generators, state, target, params, *legacy):
     ``FloatingPointError`` when the update leaves non-finite parameters
     (the state is never propagated).
     """
-    if legacy:  # step(generator, state, spec, X, y, params)
-        spec, X, y, params = target, params, legacy[0], legacy[1]
-        target = _legacy_target("step", spec, X, y, params)
     generator = _generator(generators)
     mu = state.mu.detach().requires_grad_(True)
     raw_std = state.raw_std.detach().requires_grad_(True)
@@ -377,11 +347,8 @@ def step(generators, state, target, params, *legacy):
     return VIState(mu, raw_std, adam), VIInfo(-float(neg.detach()))
 
 
-def held_out_objective(generators, state, target, params, *legacy, n_draws=8):
+def held_out_objective(generators, state, target, params, *, n_draws=8):
     """``lambda`` times the mean loss on ``target``'s data over ``n_draws`` draws of ``q``, plus the weighted KL."""
-    if legacy:  # held_out_objective(generator, state, spec, X, y, params)
-        spec, X, y, params = target, params, legacy[0], legacy[1]
-        target = _legacy_target("held_out_objective", spec, X, y, params)
     generator, potential = _generator(generators), target.potential
     with torch.no_grad():
         sigma = softplus(state.raw_std)

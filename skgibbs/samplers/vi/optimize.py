@@ -292,7 +292,6 @@ def fit_target(target, mu0, config, generator, scale=None, hyper=None):
         eta=torch.as_tensor(config.eta, dtype=dtype, device=device).expand(Q),
         prior_std=prior_std / scale,  # the prior in the variational coordinates
         scale=scale,
-        loss=getattr(target.potential, "loss", "squared"),
         learning_rate=config.learning_rate,
         n_mc=config.n_mc,
         local=config.local,
