@@ -7,7 +7,7 @@ import numpy as np
 from ._compat import Interval, StrOptions
 from ._dense import DenseSamplerMixin, fill_doc
 from ._noise_choice import CANDIDATES, select_noise
-from ._regression import BaseGibbsRegressor
+from ._base_regressor import BaseGibbsRegressor
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
 

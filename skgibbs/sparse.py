@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 
 from ._base import FITTED, BaseGibbsMLP, RegisteredSamplerName
 from ._compat import Interval, check_is_fitted
-from ._regression import BaseGibbsRegressor
+from ._base_regressor import BaseGibbsRegressor
 from .priors import MixingPrior
 from .samplers import Sampler
 

@@ -49,7 +49,7 @@ ABOVE_KERNELS = (
     "skgibbs.sparse",
     "skgibbs._base",
     "skgibbs._dense",
-    "skgibbs._regression",
+    "skgibbs._base_regressor",
     "skgibbs.problem",
     "skgibbs.pipeline",
     "skgibbs.persistence",
