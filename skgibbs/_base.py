@@ -391,6 +391,10 @@ class BaseGibbsMLP(BaseEstimator):
             std = self._prior_std_array(std, spec, device)
         return sampler.adjust_prior(Prior(std, self.weight_bound), spec, self.prior_std, device)
 
+    def _fitted_prior(self):
+        """The prior the fit sampled, on the CPU, rebuilt from the fitted state (:func:`~skgibbs.problem.fitted_prior`)."""
+        return self._prior(self.spec_, torch.device("cpu"), self.sampler_)
+
     @staticmethod
     def _prior_std_array(std, spec, device):
         std = np.asarray(std, dtype=np.float64)
@@ -562,7 +566,7 @@ class BaseGibbsMLP(BaseEstimator):
         """``log Pi`` of every draw (up to a constant), shape ``(n_chains * n_samples,)``."""
         with torch.no_grad():
             theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
-            prior = self._prior(self.spec_, torch.device("cpu"), self.sampler_)
+            prior = self._fitted_prior()
             return prior.log_density(theta).double().numpy()
 
     # ------------------------------------------------------------ the draws

@@ -89,7 +89,7 @@ class DenseSamplerMixin:
         stats = self.sample_stats_
         if "precision" not in stats:
             return
-        prior = self._prior(spec, torch.device("cpu"), self.sampler_)
+        prior = self._fitted_prior()
         state = {"prior_groups_": np.asarray(prior.names, dtype=object)}
         if "noise_precision" in stats:
             others = {name: value for name, value in stats.items() if name != "noise_precision"}
@@ -130,7 +130,7 @@ class DenseSamplerMixin:
             return super()._log_prior_of_draws()
         with torch.no_grad():
             theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
-            prior = self._prior(self.spec_, torch.device("cpu"), self.sampler_)
+            prior = self._fitted_prior()
             tau = torch.as_tensor(self.sample_stats_["precision"].reshape(len(theta), -1))
             return prior.log_density(theta.double(), tau).numpy()
 

@@ -29,7 +29,7 @@ from .model import MLPSpec
 from .potential import MLPPotential
 from .samplers import ChainSampler, RunSettings, Target, choose_sampler, get_sampler
 
-__all__ = ["PosteriorProblem", "build_problem", "vectorize_chains", "VECTORIZE_WORK"]
+__all__ = ["PosteriorProblem", "build_problem", "fitted_prior", "vectorize_chains", "VECTORIZE_WORK"]
 
 #: Chains are advanced together in one process while a step is this cheap
 #: (examples in the batch times parameters); measured by the ``speed`` benchmark.
@@ -218,8 +218,9 @@ def build_problem(estimator, X, y, sample_weight=None):
     if why is not None and est._requested_rho() < 1.0:
         _warn_if_rho_changes_the_model(est, sampler, n, spec.n_params, device, asks)
     names = inputs.get("feature_names_in_")
-    # the prior is known before any work: a kernel that cannot run under it fails now
-    rho = sampler.check(est._prior(spec, device, sampler, feature_names=names), est._requested_rho())
+    # the prior is known before any work, built once: a kernel that cannot run under it fails now
+    prior = est._prior(spec, device, sampler, feature_names=names)
+    rho = sampler.check(prior, est._requested_rho())
     # a setting the sampler would ignore (SMC's burn_in, HMC's rho) fails now too, before any work
     est._check_honoured(sampler, chosen=why)
     # a memmap or dask X stays where it is: Xt then reads its rows when a batch needs them
@@ -236,7 +237,6 @@ def build_problem(estimator, X, y, sample_weight=None):
     est._warn_unconverged_pretraining(pretrained, temperature, source)
     # lambda = n_w / temperature: a weight counts its example that many times
     lam = (n if weights is None else float(weights.sum())) / temperature
-    prior = est._prior(spec, device, sampler, feature_names=names)
     potential = MLPPotential(spec, Xt, yt, loss=est._loss, sample_weight=weights)
     schedule = sampler.default_schedule(n)
     run = RunSettings(
@@ -304,6 +304,42 @@ def _run_length(est, sampler, spec, Xt, run):
         max_grad_evals=None if cap == "auto" else int(cap),
         max_time=est.max_time,
     )
+
+
+def fitted_prior(estimator):
+    """The prior a fitted estimator sampled, rebuilt from its fitted state, on the CPU.
+
+    What :attr:`PosteriorProblem.prior` was during the fit: the same
+    :class:`~skgibbs.priors.Prior`, :class:`~skgibbs.priors.HierarchicalPrior`
+    or :class:`~skgibbs.priors.MixingPrior`, in the coordinates of
+    ``samples_``. The fitted state holds NumPy arrays and names only, so the
+    prior object is built again from them (``spec_``, ``sampler_`` and the
+    estimator's prior settings); the displays and the criteria read it here.
+
+    Parameters
+    ----------
+    estimator : fitted GibbsMLPRegressor, GibbsMLPClassifier or SparseGibbsMLPRegressor
+
+    Returns
+    -------
+    prior : Prior, HierarchicalPrior or MixingPrior
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgibbs import GibbsMLPRegressor
+    >>> from skgibbs.problem import fitted_prior
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.normal(size=(40, 3)), rng.normal(size=40)
+    >>> est = GibbsMLPRegressor(hidden_layer_sizes=(4,), n_samples=5, burn_in=5, pretrain_iter=10,
+    ...                         random_state=0).fit(X, y)
+    >>> type(fitted_prior(est)).__name__, est.prior_
+    ('HierarchicalPrior', 'ard')
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator, "spec_")
+    return estimator._fitted_prior()
 
 
 class WatchedValues:

@@ -1,10 +1,10 @@
 """The learned scale of each input under an ARD prior, with its posterior interval."""
 
 import numpy as np
-import torch
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import final_step
+from ..problem import fitted_prior
 from ._common import _estimator_name, _pyplot
 from ._inclusion import _MAX_TICK_LABELS, _pipeline_feature_names, bar_order
 
@@ -148,13 +148,13 @@ class InputRelevanceDisplay:
         if not hasattr(final, "input_relevance_"):
             raise TypeError(
                 "InputRelevanceDisplay needs an estimator fitted with prior='ard' (or a pipeline ending in "
-                f"one); got {_estimator_name(estimator)} with prior={_fitted_prior(final)!r}."
+                f"one); got {_estimator_name(estimator)} with prior={_prior_kind(final)!r}."
             )
         if feature_names is None:
             feature_names = getattr(final, "feature_names_in_", None)
         if feature_names is None and final is not estimator:
             feature_names = _pipeline_feature_names(estimator)
-        prior = final._prior(final.spec_, torch.device("cpu"), final.sampler_)
+        prior = fitted_prior(final)
         centre = float(prior.mean_precision()[0]) ** -0.5
         display = cls(
             final.input_relevance_,
@@ -166,6 +166,6 @@ class InputRelevanceDisplay:
         return display.plot(ax=ax, **plot_kw)
 
 
-def _fitted_prior(estimator):
+def _prior_kind(estimator):
     """The prior the fit sampled: ``prior_`` (``prior="auto"`` resolved), else the ``prior`` parameter."""
     return getattr(estimator, "prior_", getattr(estimator, "prior", None))
