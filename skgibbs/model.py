@@ -41,6 +41,7 @@ __all__ = [
     "LOSSES",
     "SCALE_LOSSES",
     "LOG_VARIANCE_BOUND",
+    "SHARED_INPUT_GEMM",
     "STUDENT_DF",
     "log_density_constant",
     "scale_loss_fisher",
@@ -62,6 +63,33 @@ def _act_inplace(name, a):
         a.tanh_()
     elif name == "logistic":
         a.sigmoid_()
+
+
+#: from this many inputs on, the first layer of several chains on the inputs they share is one matrix
+#: product, the inputs times every chain's weights side by side, ``(n, d) @ (d, K m)`` (and its weight
+#: gradient ``(d, n) @ (n, K m)``), where the batched product multiplies the same inputs once per chain.
+#: On the ``sparse`` benchmark's network (d = 100, widths 8, 750 rows, 64 chains) the first layer's
+#: forward and gradient took half the time; at d = 10 and 4 chains the batched product was quicker.
+#: The forward sums are the same either way; the gradient's sums over the rows may be taken in another
+#: order on wide inputs and many rows (its last bits then differ).
+SHARED_INPUT_GEMM = 32
+
+
+def _shared_inputs_times(X, W):
+    """``X @ W[k]`` for every chain ``k``, ``(K, n, m)``, by one product: ``X`` ``(n, d)``, ``W`` ``(K, d, m)``."""
+    K, d, m = W.shape
+    return (X @ W.permute(1, 0, 2).reshape(d, K * m)).view(X.shape[0], K, m).transpose(0, 1).contiguous()
+
+
+def _shared_inputs_grad(X, G):
+    """``X' @ G[k]`` for every chain ``k``, ``(K, d, m)``, by one product: ``X`` ``(n, d)``, ``G`` ``(K, n, m)``."""
+    K, n, m = G.shape
+    return (X.t() @ G.transpose(0, 1).reshape(n, K * m)).view(X.shape[1], K, m).transpose(0, 1)
+
+
+def _shared(h, K):
+    """Whether the first layer of ``K`` chains on the 2-D inputs ``h`` is one product (:data:`SHARED_INPUT_GEMM`)."""
+    return h.dim() == 2 and K > 1 and h.shape[1] >= SHARED_INPUT_GEMM
 
 
 def _act_grad(name, h, grad_h):
@@ -520,6 +548,8 @@ class MLPSpec:
                 bias = theta[:, b].view(K, 1, n_out)
                 if h.dim() == 3:
                     h = torch.baddbmm(bias, h, W)
+                elif _shared(h, K):
+                    h = _shared_inputs_times(h, W).add_(bias)
                 elif inplace:
                     h = torch.matmul(h, W).add_(bias)  # the same sum as below, without a second tensor
                 else:
@@ -631,7 +661,10 @@ class MLPSpec:
             W = theta[:, w].view(K, n_in, n_out)
             bias = theta[:, b].view(K, 1, n_out)
             h = hs[-1]
-            a = torch.matmul(h, W) + bias if h.dim() == 2 else torch.baddbmm(bias, h, W)
+            if _shared(h, K):
+                a = _shared_inputs_times(h, W).add_(bias)
+            else:
+                a = torch.matmul(h, W) + bias if h.dim() == 2 else torch.baddbmm(bias, h, W)
             hs.append(ACTIVATIONS[self.activation](a) if layer < len(slices) - 1 else a)
         out = hs.pop()
         losses, g = head(out, y.expand(K, -1) if y.dim() == 1 else y, mask)  # g: (K, m, n_outputs)
@@ -640,7 +673,12 @@ class MLPSpec:
             n_in, n_out, w, b = slices[layer]
             h = hs[layer]
             hT = h.transpose(-1, -2)
-            gw = torch.matmul(hT, g) if h.dim() == 3 else torch.matmul(hT.unsqueeze(0), g)
+            if h.dim() == 3:
+                gw = torch.matmul(hT, g)
+            elif _shared(h, K):
+                gw = _shared_inputs_grad(h, g)
+            else:
+                gw = torch.matmul(hT.unsqueeze(0), g)
             grad[:, w] = gw.reshape(K, -1)
             grad[:, b] = g.sum(-2)
             if layer:

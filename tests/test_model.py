@@ -169,6 +169,36 @@ def test_squared_loss_and_grad_equals_autograd(activation, layers, case):
     torch.testing.assert_close(grad, ref_grad, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("layers", [(), (4,), (5, 3)])
+@pytest.mark.parametrize("mask", [False, True])
+def test_chains_on_wide_shared_inputs_take_one_product_with_the_same_results(layers, mask):
+    """From SHARED_INPUT_GEMM inputs on, the first layer of several chains is one product: the outputs are
+    the batched product's bit for bit, and the loss and gradient equal autograd's."""
+    from skgibbs import model
+
+    d = model.SHARED_INPUT_GEMM + 3
+    spec = MLPSpec(d, layers, "relu")
+    gen = torch.Generator().manual_seed(5)
+    K, n = 4, 23
+    theta = torch.randn(K, spec.n_params, generator=gen, dtype=torch.float64)
+    X = torch.randn(n, d, generator=gen, dtype=torch.float64)
+    y = torch.randn(n, generator=gen, dtype=torch.float64)
+    m = (torch.rand(K, n, generator=gen) < 0.6).to(torch.float64) if mask else None
+    assert model._shared(X, K) and not model._shared(X[:, : d - 4], K) and not model._shared(X, 1)
+    n_in, n_out, w, _ = next(iter(spec._slices()))
+    W = theta[:, w].view(K, n_in, n_out)
+    assert torch.equal(model._shared_inputs_times(X, W), torch.matmul(X, W))
+    G = torch.randn(K, n, n_out, generator=gen, dtype=torch.float64)
+    torch.testing.assert_close(model._shared_inputs_grad(X, G), torch.matmul(X.t().unsqueeze(0), G))
+    loss, grad = spec.squared_loss_and_grad(theta, X, y, m)
+    ref_loss, ref_grad = _autograd_loss_and_grad(spec, theta, X, y, m)
+    torch.testing.assert_close(loss, ref_loss, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad, ref_grad, rtol=1e-10, atol=1e-12)
+    with torch.no_grad():
+        out = spec.forward(theta, X)
+    torch.testing.assert_close(out, torch.stack([spec.forward(theta[k : k + 1], X)[0] for k in range(K)]))
+
+
 def test_squared_loss_and_grad_single_chain_with_per_chain_input():
     # K = 1 with a 3-D batch takes the batched path, not the 2-D fast path
     spec = MLPSpec(2, (4,), "tanh")
