@@ -73,6 +73,7 @@ _STORED = (
     "baselines",
     "cost",
     "cost_load_average",
+    "cost_baseline",
 )
 
 
@@ -464,7 +465,7 @@ def run(args):
     if args.part != "both" and not args.quick and previous is not None:
         # one part re-run: keep the other parts' measurements in the published tables, each with the
         # record of the run that measured it (the structure rows of the other kernel stay beside the new)
-        rerun = {args.part, f"{args.part}_load_average"} - {"structure"}
+        rerun = {args.part, f"{args.part}_load_average", f"{args.part}_baseline"} - {"structure"}
         keep_parts(previous, result, [k for k in _STORED if k not in rerun])
     if args.part in ("speed", "both"):
         result["speed"] = speed(args.size)
