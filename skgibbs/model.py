@@ -92,6 +92,26 @@ def _shared(h, K):
     return h.dim() == 2 and K > 1 and h.shape[1] >= SHARED_INPUT_GEMM
 
 
+def _chains_affine(h, W, bias):
+    """``h @ W[k] + bias[k]`` for every chain, ``(K, n, m)``: ``h`` ``(K, n, d)`` or shared ``(n, d)``.
+
+    The sum is added in place on the product's own tensor (autograd keeps no copy of a product's output).
+    """
+    if h.dim() == 3:
+        return torch.baddbmm(bias, h, W)
+    product = _shared_inputs_times(h, W) if _shared(h, W.shape[0]) else torch.matmul(h, W)
+    return product.add_(bias)
+
+
+def _chains_weight_grad(h, g):
+    """``h[k]' @ g[k]`` for every chain, ``(K, d, m)``: the weight gradient of :func:`_chains_affine`."""
+    if h.dim() == 3:
+        return torch.matmul(h.transpose(-1, -2), g)
+    if _shared(h, g.shape[0]):
+        return _shared_inputs_grad(h, g)
+    return torch.matmul(h.t().unsqueeze(0), g)
+
+
 def _act_grad(name, h, grad_h):
     """``dL/da`` from ``dL/dh`` with ``h = act(a)``, written in terms of ``h``."""
     if name == "relu":  # one fused pass, as autograd's own ReLU backward
@@ -546,14 +566,7 @@ class MLPSpec:
             else:
                 W = theta[:, w].view(K, n_in, n_out)
                 bias = theta[:, b].view(K, 1, n_out)
-                if h.dim() == 3:
-                    h = torch.baddbmm(bias, h, W)
-                elif _shared(h, K):
-                    h = _shared_inputs_times(h, W).add_(bias)
-                elif inplace:
-                    h = torch.matmul(h, W).add_(bias)  # the same sum as below, without a second tensor
-                else:
-                    h = torch.matmul(h, W) + bias
+                h = _chains_affine(h, W, bias)
             if layer < n_layers - 1:
                 if inplace:
                     _act_inplace(self.activation, h)
@@ -661,10 +674,7 @@ class MLPSpec:
             W = theta[:, w].view(K, n_in, n_out)
             bias = theta[:, b].view(K, 1, n_out)
             h = hs[-1]
-            if _shared(h, K):
-                a = _shared_inputs_times(h, W).add_(bias)
-            else:
-                a = torch.matmul(h, W) + bias if h.dim() == 2 else torch.baddbmm(bias, h, W)
+            a = _chains_affine(h, W, bias)
             hs.append(ACTIVATIONS[self.activation](a) if layer < len(slices) - 1 else a)
         out = hs.pop()
         losses, g = head(out, y.expand(K, -1) if y.dim() == 1 else y, mask)  # g: (K, m, n_outputs)
@@ -672,13 +682,7 @@ class MLPSpec:
         for layer in range(len(slices) - 1, -1, -1):
             n_in, n_out, w, b = slices[layer]
             h = hs[layer]
-            hT = h.transpose(-1, -2)
-            if h.dim() == 3:
-                gw = torch.matmul(hT, g)
-            elif _shared(h, K):
-                gw = _shared_inputs_grad(h, g)
-            else:
-                gw = torch.matmul(hT.unsqueeze(0), g)
+            gw = _chains_weight_grad(h, g)
             grad[:, w] = gw.reshape(K, -1)
             grad[:, b] = g.sum(-2)
             if layer:
