@@ -18,13 +18,11 @@ one (an exception anywhere in ``fit`` restores the earlier fit whole).
 """
 
 import copy
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import _num_samples
 
 from . import _chunks
@@ -32,9 +30,8 @@ from ._arviz import from_groups
 from ._compat import Interval, StrOptions, check_is_fitted, validate_data
 from ._data import check_numeric, validate_fit_data
 from ._out_of_core import check_lazy_fit_data, is_lazy
-from ._pretrain import PATIENCE, TOLERANCE, PretrainInfo, pretrain
+from ._pretrain import PretrainInfo, pretrain
 from ._mixing import (
-    _warn,
     pointwise_chain_mixing,
     pointwise_mixing,
     warn_if_unreliable,
@@ -42,11 +39,11 @@ from ._mixing import (
     worst_mixing,
 )
 from .diagnostics import psis_loo, stacking_weights
-from .embeddings import resolve_embedding
 from .model import ACTIVATIONS
+from .plan import EstimatorTraits, model_choices
 from .priors import Prior
 from .problem import build_problem, estimator_weights
-from .samplers import Sampler, available_samplers, unhonoured_message
+from .samplers import Sampler, available_samplers
 
 __all__ = ["BaseGibbsMLP", "draws_mean", "draws_quantiles", "is_fitted_name"]
 
@@ -82,47 +79,6 @@ def draws_quantiles(F, probs, weights=None):
     picks = np.stack([np.minimum((cum < p).sum(0), last) for p in np.atleast_1d(probs)])
     out = np.take_along_axis(flat, np.take_along_axis(order, picks, axis=0), axis=0)
     return out.reshape((len(picks),) + F.shape[1:])
-
-
-def _same(value, other):
-    """Whether a setting's ``value`` is ``other``: equal numbers (``1 == 1.0``), equal strings, or both None."""
-    if value is None or other is None:
-        return value is other
-    if isinstance(value, str) or isinstance(other, str):
-        return isinstance(value, str) and isinstance(other, str) and value == other
-    if isinstance(value, (bool, np.bool_)) or isinstance(other, (bool, np.bool_)):
-        return False
-    if isinstance(value, Real) and isinstance(other, Real):
-        return float(value) == float(other)
-    return False
-
-
-#: ``hidden_layer_sizes="auto"``: the network of small data (at most :data:`SMALL_DATA_ROWS` rows), and of more
-SMALL_DATA_LAYERS, LARGE_DATA_LAYERS = (16, 16), (100, 100)
-#: the most training rows for which ``hidden_layer_sizes="auto"`` is :data:`SMALL_DATA_LAYERS`
-SMALL_DATA_ROWS = 1000
-
-
-def auto_layers(n_rows):
-    """The hidden widths of ``hidden_layer_sizes="auto"`` for ``n_rows`` training rows.
-
-    Two hidden layers of 16 up to :data:`SMALL_DATA_ROWS` rows, of 100
-    beyond (and without a row count): the 16-16 network of the
-    Microcanonical Langevin Ensembles (Sommer et al., ICLR 2025) on the
-    small tables of the ``uq`` benchmark, where it did at least as well as
-    100-100 at a fraction of the cost; 100-100 on larger data, where it did
-    better on that benchmark's largest table and where the ``large_n`` and
-    ``tabular`` benchmarks measured it (:ref:`defaults-measured`).
-
-    Examples
-    --------
-    >>> auto_layers(442), auto_layers(50_000)
-    ((16, 16), (100, 100))
-    """
-    if n_rows is not None and int(n_rows) <= SMALL_DATA_ROWS:
-        return SMALL_DATA_LAYERS
-    return LARGE_DATA_LAYERS
-
 
 
 class RegisteredSamplerName(StrOptions):
@@ -288,11 +244,6 @@ class BaseGibbsMLP(BaseEstimator):
             edges[j] = e
         return {"embedding_bins_": edges}
 
-    def _embedding(self, X, x_mean, x_scale):
-        """``(NumericEmbedding or None, bin edges or None)`` of the ``embedding`` setting on training ``X``."""
-        setting = resolve_embedding(getattr(self, "embedding", None))
-        return (None, None) if setting is None else setting.build(X, x_mean, x_scale)
-
     def __setstate__(self, state):
         # a fit saved before 0.2 holds the sampler object as kernel_ and its name as sampler_
         if "kernel_" in state:
@@ -301,12 +252,13 @@ class BaseGibbsMLP(BaseEstimator):
             state["sampler_"] = state.pop("kernel_")
         super().__setstate__(state)
 
-    #: the kind of prior the estimator samples (``Sampler.prior_kind``)
-    _prior_kind = "dense"
+    #: what the class declares for its fit's plan (:class:`~skgibbs.plan.EstimatorTraits`): the samplers it
+    #: runs, whether it has a noise model to learn, the prior it always samples
+    _traits = EstimatorTraits()
 
     #: the default of each estimator setting a sampler may not honour (the names of
     #: :meth:`~skgibbs.samplers.Sampler.ignored_settings`): a value that leaves the setting to the sampler,
-    #: declared here as data for :meth:`_check_honoured` and for resetting a setting the sampler refuses
+    #: declared here as data for :func:`~skgibbs.plan.check_honoured` and for resetting a setting the sampler refuses
     #: (:func:`~skgibbs.model_selection.compare_temperatures`); an estimator without one of them ignores it
     _sampler_setting_defaults = {
         "rho": "auto",
@@ -320,39 +272,7 @@ class BaseGibbsMLP(BaseEstimator):
 
     @classmethod
     def _sampler_constraint(cls):
-        return [RegisteredSamplerName(cls._prior_kind, auto=True), Sampler]
-
-    def _requested_rho(self):
-        """The ``rho`` asked for (1 without batches)."""
-        return 1.0
-
-    def _check_honoured(self, sampler, chosen=None):
-        """Refuse a setting ``sampler`` cannot honour (:meth:`~skgibbs.samplers.Sampler.ignored_settings`).
-
-        A setting is refused when its value differs from the estimator's
-        default (``_sampler_setting_defaults``) and from the values the
-        sampler accepts: a ``ValueError``
-        naming it, what the sampler does instead and the fix (a
-        ``UserWarning`` for a resource hint such as ``n_jobs``). ``chosen``
-        is why ``sampler="auto"`` chose ``sampler``, if it did: the user did
-        not pick that sampler (``"auto"`` turns to VI on large data, where a
-        chain's ``burn_in`` means nothing), so the setting is then ignored
-        with a ``UserWarning`` that says why, and the fit goes on. Nothing is
-        changed on the estimator.
-        """
-        defaults = self._sampler_setting_defaults
-        params = self.get_params(deep=False)
-        for name, entry in sampler.ignored_settings().items():
-            if name not in params:
-                continue
-            value = params[name]
-            if any(_same(value, allowed) for allowed in (defaults.get(name), *entry.accepts)):
-                continue
-            message = unhonoured_message(sampler, name, value, entry, chosen)
-            if entry.warn or chosen is not None:
-                warnings.warn(message, UserWarning, stacklevel=4)
-            else:
-                raise ValueError(message)
+        return [RegisteredSamplerName(cls._traits.prior_kind, auto=True), Sampler]
 
     def _validate_fit_data(self, X, y):
         """The validated ``(X, y)`` and the input attributes to fit (:func:`~skgibbs._data.validate_fit_data`)."""
@@ -367,17 +287,15 @@ class BaseGibbsMLP(BaseEstimator):
         X, y = check_lazy_fit_data(X, y, y_numeric=y_numeric)
         return X, y, {"n_features_in_": X.shape[1]}  # an array has no column names
 
-    def _auto_temperature(self, heldout_loss):
-        return 2.0 * heldout_loss if self.temperature == "auto" else float(self.temperature)
-
     #: ``prior_std="auto"`` is this factor times ``1 / sqrt(fan_in)`` of each parameter's layer
     _prior_gain = 1.0
 
-    def _prior(self, spec, device, sampler, feature_names=FITTED):
-        """The prior ``sampler`` samples under (the sampler may change its coordinates).
+    def _prior(self, spec, device, sampler, kind, learns_noise, feature_names=FITTED):
+        """The prior of kind ``kind`` that ``sampler`` samples under (the sampler may change its coordinates).
 
-        ``feature_names`` names the inputs of a hierarchical prior's groups:
-        by default the fitted ``feature_names_in_`` (None: ``"input <i>"``).
+        ``kind`` and ``learns_noise`` are the plan's (:class:`~skgibbs.plan.FitPlan`: the prior sampled,
+        and whether the noise precision is drawn with it). ``feature_names`` names the inputs of a
+        hierarchical prior's groups: by default the fitted ``feature_names_in_`` (None: ``"input <i>"``).
         """
         std = self.prior_std
         if isinstance(std, str):  # "auto"
@@ -393,7 +311,9 @@ class BaseGibbsMLP(BaseEstimator):
 
     def _fitted_prior(self):
         """The prior the fit sampled, on the CPU, rebuilt from the fitted state (:func:`~skgibbs.problem.fitted_prior`)."""
-        return self._prior(self.spec_, torch.device("cpu"), self.sampler_)
+        params = self.get_params(deep=False)
+        kind, learns_noise, _, _ = model_choices(params, self._traits, self.sampler_, getattr(self, "noise_", None))
+        return self._prior(self.spec_, torch.device("cpu"), self.sampler_, kind, learns_noise)
 
     @staticmethod
     def _prior_std_array(std, spec, device):
@@ -405,32 +325,6 @@ class BaseGibbsMLP(BaseEstimator):
                 f"got shape {std.shape}. Use a float for one value, or 'auto'."
             )
         return torch.as_tensor(std, dtype=torch.float32, device=device)
-
-    def _check_layers(self, n_rows=None):
-        """The hidden widths as a tuple; ``"auto"`` resolved for ``n_rows`` training rows (:func:`auto_layers`)."""
-        layers = self.hidden_layer_sizes
-        if isinstance(layers, str) and layers == "auto":
-            return auto_layers(n_rows)
-        layers = (layers,) if isinstance(layers, Integral) else tuple(layers)
-        # _parameter_constraints has the int and "auto"; its "array-like" checks no element, so the rule
-        # that every width of a sequence is a positive int is here
-        if any(not isinstance(w, Integral) or isinstance(w, bool) or w < 1 for w in layers):
-            raise ValueError(
-                "hidden_layer_sizes must be a positive int (one hidden layer of that width, as in scikit-learn's "
-                "MLPRegressor) or a sequence of positive ints (one width per hidden layer; () for a linear "
-                f"model), got {self.hidden_layer_sizes!r}."
-            )
-        return tuple(int(w) for w in layers)
-
-    def _check_device(self):
-        """The torch device of ``device``: the constraint asks for a str, torch and the GPU say which."""
-        try:
-            device = torch.device(self.device)
-        except RuntimeError as exc:
-            raise ValueError(f"device={self.device!r} is not a torch device; use 'cpu' or 'cuda'.") from exc
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError("device='cuda' was requested but torch sees no GPU; use device='cpu'.")
-        return device
 
     def _initial_draws(self, spec, seeds, device):
         """Glorot initialisation, one generator per chain."""
@@ -469,51 +363,6 @@ class BaseGibbsMLP(BaseEstimator):
             weight=weight,
         )
 
-    def _warn_unconverged_pretraining(self, info, temperature, source):
-        """A plug-in temperature from a pre-training stopped at its cap: a ``ConvergenceWarning`` and its remedy.
-
-        ``temperature`` and ``source`` are the fit's ``temperature_`` and ``temperature_source_``.
-        """
-        # "still falling" only where it is: a cap reached after the chosen iterates levelled off is no harm
-        if self.pretrain_iter == 0 or info.converged or info.recent_fall < TOLERANCE or source != "plug-in":
-            return
-        _warn(
-            f"Pre-training stopped at pretrain_iter={self.pretrain_iter} while its held-out loss was still "
-            f"falling ({100 * info.recent_fall:.1f}% over the last {min(PATIENCE, info.n_iter)} steps), so the "
-            f"plug-in temperature (twice that loss, temperature_ = {temperature:.4g}) is too hot and the "
-            "posterior too wide. To improve: raise pretrain_iter (it stops by itself once the held-out loss "
-            "levels off), or sample the noise variance with a sampler that can (sampler='mclmc' or 'hmc', "
-            "under which temperature='auto' learns it).",
-            ConvergenceWarning,
-        )
-
-    #: whether ``sampler="auto"`` picks a kernel for the hierarchical priors (MCLMC on their non-centred
-    #: target) when the estimator asks for one: the regressor's measured default; the classifier's
-    #: hierarchical default was measured under HMC within Gibbs, which ``"auto"`` keeps
-    _hierarchical_sampler = False
-
-    def _auto_asks(self):
-        """What the settings ask of ``sampler="auto"`` (keywords of :func:`~skgibbs.samplers.choose_sampler`)."""
-        return {
-            "learned_noise": self._learns_noise_always(),
-            "hierarchical": self._hierarchical_sampler and self._asks_hierarchical(),
-        }
-
-    def _learns_noise(self, sampler):
-        """Whether the fit samples the noise precision under ``sampler`` (only the dense regressor can)."""
-        return False
-
-    def _learns_noise_always(self):
-        """Whether the settings learn the noise whatever the sampler (the regressor's ``temperature="learn"``)."""
-        return isinstance(self.temperature, str) and self.temperature == "learn"
-
-    def _asks_hierarchical(self):
-        return False
-
-    def _resolved_prior(self, sampler):
-        """The prior kind the fit samples (``prior_``)."""
-        return getattr(self, "prior", "fixed")
-
     def _watched(self, outputs):
         """What ``rhat_`` and ``ess_`` judge, ``(S, m)``, of the network outputs of draws ``(S, rows[, n_outputs])``.
 
@@ -521,12 +370,6 @@ class BaseGibbsMLP(BaseEstimator):
         class probabilities.
         """
         return outputs[..., 0] if outputs.ndim == 3 else outputs
-
-    def _temperature_source(self, sampler):
-        """``temperature_source_``: ``"learned"``, ``"plug-in"`` (twice the held-out loss) or ``"given"``."""
-        if self._learns_noise(sampler):
-            return "learned"
-        return "plug-in" if isinstance(self.temperature, str) else "given"
 
     def _store(self, result, spec):
         """The draws, the statistics every kernel has, and the sampler's own results as ``<name>_``."""

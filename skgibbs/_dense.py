@@ -34,33 +34,9 @@ class DenseSamplerMixin:
         "embedding": [None, StrOptions(set(EMBEDDINGS)), PiecewiseLinearEmbedding, PeriodicEmbedding],
     }
 
-    def _requested_rho(self):
-        return 1.0 if self.rho == "auto" else float(self.rho)
-
-    # -- hierarchical priors (Neal, 1996) ------------------------------------------
-    def _can_learn(self, supported):
-        """Whether an ``"auto"`` setting may learn a scale: the sampler can, and no box or flat prior forbids it."""
-        return bool(supported) and self.weight_bound is None and self.prior_std is not None
-
-    def _resolved_prior(self, sampler):
-        """The prior kind the fit samples: ``prior``, with ``"auto"`` resolved for ``sampler``.
-
-        ``"auto"`` is ``"ard"`` where the sampler samples hierarchical
-        priors (and no ``weight_bound`` box or flat ``prior_std=None`` asks
-        for a fixed prior), else ``"fixed"``.
-        """
-        if self.prior != "auto":
-            return self.prior
-        return "ard" if self._can_learn(sampler.hierarchical) else "fixed"
-
-    def _asks_hierarchical(self):
-        """Whether the settings ask for a hierarchical prior or a learned noise where the sampler can give one."""
-        wants_prior = self.prior in ("layer", "ard") or (self.prior == "auto" and self._can_learn(True))
-        return wants_prior or self._learns_noise(None)
-
-    def _prior(self, spec, device, sampler, feature_names=FITTED):
-        base = super()._prior(spec, device, sampler)
-        kind, noise = self._resolved_prior(sampler), self._learns_noise(sampler)
+    def _prior(self, spec, device, sampler, kind, learns_noise, feature_names=FITTED):
+        base = super()._prior(spec, device, sampler, kind, learns_noise)
+        noise = learns_noise
         if kind == "fixed" and not noise:
             return base
         what = f"prior={kind!r}" if kind != "fixed" else f"temperature={self.temperature!r}"

@@ -55,6 +55,8 @@ from ._pretrain import held_out_split, pretrain
 from ._threads import torch_threads
 from .criteria import gaussian_log_likelihood, student_log_likelihood
 from .model import LOG_VARIANCE_BOUND, STUDENT_DF, MLPSpec
+from .embeddings import resolve_embedding
+from .plan import hidden_layers, torch_device
 
 __all__ = ["CANDIDATES", "LOSSES", "MARGIN_SE", "MIN_HELD_OUT", "SCHEDULE", "choose", "select_noise"]
 
@@ -211,8 +213,9 @@ def _data(est, X, y, sample_weight=None):
     sample_weight = fit_weights(sample_weight, X.shape[0])
     x_mean, x_scale = column_moments(X, sample_weight)
     targets, encoding = est._encode_targets(y, sample_weight)
-    device = est._check_device()
-    embedding, _ = est._embedding(X, x_mean, x_scale)
+    device = torch_device(est.device)
+    setting = resolve_embedding(getattr(est, "embedding", None))
+    embedding = None if setting is None else setting.build(X, x_mean, x_scale)[0]
     Xt = standardize(X, x_mean, x_scale, device)
     yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
     return Xt, yt, embedding, encoding["y_scale_"], device, sample_weight
@@ -250,7 +253,7 @@ def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic", sample
     if len(val) < MIN_HELD_OUT:
         reason = f"{len(val)} held-out rows, fewer than the {MIN_HELD_OUT} the choice needs"
         return fallback, {**base, "winner": fallback, "reason": reason}
-    layers = est._check_layers(Xt.shape[0])
+    layers = hidden_layers(est.hidden_layer_sizes, Xt.shape[0])
     X_val, y_val = Xt[val], yt[val].cpu().numpy()
     w_val = None if weights is None else weights[val.cpu().numpy()]
     if w_val is not None and not w_val.any():

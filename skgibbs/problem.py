@@ -23,11 +23,14 @@ from sklearn.utils import check_random_state
 
 from . import _chunks
 from ._data import check_numeric, column_moments, fit_weights, standardize
+from ._pretrain import PATIENCE, TOLERANCE
 from ._run_length import RunLength
 from ._threads import gradient_work, torch_threads
+from .embeddings import resolve_embedding
 from .model import MLPSpec
+from .plan import check_honoured, hidden_layers, plan_fit, torch_device
 from .potential import MLPPotential
-from .samplers import ChainSampler, RunSettings, Target, choose_sampler, get_sampler
+from .samplers import ChainSampler, RunSettings, Target
 
 __all__ = ["PosteriorProblem", "build_problem", "fitted_prior", "vectorize_chains", "VECTORIZE_WORK"]
 
@@ -101,6 +104,10 @@ class PosteriorProblem(NamedTuple):
     sample_weight : ndarray of shape (n_samples,) or None
         The examples' weights as the fit uses them; None without weights or
         with weights all 1.
+    plan : FitPlan
+        Every ``"auto"`` setting resolved, with the reason for each choice
+        (:func:`~skgibbs.plan.plan_fit`): what the rest of the problem was
+        built from.
     """
 
     spec: MLPSpec
@@ -129,6 +136,7 @@ class PosteriorProblem(NamedTuple):
     embedding_bins: list = None
     run_length: RunLength = None
     sample_weight: np.ndarray = None
+    plan: object = None
 
     def sample(self):
         """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`.
@@ -193,36 +201,36 @@ def build_problem(estimator, X, y, sample_weight=None):
     """
     est = estimator
     est._validate_params()
-    est._check_layers()  # a bad value is refused before the data are read; "auto" is resolved below
-    device = est._check_device()
+    params = est.get_params(deep=False)
+    hidden_layers(est.hidden_layer_sizes)  # a bad value is refused before the data are read
+    device = torch_device(est.device)
     check_numeric(X, "X")
     X, y, inputs = est._validate_fit_data(X, y)
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
     weights = estimator_weights(est, sample_weight, n)
-    layers = est._check_layers(n)
     x_mean, x_scale = column_moments(X, weights)
     targets, encoding = est._encode_targets(y, weights)
     # an embedding's bins are quantiles of the training inputs, fixed before any fitting
-    embedding, bins = est._embedding(X, x_mean, x_scale)
-    spec = MLPSpec(X.shape[1], layers, est.activation, est._n_outputs(encoding), embedding)
-    # what the settings ask of "auto": a noise learned whatever the sampler ("learn"), a hierarchical prior
-    asks = est._auto_asks()
-    sampler = get_sampler(est.sampler, est._requested_rho(), n_rows=n, n_params=spec.n_params, device=device, **asks)
-    why = None
-    if isinstance(est.sampler, str) and est.sampler == "auto":
-        why = choose_sampler(est._requested_rho(), n, spec.n_params, device, **asks)[1]
-        if est.verbose:
-            print(f"[skgibbs] sampler='auto': {why}.", file=sys.stderr)
-    if why is not None and est._requested_rho() < 1.0:
-        _warn_if_rho_changes_the_model(est, sampler, n, spec.n_params, device, asks)
+    setting = resolve_embedding(getattr(est, "embedding", None))
+    embedding, bins = (None, None) if setting is None else setting.build(X, x_mean, x_scale)
+    spec = MLPSpec(X.shape[1], hidden_layers(est.hidden_layer_sizes, n), est.activation,
+                   est._n_outputs(encoding), embedding)  # fmt: skip
+    # every "auto" resolved once, from the settings and the data's shape; what follows reads the plan
+    noise = est._noise_model() if est._traits.noise_model else None
+    plan = plan_fit(params, est._traits, n_rows=n, n_params=spec.n_params, noise=noise, device=device)
+    sampler = plan.sampler
+    if plan.sampler_chosen is not None and est.verbose:
+        print(f"[skgibbs] sampler='auto': {plan.sampler_chosen}.", file=sys.stderr)
+    if plan.sampler_chosen is not None and plan.rho < 1.0:
+        _warn_if_rho_changes_the_model(params, est._traits, plan, n, spec.n_params)
     names = inputs.get("feature_names_in_")
     # the prior is known before any work, built once: a kernel that cannot run under it fails now
-    prior = est._prior(spec, device, sampler, feature_names=names)
-    rho = sampler.check(prior, est._requested_rho())
+    prior = est._prior(spec, device, sampler, plan.prior, plan.learns_noise, feature_names=names)
+    rho = sampler.check(prior, plan.rho)
     # a setting the sampler would ignore (SMC's burn_in, HMC's rho) fails now too, before any work
-    est._check_honoured(sampler, chosen=why)
+    check_honoured(params, est._sampler_setting_defaults, sampler, chosen=plan.sampler_chosen)
     # a memmap or dask X stays where it is: Xt then reads its rows when a batch needs them
     Xt = standardize(X, x_mean, x_scale, device)
     yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
@@ -232,20 +240,13 @@ def build_problem(estimator, X, y, sample_weight=None):
     with torch_threads(device):
         wt = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=device)
         theta0, heldout_loss, pretrained = est._initial_points(spec, Xt, yt, seeds, sampler, wt)
-    source = est._temperature_source(sampler)
-    temperature = est._auto_temperature(heldout_loss)
-    est._warn_unconverged_pretraining(pretrained, temperature, source)
+    source = plan.temperature_source
+    temperature = plan.temperature(heldout_loss)
+    _warn_unconverged_pretraining(est.pretrain_iter, pretrained, temperature, source)
     # lambda = n_w / temperature: a weight counts its example that many times
     lam = (n if weights is None else float(weights.sum())) / temperature
     potential = MLPPotential(spec, Xt, yt, loss=est._loss, sample_weight=weights)
-    schedule = sampler.default_schedule(n)
-    run = RunSettings(
-        n_samples=sampler.default_n_samples if est.n_samples == "auto" else est.n_samples,
-        burn_in=schedule[0] if est.burn_in == "auto" else est.burn_in,
-        thin=schedule[1] if est.thin == "auto" else est.thin,
-        rho=rho,
-        verbose=est.verbose,
-    )
+    run = RunSettings(n_samples=plan.n_samples, burn_in=plan.burn_in, thin=plan.thin, rho=rho, verbose=est.verbose)
     return PosteriorProblem(
         spec=spec,
         X=Xt,
@@ -264,7 +265,7 @@ def build_problem(estimator, X, y, sample_weight=None):
         n_jobs=None if device.type == "cuda" else est.n_jobs,
         arrays=(X, y),
         lambda_=lam,
-        prior_kind=est._resolved_prior(sampler),
+        prior_kind=plan.prior,
         temperature_source=source,
         pretraining=pretrained,
         x_mean=x_mean,
@@ -272,8 +273,33 @@ def build_problem(estimator, X, y, sample_weight=None):
         inputs=inputs,
         encoding=encoding,
         embedding_bins=bins,
-        run_length=_run_length(est, sampler, spec, Xt, run),
+        run_length=_run_length(est, plan, spec, Xt),
         sample_weight=weights,
+        plan=plan,
+    )
+
+
+def _warn_unconverged_pretraining(pretrain_iter, info, temperature, source):
+    """A plug-in temperature from a pre-training stopped at its cap: a ``ConvergenceWarning`` and its remedy.
+
+    ``info`` is the pre-training's :class:`~skgibbs._pretrain.PretrainInfo`; ``temperature`` and ``source``
+    are the fit's ``temperature_`` and ``temperature_source_``.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+
+    from ._mixing import _warn
+
+    # "still falling" only where it is: a cap reached after the chosen iterates levelled off is no harm
+    if pretrain_iter == 0 or info.converged or info.recent_fall < TOLERANCE or source != "plug-in":
+        return
+    _warn(
+        f"Pre-training stopped at pretrain_iter={pretrain_iter} while its held-out loss was still "
+        f"falling ({100 * info.recent_fall:.1f}% over the last {min(PATIENCE, info.n_iter)} steps), so the "
+        f"plug-in temperature (twice that loss, temperature_ = {temperature:.4g}) is too hot and the "
+        "posterior too wide. To improve: raise pretrain_iter (it stops by itself once the held-out loss "
+        "levels off), or sample the noise variance with a sampler that can (sampler='mclmc' or 'hmc', "
+        "under which temperature='auto' learns it).",
+        ConvergenceWarning,
     )
 
 
@@ -288,21 +314,21 @@ def estimator_weights(est, sample_weight, n_samples):
     return weights
 
 
-def _run_length(est, sampler, spec, Xt, run):
+def _run_length(est, plan, spec, Xt):
     """The :class:`~skgibbs._run_length.RunLength` of ``n_samples="auto"`` for chains that R-hat can judge, else None.
 
     Samplers whose draws are independent (VI's, SMC's particles) keep their
     own stopping rules.
     """
-    if est.n_samples != "auto" or not (isinstance(sampler, ChainSampler) and sampler.mixing_diagnostics):
+    sampler = plan.sampler
+    if not plan.adaptive or not (isinstance(sampler, ChainSampler) and sampler.mixing_diagnostics):
         return None
-    cap = est.max_grad_evals
     return RunLength(
         WatchedValues(spec, Xt, est._watched),
         est.n_chains,
-        run.n_samples,
-        max_grad_evals=None if cap == "auto" else int(cap),
-        max_time=est.max_time,
+        plan.n_samples,
+        max_grad_evals=plan.max_grad_evals,
+        max_time=plan.max_time,
     )
 
 
@@ -392,7 +418,7 @@ def vectorize_chains(n_chains, batch, n_params, device="cpu"):
 _SOURCE = {"learned": "the noise learned", "plug-in": "the plug-in temperature", "given": "the given temperature"}
 
 
-def _warn_if_rho_changes_the_model(est, sampler, n, n_params, device, asks):
+def _warn_if_rho_changes_the_model(params, traits, plan, n, n_params):
     """Under ``sampler="auto"``, warn where ``rho < 1`` samples another model than ``rho = 1`` would.
 
     ``"auto"`` at ``rho < 1`` runs a kernel on Bernoulli batches (csMALA),
@@ -404,9 +430,10 @@ def _warn_if_rho_changes_the_model(est, sampler, n, n_params, device, asks):
     """
     from ._mixing import _warn
 
-    full = get_sampler("auto", 1.0, n_rows=n, n_params=n_params, device=device, **asks)
-    here = (est._resolved_prior(sampler), est._temperature_source(sampler))
-    there = (est._resolved_prior(full), est._temperature_source(full))
+    full = plan_fit({**params, "rho": 1.0}, traits, n_rows=n, n_params=n_params, noise=plan.noise, device=plan.device)
+    sampler = plan.sampler
+    here = (plan.prior, plan.temperature_source)
+    there = (full.prior, full.temperature_source)
     if here == there:
         return
     fix = {}
@@ -415,12 +442,12 @@ def _warn_if_rho_changes_the_model(est, sampler, n, n_params, device, asks):
     if here[1] != there[1] and here[1] == "plug-in":
         fix["temperature"] = "plug-in"
     settings = ", ".join(f"{k}={v!r}" for k, v in fix.items())
-    rho = est._requested_rho()
+    rho = plan.rho
     _warn(
         "sampler='auto' samples another model at rho < 1 than at rho = 1, so a grid over rho compares models, "
         "not batch fractions of one.\n"
         f"At rho={rho:g} this fit runs {sampler.name} on the {here[0]} prior with {_SOURCE[here[1]]}; at rho=1 "
-        f"it would run {full.name} on the {there[0]} prior with {_SOURCE[there[1]]}. "
+        f"it would run {full.sampler.name} on the {there[0]} prior with {_SOURCE[there[1]]}. "
         f"To compare batch fractions of one model, set that model for every rho: {settings} (then rho=1 runs "
         f"it on the full data and rho < 1 on batches); or leave rho at 1 and compare the models by their "
         "generalization_loss_.",

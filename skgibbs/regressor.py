@@ -8,6 +8,7 @@ from ._compat import Interval, StrOptions
 from ._dense import DenseSamplerMixin, fill_doc
 from ._noise_choice import CANDIDATES, select_noise
 from ._base_regressor import BaseGibbsRegressor
+from .plan import EstimatorTraits
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
 
@@ -394,7 +395,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
         self.random_state = random_state
         self.verbose = verbose
 
-    _hierarchical_sampler = True
+    _traits = EstimatorTraits(hierarchical_sampler=True, noise_model=True)
 
     def _validate_params(self):
         super()._validate_params()
@@ -459,29 +460,6 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
 
     def _n_outputs(self, encoding):
         return 2 if self._heteroscedastic() else 1
-
-    def _learns_noise_always(self):
-        return not self._heteroscedastic() and super()._learns_noise_always()
-
-    def _temperature_source(self, sampler):
-        if self._heteroscedastic():  # the variance is the network's, sampled with it
-            return "learned" if isinstance(self.temperature, str) else "given"
-        return super()._temperature_source(sampler)
-
-    def _learns_noise(self, sampler):
-        """``"learn"``; ``"auto"`` where ``sampler`` samples the noise (None: the settings alone ask for it)."""
-        if not isinstance(self.temperature, str) or self._heteroscedastic():
-            return False
-        if self.temperature != "auto":
-            return self.temperature == "learn"
-        return self._can_learn(True if sampler is None else sampler.learns_noise)
-
-    def _auto_temperature(self, heldout_loss):
-        # a learned noise starts at the plug-in; the fit replaces it by the posterior mean of its draws
-        if not isinstance(self.temperature, str):
-            return float(self.temperature)
-        # with the noise in the network, 2 is the Bayesian temperature of its Gaussian likelihood
-        return 2.0 if self._heteroscedastic() else 2.0 * heldout_loss
 
     def _noise_state(self, precision, stats):
         """Each draw's noise variance on the scale of ``y`` in ``sample_stats_``; ``temperature_`` and ``lambda_`` at their mean."""

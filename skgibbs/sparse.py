@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 from ._base import FITTED, BaseGibbsMLP, RegisteredSamplerName
 from ._compat import Interval, check_is_fitted
 from ._base_regressor import BaseGibbsRegressor
+from .plan import EstimatorTraits
 from .priors import MixingPrior
 from .samplers import Sampler
 
@@ -487,10 +488,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         "init_density": [Interval(Real, 0, 1, closed="right")],
         "sampler": [RegisteredSamplerName("sparse"), Sampler],
     }
-    _prior_kind = "sparse"
-
-    def _resolved_prior(self, sampler):
-        return "mixing"
+    _traits = EstimatorTraits(prior_kind="sparse", prior="mixing")
 
     def __init__(
         self,
@@ -547,7 +545,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
             )
         return super()._validate_fit_data(X, y)
 
-    def _prior(self, spec, device, sampler, feature_names=FITTED):
+    def _prior(self, spec, device, sampler, kind, learns_noise, feature_names=FITTED):
         jumps = _given_jumps(sampler)
         if jumps is not None and jumps > spec.n_params:
             # refused with the prior, before any work: a transition's jumps beyond the parameters repeat moves
@@ -560,7 +558,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
             )
         # init_density is also the reference from which tempered SMC's bridge starts
         return MixingPrior(
-            super()._prior(spec, device, sampler), float(self.sparsity), reference=self._reference()
+            super()._prior(spec, device, sampler, kind, learns_noise), float(self.sparsity), reference=self._reference()
         )
 
     def _reference(self):

@@ -308,7 +308,8 @@ def _auto_table():
 
 def test_the_auto_table_of_the_guide_is_what_the_code_chooses():
     from skgibbs import SparseGibbsMLPRegressor  # noqa: F401 (a row may name it)
-    from skgibbs.samplers.base import FULL_BATCH_WORK, choose_sampler
+    from skgibbs.plan import plan_fit
+    from skgibbs.samplers.base import FULL_BATCH_WORK
 
     rows = _auto_table()
     assert len(rows) >= 7
@@ -321,10 +322,11 @@ def test_the_auto_table_of_the_guide_is_what_the_code_chooses():
         est = eval(
             expression, {"GibbsMLPRegressor": GibbsMLPRegressor, "GibbsMLPClassifier": GibbsMLPClassifier}
         )
-        asks = est._auto_asks()
+        noise = est.noise if est._traits.noise_model else None
         works = [sizes[size_cell]] if sizes[size_cell] else [FULL_BATCH_WORK // 1000, FULL_BATCH_WORK * 2]
         for work in works:
-            chosen = choose_sampler(est._requested_rho(), 1000, work // 1000, "cpu", **asks)[0]
+            chosen = plan_fit(est.get_params(), est._traits, n_rows=1000, n_params=work // 1000, noise=noise)
+            chosen = chosen.sampler.name
             assert chosen == expected, (
                 f"{expression} at rows x weights = {work:.3g}: the code runs {chosen!r}"
             )

@@ -11,6 +11,7 @@ from scipy.special import ndtr
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
 
+from skgibbs.problem import fitted_prior
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning
 from skgibbs.samplers import choose_sampler
 
@@ -77,7 +78,7 @@ def test_learned_noise_enters_every_prediction(learned):
 
 def test_lp_is_the_joint_log_density_of_each_draw(learned):
     reg, X, y = learned
-    prior = reg._prior(reg.spec_, torch.device("cpu"), reg.sampler_)
+    prior = fitted_prior(reg)
     theta = torch.as_tensor(reg.samples_[0, :3], dtype=torch.float64)
     tau = torch.as_tensor(reg.sample_stats_["precision"][0, :3])
     s = reg.y_scale_**2 / reg.sample_stats_["noise_variance"][0, :3]

@@ -51,6 +51,7 @@ ABOVE_KERNELS = (
     "skgibbs._dense",
     "skgibbs._base_regressor",
     "skgibbs.problem",
+    "skgibbs.plan",
     "skgibbs.pipeline",
     "skgibbs.persistence",
     "skgibbs.display",

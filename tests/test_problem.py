@@ -9,7 +9,7 @@ from sklearn.base import clone
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.priors import HierarchicalPrior, MixingPrior, Prior
-from skgibbs.problem import PosteriorProblem, build_problem
+from skgibbs.problem import PosteriorProblem, build_problem, fitted_prior
 from skgibbs.samplers import CSMALA, HMC, MALA, RJMCMC, ChainResult, MeanFieldVI, Target, run_chains
 
 CHEAP = {"hidden_layer_sizes": (6,), "n_samples": 10, "burn_in": 20, "pretrain_iter": 50, "n_chains": 2}
@@ -73,7 +73,7 @@ def test_the_problem_is_what_fit_samples(name):
     assert problem.run.rho == fitted.rho_ and problem.run.n_samples == CHEAP["n_samples"]
     assert problem.run.burn_in == (CHEAP["burn_in"] if name != "vi" else fitted.sampler_.default_burn_in)
     assert problem.spec == fitted.spec_
-    prior = fitted._prior(fitted.spec_, torch.device("cpu"), fitted.sampler_)
+    prior = fitted_prior(fitted)
     assert type(problem.prior) is type(prior) and problem.target.prior is problem.prior
     np.testing.assert_array_equal(_std(problem.prior), _std(prior))
     if isinstance(prior, MixingPrior):

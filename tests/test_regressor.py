@@ -793,12 +793,13 @@ def test_mixing_diagnostics_use_the_library_functions():
 
 
 def test_the_default_width_is_sixteen_sixteen_on_small_data_and_a_hundred_beyond():
-    from skgibbs._base import SMALL_DATA_ROWS, auto_layers
+    from skgibbs.plan import SMALL_DATA_ROWS, hidden_layers
     from skgibbs.problem import build_problem
 
     assert GibbsMLPRegressor().get_params()["hidden_layer_sizes"] == "auto"
-    assert auto_layers(SMALL_DATA_ROWS) == (16, 16) and auto_layers(SMALL_DATA_ROWS + 1) == (100, 100)
-    assert auto_layers(None) == (100, 100)
+    assert hidden_layers("auto", SMALL_DATA_ROWS) == (16, 16)
+    assert hidden_layers("auto", SMALL_DATA_ROWS + 1) == (100, 100)
+    assert hidden_layers("auto", None) == (100, 100)
     rng = np.random.default_rng(0)
     settings = {"noise": "homoscedastic", "pretrain_iter": 5, "random_state": 0}
     for n, width in ((SMALL_DATA_ROWS, 16), (SMALL_DATA_ROWS + 1, 100)):

@@ -40,6 +40,7 @@ import torch
 
 from skgibbs import GibbsMLPRegressor
 from skgibbs.model import MLPSpec
+from skgibbs.plan import hidden_layers
 from skgibbs.potential import Batch, MLPPotential
 
 from .. import Benchmark, Output
@@ -93,7 +94,7 @@ def sgemm(opts):
 def default_spec(n_features=N_FEATURES, n_rows=10**3 + 1):
     """The ``GibbsMLPRegressor()`` default network on ``n_features`` inputs and ``n_rows`` rows (100-100 beyond 1000)."""
     est = GibbsMLPRegressor()
-    return MLPSpec(n_features, est._check_layers(n_rows), est.activation)
+    return MLPSpec(n_features, hidden_layers(est.hidden_layer_sizes, n_rows), est.activation)
 
 
 def _data(n, d, seed=0):

@@ -5,6 +5,7 @@ import pytest
 import torch
 from scipy import stats
 
+from skgibbs.problem import fitted_prior
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor
 from skgibbs.diagnostics import effective_sample_size
 from skgibbs.model import MLPSpec
@@ -129,7 +130,7 @@ def test_the_estimator_samples_the_same_joint_posterior_on_the_standardized_scal
         (), prior="layer", temperature="learn", n_samples=600, burn_in=300, pretrain_iter=0, random_state=0
     ).fit(X, y)
     Xs, ys = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
-    prior = reg._prior(reg.spec_, torch.device("cpu"), reg.sampler_)
+    prior = fitted_prior(reg)
     truth = _conjugate_gibbs(Xs, ys, prior, 40_000, seed=2)
     noise_precision = reg.y_scale_**2 / reg.sample_stats_["noise_variance"]
     draws = np.concatenate([reg.samples_, reg.sample_stats_["precision"], noise_precision[..., None]], axis=2)
@@ -148,7 +149,7 @@ def test_the_fixed_prior_with_the_noise_learned_draws_the_noise_alone():
     ).fit(X, y)
     assert reg.sample_stats_["precision"].shape[2] == 0 and reg.prior_groups_.tolist() == []
     Xs, ys = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
-    prior = reg._prior(reg.spec_, torch.device("cpu"), reg.sampler_)
+    prior = fitted_prior(reg)
     truth = _conjugate_gibbs(Xs, ys, prior, 40_000, seed=3)
     noise_precision = reg.y_scale_**2 / reg.sample_stats_["noise_variance"]
     draws = np.concatenate([reg.samples_, noise_precision[..., None]], axis=2)
@@ -164,7 +165,7 @@ def test_ard_shrinks_the_irrelevant_inputs_and_each_draw_follows_its_conditional
         (), sampler="hmc", prior="ard", temperature="plug-in", n_samples=400, burn_in=300, random_state=0
     ).fit(X, y)
     tau = reg.sample_stats_["precision"][..., :d].reshape(-1, d)
-    prior = reg._prior(reg.spec_, torch.device("cpu"), reg.sampler_)
+    prior = fitted_prior(reg)
     prior_mean = float(prior.mean_precision()[0])
     # One weight per input: an irrelevant input's weight is pinned near 0 by the data (theta^2 << b), so its
     # precision's posterior tends to Gamma(a + 1/2, b), whose mean is (1 + 1 / (2a)) = 2 times the prior's;

@@ -9,6 +9,7 @@ import torch
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 
+from skgibbs.problem import fitted_prior
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.samplers import CSMALA, HMC, MeanFieldVI, vi
 
@@ -150,7 +151,7 @@ def test_mean_field_parametrization_scales_the_output_layer(data):
         reg = GibbsMLPRegressor(**_vi(parametrization="mean-field"), random_state=0).fit(X, y)
     spec = reg.spec_
     n_in, _, w, b = list(spec._slices())[-1]
-    prior = reg._prior(spec, torch.device("cpu"), reg.sampler_).std.numpy()
+    prior = fitted_prior(reg).std.numpy()
     fan_in = spec.fan_in_std().numpy()
     # a_j ~ N(0, 1) on the unscaled output weights, theta = a / N
     assert np.allclose(prior[w], 1.0 / n_in) and np.allclose(prior[: w.start], fan_in[: w.start])
@@ -158,10 +159,10 @@ def test_mean_field_parametrization_scales_the_output_layer(data):
     scale = reg.sampler_.output_scale(spec).numpy()
     assert np.allclose(scale[w], 1 / n_in) and np.all(scale[: w.start] == 1) and np.all(scale[b] == 1)
     reg.set_params(prior_std=0.5)
-    assert np.allclose(reg._prior(spec, torch.device("cpu"), reg.sampler_).std.numpy()[w], 0.5 / n_in)
+    assert np.allclose(fitted_prior(reg).std.numpy()[w], 0.5 / n_in)
     # the standard parametrization keeps the estimator's prior and the unit scale
     standard = MeanFieldVI()
-    np.testing.assert_array_equal(reg._prior(spec, torch.device("cpu"), standard).std, 0.5)
+    np.testing.assert_array_equal(reg._prior(spec, torch.device("cpu"), standard, reg.prior_, False).std, 0.5)
     assert np.all(standard.output_scale(spec).numpy() == 1)
 
 

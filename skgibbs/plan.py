@@ -1,0 +1,413 @@
+"""What a fit will do, decided once: every ``"auto"`` setting resolved, with the reason for each choice.
+
+An estimator's settings leave several choices to the data: the network's
+widths (``hidden_layer_sizes="auto"``), the sampler (``sampler="auto"``),
+the prior (``prior="auto"``: ARD where the sampler samples hierarchical
+priors), where the temperature comes from (``temperature="auto"``: the
+noise learned where the sampler can, else twice the pre-training's
+held-out loss) and how long the chains run. :func:`plan_fit` makes these
+choices from the settings and the data's shape alone, without touching
+the data or the estimator, and returns a :class:`FitPlan`;
+:func:`~skgibbs.problem.build_problem` builds it once and everything it
+builds reads it. The estimator classes declare only what differs between
+them, in :class:`EstimatorTraits` (the samplers they run, whether they have
+a noise model, the prior they always sample), and their loss, target
+encoding and number of outputs.
+
+The noise model of the regressor (``noise="auto"``) is the one choice
+made from the data themselves (held-out fits of each candidate,
+:attr:`~skgibbs.GibbsMLPRegressor.noise_selection_`): it is made first
+and given to :func:`plan_fit` as ``noise``.
+"""
+
+import warnings
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from types import MappingProxyType
+
+import numpy as np
+import torch
+
+from .samplers import choose_sampler, get_sampler, unhonoured_message
+
+__all__ = [
+    "EstimatorTraits",
+    "FitPlan",
+    "plan_fit",
+    "hidden_layers",
+    "torch_device",
+    "model_choices",
+    "check_honoured",
+    "SMALL_DATA_ROWS",
+    "SMALL_DATA_LAYERS",
+    "LARGE_DATA_LAYERS",
+]
+
+#: ``hidden_layer_sizes="auto"``: at most this many training rows is small data
+SMALL_DATA_ROWS = 1000
+#: ``hidden_layer_sizes="auto"`` on small data
+SMALL_DATA_LAYERS = (16, 16)
+#: ``hidden_layer_sizes="auto"`` beyond :data:`SMALL_DATA_ROWS` rows
+LARGE_DATA_LAYERS = (100, 100)
+
+#: noise models whose scale the network outputs, sampled with its weights
+_NOISE_IN_NETWORK = ("heteroscedastic", "student")
+
+
+@dataclass(frozen=True)
+class EstimatorTraits:
+    """What an estimator class declares for its plan; everything else is read from its settings.
+
+    Attributes
+    ----------
+    prior_kind : {"dense", "sparse"}
+        The samplers it runs (:func:`~skgibbs.samplers.available_samplers`).
+    hierarchical_sampler : bool
+        Whether ``sampler="auto"`` picks a kernel for hierarchical priors
+        (MCLMC on their non-centred target) when the settings ask for a
+        hierarchical prior or a learned noise.
+    noise_model : bool
+        Whether it has a noise model whose variance a sampler may learn
+        (the dense regressor).
+    prior : str or None
+        The one prior it samples whatever the settings (the sparse
+        regressor's ``"mixing"``); None: ``prior``, ``"auto"`` resolved.
+    """
+
+    prior_kind: str = "dense"
+    hierarchical_sampler: bool = False
+    noise_model: bool = False
+    prior: str = None
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """The choices of one fit, made before any work (:func:`plan_fit`).
+
+    Attributes
+    ----------
+    layers : tuple of int
+        The hidden widths.
+    device : torch.device
+    noise : str or None
+        The regressor's noise model (None for the other estimators).
+    sampler : Sampler
+        The sampler object (a name or ``"auto"`` resolved).
+    rho : float
+        The fraction of the data a step reads, as asked (1 without batches);
+        the sampler may still refuse it.
+    prior : str
+        The prior sampled: ``"fixed"``, ``"layer"``, ``"ard"`` or ``"mixing"``.
+    learns_noise : bool
+        Whether the sampler draws the noise precision with the weights.
+    temperature_source : {"learned", "plug-in", "given"}
+        Where the temperature comes from: the likelihood with its noise
+        learned, twice the pre-training's held-out loss, or the setting.
+    n_samples, burn_in, thin : int
+        The run's draws per chain (the first block under
+        ``n_samples="auto"``), warm-up and thinning.
+    adaptive : bool
+        Whether the run length adapts (``n_samples="auto"``; the chains are
+        extended until they pass the mixing checks, or the cap).
+    max_grad_evals : int or None
+        The adaptive run's cap in gradient evaluations per chain (None: the
+        default multiple of the first block's).
+    max_time : float or None
+        The adaptive run's cap in seconds.
+    reasons : mapping of str to str
+        Why each choice was made, by the name of the choice (``"layers"``,
+        ``"sampler"``, ``"prior"``, ``"temperature"``, ``"run"``).
+    """
+
+    layers: tuple
+    device: torch.device
+    noise: str
+    sampler: object
+    rho: float
+    prior: str
+    learns_noise: bool
+    temperature_source: str
+    n_samples: int
+    burn_in: int
+    thin: int
+    adaptive: bool
+    max_grad_evals: int = None
+    max_time: float = None
+    temperature_setting: object = "auto"
+    reasons: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def sampler_chosen(self):
+        """Why ``sampler="auto"`` chose the sampler, or None where the settings named it."""
+        return self.reasons.get("sampler_auto")
+
+    def temperature(self, heldout_loss):
+        """The temperature the fit starts from: the given one, else from the held-out loss or the likelihood.
+
+        Twice the pre-training's held-out mean loss (the plug-in, also the
+        start of a learned noise variance), or 2 where the noise is in the
+        network (the Bayesian temperature of its likelihood), or the given
+        float.
+        """
+        setting = self.temperature_setting
+        if not isinstance(setting, str):
+            return float(setting)
+        return 2.0 if self.noise in _NOISE_IN_NETWORK else 2.0 * heldout_loss
+
+
+def hidden_layers(setting, n_rows=None):
+    """The hidden widths of ``hidden_layer_sizes=setting`` as a tuple, ``"auto"`` resolved for ``n_rows`` rows.
+
+    ``"auto"`` gives two hidden layers of 16 up to :data:`SMALL_DATA_ROWS`
+    rows and of 100 beyond (and without a row count): the 16-16 network of
+    the Microcanonical Langevin Ensembles (Sommer et al., ICLR 2025) on the
+    small tables of the ``uq`` benchmark, where it did at least as well as
+    100-100 at a fraction of the cost; 100-100 on larger data, where it did
+    better on that benchmark's largest table and where the ``large_n`` and
+    ``tabular`` benchmarks measured it (:ref:`defaults-measured`).
+
+    Examples
+    --------
+    >>> hidden_layers("auto", 442), hidden_layers("auto", 50_000), hidden_layers(8), hidden_layers([4, 4])
+    ((16, 16), (100, 100), (8,), (4, 4))
+    """
+    if isinstance(setting, str) and setting == "auto":
+        if n_rows is not None and int(n_rows) <= SMALL_DATA_ROWS:
+            return SMALL_DATA_LAYERS
+        return LARGE_DATA_LAYERS
+    layers = (setting,) if isinstance(setting, Integral) else tuple(setting)
+    # the estimators' constraints check the int and "auto"; "array-like" checks no element, so the rule
+    # that every width of a sequence is a positive int is here
+    if any(not isinstance(w, Integral) or isinstance(w, bool) or w < 1 for w in layers):
+        raise ValueError(
+            "hidden_layer_sizes must be a positive int (one hidden layer of that width, as in scikit-learn's "
+            "MLPRegressor) or a sequence of positive ints (one width per hidden layer; () for a linear "
+            f"model), got {setting!r}."
+        )
+    return tuple(int(w) for w in layers)
+
+
+def torch_device(setting):
+    """The torch device of ``device=setting``; a ``ValueError`` naming the fix where torch has none such.
+
+    Examples
+    --------
+    >>> torch_device("cpu")
+    device(type='cpu')
+    """
+    try:
+        device = torch.device(setting)
+    except RuntimeError as exc:
+        raise ValueError(f"device={setting!r} is not a torch device; use 'cpu' or 'cuda'.") from exc
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' was requested but torch sees no GPU; use device='cpu'.")
+    return device
+
+
+def _requested_rho(params):
+    rho = params.get("rho", "auto")
+    return 1.0 if isinstance(rho, str) else float(rho)
+
+
+def _can_learn(params, supported):
+    """Whether an ``"auto"`` setting may learn a scale: the sampler can, and no box or flat prior forbids it."""
+    return bool(supported) and params.get("weight_bound") is None and params.get("prior_std") is not None
+
+
+def _learns_noise(params, traits, noise, sampler):
+    """Whether the noise precision is sampled under ``sampler`` (None: whether the settings alone ask for it)."""
+    temperature = params.get("temperature")
+    if not traits.noise_model or not isinstance(temperature, str) or noise in _NOISE_IN_NETWORK:
+        return False
+    if temperature != "auto":
+        return temperature == "learn"
+    return _can_learn(params, True if sampler is None else sampler.learns_noise)
+
+
+def _sampler_asks(params, traits, noise):
+    """What the settings ask of ``sampler="auto"`` (keywords of :func:`~skgibbs.samplers.choose_sampler`)."""
+    temperature = params.get("temperature")
+    learn = (
+        traits.noise_model and noise not in _NOISE_IN_NETWORK and isinstance(temperature, str)
+        and temperature == "learn"
+    )
+    prior = params.get("prior", "fixed")
+    wants_prior = traits.prior is None and (
+        prior in ("layer", "ard") or (prior == "auto" and _can_learn(params, True))
+    )
+    asks_hierarchical = wants_prior or _learns_noise(params, traits, noise, None)
+    return {"learned_noise": bool(learn), "hierarchical": bool(traits.hierarchical_sampler and asks_hierarchical)}
+
+
+def model_choices(params, traits, sampler, noise=None):
+    """``(prior, learns_noise, temperature_source)`` of settings ``params`` under ``sampler``, with the reasons.
+
+    The part of :func:`plan_fit` that depends on the sampler: a fitted
+    estimator's prior is rebuilt from it, and a comparison of two samplers
+    (``sampler="auto"`` at two values of ``rho``) asks it of each.
+
+    Returns
+    -------
+    prior : str
+    learns_noise : bool
+    temperature_source : {"learned", "plug-in", "given"}
+    reasons : dict
+        ``"prior"`` and ``"temperature"``.
+    """
+    setting = params.get("prior", "fixed")
+    if traits.prior is not None:
+        prior, prior_why = traits.prior, f"the estimator samples the {traits.prior} prior"
+    elif setting != "auto":
+        prior, prior_why = setting, f"prior={setting!r}"
+    elif _can_learn(params, sampler.hierarchical):
+        prior, prior_why = "ard", f"prior='auto': {sampler.name} samples hierarchical priors"
+    else:
+        prior = "fixed"
+        prior_why = "prior='auto': " + (
+            f"{sampler.name} samples no hierarchical prior" if not sampler.hierarchical
+            else "weight_bound or prior_std=None asks for a fixed prior"
+        )
+    learns = _learns_noise(params, traits, noise, sampler)
+    temperature = params.get("temperature")
+    if traits.noise_model and noise in _NOISE_IN_NETWORK:
+        source = "learned" if isinstance(temperature, str) else "given"
+        why = f"noise={noise!r}: the network outputs the noise scale, sampled with it"
+    elif learns:
+        source, why = "learned", f"temperature={temperature!r}: {sampler.name} samples the noise variance"
+    elif isinstance(temperature, str):
+        source, why = "plug-in", f"temperature={temperature!r}: twice the pre-training's held-out loss"
+    else:
+        source, why = "given", f"temperature={temperature!r}"
+    return prior, learns, source, {"prior": prior_why, "temperature": why}
+
+
+def plan_fit(params, traits, *, n_rows, n_params, noise=None, device=None):
+    """The plan of a fit of settings ``params`` on ``n_rows`` rows of a network of ``n_params`` parameters.
+
+    Pure: it reads the settings (``estimator.get_params(deep=False)``, as
+    validated by the estimator), the class's :class:`EstimatorTraits` and
+    the data's shape, and touches neither data nor estimator.
+
+    Parameters
+    ----------
+    params : dict
+        The estimator's settings.
+    traits : EstimatorTraits
+    n_rows : int
+        Training rows.
+    n_params : int
+        Parameters of the network (:attr:`~skgibbs.model.MLPSpec.n_params`),
+        whose widths are :func:`hidden_layers` of the settings.
+    noise : str, optional
+        The regressor's noise model, ``"auto"`` already resolved.
+    device : torch.device, optional
+        The device, if already resolved (:func:`torch_device` of the setting).
+
+    Returns
+    -------
+    FitPlan
+
+    Examples
+    --------
+    >>> from skgibbs import GibbsMLPRegressor
+    >>> from skgibbs.plan import plan_fit
+    >>> est = GibbsMLPRegressor()
+    >>> plan = plan_fit(est.get_params(), est._traits, n_rows=442, n_params=465, noise="homoscedastic")
+    >>> plan.sampler, plan.prior, plan.temperature_source, plan.layers, plan.adaptive
+    (MCLMC(), 'ard', 'learned', (16, 16), True)
+    >>> print(plan.reasons["prior"])
+    prior='auto': mclmc samples hierarchical priors
+    """
+    device = torch_device(params.get("device", "cpu")) if device is None else device
+    layers = hidden_layers(params.get("hidden_layer_sizes"), n_rows)
+    setting = params.get("hidden_layer_sizes")
+    reasons = {
+        "layers": (
+            f"hidden_layer_sizes='auto': {layers} for {n_rows:,} rows"
+            if isinstance(setting, str) else f"hidden_layer_sizes={setting!r}"
+        )
+    }
+    rho = _requested_rho(params)
+    asks = _sampler_asks(params, traits, noise)
+    given = params.get("sampler", "auto")
+    sampler = get_sampler(given, rho, n_rows=n_rows, n_params=n_params, device=device, **asks)
+    if isinstance(given, str) and given == "auto":
+        reasons["sampler"] = reasons["sampler_auto"] = choose_sampler(rho, n_rows, n_params, device, **asks)[1]
+    else:
+        reasons["sampler"] = f"sampler={given!r}"
+    prior, learns, source, why = model_choices(params, traits, sampler, noise)
+    reasons.update(why)
+    n_samples_setting, burn_in, thin = (params.get(k, "auto") for k in ("n_samples", "burn_in", "thin"))
+    schedule = sampler.default_schedule(n_rows)
+    cap = params.get("max_grad_evals", "auto")
+    adaptive = isinstance(n_samples_setting, str)
+    reasons["run"] = (
+        "n_samples='auto': extended until the mixing checks pass, or the cap" if adaptive
+        else f"n_samples={n_samples_setting!r}"
+    )
+    return FitPlan(
+        layers=layers,
+        device=device,
+        noise=noise,
+        sampler=sampler,
+        rho=rho,
+        prior=prior,
+        learns_noise=learns,
+        temperature_source=source,
+        n_samples=sampler.default_n_samples if adaptive else int(n_samples_setting),
+        burn_in=schedule[0] if isinstance(burn_in, str) else int(burn_in),
+        thin=schedule[1] if isinstance(thin, str) else int(thin),
+        adaptive=adaptive,
+        max_grad_evals=None if isinstance(cap, str) else int(cap),
+        max_time=params.get("max_time"),
+        temperature_setting=params.get("temperature", "auto"),
+        reasons=MappingProxyType(reasons),
+    )
+
+
+def _same(value, other):
+    """Whether a setting's ``value`` is ``other``: equal numbers (``1 == 1.0``), equal strings, or both None."""
+    if value is None or other is None:
+        return value is other
+    if isinstance(value, str) or isinstance(other, str):
+        return isinstance(value, str) and isinstance(other, str) and value == other
+    if isinstance(value, (bool, np.bool_)) or isinstance(other, (bool, np.bool_)):
+        return False
+    if isinstance(value, Real) and isinstance(other, Real):
+        return float(value) == float(other)
+    return False
+
+
+def check_honoured(params, defaults, sampler, chosen=None):
+    """Refuse a setting ``sampler`` cannot honour (:meth:`~skgibbs.samplers.Sampler.ignored_settings`).
+
+    A setting of ``params`` is refused when its value differs from the
+    estimator's default (``defaults``, the class's declared
+    ``_sampler_setting_defaults``) and from the values the sampler accepts:
+    a ``ValueError`` naming it, what the sampler does instead and the fix (a
+    ``UserWarning`` for a resource hint such as ``n_jobs``). ``chosen`` is
+    why ``sampler="auto"`` chose ``sampler``, if it did
+    (:attr:`FitPlan.sampler_chosen`): the user did not pick that sampler
+    (``"auto"`` turns to VI on large data, where a chain's ``burn_in``
+    means nothing), so the setting is then ignored with a ``UserWarning``
+    that says why, and the fit goes on.
+
+    Examples
+    --------
+    >>> from skgibbs.samplers import HMC
+    >>> check_honoured({"rho": 0.5}, {"rho": "auto"}, HMC())
+    Traceback (most recent call last):
+    ...
+    ValueError: rho=0.5 is not honoured by sampler='hmc', which reads the full data at every step (rho=1). ...
+    """
+    for name, entry in sampler.ignored_settings().items():
+        if name not in params:
+            continue
+        value = params[name]
+        if any(_same(value, allowed) for allowed in (defaults.get(name), *entry.accepts)):
+            continue
+        message = unhonoured_message(sampler, name, value, entry, chosen)
+        if entry.warn or chosen is not None:
+            warnings.warn(message, UserWarning, stacklevel=4)
+        else:
+            raise ValueError(message)
