@@ -40,15 +40,11 @@ from ._mixing import (
 )
 from .diagnostics import psis_loo, stacking_weights
 from .model import ACTIVATIONS
-from .plan import EstimatorTraits, model_choices
-from .priors import Prior
-from .problem import build_problem, estimator_weights
+from .plan import EstimatorTraits
+from .problem import build_problem, estimator_weights, fitted_prior
 from .samplers import Sampler, available_samplers
 
 __all__ = ["BaseGibbsMLP", "draws_mean", "draws_quantiles", "is_fitted_name"]
-
-#: ``feature_names`` of :meth:`BaseGibbsMLP._prior` by default: the fitted ``feature_names_in_``
-FITTED = object()
 
 
 def is_fitted_name(name):
@@ -287,45 +283,6 @@ class BaseGibbsMLP(BaseEstimator):
         X, y = check_lazy_fit_data(X, y, y_numeric=y_numeric)
         return X, y, {"n_features_in_": X.shape[1]}  # an array has no column names
 
-    #: ``prior_std="auto"`` is this factor times ``1 / sqrt(fan_in)`` of each parameter's layer
-    _prior_gain = 1.0
-
-    def _prior(self, spec, device, sampler, kind, learns_noise, feature_names=FITTED):
-        """The prior of kind ``kind`` that ``sampler`` samples under (the sampler may change its coordinates).
-
-        ``kind`` and ``learns_noise`` are the plan's (:class:`~skgibbs.plan.FitPlan`: the prior sampled,
-        and whether the noise precision is drawn with it). ``feature_names`` names the inputs of a
-        hierarchical prior's groups: by default the fitted ``feature_names_in_`` (None: ``"input <i>"``).
-        """
-        std = self.prior_std
-        if isinstance(std, str):  # "auto"
-            std = self._prior_gain * spec.fan_in_std(torch.float32)
-            if spec.embedding is not None and spec.embedding.kind == "periodic":
-                # the frequencies keep their own scale, whatever the gain of the weights
-                freq = spec.embedding.slices()["frequencies"]
-                std[freq] = spec.embedding.frequency_scale
-            std = std.to(device)
-        elif std is not None and not isinstance(std, Real):
-            std = self._prior_std_array(std, spec, device)
-        return sampler.adjust_prior(Prior(std, self.weight_bound), spec, self.prior_std, device)
-
-    def _fitted_prior(self):
-        """The prior the fit sampled, on the CPU, rebuilt from the fitted state (:func:`~skgibbs.problem.fitted_prior`)."""
-        params = self.get_params(deep=False)
-        kind, learns_noise, _, _ = model_choices(params, self._traits, self.sampler_, getattr(self, "noise_", None))
-        return self._prior(self.spec_, torch.device("cpu"), self.sampler_, kind, learns_noise)
-
-    @staticmethod
-    def _prior_std_array(std, spec, device):
-        std = np.asarray(std, dtype=np.float64)
-        if std.shape != (spec.n_params,) or not np.all(np.isfinite(std) & (std > 0)):
-            raise ValueError(
-                f"prior_std as an array gives one positive standard deviation per parameter: shape "
-                f"({spec.n_params},) for this network (MLPSpec(...).n_params, in the order of samples_), "
-                f"got shape {std.shape}. Use a float for one value, or 'auto'."
-            )
-        return torch.as_tensor(std, dtype=torch.float32, device=device)
-
     def _initial_draws(self, spec, seeds, device):
         """Glorot initialisation, one generator per chain."""
         gens = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds[1:]]
@@ -409,7 +366,7 @@ class BaseGibbsMLP(BaseEstimator):
         """``log Pi`` of every draw (up to a constant), shape ``(n_chains * n_samples,)``."""
         with torch.no_grad():
             theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
-            prior = self._fitted_prior()
+            prior = fitted_prior(self)
             return prior.log_density(theta).double().numpy()
 
     # ------------------------------------------------------------ the draws

@@ -6,10 +6,11 @@ from numbers import Real
 import numpy as np
 import torch
 
-from ._base import FITTED, BaseGibbsMLP, draws_mean, draws_quantiles
+from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval, StrOptions
 from .embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding
-from .priors import PRIOR_KINDS, HierarchicalPrior
+from .priors import PRIOR_KINDS
+from .problem import fitted_prior
 from .samplers import available_samplers, get_sampler
 
 __all__ = ["DenseSamplerMixin", "fill_doc", "sampler_classes"]
@@ -34,38 +35,12 @@ class DenseSamplerMixin:
         "embedding": [None, StrOptions(set(EMBEDDINGS)), PiecewiseLinearEmbedding, PeriodicEmbedding],
     }
 
-    def _prior(self, spec, device, sampler, kind, learns_noise, feature_names=FITTED):
-        base = super()._prior(spec, device, sampler, kind, learns_noise)
-        noise = learns_noise
-        if kind == "fixed" and not noise:
-            return base
-        what = f"prior={kind!r}" if kind != "fixed" else f"temperature={self.temperature!r}"
-        if self.weight_bound is not None:
-            raise ValueError(
-                f"{what} draws Gaussian precisions by Gibbs steps and has no box: set weight_bound=None "
-                "(or prior='fixed' to keep the box)."
-            )
-        if base.std is None:
-            raise ValueError(
-                f"{what} centres each group's precision on prior_std: give prior_std ('auto' or a scale), "
-                "not None."
-            )
-        std = base.std.cpu() if torch.is_tensor(base.std) else base.std
-        names = getattr(self, "feature_names_in_", None) if feature_names is FITTED else feature_names
-        prior = HierarchicalPrior.for_network(
-            spec, kind, std, self.prior_shape, noise=noise, input_names=names
-        )
-        return prior._replace(
-            group=prior.group.to(device), shape=prior.shape.to(device), rate=prior.rate.to(device),
-            std=prior.std.to(device),
-        )
-
     def _store(self, result, spec):
         super()._store(result, spec)
         stats = self.sample_stats_
         if "precision" not in stats:
             return
-        prior = self._fitted_prior()
+        prior = fitted_prior(self)
         state = {"prior_groups_": np.asarray(prior.names, dtype=object)}
         if "noise_precision" in stats:
             others = {name: value for name, value in stats.items() if name != "noise_precision"}
@@ -106,7 +81,7 @@ class DenseSamplerMixin:
             return super()._log_prior_of_draws()
         with torch.no_grad():
             theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
-            prior = self._fitted_prior()
+            prior = fitted_prior(self)
             tau = torch.as_tensor(self.sample_stats_["precision"].reshape(len(theta), -1))
             return prior.log_density(theta.double(), tau).numpy()
 

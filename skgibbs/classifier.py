@@ -16,6 +16,7 @@ from ._data import validate_fit_data
 from ._dense import DenseSamplerMixin, fill_doc
 from ._levels import check_levels
 from ._out_of_core import is_lazy
+from .plan import EstimatorTraits
 from .criteria import waic
 from .criteria._waic import waic_from_pointwise
 
@@ -221,7 +222,7 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
 
     _loss = "cross_entropy"
     # prior_std="auto": 2 / sqrt(fan_in), see the class docstring
-    _prior_gain = 2.0
+    _traits = EstimatorTraits(prior_gain=2.0)
 
     # ------------------------------------------------------------------ fit
     def _validate_fit_data(self, X, y):

@@ -72,12 +72,16 @@ class EstimatorTraits:
     prior : str or None
         The one prior it samples whatever the settings (the sparse
         regressor's ``"mixing"``); None: ``prior``, ``"auto"`` resolved.
+    prior_gain : float
+        ``prior_std="auto"`` is this factor times ``1 / sqrt(fan_in)`` of
+        each parameter's layer (the classifier's 2).
     """
 
     prior_kind: str = "dense"
     hierarchical_sampler: bool = False
     noise_model: bool = False
     prior: str = None
+    prior_gain: float = 1.0
 
 
 @dataclass(frozen=True)

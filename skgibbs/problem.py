@@ -15,6 +15,7 @@ from the same starting points) needs no private method::
 """
 
 import sys
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
@@ -28,11 +29,12 @@ from ._run_length import RunLength
 from ._threads import gradient_work, torch_threads
 from .embeddings import resolve_embedding
 from .model import MLPSpec
-from .plan import check_honoured, hidden_layers, plan_fit, torch_device
+from .plan import check_honoured, hidden_layers, model_choices, plan_fit, torch_device
 from .potential import MLPPotential
+from .priors import HierarchicalPrior, MixingPrior, Prior
 from .samplers import ChainSampler, RunSettings, Target
 
-__all__ = ["PosteriorProblem", "build_problem", "fitted_prior", "vectorize_chains", "VECTORIZE_WORK"]
+__all__ = ["PosteriorProblem", "build_problem", "build_prior", "fitted_prior", "vectorize_chains", "VECTORIZE_WORK"]
 
 #: Chains are advanced together in one process while a step is this cheap
 #: (examples in the batch times parameters); measured by the ``speed`` benchmark.
@@ -227,7 +229,7 @@ def build_problem(estimator, X, y, sample_weight=None):
         _warn_if_rho_changes_the_model(params, est._traits, plan, n, spec.n_params)
     names = inputs.get("feature_names_in_")
     # the prior is known before any work, built once: a kernel that cannot run under it fails now
-    prior = est._prior(spec, device, sampler, plan.prior, plan.learns_noise, feature_names=names)
+    prior = build_prior(params, est._traits, spec, sampler, plan.prior, plan.learns_noise, device, names)
     rho = sampler.check(prior, plan.rho)
     # a setting the sampler would ignore (SMC's burn_in, HMC's rho) fails now too, before any work
     check_honoured(params, est._sampler_setting_defaults, sampler, chosen=plan.sampler_chosen)
@@ -332,6 +334,111 @@ def _run_length(est, plan, spec, Xt):
     )
 
 
+def build_prior(params, traits, spec, sampler, kind, learns_noise, device="cpu", feature_names=None):
+    """The prior of kind ``kind`` an estimator of settings ``params`` samples under ``sampler``.
+
+    :func:`build_problem` builds it once, from the plan (``kind`` and
+    ``learns_noise`` are :attr:`~skgibbs.plan.FitPlan.prior` and
+    :attr:`~skgibbs.plan.FitPlan.learns_noise`); :func:`fitted_prior`
+    builds it again from a fitted estimator. The sampler may change its
+    coordinates (:meth:`~skgibbs.samplers.Sampler.adjust_prior`).
+
+    Parameters
+    ----------
+    params : dict
+        The estimator's settings (``prior_std``, ``weight_bound``,
+        ``prior_shape``; the sparse regressor's ``sparsity`` and
+        ``init_density``; ``temperature`` for the messages).
+    traits : EstimatorTraits
+    spec : MLPSpec
+    sampler : Sampler
+    kind : {"fixed", "layer", "ard", "mixing"}
+    learns_noise : bool
+    device : str or torch.device, default="cpu"
+    feature_names : array-like of str, optional
+        Names of the inputs of a hierarchical prior's groups (None:
+        ``"input <i>"``).
+
+    Returns
+    -------
+    Prior, HierarchicalPrior or MixingPrior
+    """
+    device = torch.device(device)
+    if kind == "mixing":
+        jumps = _given_jumps(sampler)
+        if jumps is not None and jumps > spec.n_params:
+            # refused with the prior, before any work: a transition's jumps beyond the parameters repeat moves
+            # (a sampler's own default is left to it: RJHMC's 8 on a network of fewer weights is its choice)
+            raise ValueError(
+                f"n_jumps={jumps} of sampler={sampler.name!r} exceeds the {spec.n_params} parameters of the "
+                f"network (hidden_layer_sizes={tuple(spec.hidden_layer_sizes)}): a transition then proposes "
+                "more births and deaths than there are weights to add or remove. Set n_jumps to at most "
+                f"{spec.n_params}, or 'auto' where the sampler takes it."
+            )
+    setting, bound = params.get("prior_std"), params.get("weight_bound")
+    std = setting
+    if isinstance(std, str):  # "auto"
+        std = traits.prior_gain * spec.fan_in_std(torch.float32)
+        if spec.embedding is not None and spec.embedding.kind == "periodic":
+            # the frequencies keep their own scale, whatever the gain of the weights
+            freq = spec.embedding.slices()["frequencies"]
+            std[freq] = spec.embedding.frequency_scale
+        std = std.to(device)
+    elif std is not None and not isinstance(std, Real):
+        std = _prior_std_array(std, spec, device)
+    base = sampler.adjust_prior(Prior(std, bound), spec, setting, device)
+    if kind == "mixing":
+        # init_density, as a probability below 1, is also the reference from which tempered SMC's bridge starts
+        reference = min(float(params["init_density"]), 1.0 - 1e-6)
+        return MixingPrior(base, float(params["sparsity"]), reference=reference)
+    if kind == "fixed" and not learns_noise:
+        return base
+    what = f"prior={kind!r}" if kind != "fixed" else f"temperature={params.get('temperature')!r}"
+    if bound is not None:
+        raise ValueError(
+            f"{what} draws Gaussian precisions by Gibbs steps and has no box: set weight_bound=None "
+            "(or prior='fixed' to keep the box)."
+        )
+    if base.std is None:
+        raise ValueError(
+            f"{what} centres each group's precision on prior_std: give prior_std ('auto' or a scale), "
+            "not None."
+        )
+    std = base.std.cpu() if torch.is_tensor(base.std) else base.std
+    prior = HierarchicalPrior.for_network(
+        spec, kind, std, params["prior_shape"], noise=learns_noise, input_names=feature_names
+    )
+    return prior._replace(
+        group=prior.group.to(device), shape=prior.shape.to(device), rate=prior.rate.to(device),
+        std=prior.std.to(device),
+    )
+
+
+def _prior_std_array(std, spec, device):
+    """``prior_std`` given as an array: one positive standard deviation per parameter, checked."""
+    std = np.asarray(std, dtype=np.float64)
+    if std.shape != (spec.n_params,) or not np.all(np.isfinite(std) & (std > 0)):
+        raise ValueError(
+            f"prior_std as an array gives one positive standard deviation per parameter: shape "
+            f"({spec.n_params},) for this network (MLPSpec(...).n_params, in the order of samples_), "
+            f"got shape {std.shape}. Use a float for one value, or 'auto'."
+        )
+    return torch.as_tensor(std, dtype=torch.float32, device=device)
+
+
+def _given_jumps(sampler):
+    """The sampler's ``n_jumps`` where it is an int other than the sampler's own default, else None.
+
+    The sampler declares the default it uses as ``default_n_jumps`` (:class:`~skgibbs.samplers.RJHMC`'s
+    8); a sampler that declares none (SMC, whose default is ``"auto"``) has every int counted as given.
+    """
+    jumps = getattr(sampler, "n_jumps", None)
+    if not isinstance(jumps, Integral) or isinstance(jumps, bool):
+        return None
+    default = getattr(sampler, "default_n_jumps", None)
+    return None if isinstance(default, Integral) and jumps == default else int(jumps)
+
+
 def fitted_prior(estimator):
     """The prior a fitted estimator sampled, rebuilt from its fitted state, on the CPU.
 
@@ -365,7 +472,13 @@ def fitted_prior(estimator):
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator, "spec_")
-    return estimator._fitted_prior()
+    est = estimator
+    params = est.get_params(deep=False)
+    kind, learns_noise, _, _ = model_choices(params, est._traits, est.sampler_, getattr(est, "noise_", None))
+    return build_prior(
+        params, est._traits, est.spec_, est.sampler_, kind, learns_noise,
+        feature_names=getattr(est, "feature_names_in_", None),
+    )
 
 
 class WatchedValues:

@@ -1,6 +1,6 @@
 """SparseGibbsMLPRegressor: sparse networks sampled by reversible jump (paper 001)."""
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import torch
@@ -8,11 +8,10 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from ._base import FITTED, BaseGibbsMLP, RegisteredSamplerName
+from ._base import BaseGibbsMLP, RegisteredSamplerName
 from ._compat import Interval, check_is_fitted
 from ._base_regressor import BaseGibbsRegressor
 from .plan import EstimatorTraits
-from .priors import MixingPrior
 from .samplers import Sampler
 
 __all__ = ["SparseGibbsMLPRegressor", "evidence_weights", "independent_fits", "input_relevance", "monte_carlo_error"]
@@ -190,19 +189,6 @@ def evidence_weights(fits):
     w = np.exp(log_z - log_z.max())
     w /= w.sum()
     return w, float(1.0 / np.sum(w**2))
-
-
-def _given_jumps(sampler):
-    """The sampler's ``n_jumps`` where it is an int other than the sampler's own default, else None.
-
-    The sampler declares the default it uses as ``default_n_jumps`` (:class:`~skgibbs.samplers.RJHMC`'s
-    8); a sampler that declares none (SMC, whose default is ``"auto"``) has every int counted as given.
-    """
-    jumps = getattr(sampler, "n_jumps", None)
-    if not isinstance(jumps, Integral) or isinstance(jumps, bool):
-        return None
-    default = getattr(sampler, "default_n_jumps", None)
-    return None if isinstance(default, Integral) and jumps == default else int(jumps)
 
 
 class SparseGibbsMLPRegressor(BaseGibbsRegressor):
@@ -490,6 +476,7 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
     }
     _traits = EstimatorTraits(prior_kind="sparse", prior="mixing")
 
+
     def __init__(
         self,
         hidden_layer_sizes="auto",
@@ -544,26 +531,6 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
                 "(Gaussian, e.g. 'auto') or weight_bound (uniform on [-B, B])."
             )
         return super()._validate_fit_data(X, y)
-
-    def _prior(self, spec, device, sampler, kind, learns_noise, feature_names=FITTED):
-        jumps = _given_jumps(sampler)
-        if jumps is not None and jumps > spec.n_params:
-            # refused with the prior, before any work: a transition's jumps beyond the parameters repeat moves
-            # (a sampler's own default is left to it: RJHMC's 8 on a network of fewer weights is its choice)
-            raise ValueError(
-                f"n_jumps={jumps} of sampler={sampler.name!r} exceeds the {spec.n_params} parameters of the "
-                f"network (hidden_layer_sizes={tuple(spec.hidden_layer_sizes)}): a transition then proposes "
-                "more births and deaths than there are weights to add or remove. Set n_jumps to at most "
-                f"{spec.n_params}, or 'auto' where the sampler takes it."
-            )
-        # init_density is also the reference from which tempered SMC's bridge starts
-        return MixingPrior(
-            super()._prior(spec, device, sampler, kind, learns_noise), float(self.sparsity), reference=self._reference()
-        )
-
-    def _reference(self):
-        """``init_density`` as a probability strictly below 1 (the reference of SMC's bridge)."""
-        return min(float(self.init_density), 1.0 - 1e-6)
 
     def _initial_mask(self, theta, seeds):
         """Each start has ``init_density`` of its parameters active (at least one)."""

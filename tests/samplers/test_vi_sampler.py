@@ -9,7 +9,7 @@ import torch
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 
-from skgibbs.problem import fitted_prior
+from skgibbs.problem import build_prior, fitted_prior
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.samplers import CSMALA, HMC, MeanFieldVI, vi
 
@@ -162,7 +162,7 @@ def test_mean_field_parametrization_scales_the_output_layer(data):
     assert np.allclose(fitted_prior(reg).std.numpy()[w], 0.5 / n_in)
     # the standard parametrization keeps the estimator's prior and the unit scale
     standard = MeanFieldVI()
-    np.testing.assert_array_equal(reg._prior(spec, torch.device("cpu"), standard, reg.prior_, False).std, 0.5)
+    np.testing.assert_array_equal(build_prior(reg.get_params(), reg._traits, spec, standard, reg.prior_, False).std, 0.5)
     assert np.all(standard.output_scale(spec).numpy() == 1)
 
 
