@@ -27,7 +27,7 @@ from sklearn.utils.validation import _num_samples
 
 from . import _chunks
 from ._arviz import from_groups
-from ._compat import Interval, StrOptions, check_is_fitted, validate_data
+from ._compat import Interval, LayerWidths, StrOptions, check_is_fitted, validate_data
 from ._data import check_numeric, validate_fit_data
 from ._out_of_core import check_lazy_fit_data, is_lazy
 from ._pretrain import PretrainInfo, pretrain
@@ -115,7 +115,7 @@ class BaseGibbsMLP(BaseEstimator):
 
     # the parameters every Gibbs MLP has; subclasses add their own
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "hidden_layer_sizes": [LayerWidths(), Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "activation": [StrOptions(set(ACTIVATIONS))],
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_samples": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],

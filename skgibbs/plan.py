@@ -162,6 +162,9 @@ class FitPlan:
 def hidden_layers(setting, n_rows=None):
     """The hidden widths of ``hidden_layer_sizes=setting`` as a tuple, ``"auto"`` resolved for ``n_rows`` rows.
 
+    ``setting`` is as the estimators' constraints accept it (a positive int,
+    a sequence of positive ints, or ``"auto"``).
+
     ``"auto"`` gives two hidden layers of 16 up to :data:`SMALL_DATA_ROWS`
     rows and of 100 beyond (and without a row count): the 16-16 network of
     the Microcanonical Langevin Ensembles (Sommer et al., ICLR 2025) on the
@@ -180,14 +183,6 @@ def hidden_layers(setting, n_rows=None):
             return SMALL_DATA_LAYERS
         return LARGE_DATA_LAYERS
     layers = (setting,) if isinstance(setting, Integral) else tuple(setting)
-    # the estimators' constraints check the int and "auto"; "array-like" checks no element, so the rule
-    # that every width of a sequence is a positive int is here
-    if any(not isinstance(w, Integral) or isinstance(w, bool) or w < 1 for w in layers):
-        raise ValueError(
-            "hidden_layer_sizes must be a positive int (one hidden layer of that width, as in scikit-learn's "
-            "MLPRegressor) or a sequence of positive ints (one width per hidden layer; () for a linear "
-            f"model), got {setting!r}."
-        )
     return tuple(int(w) for w in layers)
 
 

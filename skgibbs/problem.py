@@ -204,7 +204,6 @@ def build_problem(estimator, X, y, sample_weight=None):
     est = estimator
     est._validate_params()
     params = est.get_params(deep=False)
-    hidden_layers(est.hidden_layer_sizes)  # a bad value is refused before the data are read
     device = torch_device(est.device)
     check_numeric(X, "X")
     X, y, inputs = est._validate_fit_data(X, y)

@@ -105,10 +105,12 @@ def test_the_prior_under_another_sampler_and_a_sparse_estimator_s_own():
 
 def test_bad_widths_and_devices_are_refused_naming_the_parameter():
     assert hidden_layers("auto", 10) == (16, 16) and hidden_layers(3) == (3,) and hidden_layers(()) == ()
-    with pytest.raises(ValueError, match="hidden_layer_sizes must be a positive int"):
-        hidden_layers((4, 0))
-    with pytest.raises(ValueError, match="hidden_layer_sizes"):
-        hidden_layers([4, 2.5])
+    X, y = _data()
+    # the widths are refused by the estimators' constraints (one mechanism), before the data are read
+    for bad in ((4, 0), [4, 2.5], (True,), "4"):
+        with pytest.raises(ValueError, match="'hidden_layer_sizes' parameter of GibbsMLPRegressor must be a sequence "
+                                             "of positive ints"):  # fmt: skip
+            GibbsMLPRegressor(hidden_layer_sizes=bad).fit(X, y)
     with pytest.raises(ValueError, match="device='gpu0' is not a torch device"):
         torch_device("gpu0")
 

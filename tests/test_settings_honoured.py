@@ -206,7 +206,7 @@ def test_hidden_layer_sizes_takes_an_int():
 @pytest.mark.parametrize("bad", ["4", 0, (4, 0), (2.5,)])
 def test_bad_hidden_layer_sizes_name_the_valid_forms(bad):
     X, y = _data()
-    with pytest.raises(ValueError, match=r"hidden_layer_sizes.*(array-like, an int.*'auto'|positive int .* sequence)"):
+    with pytest.raises(ValueError, match=r"hidden_layer_sizes.*sequence of positive ints .*, an int .* or .*'auto'"):
         GibbsMLPRegressor(hidden_layer_sizes=bad).fit(X, y)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from sklearn.utils import check_random_state
 
-from .._compat import Interval, StrOptions
+from .._compat import Interval, LayerWidths, StrOptions
 from .._progress import progress, progress_close
 from .._warnings import warn
 from ..exceptions import ControlVariateWarning
@@ -145,7 +145,7 @@ class NeuralControlVariate(_SteinControlVariate):
 
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "hidden_layer_sizes": ["array-like"],
+        "hidden_layer_sizes": [LayerWidths()],
         "activation": [StrOptions(set(STEIN_ACTIVATIONS))],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
@@ -198,7 +198,7 @@ class NeuralControlVariate(_SteinControlVariate):
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X, y, score):
-        layers = self._check_layers()
+        layers = tuple(int(w) for w in self.hidden_layer_sizes)
         if self.activation == "relu":
             warn(ControlVariateWarning(RELU_MESSAGE), stacklevel=3)
         n_train, n_val = self._split(X.shape[0])
@@ -219,16 +219,6 @@ class NeuralControlVariate(_SteinControlVariate):
         self.validation_loss_curve_ = np.asarray(curves[1]) * y_scale**2 if n_val else None
         self.n_iter_ = len(curves[0])
         return self
-
-    def _check_layers(self):
-        layers = self.hidden_layer_sizes
-        layers = (layers,) if isinstance(layers, Integral) else tuple(layers)
-        # _parameter_constraints says "array-like", which checks no element: the widths are checked here
-        if any(not isinstance(w, Integral) or isinstance(w, bool) or w < 1 for w in layers):
-            raise ValueError(
-                f"hidden_layer_sizes must hold positive integers (use () for a linear phi), got {layers!r}."
-            )
-        return tuple(int(w) for w in layers)
 
     def _split(self, n):
         n_val = int(round(self.validation_fraction * n)) if self.early_stopping else 0

@@ -216,7 +216,7 @@ def test_errors_name_the_parameter(gaussian_ar1, fitted):
         NeuralControlVariate(**CHEAP).fit(X, y)
     with pytest.raises(ValueError, match=r"grad_log_prob must give gradients of shape \(100, 2\)"):
         NeuralControlVariate(grad_log_prob=lambda X: X[:, :1], **CHEAP).fit(X, y)
-    with pytest.raises(ValueError, match="hidden_layer_sizes must hold positive integers"):
+    with pytest.raises(ValueError, match="hidden_layer_sizes.* must be a sequence of positive ints"):
         NeuralControlVariate(grad_log_prob=standard_score, hidden_layer_sizes=(4, 0)).fit(X, y)
     with pytest.raises(ValueError, match="activation"):
         NeuralControlVariate(grad_log_prob=standard_score, activation="sigmoid").fit(X, y)
