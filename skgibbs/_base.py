@@ -340,6 +340,17 @@ class BaseGibbsMLP(BaseEstimator):
             S = result.samples.shape[1]
             stats["step_size"] = np.repeat(result.info["step_size"][:, None], S, axis=1)
         self._set_fitted(state)
+        if "precision" in stats:  # a hierarchical prior's precisions were sampled: its groups, and the noise's
+            prior = fitted_prior(self)
+            state = {"prior_groups_": np.asarray(prior.names, dtype=object)}
+            if "noise_precision" in stats:
+                others = {name: value for name, value in stats.items() if name != "noise_precision"}
+                state.update(self._noise_state(stats["noise_precision"], others))
+            self._set_fitted(state)
+
+    def _noise_state(self, precision, stats):  # pragma: no cover - the regressor's
+        """The fitted state of the sampled noise ``precision``; ``stats``: the other ``sample_stats_``."""
+        raise NotImplementedError
 
     def _record_losses(self, loss_sum, loss_square_sum, n):
         """``lp`` and the sampler's loss statistics from the per-draw sums of the per-example losses.
@@ -363,10 +374,17 @@ class BaseGibbsMLP(BaseEstimator):
         return -self.lambda_ * (loss_sum / n)
 
     def _log_prior_of_draws(self):
-        """``log Pi`` of every draw (up to a constant), shape ``(n_chains * n_samples,)``."""
+        """``log Pi`` of every draw (up to a constant), shape ``(n_chains * n_samples,)``.
+
+        Under a hierarchical prior, the joint density of the weights and the
+        precisions each draw carries.
+        """
         with torch.no_grad():
             theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
             prior = fitted_prior(self)
+            if "precision" in self.sample_stats_:
+                tau = torch.as_tensor(self.sample_stats_["precision"].reshape(len(theta), -1))
+                return prior.log_density(theta.double(), tau).numpy()
             return prior.log_density(theta).double().numpy()
 
     # ------------------------------------------------------------ the draws
@@ -464,11 +482,33 @@ class BaseGibbsMLP(BaseEstimator):
         K = self.samples_.shape[0]
         if self.chain_weights != "stacking":
             self._set_fitted({"chain_weights_": np.full(K, 1.0 / K)})
-            return
-        weights = stacking_weights(elpd, sample_weight=sample_weight)
-        with np.errstate(invalid="ignore"):
-            khat = np.array([np.nanmax(k) if np.isfinite(k).any() else np.nan for k in khat])
-        self._set_fitted({"chain_weights_": weights, "pareto_khat_": khat})
+        else:
+            weights = stacking_weights(elpd, sample_weight=sample_weight)
+            with np.errstate(invalid="ignore"):
+                khat = np.array([np.nanmax(k) if np.isfinite(k).any() else np.nan for k in khat])
+            self._set_fitted({"chain_weights_": weights, "pareto_khat_": khat})
+        if self.prior_ == "ard" and "precision" in self.sample_stats_:
+            self._store_relevance()  # the input precisions' draws, weighed as the chains now are
+
+    def _store_relevance(self):
+        """``input_relevance_`` and its interval from the draws of the input precisions (the ARD prior).
+
+        Stored once the chains' weights are known, with the draws weighed as
+        in every prediction (:meth:`_draw_weights`): under
+        ``chain_weights="stacking"`` the relevance is the same weighted
+        posterior.
+        """
+        weights = self._draw_weights()
+        p = self.spec_.n_features
+        tau = self.sample_stats_["precision"][..., :p].reshape(-1, p)
+        scale = 1.0 / np.sqrt(tau)  # each input's prior scale sigma_i = tau_i^(-1/2), standardized inputs
+        alpha = 1.0 - self.confidence_level
+        self._set_fitted(
+            {
+                "input_relevance_": draws_mean(scale, weights),
+                "input_relevance_interval_": draws_quantiles(scale, [alpha / 2, 1 - alpha / 2], weights).T,
+            }
+        )
 
     def _output_chunks(self, X, width, kept=None):
         """``(rows, outputs)`` chunk after chunk: :meth:`_network_outputs` of ``X[rows]``.

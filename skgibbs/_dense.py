@@ -1,89 +1,30 @@
-"""What the dense Gibbs MLPs (regressor and classifier) share: ``sampler`` and ``rho``, and their docs."""
+"""What the dense Gibbs MLPs (regressor and classifier) share: the settings ``sampler``, ``rho``, ``prior``, ..., and their docs."""
 
 import textwrap
 from numbers import Real
 
-import numpy as np
-import torch
 
-from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
+from ._base import BaseGibbsMLP
 from ._compat import Interval, StrOptions
 from .embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding
 from .priors import PRIOR_KINDS
-from .problem import fitted_prior
 from .samplers import available_samplers, get_sampler
 
-__all__ = ["DenseSamplerMixin", "fill_doc", "sampler_classes"]
+__all__ = ["DENSE_CONSTRAINTS", "fill_doc", "sampler_classes"]
 
 
-class DenseSamplerMixin:
-    """``sampler`` (an object or a name) and ``rho`` of an estimator over every parameter.
-
-    The kernel's own settings live on the sampler object
-    (:class:`~skgibbs.samplers.HMC`, :class:`~skgibbs.samplers.CSMALA`,
-    :class:`~skgibbs.samplers.MeanFieldVI`, ...); ``rho``, the fraction of
-    the data a step reads, stays here because every minibatch kernel
-    shares it.
-    """
-
-    _parameter_constraints = {
-        **BaseGibbsMLP._parameter_constraints,
-        "sampler": BaseGibbsMLP._sampler_constraint(),
-        "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
-        "prior": [StrOptions({"auto", *PRIOR_KINDS})],
-        "prior_shape": [Interval(Real, 0, None, closed="neither")],
-        "embedding": [None, StrOptions(set(EMBEDDINGS)), PiecewiseLinearEmbedding, PeriodicEmbedding],
-    }
-
-    def _store(self, result, spec):
-        super()._store(result, spec)
-        stats = self.sample_stats_
-        if "precision" not in stats:
-            return
-        prior = fitted_prior(self)
-        state = {"prior_groups_": np.asarray(prior.names, dtype=object)}
-        if "noise_precision" in stats:
-            others = {name: value for name, value in stats.items() if name != "noise_precision"}
-            state.update(self._noise_state(stats["noise_precision"], others))
-        self._set_fitted(state)
-
-    def _weigh_chains(self, *loo, sample_weight=None):
-        super()._weigh_chains(*loo, sample_weight=sample_weight)
-        if self.prior_ == "ard" and "precision" in self.sample_stats_:
-            self._store_relevance()
-
-    def _store_relevance(self):
-        """``input_relevance_`` and its interval from the draws of the input precisions.
-
-        Stored once the chains' weights are known, with the draws weighed as
-        in every prediction (:meth:`_draw_weights`): under
-        ``chain_weights="stacking"`` the relevance is the same weighted
-        posterior.
-        """
-        weights = self._draw_weights()
-        p = self.spec_.n_features
-        tau = self.sample_stats_["precision"][..., :p].reshape(-1, p)
-        scale = 1.0 / np.sqrt(tau)  # each input's prior scale sigma_i = tau_i^(-1/2), standardized inputs
-        alpha = 1.0 - self.confidence_level
-        self._set_fitted(
-            {
-                "input_relevance_": draws_mean(scale, weights),
-                "input_relevance_interval_": draws_quantiles(scale, [alpha / 2, 1 - alpha / 2], weights).T,
-            }
-        )
-
-    def _noise_state(self, precision, stats):  # pragma: no cover - the regressor's
-        """The fitted state of the sampled noise ``precision``; ``stats``: the other ``sample_stats_``."""
-        raise NotImplementedError
-
-    def _log_prior_of_draws(self):
-        if "precision" not in self.sample_stats_:
-            return super()._log_prior_of_draws()
-        with torch.no_grad():
-            theta = torch.as_tensor(self.samples_.reshape(-1, self.spec_.n_params))
-            prior = fitted_prior(self)
-            tau = torch.as_tensor(self.sample_stats_["precision"].reshape(len(theta), -1))
-            return prior.log_density(theta.double(), tau).numpy()
+#: the settings every dense estimator (regressor and classifier) adds to :class:`BaseGibbsMLP`'s: the
+#: ``sampler`` (an object or a name of the dense registry) and ``rho``, the fraction of the data a step
+#: reads, which every minibatch kernel shares (the kernel's own settings live on the sampler object), the
+#: hierarchical priors and the embedding
+DENSE_CONSTRAINTS = {
+    **BaseGibbsMLP._parameter_constraints,
+    "sampler": BaseGibbsMLP._sampler_constraint(),
+    "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
+    "prior": [StrOptions({"auto", *PRIOR_KINDS})],
+    "prior_shape": [Interval(Real, 0, None, closed="neither")],
+    "embedding": [None, StrOptions(set(EMBEDDINGS)), PiecewiseLinearEmbedding, PeriodicEmbedding],
+}
 
 
 # Docstring parts every dense estimator shares, inserted by ``fill_doc`` (indented for a class docstring).

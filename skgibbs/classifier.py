@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._compat import Interval
 from ._data import validate_fit_data
-from ._dense import DenseSamplerMixin, fill_doc
+from ._dense import DENSE_CONSTRAINTS, fill_doc
 from ._levels import check_levels
 from ._out_of_core import is_lazy
 from .plan import EstimatorTraits
@@ -24,7 +24,7 @@ __all__ = ["GibbsMLPClassifier"]
 
 
 @fill_doc
-class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
+class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
     r"""Multilayer perceptron classifier sampled from its Gibbs posterior.
 
     The weights ``theta`` are drawn by Markov chains from
@@ -165,7 +165,7 @@ class GibbsMLPClassifier(DenseSamplerMixin, ClassifierMixin, BaseGibbsMLP):
     _watched_values = "predicted probabilities"
 
     _parameter_constraints = {
-        **DenseSamplerMixin._parameter_constraints,
+        **DENSE_CONSTRAINTS,
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
 

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 
 from ._compat import Interval, StrOptions
-from ._dense import DenseSamplerMixin, fill_doc
+from ._dense import DENSE_CONSTRAINTS, fill_doc
 from ._noise_choice import CANDIDATES, select_noise
 from ._base_regressor import BaseGibbsRegressor
 from .plan import EstimatorTraits
@@ -28,7 +28,7 @@ def _rows_of(y):
 
 
 @fill_doc
-class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
+class GibbsMLPRegressor(BaseGibbsRegressor):
     r"""Multilayer perceptron regressor sampled from its Gibbs posterior.
 
     The weights ``theta`` are drawn by Markov chains (Hamiltonian Monte
@@ -337,7 +337,7 @@ class GibbsMLPRegressor(DenseSamplerMixin, BaseGibbsRegressor):
     """
 
     _parameter_constraints = {
-        **DenseSamplerMixin._parameter_constraints,
+        **DENSE_CONSTRAINTS,
         "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "learn", "plug-in"})],
         "noise": [StrOptions({"auto", "homoscedastic", "heteroscedastic", "student"})],
     }
