@@ -118,9 +118,13 @@ class FitPlan:
         default multiple of the first block's).
     max_time : float or None
         The adaptive run's cap in seconds.
+    temperature_setting : float or str
+        ``temperature`` as set, read by :meth:`temperature`.
     reasons : mapping of str to str
         Why each choice was made, by the name of the choice (``"layers"``,
-        ``"sampler"``, ``"prior"``, ``"temperature"``, ``"run"``).
+        ``"sampler"``, ``"prior"``, ``"temperature"``, ``"run"``; and
+        ``"sampler_auto"``, :func:`~skgibbs.samplers.choose_sampler`'s
+        reason, where ``sampler="auto"`` chose). Read-only.
     """
 
     layers: tuple

@@ -193,7 +193,7 @@ def _fake_fit(F, n_chains, chain_weights="equal"):
     return SimpleNamespace(
         rhat_=r, ess_=e, within_chain_rhat_=within_r, within_chain_ess_=within_e, between_chain_rhat_=between,
         samples_=np.zeros((n_chains, F.shape[0] // n_chains, 1)), sampler_=kernel, rho_=1.0,
-        chain_weights=chain_weights, _prior_kind="dense",
+        chain_weights=chain_weights,
     )
 
 

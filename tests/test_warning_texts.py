@@ -35,7 +35,7 @@ def _emitted(kernel, failure):
     r, e, wr, we, b = FAILURES[failure]
     fit = SimpleNamespace(
         rhat_=r, ess_=e, within_chain_rhat_=wr, within_chain_ess_=we, between_chain_rhat_=b,
-        samples_=np.zeros((4, 10, 1)), sampler_=kernel, rho_=1.0, chain_weights="equal", _prior_kind="dense",
+        samples_=np.zeros((4, 10, 1)), sampler_=kernel, rho_=1.0, chain_weights="equal",
     )
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
