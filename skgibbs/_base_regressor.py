@@ -10,7 +10,8 @@ outputs are the location and the log squared scale of a Student-t noise of
 :data:`~skgibbs.model.STUDENT_DF` degrees of freedom; the variances the
 regressor reports and passes around are the t's (``nu / (nu - 2)`` times
 its squared scale), and the likelihood, the intervals and the predictive
-draws are the t's.
+draws are the t's. What differs between the three noise models is in
+:class:`~skgibbs._noise_model.NoiseModel` (``_noise()``).
 """
 
 import numpy as np
@@ -23,9 +24,10 @@ from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._data import column_moments
 from ._levels import check_level, check_levels, mixture_quantiles
 from .credible import credible_sets_of, parameter_radius, posterior_quantile
-from .criteria import gaussian_log_likelihood, langevin_waic, student_log_likelihood, waic
+from .criteria import langevin_waic, waic
 from .criteria._waic import waic_from_pointwise
-from .model import LOG_VARIANCE_BOUND, STUDENT_DF
+from ._noise_model import NoiseModel
+from .model import LOG_VARIANCE_BOUND
 
 __all__ = ["BaseGibbsRegressor"]
 
@@ -61,36 +63,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         draws = self._noise_draws()
         return self.noise_variance_ if draws is None else draws[:, None]
 
-    def _varies(self):
-        """Whether the network's second output is the log noise scale (``noise="heteroscedastic"`` or ``"student"``)."""
-        return self.spec_.n_outputs == 2
-
-    def _noise_df(self):
-        """The degrees of freedom of a Student-t noise (``noise="student"``), None for a normal one."""
-        return STUDENT_DF if self._loss == "student" else None
-
-    def _noise_log_likelihood(self, y, F, V):
-        """``log p(y_i | draw k)`` ``(S, rows)`` of draws ``F`` and their noise variances ``V``."""
-        df = self._noise_df()
-        return gaussian_log_likelihood(y, F, V) if df is None else student_log_likelihood(y, F, V, df)
-
-    def _variance_per_squared_scale(self):
-        """The noise's variance over its squared scale: 1 for a normal, ``nu / (nu - 2)`` for a t."""
-        df = self._noise_df()
-        return 1.0 if df is None else df / (df - 2.0)
-
-    def _noise_scale(self, V):
-        """The scale of the noise of variance ``V``: its sd for a normal, ``sqrt(V (nu - 2) / nu)`` for a t."""
-        return np.sqrt(V / self._variance_per_squared_scale())
-
-    def _standard_noise(self, rng, size):
-        """Standard draws of the noise's shape (normal, or t of :meth:`_noise_df`), to scale by :meth:`_noise_scale`."""
-        df = self._noise_df()
-        return rng.standard_normal(size) if df is None else rng.standard_t(df, size)
+    def _noise(self):
+        """The fitted :class:`~skgibbs._noise_model.NoiseModel`: one variance for a network of one output, else
+        the one whose loss the potential took."""
+        return NoiseModel.of_loss(self._loss) if self.spec_.n_outputs == 2 else NoiseModel()
 
     def _output_chunks(self, X, width, kept=None):
         # a mean and log-variance network's outputs are two (S, rows) arrays, its noise variances a third
-        return super()._output_chunks(X, width + (3 if self._varies() else 0), kept)
+        return super()._output_chunks(X, width + (3 if self._noise().varies else 0), kept)
 
     def _mean_and_noise(self, G):
         """``(F, V)`` of network outputs ``G`` (standardized): ``f`` on the scale of ``y`` and the noise variances.
@@ -98,10 +78,10 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         ``V`` is ``(S, rows)`` with a varying noise, else the noise of the
         draws (:meth:`_noise_of_draws`).
         """
-        if not self._varies():
+        if not self._noise().varies:
             return G * self.y_scale_ + self.y_mean_, self._noise_of_draws()
         s = np.clip(G[..., 1], -LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND)
-        variance = self.y_scale_**2 * self._variance_per_squared_scale()  # of a standardized scale of 1
+        variance = self.y_scale_**2 * self._noise().variance_per_squared_scale  # of a standardized scale of 1
         return G[..., 0] * self.y_scale_ + self.y_mean_, np.exp(s) * variance
 
     def _predictive_chunks(self, X, width):
@@ -115,17 +95,17 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         F, V = np.empty((self._n_draws(), X.shape[0])), None
         for rows, G, noise in self._predictive_chunks(X, 2):
             F[:, rows] = G
-            if self._varies():
+            if self._noise().varies:
                 V = np.empty_like(F) if V is None else V
                 V[:, rows] = noise
-        scale = self._noise_scale(self._noise_of_draws() if V is None else V)
-        Y = F + scale * self._standard_noise(rng, F.shape)
+        scale = self._noise().scale(self._noise_of_draws() if V is None else V)
+        Y = F + scale * self._noise().standard(rng, F.shape)
         return {"f": F, "y": Y}, {"f": ["obs"]}
 
     def _log_likelihood(self, X, y):
         out = np.empty((self._n_draws(), X.shape[0]))
         for rows, F, noise in self._predictive_chunks(X, 4):
-            out[:, rows] = self._noise_log_likelihood(y[rows], F, noise)
+            out[:, rows] = self._noise().log_likelihood(y[rows], F, noise)
         return out
 
     #: float64 ``(S, rows)`` arrays a chunk of the summaries holds at once (R-hat and ESS the most)
@@ -152,13 +132,13 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         is the weights' sum, as for the rows repeated by integer weights.
         """
         w, n = sample_weight, self.sample_weight_sum_
-        one_pass = self._noise_draws() is not None or self._varies()
+        one_pass = self._noise_draws() is not None or self._noise().varies
         kept, sums, fbar, pointwise = self._first_pass(X, y, criteria=one_pass, sample_weight=w)
         self._record_losses(sums["loss"], sums["loss_square"], n)
         # the posterior mean of the training risk, or of the learned noise variance (over the inputs too)
         noise = self._noise_draws()
         if noise is None:
-            noise = (sums["noise"] if self._varies() else sums["residual"]) / n
+            noise = (sums["noise"] if self._noise().varies else sums["residual"]) / n
         self._set_fitted({"noise_variance_": float(noise.mean())})
         if pointwise is None:
             pointwise = self._criteria_pass(X, y, kept)
@@ -181,7 +161,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
 
     def _waic_beta(self):
         """The power ``beta`` of the likelihood in ``pi_lambda`` (scales Watanabe's WAIC penalty)."""
-        if self._varies():
+        if self._noise().varies:
             return 2.0 / self.temperature_  # the loss is twice the negative log-density (less log 2 pi)
         if self._noise_draws() is not None:
             return 1.0  # the noise learned: the Bayesian posterior, each draw with its own variance
@@ -199,7 +179,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
 
     def _pointwise_chunk(self, out, rows, y_rows, F, noise, beta):
         """Fill ``out`` (:meth:`_pointwise_arrays`) at ``rows`` from the chunk's ``F`` and noise variances."""
-        log_lik = self._noise_log_likelihood(y_rows, F, noise)
+        log_lik = self._noise().log_likelihood(y_rows, F, noise)
         chunk = waic(log_lik, beta=beta)
         out["elpd"][rows], out["penalty"][rows] = chunk.elpd_pointwise, chunk.p_pointwise
         if "loo" in out:
@@ -252,15 +232,15 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         for rows, G in self._output_chunks(X, width):
             yc = _rows(y, rows)
             wc = 1.0 if sample_weight is None else sample_weight[rows]
-            mean = G[..., 0] if self._varies() else G
+            mean = G[..., 0] if self._noise().varies else G
             # the losses l_i of the draws, on the standardized scale of the potential
             losses = ((yc - self.y_mean_) / self.y_scale_ - mean) ** 2
             noise = None
-            if self._varies():  # (y - f)^2 e^{-s} + s, or the t's (nu + 1) log(1 + (y - f)^2 e^{-s} / nu) + s
+            if self._noise().varies:  # (y - f)^2 e^{-s} + s, or the t's (nu + 1) log(1 + (y - f)^2 e^{-s} / nu) + s
                 noise = self._mean_and_noise(G)[1]
-                df = self._noise_df()
+                df = self._noise().df
                 # e^s: the variance, or the t's squared scale, on the standardized scale
-                relative = noise / (self.y_scale_**2 * self._variance_per_squared_scale())
+                relative = noise / (self.y_scale_**2 * self._noise().variance_per_squared_scale)
                 losses = losses / relative if df is None else (df + 1.0) * np.log1p(losses / (relative * df))
                 losses += np.log(relative)
                 sums["noise"] += _weighted_sum(noise, wc)
@@ -289,7 +269,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     def _draws(self, X):
         """Function values of every retained draw, shape (S, n), scale of y."""
         G = self._network_outputs(X)
-        return (G[..., 0] if self._varies() else G) * self.y_scale_ + self.y_mean_
+        return (G[..., 0] if self._noise().varies else G) * self.y_scale_ + self.y_mean_
 
     def _draw_chunks(self, X, width):
         """``(rows, F)`` chunk after chunk of rows: :meth:`_draws` of ``X[rows]``.
@@ -297,7 +277,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         ``width``: as for :meth:`_output_chunks`.
         """
         for rows, G in self._output_chunks(X, width):
-            if self._varies():
+            if self._noise().varies:
                 G = G[..., 0]
             G *= self.y_scale_
             G += self.y_mean_
@@ -340,7 +320,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             mean[rows] = draws_mean(F, weights)
             if return_std:
                 var[rows] = F.var(0) if weights is None else draws_mean((F - mean[rows]) ** 2, weights)
-                if self._varies():
+                if self._noise().varies:
                     noise[rows] = draws_mean(V, weights)
         if not return_std:
             return mean
@@ -418,8 +398,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             if kind == "credible":
                 q[:, rows] = draws_quantiles(F, probs, weights)
             else:
-                scale = self._noise_scale(V)
-                q[:, rows] = mixture_quantiles(F, scale, probs, weights=weights, df=self._noise_df())
+                scale = self._noise().scale(V)
+                q[:, rows] = mixture_quantiles(F, scale, probs, weights=weights, df=self._noise().df)
         k = len(levels)
         y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
         return y_pred, y_pis
@@ -455,12 +435,12 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         rng = check_random_state(random_state)
         pick = rng.randint(S, size=n_samples) if weights is None else rng.choice(S, size=n_samples, p=weights)
         noise = self._noise_draws()
-        out = self._standard_noise(rng, (X.shape[0], n_samples))
-        if not self._varies():
-            out *= self._noise_scale(self.noise_variance_ if noise is None else noise[pick])
+        out = self._noise().standard(rng, (X.shape[0], n_samples))
+        if not self._noise().varies:
+            out *= self._noise().scale(self.noise_variance_ if noise is None else noise[pick])
         for rows, F, V in self._predictive_chunks(X, 2 + 2 * n_samples / S):
-            if self._varies():  # the standard draws scaled by each picked draw's scale at each input
-                out[rows] *= self._noise_scale(V[pick]).T
+            if self._noise().varies:  # the standard draws scaled by each picked draw's scale at each input
+                out[rows] *= self._noise().scale(V[pick]).T
             out[rows] += F[pick].T
         return out
 

@@ -8,6 +8,7 @@ from ._compat import Interval, StrOptions
 from ._dense import DENSE_CONSTRAINTS, fill_doc
 from ._noise_choice import CANDIDATES, select_noise
 from ._base_regressor import BaseGibbsRegressor
+from ._noise_model import NOISE_LOSSES, NoiseModel
 from .plan import EstimatorTraits
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
@@ -447,19 +448,14 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
         """The noise model of the fit (during a fit, or the fitted one), else the setting."""
         return self.__dict__.get("_noise_of_fit") or getattr(self, "noise_", None) or self.noise
 
-    def _heteroscedastic(self):
-        """Whether the fit has a noise scale per input (a second output of the network)."""
-        return self._noise_model() in ("heteroscedastic", "student")
-
     @property
     def _loss(self):
         # the location and log-scale outputs: twice the negative log-density of a normal or a Student-t
-        # (skgibbs.model.LOSSES)
-        noise = self._noise_model()
-        return "gaussian" if noise == "heteroscedastic" else "student" if noise == "student" else "squared"
+        # (skgibbs.model.LOSSES); "auto" before the choice (build_problem called directly) plans the squared loss
+        return NoiseModel(_chosen(self._noise_model())).loss
 
     def _n_outputs(self, encoding):
-        return 2 if self._heteroscedastic() else 1
+        return NoiseModel(_chosen(self._noise_model())).n_outputs
 
     def _noise_state(self, precision, stats):
         """Each draw's noise variance on the scale of ``y`` in ``sample_stats_``; ``temperature_`` and ``lambda_`` at their mean."""
@@ -478,3 +474,8 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
         s = (self.y_scale_**2 / self.sample_stats_["noise_variance"]).reshape(-1)
         a = float(self.prior_shape)
         return -0.5 * s * loss_sum + 0.5 * n * np.log(s) + (a - 1.0) * np.log(s) - a * s
+
+
+def _chosen(noise):
+    """A noise model's name: ``"auto"`` before the choice stands for the homoscedastic noise."""
+    return noise if noise in NOISE_LOSSES else "homoscedastic"
