@@ -54,16 +54,14 @@ from ._data import check_numeric, column_moments, fit_weights, standardize
 from ._pretrain import held_out_split, pretrain
 from ._threads import torch_threads
 from .criteria import gaussian_log_likelihood, student_log_likelihood
-from .model import LOG_VARIANCE_BOUND, STUDENT_DF, MLPSpec
+from .model import LOG_VARIANCE_BOUND, NOISE_LOSSES, STUDENT_DF, MLPSpec
 from .embeddings import resolve_embedding
 from .plan import hidden_layers, torch_device
 
-__all__ = ["CANDIDATES", "LOSSES", "MARGIN_SE", "MIN_HELD_OUT", "SCHEDULE", "choose", "select_noise"]
+__all__ = ["CANDIDATES", "MARGIN_SE", "MIN_HELD_OUT", "SCHEDULE", "choose", "select_noise"]
 
 #: the noise models ``noise="auto"`` chooses among, simplest first
 CANDIDATES = ("homoscedastic", "heteroscedastic", "student")
-#: the per-example loss of each noise model (:data:`skgibbs.model.LOSSES`)
-LOSSES = {"homoscedastic": "squared", "heteroscedastic": "gaussian", "student": "student"}
 #: standard errors of the paired per-row difference by which a richer noise model must beat the current choice
 MARGIN_SE = 1.0
 #: held-out rows below which the held-out evidence is too thin to choose by (the fit then keeps the row rule)
@@ -265,7 +263,7 @@ def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic", sample
             spec = MLPSpec(Xt.shape[1], layers, est.activation, n_outputs, embedding)
             theta = est._initial_draws(spec, seeds, device)[:MAX_STARTS]
             theta, _, _ = pretrain(spec, theta, Xt, yt, est.pretrain_iter, int(seeds[0]), lr=SCHEDULE,
-                                   loss=LOSSES[name], weight=wt)  # fmt: skip
+                                   loss=NOISE_LOSSES[name], weight=wt)  # fmt: skip
             with torch.no_grad():
                 out = spec.forward(theta, X_val).cpu().numpy()
             # on the scale of y: the density of y is that of the standardized target over y_scale

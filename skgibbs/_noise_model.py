@@ -17,12 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .criteria import gaussian_log_likelihood, student_log_likelihood
-from .model import STUDENT_DF
+from .model import NOISE_LOSSES, SCALE_LOSSES, STUDENT_DF
 
-__all__ = ["NoiseModel", "NOISE_LOSSES"]
-
-#: the loss of the potential (:data:`skgibbs.model.LOSSES`) under each noise model
-NOISE_LOSSES = {"homoscedastic": "squared", "heteroscedastic": "gaussian", "student": "student"}
+__all__ = ["NoiseModel"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ class NoiseModel:
     @property
     def varies(self):
         """Whether the noise varies with the input: the network's second output is its log scale."""
-        return self.name != "homoscedastic"
+        return self.loss in SCALE_LOSSES
 
     @property
     def n_outputs(self):

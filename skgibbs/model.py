@@ -40,6 +40,7 @@ __all__ = [
     "ACTIVATIONS",
     "LOSSES",
     "SCALE_LOSSES",
+    "NOISE_LOSSES",
     "LOG_VARIANCE_BOUND",
     "SHARED_INPUT_GEMM",
     "STUDENT_DF",
@@ -244,6 +245,9 @@ LOSSES = {"squared": _squared, "gaussian": _gaussian, "student": _student, "cros
 
 #: the losses of a network whose two outputs are a location and a log squared scale
 SCALE_LOSSES = ("gaussian", "student")
+#: the loss of the potential under each noise model of the regressors (``noise_``); those whose loss is
+#: in :data:`SCALE_LOSSES` have the noise scale as the network's second output
+NOISE_LOSSES = {"homoscedastic": "squared", "heteroscedastic": "gaussian", "student": "student"}
 
 
 def log_density_constant(loss):

@@ -28,6 +28,7 @@ from types import MappingProxyType
 import numpy as np
 import torch
 
+from .model import NOISE_LOSSES, SCALE_LOSSES
 from .samplers import choose_sampler, get_sampler, unhonoured_message
 
 __all__ = [
@@ -50,8 +51,6 @@ SMALL_DATA_LAYERS = (16, 16)
 #: ``hidden_layer_sizes="auto"`` beyond :data:`SMALL_DATA_ROWS` rows
 LARGE_DATA_LAYERS = (100, 100)
 
-#: noise models whose scale the network outputs, sampled with its weights
-_NOISE_IN_NETWORK = ("heteroscedastic", "student")
 
 
 @dataclass(frozen=True)
@@ -160,7 +159,7 @@ class FitPlan:
         setting = self.temperature_setting
         if not isinstance(setting, str):
             return float(setting)
-        return 2.0 if self.noise in _NOISE_IN_NETWORK else 2.0 * heldout_loss
+        return 2.0 if _in_network(self.noise) else 2.0 * heldout_loss
 
 
 def hidden_layers(setting, n_rows=None):
@@ -207,6 +206,11 @@ def torch_device(setting):
     return device
 
 
+def _in_network(noise):
+    """Whether the noise model ``noise`` has its scale as the network's output, sampled with the weights."""
+    return NOISE_LOSSES.get(noise) in SCALE_LOSSES
+
+
 def _requested_rho(params):
     rho = params.get("rho", "auto")
     return 1.0 if isinstance(rho, str) else float(rho)
@@ -220,7 +224,7 @@ def _can_learn(params, supported):
 def _learns_noise(params, traits, noise, sampler):
     """Whether the noise precision is sampled under ``sampler`` (None: whether the settings alone ask for it)."""
     temperature = params.get("temperature")
-    if not traits.noise_model or not isinstance(temperature, str) or noise in _NOISE_IN_NETWORK:
+    if not traits.noise_model or not isinstance(temperature, str) or _in_network(noise):
         return False
     if temperature != "auto":
         return temperature == "learn"
@@ -229,11 +233,8 @@ def _learns_noise(params, traits, noise, sampler):
 
 def _sampler_asks(params, traits, noise):
     """What the settings ask of ``sampler="auto"`` (keywords of :func:`~skgibbs.samplers.choose_sampler`)."""
-    temperature = params.get("temperature")
-    learn = (
-        traits.noise_model and noise not in _NOISE_IN_NETWORK and isinstance(temperature, str)
-        and temperature == "learn"
-    )
+    # temperature="learn" asks for the noise learned whatever the sampler
+    learn = params.get("temperature") == "learn" and _learns_noise(params, traits, noise, None)
     prior = params.get("prior", "fixed")
     wants_prior = traits.prior is None and (
         prior in ("layer", "ard") or (prior == "auto" and _can_learn(params, True))
@@ -272,7 +273,7 @@ def model_choices(params, traits, sampler, noise=None):
         )
     learns = _learns_noise(params, traits, noise, sampler)
     temperature = params.get("temperature")
-    if traits.noise_model and noise in _NOISE_IN_NETWORK:
+    if traits.noise_model and _in_network(noise):
         source = "learned" if isinstance(temperature, str) else "given"
         why = f"noise={noise!r}: the network outputs the noise scale, sampled with it"
     elif learns:

@@ -8,7 +8,8 @@ from ._compat import Interval, StrOptions
 from ._dense import DENSE_CONSTRAINTS, fill_doc
 from ._noise_choice import CANDIDATES, select_noise
 from ._base_regressor import BaseGibbsRegressor
-from ._noise_model import NOISE_LOSSES, NoiseModel
+from ._noise_model import NoiseModel
+from .model import NOISE_LOSSES
 from .plan import EstimatorTraits
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
