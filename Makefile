@@ -32,11 +32,11 @@ setup-docs:
 
 # pytest reads testpaths (tests/ and the doctests in skgibbs/) from pyproject.toml.
 test: setup
-	$(PYTHON) -m pytest -n 2 -p no:cacheprovider
+	$(PYTHON) -m pytest -n 2 --dist worksteal -p no:cacheprovider
 
 # The fast lane for development; CI runs `make test` (slow tests included).
 test-fast: setup
-	$(PYTHON) -m pytest -n 2 -p no:cacheprovider -m "not slow"
+	$(PYTHON) -m pytest -n 2 --dist worksteal -p no:cacheprovider -m "not slow"
 
 demo: setup
 	@mkdir -p $(dir $(DEMO_PNG))
