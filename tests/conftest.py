@@ -11,6 +11,17 @@ from skgibbs.diagnostics import effective_sample_size
 torch.set_num_threads(1)
 
 
+def pytest_collection_modifyitems(config, items):
+    """The tests marked ``slow`` first, the rest after them, each group in its collected order.
+
+    The long statistical tests then start at the beginning of a run on two
+    workers, and the last minutes are spent on short tests that either
+    worker can take, instead of one worker finishing a long test while the
+    other waits.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def ess():
     """Multi-chain effective sample size, :func:`skgibbs.diagnostics.effective_sample_size`.
