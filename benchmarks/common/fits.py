@@ -43,13 +43,13 @@ LEVEL = 0.9
 Z = float(norm.ppf(0.5 + LEVEL / 2))  # 1.645
 N_BINS = 15
 CLASSIFICATION_TEST_SIZE, REGRESSION_TEST_SIZE = 0.25, 0.1
-QUICK_SKGIBBS = {"hidden_layer_sizes": [8], "n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
-QUICK_VI = {"hidden_layer_sizes": [8], "n_samples": 10, "pretrain_iter": 20, "sampler__max_iter": 100}
+QUICK_SKGIBBS = {"hidden_layer_sizes": [4], "n_samples": 8, "burn_in": 5, "pretrain_iter": 10}
+QUICK_VI = {"hidden_layer_sizes": [4], "n_samples": 8, "pretrain_iter": 10, "sampler__max_iter": 50}
 QUICK_SMC = {
-    "hidden_layer_sizes": [8],
-    "pretrain_iter": 20,
-    "sampler__n_particles": 16,
-    "sampler__n_leapfrog": 3,
+    "hidden_layer_sizes": [4],
+    "pretrain_iter": 10,
+    "sampler__n_particles": 8,
+    "sampler__n_leapfrog": 2,
 }
 #: the SMC and stacking rows fit the first splits only (an SMC fit costs more than the default HMC fit)
 SMC_SPLITS = 3

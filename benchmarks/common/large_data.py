@@ -26,26 +26,27 @@ from .writer import Page
 
 FITS = "large_n_fits"
 METHODS = ("skgibbs", "skgibbs_vi", "skgibbs_sghmc", "mlp_ensemble", "hgb", "ngboost")
-#: training rows of the fits against n (``--sizes`` overrides), and the settings that a quick run shrinks:
-#: skgibbs' draws and pre-training (and, for the MCMC samplers, warm-up and thinning), the MLPs' iterations,
-#: NGBoost's estimators, CatBoost's iterations (1000, its default) and RealMLP's settings (its defaults)
+TEST_ROWS = 10_000
+#: training rows of the fits against n (``--sizes`` overrides), their held-out rows, and the settings that a
+#: quick run shrinks: skgibbs' draws and pre-training (and, for the MCMC samplers, warm-up and thinning), the
+#: MLPs' iterations, NGBoost's estimators, CatBoost's iterations (1000, its default) and RealMLP's settings
+#: (its defaults)
 FIT_SIZES = {
-    "full": {"rows": (1000, 10_000, 100_000), "skgibbs": {}, "skgibbs_mcmc": {}, "mlp_max_iter": 200,
-             "ngboost_estimators": 500, "catboost_iterations": 1000, "realmlp": {}},
-    "quick": {"rows": (1000,), "skgibbs": {"n_samples": 20, "pretrain_iter": 100},
-              "skgibbs_mcmc": {"burn_in": 50, "thin": 2}, "mlp_max_iter": 20, "ngboost_estimators": 50,
+    "full": {"rows": (1000, 10_000, 100_000), "test_rows": TEST_ROWS, "skgibbs": {}, "skgibbs_mcmc": {},
+             "mlp_max_iter": 200, "ngboost_estimators": 500, "catboost_iterations": 1000, "realmlp": {}},
+    "quick": {"rows": (100,), "test_rows": 200, "skgibbs": {"n_samples": 10, "pretrain_iter": 20},
+              "skgibbs_mcmc": {"burn_in": 10, "thin": 2}, "mlp_max_iter": 20, "ngboost_estimators": 50,
               "catboost_iterations": 50, "realmlp": {"n_epochs": 8}},
 }  # fmt: skip
-TEST_ROWS = 10_000
 Z90 = norm.ppf(0.95)
 #: E log N(y; f(x), 1) for y = f(x) + N(0, 1): the best a predictive can score on average
 BEST = -0.5 * np.log(2 * np.pi) - 0.5
 
 
-def _data(n):
+def _data(n, test_rows=TEST_ROWS):
     from sklearn.datasets import make_friedman1
 
-    X, y = make_friedman1(n + TEST_ROWS, n_features=20, noise=1.0, random_state=0)
+    X, y = make_friedman1(n + test_rows, n_features=20, noise=1.0, random_state=0)
     return X[:n], y[:n], X[n:], y[n:]
 
 
@@ -217,11 +218,11 @@ def fit_methods(split, methods, quick, skipped, label, **fields):
 
 
 def run_fits(args):
-    sizes = args.sizes or pick_sizes(FIT_SIZES, args.quick).rows
+    size = pick_sizes(FIT_SIZES, args.quick)
     methods = args.methods or METHODS
     rows, skipped = [], {}
-    for n in sizes:
-        rows += fit_methods(_data(int(n)), methods, args.quick, skipped, f"n={n}", n=int(n))
+    for n in args.sizes or size.rows:
+        rows += fit_methods(_data(int(n), size.test_rows), methods, args.quick, skipped, f"n={n}", n=int(n))
     return {"rows": rows, "skipped": skipped, "threads": 1}
 
 

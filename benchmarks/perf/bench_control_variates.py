@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python -m benchmarks run control_variates_speed           # minutes; writes results/control_variates_speed.*
-    python -m benchmarks run control_variates_speed --quick   # seconds, n = 500, into a temporary directory
+    python -m benchmarks run control_variates_speed --quick   # seconds, n = 200, into a temporary directory
 
 One step is what ``NeuralControlVariate.fit`` does per Adam iteration: the
 Stein operator (3.3) of paper 003 at every point of a training chain of
@@ -129,9 +129,9 @@ def _check_agreement(setting, points=64):
         torch.testing.assert_close(g, grads[0], rtol=1e-9, atol=1e-12)
 
 
-def bench(n, d, hidden, loop_points, repeats, block_s):
+def bench(n, d, hidden, loop_points, repeats, block_s, check_points=64):
     setting = Setting(n, d, hidden)
-    _check_agreement(setting)
+    _check_agreement(setting, check_points)
     loop = _runner(setting, _loop, loop_points)
     variants = [
         Variant("exact", "exact batched (skgibbs)", _runner(setting, _exact, n)),
@@ -164,15 +164,18 @@ def _table(results):
     return header, rows
 
 
-#: chain points and points of the timed loop (``--n`` and ``--loop-points`` override), timed blocks
+#: chain points and points of the timed loop (``--n`` and ``--loop-points`` override), timed blocks, the points
+#: of the agreement check, and the input dimensions and hidden layers of the networks timed
 SIZES = {
-    "full": {"n": 10_000, "loop_points": 100, "repeats": 5, "block_s": 1.0},
-    "quick": {"n": 500, "loop_points": 10, "repeats": 2, "block_s": 0.02},
-}
+    "full": {"n": 10_000, "loop_points": 100, "repeats": 5, "block_s": 1.0, "check_points": 64,
+             "dims": (2, 6), "hidden": ((32,), (32, 32))},
+    "quick": {"n": 200, "loop_points": 4, "repeats": 1, "block_s": 0.01, "check_points": 8,
+              "dims": (2,), "hidden": ((8,), (8, 8))},
+}  # fmt: skip
 
 
 def add_arguments(parser):
-    parser.add_argument("--n", type=int, default=None, help="chain points (default 10000; quick 500)")
+    parser.add_argument("--n", type=int, default=None, help="chain points (default 10000; quick 200)")
     parser.add_argument("--loop-points", type=int, default=None, help="points of the timed loop (default 100)")
 
 
@@ -182,11 +185,11 @@ def run(args):
     loop_points = args.loop_points or args.size.loop_points
     repeats, block_s = args.size.repeats, args.size.block_s
     results = []
-    for d in (2, 6):
-        for hidden in ((32,), (32, 32)):
+    for d in args.size.dims:
+        for hidden in args.size.hidden:
             phi = "->".join(map(str, (d, *hidden, 1))) + f" {ACTIVATION}"
             print(f"timing d={d}, phi {phi} ...", file=sys.stderr)
-            variants = bench(n, d, hidden, loop_points, repeats, block_s)
+            variants = bench(n, d, hidden, loop_points, repeats, block_s, args.size.check_points)
             results.append({"d": d, "phi": phi, "hidden": list(hidden), "variants": variants})
     payload = {
         "machine": machine_info(),

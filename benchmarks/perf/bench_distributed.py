@@ -78,13 +78,19 @@ def dask_cluster(Client, LocalCluster, env):
 
 REPEAT = 2  # each time is the shortest of this many fits: the cores are shared with other work
 #: the fits' settings over the base estimator's, the fits per time and the worker environments (None: all;
-#: a quick run starts one cluster, which runs the same code)
+#: a quick run starts one cluster, which runs the same code) and the temperatures of the criterion search
 SIZES = {
-    "full": {"fit": {"n_samples": 1000}, "repeat": REPEAT, "worker_envs": None},
+    "full": {
+        "fit": {"n_samples": 1000},
+        "repeat": REPEAT,
+        "worker_envs": None,
+        "temperatures": [0.5, 1.0, 2.0, 4.0],
+    },
     "quick": {
-        "fit": {"hidden_layer_sizes": (8,), "n_samples": 10, "burn_in": 10, "pretrain_iter": 20},
+        "fit": {"hidden_layer_sizes": (4,), "n_samples": 5, "burn_in": 5, "pretrain_iter": 10},
         "repeat": 1,
         "worker_envs": 1,
+        "temperatures": [0.5, 1.0],
     },
 }
 
@@ -139,7 +145,7 @@ def run(args):
     envs = list(WORKER_ENV)[: args.size.worker_envs]
     short = {**base, "n_chains": 2, "n_samples": min(base["n_samples"], 300)}
     result = {"settings": {k: str(v) for k, v in base.items()}, "fits": {}, "repeat": repeat, "worker_envs": envs}
-    grid = {"temperature": [0.5, 1.0, 2.0, 4.0]}
+    grid = {"temperature": args.size.temperatures}
     search = CriterionGridSearch(GibbsMLPRegressor(**short), grid)
     times, draws, mixing, searches, worker = {}, {}, {}, {}, {}
     alone, beside = concurrency(GibbsMLPRegressor(**short), X, y)

@@ -291,9 +291,9 @@ SIZES = {
         "grid_repeats": 7,
     },
     "quick": {
-        "repeats": 2, "block_s": 0.02, "sgemm_size": 256,
+        "repeats": 1, "block_s": 0.01, "sgemm_size": 256,
         "full_rows": (200,), "batch_rows": (64,), "pool_rows": 1000,
-        "grid_nets": ((16, 1),), "grid_rows": (64, 256), "grid_repeats": 2,
+        "grid_nets": ((16, 1),), "grid_rows": (64, 256), "grid_repeats": 1,
     },
 }  # fmt: skip
 

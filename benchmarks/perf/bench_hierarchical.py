@@ -59,13 +59,13 @@ from ..common.stats import timed_fit
 from ..common.writer import RESULTS, Page, load
 
 NAME = "hierarchical"
-QUICK = {"n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
+QUICK = {"n_samples": 5, "burn_in": 5, "pretrain_iter": 10}
 #: seeds and input dimensions of the relevance part (None: ``--seeds``, ``--dims``), the settings of its fits
 #: and of the metric part's beyond the defaults, and the repetitions of each timing of the cost part
 SIZES = {
     "full": {"seeds": None, "dims": None, "relevance_fit": {}, "metric_fit": {"n_samples": 200},
              "repeat": 30},
-    "quick": {"seeds": 1, "dims": 1, "relevance_fit": QUICK, "metric_fit": QUICK, "repeat": 3},
+    "quick": {"seeds": 1, "dims": 1, "relevance_fit": QUICK, "metric_fit": QUICK, "repeat": 1},
 }
 #: the settings of both estimators of the relevance part (ARD and the fixed prior), beside the network and
 #: the paper's temperature (which "learned" replaces)

@@ -27,7 +27,7 @@ Adam steps (``pretrain_iter=1000``, the cap then); the defaults now
 (``prior="auto"``, ``temperature="auto"``) give ARD and a learned noise.
 
 Run ``python -m benchmarks run large_n`` (about ten minutes on one core);
-``--quick`` measures a short fit at n = 2000 only.
+``--quick`` measures a short fit at n = 500 only.
 
 The second part fits, on the same data with 10^4 rows held out, what a user
 would run at ``n`` = 10^3, 10^4 and 10^5 rows (``--sizes`` for others,
@@ -142,7 +142,7 @@ def _measure(n, warmup_transitions, steps_per_transition=None, pretrain_iter=100
 #: and the pre-training's steps (the fits against n take theirs from large_data.FIT_SIZES)
 SIZES = {
     "full": {"rows": [10000, 30000, 100000], "warmup_transitions": 10, "pretrain_iter": 1000},
-    "quick": {"rows": [2000], "warmup_transitions": 2, "pretrain_iter": 20},
+    "quick": {"rows": [500], "warmup_transitions": 2, "pretrain_iter": 20},
 }
 
 

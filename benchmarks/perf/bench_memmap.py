@@ -41,7 +41,7 @@ beside. A copy of X shows as private memory.
 
 Run ``python -m benchmarks run memmap`` (five to ten minutes on one core,
 900 MB of disk under the temporary directory); ``--quick`` runs
-``n = 2 * 10^5`` rows with batches of 1000 only.
+``n = 2 * 10^4`` rows with batches of 1000 only.
 """
 
 import concurrent.futures
@@ -69,13 +69,13 @@ ROUNDS = 10
 #: rows of the file (``--rows`` overrides) and the batch sizes timed
 SIZES = {
     "full": {"rows": 10_000_000, "batch_sizes": [1000, 100_000]},
-    "quick": {"rows": 200_000, "batch_sizes": [1000]},
+    "quick": {"rows": 20_000, "batch_sizes": [1000]},
 }
 
 
 def add_arguments(parser):
     parser.add_argument(
-        "--rows", type=int, default=None, help="rows of the file (default 10^7; with --quick 2 * 10^5)"
+        "--rows", type=int, default=None, help="rows of the file (default 10^7; with --quick 2 * 10^4)"
     )
     parser.add_argument(
         "--tmpdir", default=None, help="where the temporary .npy files go (default: the system's)"

@@ -172,13 +172,13 @@ SIZES = {
     },
     "quick": {
         "targets": QUICK,
-        "hidden": (8,),
-        "pretrain_iter": 30,
-        "langevin": (30, 1, 20),
-        "hmc": (20, 1, 20),
-        "nuts": (30, 20),
-        "mclmc": (10, 1, 20),
-        "adjusted_mclmc": (20, 1, 20),
+        "hidden": (4,),
+        "pretrain_iter": 10,
+        "langevin": (10, 1, 10),
+        "hmc": (5, 1, 10),
+        "nuts": (10, 10),
+        "mclmc": (5, 1, 10),
+        "adjusted_mclmc": (5, 1, 10),
     },
 }
 

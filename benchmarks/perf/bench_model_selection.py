@@ -47,7 +47,7 @@ TEMPERATURES = [0.25, 0.5, 1.0, 2.0, 4.0]
 SIZES = {
     "full": {"estimator": {}, "temperatures": TEMPERATURES, "folds": 10},
     "quick": {
-        "estimator": dict(hidden_layer_sizes=(8,), n_samples=10, burn_in=50, thin=1, pretrain_iter=50),
+        "estimator": dict(hidden_layer_sizes=(4,), n_samples=8, burn_in=10, thin=1, pretrain_iter=10),
         "temperatures": TEMPERATURES[1:4],
         "folds": 2,
     },

@@ -46,7 +46,7 @@ from ..common.stats import timed_fit
 from ..common.writer import Page, load
 
 NAME = "sparse"
-QUICK_FIT = {"n_samples": 10, "burn_in": 20, "pretrain_iter": 20}  # the dense fit of a quick run
+QUICK_FIT = {"n_samples": 5, "burn_in": 5, "pretrain_iter": 10}  # the dense fit of a quick run
 #: per part: speed (steps per timed block, blocks), cost (warm-up transitions; rounds, transitions per round,
 #: repetitions of the lone gradient; chains), structure (seeds and input dimensions, None: ``--seeds``, ``--dims``;
 #: burn-in, None: ``--burn-in`` or the kernel's; draws, None: the kernel's; the dense fit's settings) and
@@ -58,9 +58,10 @@ SIZES = {
         "baseline_seeds": 5, "mlp_max_iter": 3000, "diabetes_fit": {},
     },
     "quick": {
-        "speed_steps": 10, "speed_blocks": 2, "cost_burn_in": 20, "cost_rounds": (2, 3, 20), "cost_chains": (1, 4),
-        "seeds": 1, "dims": 1, "burn_in": 50, "n_samples": 10, "dense_fit": QUICK_FIT,
-        "baseline_seeds": 1, "mlp_max_iter": 300, "diabetes_fit": {"burn_in": 100, "n_samples": 20},
+        "speed_steps": 5, "speed_blocks": 1, "cost_burn_in": 5, "cost_rounds": (1, 2, 5), "cost_chains": (1,),
+        "seeds": 1, "dims": 1, "burn_in": 10, "n_samples": 5, "dense_fit": QUICK_FIT,
+        "baseline_seeds": 1, "mlp_max_iter": 50,
+        "diabetes_fit": {"hidden_layer_sizes": (4,), "burn_in": 5, "n_samples": 5, "pretrain_iter": 10},
     },
 }  # fmt: skip
 # the parts of the results kept when another part is re-run

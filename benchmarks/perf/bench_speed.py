@@ -105,9 +105,9 @@ class Problem:
         return CSMALA(**fixed, correction=self.zeta, restart_after=None)
 
 
-def paper000_problem(rho):
-    X, y = make_gap_regression(10000, random_state=0)
-    return Problem(X, y, (100, 100), rho)
+def paper000_problem(rho, rows=10000, hidden=(100, 100)):
+    X, y = make_gap_regression(rows, random_state=0)
+    return Problem(X, y, hidden, rho)
 
 
 def paper001_problem():
@@ -218,8 +218,8 @@ def peer_variants(prob, jx):
 
 def bench_paper000(opts, jx):
     out = {}
-    for rho in (1.0, 0.1):
-        prob = paper000_problem(rho)
+    for rho in opts.paper000_rhos:
+        prob = paper000_problem(rho, *opts.paper000)
         floors, peers = peer_variants(prob, jx)
         multi = rho in opts.multi_chain_rhos
         variants = floors + skgibbs_variants(prob, opts.rc_steps, multi=multi) + peers
@@ -310,7 +310,7 @@ def step_parts(opts):
     (``Target.log_prior`` once, ``Target.grad`` twice). What is left of the
     step is its own arithmetic on ``(1,)`` and ``(1, Q)`` tensors.
     """
-    prob = paper000_problem(0.1)
+    prob = paper000_problem(0.1, *opts.paper000)
     target, theta = prob.target, prob.theta0[:1]
     gen = torch.Generator().manual_seed(0)
     batches = [target.draw_batch([gen], prob.rho) for _ in range(8)]
@@ -359,7 +359,7 @@ def profile_step(opts):
     """torch.profiler self-CPU time per op of the single-chain csMALA step at rho = 0.1."""
     from torch.profiler import ProfilerActivity, profile
 
-    prob = paper000_problem(0.1)
+    prob = paper000_problem(0.1, *opts.paper000)
     run = kernel_runner(prob, [0])
     run(20)
     n_steps = opts.profile_steps
@@ -402,10 +402,12 @@ def add_arguments(parser):
     parser.add_argument("--no-jax", action="store_true", help="skip the JAX peers even if JAX is installed")
 
 
-#: block lengths, repeats and grids of a full and a quick run (a quick run also leaves out the JAX peers)
+#: block lengths, repeats, paper 000's problem (rows, hidden layers) and its rhos, and grids of a full and a
+#: quick run (a quick run also leaves out the JAX peers)
 SIZES = {
     "full": {
-        "repeats": 5, "block_s": 0.3, "profile_steps": 300, "rc_steps": 10,
+        "repeats": 5, "block_s": 0.3, "profile_steps": 300, "rc_steps": 10, "paper000": (10000, (100, 100)),
+        "paper000_rhos": (1.0, 0.1),
         # rho: (batch points, hidden widths); Q = width**2 + 4 width + 1
         "grid": {
             1.0: ((100, 300, 1000, 3000, 10000), (8, 16, 32, 64, 128)),
@@ -414,8 +416,9 @@ SIZES = {
         "grid_repeats": 3, "grid_rc_steps": 4, "multi_chain_rhos": (1.0, 0.1), "no_jax": False,
     },
     "quick": {
-        "repeats": 2, "block_s": 0.02, "profile_steps": 10, "rc_steps": 2, "grid": {1.0: ((100,), (8,))},
-        "grid_repeats": 2, "grid_rc_steps": 2, "multi_chain_rhos": (0.1,), "no_jax": True,
+        "repeats": 1, "block_s": 0.01, "profile_steps": 10, "rc_steps": 2, "paper000": (400, (16, 16)),
+        "paper000_rhos": (0.1,), "grid": {1.0: ((100,), (8,))},
+        "grid_repeats": 1, "grid_rc_steps": 2, "multi_chain_rhos": (0.1,), "no_jax": True,
     },
 }  # fmt: skip
 

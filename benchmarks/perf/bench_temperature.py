@@ -65,10 +65,10 @@ TEMPERATURES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 CLASSIFIER_TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
 QUICK_TEMPERATURES = (0.1, 0.4, 1.6)
 TEST_SIZE, FOLDS = 0.25, 5
-QUICK = {"hidden_layer_sizes": (16,), "pretrain_iter": 100, "n_samples": 20}
-QUICK_VI = {"max_iter": 300}
-QUICK_SMC = {"n_particles": 32, "n_leapfrog": 5}
-QUICK_LFV = {"n_iter": 300, "burn_in": 100}
+QUICK = {"hidden_layer_sizes": (8,), "pretrain_iter": 20, "n_samples": 10}
+QUICK_VI = {"max_iter": 100}
+QUICK_SMC = {"n_particles": 16, "n_leapfrog": 3}
+QUICK_LFV = {"n_iter": 100, "burn_in": 30}
 #: data sets (None: ``--datasets``); MeanFieldVI's settings (None: sampler="vi" at its defaults), the network's
 #: and SMC's beyond the defaults; the temperature grid (None: the regressors' or the classifiers'), the folds
 #: of the cross-validation and LFV's settings (None: its defaults)
@@ -76,7 +76,7 @@ SIZES = {
     "full": {"datasets": None, "vi": None, "network": {}, "smc": {}, "temperatures": None, "cv": FOLDS,
              "lfv": None},
     "quick": {"datasets": ["diabetes"], "vi": QUICK_VI, "network": QUICK, "smc": QUICK_SMC,
-              "temperatures": QUICK_TEMPERATURES, "cv": 3, "lfv": QUICK_LFV},
+              "temperatures": QUICK_TEMPERATURES, "cv": 2, "lfv": QUICK_LFV},
 }  # fmt: skip
 LABELS = {
     "evidence": "evidence (SMC path)",

@@ -6,7 +6,7 @@ Makefile so that the benchmark times what the target runs, in a fresh
 process from the repository root. The page keeps the wall time, the
 counts of pytest's last line and the exit status; ``tests/test_docs.py``
 holds README's minutes to them. A quick run times the fast lane on one
-small test module.
+small test module, in pytest's own process (``-n 0``).
 """
 
 import re
@@ -22,9 +22,10 @@ from ..common.writer import Page
 
 NAME = "test_suite"
 ROOT = Path(__file__).resolve().parents[2]
+#: the lanes timed, and what follows a lane's command: options (over the Makefile's), then the tests
 SIZES = {
-    "full": {"targets": ("test", "test-fast"), "paths": ()},
-    "quick": {"targets": ("test-fast",), "paths": ("tests/test_layers.py",)},
+    "full": {"targets": ("test", "test-fast"), "options": (), "paths": ()},
+    "quick": {"targets": ("test-fast",), "options": ("-n", "0"), "paths": ("tests/test_priors.py",)},
 }
 _COUNTS = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?|deselected)")
 
@@ -56,7 +57,7 @@ def counts(output):
 def run(args):
     rows = {}
     for target in args.size.targets:
-        command = target_command(target) + list(args.size.paths)
+        command = target_command(target) + list(args.size.options) + list(args.size.paths)
         start = time.perf_counter()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         wall = time.perf_counter() - start

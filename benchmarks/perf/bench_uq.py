@@ -199,7 +199,7 @@ GibbsMLPRegressor rows, about 75 minutes for the fifty fits of the default
 row and 70 for those with ``prior="ard"``; 11 minutes the Gaussian
 processes, about 5 minutes each the fifty fits with ``sampler="vi"`` and
 the fifty laplace-torch fits); it writes
-``benchmarks/results/uq.{json,rst}``. ``--quick`` (diabetes, two splits, a
+``benchmarks/results/uq.{json,rst}``. ``--quick`` (the first 80 rows of diabetes, two splits, a
 tiny skgibbs network, no GP restarts, a few laplace-torch steps; seconds) writes to a temporary directory;
 ``--datasets`` and ``--models`` select (comma- or space-separated);
 ``python -m benchmarks report uq`` rewrites the tables from the saved JSON. A full run merges into
@@ -268,12 +268,13 @@ FEW_SPLITS = (*SMC_ROWS, *MCLMC_ROWS)
 CHAIN_ROWS = ("skgibbs", "skgibbs_ard", *MCLMC_ROWS)
 CHAIN_MIXING = ("within_chain_rhat", "within_chain_ess", "between_chain_rhat")
 CHOICES = (*DATASETS, "mcycle")
-#: data sets (None: ``--datasets``), splits (``--n-splits`` overrides), the GP's optimizer restarts and the
-#: settings of the library's rows and of Laplace beyond their defaults (the flags' settings go over these)
+#: data sets (None: ``--datasets``), their first rows (None: all), splits (``--n-splits`` overrides), the GP's
+#: optimizer restarts and the settings of the library's rows and of Laplace beyond their defaults (the flags'
+#: settings go over these)
 SIZES = {
-    "full": {"datasets": None, "splits": N_SPLITS, "gp_restarts": 2, "skgibbs": {}, "skgibbs_vi": {},
-             "skgibbs_smc": {}, "laplace": {}, "bde": {}},
-    "quick": {"datasets": ["diabetes"], "splits": 2, "gp_restarts": 0, "skgibbs": QUICK_SKGIBBS,
+    "full": {"datasets": None, "rows": None, "splits": N_SPLITS, "gp_restarts": 2, "skgibbs": {},
+             "skgibbs_vi": {}, "skgibbs_smc": {}, "laplace": {}, "bde": {}},
+    "quick": {"datasets": ["diabetes"], "rows": 80, "splits": 2, "gp_restarts": 0, "skgibbs": QUICK_SKGIBBS,
               "skgibbs_vi": QUICK_VI, "skgibbs_smc": QUICK_SMC, "laplace": laplace_peer.QUICK,
               "bde": bde_peer.QUICK},
 }  # fmt: skip
@@ -651,6 +652,8 @@ def fit_all(args, datasets, models, stem):
         "bde": args.size.bde,
     }
     data, skipped = load_available(datasets, load_xy)
+    if args.size.rows:  # the first rows of each data set only
+        data = {name: (X[: args.size.rows], y[: args.size.rows]) for name, (X, y) in data.items()}
     for model in list(models):
         reason = missing(model)
         if reason:

@@ -214,13 +214,13 @@ def add_arguments(parser):
                         "the stored runs (the other rows keep the stored measurements)")  # fmt: skip
 
 
-#: the flags a quick run sets (p = 1, one repetition, chains of a few hundred steps) and the workers
+#: the flags a quick run sets (p = 1, one repetition, one bound, chains of a few tens of steps) and the workers
 #: (``--n-jobs`` overrides)
 SIZES = {
     "full": {"flags": {}, "n_jobs": 2},
     "quick": {
-        "flags": {"reps": 1, "burn_in": 100, "draws": 10, "gap": 5, "dims": [1],
-                  "rj_burn_in": 20, "rj_gap": 1, "smc_particles": 8, "smc_max_steps": "2"},
+        "flags": {"reps": 1, "burn_in": 20, "draws": 5, "gap": 2, "dims": [1], "bounds": [1.0],
+                  "rj_burn_in": 5, "rj_gap": 1, "smc_particles": 8, "smc_max_steps": "1"},
         "n_jobs": 1,
     },
 }
@@ -231,7 +231,7 @@ def _max_steps(value):
 
 
 def run(args):
-    """Every repetition at every input dimension (quick: p = 1, one repetition, chains of a few hundred steps)."""
+    """Every repetition at every input dimension (quick: p = 1, one repetition, chains of a few tens of steps)."""
     vars(args).update(args.size.flags)  # a quick run's repetitions, dimensions and chains over the flags
     args.n_jobs = args.n_jobs or args.size.n_jobs
     if args.smc_only:

@@ -50,8 +50,8 @@ NAME = "sparse_smc"
 SIZES = {
     "full": {"runs": 4, "particles": 64, "p": 10, "rj_burn_in": 1000, "rj_draws": 200, "pretrain_iter": 3000,
              "max_mcmc_steps": "auto", "target_ess": 0.5, "n_jumps": 8},
-    "quick": {"runs": 2, "particles": 8, "p": 2, "rj_burn_in": 20, "rj_draws": 10, "pretrain_iter": 50,
-              "max_mcmc_steps": 2, "target_ess": 0.5, "n_jumps": 8},
+    "quick": {"runs": 2, "particles": 8, "p": 2, "rj_burn_in": 5, "rj_draws": 5, "pretrain_iter": 10,
+              "max_mcmc_steps": 1, "target_ess": 0.5, "n_jumps": 2},
 }  # fmt: skip
 
 
