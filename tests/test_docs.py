@@ -28,10 +28,9 @@ Running the snippets at their own settings would take many minutes, so they
 run with short budgets. The budgets are capped where every estimator builds
 what it samples: the child process that runs a file's blocks wraps
 :func:`skgibbs.problem.build_problem` (as ``skgibbs._base`` calls it) so that
-the pre-training runs at most ``CAPS["pretrain_iter"]`` Adam steps (in an
-example, so does each of the short pre-trainings by which ``noise="auto"``
-chooses the noise model; a page's block may rest on the model that choice
-makes at its own budget), the run
+the pre-training runs at most ``CAPS["pretrain_iter"]`` Adam steps (and so
+does each of the short pre-trainings by which ``noise="auto"`` chooses the
+noise model), the run
 keeps at most ``CAPS["n_samples"]`` draws after at most ``CAPS["burn_in"]``
 warm-up transitions without thinning (a run length that adapts stops after
 that first block, at a cap of one gradient evaluation: it is checked once
@@ -711,10 +710,7 @@ def install_caps(spec):
 
     neural._fit = _fit
 
-    if not spec.get("cap_noise_choice"):
-        return
-    # the short pre-trainings of noise="auto"'s choice, run before the problem is built (examples only:
-    # a page's block may rest on the model the choice makes at its own budget)
+    # the short pre-trainings of noise="auto"'s choice, run before the problem is built
     import skgibbs.regressor
 
     regressor = skgibbs.regressor.GibbsMLPRegressor
@@ -992,7 +988,7 @@ def test_examples_run(path, tmp_path):
     if missing:
         pytest.skip(f"{path.name} needs {', '.join(missing)}, which is not installed")
     out = tmp_path / f"{path.stem}.png"
-    run = {"module": "__main__", "argv": [str(out)], "cap_noise_choice": True}
+    run = {"module": "__main__", "argv": [str(out)]}
     report = _run_capped(path, [(1, source)], tmp_path, **run)
     assert report["passed"] == [1]
     if "savefig" in source:  # the figure it promises is written
