@@ -31,14 +31,8 @@ from ._compat import Interval, LayerWidths, StrOptions, check_is_fitted, validat
 from ._data import check_numeric, validate_fit_data
 from ._out_of_core import check_lazy_fit_data, is_lazy
 from ._pretrain import PretrainInfo, pretrain
-from ._mixing import (
-    pointwise_chain_mixing,
-    pointwise_mixing,
-    warn_if_unreliable,
-    worst_chain_mixing,
-    worst_mixing,
-)
-from .diagnostics import psis_loo, stacking_weights
+from ._chain_weights import chain_weights_state, draw_weights
+from ._mixing import warn_if_unreliable
 from .model import ACTIVATIONS
 from .plan import EstimatorTraits
 from .problem import build_problem, estimator_weights, fitted_prior
@@ -410,85 +404,28 @@ class BaseGibbsMLP(BaseEstimator):
         """``S``, the retained draws of all chains."""
         return self.samples_.shape[0] * self.samples_.shape[1]
 
-    def _chunk_mixing(self, F, n_chains):
-        """Per-row mixing diagnostics of a chunk ``F`` (``(K S, m)``) for :meth:`_store_mixing`.
-
-        The R-hat and ESS of :func:`~skgibbs._mixing.pointwise_mixing`
-        followed by :func:`~skgibbs._mixing.pointwise_chain_mixing`; all
-        NaN for a sampler whose draws are independent (VI's draws of ``q``,
-        SMC's particles: ``mixing_diagnostics`` is False), where they judge
-        nothing and their rank normalisation was a third of a large fit's
-        summaries.
-        """
-        if not self.sampler_.mixing_diagnostics:
-            nan = np.full(int(np.prod(F.shape[1:], dtype=np.int64)), np.nan)
-            return (nan,) * 5
-        return pointwise_mixing(F, n_chains) + pointwise_chain_mixing(F, n_chains)
-
-    def _store_mixing(self, parts):
-        """``rhat_``, ``ess_`` and the within- and between-chain diagnostics from per-chunk results.
-
-        ``parts`` holds, per chunk of rows, the per-row arrays of
-        :func:`~skgibbs._mixing.pointwise_mixing` followed by those of
-        :func:`~skgibbs._mixing.pointwise_chain_mixing`.
-        """
-        r, e, within_r, within_e, between = (np.concatenate(values) for values in zip(*parts))
-        rhat, ess = worst_mixing(r, e)
-        within_rhat, within_ess, between_rhat = worst_chain_mixing(within_r, within_e, between)
-        self._set_fitted(
-            {
-                "rhat_": rhat,
-                "ess_": ess,
-                "within_chain_rhat_": within_rhat,
-                "within_chain_ess_": within_ess,
-                "between_chain_rhat_": between_rhat,
-            }
-        )
-
     # ------------------------------------------------------ chain weights
     def _draw_weights(self):
-        """Weight of every retained draw, shape ``(n_chains * n_samples,)``, or None for equal weights.
+        """Weight of every retained draw, or None for equal weights (:func:`~skgibbs._chain_weights.draw_weights`).
 
-        Draw ``j`` of chain ``k`` weighs ``chain_weights_[k] / n_samples``.
         Every reduction over the draws (means, variances, quantiles, the
-        draws ``sample_y`` picks) takes its weights from here; None, when
-        the chains weigh the same, lets them take the plain mean over the
-        draws, the same bits as before chains were weighted.
+        draws ``sample_y`` picks) takes its weights from here.
         """
-        weights, S = getattr(self, "chain_weights_", None), self.samples_.shape[1]
-        if weights is None or np.all(weights == weights[0]):
-            return None
-        return np.repeat(np.asarray(weights, dtype=np.float64) / S, S)
-
-    def _chain_loo(self, log_lik):
-        """PSIS leave-one-out log densities of every chain alone: ``(elpd, khat)``, each ``(n_chains, rows)``.
-
-        ``log_lik`` ``(S, rows)`` holds the draws of the chains one after
-        the other (the order of ``samples_``); each chain's draws form the
-        importance sample of its own leave-one-out densities.
-        """
-        K, S = self.samples_.shape[:2]
-        per_chain = log_lik.reshape(K, S, -1).transpose(1, 0, 2)  # (S, K, rows): draws first
-        loo = psis_loo(per_chain)
-        return loo.elpd_pointwise, loo.khat
+        return draw_weights(getattr(self, "chain_weights_", None), self.samples_.shape[1])
 
     def _weigh_chains(self, elpd=None, khat=None, sample_weight=None):
-        """``chain_weights_``: stacking of the chains' leave-one-out densities ``elpd`` ``(K, n)``, or equal.
+        """``chain_weights_`` (:func:`~skgibbs._chain_weights.chain_weights_state`), then the inputs' relevance.
 
-        With ``chain_weights="stacking"`` also ``pareto_khat_``, the largest
-        Pareto shape over the rows of each chain's PSIS weights. The rows'
-        log scores are weighted by ``sample_weight``.
+        ``elpd`` and ``khat`` ``(K, n)`` are the chains' leave-one-out
+        densities and Pareto shapes where they are stacked, the rows' log
+        scores weighted by ``sample_weight``. With the ARD prior the
+        relevance of the inputs follows, the draws weighed as the chains
+        now are.
         """
         K = self.samples_.shape[0]
-        if self.chain_weights != "stacking":
-            self._set_fitted({"chain_weights_": np.full(K, 1.0 / K)})
-        else:
-            weights = stacking_weights(elpd, sample_weight=sample_weight)
-            with np.errstate(invalid="ignore"):
-                khat = np.array([np.nanmax(k) if np.isfinite(k).any() else np.nan for k in khat])
-            self._set_fitted({"chain_weights_": weights, "pareto_khat_": khat})
+        self._set_fitted(chain_weights_state(self.chain_weights, K, elpd, khat, sample_weight))
         if self.prior_ == "ard" and "precision" in self.sample_stats_:
-            self._store_relevance()  # the input precisions' draws, weighed as the chains now are
+            self._store_relevance()
 
     def _store_relevance(self):
         """``input_relevance_`` and its interval from the draws of the input precisions (the ARD prior).

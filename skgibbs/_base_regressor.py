@@ -21,8 +21,10 @@ from sklearn.utils.validation import check_array, column_or_1d
 
 from . import _chunks
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
+from ._chain_weights import chain_loo
 from ._data import column_moments
 from ._levels import check_level, check_levels, mixture_quantiles
+from ._mixing import chunk_mixing, mixing_state
 from .credible import credible_sets_of, parameter_radius, posterior_quantile
 from .criteria import langevin_waic, waic
 from .criteria._waic import waic_from_pointwise
@@ -183,7 +185,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         chunk = waic(log_lik, beta=beta)
         out["elpd"][rows], out["penalty"][rows] = chunk.elpd_pointwise, chunk.p_pointwise
         if "loo" in out:
-            out["loo"][:, rows], out["khat"][:, rows] = self._chain_loo(log_lik)
+            out["loo"][:, rows], out["khat"][:, rows] = chain_loo(log_lik, self.samples_.shape[0])
 
     def _criteria_pass(self, X, y, kept):
         """The second pass of :meth:`_summarise`: the pointwise criteria (:meth:`_pointwise_arrays`)."""
@@ -252,7 +254,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             sums["residual"] += _weighted_sum((yc - F) ** 2, wc)
             fbar[rows], spread = _spread(F, row_weight=wc)
             sums["spread"] += spread
-            mixing.append(self._chunk_mixing(F, K))
+            mixing.append(chunk_mixing(F, K, self.sampler_.mixing_diagnostics))
             if criteria:  # each draw's variance: at each input, or its learned one (a column)
                 self._pointwise_chunk(
                     pointwise, rows, yc, F, self._noise_of_draws() if noise is None else noise, beta
@@ -262,7 +264,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             size = G.size * self.samples_.dtype.itemsize
             if size <= room:
                 kept[rows.start], room = G.astype(self.samples_.dtype), room - size
-        self._store_mixing(mixing)
+        self._set_fitted(mixing_state(mixing))
         return kept, sums, fbar, pointwise
 
     # -------------------------------------------------------------- predict

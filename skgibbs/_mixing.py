@@ -44,6 +44,8 @@ __all__ = [
     "worst_mixing",
     "pointwise_chain_mixing",
     "worst_chain_mixing",
+    "chunk_mixing",
+    "mixing_state",
     "mixing_failure",
     "warn_if_unreliable",
     "RHAT_WARN",
@@ -148,6 +150,39 @@ def worst_chain_mixing(within_rhat, within_ess, between_rhat):
     within_r, within_e = worst_mixing(within_rhat, within_ess)
     between = float(np.nanmax(between_rhat)) if np.isfinite(between_rhat).any() else np.nan
     return within_r, within_e, between
+
+
+def chunk_mixing(F, n_chains, judged=True):
+    """Per-row mixing diagnostics of a chunk ``F`` (``(K S, m)``), the parts :func:`mixing_state` joins.
+
+    The R-hat and ESS of :func:`pointwise_mixing` followed by those of
+    :func:`pointwise_chain_mixing`; all NaN where the draws are not judged
+    (``judged`` False: a sampler whose draws are independent, VI's draws
+    of ``q`` or SMC's particles, where they judge nothing and their rank
+    normalisation was a third of a large fit's summaries).
+    """
+    if not judged:
+        nan = np.full(int(np.prod(F.shape[1:], dtype=np.int64)), np.nan)
+        return (nan,) * 5
+    return pointwise_mixing(F, n_chains) + pointwise_chain_mixing(F, n_chains)
+
+
+def mixing_state(parts):
+    """``rhat_``, ``ess_`` and the within- and between-chain diagnostics of a fit from its chunks' parts.
+
+    ``parts`` holds, per chunk of rows, the per-row arrays of
+    :func:`chunk_mixing`.
+    """
+    r, e, within_r, within_e, between = (np.concatenate(values) for values in zip(*parts))
+    rhat, ess = worst_mixing(r, e)
+    within_rhat, within_ess, between_rhat = worst_chain_mixing(within_r, within_e, between)
+    return {
+        "rhat_": rhat,
+        "ess_": ess,
+        "within_chain_rhat_": within_rhat,
+        "within_chain_ess_": within_ess,
+        "between_chain_rhat_": between_rhat,
+    }
 
 
 def _warn(message, category=SamplerWarning, **details):

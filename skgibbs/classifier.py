@@ -11,10 +11,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
+from ._chain_weights import chain_loo
 from ._compat import Interval
 from ._data import validate_fit_data
 from ._dense import DENSE_CONSTRAINTS, fill_doc
 from ._levels import check_levels
+from ._mixing import chunk_mixing, mixing_state
 from ._out_of_core import is_lazy
 from .plan import EstimatorTraits
 from .criteria import waic
@@ -339,14 +341,15 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
             loss_square += (losses * losses).sum(1)
             del losses
             P = np.exp(log_p)
-            mixing.append(self._chunk_mixing(P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1), K))
+            judged = P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
+            mixing.append(chunk_mixing(judged, K, self.sampler_.mixing_diagnostics))
             chunk = waic(log_lik, beta=beta)
             elpd[rows], penalty[rows] = chunk.elpd_pointwise, chunk.p_pointwise
             pbar[rows] = P.mean(0)[np.arange(len(c)), c]
             if stacking:
-                loo[:, rows], khat[:, rows] = self._chain_loo(log_lik)
+                loo[:, rows], khat[:, rows] = chain_loo(log_lik, K)
         self._record_losses(loss_sum, loss_square, n)
-        self._store_mixing(mixing)
+        self._set_fitted(mixing_state(mixing))
         self._weigh_chains(loo, khat, sample_weight=w)
         tempered = waic_from_pointwise(elpd, penalty, w)
         log_pbar = np.log(pbar)
