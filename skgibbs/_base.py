@@ -29,14 +29,14 @@ from . import _chunks
 from ._arviz import from_groups
 from ._compat import Interval, LayerWidths, StrOptions, check_is_fitted, validate_data
 from ._data import check_numeric, validate_fit_data
-from ._out_of_core import check_lazy_fit_data, is_lazy
-from ._pretrain import PretrainInfo, pretrain
+from ._out_of_core import is_lazy, validate_lazy_fit_data
+from ._pretrain import PretrainInfo, glorot_draws, pretrain
 from ._chain_weights import chain_weights_state, draw_weights
 from ._mixing import warn_if_unreliable
 from .model import ACTIVATIONS
 from .plan import EstimatorTraits
 from .problem import build_problem, estimator_weights, fitted_prior
-from .samplers import Sampler, available_samplers
+from .samplers import available_samplers
 
 __all__ = ["BaseGibbsMLP", "draws_mean", "draws_quantiles", "is_fitted_name"]
 
@@ -69,6 +69,16 @@ def draws_quantiles(F, probs, weights=None):
     picks = np.stack([np.minimum((cum < p).sum(0), last) for p in np.atleast_1d(probs)])
     out = np.take_along_axis(flat, np.take_along_axis(order, picks, axis=0), axis=0)
     return out.reshape((len(picks),) + F.shape[1:])
+
+
+def _bins_state(bins):
+    """``embedding_bins_``, one array of edges per input (an object array, as ``KBinsDiscretizer``'s)."""
+    if bins is None:
+        return {}
+    edges = np.empty(len(bins), dtype=object)
+    for j, e in enumerate(bins):
+        edges[j] = e
+    return {"embedding_bins_": edges}
 
 
 class RegisteredSamplerName(StrOptions):
@@ -221,18 +231,8 @@ class BaseGibbsMLP(BaseEstimator):
             "sampler_name_": problem.sampler.name,
             "rho_": problem.run.rho,
             "lambda_": problem.lambda_,
-            **self._bins_state(problem.embedding_bins),
+            **_bins_state(problem.embedding_bins),
         }
-
-    @staticmethod
-    def _bins_state(bins):
-        """``embedding_bins_``, one array of edges per input (an object array, as ``KBinsDiscretizer``'s)."""
-        if bins is None:
-            return {}
-        edges = np.empty(len(bins), dtype=object)
-        for j, e in enumerate(bins):
-            edges[j] = e
-        return {"embedding_bins_": edges}
 
     def __setstate__(self, state):
         # a fit saved before 0.2 holds the sampler object as kernel_ and its name as sampler_
@@ -260,27 +260,12 @@ class BaseGibbsMLP(BaseEstimator):
         "n_jobs": None,
     }
 
-    @classmethod
-    def _sampler_constraint(cls):
-        return [RegisteredSamplerName(cls._traits.prior_kind, auto=True), Sampler]
-
     def _validate_fit_data(self, X, y):
         """The validated ``(X, y)`` and the input attributes to fit (:func:`~skgibbs._data.validate_fit_data`)."""
         check_numeric(y, "y")
         if is_lazy(X):
-            return self._validate_lazy_fit_data(X, y, y_numeric=True)
+            return validate_lazy_fit_data(X, y, y_numeric=True)
         return validate_fit_data(self, X, y, y_numeric=True, dtype=np.float64)
-
-    @staticmethod
-    def _validate_lazy_fit_data(X, y, y_numeric):
-        """``validate_data``'s checks and attributes for a memmap or dask ``X``, which is not copied."""
-        X, y = check_lazy_fit_data(X, y, y_numeric=y_numeric)
-        return X, y, {"n_features_in_": X.shape[1]}  # an array has no column names
-
-    def _initial_draws(self, spec, seeds, device):
-        """Glorot initialisation, one generator per chain."""
-        gens = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds[1:]]
-        return torch.cat([spec.init_params(g, 1, torch.float32) for g in gens]).to(device)
 
     def _initial_mask(self, theta, seeds):
         """0/1 mask of the starting active sets, or None (every parameter active)."""
@@ -288,7 +273,7 @@ class BaseGibbsMLP(BaseEstimator):
 
     def _initial_points(self, spec, Xt, yt, seeds, sampler, weight=None):
         """Glorot initialisation per chain, then Adam with early stopping (paper 000 §5)."""
-        theta = self._initial_draws(spec, seeds, Xt.device)[: sampler.n_starts(self.n_chains)]
+        theta = glorot_draws(spec, seeds, Xt.device)[: sampler.n_starts(self.n_chains)]
         mask = self._initial_mask(theta, seeds)
         if mask is not None:
             theta = theta * mask

@@ -446,9 +446,6 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
             out[rows] += F[pick].T
         return out
 
-    def _level(self, confidence_level):
-        return check_level(self.confidence_level if confidence_level is None else confidence_level)
-
     def credible_radius(self, X, confidence_level=None):
         """Radius of the empirical-L2 credible ball (paper 000 (3.4)) on the inputs ``X``.
 
@@ -463,7 +460,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         float
         """
         X = self._validated(X)
-        level = self._level(confidence_level)
+        level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         return _radius(self._spread(X)[0], X.shape[0], level, self._draw_weights())
 
     def credible_sets(self, X, f_true=None, confidence_level=None, inflation="log_n"):
@@ -495,7 +492,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         -------
         CredibleSets
         """
-        level = self._level(confidence_level)
+        level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         X = self._validated(X)
         if inflation == "log_n":
             inflation = float(np.log(getattr(self, "sample_weight_sum_", self.n_train_)))

@@ -4,11 +4,11 @@ import textwrap
 from numbers import Real
 
 
-from ._base import BaseGibbsMLP
+from ._base import BaseGibbsMLP, RegisteredSamplerName
 from ._compat import Interval, StrOptions
 from .embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding
 from .priors import PRIOR_KINDS
-from .samplers import available_samplers, get_sampler
+from .samplers import Sampler, available_samplers, get_sampler
 
 __all__ = ["DENSE_CONSTRAINTS", "fill_doc", "sampler_classes"]
 
@@ -19,7 +19,7 @@ __all__ = ["DENSE_CONSTRAINTS", "fill_doc", "sampler_classes"]
 #: hierarchical priors and the embedding
 DENSE_CONSTRAINTS = {
     **BaseGibbsMLP._parameter_constraints,
-    "sampler": BaseGibbsMLP._sampler_constraint(),
+    "sampler": [RegisteredSamplerName("dense", auto=True), Sampler],
     "rho": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
     "prior": [StrOptions({"auto", *PRIOR_KINDS})],
     "prior_shape": [Interval(Real, 0, None, closed="neither")],

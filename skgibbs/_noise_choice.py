@@ -51,7 +51,7 @@ from scipy.special import logsumexp
 from sklearn.utils import check_random_state
 
 from ._data import check_numeric, column_moments, fit_weights, standardize
-from ._pretrain import held_out_split, pretrain
+from ._pretrain import glorot_draws, held_out_split, pretrain
 from ._threads import torch_threads
 from .criteria import gaussian_log_likelihood, student_log_likelihood
 from .model import LOG_VARIANCE_BOUND, NOISE_LOSSES, STUDENT_DF, MLPSpec
@@ -261,7 +261,7 @@ def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic", sample
         for name in allowed:
             n_outputs = 1 if name == "homoscedastic" else 2
             spec = MLPSpec(Xt.shape[1], layers, est.activation, n_outputs, embedding)
-            theta = est._initial_draws(spec, seeds, device)[:MAX_STARTS]
+            theta = glorot_draws(spec, seeds, device)[:MAX_STARTS]
             theta, _, _ = pretrain(spec, theta, Xt, yt, est.pretrain_iter, int(seeds[0]), lr=SCHEDULE,
                                    loss=NOISE_LOSSES[name], weight=wt)  # fmt: skip
             with torch.no_grad():

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from sklearn.utils.validation import column_or_1d
 
-__all__ = ["RowSource", "ScaledRows", "check_lazy_fit_data", "is_lazy", "read_rows"]
+__all__ = ["RowSource", "ScaledRows", "check_lazy_fit_data", "is_lazy", "read_rows", "validate_lazy_fit_data"]
 
 #: a memmap is scanned in blocks of about this many bytes of float64 (a dask array in its own chunks)
 BLOCK_BYTES = 2**25
@@ -268,6 +268,16 @@ def _read_targets(y, n, numeric):
     if len(y) != n:
         raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n}, {len(y)}]")
     return y
+
+
+def validate_lazy_fit_data(X, y, y_numeric=True):
+    """``validate_data``'s checks and the input attributes for a memmap or dask ``X``, which is not copied.
+
+    ``(X, y, {"n_features_in_": ...})`` as :func:`~skgibbs._data.validate_fit_data`
+    returns them (an array has no column names): :func:`check_lazy_fit_data`.
+    """
+    X, y = check_lazy_fit_data(X, y, y_numeric=y_numeric)
+    return X, y, {"n_features_in_": X.shape[1]}
 
 
 def check_lazy_fit_data(X, y, y_numeric=True):

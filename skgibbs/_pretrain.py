@@ -40,6 +40,7 @@ from .model import per_example_loss
 from ._progress import progress
 
 __all__ = [
+    "glorot_draws",
     "pretrain",
     "held_out_split",
     "PretrainInfo",
@@ -132,6 +133,17 @@ class _Adam:
             step_size = lr / (1 - beta1**step)
             denom = (v.sqrt() / (1 - beta2**step) ** 0.5).add_(self.eps)
             p.addcdiv_(m, denom, value=-step_size)
+
+
+def glorot_draws(spec, seeds, device):
+    """Glorot-initialised starting points ``(K, Q)`` in float32, chain ``k`` from a generator seeded ``seeds[k + 1]``.
+
+    ``seeds[0]`` is the pre-training's own seed (:func:`pretrain`); the
+    draws are made on the CPU, so that a seed gives the same start on
+    every device, and moved to ``device``.
+    """
+    gens = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds[1:]]
+    return torch.cat([spec.init_params(g, 1, torch.float32) for g in gens]).to(device)
 
 
 def held_out_split(n, seed, device="cpu"):

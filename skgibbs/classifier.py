@@ -17,7 +17,7 @@ from ._data import validate_fit_data
 from ._dense import DENSE_CONSTRAINTS, fill_doc
 from ._levels import check_levels
 from ._mixing import chunk_mixing, mixing_state
-from ._out_of_core import is_lazy
+from ._out_of_core import is_lazy, validate_lazy_fit_data
 from .plan import EstimatorTraits
 from .criteria import waic
 from .criteria._waic import waic_from_pointwise
@@ -229,7 +229,7 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
     # ------------------------------------------------------------------ fit
     def _validate_fit_data(self, X, y):
         if is_lazy(X):  # a memmap or dask X is read by block, not copied
-            X, y, inputs = self._validate_lazy_fit_data(X, y, y_numeric=False)
+            X, y, inputs = validate_lazy_fit_data(X, y, y_numeric=False)
         else:
             X, y, inputs = validate_fit_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
