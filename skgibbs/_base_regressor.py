@@ -268,13 +268,8 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         return kept, sums, fbar, pointwise
 
     # -------------------------------------------------------------- predict
-    def _draws(self, X):
-        """Function values of every retained draw, shape (S, n), scale of y."""
-        G = self._network_outputs(X)
-        return (G[..., 0] if self._noise().varies else G) * self.y_scale_ + self.y_mean_
-
     def _draw_chunks(self, X, width):
-        """``(rows, F)`` chunk after chunk of rows: :meth:`_draws` of ``X[rows]``.
+        """``(rows, F)`` chunk after chunk of rows: every retained draw's ``f`` at ``X[rows]``, ``(S, rows)``, scale of y.
 
         ``width``: as for :meth:`_output_chunks`.
         """

@@ -409,29 +409,10 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
                 "noise='homoscedastic'."
             )
 
-    def _allowed_noise(self):
-        """The noise models ``noise="auto"`` may choose under the other settings, and why not the others."""
-        if self.temperature == "plug-in":  # a plug-in temperature has one variance to plug in
-            return ("homoscedastic",), "temperature='plug-in' plugs in one noise variance"
-        if not isinstance(self.temperature, str):  # the tempered squared loss: 2 sigma^2 of one variance
-            return ("homoscedastic",), "a given temperature is twice one noise variance (the squared loss)"
-        return CANDIDATES, None
-
-    def _resolved_noise(self, X, y, sample_weight=None):
-        """``(noise_, noise_selection_)``: the noise model of a fit on ``(X, y)`` and, under ``"auto"``, why."""
-        if self.noise != "auto":
-            return self.noise, None
-        allowed, why = self._allowed_noise()
-        rows = "student" if _rows_of(y) >= HETEROSCEDASTIC_ROWS else "homoscedastic"
-        noise, evidence = select_noise(
-            self, X, y, allowed, fallback=rows if rows in allowed else allowed[0], sample_weight=sample_weight
-        )
-        return noise, evidence if why is None else {**evidence, "reason": why}
-
     def _fit(self, X, y, sample_weight=None):
         # the noise model of this fit, read by everything the fit builds; fit() restores the estimator
         # if the fit fails, and on success noise_ holds it
-        self._noise_of_fit, self._noise_evidence = self._resolved_noise(X, y, sample_weight)
+        self._noise_of_fit, self._noise_evidence = _resolved_noise(self, X, y, sample_weight)
         try:
             return super()._fit(X, y, sample_weight)
         finally:
@@ -480,3 +461,24 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
 def _chosen(noise):
     """A noise model's name: ``"auto"`` before the choice stands for the homoscedastic noise."""
     return noise if noise in NOISE_LOSSES else "homoscedastic"
+
+
+def _allowed_noise(temperature):
+    """The noise models ``noise="auto"`` may choose under ``temperature``, and why not the others (None: all)."""
+    if temperature == "plug-in":  # a plug-in temperature has one variance to plug in
+        return ("homoscedastic",), "temperature='plug-in' plugs in one noise variance"
+    if not isinstance(temperature, str):  # the tempered squared loss: 2 sigma^2 of one variance
+        return ("homoscedastic",), "a given temperature is twice one noise variance (the squared loss)"
+    return CANDIDATES, None
+
+
+def _resolved_noise(est, X, y, sample_weight=None):
+    """``(noise_, noise_selection_)``: the noise model of ``est.fit(X, y)`` and, under ``"auto"``, why."""
+    if est.noise != "auto":
+        return est.noise, None
+    allowed, why = _allowed_noise(est.temperature)
+    rows = "student" if _rows_of(y) >= HETEROSCEDASTIC_ROWS else "homoscedastic"
+    noise, evidence = select_noise(
+        est, X, y, allowed, fallback=rows if rows in allowed else allowed[0], sample_weight=sample_weight
+    )
+    return noise, evidence if why is None else {**evidence, "reason": why}

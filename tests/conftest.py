@@ -22,6 +22,22 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+def _function_draws(est, X):
+    """Every draw's ``f`` at ``X``, ``(S, n)`` on the scale of ``y``: a fitted regressor's network on all rows at once.
+
+    The mean output where the network also gives a log-variance; the
+    reference the chunked predictions are held to.
+    """
+    G = est._network_outputs(X)
+    return (G[..., 0] if G.ndim == 3 else G) * est.y_scale_ + est.y_mean_
+
+
+@pytest.fixture
+def function_draws():
+    """``f(est, X) -> (S, n)``: a fitted regressor's draws of ``f`` at ``X``, on the scale of ``y``."""
+    return _function_draws
+
+
 @pytest.fixture
 def ess():
     """Multi-chain effective sample size, :func:`skgibbs.diagnostics.effective_sample_size`.

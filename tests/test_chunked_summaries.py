@@ -176,13 +176,13 @@ def test_regressor_summaries_in_chunks_equal_those_of_the_whole_data(regressor, 
 
 
 @pytest.mark.parametrize("regressor", ["sparse"], indirect=True)
-def test_sparse_regressor_keeps_its_own_attributes(regressor, tiny_chunks):
+def test_sparse_regressor_keeps_its_own_attributes(regressor, tiny_chunks, function_draws):
     est, X, y = regressor
     assert isinstance(est, SparseGibbsMLPRegressor)
     chunked = _resummarised(est, X, y)
     for name in ("active_fraction_", "inclusion_probability_", "feature_inclusion_", "input_relevance_"):
         np.testing.assert_array_equal(getattr(chunked, name), getattr(est, name))
-    F = est._draws(X)
+    F = function_draws(est, X)
     theta = est.samples_.reshape(-1, est.spec_.n_params)
     f_true = np.sin(2 * X[:, 0])
     expected = credible_sets(F, theta, f_true, 0.9, np.log(est.n_train_))
@@ -219,10 +219,10 @@ def test_the_second_pass_evaluates_only_the_rows_it_did_not_keep(regressor, monk
     _assert_summaries(chunked, _regressor_reference(est, X, y))
 
 
-def test_regressor_predictions_in_chunks(regressor, tiny_chunks):
+def test_regressor_predictions_in_chunks(regressor, tiny_chunks, function_draws):
     est, _, _ = regressor
     X, y = _regression_data(70, seed=1)
-    F = est._draws(X)  # (S, n), the same blocks of rows
+    F = function_draws(est, X)  # (S, n), the same blocks of rows
     s2 = est.noise_variance_
     spied = _spied(est)
     mean, std = spied.predict(X, return_std=True)

@@ -713,18 +713,17 @@ def install_caps(spec):
     # the short pre-trainings of noise="auto"'s choice, run before the problem is built
     import skgibbs.regressor
 
-    regressor = skgibbs.regressor.GibbsMLPRegressor
-    real_noise = regressor._resolved_noise
+    real_noise = skgibbs.regressor._resolved_noise
 
-    def _resolved_noise(self, X, y, sample_weight=None):
-        saved = self.pretrain_iter
-        self.pretrain_iter = min(saved, spec["caps"]["pretrain_iter"])
+    def _resolved_noise(est, X, y, sample_weight=None):
+        saved = est.pretrain_iter
+        est.pretrain_iter = min(saved, spec["caps"]["pretrain_iter"])
         try:
-            return real_noise(self, X, y, sample_weight)
+            return real_noise(est, X, y, sample_weight)
         finally:
-            self.pretrain_iter = saved
+            est.pretrain_iter = saved
 
-    regressor._resolved_noise = _resolved_noise
+    skgibbs.regressor._resolved_noise = _resolved_noise
 
 
 def run_blocks(spec_file):

@@ -99,11 +99,11 @@ def test_sample_y_draws_each_draws_noise_at_each_input(fitted):
     np.testing.assert_allclose(draws.std(1), std, rtol=0.05)
 
 
-def test_criteria_and_log_likelihood_use_the_noise_of_each_input(fitted):
+def test_criteria_and_log_likelihood_use_the_noise_of_each_input(fitted, function_draws):
     est, X, y = fitted
     idata = est.to_arviz(X, y, random_state=0)
     log_lik = idata.log_likelihood["y"].values.reshape(-1, len(y))
-    mean, var = est._draws(X), np.exp(est._network_outputs(X)[..., 1]) * est.y_scale_**2
+    mean, var = function_draws(est, X), np.exp(est._network_outputs(X)[..., 1]) * est.y_scale_**2
     expected = norm.logpdf(y, mean, np.sqrt(var))
     np.testing.assert_allclose(log_lik, expected, rtol=1e-6, atol=1e-8)
     # at the Bayesian temperature (2) the power of the likelihood is 1: WAIC of the pointwise log-likelihood
@@ -226,14 +226,14 @@ def test_auto_noise_varies_from_the_row_threshold_on_without_held_out_evidence(m
 
 
 def test_the_default_threshold_is_documented_and_applies():
-    from skgibbs.regressor import HETEROSCEDASTIC_ROWS
+    from skgibbs.regressor import HETEROSCEDASTIC_ROWS, _allowed_noise, _resolved_noise
 
     est = GibbsMLPRegressor()
     assert est.noise == "auto" and HETEROSCEDASTIC_ROWS == 10_000
-    assert est._allowed_noise()[0] == ("homoscedastic", "heteroscedastic", "student")
-    assert est.set_params(temperature="plug-in")._allowed_noise()[0] == ("homoscedastic",)
+    assert _allowed_noise(est.temperature)[0] == ("homoscedastic", "heteroscedastic", "student")
+    assert _allowed_noise("plug-in")[0] == ("homoscedastic",)
     given = est.set_params(noise="heteroscedastic", temperature=1.0)
-    assert given._resolved_noise(np.zeros((10, 1)), np.zeros(10)) == ("heteroscedastic", None)
+    assert _resolved_noise(given, np.zeros((10, 1)), np.zeros(10)) == ("heteroscedastic", None)
 
 
 def test_a_failed_refit_keeps_the_noise_model_of_the_previous_fit(monkeypatch):

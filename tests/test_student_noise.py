@@ -120,20 +120,20 @@ def _t_scale(est, X):
     return np.exp(0.5 * np.clip(est._network_outputs(X)[..., 1], -20, 20)) * est.y_scale_
 
 
-def test_log_likelihood_criteria_and_variances_are_the_ts(fitted):
+def test_log_likelihood_criteria_and_variances_are_the_ts(fitted, function_draws):
     est, X, y = fitted
     assert est.noise_ == "student" and est.spec_.n_outputs == 2
     scale = _t_scale(est, X)
     idata = est.to_arviz(X, y, random_state=0)
     log_lik = idata.log_likelihood["y"].values.reshape(-1, len(y))
-    np.testing.assert_allclose(log_lik, stats.t.logpdf(y, NU, est._draws(X), scale), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(log_lik, stats.t.logpdf(y, NU, function_draws(est, X), scale), rtol=1e-6, atol=1e-8)
     assert est.waic_tempering_ == 1.0
     assert est.generalization_loss_ == pytest.approx(-waic(log_lik).elpd_waic / len(y), rel=1e-6)
     variance = scale**2 * NU / (NU - 2)  # the variance of the t, reported wherever a variance is
     np.testing.assert_allclose(est.predict_noise_samples(X).T, variance, rtol=1e-5)
     assert est.noise_variance_ == pytest.approx(variance.mean(), rel=1e-5)
     _, std = est.predict(X[:5], return_std=True)
-    F = est._draws(X[:5])
+    F = function_draws(est, X[:5])
     np.testing.assert_allclose(std, np.sqrt(F.var(0) + variance[:, :5].mean(0)), rtol=1e-5)
 
 
@@ -147,11 +147,11 @@ def test_the_t_cdf_of_the_intervals_is_scipys(df):
     assert student_cdf(np.array([-np.inf, np.inf]), df).tolist() == [0.0, 1.0]
 
 
-def test_intervals_are_quantiles_of_the_mixture_of_ts(fitted):
+def test_intervals_are_quantiles_of_the_mixture_of_ts(fitted, function_draws):
     est, X, y = fitted
     grid = np.linspace(-1, 1, 4)[:, None]
     _, pis = est.predict_interval(grid, confidence_level=0.9)
-    F, scale = est._draws(grid), _t_scale(est, grid)
+    F, scale = function_draws(est, grid), _t_scale(est, grid)
     for bound, p in ((pis[:, 0, 0], 0.05), (pis[:, 1, 0], 0.95)):
         cdf = stats.t.cdf((bound[None] - F) / scale, NU).mean(0)
         np.testing.assert_allclose(cdf, p, atol=1e-9)
