@@ -80,10 +80,11 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         ``V`` is ``(S, rows)`` with a varying noise, else the noise of the
         draws (:meth:`_noise_of_draws`).
         """
-        if not self._noise().varies:
+        model = self._noise()
+        if not model.varies:
             return G * self.y_scale_ + self.y_mean_, self._noise_of_draws()
         s = np.clip(G[..., 1], -LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND)
-        variance = self.y_scale_**2 * self._noise().variance_per_squared_scale  # of a standardized scale of 1
+        variance = self.y_scale_**2 * model.variance_per_squared_scale  # of a standardized scale of 1
         return G[..., 0] * self.y_scale_ + self.y_mean_, np.exp(s) * variance
 
     def _predictive_chunks(self, X, width):
@@ -93,21 +94,21 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
 
     def _posterior_predictive(self, X, random_state):
         """``f`` (function values) and ``y`` (``f`` plus each draw's noise) of every draw at ``X``, ``(S, n)``."""
-        rng = check_random_state(random_state)
+        rng, model = check_random_state(random_state), self._noise()
         F, V = np.empty((self._n_draws(), X.shape[0])), None
         for rows, G, noise in self._predictive_chunks(X, 2):
             F[:, rows] = G
-            if self._noise().varies:
+            if model.varies:
                 V = np.empty_like(F) if V is None else V
                 V[:, rows] = noise
-        scale = self._noise().scale(self._noise_of_draws() if V is None else V)
-        Y = F + scale * self._noise().standard(rng, F.shape)
+        scale = model.scale(self._noise_of_draws() if V is None else V)
+        Y = F + scale * model.standard(rng, F.shape)
         return {"f": F, "y": Y}, {"f": ["obs"]}
 
     def _log_likelihood(self, X, y):
-        out = np.empty((self._n_draws(), X.shape[0]))
+        out, model = np.empty((self._n_draws(), X.shape[0])), self._noise()
         for rows, F, noise in self._predictive_chunks(X, 4):
-            out[:, rows] = self._noise().log_likelihood(y[rows], F, noise)
+            out[:, rows] = model.log_likelihood(y[rows], F, noise)
         return out
 
     #: float64 ``(S, rows)`` arrays a chunk of the summaries holds at once (R-hat and ESS the most)
@@ -231,18 +232,19 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         fbar, mixing, kept, room = np.empty(n), [], {}, _chunks.CHUNK_BYTES // 2
         pointwise, beta = (self._pointwise_arrays(n), self._waic_beta()) if criteria else (None, None)
         width = self._summary_width + (self._criteria_width if criteria else 0)
+        model = self._noise()
         for rows, G in self._output_chunks(X, width):
             yc = _rows(y, rows)
             wc = 1.0 if sample_weight is None else sample_weight[rows]
-            mean = G[..., 0] if self._noise().varies else G
+            mean = G[..., 0] if model.varies else G
             # the losses l_i of the draws, on the standardized scale of the potential
             losses = ((yc - self.y_mean_) / self.y_scale_ - mean) ** 2
             noise = None
-            if self._noise().varies:  # (y - f)^2 e^{-s} + s, or the t's (nu + 1) log(1 + (y - f)^2 e^{-s} / nu) + s
+            if model.varies:  # (y - f)^2 e^{-s} + s, or the t's (nu + 1) log(1 + (y - f)^2 e^{-s} / nu) + s
                 noise = self._mean_and_noise(G)[1]
-                df = self._noise().df
+                df = model.df
                 # e^s: the variance, or the t's squared scale, on the standardized scale
-                relative = noise / (self.y_scale_**2 * self._noise().variance_per_squared_scale)
+                relative = noise / (self.y_scale_**2 * model.variance_per_squared_scale)
                 losses = losses / relative if df is None else (df + 1.0) * np.log1p(losses / (relative * df))
                 losses += np.log(relative)
                 sums["noise"] += _weighted_sum(noise, wc)
@@ -273,8 +275,9 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
 
         ``width``: as for :meth:`_output_chunks`.
         """
+        varies = self._noise().varies
         for rows, G in self._output_chunks(X, width):
-            if self._noise().varies:
+            if varies:
                 G = G[..., 0]
             G *= self.y_scale_
             G += self.y_mean_
@@ -312,12 +315,12 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         """
         X = self._validated(X)
         mean, var, weights = np.empty(X.shape[0]), np.empty(X.shape[0]), self._draw_weights()
-        noise = np.full(X.shape[0], self.noise_variance_)
+        noise, varies = np.full(X.shape[0], self.noise_variance_), self._noise().varies
         for rows, F, V in self._predictive_chunks(X, 4):
             mean[rows] = draws_mean(F, weights)
             if return_std:
                 var[rows] = F.var(0) if weights is None else draws_mean((F - mean[rows]) ** 2, weights)
-                if self._noise().varies:
+                if varies:
                     noise[rows] = draws_mean(V, weights)
         if not return_std:
             return mean
@@ -388,15 +391,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         X = self._validated(X)
         probs = np.concatenate([(1 - levels) / 2, (1 + levels) / 2])
         y_pred, q = np.empty(X.shape[0]), np.empty((len(probs), X.shape[0]))
-        weights = self._draw_weights()
+        weights, model = self._draw_weights(), self._noise()
         # the bisection of mixture_quantiles holds three (n_probs, S, rows) arrays
         for rows, F, V in self._predictive_chunks(X, 3 * len(probs) + 3):
             y_pred[rows] = draws_mean(F, weights)
             if kind == "credible":
                 q[:, rows] = draws_quantiles(F, probs, weights)
             else:
-                scale = self._noise().scale(V)
-                q[:, rows] = mixture_quantiles(F, scale, probs, weights=weights, df=self._noise().df)
+                q[:, rows] = mixture_quantiles(F, model.scale(V), probs, weights=weights, df=model.df)
         k = len(levels)
         y_pis = np.stack([q[:k].T, q[k:].T], axis=1)
         return y_pred, y_pis
@@ -431,13 +433,13 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         S, weights = self._n_draws(), self._draw_weights()
         rng = check_random_state(random_state)
         pick = rng.randint(S, size=n_samples) if weights is None else rng.choice(S, size=n_samples, p=weights)
-        noise = self._noise_draws()
-        out = self._noise().standard(rng, (X.shape[0], n_samples))
-        if not self._noise().varies:
-            out *= self._noise().scale(self.noise_variance_ if noise is None else noise[pick])
+        noise, model = self._noise_draws(), self._noise()
+        out = model.standard(rng, (X.shape[0], n_samples))
+        if not model.varies:
+            out *= model.scale(self.noise_variance_ if noise is None else noise[pick])
         for rows, F, V in self._predictive_chunks(X, 2 + 2 * n_samples / S):
-            if self._noise().varies:  # the standard draws scaled by each picked draw's scale at each input
-                out[rows] *= self._noise().scale(V[pick]).T
+            if model.varies:  # the standard draws scaled by each picked draw's scale at each input
+                out[rows] *= model.scale(V[pick]).T
             out[rows] += F[pick].T
         return out
 

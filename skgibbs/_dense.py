@@ -3,7 +3,6 @@
 import textwrap
 from numbers import Real
 
-
 from ._base import BaseGibbsMLP, RegisteredSamplerName
 from ._compat import Interval, StrOptions
 from .embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding

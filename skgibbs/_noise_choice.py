@@ -54,7 +54,8 @@ from ._data import check_numeric, column_moments, fit_weights, standardize
 from ._pretrain import glorot_draws, held_out_split, pretrain
 from ._threads import torch_threads
 from .criteria import gaussian_log_likelihood, student_log_likelihood
-from .model import LOG_VARIANCE_BOUND, NOISE_LOSSES, STUDENT_DF, MLPSpec
+from ._noise_model import NoiseModel
+from .model import LOG_VARIANCE_BOUND, MLPSpec
 from .embeddings import resolve_embedding
 from .plan import hidden_layers, torch_device
 
@@ -88,11 +89,12 @@ def held_out_log_density(noise, out, y, sample_weight=None):
     ``sample_weight`` ``(m,)`` (all 1 when None).
     """
     out, y = np.asarray(out, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if noise == "homoscedastic":
+    model = NoiseModel(noise)
+    if not model.varies:
         mean, variance = out, np.ones_like(out)
     else:
         mean, variance = out[..., 0], np.exp(np.clip(out[..., 1], -LOG_VARIANCE_BOUND, LOG_VARIANCE_BOUND))
-    df = STUDENT_DF if noise == "student" else None
+    df = model.df
     log_p = np.stack([_calibrated(y, f, v, df, sample_weight) for f, v in zip(mean, variance)])
     return logsumexp(log_p, axis=0) - np.log(out.shape[0])
 
@@ -259,11 +261,11 @@ def select_noise(est, X, y, allowed=CANDIDATES, fallback="homoscedastic", sample
     log_density = {}
     with torch_threads(device):
         for name in allowed:
-            n_outputs = 1 if name == "homoscedastic" else 2
-            spec = MLPSpec(Xt.shape[1], layers, est.activation, n_outputs, embedding)
+            model = NoiseModel(name)
+            spec = MLPSpec(Xt.shape[1], layers, est.activation, model.n_outputs, embedding)
             theta = glorot_draws(spec, seeds, device)[:MAX_STARTS]
             theta, _, _ = pretrain(spec, theta, Xt, yt, est.pretrain_iter, int(seeds[0]), lr=SCHEDULE,
-                                   loss=NOISE_LOSSES[name], weight=wt)  # fmt: skip
+                                   loss=model.loss, weight=wt)  # fmt: skip
             with torch.no_grad():
                 out = spec.forward(theta, X_val).cpu().numpy()
             # on the scale of y: the density of y is that of the standardized target over y_scale

@@ -52,7 +52,6 @@ SMALL_DATA_LAYERS = (16, 16)
 LARGE_DATA_LAYERS = (100, 100)
 
 
-
 @dataclass(frozen=True)
 class EstimatorTraits:
     """What an estimator class declares for its plan; everything else is read from its settings.
