@@ -173,10 +173,14 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         return 2.0 * self.noise_variance_ / self.y_scale_**2 / self.temperature_
 
     def _pointwise_arrays(self, n):
-        """Empty per-row arrays of the criteria: WAIC's ``elpd``/``penalty``, the chains' LOO when stacking."""
+        """Empty per-row arrays of the criteria: WAIC's ``elpd``/``penalty``, the chains' LOO when stacking.
+
+        Stacking needs at least two chains of two draws each; with fewer the
+        chains weigh equally (one chain: weight 1).
+        """
         out = {"elpd": np.empty(n), "penalty": np.empty(n)}
-        if self.chain_weights == "stacking":
-            K = self.samples_.shape[0]
+        K, S = self.samples_.shape[:2]
+        if self.chain_weights == "stacking" and K > 1 and S > 1:  # chains to weigh, each a sample to leave rows out of
             out["loo"], out["khat"] = np.empty((K, n)), np.empty((K, n))
         return out
 

@@ -42,15 +42,16 @@ def chain_weights_state(setting, n_chains, elpd=None, khat=None, sample_weight=N
     ``"stacking"`` stacks the chains' leave-one-out densities ``elpd``
     ``(K, n)``, the rows' log scores weighted by ``sample_weight``, and
     records the largest Pareto shape over the rows of each chain's PSIS
-    weights (``khat`` ``(K, n)``); any other setting weighs the chains
-    equally.
+    weights (``khat`` ``(K, n)``); any other setting, or ``"stacking"``
+    without ``elpd`` (fewer than two chains, or of one draw each), weighs
+    the chains equally.
 
     Examples
     --------
     >>> chain_weights_state("equal", 4)
     {'chain_weights_': array([0.25, 0.25, 0.25, 0.25])}
     """
-    if setting != "stacking":
+    if setting != "stacking" or elpd is None:
         return {"chain_weights_": np.full(n_chains, 1.0 / n_chains)}
     weights = stacking_weights(elpd, sample_weight=sample_weight)
     with np.errstate(invalid="ignore"):

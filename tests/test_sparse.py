@@ -53,9 +53,13 @@ def test_fitted_state_shapes_and_exact_zeros(fitted):
     assert est.inclusion_probability_.shape == (Q,)
     assert np.all((0 <= est.inclusion_probability_) & (est.inclusion_probability_ <= 1))
     assert est.feature_inclusion_.shape == (3,)
-    # the probability that an input is in the model: the draws in which it has a live path
+    # the probability that an input is in the model: the draws in which it has a live path, each chain's
+    # draws weighed by its stacking weight (the default chain_weights), as in the predictions
     live = input_relevance(est.spec_, est.samples_.reshape(-1, Q)) > 0
-    np.testing.assert_array_equal(est.input_relevance_, live.mean(0))
+    w = np.repeat(est.chain_weights_ / 20, 20)
+    assert est.chain_weights == "stacking" and np.isclose(w.sum(), 1.0)
+    np.testing.assert_allclose(est.input_relevance_, w @ live, rtol=1e-12)
+    np.testing.assert_allclose(est.inclusion_probability_, w @ (est.samples_ != 0).reshape(-1, Q), rtol=1e-12)
     assert np.array_equal(est.input_relevance_ > 0, est.feature_inclusion_ > 0)
     assert est.move_acceptance_.shape == (2, 3)
     coefs, intercepts = est.unpack_inclusion()
@@ -197,10 +201,10 @@ def test_sparsity_drops_an_irrelevant_linear_input():
         hidden_layer_sizes=(), n_samples=200, burn_in=500, pretrain_iter=0, n_chains=4, random_state=0
     )
     _quiet_fit(est, X, y)
-    assert est.feature_inclusion_[0] == 1.0
+    assert np.isclose(est.feature_inclusion_[0], 1.0, rtol=1e-12)  # a weighted mean of ones
     assert np.all(est.feature_inclusion_[1:] < 0.5)
     # without hidden layers an input is in the model exactly when its weight is: the same probability
-    np.testing.assert_array_equal(est.input_relevance_, est.unpack_inclusion()[0][0][:, 0])
+    np.testing.assert_allclose(est.input_relevance_, est.unpack_inclusion()[0][0][:, 0], rtol=1e-12)
     # the median probability model's inputs: the relevant one alone
     assert (est.input_relevance_ >= 0.5).tolist() == [True, False, False]
 
@@ -269,7 +273,7 @@ def test_smc_fit_is_reproducible_and_pickles(smc_fitted):
 
 @pytest.mark.parametrize(
     "setting, value",
-    [("n_samples", 50), ("burn_in", 100), ("n_chains", 2), ("thin", 3), ("chain_weights", "stacking")],
+    [("n_samples", 50), ("burn_in", 100), ("n_chains", 2), ("thin", 3)],
 )
 def test_smc_refuses_the_settings_of_chains(setting, value):
     X, y = _data(n=30)
@@ -277,6 +281,16 @@ def test_smc_refuses_the_settings_of_chains(setting, value):
     with pytest.raises(ValueError, match=f"{setting}={value!r} is not honoured by sampler='smc'"):
         est.fit(X, y)
     assert not hasattr(est, "samples_")
+
+
+@pytest.mark.parametrize("chain_weights", ["stacking", "equal"])
+def test_smc_takes_either_chain_weights_and_weighs_its_one_population_fully(chain_weights):
+    # "stacking" is the estimator's default and "equal" what one population means: SMC accepts both
+    X, y = _data(n=30)
+    est = _quiet_fit(SparseGibbsMLPRegressor(**SMC_CHEAP, sampler="smc", chain_weights=chain_weights), X, y)
+    assert est.samples_.shape[0] == 1
+    np.testing.assert_array_equal(est.chain_weights_, [1.0])
+    assert not hasattr(est, "pareto_khat_")  # nothing was stacked
 
 
 def test_monte_carlo_error_of_independent_smc_fits():

@@ -29,9 +29,7 @@ import torch
 from joblib import Parallel, delayed
 
 from skgibbs import GibbsMLPRegressor, SparseGibbsMLPRegressor
-from skgibbs.criteria import gaussian_log_likelihood
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function
-from skgibbs.diagnostics import psis_loo, stacking_weights
 from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
 from skgibbs.priors import MixingPrior, Prior
@@ -270,19 +268,6 @@ def step_cost(size):
     return rows
 
 
-def _stacked(reg, Xtr, ytr, Xte):
-    """Stacking weights of the chains of a fit with equal weights (the chains' PSIS-LOO densities on the
-    training data, as ``chain_weights="stacking"`` computes them) and the prediction they give on
-    ``Xte``; the fit itself, its relevances included, is left as it is."""
-    K = reg.samples_.shape[0]
-    draws = reg.predict_samples(Xtr).T  # (K * S, n): chain by chain
-    log_lik = gaussian_log_likelihood(ytr, draws, reg.noise_variance_)
-    loo = psis_loo(log_lik.reshape(K, -1, len(ytr)).transpose(1, 0, 2))
-    weights = stacking_weights(loo.elpd_pointwise)
-    per_chain = reg.predict_samples(Xte).reshape(len(Xte), K, -1).mean(2)
-    return weights, per_chain @ weights
-
-
 def _dense_from(row):
     """A stored row's dense fit, reused by the SMC rows (the same data, seed and settings)."""
     return {k: row[k] for k in ("rmse_full", "excess_full", "rhat_full", "time_full_s")}
@@ -333,11 +318,10 @@ def _structure_case(p, seed, burn_in, size, kernel, stored_dense, smc):
             },
             full_fit.count(),
         )
-    pred_sparse = sparse.predict(Xte)
-    if kernel == "smc":  # one population: nothing to stack
-        weights, stacked = np.ones(1), pred_sparse
-    else:
-        weights, stacked = _stacked(sparse, Xtr, ytr, Xte)
+    # the fit's own prediction, its chains stacked (the default chain_weights since 2026-11-30; one population
+    # under SMC, weight 1), and the same draws with equal weights
+    weights, stacked = sparse.chain_weights_, sparse.predict(Xte)
+    pred_sparse = sparse.predict_samples(Xte).mean(1)
     order = np.argsort(-sparse.feature_inclusion_, kind="stable")
     ranks = sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
     # a baseline screen: rank the inputs by |corr(x_j, y)| on the training data
@@ -690,8 +674,12 @@ def report(results):
             "pooled. Within-chain ESS: each chain's draws judged alone (within_chain_ess\\_, the worst chain "
             "and function value), how well a chain explores the mode it is in, per second of the fit. "
             "'chains stacked': the same draws with the chains weighted by the stacking of their "
-            "leave-one-out densities on the training data (what chain_weights='stacking' gives), against "
-            "equal weights in 'RMSE sparse'; '-' where the row's run did not compute it."
+            "leave-one-out densities on the training data (what chain_weights='stacking' gives, the "
+            "estimator's default since 2026-11-30), against equal weights in 'RMSE sparse'; '-' where the "
+            "row's run did not compute it. Rows run before that default computed the stacking weights from "
+            "the fit's draws (the same weights, checked to the bit) and ranked the inputs by the "
+            "feature_inclusion\\_ of equally weighted chains; later rows rank them by the fit's own, weighted "
+            "as its predictions."
         )
     if "baselines" in result:
         b = result["baselines"]

@@ -248,6 +248,15 @@ def _label(name, s):
     return f"{name}: {', '.join(map(str, s['hidden']))}" if name == "auto" else name
 
 
+def _chain_weights(result):
+    """The sparse regressor's default ``chain_weights`` the run recorded (``'equal'`` before 0.2 changed it)."""
+    for record in result.get("ran_with", {}).values():
+        sparse = record.get("estimators", {}).get("SparseGibbsMLPRegressor")
+        if sparse:
+            return sparse["defaults"]["chain_weights"]
+    return "'equal'"
+
+
 def report(results):
     """One row per configuration and design (means ± standard errors over seeds), one row per fit."""
     result = results[NAME]
@@ -294,7 +303,9 @@ def report(results):
         f"n training rows and {result['n_test']} held-out rows of the same design, one draw per seed (the "
         "estimator's random_state is the data's seed). SparseGibbsMLPRegressor(random_state=seed, "
         "hidden_layer_sizes=...) with every other parameter at its default (sampler 'rjhmc', sparsity 2, "
-        "temperature 'auto', n_samples 'auto')" + (f" and {run_settings}" if run_settings else "") + "; "
+        f"temperature 'auto', n_samples 'auto', chain_weights {_chain_weights(result)})"
+        + (f" and {run_settings}" if run_settings else "")
+        + "; "
         "GibbsMLPRegressor(random_state=seed) at its defaults is the dense reference. The (100, 100) network "
         "and the dense reference are fitted on the first seed of each design only (minutes a fit). The "
         "median probability model keeps the inputs with input_relevance_ >= 0.5; an exact recovery is the "
