@@ -9,7 +9,7 @@ from scipy.stats import norm
 
 from benchmarks.common import bde_peer
 from benchmarks.common.data import Unavailable
-from benchmarks.perf import bench_uq
+from benchmarks.perf import bench_uq, uq_report
 
 
 def test_mixture_log_density_by_hand():
@@ -93,12 +93,12 @@ def test_an_artefact_is_bracketed_and_ranked_by_its_floored_value():
     runs = fake_runs(-1.0, -2.0) + [{**r, "model": "bayesian_ridge", "ll": -1.5} for r in fake_runs(0.0, 0.0)]
     summary = bench_uq.summarise(runs, 3)
     assert summary["diabetes"]["bde"]["artefact"] and summary["diabetes"]["bde"]["ll"][0] == -2.0
-    assert bench_uq.ll_ranking(summary["diabetes"])[0] == "bayesian_ridge"
+    assert uq_report.ll_ranking(summary["diabetes"])[0] == "bayesian_ridge"
     result = {"summary": summary, "shapes": {"diabetes": [442, 10]}, "settings": {"splits": 3}, "runs": runs}
-    _, _, rows = bench_uq.dataset_table("diabetes", result)
+    _, _, rows = uq_report.dataset_table("diabetes", result)
     cell = next(r[1] for r in rows if r[0] == "sklearn-contrib-bde (MILE)")
     assert cell.startswith("[-0.990") and "-2.000" in cell and "floored" in cell
-    assert "floored at 0.05" in bench_uq.bde_note({**result, "models": ["bde"]})
+    assert "floored at 0.05" in uq_report.bde_note({**result, "models": ["bde"]})
 
 
 def test_no_artefact_keeps_the_raw_value():
