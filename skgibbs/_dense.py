@@ -267,7 +267,8 @@ _SHARED_ATTRIBUTES = """\
         ``1 / n_chains`` each with ``chain_weights="equal"``, the stacking
         weights with ``"stacking"``.
     pareto_khat_ : ndarray of shape (n_chains,)
-        Only with ``chain_weights="stacking"``: the largest Pareto shape
+        Only with ``chain_weights="stacking"`` (and at least two chains of
+        two draws each, else the chains weigh equally): the largest Pareto shape
         ``khat`` over the training examples of each chain's PSIS
         leave-one-out weights (:func:`~skgibbs.diagnostics.psis`). Above
         0.7 some of that chain's leave-one-out densities, which the weights

@@ -439,9 +439,9 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         ``input_relevance_`` (``1 / n_chains`` each with
         ``chain_weights="equal"``).
     pareto_khat_ : ndarray of shape (n_chains,)
-        With ``chain_weights="stacking"``: the largest Pareto shape of each
-        chain's PSIS leave-one-out weights, as for
-        :class:`GibbsMLPRegressor`.
+        With ``chain_weights="stacking"`` (the default) and at least two
+        chains of two draws each: the largest Pareto shape of each chain's
+        PSIS leave-one-out weights, as for :class:`GibbsMLPRegressor`.
 
     See Also
     --------

@@ -366,6 +366,19 @@ def test_chain_weights_is_validated_and_survives_clone_and_pickle(gap_fits):
     np.testing.assert_array_equal(again.predict(X), stacked.predict(X))
 
 
+@pytest.mark.parametrize("setting", [{"n_chains": 1}, {"n_samples": 1}])
+def test_stacking_without_two_chains_of_two_draws_weighs_the_chains_equally(gap_fits, setting):
+    # one chain, or one draw a chain: no leave-one-out density to stack, so equal weights and no khat
+    X, y, _, _ = gap_fits
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        est = GibbsMLPRegressor(**{**SMALL, **setting}, chain_weights="stacking").fit(X, y)
+    K = est.samples_.shape[0]
+    np.testing.assert_array_equal(est.chain_weights_, np.full(K, 1.0 / K))
+    assert not hasattr(est, "pareto_khat_")
+    assert np.all(np.isfinite(est.predict(X[:5])))
+
+
 def test_chain_diagnostics_and_weights_do_not_depend_on_the_chunks(gap_fits, monkeypatch):
     # the network on the same blocks of 16 rows in both, so that both see the same bits
     X, y, _, stacked = gap_fits
