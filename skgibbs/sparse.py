@@ -282,8 +282,9 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         n_jumps=..., max_mcmc_steps=..., decorrelation=...)``; it returns
         ``n_particles`` draws as one population (``samples_`` of shape
         ``(1, n_particles, n_params)``) and refuses ``n_samples``,
-        ``burn_in``, ``thin``, ``n_chains`` and ``chain_weights`` other than
-        their defaults (:meth:`~skgibbs.samplers.SMC.ignored_settings`).
+        ``burn_in``, ``thin`` and ``n_chains`` other than their defaults
+        (:meth:`~skgibbs.samplers.SMC.ignored_settings`); either
+        ``chain_weights`` gives its one population weight 1.
         The dense kernels are refused: a mean-field Gaussian ``q``
         (``"vi"``) cannot put mass on the exact zeros of the mixing prior
         (use ``GibbsMLPRegressor(sampler="vi")`` for a dense network).
