@@ -474,18 +474,8 @@ def tables(result, stem=NAME):
         out.append(vi_diagnostics_table(result))
     summary, wins = summary_table(result)
     out.append(summary)
-    vi = vi_table(result)
-    if vi[2]:
-        out.append(vi)
-    smc = smc_table(result)
-    if smc[2]:
-        out.append(smc)
-    ard = ard_table(result)
-    if ard[2]:
-        out.append(ard)
-    mclmc = mclmc_table(result)
-    if mclmc[2]:
-        out.append(mclmc)
+    # the tables of the rows a run may not have: each only where it has rows
+    out += [t for t in (vi_table(result), smc_table(result), ard_table(result), mclmc_table(result)) if t[2]]
     return out, notes(result, wins, stem)
 
 
