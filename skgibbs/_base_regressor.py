@@ -461,7 +461,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         float
         """
         X = self._validated(X)
-        level = check_level(self.confidence_level if confidence_level is None else confidence_level)
+        level = _level(confidence_level, self.confidence_level)
         return _radius(self._spread(X)[0], X.shape[0], level, self._draw_weights())
 
     def credible_sets(self, X, f_true=None, confidence_level=None, inflation="log_n"):
@@ -493,7 +493,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         -------
         CredibleSets
         """
-        level = check_level(self.confidence_level if confidence_level is None else confidence_level)
+        level = _level(confidence_level, self.confidence_level)
         X = self._validated(X)
         if inflation == "log_n":
             inflation = float(np.log(getattr(self, "sample_weight_sum_", self.n_train_)))
@@ -507,6 +507,11 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
         spread, fbar = self._spread(X)
         tau = _radius(spread, X.shape[0], level, weights)
         return credible_sets_of(tau, fbar, theta, f_true, level, float(inflation), weights)
+
+
+def _level(confidence_level, default):
+    """One level in (0, 1): ``confidence_level``, or the estimator's ``default`` where it is None."""
+    return check_level(default if confidence_level is None else confidence_level)
 
 
 def _rows(y, rows):
