@@ -4,11 +4,13 @@
 (:func:`skgibbs.problem.build_problem`: validation, standardization,
 pre-trained starting points, prior, target), runs its sampler object and
 stores the draws and the sampler's own results as NumPy arrays; it evaluates
-the stored draws and exports them to ArviZ. A subclass says what differs:
-how the targets are encoded and which loss they enter (``_encode_targets``,
-``_loss``, ``_n_outputs``), the prior (``_prior``), the starting active
-sets, and what is summarised and predicted from the draws. Nothing here
-depends on the kernel: its settings live on the sampler object.
+the stored draws and exports them to ArviZ. A subclass declares what
+differs in building the problem as data, its
+:class:`~skgibbs.plan.EstimatorTraits` (its targets, hence their encoding,
+loss and outputs; the prior it samples; the defaults of the settings a
+sampler may not honour), and defines what is summarised and predicted from
+the draws. Nothing here depends on the kernel: its settings live on the
+sampler object.
 
 Fitted state has one writer, :meth:`BaseGibbsMLP._set_fitted`: building the
 problem only reads the estimator, and the first write of a fit, once its
@@ -28,9 +30,7 @@ from sklearn.utils.validation import _num_samples
 from . import _chunks
 from ._arviz import from_groups
 from ._compat import Interval, LayerWidths, StrOptions, check_is_fitted, validate_data
-from ._data import check_numeric, validate_fit_data
-from ._out_of_core import is_lazy, validate_lazy_fit_data
-from ._pretrain import PretrainInfo, glorot_draws, pretrain
+from ._data import check_numeric
 from ._chain_weights import chain_weights_state, draw_weights
 from ._mixing import warn_if_unreliable
 from .model import ACTIVATIONS
@@ -232,6 +232,9 @@ class BaseGibbsMLP(BaseEstimator):
             "rho_": problem.run.rho,
             "lambda_": problem.lambda_,
             **_bins_state(problem.embedding_bins),
+            # the regressor's noise model, and under noise="auto" the evidence it was chosen by
+            **({"noise_": problem.plan.noise, "noise_selection_": problem.noise_selection}
+               if self._traits.noise_model else {}),
         }
 
     def __setstate__(self, state):
@@ -245,67 +248,6 @@ class BaseGibbsMLP(BaseEstimator):
     #: what the class declares for its fit's plan (:class:`~skgibbs.plan.EstimatorTraits`): the samplers it
     #: runs, whether it has a noise model to learn, the prior it always samples
     _traits = EstimatorTraits()
-
-    #: the default of each estimator setting a sampler may not honour (the names of
-    #: :meth:`~skgibbs.samplers.Sampler.ignored_settings`): a value that leaves the setting to the sampler,
-    #: declared here as data for :func:`~skgibbs.plan.check_honoured` and for resetting a setting the sampler refuses
-    #: (:func:`~skgibbs.model_selection.compare_temperatures`); an estimator without one of them ignores it
-    _sampler_setting_defaults = {
-        "rho": "auto",
-        "n_samples": "auto",
-        "burn_in": "auto",
-        "thin": "auto",
-        "n_chains": 4,
-        "chain_weights": "equal",
-        "n_jobs": None,
-    }
-
-    def _validate_fit_data(self, X, y):
-        """The validated ``(X, y)`` and the input attributes to fit (:func:`~skgibbs._data.validate_fit_data`)."""
-        check_numeric(y, "y")
-        if is_lazy(X):
-            return validate_lazy_fit_data(X, y, y_numeric=True)
-        return validate_fit_data(self, X, y, y_numeric=True, dtype=np.float64)
-
-    def _initial_mask(self, theta, seeds):
-        """0/1 mask of the starting active sets, or None (every parameter active)."""
-        return None
-
-    def _initial_points(self, spec, Xt, yt, seeds, sampler, weight=None):
-        """Glorot initialisation per chain, then Adam with early stopping (paper 000 §5)."""
-        theta = glorot_draws(spec, seeds, Xt.device)[: sampler.n_starts(self.n_chains)]
-        mask = self._initial_mask(theta, seeds)
-        if mask is not None:
-            theta = theta * mask
-        scale = sampler.pretrain_scale(spec)
-        if scale is not None:
-            # Glorot draws of the coordinates w = theta / scale have the size of Glorot's theta
-            # times 1 / sqrt(scale): shrink theta by sqrt(scale) to keep w of the prior's order
-            scale = scale.to(theta.device, theta.dtype)
-            theta = theta * scale.sqrt()
-        if self.pretrain_iter == 0:
-            return theta, 1.0, PretrainInfo(0, False, float("nan"))
-        return pretrain(
-            spec,
-            theta,
-            Xt,
-            yt,
-            self.pretrain_iter,
-            int(seeds[0]),
-            mask=mask,
-            loss=self._loss,
-            scale=scale,
-            owner=self,
-            weight=weight,
-        )
-
-    def _watched(self, outputs):
-        """What ``rhat_`` and ``ess_`` judge, ``(S, m)``, of the network outputs of draws ``(S, rows[, n_outputs])``.
-
-        The function values (the first output); the classifier judges its
-        class probabilities.
-        """
-        return outputs[..., 0] if outputs.ndim == 3 else outputs
 
     def _store(self, result, spec):
         """The draws, the statistics every kernel has, and the sampler's own results as ``<name>_``."""
@@ -593,17 +535,6 @@ class BaseGibbsMLP(BaseEstimator):
         return tags
 
     # --------------------------------------------------- subclass interface
-    #: the per-example loss (:data:`skgibbs.model.LOSSES`) of ``R_n``
-    _loss = "squared"
-
-    def _n_outputs(self, encoding):
-        """Width of the output layer for the target ``encoding`` of :meth:`_encode_targets`."""
-        return 1
-
-    def _encode_targets(self, y, sample_weight=None):  # pragma: no cover - interface
-        """The targets the loss sees (NumPy) and the encoding's fitted attributes (a dict by name)."""
-        raise NotImplementedError
-
     def _summarise(self, X, y, sample_weight=None):  # pragma: no cover - interface
         raise NotImplementedError
 

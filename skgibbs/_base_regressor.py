@@ -22,7 +22,6 @@ from sklearn.utils.validation import check_array, column_or_1d
 from . import _chunks
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._chain_weights import chain_loo
-from ._data import column_moments
 from ._levels import check_level, check_levels, mixture_quantiles
 from ._mixing import chunk_mixing, mixing_state
 from .credible import credible_sets_of, parameter_radius, posterior_quantile
@@ -36,11 +35,6 @@ __all__ = ["BaseGibbsRegressor"]
 
 class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     """Squared loss on standardized ``y``; predictions, intervals and criteria on the scale of ``y``."""
-
-    def _encode_targets(self, y, sample_weight=None):
-        mean, scale = column_moments(y[:, None], sample_weight)
-        mean, scale = float(mean[0]), float(scale[0])
-        return (y - mean) / scale, {"y_mean_": mean, "y_scale_": scale}
 
     def _check_targets(self, y):
         return column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
@@ -68,7 +62,7 @@ class BaseGibbsRegressor(RegressorMixin, BaseGibbsMLP):
     def _noise(self):
         """The fitted :class:`~skgibbs._noise_model.NoiseModel`: one variance for a network of one output, else
         the one whose loss the potential took."""
-        return NoiseModel.of_loss(self._loss) if self.spec_.n_outputs == 2 else NoiseModel()
+        return NoiseModel(self.noise_) if self.spec_.n_outputs == 2 else NoiseModel()
 
     def _output_chunks(self, X, width, kept=None):
         # a mean and log-variance network's outputs are two (S, rows) arrays, its noise variances a third

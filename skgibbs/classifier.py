@@ -3,22 +3,18 @@
 from numbers import Real
 
 import numpy as np
-from scipy.special import log_expit, log_softmax
 from sklearn.base import ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._base import BaseGibbsMLP, draws_mean, draws_quantiles
 from ._chain_weights import chain_loo
 from ._compat import Interval
-from ._data import validate_fit_data
 from ._dense import DENSE_CONSTRAINTS, fill_doc
 from ._levels import check_levels
 from ._mixing import chunk_mixing, mixing_state
-from ._out_of_core import is_lazy, validate_lazy_fit_data
 from .plan import EstimatorTraits
+from ._targets import log_proba
 from .criteria import waic
 from .criteria._waic import waic_from_pointwise
 
@@ -222,38 +218,8 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         self.random_state = random_state
         self.verbose = verbose
 
-    _loss = "cross_entropy"
-    # prior_std="auto": 2 / sqrt(fan_in), see the class docstring
-    _traits = EstimatorTraits(prior_gain=2.0)
-
-    # ------------------------------------------------------------------ fit
-    def _validate_fit_data(self, X, y):
-        if is_lazy(X):  # a memmap or dask X is read by block, not copied
-            X, y, inputs = validate_lazy_fit_data(X, y, y_numeric=False)
-        else:
-            X, y, inputs = validate_fit_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        return X, y, inputs
-
-    def _encode_targets(self, y, sample_weight=None):
-        encoder = LabelEncoder().fit(y)
-        if len(encoder.classes_) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs examples of at least 2 classes in y, got only the class "
-                f"{encoder.classes_[0]!r}."
-            )
-        if sample_weight is not None:
-            weighted = np.unique(y[sample_weight > 0])
-            if len(weighted) < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs examples of at least 2 classes with a non-zero sample_weight, "
-                    f"got only the class {weighted[0]!r} (the other classes' rows all weigh 0)."
-                )
-        return encoder.transform(y).astype(np.float64), {"classes_": encoder.classes_}
-
-    def _n_outputs(self, encoding):
-        n_classes = len(encoding["classes_"])
-        return 1 if n_classes == 2 else n_classes
+    # prior_std="auto": 2 / sqrt(fan_in), see the class docstring; labels for targets
+    _traits = EstimatorTraits(prior_gain=2.0, target="classes")
 
     def _check_targets(self, y):
         y = column_or_1d(np.asarray(y))
@@ -366,12 +332,7 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
     # -------------------------------------------------------------- predict
     def _log_proba_draws(self, X):
         """``log p_theta(c | x)`` of every retained draw on validated ``X``, shape ``(S, n, n_classes)``."""
-        return _log_proba(self._network_outputs(X))
-
-    def _watched(self, outputs):
-        """The predicted probabilities of the draws (of class 1 with two classes), ``(S, rows)`` or ``(S, rows * C)``."""
-        P = np.exp(_log_proba(outputs))
-        return P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
+        return log_proba(self._network_outputs(X))
 
     def _log_proba_chunks(self, X, width):
         """``(rows, log_p)`` chunk after chunk of rows: :meth:`_log_proba_draws` of ``X[rows]``.
@@ -379,7 +340,7 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         ``width``: float64 ``(S, rows)`` arrays held at once (:meth:`_output_chunks`).
         """
         for rows, out in self._output_chunks(X, width):
-            yield rows, _log_proba(out)
+            yield rows, log_proba(out)
 
     def _proba_chunks(self, X, width):
         """``(rows, P)``: the class probabilities of every draw, ``(S, rows, n_classes)``, chunk by chunk."""
@@ -495,10 +456,3 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         return tags
-
-
-def _log_proba(out):
-    """``log p_theta(c | x)``, ``(S, n, n_classes)``, from the outputs ``(S, n)`` or ``(S, n, n_classes)``."""
-    if out.ndim == 2:  # one logit: the log-probabilities of classes_[0] and classes_[1]
-        return np.stack([log_expit(-out), log_expit(out)], axis=-1)
-    return log_softmax(out, axis=-1)

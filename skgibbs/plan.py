@@ -11,8 +11,8 @@ the data or the estimator, and returns a :class:`FitPlan`;
 :func:`~skgibbs.problem.build_problem` builds it once and everything it
 builds reads it. The estimator classes declare only what differs between
 them, in :class:`EstimatorTraits` (the samplers they run, whether they have
-a noise model, the prior they always sample), and their loss, target
-encoding and number of outputs.
+a noise model, the prior they always sample, their targets, the defaults
+of the settings a sampler may not honour): data, not methods.
 
 The noise model of the regressor (``noise="auto"``) is the one choice
 made from the data themselves (held-out fits of each candidate,
@@ -28,6 +28,7 @@ from types import MappingProxyType
 import numpy as np
 import torch
 
+from ._compat import validate_parameter_constraints
 from .model import NOISE_LOSSES, SCALE_LOSSES
 from .samplers import choose_sampler, get_sampler, unhonoured_message
 
@@ -39,6 +40,8 @@ __all__ = [
     "torch_device",
     "model_choices",
     "check_honoured",
+    "check_settings",
+    "SAMPLER_SETTING_DEFAULTS",
     "SMALL_DATA_ROWS",
     "SMALL_DATA_LAYERS",
     "LARGE_DATA_LAYERS",
@@ -73,6 +76,16 @@ class EstimatorTraits:
     prior_gain : float
         ``prior_std="auto"`` is this factor times ``1 / sqrt(fan_in)`` of
         each parameter's layer (the classifier's 2).
+    target : {"continuous", "classes"}
+        Its targets: numbers (standardized; the noise model's loss and
+        outputs) or labels (encoded; the cross-entropy, one output per
+        class beyond two), as :mod:`skgibbs._targets` treats them.
+    sampler_setting_defaults : mapping of str to object
+        The default of each setting a sampler may not honour (the names of
+        :meth:`~skgibbs.samplers.Sampler.ignored_settings`): the value that
+        leaves the setting to the sampler, read by :func:`check_honoured`
+        and when a setting the sampler refuses is reset
+        (:func:`~skgibbs.model_selection.compare_temperatures`). Read-only.
     """
 
     prior_kind: str = "dense"
@@ -80,6 +93,55 @@ class EstimatorTraits:
     noise_model: bool = False
     prior: str = None
     prior_gain: float = 1.0
+    target: str = "continuous"
+    sampler_setting_defaults: MappingProxyType = field(
+        default_factory=lambda: MappingProxyType(dict(SAMPLER_SETTING_DEFAULTS))
+    )
+
+
+#: the estimators' defaults of the settings a sampler may not honour (:attr:`EstimatorTraits.sampler_setting_defaults`)
+SAMPLER_SETTING_DEFAULTS = MappingProxyType({
+    "rho": "auto",
+    "n_samples": "auto",
+    "burn_in": "auto",
+    "thin": "auto",
+    "n_chains": 4,
+    "chain_weights": "equal",
+    "n_jobs": None,
+})
+
+
+def check_settings(cls, params):
+    """Refuse settings ``params`` of an estimator of class ``cls`` before any work, naming the fix.
+
+    scikit-learn's validation of each setting against the class's
+    ``_parameter_constraints`` first, then the rules that join two
+    settings, which the class's :class:`EstimatorTraits` say apply: a
+    plug-in temperature has one noise variance to plug in, and a mixing
+    prior needs a proper density on the active weights.
+
+    Examples
+    --------
+    >>> from skgibbs import GibbsMLPRegressor
+    >>> check_settings(GibbsMLPRegressor, GibbsMLPRegressor(noise="student", temperature="plug-in").get_params())
+    Traceback (most recent call last):
+    ...
+    ValueError: temperature='plug-in' sets one noise variance from the pre-training, ...
+    """
+    validate_parameter_constraints(cls._parameter_constraints, params, caller_name=cls.__name__)
+    traits = cls._traits
+    if traits.noise_model and params["noise"] in ("heteroscedastic", "student") and params["temperature"] == "plug-in":
+        raise ValueError(
+            "temperature='plug-in' sets one noise variance from the pre-training, while "
+            f"noise={params['noise']!r} samples a noise scale for every input with the network. Use "
+            "temperature='auto' (the Bayesian posterior of that likelihood) or a float, or "
+            "noise='homoscedastic'."
+        )
+    if traits.prior == "mixing" and params["prior_std"] is None and params["weight_bound"] is None:
+        raise ValueError(
+            "The mixing prior needs a proper density on the active parameters: set prior_std "
+            "(Gaussian, e.g. 'auto') or weight_bound (uniform on [-B, B])."
+        )
 
 
 @dataclass(frozen=True)
@@ -386,7 +448,7 @@ def check_honoured(params, defaults, sampler, chosen=None):
 
     A setting of ``params`` is refused when its value differs from the
     estimator's default (``defaults``, the class's declared
-    ``_sampler_setting_defaults``) and from the values the sampler accepts:
+    :attr:`EstimatorTraits.sampler_setting_defaults`) and from the values the sampler accepts:
     a ``ValueError`` naming it, what the sampler does instead and the fix (a
     ``UserWarning`` for a resource hint such as ``n_jobs``). ``chosen`` is
     why ``sampler="auto"`` chose ``sampler``, if it did

@@ -24,17 +24,19 @@ from sklearn.utils import check_random_state
 
 from . import _chunks
 from ._data import check_numeric, column_moments, fit_weights, standardize
-from ._pretrain import PATIENCE, TOLERANCE
+from ._noise_choice import resolve_noise
+from ._pretrain import PATIENCE, TOLERANCE, PretrainInfo, glorot_draws, pretrain
 from ._run_length import RunLength
+from ._targets import encode_targets, n_outputs, target_loss, validate_targets, watched_values
 from ._threads import gradient_work, torch_threads
 from .embeddings import resolve_embedding
 from .model import MLPSpec
-from .plan import check_honoured, hidden_layers, model_choices, plan_fit, torch_device
+from .plan import check_honoured, check_settings, hidden_layers, model_choices, plan_fit, torch_device
 from .potential import MLPPotential
 from .priors import HierarchicalPrior, MixingPrior, Prior
 from .samplers import ChainSampler, RunSettings, Target
 
-__all__ = ["PosteriorProblem", "build_problem", "build_prior", "fitted_prior", "vectorize_chains", "VECTORIZE_WORK"]
+__all__ = ["PosteriorProblem", "FitData", "build_problem", "prepare_data", "initial_points", "build_prior", "fitted_prior", "vectorize_chains", "VECTORIZE_WORK"]
 
 #: Chains are advanced together in one process while a step is this cheap
 #: (examples in the batch times parameters); measured by the ``speed`` benchmark.
@@ -110,6 +112,10 @@ class PosteriorProblem(NamedTuple):
         Every ``"auto"`` setting resolved, with the reason for each choice
         (:func:`~skgibbs.plan.plan_fit`): what the rest of the problem was
         built from.
+    noise_selection : dict or None
+        The regressor's evidence for its noise model under ``noise="auto"``
+        (its ``noise_selection_``); None where the noise was given, and for
+        the other estimators.
     """
 
     spec: MLPSpec
@@ -139,6 +145,7 @@ class PosteriorProblem(NamedTuple):
     run_length: RunLength = None
     sample_weight: np.ndarray = None
     plan: object = None
+    noise_selection: dict = None
 
     def sample(self):
         """Run the problem's sampler; a :class:`~skgibbs.samplers.ChainResult`.
@@ -164,9 +171,12 @@ def build_problem(estimator, X, y, sample_weight=None):
     """The posterior problem ``estimator.fit(X, y)`` samples, without sampling it.
 
     Validates the parameters and the data, standardizes them, encodes the
-    targets, resolves ``sampler``, ``rho``, ``prior`` and ``temperature``
-    and pre-trains the starting points, as ``fit`` does before it samples.
-    The estimator is only read: everything resolved is in the returned
+    targets (:func:`prepare_data`), chooses the regressor's noise model
+    (``noise="auto"``), resolves ``sampler``, ``rho``, ``prior`` and
+    ``temperature`` (:func:`~skgibbs.plan.plan_fit`) and pre-trains the
+    starting points, as ``fit`` does before it samples. The estimator is
+    only read, its settings and its class's declared
+    :class:`~skgibbs.plan.EstimatorTraits`: everything resolved is in the returned
     problem (``fit`` stores it as ``temperature_``, ``lambda_``,
     ``sampler_``, ``sampler_name_``, ``rho_``, ``prior_``, ... once the
     draws exist). With the noise learned, ``temperature`` and ``lambda_`` are
@@ -202,52 +212,40 @@ def build_problem(estimator, X, y, sample_weight=None):
     False
     """
     est = estimator
-    est._validate_params()
     params = est.get_params(deep=False)
-    device = torch_device(est.device)
-    check_numeric(X, "X")
-    X, y, inputs = est._validate_fit_data(X, y)
-    n = X.shape[0]
-    if n < 2:
-        raise ValueError(f"{type(est).__name__} needs at least 2 samples to fit, got n_samples={n}.")
-    weights = estimator_weights(est, sample_weight, n)
-    x_mean, x_scale = column_moments(X, weights)
-    targets, encoding = est._encode_targets(y, weights)
-    # an embedding's bins are quantiles of the training inputs, fixed before any fitting
-    setting = resolve_embedding(getattr(est, "embedding", None))
-    embedding, bins = (None, None) if setting is None else setting.build(X, x_mean, x_scale)
-    spec = MLPSpec(X.shape[1], hidden_layers(est.hidden_layer_sizes, n), est.activation,
-                   est._n_outputs(encoding), embedding)  # fmt: skip
+    traits = type(est)._traits
+    data = prepare_data(est, X, y, sample_weight)
+    noise, noise_selection = resolve_noise(params, data, owner=est) if traits.noise_model else (None, None)
+    n, weights, Xt, yt, seeds = data.X.shape[0], data.sample_weight, data.Xt, data.yt, data.seeds
+    width = n_outputs(traits.target, data.encoding, noise)
+    spec = MLPSpec(data.X.shape[1], hidden_layers(params["hidden_layer_sizes"], n), params["activation"], width,
+                   data.embedding)  # fmt: skip
     # every "auto" resolved once, from the settings and the data's shape; what follows reads the plan
-    noise = est._noise_model() if est._traits.noise_model else None
-    plan = plan_fit(params, est._traits, n_rows=n, n_params=spec.n_params, noise=noise, device=device)
+    plan = plan_fit(params, traits, n_rows=n, n_params=spec.n_params, noise=noise, device=data.device)
     sampler = plan.sampler
-    if plan.sampler_chosen is not None and est.verbose:
+    if plan.sampler_chosen is not None and params["verbose"]:
         print(f"[skgibbs] sampler='auto': {plan.sampler_chosen}.", file=sys.stderr)
     if plan.sampler_chosen is not None and plan.rho < 1.0:
-        _warn_if_rho_changes_the_model(params, est._traits, plan, n, spec.n_params)
-    names = inputs.get("feature_names_in_")
+        _warn_if_rho_changes_the_model(params, traits, plan, n, spec.n_params)
+    names = data.inputs.get("feature_names_in_")
     # the prior is known before any work, built once: a kernel that cannot run under it fails now
-    prior = build_prior(params, est._traits, spec, sampler, plan.prior, plan.learns_noise, device, names)
+    prior = build_prior(params, traits, spec, sampler, plan.prior, plan.learns_noise, data.device, names)
     rho = sampler.check(prior, plan.rho)
     # a setting the sampler would ignore (SMC's burn_in, HMC's rho) fails now too, before any work
-    check_honoured(params, est._sampler_setting_defaults, sampler, chosen=plan.sampler_chosen)
-    # a memmap or dask X stays where it is: Xt then reads its rows when a batch needs them
-    Xt = standardize(X, x_mean, x_scale, device)
-    yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
-    seeds = np.random.SeedSequence(check_random_state(est.random_state).randint(2**31)).generate_state(
-        est.n_chains + 1
-    )
-    with torch_threads(device):
-        wt = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=device)
-        theta0, heldout_loss, pretrained = est._initial_points(spec, Xt, yt, seeds, sampler, wt)
+    check_honoured(params, traits.sampler_setting_defaults, sampler, chosen=plan.sampler_chosen)
+    loss = target_loss(traits.target, noise)
+    with torch_threads(data.device):
+        wt = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=data.device)
+        theta0, heldout_loss, pretrained = initial_points(params, plan, spec, Xt, yt, seeds, loss, wt, owner=est)
     source = plan.temperature_source
     temperature = plan.temperature(heldout_loss)
-    _warn_unconverged_pretraining(est.pretrain_iter, pretrained, temperature, source)
+    _warn_unconverged_pretraining(params["pretrain_iter"], pretrained, temperature, source)
     # lambda = n_w / temperature: a weight counts its example that many times
     lam = (n if weights is None else float(weights.sum())) / temperature
-    potential = MLPPotential(spec, Xt, yt, loss=est._loss, sample_weight=weights)
-    run = RunSettings(n_samples=plan.n_samples, burn_in=plan.burn_in, thin=plan.thin, rho=rho, verbose=est.verbose)
+    potential = MLPPotential(spec, Xt, yt, loss=loss, sample_weight=weights)
+    run = RunSettings(n_samples=plan.n_samples, burn_in=plan.burn_in, thin=plan.thin, rho=rho,
+                      verbose=params["verbose"])  # fmt: skip
+    n_chains = params["n_chains"]
     return PosteriorProblem(
         spec=spec,
         X=Xt,
@@ -261,22 +259,145 @@ def build_problem(estimator, X, y, sample_weight=None):
         theta0=theta0,
         seeds=[int(s) for s in seeds[1:]],
         run=run,
-        vectorize=vectorize_chains(est.n_chains, sampler.rows_per_step(n, rho), spec.n_params, device),
+        vectorize=vectorize_chains(n_chains, sampler.rows_per_step(n, rho), spec.n_params, data.device),
         # one GPU batches all chains; worker processes would each need a device of their own
-        n_jobs=None if device.type == "cuda" else est.n_jobs,
-        arrays=(X, y),
+        n_jobs=None if data.device.type == "cuda" else params["n_jobs"],
+        arrays=(data.X, data.y),
         lambda_=lam,
         prior_kind=plan.prior,
         temperature_source=source,
         pretraining=pretrained,
-        x_mean=x_mean,
-        x_scale=x_scale,
-        inputs=inputs,
-        encoding=encoding,
-        embedding_bins=bins,
-        run_length=_run_length(est, plan, spec, Xt),
+        x_mean=data.x_mean,
+        x_scale=data.x_scale,
+        inputs=data.inputs,
+        encoding=data.encoding,
+        embedding_bins=data.embedding_bins,
+        run_length=_run_length(plan, spec, Xt, watched_values(traits.target), n_chains),
         sample_weight=weights,
         plan=plan,
+        noise_selection=noise_selection,
+    )
+
+
+class FitData(NamedTuple):
+    """The data of a fit, validated, standardized and encoded (:func:`prepare_data`).
+
+    Attributes
+    ----------
+    X, y : ndarray
+        The validated data, unscaled (a memmap or dask ``X`` as a
+        :class:`~skgibbs._out_of_core.RowSource`).
+    inputs : dict
+        ``n_features_in_`` and, for ``X`` with string column names, ``feature_names_in_``.
+    sample_weight : ndarray of shape (n_samples,) or None
+    x_mean, x_scale : ndarray of shape (n_features,)
+    encoding : dict
+        The target encoding's fitted attributes (``y_mean_`` and ``y_scale_``, or ``classes_``).
+    embedding : InputEmbedding or None
+    embedding_bins : list of ndarray or None
+    Xt, yt : torch.Tensor
+        The standardized inputs and the encoded targets, on ``device``.
+    device : torch.device
+    seeds : ndarray of shape (n_chains + 1,)
+        The pre-training's seed, then one per chain, drawn once from ``random_state``.
+    """
+
+    X: object
+    y: np.ndarray
+    inputs: dict
+    sample_weight: np.ndarray
+    x_mean: np.ndarray
+    x_scale: np.ndarray
+    encoding: dict
+    embedding: object
+    embedding_bins: list
+    Xt: torch.Tensor
+    yt: torch.Tensor
+    device: torch.device
+    seeds: np.ndarray
+
+
+def prepare_data(estimator, X, y, sample_weight=None):
+    """The settings checked and ``(X, y)`` validated, standardized and encoded, as ``estimator.fit`` uses them.
+
+    The first part of :func:`build_problem`, which the regressor's noise
+    choice shares: the settings are refused where they break the class's
+    constraints (:func:`~skgibbs.plan.check_settings`), then the data are
+    validated and standardized and the targets encoded as the class's
+    :attr:`~skgibbs.plan.EstimatorTraits.target` says, and the fit's
+    seeds drawn from ``random_state``.
+
+    Returns
+    -------
+    FitData
+    """
+    est = estimator
+    cls, params = type(est), est.get_params(deep=False)
+    check_settings(cls, params)
+    target = cls._traits.target
+    device = torch_device(params["device"])
+    check_numeric(X, "X")
+    X, y, inputs = validate_targets(est, X, y, target)
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"{cls.__name__} needs at least 2 samples to fit, got n_samples={n}.")
+    weights = estimator_weights(est, sample_weight, n)
+    x_mean, x_scale = column_moments(X, weights)
+    targets, encoding = encode_targets(target, y, weights, owner=cls.__name__)
+    # an embedding's bins are quantiles of the training inputs, fixed before any fitting
+    setting = resolve_embedding(params.get("embedding"))
+    embedding, bins = (None, None) if setting is None else setting.build(X, x_mean, x_scale)
+    # a memmap or dask X stays where it is: Xt then reads its rows when a batch needs them
+    Xt = standardize(X, x_mean, x_scale, device)
+    yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
+    seeds = np.random.SeedSequence(check_random_state(params["random_state"]).randint(2**31)).generate_state(
+        params["n_chains"] + 1
+    )
+    return FitData(X, y, inputs, weights, x_mean, x_scale, encoding, embedding, bins, Xt, yt, device, seeds)
+
+
+def start_masks(seeds, n_starts, n_params, density, device="cpu", dtype=torch.float32):
+    """0/1 masks ``(n_starts, n_params)`` of the sparse fit's starting active sets: ``density`` of each (at least one).
+
+    Start ``k`` draws its mask from a generator seeded ``[seeds[k + 1], 1]``.
+    """
+    masks = []
+    for s in seeds[1 : n_starts + 1]:
+        rng = np.random.default_rng([int(s), 1])
+        m = rng.random(n_params) < density
+        if not m.any():
+            m[rng.integers(n_params)] = True
+        masks.append(m)
+    return torch.as_tensor(np.array(masks), dtype=dtype, device=device)
+
+
+def initial_points(params, plan, spec, Xt, yt, seeds, loss, weight=None, owner=None):
+    """``(theta0, held-out loss, PretrainInfo)``: Glorot starts per chain, then Adam with early stopping (paper 000 §5).
+
+    Under the mixing prior each start keeps ``init_density`` of its
+    weights (:func:`start_masks`). A sampler that samples in scaled
+    coordinates (:meth:`~skgibbs.samplers.Sampler.pretrain_scale`) gets
+    starts of the prior's order in them. ``pretrain_iter=0``: the Glorot
+    starts, and a held-out loss of 1. ``owner`` shows the progress under
+    ``verbose``.
+    """
+    sampler = plan.sampler
+    theta = glorot_draws(spec, seeds, Xt.device)[: sampler.n_starts(params["n_chains"])]
+    mask = None
+    if plan.prior == "mixing":
+        mask = start_masks(seeds, theta.shape[0], theta.shape[1], params["init_density"], theta.device, theta.dtype)
+        theta = theta * mask
+    scale = sampler.pretrain_scale(spec)
+    if scale is not None:
+        # Glorot draws of the coordinates w = theta / scale have the size of Glorot's theta
+        # times 1 / sqrt(scale): shrink theta by sqrt(scale) to keep w of the prior's order
+        scale = scale.to(theta.device, theta.dtype)
+        theta = theta * scale.sqrt()
+    if params["pretrain_iter"] == 0:
+        return theta, 1.0, PretrainInfo(0, False, float("nan"))
+    return pretrain(
+        spec, theta, Xt, yt, params["pretrain_iter"], int(seeds[0]), mask=mask, loss=loss, scale=scale,
+        owner=owner, weight=weight,
     )
 
 
@@ -315,18 +436,19 @@ def estimator_weights(est, sample_weight, n_samples):
     return weights
 
 
-def _run_length(est, plan, spec, Xt):
+def _run_length(plan, spec, Xt, watched, n_chains):
     """The :class:`~skgibbs._run_length.RunLength` of ``n_samples="auto"`` for chains that R-hat can judge, else None.
 
-    Samplers whose draws are independent (VI's, SMC's particles) keep their
-    own stopping rules.
+    ``watched`` maps the network's outputs to what the checks judge
+    (:func:`~skgibbs._targets.watched_values`). Samplers whose draws are
+    independent (VI's, SMC's particles) keep their own stopping rules.
     """
     sampler = plan.sampler
     if not plan.adaptive or not (isinstance(sampler, ChainSampler) and sampler.mixing_diagnostics):
         return None
     return RunLength(
-        WatchedValues(spec, Xt, est._watched),
-        est.n_chains,
+        WatchedValues(spec, Xt, watched),
+        n_chains,
         plan.n_samples,
         max_grad_evals=plan.max_grad_evals,
         max_time=plan.max_time,

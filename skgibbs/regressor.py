@@ -6,28 +6,11 @@ import numpy as np
 
 from ._compat import Interval, StrOptions
 from ._dense import DENSE_CONSTRAINTS, fill_doc
-from ._noise_choice import CANDIDATES, select_noise
+from ._noise_choice import HETEROSCEDASTIC_ROWS
 from ._base_regressor import BaseGibbsRegressor
-from ._noise_model import NoiseModel
-from .model import NOISE_LOSSES
 from .plan import EstimatorTraits
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
-
-#: training rows from which ``noise="auto"`` is ``"student"`` (a noise scale per input) when it has no
-#: held-out evidence to choose by (``pretrain_iter=0``): the ``tabular`` benchmark's large tables all
-#: scored better with the noise varying, while on the small data sets of ``uq`` its chains mixed worse
-#: (the estimator guide has the numbers)
-HETEROSCEDASTIC_ROWS = 10_000
-
-
-def _rows_of(y):
-    """How many rows ``y`` has, before validation (which names a bad ``y``); 0 when it has none."""
-    try:
-        return len(np.asarray(y))  # through __array__: any array-like, as validation reads it
-    except TypeError:
-        return 0
-
 
 @fill_doc
 class GibbsMLPRegressor(BaseGibbsRegressor):
@@ -399,46 +382,6 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
 
     _traits = EstimatorTraits(hierarchical_sampler=True, noise_model=True)
 
-    def _validate_params(self):
-        super()._validate_params()
-        if self.noise in ("heteroscedastic", "student") and self.temperature == "plug-in":
-            raise ValueError(
-                "temperature='plug-in' sets one noise variance from the pre-training, while "
-                f"noise={self.noise!r} samples a noise scale for every input with the network. Use "
-                "temperature='auto' (the Bayesian posterior of that likelihood) or a float, or "
-                "noise='homoscedastic'."
-            )
-
-    def _fit(self, X, y, sample_weight=None):
-        # the noise model of this fit, read by everything the fit builds; fit() restores the estimator
-        # if the fit fails, and on success noise_ holds it
-        self._noise_of_fit, self._noise_evidence = _resolved_noise(self, X, y, sample_weight)
-        try:
-            return super()._fit(X, y, sample_weight)
-        finally:
-            self.__dict__.pop("_noise_of_fit", None)
-            self.__dict__.pop("_noise_evidence", None)
-
-    def _problem_state(self, problem):
-        return {
-            **super()._problem_state(problem),
-            "noise_": self._noise_of_fit,
-            "noise_selection_": self._noise_evidence,
-        }
-
-    def _noise_model(self):
-        """The noise model of the fit (during a fit, or the fitted one), else the setting."""
-        return self.__dict__.get("_noise_of_fit") or getattr(self, "noise_", None) or self.noise
-
-    @property
-    def _loss(self):
-        # the location and log-scale outputs: twice the negative log-density of a normal or a Student-t
-        # (skgibbs.model.LOSSES); "auto" before the choice (build_problem called directly) plans the squared loss
-        return NoiseModel(_chosen(self._noise_model())).loss
-
-    def _n_outputs(self, encoding):
-        return NoiseModel(_chosen(self._noise_model())).n_outputs
-
     def _noise_state(self, precision, stats):
         """Each draw's noise variance on the scale of ``y`` in ``sample_stats_``; ``temperature_`` and ``lambda_`` at their mean."""
         variance = 1.0 / precision  # standardized scale
@@ -456,29 +399,3 @@ class GibbsMLPRegressor(BaseGibbsRegressor):
         s = (self.y_scale_**2 / self.sample_stats_["noise_variance"]).reshape(-1)
         a = float(self.prior_shape)
         return -0.5 * s * loss_sum + 0.5 * n * np.log(s) + (a - 1.0) * np.log(s) - a * s
-
-
-def _chosen(noise):
-    """A noise model's name: ``"auto"`` before the choice stands for the homoscedastic noise."""
-    return noise if noise in NOISE_LOSSES else "homoscedastic"
-
-
-def _allowed_noise(temperature):
-    """The noise models ``noise="auto"`` may choose under ``temperature``, and why not the others (None: all)."""
-    if temperature == "plug-in":  # a plug-in temperature has one variance to plug in
-        return ("homoscedastic",), "temperature='plug-in' plugs in one noise variance"
-    if not isinstance(temperature, str):  # the tempered squared loss: 2 sigma^2 of one variance
-        return ("homoscedastic",), "a given temperature is twice one noise variance (the squared loss)"
-    return CANDIDATES, None
-
-
-def _resolved_noise(est, X, y, sample_weight=None):
-    """``(noise_, noise_selection_)``: the noise model of ``est.fit(X, y)`` and, under ``"auto"``, why."""
-    if est.noise != "auto":
-        return est.noise, None
-    allowed, why = _allowed_noise(est.temperature)
-    rows = "student" if _rows_of(y) >= HETEROSCEDASTIC_ROWS else "homoscedastic"
-    noise, evidence = select_noise(
-        est, X, y, allowed, fallback=rows if rows in allowed else allowed[0], sample_weight=sample_weight
-    )
-    return noise, evidence if why is None else {**evidence, "reason": why}

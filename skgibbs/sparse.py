@@ -1,9 +1,9 @@
 """SparseGibbsMLPRegressor: sparse networks sampled by reversible jump (paper 001)."""
 
 from numbers import Real
+from types import MappingProxyType
 
 import numpy as np
-import torch
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import check_random_state
@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from ._base import BaseGibbsMLP, RegisteredSamplerName, draws_mean
 from ._compat import Interval, check_is_fitted
 from ._base_regressor import BaseGibbsRegressor
-from .plan import EstimatorTraits
+from .plan import SAMPLER_SETTING_DEFAULTS, EstimatorTraits
 from .samplers import Sampler
 
 __all__ = ["SparseGibbsMLPRegressor", "evidence_weights", "independent_fits", "input_relevance", "monte_carlo_error"]
@@ -481,9 +481,11 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         "init_density": [Interval(Real, 0, 1, closed="right")],
         "sampler": [RegisteredSamplerName("sparse"), Sampler],
     }
-    _traits = EstimatorTraits(prior_kind="sparse", prior="mixing")
-    #: the settings a sampler may not honour, at this class's defaults (stacked chains, :class:`BaseGibbsMLP`'s rest)
-    _sampler_setting_defaults = {**BaseGibbsMLP._sampler_setting_defaults, "chain_weights": "stacking"}
+    # its chains stacked by default; the other settings a sampler may not honour at the dense estimators' defaults
+    _traits = EstimatorTraits(
+        prior_kind="sparse", prior="mixing",
+        sampler_setting_defaults=MappingProxyType({**SAMPLER_SETTING_DEFAULTS, "chain_weights": "stacking"}),
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -531,26 +533,6 @@ class SparseGibbsMLPRegressor(BaseGibbsRegressor):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
-
-    def _validate_fit_data(self, X, y):
-        if self.prior_std is None and self.weight_bound is None:
-            raise ValueError(
-                "The mixing prior needs a proper density on the active parameters: set prior_std "
-                "(Gaussian, e.g. 'auto') or weight_bound (uniform on [-B, B])."
-            )
-        return super()._validate_fit_data(X, y)
-
-    def _initial_mask(self, theta, seeds):
-        """Each start has ``init_density`` of its parameters active (at least one)."""
-        K, Q = theta.shape
-        masks = []
-        for s in seeds[1 : K + 1]:
-            rng = np.random.default_rng([int(s), 1])
-            m = rng.random(Q) < self.init_density
-            if not m.any():
-                m[rng.integers(Q)] = True
-            masks.append(m)
-        return torch.as_tensor(np.array(masks), dtype=theta.dtype, device=theta.device)
 
     def _weigh_chains(self, elpd=None, khat=None, sample_weight=None):
         """``chain_weights_``, then the inclusion probabilities of the draws weighed as the chains now are.

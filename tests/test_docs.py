@@ -710,20 +710,16 @@ def install_caps(spec):
 
     neural._fit = _fit
 
-    # the short pre-trainings of noise="auto"'s choice, run before the problem is built
-    import skgibbs.regressor
+    # the short pre-trainings of noise="auto"'s choice, run before the rest of the problem is built
+    import skgibbs.problem
 
-    real_noise = skgibbs.regressor._resolved_noise
+    real_noise = skgibbs.problem.resolve_noise
 
-    def _resolved_noise(est, X, y, sample_weight=None):
-        saved = est.pretrain_iter
-        est.pretrain_iter = min(saved, spec["caps"]["pretrain_iter"])
-        try:
-            return real_noise(est, X, y, sample_weight)
-        finally:
-            est.pretrain_iter = saved
+    def resolve_noise(params, data, owner=None):
+        capped = {**params, "pretrain_iter": min(params["pretrain_iter"], spec["caps"]["pretrain_iter"])}
+        return real_noise(capped, data, owner)
 
-    skgibbs.regressor._resolved_noise = _resolved_noise
+    skgibbs.problem.resolve_noise = resolve_noise
 
 
 def run_blocks(spec_file):

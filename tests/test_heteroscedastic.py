@@ -205,9 +205,8 @@ def _quick_vi(**kw):
 
 def test_auto_noise_varies_from_the_row_threshold_on_without_held_out_evidence(monkeypatch):
     import skgibbs._noise_choice
-    import skgibbs.regressor
 
-    monkeypatch.setattr(skgibbs.regressor, "HETEROSCEDASTIC_ROWS", 200)  # the rule, on small data
+    monkeypatch.setattr(skgibbs._noise_choice, "HETEROSCEDASTIC_ROWS", 200)  # the rule, on small data
     monkeypatch.setattr(skgibbs._noise_choice, "MIN_HELD_OUT", 10**6)  # too few held-out rows to choose by
     X, y = _design(300, seed=5)
     with warnings.catch_warnings():
@@ -226,21 +225,21 @@ def test_auto_noise_varies_from_the_row_threshold_on_without_held_out_evidence(m
 
 
 def test_the_default_threshold_is_documented_and_applies():
-    from skgibbs.regressor import HETEROSCEDASTIC_ROWS, _allowed_noise, _resolved_noise
+    from skgibbs._noise_choice import allowed_noise, resolve_noise
+    from skgibbs.regressor import HETEROSCEDASTIC_ROWS
 
     est = GibbsMLPRegressor()
     assert est.noise == "auto" and HETEROSCEDASTIC_ROWS == 10_000
-    assert _allowed_noise(est.temperature)[0] == ("homoscedastic", "heteroscedastic", "student")
-    assert _allowed_noise("plug-in")[0] == ("homoscedastic",)
+    assert allowed_noise(est.temperature)[0] == ("homoscedastic", "heteroscedastic", "student")
+    assert allowed_noise("plug-in")[0] == ("homoscedastic",)
     given = est.set_params(noise="heteroscedastic", temperature=1.0)
-    assert _resolved_noise(given, np.zeros((10, 1)), np.zeros(10)) == ("heteroscedastic", None)
+    assert resolve_noise(given.get_params(), data=None) == ("heteroscedastic", None)
 
 
 def test_a_failed_refit_keeps_the_noise_model_of_the_previous_fit(monkeypatch):
     import skgibbs._noise_choice
-    import skgibbs.regressor
 
-    monkeypatch.setattr(skgibbs.regressor, "HETEROSCEDASTIC_ROWS", 200)
+    monkeypatch.setattr(skgibbs._noise_choice, "HETEROSCEDASTIC_ROWS", 200)
     monkeypatch.setattr(skgibbs._noise_choice, "MIN_HELD_OUT", 10**6)
     X, y = _design(300, seed=6)
     with warnings.catch_warnings():

@@ -18,7 +18,7 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning, SparseGibbsMLPRegressor, _progress
-from skgibbs import _base as base_module
+from skgibbs import problem as problem_module
 from skgibbs.potential import FunctionPotential
 from skgibbs.samplers import SMC, MeanFieldVI, Target, available_samplers, get_sampler, run_chains
 
@@ -83,8 +83,8 @@ def test_the_table_covers_every_registered_sampler_and_matches_its_hook():
 def test_the_declared_defaults_are_the_constructors(cls):
     # _check_honoured reads the defaults as declared data, not from the signature: they must agree
     params = cls().get_params(deep=False)
-    assert set(SETTINGS) <= set(cls._sampler_setting_defaults)
-    for name, value in cls._sampler_setting_defaults.items():
+    assert set(SETTINGS) <= set(cls._traits.sampler_setting_defaults)
+    for name, value in cls._traits.sampler_setting_defaults.items():
         if name in params:
             assert type(params[name]) is type(value) and params[name] == value, name
 
@@ -109,7 +109,7 @@ def test_every_setting_is_honoured_or_refused(name, setting, earlier_fits, monke
         est = _fit(_estimator(name), X, y)
         before = {k: v for k, v in vars(est).items() if k.endswith("_")}
         # refused before any work: the pre-training is never reached
-        monkeypatch.setattr(base_module, "pretrain", lambda *a, **k: pytest.fail("refit did work"))
+        monkeypatch.setattr(problem_module, "pretrain", lambda *a, **k: pytest.fail("refit did work"))
         with pytest.raises(ValueError, match=rf"{setting}={re.escape(repr(value))} is not honoured by "
                                              rf"sampler='{name}', which .*\. .*{setting}"):
             est.set_params(**{setting: value}).fit(X, y)

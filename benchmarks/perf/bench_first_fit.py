@@ -7,8 +7,9 @@ and reports:
 
 * the CPU time of ``import skgibbs`` (which imports torch) in that process;
 * the CPU and wall time of the rest of the block (the fit and what follows
-  it), and the CPU time of the pre-training inside the fit (the estimator's
-  ``_initial_points``, timed by a wrapper the child installs).
+  it), and the CPU time of the pre-training inside the fit
+  (:func:`skgibbs.problem.initial_points`, timed by a wrapper the child
+  installs).
 
 Each is the median of ``repeats`` processes. The README and the quick
 start state these numbers, rounded to the second; ``tests/test_docs.py``
@@ -67,19 +68,19 @@ CHILD = textwrap.dedent(
     import torch
     torch.set_num_threads(1)
     import skgibbs
-    from skgibbs._base import BaseGibbsMLP
+    import skgibbs.problem
     c1, w1 = time.process_time(), time.perf_counter()
     spent = []
-    inner = BaseGibbsMLP._initial_points
+    inner = skgibbs.problem.initial_points
 
-    def timed(self, *args, **kwargs):
+    def timed(*args, **kwargs):
         start = time.process_time()
         try:
-            return inner(self, *args, **kwargs)
+            return inner(*args, **kwargs)
         finally:
             spent.append(time.process_time() - start)
 
-    BaseGibbsMLP._initial_points = timed
+    skgibbs.problem.initial_points = timed
     source, namespace = sys.stdin.read(), {"__name__": "__block__"}
     exec(compile(source, "block", "exec"), namespace)
     c2, w2 = time.process_time(), time.perf_counter()

@@ -384,7 +384,7 @@ def _smc_path(estimator, X, y, key, temperature, smc, fit_params=None):
     # the estimator's budget of chains (n_samples, burn_in, ...) is not SMC's: back to the defaults
     final, _ = final_step(est)
     params = final.get_params(deep=False)
-    defaults = {name: value for name, value in final._sampler_setting_defaults.items() if name in params}
+    defaults = {name: value for name, value in final._traits.sampler_setting_defaults.items() if name in params}
     unhonoured = get_sampler(sampler).ignored_settings()
     est.set_params(**{prefix + name: defaults[name] for name in unhonoured if name in defaults})
     est.fit(X, y, **(fit_params or {}))
