@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 
 from ._base import BaseGibbsMLP, RegisteredSamplerName, draws_mean
 from ._compat import Interval, check_is_fitted
-from ._base_regressor import BaseGibbsRegressor
+from .regressor import GibbsMLPRegressor
 from .plan import SAMPLER_SETTING_DEFAULTS, EstimatorTraits
 from .samplers import Sampler
 
@@ -191,7 +191,7 @@ def evidence_weights(fits):
     return w, float(1.0 / np.sum(w**2))
 
 
-class SparseGibbsMLPRegressor(BaseGibbsRegressor):
+class SparseGibbsMLPRegressor(GibbsMLPRegressor):
     r"""Sparse multilayer perceptron regressor: reversible-jump MCMC under the mixing prior.
 
     Samples the Gibbs posterior of paper 001 (2.5) with the mixing prior

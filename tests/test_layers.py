@@ -49,7 +49,6 @@ ABOVE_KERNELS = (
     "skgibbs.sparse",
     "skgibbs._base",
     "skgibbs._dense",
-    "skgibbs._base_regressor",
     "skgibbs.problem",
     "skgibbs.plan",
     "skgibbs.pipeline",
