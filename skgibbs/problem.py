@@ -330,6 +330,20 @@ def prepare_data(estimator, X, y, sample_weight=None):
     Returns
     -------
     FitData
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgibbs import GibbsMLPClassifier
+    >>> from skgibbs.problem import prepare_data
+    >>> X = np.arange(12.0).reshape(6, 2)
+    >>> data = prepare_data(GibbsMLPClassifier(random_state=0), X, ["a", "b", "a", "b", "b", "a"])
+    >>> data.Xt.shape, data.yt.tolist(), data.encoding["classes_"].tolist(), len(data.seeds)
+    (torch.Size([6, 2]), [0.0, 1.0, 0.0, 1.0, 1.0, 0.0], ['a', 'b'], 5)
+    >>> prepare_data(GibbsMLPClassifier(n_chains=0), X, [0, 1] * 3)
+    Traceback (most recent call last):
+    ...
+    sklearn.utils._param_validation.InvalidParameterError: The 'n_chains' parameter of GibbsMLPClassifier must be ...
     """
     est = estimator
     cls, params = type(est), est.get_params(deep=False)
