@@ -203,8 +203,10 @@ def cost(repeat):
     X, y = load_diabetes(return_X_y=True)
     for hidden in ((100, 100), (50,)):
         for learn in (False, True):
+            # one noise variance, sampled or plugged in: build_problem would otherwise choose the noise model
             est = GibbsMLPRegressor(hidden, prior="ard", temperature="learn" if learn else "plug-in",
-                                    sampler="hmc", pretrain_iter=10, random_state=0)  # fmt: skip
+                                    noise="homoscedastic", sampler="hmc", pretrain_iter=10,
+                                    random_state=0)  # fmt: skip
             problem = build_problem(est, X, y)
             gens = [torch.Generator().manual_seed(k) for k in range(len(problem.seeds))]
             state = hmc_gibbs.init(gens, problem.target, problem.theta0)
