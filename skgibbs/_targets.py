@@ -117,5 +117,5 @@ def _probabilities(outputs):
 
 
 def watched_values(target):
-    """The map from the network's outputs ``(S, rows[, n_outputs])`` to what ``rhat_`` and ``ess_`` judge, ``(S, m)``."""
+    """The map from network outputs ``(S, rows[, n_outputs])`` to what ``rhat_`` and ``ess_`` judge, ``(S, m)``."""
     return _probabilities if target == "classes" else _function_values

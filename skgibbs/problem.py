@@ -36,7 +36,17 @@ from .potential import MLPPotential
 from .priors import HierarchicalPrior, MixingPrior, Prior
 from .samplers import ChainSampler, RunSettings, Target
 
-__all__ = ["PosteriorProblem", "FitData", "build_problem", "prepare_data", "initial_points", "build_prior", "fitted_prior", "vectorize_chains", "VECTORIZE_WORK"]
+__all__ = [
+    "PosteriorProblem",
+    "FitData",
+    "build_problem",
+    "prepare_data",
+    "initial_points",
+    "build_prior",
+    "fitted_prior",
+    "vectorize_chains",
+    "VECTORIZE_WORK",
+]
 
 #: Chains are advanced together in one process while a step is this cheap
 #: (examples in the batch times parameters); measured by the ``speed`` benchmark.
@@ -175,11 +185,11 @@ def build_problem(estimator, X, y, sample_weight=None):
     (``noise="auto"``), resolves ``sampler``, ``rho``, ``prior`` and
     ``temperature`` (:func:`~skgibbs.plan.plan_fit`) and pre-trains the
     starting points, as ``fit`` does before it samples. The estimator is
-    only read, its settings and its class's declared
-    :class:`~skgibbs.plan.EstimatorTraits`: everything resolved is in the returned
-    problem (``fit`` stores it as ``temperature_``, ``lambda_``,
-    ``sampler_``, ``sampler_name_``, ``rho_``, ``prior_``, ... once the
-    draws exist). With the noise learned, ``temperature`` and ``lambda_`` are
+    only read (its settings and its class's declared
+    :class:`~skgibbs.plan.EstimatorTraits`; none of its methods):
+    everything resolved is in the returned problem (``fit`` stores it as
+    ``temperature_``, ``lambda_``, ``sampler_``, ``sampler_name_``,
+    ``rho_``, ``prior_``, ... once the draws exist). With the noise learned, ``temperature`` and ``lambda_`` are
     the plug-in's here, the values the sampler starts from; ``fit``
     replaces them by the posterior mean of the sampled noise.
 
@@ -386,7 +396,7 @@ def start_masks(seeds, n_starts, n_params, density, device="cpu", dtype=torch.fl
 
 
 def initial_points(params, plan, spec, Xt, yt, seeds, loss, weight=None, owner=None):
-    """``(theta0, held-out loss, PretrainInfo)``: Glorot starts per chain, then Adam with early stopping (paper 000 §5).
+    """``(theta0, held-out loss, PretrainInfo)``: Glorot starts, then Adam with early stopping (paper 000 §5).
 
     Under the mixing prior each start keeps ``init_density`` of its
     weights (:func:`start_masks`). A sampler that samples in scaled
