@@ -446,7 +446,8 @@ class SparseGibbsMLPRegressor(GibbsMLPRegressor):
 
     See Also
     --------
-    GibbsMLPRegressor : the same network under a prior without sparsity.
+    GibbsMLPRegressor : the same network under a prior without sparsity; this class is its
+        subclass, with its predictions, intervals and criteria.
 
     References
     ----------
