@@ -217,7 +217,7 @@ def choose(log_density, margin=MARGIN_SE, sample_weight=None):
     return winner, evidence
 
 
-def resolve_noise(params, data, owner=None):
+def resolve_noise(params, data):
     """``(noise_, noise_selection_)``: the regressor's noise model for settings ``params`` on ``data``, and why.
 
     A given ``noise`` is kept (no evidence). Under ``"auto"`` the
@@ -253,8 +253,8 @@ def select_noise(params, data, allowed=CANDIDATES, fallback="homoscedastic"):
     :data:`MIN_HELD_OUT` held-out rows), which the evidence's ``reason``
     then gives. The pre-trainings run on the fit's device, with its seeds
     (the fit's own pre-training holds out the same rows), and are not kept.
-    With ``sample_weight`` the pre-trainings, the noise levels and the
-    held-out evidence are weighted as the fit is.
+    With weights (``data.sample_weight``) the pre-trainings, the noise
+    levels and the held-out evidence are weighted as the fit is.
     """
     allowed = tuple(name for name in CANDIDATES if name in allowed)
     base = {"candidates": allowed, "margin_se": float(MARGIN_SE), "rule": RULE.format(margin=MARGIN_SE)}

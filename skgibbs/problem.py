@@ -225,7 +225,7 @@ def build_problem(estimator, X, y, sample_weight=None):
     params = est.get_params(deep=False)
     traits = type(est)._traits
     data = prepare_data(est, X, y, sample_weight)
-    noise, noise_selection = resolve_noise(params, data, owner=est) if traits.noise_model else (None, None)
+    noise, noise_selection = resolve_noise(params, data) if traits.noise_model else (None, None)
     n, weights, Xt, yt, seeds = data.X.shape[0], data.sample_weight, data.Xt, data.yt, data.seeds
     width = n_outputs(traits.target, data.encoding, noise)
     spec = MLPSpec(data.X.shape[1], hidden_layers(params["hidden_layer_sizes"], n), params["activation"], width,

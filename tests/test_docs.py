@@ -715,9 +715,9 @@ def install_caps(spec):
 
     real_noise = skgibbs.problem.resolve_noise
 
-    def resolve_noise(params, data, owner=None):
+    def resolve_noise(params, data):
         capped = {**params, "pretrain_iter": min(params["pretrain_iter"], spec["caps"]["pretrain_iter"])}
-        return real_noise(capped, data, owner)
+        return real_noise(capped, data)
 
     skgibbs.problem.resolve_noise = resolve_noise
 
