@@ -337,6 +337,14 @@ def prepare_data(estimator, X, y, sample_weight=None):
     :attr:`~skgibbs.plan.EstimatorTraits.target` says, and the fit's
     seeds drawn from ``random_state``.
 
+    Parameters
+    ----------
+    estimator : GibbsMLPRegressor, SparseGibbsMLPRegressor or GibbsMLPClassifier
+        Only read: its settings and its class's declarations.
+    X : array-like, NumPy memmap or dask array of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    sample_weight : array-like of shape (n_samples,), default=None
+
     Returns
     -------
     FitData
@@ -402,8 +410,27 @@ def initial_points(params, plan, spec, Xt, yt, seeds, loss, weight=None, owner=N
     weights (:func:`start_masks`). A sampler that samples in scaled
     coordinates (:meth:`~skgibbs.samplers.Sampler.pretrain_scale`) gets
     starts of the prior's order in them. ``pretrain_iter=0``: the Glorot
-    starts, and a held-out loss of 1. ``owner`` shows the progress under
-    ``verbose``.
+    starts, and a held-out loss of 1.
+
+    Parameters
+    ----------
+    params : dict
+        The estimator's settings (``n_chains``, ``pretrain_iter``, and
+        ``init_density`` under the mixing prior).
+    plan : FitPlan
+        The fit's plan: its sampler and prior.
+    spec : MLPSpec
+    Xt, yt : torch.Tensor
+        The standardized inputs and encoded targets (:class:`FitData`).
+    seeds : ndarray
+        The fit's seeds: the pre-training's, then one per chain.
+    loss : str
+        The per-example loss (:func:`~skgibbs._targets.target_loss`).
+    weight : torch.Tensor of shape (n_samples,), optional
+        The examples' weights.
+    owner : object, optional
+        What the progress bars are keyed by and whose ``verbose`` they read
+        (the estimator).
     """
     sampler = plan.sampler
     theta = glorot_draws(spec, seeds, Xt.device)[: sampler.n_starts(params["n_chains"])]
