@@ -5,6 +5,7 @@ from numbers import Real
 
 from ._base import BaseGibbsMLP, RegisteredSamplerName
 from ._compat import Interval, StrOptions
+from ._targets import WATCHED
 from .embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding
 from .priors import PRIOR_KINDS
 from .samplers import Sampler, available_samplers, get_sampler
@@ -363,10 +364,11 @@ def sampler_classes(kind):
 def fill_doc(cls):
     """Insert the shared parameter and attribute entries into ``cls.__doc__``.
 
-    The chains' diagnostics name what they watch: ``cls._watched_values`` (the
-    function values of a regressor, the classifier's probabilities).
+    The chains' diagnostics name what they watch, from the class's declared
+    targets (:data:`~skgibbs._targets.WATCHED`: the function values of a
+    regressor, the classifier's probabilities).
     """
-    chain = _CHAIN_ATTRIBUTES.format(watched=getattr(cls, "_watched_values", "function values"))
+    chain = _CHAIN_ATTRIBUTES.format(watched=WATCHED[cls._traits.target])
     shared = _SHARED_ATTRIBUTES.replace("{sampler_classes}", sampler_classes("dense"))
     cls.__doc__ = (
         cls.__doc__.replace("    {shared_parameters}\n", _SHARED_PARAMETERS.replace("{dense_samplers}", _sampler_names("dense")))

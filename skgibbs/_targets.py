@@ -20,10 +20,21 @@ from ._data import check_numeric, column_moments, validate_fit_data
 from ._noise_model import NoiseModel
 from ._out_of_core import is_lazy, validate_lazy_fit_data
 
-__all__ = ["TARGETS", "validate_targets", "encode_targets", "n_outputs", "target_loss", "watched_values"]
+__all__ = [
+    "TARGETS",
+    "WATCHED",
+    "validate_targets",
+    "encode_targets",
+    "n_outputs",
+    "target_loss",
+    "watched_values",
+]
 
 #: the kinds of targets an estimator class declares
 TARGETS = ("continuous", "classes")
+
+#: what the mixing checks judge for each kind of targets (:func:`watched_values`), in words for the docs and warnings
+WATCHED = {"continuous": "function values", "classes": "predicted probabilities"}
 
 
 def validate_targets(estimator, X, y, target):

@@ -159,9 +159,6 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
     (2, 2, 2, 2)
     """
 
-    #: what the chains' diagnostics watch, for the shared attribute docs (:func:`fill_doc`)
-    _watched_values = "predicted probabilities"
-
     _parameter_constraints = {
         **DENSE_CONSTRAINTS,
         "temperature": [Interval(Real, 0, None, closed="neither")],
