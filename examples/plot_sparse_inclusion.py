@@ -62,7 +62,7 @@ import torch  # noqa: E402
 from skgibbs import SamplerWarning, SparseGibbsMLPRegressor  # noqa: E402
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function  # noqa: E402
 from skgibbs.display import InclusionDisplay  # noqa: E402
-from skgibbs.sparse import input_relevance  # noqa: E402
+from skgibbs.estimators.sparse import input_relevance  # noqa: E402
 
 torch.set_num_threads(1)
 out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/sparse_inclusion.png")

@@ -11,8 +11,8 @@ mixing prior (2.4).
 particles from networks with half their weights active to the mixing
 posterior by tempered SMC, moving them by reversible-jump HMC at every
 stage. Its particles are one population, so the Monte Carlo error of what
-they say comes from independent runs: :func:`skgibbs.sparse.independent_fits`
-fits three from their own seeds and :func:`skgibbs.sparse.monte_carlo_error`
+they say comes from independent runs: :func:`skgibbs.estimators.sparse.independent_fits`
+fits three from their own seeds and :func:`skgibbs.estimators.sparse.monte_carlo_error`
 gives the mean and its standard error of ``feature_inclusion_`` and of the
 log evidence ``log_evidence_``. The script prints them and draws each
 input's relevance with error bars, the inputs ``f`` depends on in orange.
@@ -36,7 +36,7 @@ import torch
 from skgibbs import SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.datasets import make_sparse_sine
 from skgibbs.samplers import SMC
-from skgibbs.sparse import independent_fits, monte_carlo_error
+from skgibbs.estimators.sparse import independent_fits, monte_carlo_error
 
 torch.set_num_threads(1)
 out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/sparse_smc.png")

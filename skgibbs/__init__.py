@@ -18,18 +18,10 @@ __all__ = [
 
 
 def __getattr__(name):
-    if name == "GibbsMLPRegressor":
-        from .regressor import GibbsMLPRegressor
+    if name in ("GibbsMLPRegressor", "GibbsMLPClassifier", "SparseGibbsMLPRegressor"):
+        from . import estimators
 
-        return GibbsMLPRegressor
-    if name == "GibbsMLPClassifier":
-        from .classifier import GibbsMLPClassifier
-
-        return GibbsMLPClassifier
-    if name == "SparseGibbsMLPRegressor":
-        from .sparse import SparseGibbsMLPRegressor
-
-        return SparseGibbsMLPRegressor
+        return getattr(estimators, name)
     if name in ("NeuralControlVariate", "PolynomialControlVariate"):
         from . import control_variates
 

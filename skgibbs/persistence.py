@@ -20,38 +20,44 @@ when called::
     reg = load("model.skops")
 """
 
+from . import estimators
 from .samplers import FORMER_MODULES, available_samplers, get_sampler
 
 __all__ = ["TRUSTED_TYPES", "dump", "load"]
 
-#: The skgibbs types a saved estimator (or a :mod:`skgibbs.pipeline` pipeline ending in one) may hold.
-def _library_samplers():
-    """The sampler classes the library registers (not a user's: those stay untrusted).
 
-    Each under its module's name and under the names of the modules it lived
-    in before (:data:`skgibbs.samplers.FORMER_MODULES`), so that files saved
-    by earlier releases load.
+def _type_names(classes, former_modules):
+    """``module.qualname`` of each library class, and of the modules it lived in before.
+
+    A class is named under its module's name and under each former module
+    that maps to it (``former_modules``: old -> new), so that files saved by
+    earlier releases load; classes from outside the library (a user's
+    registered sampler) are left out, and stay untrusted.
     """
-    classes = [type(get_sampler(name)) for name in available_samplers()]
     names = []
-    for c in classes:
-        if not c.__module__.startswith("skgibbs."):
+    for cls in classes:
+        if not cls.__module__.startswith("skgibbs."):
             continue
-        names.append(f"{c.__module__}.{c.__qualname__}")
-        names += [f"{old}.{c.__qualname__}" for old, new in FORMER_MODULES.items() if new == c.__module__]
+        names.append(f"{cls.__module__}.{cls.__qualname__}")
+        names += [f"{old}.{cls.__qualname__}" for old, new in former_modules.items() if new == cls.__module__]
     return tuple(names)
 
 
+_ESTIMATORS = (estimators.GibbsMLPRegressor, estimators.SparseGibbsMLPRegressor, estimators.GibbsMLPClassifier)
+
+#: The skgibbs types a saved estimator (or a :mod:`skgibbs.pipeline` pipeline ending in one) may
+#: hold: the estimators (also under their paths before :mod:`skgibbs.estimators`,
+#: :data:`skgibbs.estimators.FORMER_MODULES`) and every sampler class the library registers
+#: (also under :data:`skgibbs.samplers.FORMER_MODULES`).
 TRUSTED_TYPES = (
     "skgibbs.model.MLPSpec",
     "skgibbs.model.NumericEmbedding",
     "skgibbs.embeddings.PiecewiseLinearEmbedding",
     "skgibbs.embeddings.PeriodicEmbedding",
-    "skgibbs.regressor.GibbsMLPRegressor",
-    "skgibbs.sparse.SparseGibbsMLPRegressor",
-    "skgibbs.classifier.GibbsMLPClassifier",
     "skgibbs.pipeline.Pipeline",
-) + _library_samplers()
+) + _type_names(_ESTIMATORS, estimators.FORMER_MODULES) + _type_names(
+    [type(get_sampler(name)) for name in available_samplers()], FORMER_MODULES
+)
 
 
 def _skops_io():

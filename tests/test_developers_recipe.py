@@ -360,8 +360,8 @@ def test_every_file_of_the_reading_order_exists():
 def test_every_path_the_page_names_exists():
     """Every ``*.py`` the page names and every folder literal (``x/``) exists.
 
-    A path resolves from the repository's root, ``skgibbs/``, ``skgibbs/samplers/``
-    or a family's folder (the family table names ``kernel.py``); ``<family>``
+    A path resolves from the repository's root, ``skgibbs/``, ``skgibbs/estimators/``,
+    ``skgibbs/samplers/`` or a family's folder (the family table names ``kernel.py``); ``<family>``
     stands for any family.
     """
     text = _text()
@@ -369,7 +369,7 @@ def test_every_path_the_page_names_exists():
     found |= set(re.findall(r"``((?:[\w<>]+/)+)``", text))
     samplers = ROOT / "skgibbs" / "samplers"
     families = sorted(p.name for p in samplers.iterdir() if (p / "__init__.py").exists())
-    bases = [ROOT, ROOT / "skgibbs", samplers, *(samplers / f for f in families)]
+    bases = [ROOT, ROOT / "skgibbs", ROOT / "skgibbs" / "estimators", samplers, *(samplers / f for f in families)]
     missing = []
     for path in sorted(found):
         candidates = [path.replace("<family>", f) for f in families] if "<family>" in path else [path]

@@ -27,7 +27,7 @@
 Running the snippets at their own settings would take many minutes, so they
 run with short budgets. The budgets are capped where every estimator builds
 what it samples: the child process that runs a file's blocks wraps
-:func:`skgibbs.problem.build_problem` (as ``skgibbs._base`` calls it) so that
+:func:`skgibbs.problem.build_problem` (as ``skgibbs.estimators._base`` calls it) so that
 the pre-training runs at most ``CAPS["pretrain_iter"]`` Adam steps (and so
 does each of the short pre-trainings by which ``noise="auto"`` chooses the
 noise model), the run
@@ -260,6 +260,8 @@ def test_user_guide_tables_state_the_defaults_of_the_code(cls, page, column):
 
 API_MODULES = [
     "skgibbs",
+    "skgibbs.estimators",
+    "skgibbs.estimators.sparse",
     "skgibbs.samplers",
     "skgibbs.metrics",
     "skgibbs.criteria",
@@ -418,7 +420,7 @@ def _attribute_fit(case):
 
 def _undocumented(est):
     """The public fitted attributes of ``est`` documented neither on its class nor on its sampler's."""
-    from skgibbs._base import is_fitted_name
+    from skgibbs.estimators._base import is_fitted_name
 
     documented = _estimator_attributes(type(est)) | _sampler_attributes(type(est.sampler_))
     return sorted(name for name in vars(est) if is_fitted_name(name) and name not in documented)
@@ -643,12 +645,12 @@ def install_caps(spec):
     the preload script :func:`_run_capped` writes, so that the fits that run on the workers are as
     short as the local ones.
     """
-    import skgibbs._base
+    import skgibbs.estimators._base
     from sklearn.base import clone
 
     from skgibbs._run_length import RunLength
 
-    real = skgibbs._base.build_problem
+    real = skgibbs.estimators._base.build_problem
 
     def build_problem(estimator, X, y, sample_weight=None):
         saved = estimator.pretrain_iter
@@ -677,7 +679,7 @@ def install_caps(spec):
             stop = RunLength(stop.watch, stop.n_chains, min(stop.min_draws, caps["n_samples"]), max_grad_evals=1)
         return problem._replace(run=run, sampler=sampler, run_length=stop)
 
-    skgibbs._base.build_problem = build_problem
+    skgibbs.estimators._base.build_problem = build_problem
 
 
     import skgibbs.control_variates

@@ -169,7 +169,7 @@ def test_building_the_problem_sets_nothing():
 
 def test_fitted_state_has_one_writer(monkeypatch):
     """Every public fitted attribute a fit sets goes through ``_set_fitted``."""
-    from skgibbs._base import BaseGibbsMLP
+    from skgibbs.estimators._base import BaseGibbsMLP
 
     written, real = set(), BaseGibbsMLP._set_fitted
 

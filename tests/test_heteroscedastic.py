@@ -226,7 +226,7 @@ def test_auto_noise_varies_from_the_row_threshold_on_without_held_out_evidence(m
 
 def test_the_default_threshold_is_documented_and_applies():
     from skgibbs._noise_choice import allowed_noise, resolve_noise
-    from skgibbs.regressor import HETEROSCEDASTIC_ROWS
+    from skgibbs.estimators.regressor import HETEROSCEDASTIC_ROWS
 
     est = GibbsMLPRegressor()
     assert est.noise == "auto" and HETEROSCEDASTIC_ROWS == 10_000

@@ -44,11 +44,10 @@ ABOVE_KERNELS = (
     "skgibbs.samplers.*.hmc_sampler",
     "skgibbs.samplers.*.optimize",
     "skgibbs.criteria",
-    "skgibbs.regressor",
+    "skgibbs.estimators",
+    "skgibbs.regressor",  # the estimators' former paths (aliases of skgibbs.estimators.*)
     "skgibbs.classifier",
     "skgibbs.sparse",
-    "skgibbs._base",
-    "skgibbs._dense",
     "skgibbs.problem",
     "skgibbs.plan",
     "skgibbs.pipeline",
@@ -245,3 +244,45 @@ def test_kernel_modules_have_the_documented_signatures(rel):
         assert functions["step"][:4] == ["generators", "state", "target", "params"], rel
     if "init" in functions and rel != "vi/kernel.py":  # q's init takes its starting mean, not a state
         assert functions["init"][:4] in (["generators", "target", "theta", "params"], ["generators", "target", "theta"]), rel
+
+
+#: the modules outside skgibbs/estimators/ that may import it: the package's root (lazily, for
+#: ``from skgibbs import GibbsMLPRegressor``), the saving of fitted estimators, and the estimators'
+#: former paths (which re-export the moved modules for pickles)
+IMPORT_THE_ESTIMATORS = ("skgibbs", "skgibbs.persistence", "skgibbs.regressor", "skgibbs.classifier", "skgibbs.sparse")
+
+
+def estimator_importers(root=ROOT):
+    """Modules outside ``skgibbs/estimators/`` that import it (at any level), but for the allowed ones."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        name = module_name(path, root)
+        if name.startswith("skgibbs.estimators") or name in IMPORT_THE_ESTIMATORS:
+            continue
+        for line, module, names in imports(path, root, top_level=False):
+            if _matches(module, "skgibbs.estimators") or (module == "skgibbs" and "estimators" in names):
+                found.append(f"{path.relative_to(root)}:{line} imports {module}")
+    return found
+
+
+def test_nothing_below_the_estimators_imports_them():
+    """The estimators are the top layer: the problem, the samplers and the model never import them."""
+    assert estimator_importers() == []
+
+
+def test_the_estimators_former_paths_re_export_and_hold_no_code():
+    """``skgibbs/regressor.py`` and its two siblings give the moved module's public names, nothing else."""
+    import importlib
+
+    from skgibbs.estimators import FORMER_MODULES
+
+    for old, new in FORMER_MODULES.items():
+        former, moved = importlib.import_module(old), importlib.import_module(new)
+        assert former.__all__ == moved.__all__
+        assert all(getattr(former, name) is getattr(moved, name) for name in moved.__all__)
+        path = ROOT / (old.split(".", 1)[1] + ".py")
+        body = ast.parse(path.read_text()).body
+        code = [n for n in body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+        assert len(code) == 2 and all(isinstance(n, ast.ImportFrom) for n in code), path
+    shims = [p for p in ROOT.glob("*.py") if f"skgibbs.{p.stem}" in FORMER_MODULES]
+    assert len(shims) == len(FORMER_MODULES) == 3

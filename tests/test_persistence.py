@@ -83,3 +83,43 @@ def test_untrusted_types_are_refused(tmp_path):
     sio.dump({"f": np.polynomial.Polynomial([1.0, 2.0])}, path)
     with pytest.raises(Exception, match="Untrusted|untrusted"):
         load(path)
+
+
+@pytest.mark.parametrize("cls", [GibbsMLPRegressor, SparseGibbsMLPRegressor, GibbsMLPClassifier])
+def test_a_fit_saved_before_the_estimators_package_loads(cls, tmp_path):
+    """Pickles and skops files of earlier releases name ``skgibbs.regressor`` (and its siblings): they load.
+
+    The files are written now and their class's module replaced by its
+    former path, which is what a file of an earlier release holds.
+    """
+    import io
+    import zipfile
+
+    from skgibbs.estimators import FORMER_MODULES
+
+    est = cls(**CHEAP)
+    X, y = _data(cls is GibbsMLPClassifier)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        est.fit(X, y)
+    new = cls.__module__
+    (old,) = [o for o, n in FORMER_MODULES.items() if n == new]
+    # protocol 0 writes the class's module as text
+    data = pickle.dumps(est, protocol=0).replace(f"{new}\n".encode(), f"{old}\n".encode())
+    assert f"{old}\n".encode() in data and f"{new}\n".encode() not in data
+    # an skops file is a zip whose schema names each object's module
+    path = tmp_path / "model.skops"
+    dump(est, path)
+    renamed = io.BytesIO()
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(renamed, "w") as dst:
+        for item in src.infolist():
+            content = src.read(item.filename)
+            if item.filename == "schema.json":
+                assert f'"{new}"'.encode() in content
+                content = content.replace(f'"{new}"'.encode(), f'"{old}"'.encode())
+            dst.writestr(item, content)
+    (tmp_path / "old.skops").write_bytes(renamed.getvalue())
+    assert f"{old}.{cls.__qualname__}" in sio.get_untrusted_types(file=tmp_path / "old.skops")
+    for other in (pickle.loads(data), load(tmp_path / "old.skops")):
+        assert type(other) is cls
+        assert np.array_equal(other.predict(X), est.predict(X))

@@ -11,7 +11,7 @@ from skgibbs import SamplerWarning, SparseGibbsMLPRegressor
 from skgibbs.credible import CredibleSets
 from skgibbs.samplers import HMC, RJHMC, RJMCMC, SMC, MeanFieldVI
 from skgibbs.model import MLPSpec
-from skgibbs.sparse import input_relevance
+from skgibbs.estimators.sparse import input_relevance
 
 CHEAP = {"hidden_layer_sizes": (6,), "n_samples": 20, "burn_in": 100, "thin": 2, "pretrain_iter": 50, "n_chains": 2}
 
@@ -295,7 +295,7 @@ def test_smc_takes_either_chain_weights_and_weighs_its_one_population_fully(chai
 
 def test_monte_carlo_error_of_independent_smc_fits():
     from skgibbs.samplers import SMC
-    from skgibbs.sparse import independent_fits, monte_carlo_error
+    from skgibbs.estimators.sparse import independent_fits, monte_carlo_error
 
     X, y = _data(n=40)
     est = SparseGibbsMLPRegressor(**SMC_CHEAP, sampler=SMC(n_particles=16, max_mcmc_steps=3))

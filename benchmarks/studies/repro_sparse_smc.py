@@ -41,7 +41,7 @@ from skgibbs import SparseGibbsMLPRegressor
 from skgibbs.datasets import make_sparse_sine, sparse_sine_function
 from skgibbs.diagnostics import effective_sample_size
 from skgibbs.samplers import SMC
-from skgibbs.sparse import evidence_weights, input_relevance, monte_carlo_error
+from skgibbs.estimators.sparse import evidence_weights, input_relevance, monte_carlo_error
 
 from .. import Benchmark, Output, Sizes
 from ..common.writer import Page
@@ -232,7 +232,7 @@ def equivalent_draws(groups):
 
 def pooled(smc, relevant):
     """The runs' inclusion of the relevant inputs, with equal weights and pooled by their evidence
-    (:func:`skgibbs.sparse.monte_carlo_error`): the table rows, and the evidence weights and effective runs."""
+    (:func:`skgibbs.estimators.sparse.monte_carlo_error`): the table rows, and the evidence weights and effective runs."""
     fits = [
         SimpleNamespace(log_evidence_=r["log_evidence"], relevance=np.asarray(r["relevance"])) for r in smc
     ]

@@ -85,7 +85,7 @@ class InclusionDisplay:
 
     See Also
     --------
-    skgibbs.sparse.input_relevance : The relevance of the inputs, per draw.
+    skgibbs.estimators.sparse.input_relevance : The relevance of the inputs, per draw.
 
     Examples
     --------

@@ -108,7 +108,7 @@ def test_small_runs_pooled_by_their_evidence_carry_the_exact_mode_masses():
     ratio estimator's error covers the exact masses."""
     from types import SimpleNamespace
 
-    from skgibbs.sparse import evidence_weights, monte_carlo_error
+    from skgibbs.estimators.sparse import evidence_weights, monte_carlo_error
 
     X, y = _two_inputs()
     exact = exact_model_probabilities(X, y, C, S, _evidence)
@@ -131,7 +131,7 @@ def test_small_runs_pooled_by_their_evidence_carry_the_exact_mode_masses():
 def test_evidence_weights_need_the_evidence_of_every_fit():
     from types import SimpleNamespace
 
-    from skgibbs.sparse import monte_carlo_error
+    from skgibbs.estimators.sparse import monte_carlo_error
 
     fits = [SimpleNamespace(log_evidence_=v, feature_inclusion_=np.ones(2)) for v in (-1.0, np.nan)]
     with pytest.raises(ValueError, match="sampler='smc'"):

@@ -27,16 +27,16 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import _num_samples
 
-from . import _chunks
-from ._arviz import from_groups
-from ._compat import Interval, LayerWidths, StrOptions, check_is_fitted, validate_data
-from ._data import check_numeric
+from .. import _chunks
+from .._arviz import from_groups
+from .._compat import Interval, LayerWidths, StrOptions, check_is_fitted, validate_data
+from .._data import check_numeric
 from ._chain_weights import chain_weights_state, draw_weights
-from ._mixing import warn_if_unreliable
-from .model import ACTIVATIONS
-from .plan import EstimatorTraits
-from .problem import build_problem, estimator_weights, fitted_prior
-from .samplers import available_samplers
+from .._mixing import warn_if_unreliable
+from ..model import ACTIVATIONS
+from ..plan import EstimatorTraits
+from ..problem import build_problem, estimator_weights, fitted_prior
+from ..samplers import available_samplers
 
 __all__ = ["BaseGibbsMLP", "draws_mean", "draws_quantiles", "is_fitted_name"]
 
@@ -333,7 +333,7 @@ class BaseGibbsMLP(BaseEstimator):
 
     # ------------------------------------------------------ chain weights
     def _draw_weights(self):
-        """Weight of every retained draw, or None for equal weights (:func:`~skgibbs._chain_weights.draw_weights`).
+        """Weight of every retained draw, or None for equal weights (:func:`~skgibbs.estimators._chain_weights.draw_weights`).
 
         Every reduction over the draws (means, variances, quantiles, the
         draws ``sample_y`` picks) takes its weights from here.
@@ -341,7 +341,7 @@ class BaseGibbsMLP(BaseEstimator):
         return draw_weights(getattr(self, "chain_weights_", None), self.samples_.shape[1])
 
     def _weigh_chains(self, elpd=None, khat=None, sample_weight=None):
-        """``chain_weights_`` (:func:`~skgibbs._chain_weights.chain_weights_state`), then the inputs' relevance.
+        """``chain_weights_`` (:func:`~skgibbs.estimators._chain_weights.chain_weights_state`), then the inputs' relevance.
 
         ``elpd`` and ``khat`` ``(K, n)`` are the chains' leave-one-out
         densities and Pareto shapes where they are stacked, the rows' log

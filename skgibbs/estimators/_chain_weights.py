@@ -11,7 +11,7 @@ weight over its draws for every weighted reduction of the estimators.
 
 import numpy as np
 
-from .diagnostics import psis_loo, stacking_weights
+from ..diagnostics import psis_loo, stacking_weights
 
 __all__ = ["chain_loo", "chain_weights_state", "draw_weights"]
 

@@ -4,11 +4,11 @@ import textwrap
 from numbers import Real
 
 from ._base import BaseGibbsMLP, RegisteredSamplerName
-from ._compat import Interval, StrOptions
-from ._targets import WATCHED
-from .embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding
-from .priors import PRIOR_KINDS
-from .samplers import Sampler, available_samplers, get_sampler
+from .._compat import Interval, StrOptions
+from .._targets import WATCHED
+from ..embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding
+from ..priors import PRIOR_KINDS
+from ..samplers import Sampler, available_samplers, get_sampler
 
 __all__ = ["DENSE_CONSTRAINTS", "fill_doc", "sampler_classes"]
 
