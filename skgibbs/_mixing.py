@@ -35,7 +35,7 @@ import sys
 import numpy as np
 
 from ._warnings import warn
-from ._targets import WATCHED
+from ._response import WATCHED
 from .diagnostics import effective_sample_size, nested_rhat, rhat
 from .exceptions import MultimodalWarning, SamplerWarning
 
@@ -227,10 +227,10 @@ def warn_if_unreliable(est):
 
 
 def _watched(est):
-    """What R-hat and ESS are computed on, in words: the class's declared targets say (without a
+    """What R-hat and ESS are computed on, in words: the class's declared response says (without a
     declaration, a stand-in for a fit, the function values)."""
     traits = getattr(type(est), "_traits", None)
-    return WATCHED["continuous" if traits is None else traits.target]
+    return WATCHED["continuous" if traits is None else traits.response]
 
 
 def mixing_failure(rhat, ess, within_rhat, within_ess, between_rhat, n_chains):

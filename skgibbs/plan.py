@@ -11,7 +11,7 @@ the data or the estimator, and returns a :class:`FitPlan`;
 :func:`~skgibbs.problem.build_problem` builds it once and everything it
 builds reads it. The estimator classes declare only what differs between
 them, in :class:`EstimatorTraits` (the samplers they run, whether they have
-a noise model, the prior they always sample, their targets, the defaults
+a noise model, the prior they always sample, their response, the defaults
 of the settings a sampler may not honour): data, not methods.
 
 The noise model of the regressor (``noise="auto"``) is the one choice
@@ -76,10 +76,12 @@ class EstimatorTraits:
     prior_gain : float
         ``prior_std="auto"`` is this factor times ``1 / sqrt(fan_in)`` of
         each parameter's layer (the classifier's 2).
-    target : {"continuous", "classes"}
-        Its targets: numbers (standardized; the noise model's loss and
-        outputs) or labels (encoded; the cross-entropy, one output per
-        class beyond two), as :mod:`skgibbs._targets` treats them.
+    response : {"continuous", "classes"}
+        Its response ``y`` (scikit-learn's "targets"; not the
+        :class:`~skgibbs.samplers.Target` density a kernel samples):
+        numbers (standardized; the noise model's loss and outputs) or
+        labels (encoded; the cross-entropy, one output per class beyond
+        two), as :mod:`skgibbs._response` treats them.
     sampler_setting_defaults : mapping of str to object
         The default of each setting a sampler may not honour (the names of
         :meth:`~skgibbs.samplers.Sampler.ignored_settings`): the value that
@@ -93,7 +95,7 @@ class EstimatorTraits:
     noise_model: bool = False
     prior: str = None
     prior_gain: float = 1.0
-    target: str = "continuous"
+    response: str = "continuous"
     sampler_setting_defaults: MappingProxyType = field(
         default_factory=lambda: MappingProxyType(dict(SAMPLER_SETTING_DEFAULTS))
     )

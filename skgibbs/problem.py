@@ -1,7 +1,7 @@
 """The posterior problem a fit samples, built once and shared by the estimators, benchmarks and users.
 
 :func:`build_problem` does what ``fit`` does before it samples: it validates
-and standardizes the data, encodes the targets, pre-trains the starting
+and standardizes the data, encodes the response, pre-trains the starting
 points, resolves ``temperature``, ``sampler`` and ``rho``, and builds the
 prior and the :class:`~skgibbs.samplers.Target`. It reads the estimator and
 returns a :class:`PosteriorProblem`; it sets nothing on the estimator, whose
@@ -27,7 +27,7 @@ from ._data import check_numeric, column_moments, fit_weights, standardize
 from ._noise_choice import resolve_noise
 from ._pretrain import PATIENCE, TOLERANCE, PretrainInfo, glorot_draws, pretrain
 from ._run_length import RunLength
-from ._targets import encode_targets, n_outputs, target_loss, validate_targets, watched_values
+from ._response import encode_response, n_outputs, response_loss, validate_response, watched_values
 from ._threads import gradient_work, torch_threads
 from .embeddings import resolve_embedding
 from .model import MLPSpec
@@ -61,7 +61,7 @@ class PosteriorProblem(NamedTuple):
     spec : MLPSpec
         The network (flat parameters in scikit-learn's order).
     X, y : torch.Tensor
-        Standardized inputs ``(n, d)`` and encoded targets. For ``X`` a
+        Standardized inputs ``(n, d)`` and the encoded response. For ``X`` a
         NumPy memmap or a dask array, ``X`` here is a
         :class:`~skgibbs._out_of_core.ScaledRows`, which indexes like the tensor
         but reads only the rows asked for.
@@ -108,7 +108,7 @@ class PosteriorProblem(NamedTuple):
         What scikit-learn's validation of ``X`` records: ``n_features_in_``,
         and ``feature_names_in_`` for ``X`` with string column names.
     encoding : dict
-        The estimator's target encoding by attribute name (the regressors'
+        The estimator's encoding of the response by attribute name (the regressors'
         ``y_mean_`` and ``y_scale_``, the classifier's ``classes_``).
     embedding_bins : list of ndarray or None
         The piecewise-linear embedding's bin edges of every input, on the
@@ -181,7 +181,7 @@ def build_problem(estimator, X, y, sample_weight=None):
     """The posterior problem ``estimator.fit(X, y)`` samples, without sampling it.
 
     Validates the parameters and the data, standardizes them, encodes the
-    targets (:func:`prepare_data`), chooses the regressor's noise model
+    response (:func:`prepare_data`), chooses the regressor's noise model
     (``noise="auto"``), resolves ``sampler``, ``rho``, ``prior`` and
     ``temperature`` (:func:`~skgibbs.plan.plan_fit`) and pre-trains the
     starting points, as ``fit`` does before it samples. The estimator is
@@ -227,7 +227,7 @@ def build_problem(estimator, X, y, sample_weight=None):
     data = prepare_data(est, X, y, sample_weight)
     noise, noise_selection = resolve_noise(params, data) if traits.noise_model else (None, None)
     n, weights, Xt, yt, seeds = data.X.shape[0], data.sample_weight, data.Xt, data.yt, data.seeds
-    width = n_outputs(traits.target, data.encoding, noise)
+    width = n_outputs(traits.response, data.encoding, noise)
     spec = MLPSpec(data.X.shape[1], hidden_layers(params["hidden_layer_sizes"], n), params["activation"], width,
                    data.embedding)  # fmt: skip
     # every "auto" resolved once, from the settings and the data's shape; what follows reads the plan
@@ -243,7 +243,7 @@ def build_problem(estimator, X, y, sample_weight=None):
     rho = sampler.check(prior, plan.rho)
     # a setting the sampler would ignore (SMC's burn_in, HMC's rho) fails now too, before any work
     check_honoured(params, traits.sampler_setting_defaults, sampler, chosen=plan.sampler_chosen)
-    loss = target_loss(traits.target, noise)
+    loss = response_loss(traits.response, noise)
     with torch_threads(data.device):
         wt = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=data.device)
         theta0, heldout_loss, pretrained = initial_points(params, plan, spec, Xt, yt, seeds, loss, wt, owner=est)
@@ -282,7 +282,7 @@ def build_problem(estimator, X, y, sample_weight=None):
         inputs=data.inputs,
         encoding=data.encoding,
         embedding_bins=data.embedding_bins,
-        run_length=_run_length(plan, spec, Xt, watched_values(traits.target), n_chains),
+        run_length=_run_length(plan, spec, Xt, watched_values(traits.response), n_chains),
         sample_weight=weights,
         plan=plan,
         noise_selection=noise_selection,
@@ -302,11 +302,11 @@ class FitData(NamedTuple):
     sample_weight : ndarray of shape (n_samples,) or None
     x_mean, x_scale : ndarray of shape (n_features,)
     encoding : dict
-        The target encoding's fitted attributes (``y_mean_`` and ``y_scale_``, or ``classes_``).
+        The response encoding's fitted attributes (``y_mean_`` and ``y_scale_``, or ``classes_``).
     embedding : InputEmbedding or None
     embedding_bins : list of ndarray or None
     Xt, yt : torch.Tensor
-        The standardized inputs and the encoded targets, on ``device``.
+        The standardized inputs and the encoded response, on ``device``.
     device : torch.device
     seeds : ndarray of shape (n_chains + 1,)
         The pre-training's seed, then one per chain, drawn once from ``random_state``.
@@ -333,8 +333,8 @@ def prepare_data(estimator, X, y, sample_weight=None):
     The first part of :func:`build_problem`, which the regressor's noise
     choice shares: the settings are refused where they break the class's
     constraints (:func:`~skgibbs.plan.check_settings`), then the data are
-    validated and standardized and the targets encoded as the class's
-    :attr:`~skgibbs.plan.EstimatorTraits.target` says, and the fit's
+    validated and standardized and the response encoded as the class's
+    :attr:`~skgibbs.plan.EstimatorTraits.response` says, and the fit's
     seeds drawn from ``random_state``.
 
     Parameters
@@ -366,22 +366,22 @@ def prepare_data(estimator, X, y, sample_weight=None):
     est = estimator
     cls, params = type(est), est.get_params(deep=False)
     check_settings(cls, params)
-    target = cls._traits.target
+    response = cls._traits.response
     device = torch_device(params["device"])
     check_numeric(X, "X")
-    X, y, inputs = validate_targets(est, X, y, target)
+    X, y, inputs = validate_response(est, X, y, response)
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"{cls.__name__} needs at least 2 samples to fit, got n_samples={n}.")
     weights = estimator_weights(est, sample_weight, n)
     x_mean, x_scale = column_moments(X, weights)
-    targets, encoding = encode_targets(target, y, weights, owner=cls.__name__)
+    y_encoded, encoding = encode_response(response, y, weights, owner=cls.__name__)
     # an embedding's bins are quantiles of the training inputs, fixed before any fitting
     setting = resolve_embedding(params.get("embedding"))
     embedding, bins = (None, None) if setting is None else setting.build(X, x_mean, x_scale)
     # a memmap or dask X stays where it is: Xt then reads its rows when a batch needs them
     Xt = standardize(X, x_mean, x_scale, device)
-    yt = torch.as_tensor(targets, dtype=torch.float32, device=device)
+    yt = torch.as_tensor(y_encoded, dtype=torch.float32, device=device)
     seeds = np.random.SeedSequence(check_random_state(params["random_state"]).randint(2**31)).generate_state(
         params["n_chains"] + 1
     )
@@ -421,11 +421,11 @@ def initial_points(params, plan, spec, Xt, yt, seeds, loss, weight=None, owner=N
         The fit's plan: its sampler and prior.
     spec : MLPSpec
     Xt, yt : torch.Tensor
-        The standardized inputs and encoded targets (:class:`FitData`).
+        The standardized inputs and the encoded response (:class:`FitData`).
     seeds : ndarray
         The fit's seeds: the pre-training's, then one per chain.
     loss : str
-        The per-example loss (:func:`~skgibbs._targets.target_loss`).
+        The per-example loss (:func:`~skgibbs._response.response_loss`).
     weight : torch.Tensor of shape (n_samples,), optional
         The examples' weights.
     owner : object, optional
@@ -491,7 +491,7 @@ def _run_length(plan, spec, Xt, watched, n_chains):
     """The :class:`~skgibbs._run_length.RunLength` of ``n_samples="auto"`` for chains that R-hat can judge, else None.
 
     ``watched`` maps the network's outputs to what the checks judge
-    (:func:`~skgibbs._targets.watched_values`). Samplers whose draws are
+    (:func:`~skgibbs._response.watched_values`). Samplers whose draws are
     independent (VI's, SMC's particles) keep their own stopping rules.
     """
     sampler = plan.sampler

@@ -5,7 +5,7 @@ from numbers import Real
 
 from ._base import BaseGibbsMLP, RegisteredSamplerName
 from .._compat import Interval, StrOptions
-from .._targets import WATCHED
+from .._response import WATCHED
 from ..embeddings import EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEmbedding
 from ..priors import PRIOR_KINDS
 from ..samplers import Sampler, available_samplers, get_sampler
@@ -365,10 +365,10 @@ def fill_doc(cls):
     """Insert the shared parameter and attribute entries into ``cls.__doc__``.
 
     The chains' diagnostics name what they watch, from the class's declared
-    targets (:data:`~skgibbs._targets.WATCHED`: the function values of a
+    response (:data:`~skgibbs._response.WATCHED`: the function values of a
     regressor, the classifier's probabilities).
     """
-    chain = _CHAIN_ATTRIBUTES.format(watched=WATCHED[cls._traits.target])
+    chain = _CHAIN_ATTRIBUTES.format(watched=WATCHED[cls._traits.response])
     shared = _SHARED_ATTRIBUTES.replace("{sampler_classes}", sampler_classes("dense"))
     cls.__doc__ = (
         cls.__doc__.replace("    {shared_parameters}\n", _SHARED_PARAMETERS.replace("{dense_samplers}", _sampler_names("dense")))

@@ -14,7 +14,7 @@ from ._dense import DENSE_CONSTRAINTS, fill_doc
 from .._levels import check_levels
 from .._mixing import chunk_mixing, mixing_state
 from ..plan import EstimatorTraits
-from .._targets import log_proba
+from .._response import log_proba
 from ..criteria import waic
 from ..criteria._waic import waic_from_pointwise
 
@@ -216,7 +216,7 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         self.verbose = verbose
 
     # prior_std="auto": 2 / sqrt(fan_in), see the class docstring; labels for targets
-    _traits = EstimatorTraits(prior_gain=2.0, target="classes")
+    _traits = EstimatorTraits(prior_gain=2.0, response="classes")
 
     def _check_targets(self, y):
         y = column_or_1d(np.asarray(y))

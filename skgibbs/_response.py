@@ -1,6 +1,8 @@
-"""What the estimators' targets differ in, read from :attr:`~skgibbs.plan.EstimatorTraits.target`.
+"""What the estimators' responses differ in, read from :attr:`~skgibbs.plan.EstimatorTraits.response`.
 
-A regressor's targets are ``"continuous"``: numbers, standardized for the
+The response is ``y``, what scikit-learn calls the targets (the word
+``Target`` is kept for the density a kernel samples). A regressor's
+response is ``"continuous"``: numbers, standardized for the
 loss, one output (two for a noise model whose scale the network gives) and
 a loss from the noise model (:class:`~skgibbs._noise_model.NoiseModel`).
 The classifier's are ``"classes"``: labels, encoded ``0 .. C - 1``, one
@@ -8,7 +10,7 @@ output for two classes and ``C`` for more, and the cross-entropy. What the
 chains' mixing checks judge follows too: the function values, or the
 predicted probabilities. :func:`~skgibbs.problem.build_problem` reads these
 functions with the class's declared kind, so an estimator class declares
-its targets as data and defines none of this as methods.
+its response as data and defines none of this as methods.
 """
 
 import numpy as np
@@ -21,31 +23,31 @@ from ._noise_model import NoiseModel
 from ._out_of_core import is_lazy, validate_lazy_fit_data
 
 __all__ = [
-    "TARGETS",
+    "RESPONSES",
     "WATCHED",
-    "validate_targets",
-    "encode_targets",
+    "validate_response",
+    "encode_response",
     "n_outputs",
-    "target_loss",
+    "response_loss",
     "watched_values",
 ]
 
-#: the kinds of targets an estimator class declares
-TARGETS = ("continuous", "classes")
+#: the kinds of response an estimator class declares
+RESPONSES = ("continuous", "classes")
 
-#: what the mixing checks judge for each kind of targets (:func:`watched_values`), in words for the docs and warnings
+#: what the mixing checks judge for each kind of response (:func:`watched_values`), in words for the docs and warnings
 WATCHED = {"continuous": "function values", "classes": "predicted probabilities"}
 
 
-def validate_targets(estimator, X, y, target):
+def validate_response(estimator, X, y, response):
     """The validated ``(X, y)`` and the input attributes of ``estimator``'s fit.
 
     A memmap or dask ``X`` is read by block, not copied
     (:func:`~skgibbs._out_of_core.validate_lazy_fit_data`); otherwise
-    :func:`~skgibbs._data.validate_fit_data`. Continuous targets must be
+    :func:`~skgibbs._data.validate_fit_data`. A continuous response must be
     numbers; classes, labels scikit-learn can classify.
     """
-    classes = target == "classes"
+    classes = response == "classes"
     if not classes:
         check_numeric(y, "y")
     if is_lazy(X):
@@ -59,20 +61,20 @@ def validate_targets(estimator, X, y, target):
     return X, y, inputs
 
 
-def encode_targets(target, y, sample_weight=None, owner="The estimator"):
-    """The targets the loss sees (NumPy) and the encoding's fitted attributes (a dict by name).
+def encode_response(response, y, sample_weight=None, owner="The estimator"):
+    """The response the loss sees (NumPy) and the encoding's fitted attributes (a dict by name).
 
-    Continuous targets are standardized by their (weighted) mean and scale
+    A continuous response is standardized by its (weighted) mean and scale
     (``y_mean_``, ``y_scale_``); classes are encoded ``0 .. C - 1``
     (``classes_``), refused with fewer than two classes, or fewer than two
     of non-zero weight. ``owner`` names the estimator in the errors.
 
     Examples
     --------
-    >>> encode_targets("classes", np.array(["b", "a", "b"]))
+    >>> encode_response("classes", np.array(["b", "a", "b"]))
     (array([1., 0., 1.]), {'classes_': array(['a', 'b'], dtype='<U1')})
     """
-    if target == "continuous":
+    if response == "continuous":
         mean, scale = column_moments(y[:, None], sample_weight)
         mean, scale = float(mean[0]), float(scale[0])
         return (y - mean) / scale, {"y_mean_": mean, "y_scale_": scale}
@@ -96,17 +98,17 @@ def _noise(noise):
     return NoiseModel(noise or "homoscedastic")
 
 
-def n_outputs(target, encoding, noise=None):
+def n_outputs(response, encoding, noise=None):
     """Width of the output layer: one per class beyond two classes, else the noise model's (1 or 2)."""
-    if target == "classes":
+    if response == "classes":
         n_classes = len(encoding["classes_"])
         return 1 if n_classes == 2 else n_classes
     return _noise(noise).n_outputs
 
 
-def target_loss(target, noise=None):
+def response_loss(response, noise=None):
     """The per-example loss (:data:`skgibbs.model.LOSSES`) of ``R_n``: the cross-entropy, or the noise model's."""
-    return "cross_entropy" if target == "classes" else _noise(noise).loss
+    return "cross_entropy" if response == "classes" else _noise(noise).loss
 
 
 def log_proba(outputs):
@@ -127,6 +129,6 @@ def _probabilities(outputs):
     return P[..., 1] if P.shape[-1] == 2 else P.reshape(P.shape[0], -1)
 
 
-def watched_values(target):
+def watched_values(response):
     """The map from network outputs ``(S, rows[, n_outputs])`` to what ``rhat_`` and ``ess_`` judge, ``(S, m)``."""
-    return _probabilities if target == "classes" else _function_values
+    return _probabilities if response == "classes" else _function_values

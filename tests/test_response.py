@@ -1,4 +1,4 @@
-"""What the estimators' targets differ in, declared as data: skgibbs._targets and the traits that name it.
+"""What the estimators' responses (y) differ in, declared as data: skgibbs._response and the traits that name it.
 
 build_problem reads an estimator's settings and its class's EstimatorTraits and calls none of its methods;
 the regressor's noise choice runs inside it, so a problem built directly is the one fit samples.
@@ -13,31 +13,31 @@ import pytest
 
 import skgibbs.problem
 from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SparseGibbsMLPRegressor
-from skgibbs._targets import TARGETS, encode_targets, n_outputs, target_loss, validate_targets, watched_values
+from skgibbs._response import RESPONSES, encode_response, n_outputs, response_loss, validate_response, watched_values
 from skgibbs.plan import SAMPLER_SETTING_DEFAULTS, check_settings
 from skgibbs.problem import build_problem, prepare_data
 
 
 @pytest.mark.parametrize(
-    ("cls", "target"),
+    ("cls", "response"),
     [(GibbsMLPRegressor, "continuous"), (SparseGibbsMLPRegressor, "continuous"), (GibbsMLPClassifier, "classes")],
 )
-def test_each_estimator_declares_its_targets(cls, target):
-    assert cls._traits.target == target and target in TARGETS
+def test_each_estimator_declares_its_response(cls, response):
+    assert cls._traits.response == response and response in RESPONSES
     assert set(cls._traits.sampler_setting_defaults) == set(SAMPLER_SETTING_DEFAULTS)
 
 
 def test_the_encodings_outputs_and_losses():
     y = np.array([3.0, 5.0, 7.0])
-    z, enc = encode_targets("continuous", y)
+    z, enc = encode_response("continuous", y)
     np.testing.assert_allclose(z.mean(), 0.0, atol=1e-12)
     assert enc["y_mean_"] == 5.0 and enc["y_scale_"] > 0
-    codes, enc = encode_targets("classes", np.array(["b", "c", "a", "c"]))
+    codes, enc = encode_response("classes", np.array(["b", "c", "a", "c"]))
     assert codes.tolist() == [1.0, 2.0, 0.0, 2.0] and enc["classes_"].tolist() == ["a", "b", "c"]
     assert n_outputs("classes", enc) == 3 and n_outputs("classes", {"classes_": np.array([0, 1])}) == 1
     assert [n_outputs("continuous", None, noise) for noise in (None, "homoscedastic", "student")] == [1, 1, 2]
-    assert target_loss("classes") == "cross_entropy" and target_loss("continuous") == "squared"
-    assert target_loss("continuous", "heteroscedastic") == "gaussian"
+    assert response_loss("classes") == "cross_entropy" and response_loss("continuous") == "squared"
+    assert response_loss("continuous", "heteroscedastic") == "gaussian"
 
 
 def test_what_the_mixing_checks_judge():
@@ -51,11 +51,11 @@ def test_what_the_mixing_checks_judge():
 def test_classes_and_numbers_are_validated_as_such():
     X = np.zeros((4, 2))
     with pytest.raises(ValueError, match="continuous"):
-        validate_targets(GibbsMLPClassifier(), X, np.array([0.5, 1.5, 2.5, 3.5]), "classes")
+        validate_response(GibbsMLPClassifier(), X, np.array([0.5, 1.5, 2.5, 3.5]), "classes")
     with pytest.raises(ValueError, match="at least 2 classes"):
-        encode_targets("classes", np.array([1, 1, 1]), owner="GibbsMLPClassifier")
+        encode_response("classes", np.array([1, 1, 1]), owner="GibbsMLPClassifier")
     with pytest.raises(ValueError, match="non-zero sample_weight"):
-        encode_targets("classes", np.array([0, 1, 1]), np.array([0.0, 1.0, 1.0]))
+        encode_response("classes", np.array([0, 1, 1]), np.array([0.0, 1.0, 1.0]))
 
 
 def test_the_rules_that_join_two_settings_are_refused_before_any_work():
