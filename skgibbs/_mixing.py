@@ -359,6 +359,12 @@ def _run_length_remedies(record):
             f"{last['within_chain_ess']:.3g} while its kept draws grew {longer:g}-fold: it does not grow with the "
             "length, so the chains barely move on this posterior and a longer run is unlikely to be enough."
         )
+    elif not record.get("ess_growth_measured", True):
+        sentence += (
+            f" That is a first estimate, at the growth of chains that mix: a worst chain of "
+            f"{last['within_chain_ess']:.3g} effective draws cannot show whether its chain moves more slowly "
+            "still, and if it does, the warning of the longer run will say so."
+        )
     if which == "max_time":
         seconds = record["seconds"] * record["needed_draws"] / max(record["n_draws"], 1)
         return sentence, [f"max_time={seconds:.0f} (seconds)", f"or max_grad_evals={record['needed_grad_evals']}"]

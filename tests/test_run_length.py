@@ -125,6 +125,44 @@ def test_a_cap_stops_the_run_and_the_length_it_states_is_enough():
     assert _drive(again, draws) <= needed and again.record["converged"]
 
 
+@pytest.mark.slow
+def test_the_length_a_capped_run_states_is_enough_and_not_thousands_of_times_too_long():
+    """Chains that mix but are capped long before their checks pass: the stated length lets them pass.
+
+    AR(1) series of autocorrelation 0.95 capped at 300 draws hold two to
+    eight effective draws a chain, too few for the ratio of two checks to
+    say how the ESS grows (it once stated 141 to 2,263 times the length
+    needed on these seeds); the stated cap must let the same chains pass,
+    at most a few times longer than they need.
+    """
+    for seed in range(8):
+        draws = _ar1(np.random.default_rng(seed), 4, 16_000, 0.95)
+        rule = RunLength(_identity, 4, 100, max_grad_evals=300)
+        stopped = _drive(rule, draws, grads_per_draw=1.0)
+        if rule.record["stopped_by"] != "max_grad_evals":
+            continue
+        needed, truth = rule.record["needed_draws"], _needed(draws, 100, step=100)
+        assert truth <= needed <= 8 * truth, (seed, needed, truth)
+        again = RunLength(_identity, 4, 100, max_grad_evals=rule.record["needed_grad_evals"])
+        assert _drive(again, draws, grads_per_draw=1.0) <= needed and again.record["converged"], seed
+
+
+def test_the_growth_is_measured_only_on_checks_with_ten_effective_draws():
+    """Readings of a few effective draws leave the growth at 1 (unmeasured); from ten on, the log-log slope."""
+    rule = RunLength(_identity, 4, 100)
+
+    def checks(pairs):
+        rule.record["checks"] = [{"n_retained": r, "within_chain_ess": e} for r, e in pairs]
+        return rule._growth()
+
+    # the last two readings of a few draws would say 0.25 (1.5 after 3.1); they do not count
+    assert checks([(100, 1.9), (200, 1.5), (283, 3.1), (400, 1.5)]) == (1.0, False)
+    g, measured = checks([(100, 2.0), (200, 10.0), (400, 14.1), (800, 20.0)])
+    assert measured and g == pytest.approx(0.5, abs=1e-3)
+    assert checks([(200, 12.0), (400, 11.0), (800, 10.5)]) == (0.25, True)  # clipped to the slowest growth
+    assert checks([(200, 10.0), (400, 40.0)]) == (1.0, True)
+
+
 def test_the_default_cap_is_a_multiple_of_the_first_block():
     draws = _ar1(np.random.default_rng(3), 4, 4000, 0.995)
     rule = RunLength(_identity, 4, 100)
@@ -255,6 +293,7 @@ def test_the_capped_warning_states_its_numbers_and_its_remedy_clears_it():
     first, rest = text.split("\n", 1)
     assert first.startswith("The chains have not mixed") and not any(c.isdigit() for c in first)
     assert f"{capped.within_chain_ess_:.3g}" in rest and f"max_grad_evals={record['needed_grad_evals']}" in rest
+    assert ("a first estimate" in rest) == (not record["ess_growth_measured"])
     assert "#" not in text
     # the remedy, followed: the same fit with the cap it names ends without a warning
     remedied = clone(capped).set_params(max_grad_evals=record["needed_grad_evals"])

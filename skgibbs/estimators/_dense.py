@@ -323,7 +323,10 @@ _CHAIN_ATTRIBUTES = """\
         chain) and ``n_retained`` (kept: ``samples_.shape[1]``),
         ``grads_per_draw``, ``seconds``, ``max_grad_evals``, every check's
         diagnostics (``checks``) and, at a cap, ``needed_draws``,
-        ``needed_grad_evals`` and ``ess_growth``. Absent otherwise.
+        ``needed_grad_evals``, ``ess_growth`` and ``ess_growth_measured``
+        (False where the worst chain held too few effective draws to
+        measure the growth, and the estimate assumed that of chains that
+        mix). Absent otherwise.
     within_chain_rhat_ : float
         Largest over the chains and the training inputs of each chain's own
         rank-normalised split R-hat (the chain cut in halves) of the {watched}:
