@@ -237,17 +237,16 @@ class RunLength:
         the log of the draws kept, over those checks, clipped to
         [:data:`SLOWEST_GROWTH`, 1]; 1 (the growth of a chain that mixes)
         while fewer than two lengths qualify, and then ``measured`` is
-        False. A bulk ESS of a few draws
-        varies too much from one check to the next for two such readings
-        to say how it grows: on chains of known mixing (AR(1) series
-        capped before their checks pass) the ratio of the last two checks
-        made the stated length from about half to thousands of times the
-        length the checks needed, where growth 1 kept it within a small
-        factor of it (``test_run_length``).
+        False. A bulk ESS of a few draws varies too much from one check to
+        the next for two such readings to say how it grows: on chains of
+        known mixing (AR(1) series capped before their checks pass) the
+        ratio of the last two checks made the stated length from about half
+        to thousands of times the length the checks needed, where growth 1
+        kept it within a small factor of it (``test_run_length``).
         """
         checks = [c for c in self.record["checks"] if c["within_chain_ess"] >= GROWTH_MIN_ESS]
         kept = np.log([c["n_retained"] for c in checks])
         if len(np.unique(kept)) < 2:
             return 1.0, False
-        g = np.polyfit(kept, np.log([c["within_chain_ess"] for c in checks]), 1)[0]
-        return (float(np.clip(g, SLOWEST_GROWTH, 1.0)) if np.isfinite(g) else SLOWEST_GROWTH), True
+        g = np.polyfit(kept, np.log([c["within_chain_ess"] for c in checks]), 1)[0]  # finite: two lengths, ESS >= 10
+        return float(np.clip(g, SLOWEST_GROWTH, 1.0)), True

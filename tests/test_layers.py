@@ -45,7 +45,7 @@ ABOVE_KERNELS = (
     "skgibbs.samplers.*.optimize",
     "skgibbs.criteria",
     "skgibbs.estimators",
-    "skgibbs.regressor",  # the estimators' former paths (aliases of skgibbs.estimators.*)
+    "skgibbs.regressor",  # the estimators' former paths (they re-export skgibbs.estimators.*)
     "skgibbs.classifier",
     "skgibbs.sparse",
     "skgibbs.problem",
