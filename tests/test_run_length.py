@@ -12,6 +12,7 @@ variance of the wide coordinate at half its value: a pass is confirmed on
 a longer run before the run stops.
 """
 
+import copy
 import warnings
 
 import numpy as np
@@ -139,7 +140,7 @@ def test_the_length_a_capped_run_states_is_enough_and_not_thousands_of_times_too
     for seed in range(8):
         draws = _ar1(np.random.default_rng(seed), 4, 16_000, 0.95)
         rule = RunLength(_identity, 4, 100, max_grad_evals=300)
-        stopped = _drive(rule, draws, grads_per_draw=1.0)
+        _drive(rule, draws, grads_per_draw=1.0)
         if rule.record["stopped_by"] != "max_grad_evals":
             continue
         needed, truth = rule.record["needed_draws"], _needed(draws, 100, step=100)
@@ -324,13 +325,20 @@ def test_the_classifier_adapts_its_run_length_on_its_probabilities():
     assert clf.run_length_["n_checks"] >= 1 and clf.samples_.shape[1] == clf.run_length_["n_retained"]
 
 
+@pytest.fixture(scope="module")
+def linear_fit():
+    """``(X, y, fit)``: a short fit of the linear model, made once for the bad-cap tests."""
+    X, y = _data()
+    return X, y, GibbsMLPRegressor(**LINEAR, n_samples=20).fit(X, y)
+
+
 @pytest.mark.parametrize(
     "name, value", [("max_grad_evals", 0), ("max_grad_evals", -5), ("max_grad_evals", "lots"),
                     ("max_grad_evals", 2.5), ("max_time", 0.0), ("max_time", -1.0), ("max_time", "soon")],
 )
-def test_a_bad_cap_is_refused_before_any_work_and_keeps_the_earlier_fit(name, value):
-    X, y = _data()
-    reg = GibbsMLPRegressor(**LINEAR, n_samples=20).fit(X, y)
+def test_a_bad_cap_is_refused_before_any_work_and_keeps_the_earlier_fit(name, value, linear_fit):
+    X, y, fitted = linear_fit
+    reg = copy.deepcopy(fitted)  # each bad value meets a fit of its own
     before = reg.samples_.copy()
     with pytest.raises(InvalidParameterError, match=name):
         reg.set_params(**{name: value}).fit(X, y)
