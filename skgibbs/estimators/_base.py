@@ -6,7 +6,7 @@ pre-trained starting points, prior, target), runs its sampler object and
 stores the draws and the sampler's own results as NumPy arrays; it evaluates
 the stored draws and exports them to ArviZ. A subclass declares what
 differs in building the problem as data, its
-:class:`~skgibbs.plan.EstimatorTraits` (its targets, hence their encoding,
+:class:`~skgibbs.plan.EstimatorTraits` (its response, hence its encoding,
 loss and outputs; the prior it samples; the defaults of the settings a
 sampler may not honour), and defines what is summarised and predicted from
 the draws. Nothing here depends on the kernel: its settings live on the
@@ -447,7 +447,7 @@ class BaseGibbsMLP(BaseEstimator):
             ``y`` ``(chain, draw, obs)``: ``log p(y_i | theta)`` of every
             example under every draw (the untempered likelihood, each draw's
             own noise variance where the noise is learned); ``y`` ``(obs,)``:
-            the targets (for the classifier their index into ``classes_``).
+            the response (for the classifier its index into ``classes_``).
             ``az.waic`` of the training data gives
             ``-n * generalization_loss_`` when ``waic_tempering_`` is 1 (the
             noise learned, or the classifier at ``temperature=1``); otherwise
@@ -510,7 +510,7 @@ class BaseGibbsMLP(BaseEstimator):
         if X is not None:
             X = self._validated(X)
             if y is not None:
-                y = self._check_targets(y)
+                y = self._check_response(y)
                 if len(y) != X.shape[0]:
                     raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries.")
             predictive, more_dims = self._posterior_predictive(X, random_state)
@@ -538,7 +538,7 @@ class BaseGibbsMLP(BaseEstimator):
     def _summarise(self, X, y, sample_weight=None):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def _check_targets(self, y):  # pragma: no cover - interface
+    def _check_response(self, y):  # pragma: no cover - interface
         raise NotImplementedError
 
     def _posterior_predictive(self, X, random_state):  # pragma: no cover - interface

@@ -215,10 +215,10 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         self.random_state = random_state
         self.verbose = verbose
 
-    # prior_std="auto": 2 / sqrt(fan_in), see the class docstring; labels for targets
+    # prior_std="auto": 2 / sqrt(fan_in), see the class docstring; its response is labels
     _traits = EstimatorTraits(prior_gain=2.0, response="classes")
 
-    def _check_targets(self, y):
+    def _check_response(self, y):
         y = column_or_1d(np.asarray(y))
         known = np.isin(y, self.classes_)
         if not known.all():
@@ -254,7 +254,7 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
             to five of them and the classes).
         """
         check_is_fitted(self)
-        self._check_targets(y)
+        self._check_response(y)
         return super().score(X, y, sample_weight=sample_weight)
 
     def _posterior_predictive(self, X, random_state):

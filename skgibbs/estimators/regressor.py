@@ -412,7 +412,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseGibbsMLP):
 
     _traits = EstimatorTraits(hierarchical_sampler=True, noise_model=True)
 
-    def _check_targets(self, y):
+    def _check_response(self, y):
         return column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
 
     def _store(self, result, spec):
