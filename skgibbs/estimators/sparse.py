@@ -546,13 +546,17 @@ class SparseGibbsMLPRegressor(GibbsMLPRegressor):
         spec, weights = self.spec_, self._draw_weights()
         active = self.samples_ != 0
         fraction = input_relevance(spec, self.samples_.reshape(-1, spec.n_params))
+
+        def share(values):  # a weighted mean of values in [0, 1]: the weights' rounding can carry it an ulp past 1
+            return np.clip(draws_mean(values, weights), 0.0, 1.0)
+
         self._set_fitted(
             {
                 "active_fraction_": active.mean(-1),
-                "inclusion_probability_": draws_mean(active.reshape(-1, spec.n_params), weights),
-                "feature_inclusion_": draws_mean(fraction, weights),
+                "inclusion_probability_": share(active.reshape(-1, spec.n_params)),
+                "feature_inclusion_": share(fraction),
                 # the posterior probability that the input is in the model: a live path to the output
-                "input_relevance_": draws_mean(fraction > 0, weights),
+                "input_relevance_": share(fraction > 0),
             }
         )
 
