@@ -30,6 +30,14 @@ y) e^{-s}``, which has no bound as the variance of a closely fitted row
 shrinks (the t's is bounded in the residual and grows only as
 ``e^{-s/2}``). The classifier's cross-entropy was not measured, and keeps
 both.
+
+Each step's gradient is the network's hand-written backward pass
+(:meth:`~skgibbs.model.MLPSpec.loss_and_grad`, equal to autograd's to
+rounding), not autograd: on the small networks and batches of a
+pre-training it takes about half the time (eight rows of parameters, one
+thread: a ``(16,)`` network with two outputs on 240 rows, 295 against
+531 µs a step; ``(16, 16)`` on 160 rows, 350 against 508 µs; the same at
+1,024 rows).
 """
 
 from typing import NamedTuple
@@ -112,10 +120,6 @@ class _Adam:
 
     def reset(self, group):
         self.state[group] = None
-
-    def zero_grad(self):
-        for leaf in self.leaves:
-            leaf.grad = None
 
     @torch.no_grad()
     def step(self):
@@ -249,7 +253,7 @@ def pretrain(
     scale = torch.ones(theta.shape[1], dtype=theta.dtype, device=theta.device) if scale is None else scale
     scale = scale.to(theta.device, theta.dtype)
     # one leaf per schedule, each its own parameter group of Adam; the rows of schedule g are g * C + chain
-    ws = [(theta / scale).clone().requires_grad_(True) for _ in schedules]
+    ws = [(theta / scale).clone() for _ in schedules]
     opt = _Adam(ws, [sched[0] for sched in schedules])
     best = theta.detach().repeat(n_groups, 1)
     best_err = torch.full((len(best),), torch.inf, device=Xt.device)
@@ -264,6 +268,14 @@ def pretrain(
         if w is None:
             return losses.mean(1)
         return (losses * w).sum(1) / (w.sum().clamp_min(1e-30) if norm is None else norm)
+
+    def set_gradients(X, y, w=None, norm=None):
+        """Each leaf's ``.grad``: the gradient in ``w = theta / scale`` of its rows' :func:`mean_loss` on ``(X, y)``."""
+        _, grad = spec.loss_and_grad(current(), X, y, loss=loss, weight=w)
+        denom = X.shape[0] if w is None else (w.sum().clamp_min(1e-30) if norm is None else norm)
+        grad = grad * (scale / denom)
+        for g, leaf in enumerate(ws):
+            leaf.grad = grad[g * n_chains : (g + 1) * n_chains]
 
     # the best held-out loss every check, to judge the fall over the last PATIENCE steps
     history = []
@@ -314,8 +326,7 @@ def pretrain(
         if whole is None:
             idx = train[torch.randint(len(train), (batch,), generator=gen)]
             rows = (Xt[idx], yt[idx]) if weight is None else (Xt[idx], yt[idx], weight[idx], batch * train_norm)
-        opt.zero_grad()
-        mean_loss(*(whole or rows)).sum().backward()
+        set_gradients(*(whole or rows))
         opt.step()
         if mask is not None:
             with torch.no_grad():

@@ -288,7 +288,7 @@ def per_example_loss(name, out, y):
     """Per-example losses ``(..., m)`` of network outputs ``out`` (``(..., m)`` or ``(..., m, C)``).
 
     Differentiable by autograd (used where a gradient of something else than
-    the loss sum is needed, e.g. pre-training).
+    the loss sum is needed, e.g. the variational fit's expected loss).
 
     Examples
     --------

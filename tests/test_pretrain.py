@@ -113,9 +113,6 @@ class _TorchAdam:
     def reset(self, group):
         self.opt.state.pop(self.leaves[group], None)
 
-    def zero_grad(self):
-        self.opt.zero_grad()
-
     def step(self):
         self.opt.step()
 
