@@ -37,8 +37,8 @@ towards the simpler model, as a network with a second output overfits
 its variance on a few hundred rows before early stopping catches it. On
 simulated data at ``n = 500`` (``tests/test_noise_auto.py``) the varying
 models scored below one variance on all ten seeds of a constant noise,
-and a margin of two standard errors missed a Student-t noise on eight of
-ten seeds (one, on at most one).
+and a margin of two standard errors missed a Student-t noise on seven of
+ten seeds (one, on one).
 """
 
 import sys
