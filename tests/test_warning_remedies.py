@@ -42,15 +42,32 @@ def _having(messages, phrase):
 
 
 @pytest.mark.slow
+def _named_target_accept(message):
+    """The ``target_accept`` a message tells the user to raise to."""
+    return float(re.search(r"Raise target_accept \(e\.g\. ([\d.]+)\)", message).group(1))
+
+
 def test_divergent_hmc_and_its_low_acceptance_go_with_a_higher_target_accept():
     settings = {"hidden_layer_sizes": (4,), "n_samples": 100, "burn_in": 100, "random_state": 0}
     messages = _fit_messages(GibbsMLPRegressor(sampler=HMC(target_accept=0.3), **settings))
     [divergent] = _having(messages, "divergent HMC transitions")
     [low] = _having(messages, "of its proposals after burn-in")
-    assert "Raise target_accept (e.g. 0.9)" in divergent and "Raise target_accept (e.g. 0.9)" in low
     assert int(divergent.split()[0]) > 0
-    messages = _fit_messages(GibbsMLPRegressor(sampler=HMC(target_accept=0.9), **settings))
+    named = _named_target_accept(divergent)
+    assert named == _named_target_accept(low) > 0.3
+    messages = _fit_messages(GibbsMLPRegressor(sampler=HMC(target_accept=named), **settings))
     assert not _having(messages, "divergent") and not _having(messages, "of its proposals after burn-in")
+
+
+def test_the_target_accept_a_warning_names_is_a_raise():
+    # from the default and from values at or above the fixed suggestion alike
+    for current in (0.3, 0.8, 0.95, 0.99):
+        fit = {"n_divergent_": np.array([2, 0]), "acceptance_rate_": np.array([0.001, 0.5]), "rho_": 1.0}
+        for message in HMC(target_accept=current).diagnose(fit):
+            assert _named_target_accept(message) > current
+        fit = {"n_divergent_": np.array([1]), "acceptance_rate_": np.array([0.5]), "rho_": 1.0}
+        [message] = AdjustedMCLMC(target_accept=current).diagnose(fit)
+        assert _named_target_accept(message) > current
 
 
 @pytest.mark.slow
@@ -58,8 +75,9 @@ def test_divergent_adjusted_mclmc_goes_with_a_higher_target_accept():
     settings = {"hidden_layer_sizes": (4,), "n_samples": 100, "burn_in": 20, "random_state": 0}
     messages = _fit_messages(GibbsMLPRegressor(sampler=AdjustedMCLMC(target_accept=0.05), **settings))
     [divergent] = _having(messages, "divergent transitions after warm-up")
-    assert "Raise target_accept (e.g. 0.95)" in divergent
-    messages = _fit_messages(GibbsMLPRegressor(sampler=AdjustedMCLMC(target_accept=0.95), **settings))
+    named = _named_target_accept(divergent)
+    assert named > 0.05
+    messages = _fit_messages(GibbsMLPRegressor(sampler=AdjustedMCLMC(target_accept=named), **settings))
     assert not _having(messages, "divergent") and not _having(messages, "of its proposals after burn-in")
 
 

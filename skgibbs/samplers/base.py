@@ -54,6 +54,7 @@ __all__ = [
     "available_samplers",
     "sampler_table",
     "low_acceptance",
+    "raise_target_accept",
     "Unhonoured",
     "unhonoured_message",
 ]
@@ -579,6 +580,24 @@ class BatchSurrogate:
             loss_sum, loss_square_sum, n, rho, self.batch_terms(lam, n, rho, info), self.batch_noise,
             rows=info.get("n_train"),
         )
+
+
+def raise_target_accept(current, also="burn_in"):
+    """The remedy of a step size too large for parts of the posterior: a ``target_accept`` above ``current``.
+
+    At least 0.95 (Stan's advice for divergences is to raise ``adapt_delta``
+    toward 0.95 to 0.99), and half-way from ``current`` to 1 above that, so
+    that the value named is a raise whatever the kernel ran with.
+
+    Examples
+    --------
+    >>> raise_target_accept(0.8)
+    'raise target_accept (e.g. 0.95) or burn_in'
+    >>> raise_target_accept(0.98)
+    'raise target_accept (e.g. 0.99) or burn_in'
+    """
+    value = max(0.95, 1.0 - (1.0 - float(current)) / 2.0)
+    return f"raise target_accept (e.g. {value:.3g}) or {also}"
 
 
 def low_acceptance(fit, remedy="raise burn_in (the step size adapts during it) or target_accept"):

@@ -46,7 +46,7 @@ from ..adaptation import (
     metric_windows,
     search_step_size,
 )
-from ..base import low_acceptance, register
+from ..base import low_acceptance, raise_target_accept, register
 from ..runner import ChainSampler
 from ..target import RowLoop
 from . import gibbs as hmc_gibbs
@@ -181,12 +181,13 @@ class HMC(ChainSampler):
         return {"n_divergent": logs["diverging"].sum(0).numpy()}
 
     def diagnose(self, fit):
-        out = low_acceptance(fit, "raise target_accept (e.g. 0.9) or burn_in")
+        remedy = raise_target_accept(self.target_accept)
+        out = low_acceptance(fit, remedy)
         n_div = int(np.sum(fit["n_divergent_"]))
         if n_div:
             out.append(
                 f"{n_div} divergent HMC transitions after warm-up: the step size is too large for parts of "
-                "the posterior, which may then be missed. Raise target_accept (e.g. 0.9) or burn_in."
+                f"the posterior, which may then be missed. {remedy[0].upper() + remedy[1:]}."
             )
         return out
 

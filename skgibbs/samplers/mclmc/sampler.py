@@ -50,7 +50,7 @@ from ..._progress import progress
 from ..._random import select
 from ...priors import HierarchicalPrior
 from ..adaptation import DualAveraging, halton, search_step_size
-from ..base import low_acceptance, register
+from ..base import low_acceptance, raise_target_accept, register
 from ..hmc import gibbs as hmc_gibbs
 from ..hmc.kernel import evaluator
 from ..noncentered import PARAMETRIZATIONS, NonCenteredTarget
@@ -475,7 +475,7 @@ class AdjustedMCLMC(ChainSampler):
         return {"n_divergent": logs["diverging"].sum(0).numpy()}
 
     def diagnose(self, fit):
-        remedy = "raise target_accept (e.g. 0.95) or burn_in"
+        remedy = raise_target_accept(self.target_accept)
         return low_acceptance(fit, remedy) + _divergence_message(fit, remedy)
 
 
