@@ -261,18 +261,22 @@ def pretrain(
     def current():
         return torch.cat(ws) * scale
 
+    def weight_sum(w, norm):
+        """What a weighted mean over rows of weights ``w`` divides by: ``norm`` when given, else ``sum w``."""
+        return w.sum().clamp_min(1e-30) if norm is None else norm
+
     def mean_loss(X, y, w=None, norm=None):
         """Each row of ``current()``'s mean loss on ``(X, y)``: weighted by ``w``, over ``norm`` when given."""
         out = spec.forward(current(), X)
         losses = per_example_loss(loss, out, y.expand(out.shape[:2]))
         if w is None:
             return losses.mean(1)
-        return (losses * w).sum(1) / (w.sum().clamp_min(1e-30) if norm is None else norm)
+        return (losses * w).sum(1) / weight_sum(w, norm)
 
     def set_gradients(X, y, w=None, norm=None):
         """Each leaf's ``.grad``: the gradient in ``w = theta / scale`` of its rows' :func:`mean_loss` on ``(X, y)``."""
         _, grad = spec.loss_and_grad(current(), X, y, loss=loss, weight=w)
-        denom = X.shape[0] if w is None else (w.sum().clamp_min(1e-30) if norm is None else norm)
+        denom = X.shape[0] if w is None else weight_sum(w, norm)
         grad = grad * (scale / denom)
         for g, leaf in enumerate(ws):
             leaf.grad = grad[g * n_chains : (g + 1) * n_chains]

@@ -41,12 +41,12 @@ def _having(messages, phrase):
     return [m for m in messages if phrase in m]
 
 
-@pytest.mark.slow
 def _named_target_accept(message):
     """The ``target_accept`` a message tells the user to raise to."""
     return float(re.search(r"Raise target_accept \(e\.g\. ([\d.]+)\)", message).group(1))
 
 
+@pytest.mark.slow
 def test_divergent_hmc_and_its_low_acceptance_go_with_a_higher_target_accept():
     settings = {"hidden_layer_sizes": (4,), "n_samples": 100, "burn_in": 100, "random_state": 0}
     messages = _fit_messages(GibbsMLPRegressor(sampler=HMC(target_accept=0.3), **settings))

@@ -582,7 +582,7 @@ class BatchSurrogate:
         )
 
 
-def raise_target_accept(current, also="burn_in"):
+def raise_target_accept(current):
     """The remedy of a step size too large for parts of the posterior: a ``target_accept`` above ``current``.
 
     At least 0.95 (Stan's advice for divergences is to raise ``adapt_delta``
@@ -597,7 +597,7 @@ def raise_target_accept(current, also="burn_in"):
     'raise target_accept (e.g. 0.99) or burn_in'
     """
     value = max(0.95, 1.0 - (1.0 - float(current)) / 2.0)
-    return f"raise target_accept (e.g. {value:.3g}) or {also}"
+    return f"raise target_accept (e.g. {value:.3g}) or burn_in"
 
 
 def low_acceptance(fit, remedy="raise burn_in (the step size adapts during it) or target_accept"):
