@@ -45,6 +45,8 @@ __all__ = [
     "SMALL_DATA_ROWS",
     "SMALL_DATA_LAYERS",
     "LARGE_DATA_LAYERS",
+    "CLASSIFIER_SMALL_DATA_ROWS",
+    "AUTO_TEMPERATURES",
 ]
 
 #: ``hidden_layer_sizes="auto"``: at most this many training rows is small data
@@ -53,6 +55,11 @@ SMALL_DATA_ROWS = 1000
 SMALL_DATA_LAYERS = (16, 16)
 #: ``hidden_layer_sizes="auto"`` beyond :data:`SMALL_DATA_ROWS` rows
 LARGE_DATA_LAYERS = (100, 100)
+#: the temperatures the classifier's ``temperature="auto"`` fits, the Bayesian posterior first
+AUTO_TEMPERATURES = (1.0, 0.5)
+#: the classifier's small data: 16-16 did at least as well as 100-100 on every set of the ``classification``
+#: benchmark, the largest of which (HMDA) has 1,785 training rows
+CLASSIFIER_SMALL_DATA_ROWS = 2000
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,23 @@ class EstimatorTraits:
         numbers (standardized; the noise model's loss and outputs) or
         labels (encoded; the cross-entropy, one output per class beyond
         two), as :mod:`skgibbs._response` treats them.
+    full_batch_sampler : str
+        The kernel ``sampler="auto"`` runs on the full data where that is
+        affordable and no hierarchical prior or learned noise asks for
+        MCLMC (:func:`~skgibbs.samplers.choose_sampler`): ``"hmc"``, the
+        classifier's ``"mclmc"``.
+    auto_prior : {"ard", "fixed"}
+        What ``prior="auto"`` gives where the sampler can sample a
+        hierarchical prior: ARD (the regressor), or the fixed prior (the
+        classifier, whose ARD chains did not converge on the
+        ``classification`` benchmark).
+    small_data_rows : int
+        ``hidden_layer_sizes="auto"`` is :data:`SMALL_DATA_LAYERS` up to
+        this many training rows (:func:`hidden_layers`).
+    selects_temperature : bool
+        Whether ``temperature="auto"`` fits each of
+        :data:`AUTO_TEMPERATURES` and keeps one (the classifier), rather
+        than plugging in or learning a noise variance.
     sampler_setting_defaults : mapping of str to object
         The default of each setting a sampler may not honour (the names of
         :meth:`~skgibbs.samplers.Sampler.ignored_settings`): the value that
@@ -96,6 +120,10 @@ class EstimatorTraits:
     prior: str = None
     prior_gain: float = 1.0
     response: str = "continuous"
+    full_batch_sampler: str = "hmc"
+    auto_prior: str = "ard"
+    small_data_rows: int = SMALL_DATA_ROWS
+    selects_temperature: bool = False
     sampler_setting_defaults: MappingProxyType = field(
         default_factory=lambda: MappingProxyType(dict(SAMPLER_SETTING_DEFAULTS))
     )
@@ -166,9 +194,11 @@ class FitPlan:
         The prior sampled: ``"fixed"``, ``"layer"``, ``"ard"`` or ``"mixing"``.
     learns_noise : bool
         Whether the sampler draws the noise precision with the weights.
-    temperature_source : {"learned", "plug-in", "given"}
+    temperature_source : {"learned", "plug-in", "given", "selected"}
         Where the temperature comes from: the likelihood with its noise
-        learned, twice the pre-training's held-out loss, or the setting.
+        learned, twice the pre-training's held-out loss, the setting, or
+        (the classifier's ``temperature="auto"``) the best of
+        :data:`AUTO_TEMPERATURES` by leave-one-out, each fitted.
     n_samples, burn_in, thin : int
         The run's draws per chain (the first block under
         ``n_samples="auto"``), warm-up and thinning.
@@ -217,22 +247,26 @@ class FitPlan:
         Twice the pre-training's held-out mean loss (the plug-in, also the
         start of a learned noise variance), or 2 where the noise is in the
         network (the Bayesian temperature of its likelihood), or the given
-        float.
+        float; for a temperature the fit selects, the first candidate's.
         """
         setting = self.temperature_setting
         if not isinstance(setting, str):
             return float(setting)
+        if self.temperature_source == "selected":
+            return AUTO_TEMPERATURES[0]
         return 2.0 if _in_network(self.noise) else 2.0 * heldout_loss
 
 
-def hidden_layers(setting, n_rows=None):
+def hidden_layers(setting, n_rows=None, small_rows=SMALL_DATA_ROWS):
     """The hidden widths of ``hidden_layer_sizes=setting`` as a tuple, ``"auto"`` resolved for ``n_rows`` rows.
 
     ``setting`` is as the estimators' constraints accept it (a positive int,
     a sequence of positive ints, or ``"auto"``).
 
-    ``"auto"`` gives two hidden layers of 16 up to :data:`SMALL_DATA_ROWS`
-    rows and of 100 beyond (and without a row count): the 16-16 network of
+    ``"auto"`` gives two hidden layers of 16 up to ``small_rows`` rows
+    (:data:`SMALL_DATA_ROWS`; the classifier's
+    :data:`CLASSIFIER_SMALL_DATA_ROWS`) and of 100 beyond (and without a
+    row count): the 16-16 network of
     the Microcanonical Langevin Ensembles (Sommer et al., ICLR 2025) on the
     small tables of the ``uq`` benchmark, where it did at least as well as
     100-100 at a fraction of the cost; 100-100 on larger data, where it did
@@ -245,7 +279,7 @@ def hidden_layers(setting, n_rows=None):
     ((16, 16), (100, 100), (8,), (4, 4))
     """
     if isinstance(setting, str) and setting == "auto":
-        if n_rows is not None and int(n_rows) <= SMALL_DATA_ROWS:
+        if n_rows is not None and int(n_rows) <= small_rows:
             return SMALL_DATA_LAYERS
         return LARGE_DATA_LAYERS
     layers = (setting,) if isinstance(setting, Integral) else tuple(setting)
@@ -300,10 +334,14 @@ def _sampler_asks(params, traits, noise):
     learn = params.get("temperature") == "learn" and _learns_noise(params, traits, noise, None)
     prior = params.get("prior", "fixed")
     wants_prior = traits.prior is None and (
-        prior in ("layer", "ard") or (prior == "auto" and _can_learn(params, True))
+        prior in ("layer", "ard") or (prior == "auto" and traits.auto_prior != "fixed" and _can_learn(params, True))
     )
     asks_hierarchical = wants_prior or _learns_noise(params, traits, noise, None)
-    return {"learned_noise": bool(learn), "hierarchical": bool(traits.hierarchical_sampler and asks_hierarchical)}
+    return {
+        "learned_noise": bool(learn),
+        "hierarchical": bool(traits.hierarchical_sampler and asks_hierarchical),
+        "full_batch": traits.full_batch_sampler,
+    }
 
 
 def model_choices(params, traits, sampler, noise=None):
@@ -317,7 +355,7 @@ def model_choices(params, traits, sampler, noise=None):
     -------
     prior : str
     learns_noise : bool
-    temperature_source : {"learned", "plug-in", "given"}
+    temperature_source : {"learned", "plug-in", "given", "selected"}
     reasons : dict
         ``"prior"`` and ``"temperature"``.
     """
@@ -326,6 +364,8 @@ def model_choices(params, traits, sampler, noise=None):
         prior, prior_why = traits.prior, f"the estimator samples the {traits.prior} prior"
     elif setting != "auto":
         prior, prior_why = setting, f"prior={setting!r}"
+    elif traits.auto_prior == "fixed":
+        prior, prior_why = "fixed", "prior='auto': the fixed prior, whose chains converge where ARD's did not"
     elif _can_learn(params, sampler.hierarchical):
         prior, prior_why = "ard", f"prior='auto': {sampler.name} samples hierarchical priors"
     else:
@@ -341,6 +381,9 @@ def model_choices(params, traits, sampler, noise=None):
         why = f"noise={noise!r}: the network outputs the noise scale, sampled with it"
     elif learns:
         source, why = "learned", f"temperature={temperature!r}: {sampler.name} samples the noise variance"
+    elif isinstance(temperature, str) and traits.selects_temperature:
+        source = "selected"
+        why = f"temperature={temperature!r}: each of {AUTO_TEMPERATURES} fitted, the best by leave-one-out kept"
     elif isinstance(temperature, str):
         source, why = "plug-in", f"temperature={temperature!r}: twice the pre-training's held-out loss"
     else:
@@ -386,7 +429,7 @@ def plan_fit(params, traits, *, n_rows, n_params, noise=None, device=None):
     prior='auto': mclmc samples hierarchical priors
     """
     device = torch_device(params.get("device", "cpu")) if device is None else device
-    layers = hidden_layers(params.get("hidden_layer_sizes"), n_rows)
+    layers = hidden_layers(params.get("hidden_layer_sizes"), n_rows, traits.small_data_rows)
     setting = params.get("hidden_layer_sizes")
     reasons = {
         "layers": (

@@ -228,8 +228,8 @@ def build_problem(estimator, X, y, sample_weight=None):
     noise, noise_selection = resolve_noise(params, data) if traits.noise_model else (None, None)
     n, weights, Xt, yt, seeds = data.X.shape[0], data.sample_weight, data.Xt, data.yt, data.seeds
     width = n_outputs(traits.response, data.encoding, noise)
-    spec = MLPSpec(data.X.shape[1], hidden_layers(params["hidden_layer_sizes"], n), params["activation"], width,
-                   data.embedding)  # fmt: skip
+    layers = hidden_layers(params["hidden_layer_sizes"], n, traits.small_data_rows)
+    spec = MLPSpec(data.X.shape[1], layers, params["activation"], width, data.embedding)
     # every "auto" resolved once, from the settings and the data's shape; what follows reads the plan
     plan = plan_fit(params, traits, n_rows=n, n_params=spec.n_params, noise=noise, device=data.device)
     sampler = plan.sampler

@@ -1,9 +1,11 @@
 """``prior="auto"`` and ``temperature="auto"``: what each registered sampler gets, and a fit that runs.
 
-The dense estimators' defaults learn what the resolved sampler can sample:
-the ARD prior where it samples hierarchical priors, the regressor's noise
-where it samples the noise precision, the fixed prior and the plug-in
-temperature elsewhere; ``prior_`` and ``temperature_source_`` say which.
+The regressor's defaults learn what the resolved sampler can sample: the
+ARD prior where it samples hierarchical priors, the noise where it samples
+the noise precision, the fixed prior and the plug-in temperature elsewhere.
+The classifier's are the fixed prior and a temperature selected from its
+candidates, under every kernel. ``prior_`` and ``temperature_source_`` say
+which.
 """
 
 import warnings
@@ -56,13 +58,22 @@ def test_the_regressor_learns_what_each_sampler_can(name):
 
 
 @pytest.mark.parametrize("name", available_samplers("dense"))
-def test_the_classifier_learns_the_prior_where_the_sampler_can(name):
+def test_the_classifier_keeps_the_fixed_prior_and_selects_its_temperature(name):
+    """The classifier's ``prior="auto"`` is the fixed prior under every kernel (its ARD chains did not converge
+    on the classification benchmark); ``prior="ard"`` is sampled where the kernel can; ``temperature="auto"``
+    keeps one of the candidates it fitted."""
+    from skgibbs.plan import AUTO_TEMPERATURES
+
     cls = _REGISTRY[name]
     X, y = _data(classes=True)
     clf = _fit(GibbsMLPClassifier(sampler=_kernel(name), **_tiny(name)), X, y)
-    assert clf.prior_ == ("ard" if cls.hierarchical else "fixed")
-    assert clf.temperature_source_ == "given"  # temperature=1, the Bayesian posterior
+    assert clf.prior_ == "fixed"
+    assert clf.temperature_source_ == "selected" and clf.temperature_ in AUTO_TEMPERATURES
+    assert clf.temperature_selection_["temperature"] == clf.temperature_
     assert np.isfinite(clf.predict_proba(X[:3])).all()
+    if cls.hierarchical:
+        ard = _fit(GibbsMLPClassifier(sampler=_kernel(name), prior="ard", temperature=1.0, **_tiny(name)), X, y)
+        assert (ard.prior_, ard.temperature_source_) == ("ard", "given")
 
 
 def test_the_defaults_resolve_to_mclmc_ard_and_a_learned_noise():
@@ -70,9 +81,9 @@ def test_the_defaults_resolve_to_mclmc_ard_and_a_learned_noise():
     reg = _fit(GibbsMLPRegressor(**TINY), X, y)
     assert (reg.sampler_name_, reg.prior_, reg.temperature_source_) == ("mclmc", "ard", "learned")
     assert reg.input_relevance_.shape == (2,)
-    # the classifier's default kernel stays HMC (within Gibbs), the one its ARD default was measured with
+    # the classifier's default: MCLMC on the fixed prior, the temperature selected
     clf = _fit(GibbsMLPClassifier(**TINY), *_data(classes=True))
-    assert (clf.sampler_name_, clf.prior_) == ("hmc", "ard")
+    assert (clf.sampler_name_, clf.prior_, clf.temperature_source_) == ("mclmc", "fixed", "selected")
 
 
 def test_a_box_or_a_flat_prior_keeps_auto_fixed():
@@ -108,8 +119,7 @@ def _model_changes(seen):
     return [w for w in seen if issubclass(w.category, UserWarning) and "another model at rho < 1" in str(w.message)]
 
 
-@pytest.mark.parametrize("cls", [GibbsMLPRegressor, GibbsMLPClassifier])
-def test_a_grid_over_rho_says_once_that_auto_changes_the_model_and_its_remedy_makes_it_one(cls):
+def test_a_grid_over_rho_says_once_that_auto_changes_the_model_and_its_remedy_makes_it_one():
     """``sampler="auto"`` at ``rho < 1`` fits csMALA on the fixed prior: a search over ``rho`` hears it once.
 
     The warning names the two models and the settings that make them one; with those settings every
@@ -118,17 +128,19 @@ def test_a_grid_over_rho_says_once_that_auto_changes_the_model_and_its_remedy_ma
     """
     from sklearn.model_selection import GridSearchCV
 
-    X, y = _rho_data(cls is GibbsMLPClassifier)
+    cls = GibbsMLPRegressor
+
+    X, y = _rho_data(False)
     search = GridSearchCV(cls(**TINY), {"rho": [1.0, 0.5]}, cv=3, refit=False)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("default")
         search.fit(X, y)
     (shown,) = _model_changes(seen)  # three folds fit rho = 0.5; the search shows it once
     text = str(shown.message)
-    fixed = "prior='fixed', temperature='plug-in'" if cls is GibbsMLPRegressor else "prior='fixed'"
+    fixed = "prior='fixed', temperature='plug-in'"
     assert "At rho=0.5 this fit runs csmala on the fixed prior" in text and f"set that model for every rho: {fixed}" in text
     # its remedy: the same model at every rho
-    remedy = {"prior": "fixed", **({"temperature": "plug-in"} if cls is GibbsMLPRegressor else {})}
+    remedy = {"prior": "fixed", "temperature": "plug-in"}
     fits = {}
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
@@ -137,3 +149,19 @@ def test_a_grid_over_rho_says_once_that_auto_changes_the_model_and_its_remedy_ma
     assert not _model_changes(seen)
     assert fits[1.0].sampler_name_ == "hmc" and fits[0.5].sampler_name_ == "csmala"
     assert {(f.prior_, f.temperature_source_) for f in fits.values()} == {(fits[1.0].prior_, fits[1.0].temperature_source_)}
+
+
+def test_the_classifiers_defaults_are_one_model_across_a_grid_over_rho():
+    """The classifier's defaults (the fixed prior, the temperature selected) are what csMALA samples at
+    ``rho < 1`` too: a search over ``rho`` compares batch fractions of one model, without the warning."""
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _rho_data(True)
+    search = GridSearchCV(GibbsMLPClassifier(**TINY), {"rho": [1.0, 0.5]}, cv=3, refit=False)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    assert not _model_changes(seen)
+    fits = {rho: _fit(GibbsMLPClassifier(**TINY, rho=rho), X, y) for rho in (1.0, 0.5)}
+    assert fits[1.0].sampler_name_ == "mclmc" and fits[0.5].sampler_name_ == "csmala"
+    assert {(f.prior_, f.temperature_source_) for f in fits.values()} == {("fixed", "selected")}

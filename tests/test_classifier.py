@@ -34,8 +34,8 @@ def binary():
 
 @pytest.fixture(scope="module")
 def multiclass():
-    X, y = load_iris(return_X_y=True)
-    return _quiet_fit(GibbsMLPClassifier(**CHEAP, random_state=0), X, y), X, y
+    X, y = load_iris(return_X_y=True)  # at temperature 1: the criteria's untempered case
+    return _quiet_fit(GibbsMLPClassifier(**CHEAP, temperature=1.0, random_state=0), X, y), X, y
 
 
 def test_binary_outputs_and_string_labels(binary):
@@ -176,7 +176,7 @@ def test_bad_input_keeps_the_earlier_fit(binary):
     with pytest.raises(ValueError, match="infinity"):
         clf.fit(X_bad, y)
     with pytest.raises(ValueError, match="temperature"):
-        clf.set_params(temperature="auto").fit(X, y)
+        clf.set_params(temperature="learn").fit(X, y)
     clf.set_params(temperature=1.0)
     with pytest.raises(ValueError, match="sample_weight"):
         clf.fit(X, y, sample_weight=-np.ones(len(y)))
@@ -239,8 +239,9 @@ def test_logistic_regression_matches_the_g_prior_posterior(kernel):
     settings = {"sampler": kernel, **_EXACT_KERNELS[kernel]}
     clf = GibbsMLPClassifier(
         hidden_layer_sizes=(),
-        prior="fixed",  # the g-prior's fixed Gaussian (prior="auto" is ARD: another posterior)
+        prior="fixed",  # the g-prior's fixed Gaussian
         prior_std=float(np.sqrt(g / n)),
+        temperature=1.0,  # the posterior itself (temperature="auto" may keep a cold one)
         random_state=0,
         **settings,
     ).fit(X, y)

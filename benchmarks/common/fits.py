@@ -139,6 +139,7 @@ def fit_classifier(model, est, X, y):
     if model in ("skgibbs", "skgibbs_ard"):
         out["rhat"] = float(np.max(est.rhat_))
         out["ess"] = float(np.min(est.ess_))
+        out["sampler"], out["temperature"] = est.sampler_name_, float(est.temperature_)
     if model == "skgibbs_ard":
         out["relevance"] = [float(v) for v in est.input_relevance_]
     if model == "skgibbs_smc":
