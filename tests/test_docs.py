@@ -895,16 +895,15 @@ def test_the_first_fit_gives_what_its_comments_state(page):
     ``temperature_source_`` as listed; where the block states it (the
     README), the 90% credible band of f covers the true function at new
     inputs of the same generator at about the stated rate (within 0.02 of
-    it, or of the rate stated in parentheses for another processor), and
-    the prose calls it too narrow where it is below 0.85.
+    it, or of the rate the prose states on an AMD EPYC), and the prose
+    calls it too narrow where it is below 0.85.
     """
     import torch
 
     line, source = code_blocks(ROOT / page)[0]
     claim = re.search(r"reg\.rhat_, reg\.ess_\s+#\s*above ([\d.]+) and below (\d+)", source)
     assert claim, f"{page}:{line}: the first code block no longer states R-hat and ESS in a comment"
-    # the coverage, and in parentheses on another processor (unmixed chains amplify the rounding of its products)
-    coverage = re.search(r"# coverage: about ([\d.]+)(?: \(([\d.]+)\))?", source)
+    coverage = re.search(r"# coverage: about ([\d.]+)", source)
     assert coverage or page != "README.rst", f"{page}:{line}: the first code block no longer states its coverage"
     resolved = re.search(r"reg\.sampler_name_, reg\.prior_, reg\.temperature_source_\s+#\s*(.+)", source)
     assert resolved, f"{page}:{line}: the first code block no longer states what the defaults resolved to"
@@ -922,11 +921,12 @@ def test_the_first_fit_gives_what_its_comments_state(page):
     if coverage:
         band, f_test = namespace["band"], namespace["f_test"]
         covered = float(np.mean((band[:, 0, 0] <= f_test) & (f_test <= band[:, 1, 0])))
-        stated = [float(c) for c in coverage.groups() if c is not None]
-        assert any(covered == pytest.approx(c, abs=0.02) for c in stated), (covered, stated)
         # the prose after the block states the same coverage and the same bound on R-hat, and calls a band
-        # well short of its level too narrow
+        # well short of its level too narrow; it may state the coverage on another processor too (chains that
+        # have not mixed amplify the rounding of its matrix products)
         prose = " ".join((ROOT / page).read_text().split())
+        stated = [float(coverage.group(1))] + [float(c) for c in re.findall(r"([\d.]+) on an AMD EPYC", prose)]
+        assert any(covered == pytest.approx(c, abs=0.02) for c in stated), (covered, stated)
         assert f"function at {float(coverage.group(1)):.0%} of new inputs" in prose
         if covered < 0.85:
             assert f"function at {float(coverage.group(1)):.0%} of new inputs: too narrow" in prose
