@@ -261,9 +261,9 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
     _TEMPERATURE_MARGIN = 2.0
 
     def _fit(self, X, y, sample_weight=None):
-        check_settings(type(self), self.get_params(deep=False))  # before any work, a bad setting named
         if not (isinstance(self.temperature, str) and self.temperature == "auto"):
-            return super()._fit(X, y, sample_weight)
+            return super()._fit(X, y, sample_weight)  # which validates the settings before any work
+        check_settings(type(self), self.get_params(deep=False))  # before the first candidate's fit
         return self._fit_selected_temperature(X, y, sample_weight)
 
     def _fit_selected_temperature(self, X, y, sample_weight):
@@ -295,18 +295,13 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         weighted = [p if w is None else w * p for p, _ in loo]  # each example's share of the elpd
         elpd = np.array([c.sum() for c in weighted])
         converged = np.array([c for _, _, c in fits])
-        kept = int(np.argmax(converged)) if converged.any() else 0
-        reference = kept
-
-        def se(j):  # standard error of the paired difference of candidate j and the reference
-            diff = weighted[j] - weighted[reference]
-            return float(np.sqrt(len(diff)) * diff.std())
-
+        kept = reference = int(np.argmax(converged)) if converged.any() else 0
+        # the standard error of each candidate's paired difference from the reference
+        se_difference = np.array([np.sqrt(len(c)) * (c - weighted[reference]).std() for c in weighted])
         better = [j for j in range(reference + 1, len(fits))
-                  if converged[j] and elpd[j] - elpd[reference] > self._TEMPERATURE_MARGIN * se(j)]
+                  if converged[j] and elpd[j] - elpd[reference] > self._TEMPERATURE_MARGIN * se_difference[j]]
         if better:
             kept = max(better, key=lambda j: elpd[j])
-        se_difference = np.array([se(j) for j in range(len(fits))])
         est, caught, _ = fits[kept]
         state = {name: value for name, value in vars(est).items() if is_fitted_name(name)}
         self._set_fitted(state, replace=True)

@@ -291,7 +291,7 @@ def choose_sampler(rho=1.0, n_rows=None, n_params=None, device="cpu", learned_no
     hier = ("mclmc", "MCLMC on the non-centred hierarchical target") if hierarchical or learned_noise else None
     if learned_noise:
         return hier[0], f"temperature='learn' samples the noise on the full data: {hier[1]}"
-    full = hier or (full_batch, "HMC" if full_batch == "hmc" else full_batch.upper())
+    full = hier or (full_batch, full_batch.upper())
     if n_rows is None or n_params is None:
         return full[0], f"full-batch {full[1]} (sizes not given)"
     work = int(n_rows) * int(n_params)
