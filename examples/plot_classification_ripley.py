@@ -6,8 +6,8 @@ Ripley's synthetic data (MASS ``synth.tr``: 250 training points in two
 dimensions, two overlapping classes, and its own test set ``synth.te`` of
 1000 points) is small enough to draw everything a classifier knows.
 :class:`skgibbs.GibbsMLPClassifier` samples the weights of a ReLU network
-at its defaults (MCLMC on a fixed prior, the temperature, 1 or 0.5, kept
-by the leave-one-out densities of the two fits: ``temperature_``), and the
+at its defaults (MCLMC on a fixed prior, the temperature, 1 or 0.5,
+chosen by leave-one-out: ``temperature_``), and the
 script draws
 
 - left: the posterior predictive probability of class 1,

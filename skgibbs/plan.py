@@ -103,8 +103,8 @@ class EstimatorTraits:
         ``hidden_layer_sizes="auto"`` is :data:`SMALL_DATA_LAYERS` up to
         this many training rows (:func:`hidden_layers`).
     selects_temperature : bool
-        Whether ``temperature="auto"`` fits each of
-        :data:`AUTO_TEMPERATURES` and keeps one (the classifier), rather
+        Whether ``temperature="auto"`` fits :data:`AUTO_TEMPERATURES` in
+        turn and keeps one (the classifier), rather
         than plugging in or learning a noise variance.
     sampler_setting_defaults : mapping of str to object
         The default of each setting a sampler may not honour (the names of
@@ -198,7 +198,8 @@ class FitPlan:
         Where the temperature comes from: the likelihood with its noise
         learned, twice the pre-training's held-out loss, the setting, or
         (the classifier's ``temperature="auto"``) the best of
-        :data:`AUTO_TEMPERATURES` by leave-one-out, each fitted.
+        :data:`AUTO_TEMPERATURES` by leave-one-out, a colder one fitted
+        while the last fit's leave-one-out predictions are underconfident.
     n_samples, burn_in, thin : int
         The run's draws per chain (the first block under
         ``n_samples="auto"``), warm-up and thinning.
@@ -383,7 +384,10 @@ def model_choices(params, traits, sampler, noise=None):
         source, why = "learned", f"temperature={temperature!r}: {sampler.name} samples the noise variance"
     elif isinstance(temperature, str) and traits.selects_temperature:
         source = "selected"
-        why = f"temperature={temperature!r}: each of {AUTO_TEMPERATURES} fitted, the best by leave-one-out kept"
+        why = (
+            f"temperature={temperature!r}: {AUTO_TEMPERATURES} fitted in turn while the last fit's leave-one-out "
+            "predictions are underconfident, the best by leave-one-out kept"
+        )
     elif isinstance(temperature, str):
         source, why = "plug-in", f"temperature={temperature!r}: twice the pre-training's held-out loss"
     else:

@@ -4,6 +4,7 @@ import warnings
 from numbers import Real
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.base import ClassifierMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, column_or_1d
@@ -14,7 +15,7 @@ from .._compat import Interval, StrOptions
 from ._dense import DENSE_CONSTRAINTS, fill_doc
 from .._levels import check_levels
 from .._mixing import chunk_mixing, mixing_state
-from ..diagnostics import psis_loo
+from ..diagnostics import psis
 from ..exceptions import SamplerWarning
 from ..plan import AUTO_TEMPERATURES, CLASSIFIER_SMALL_DATA_ROWS, EstimatorTraits, check_settings
 from .._response import log_proba
@@ -71,18 +72,22 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
 
     temperature : float > 0 or "auto", default="auto"
         ``n / lambda``; 1 is the Bayesian posterior, below 1 a cold one.
-        ``"auto"``: the classifier is fitted at each of
-        :data:`~skgibbs.plan.AUTO_TEMPERATURES` (1 and 0.5), with the same
-        seed, and keeps the Bayesian fit unless the colder one's chains
-        passed the mixing checks (no :class:`~skgibbs.SamplerWarning`) and
-        its leave-one-out log predictive density on the training data
-        (PSIS with the tempered likelihood's ratios) is larger by more than
-        two standard errors of the paired difference; ``temperature_`` and
-        ``temperature_selection_`` say which and why. It costs the two
-        fits. Where the labels are nearly deterministic (digits, breast
-        cancer) the cold posterior has the lower held-out log loss; where
-        they are noisy (Pima, HMDA) the Bayesian one, and the cold chains
-        do not converge (the ``classification`` benchmark).
+        ``"auto"``: the classifier is fitted at 1 and, when that fit's
+        leave-one-out predictions are underconfident
+        (:func:`loo_underconfidence` above 0: their log score on the
+        training labels is above what they expect of themselves), at 0.5
+        (:data:`~skgibbs.plan.AUTO_TEMPERATURES`), with the same seed; it
+        keeps the Bayesian fit unless the colder one's chains passed the
+        mixing checks (no :class:`~skgibbs.SamplerWarning`) and its
+        leave-one-out log predictive density on the training data (PSIS
+        with the tempered likelihood's ratios) is larger by more than two
+        standard errors of the paired difference; ``temperature_`` and
+        ``temperature_selection_`` say which and why. Where the labels are
+        nearly deterministic (digits, breast cancer) the Bayesian
+        predictions are underconfident and the cold posterior has the
+        lower held-out log loss; where they are noisy (Pima, HMDA) they are
+        not, and the cold fit is not made (the ``classification``
+        benchmark).
     rho : float in (0, 1] or "auto", default="auto"
         Bernoulli batch probability; ``"auto"`` is 1 (the full data). The
         batch surrogates approach :math:`\pi_\lambda` only while
@@ -116,15 +121,20 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         ``"given"``: the temperature given; ``"selected"``: chosen by
         ``temperature="auto"``.
     temperature_selection_ : dict
-        Under ``temperature="auto"`` only: ``"temperatures"`` (the
-        candidates), ``"elpd_loo"`` (each fit's leave-one-out log
+        Under ``temperature="auto"`` only, one entry per candidate:
+        ``"temperatures"`` (the candidates), ``"fitted"`` (whether it was
+        fitted: a colder one is only while the last converged fit was
+        underconfident), ``"elpd_loo"`` (each fit's leave-one-out log
         predictive density, summed over the training examples, weighted by
         ``sample_weight``), ``"se_difference"`` (the standard error of each
         one's paired difference from the reference, the warmest converged
         candidate), ``"converged"`` (whether its fit raised no
-        :class:`~skgibbs.SamplerWarning`), ``"khat_above_07"`` (the share
-        of examples whose Pareto shape is above 0.7, where PSIS is
-        unreliable) and ``"temperature"`` (the one kept).
+        :class:`~skgibbs.SamplerWarning`), ``"underconfidence"``
+        (:func:`loo_underconfidence` of a converged fit's leave-one-out
+        predictions, nats) and ``"khat_above_07"`` (the share of examples
+        whose Pareto shape is above 0.7, where PSIS is unreliable), NaN
+        where not fitted or not computed; and ``"temperature"`` (the one
+        kept).
     {shared_attributes}
     rhat_ : float
         Largest rank-normalised split R-hat (Vehtari et al., 2021) over the
@@ -267,42 +277,59 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         return self._fit_selected_temperature(X, y, sample_weight)
 
     def _fit_selected_temperature(self, X, y, sample_weight):
-        """``temperature="auto"``: a fit at each of :data:`~skgibbs.plan.AUTO_TEMPERATURES`, the best kept.
+        """``temperature="auto"``: fits at :data:`~skgibbs.plan.AUTO_TEMPERATURES`, warmest first, the best kept.
 
         Each candidate is fitted as with that float (same seed, same
         settings). A candidate whose fit raised a
         :class:`~skgibbs.SamplerWarning` has not converged and is not kept
-        while another has. Starting from the warmest converged candidate
-        (1, the Bayesian posterior), a colder one replaces it when its
-        leave-one-out log predictive density (:meth:`_tempered_loo`) is
-        larger by more than ``_TEMPERATURE_MARGIN`` standard errors of the
-        paired difference (of those that are, the largest). The kept fit's warnings are raised again; its
-        fitted state becomes this estimator's.
+        while another has. The next, colder, candidate is fitted only while
+        the last converged one's leave-one-out predictions are
+        underconfident (:func:`loo_underconfidence` above 0): a colder
+        posterior sharpens the predictions, which cannot help predictions
+        already as sharp as the data support. Starting from the warmest
+        converged candidate (1, the Bayesian posterior), a colder one
+        replaces it when its leave-one-out log predictive density
+        (:meth:`_tempered_loo`) is larger by more than
+        ``_TEMPERATURE_MARGIN`` standard errors of the paired difference (of
+        those that are, the largest). The kept fit's warnings are raised
+        again; its fitted state becomes this estimator's.
         """
-        fits = []
-        for temperature in AUTO_TEMPERATURES:
+        n_candidates = len(AUTO_TEMPERATURES)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        fits, loo, Xv = [], [], None
+        underconfidence = np.full(n_candidates, np.nan)
+        for j, temperature in enumerate(AUTO_TEMPERATURES):
             est = clone(self).set_params(temperature=temperature)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 super(GibbsMLPClassifier, est)._fit(X, y, sample_weight)
-            converged = not any(issubclass(w.category, SamplerWarning) for w in caught)
+            converged = not any(issubclass(c.category, SamplerWarning) for c in caught)
             fits.append((est, caught, converged))
-        # the leave-one-out densities on the data as fitted (validated and encoded as the fit did)
-        first = fits[0][0]
-        Xv, codes = first._validated(X), first._check_response(y)
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        loo = [est._tempered_loo(Xv, codes) for est, _, _ in fits]
+            if Xv is None:  # the data as fitted (validated and encoded as the fit did)
+                Xv, codes = est._validated(X), est._check_response(y)
+            pointwise, khat, log_proba_loo = est._tempered_loo(Xv, codes, predictive=True)
+            loo.append((pointwise, khat))
+            if converged:
+                underconfidence[j] = loo_underconfidence(log_proba_loo, codes, w)
+                if not underconfidence[j] > 0:
+                    break
+        fitted = np.arange(n_candidates) < len(fits)
         weighted = [p if w is None else w * p for p, _ in loo]  # each example's share of the elpd
-        elpd = np.array([c.sum() for c in weighted])
-        converged = np.array([c for _, _, c in fits])
+        elpd = np.full(n_candidates, np.nan)
+        elpd[fitted] = [c.sum() for c in weighted]
+        converged = np.zeros(n_candidates, dtype=bool)
+        converged[fitted] = [c for _, _, c in fits]
         kept = reference = int(np.argmax(converged)) if converged.any() else 0
         # the standard error of each candidate's paired difference from the reference
-        se_difference = np.array([np.sqrt(len(c)) * (c - weighted[reference]).std() for c in weighted])
+        se_difference = np.full(n_candidates, np.nan)
+        se_difference[fitted] = [np.sqrt(len(c)) * (c - weighted[reference]).std() for c in weighted]
         better = [j for j in range(reference + 1, len(fits))
                   if converged[j] and elpd[j] - elpd[reference] > self._TEMPERATURE_MARGIN * se_difference[j]]
         if better:
             kept = max(better, key=lambda j: elpd[j])
         est, caught, _ = fits[kept]
+        khat_above = np.full(n_candidates, np.nan)
+        khat_above[fitted] = [float(np.mean(k > 0.7)) for _, k in loo]
         state = {name: value for name, value in vars(est).items() if is_fitted_name(name)}
         self._set_fitted(state, replace=True)
         self._set_fitted(
@@ -310,10 +337,12 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
                 "temperature_source_": "selected",
                 "temperature_selection_": {
                     "temperatures": np.asarray(AUTO_TEMPERATURES, dtype=float),
+                    "fitted": fitted,
                     "elpd_loo": elpd,
                     "se_difference": se_difference,
                     "converged": converged,
-                    "khat_above_07": np.array([float(np.mean(k > 0.7)) for _, k in loo]),
+                    "underconfidence": underconfidence,
+                    "khat_above_07": khat_above,
                     "temperature": float(AUTO_TEMPERATURES[kept]),
                 },
             }
@@ -322,19 +351,29 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
             warnings.warn_explicit(w_.message, w_.category, w_.filename, w_.lineno)
         return self
 
-    def _tempered_loo(self, X, codes):
+    def _tempered_loo(self, X, codes, predictive=False):
         """Leave-one-out log predictive densities of the training examples under the tempered posterior.
 
         The posterior holds ``p_theta(y_i | x_i)^beta``, ``beta = 1 /
-        temperature_``; :func:`~skgibbs.diagnostics.psis_loo` with that
-        ``beta`` (ratios ``p_theta(y_i | x_i)^(-beta)``). Returns the
-        densities' logs and the Pareto shapes, each of shape ``(n,)``.
+        temperature_``; PSIS with that ``beta`` (ratios ``p_theta(y_i |
+        x_i)^(-beta)``, as :func:`~skgibbs.diagnostics.psis_loo`). Returns
+        the densities' logs and the Pareto shapes, each of shape ``(n,)``;
+        with ``predictive``, also the log of each example's leave-one-out
+        predictive distribution over the classes, ``(n, n_classes)`` (the
+        same weights on every class's probability).
         """
-        out, khat = np.empty(X.shape[0]), np.empty(X.shape[0])
+        n, beta = X.shape[0], 1.0 / self.temperature_
+        out, khat = np.empty(n), np.empty(n)
+        classes = np.empty((n, len(self.classes_))) if predictive else None
         for rows, log_p in self._log_proba_chunks(X, self._summary_width * len(self.classes_)):
-            loo = psis_loo(log_p[:, np.arange(rows.stop - rows.start), codes[rows]], beta=1.0 / self.temperature_)
-            out[rows], khat[rows] = loo.elpd_pointwise, loo.khat
-        return out, khat
+            log_p = np.asarray(log_p, dtype=float)
+            log_lik = log_p[:, np.arange(rows.stop - rows.start), codes[rows]]
+            weights = psis(-beta * log_lik)
+            out[rows] = logsumexp(weights.log_weights + log_lik, axis=0)
+            khat[rows] = weights.khat
+            if predictive:
+                classes[rows] = logsumexp(weights.log_weights[..., None] + log_p, axis=0)
+        return (out, khat, classes) if predictive else (out, khat)
 
     def _check_response(self, y):
         y = column_or_1d(np.asarray(y))
@@ -571,3 +610,58 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         return tags
+
+
+def loo_underconfidence(log_proba, codes, sample_weight=None):
+    r"""How much better leave-one-out predictions score than they expect of themselves, in nats.
+
+    With ``p_i`` the leave-one-out predictive distribution of example
+    ``i`` over the classes and ``y_i`` its label,
+
+    .. math::
+
+        D = \sum_i w_i \Big( \log p_i(y_i) + H(p_i) \Big), \qquad
+        H(p_i) = -\sum_c p_i(c) \log p_i(c):
+
+    the leave-one-out log score minus the one the predictions expect (their
+    mean log probability under themselves). ``D`` is the derivative at
+    ``s = 1`` of the log score of the sharpened predictions ``p_i^s``
+    (renormalised), a concave function of ``s``, so ``D > 0`` exactly when
+    some power above 1 scores better: the predictions are underconfident.
+    A colder posterior sharpens the predictions; where ``D <= 0`` it cannot
+    help (the classifier's ``temperature="auto"`` then fits no colder
+    candidate).
+
+    Parameters
+    ----------
+    log_proba : ndarray of shape (n, n_classes)
+        ``log p_i(c)``, each row a distribution.
+    codes : ndarray of shape (n,)
+        Each label's column.
+    sample_weight : ndarray of shape (n,) or None
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    Labels drawn from ``q``; predictions ``q`` itself, ``q`` flattened (the
+    power 1/2, renormalised) and ``q`` sharpened (the power 2), per example:
+
+    >>> rng = np.random.default_rng(0)
+    >>> q = rng.uniform(0.02, 0.98, size=20000)
+    >>> codes = (rng.uniform(size=q.size) < q).astype(int)
+    >>> def power(s):
+    ...     a, b = q**s, (1 - q) ** s
+    ...     return np.log(np.column_stack([b, a]) / (a + b)[:, None])
+    >>> [round(loo_underconfidence(power(s), codes) / q.size, 2) for s in (1.0, 0.5, 2.0)]
+    [0.01, 0.08, -0.23]
+
+    (0 in expectation for calibrated predictions: here 0.006 per example,
+    Monte Carlo noise.)
+    """
+    log_proba = np.asarray(log_proba, dtype=float)
+    entropy = -np.sum(np.exp(log_proba) * log_proba, axis=1)
+    pointwise = log_proba[np.arange(len(codes)), codes] + entropy
+    return float(pointwise.sum() if sample_weight is None else np.asarray(sample_weight) @ pointwise)
