@@ -36,7 +36,8 @@ import numpy as np
 
 from ._warnings import warn
 from ._response import WATCHED
-from .diagnostics import effective_sample_size, nested_rhat, rhat
+from .diagnostics import nested_rhat
+from .diagnostics._convergence import rank_rhat_and_ess
 from .exceptions import MultimodalWarning, SamplerWarning
 
 __all__ = [
@@ -89,9 +90,8 @@ def pointwise_mixing(F, n_chains):
         return nan, nan.copy()
     chains = F.reshape(n_chains, S, -1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.atleast_1d(rhat(chains))
-        e = np.atleast_1d(effective_sample_size(chains, split=True, rank_normalize=True))
-    return r, e
+        r, e, _ = rank_rhat_and_ess(chains, scores=False)
+    return np.atleast_1d(r), np.atleast_1d(e)
 
 
 def worst_mixing(r, e):
@@ -126,24 +126,38 @@ def pointwise_chain_mixing(F, n_chains):
     >>> bool(within_r.max() < 1.05), bool(within_e.min() > 100), bool(between_r.min() > 1.5)
     (True, True, True)
     """
+    return _chain_mixing(F, n_chains)[2:]
+
+
+def _chain_mixing(F, n_chains):
+    """:func:`pointwise_mixing` and :func:`pointwise_chain_mixing` of ``F`` at once, the same numbers.
+
+    The rank transforms are shared: the pooled normal scores serve the
+    pooled R-hat, the bulk ESS and the nested R-hat, the chains' own scores
+    their R-hat and ESS (four transforms where the five calls make seven:
+    on a classifier's class probabilities at its training inputs they were
+    most of a run-length check).
+    """
     S = F.shape[0] // n_chains
     m = int(np.prod(F.shape[1:], dtype=np.int64))
     if S < 8:
         nan = np.full(m, np.nan)
-        return nan, nan.copy(), nan.copy()
+        return nan, nan.copy(), nan.copy(), nan.copy(), nan.copy()
     chains = F.reshape(n_chains, S, m)
     # every (chain, column) pair a series of one chain: R-hat splits it in halves
     alone = chains.transpose(1, 0, 2).reshape(1, S, n_chains * m)
     with np.errstate(invalid="ignore", divide="ignore"):
-        within_r = np.atleast_1d(rhat(alone)).reshape(n_chains, m)
-        within_e = np.atleast_1d(effective_sample_size(alone, split=True, rank_normalize=True))
-        within_e = within_e.reshape(n_chains, m)
+        r, e, scores = rank_rhat_and_ess(chains)
+        within_r, within_e, _ = rank_rhat_and_ess(alone, scores=False)
+        within_r = np.atleast_1d(within_r).reshape(n_chains, m)
+        within_e = np.atleast_1d(within_e).reshape(n_chains, m)
         if n_chains > 1:
-            between = np.atleast_1d(nested_rhat(chains, rank_normalize=True))
+            between = np.atleast_1d(nested_rhat(scores, rank_normalize=False))
         else:
             between = np.full(m, np.nan)
     # fmax / fmin skip a chain's NaN (a constant series) unless every chain has one
-    return np.fmax.reduce(within_r, axis=0), np.fmin.reduce(within_e, axis=0), between
+    return (np.atleast_1d(r), np.atleast_1d(e), np.fmax.reduce(within_r, axis=0),
+            np.fmin.reduce(within_e, axis=0), between)
 
 
 def worst_chain_mixing(within_rhat, within_ess, between_rhat):
@@ -165,7 +179,7 @@ def chunk_mixing(F, n_chains, judged=True):
     if not judged:
         nan = np.full(int(np.prod(F.shape[1:], dtype=np.int64)), np.nan)
         return (nan,) * 5
-    return pointwise_mixing(F, n_chains) + pointwise_chain_mixing(F, n_chains)
+    return _chain_mixing(F, n_chains)
 
 
 def mixing_state(parts):

@@ -52,9 +52,8 @@ import numpy as np
 
 from ._mixing import (
     ESS_WARN,
+    chunk_mixing,
     mixing_failure,
-    pointwise_chain_mixing,
-    pointwise_mixing,
     worst_chain_mixing,
     worst_mixing,
 )
@@ -141,9 +140,9 @@ class RunLength:
         parts = [values] if isinstance(values, np.ndarray) else values
         pooled, alone = [], []
         for F in parts:
-            F = np.asarray(F, dtype=np.float64).reshape(K * R, -1)
-            pooled.append(pointwise_mixing(F, K))
-            alone.append(pointwise_chain_mixing(F, K))
+            r, e, within_r, within_e, between = chunk_mixing(np.asarray(F, dtype=np.float64).reshape(K * R, -1), K)
+            pooled.append((r, e))
+            alone.append((within_r, within_e, between))
         r, e = worst_mixing(*(np.concatenate(v) for v in zip(*pooled)))
         within_r, within_e, between = worst_chain_mixing(*(np.concatenate(v) for v in zip(*alone)))
         failure = mixing_failure(r, e, within_r, within_e, between, K)

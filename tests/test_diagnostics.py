@@ -20,6 +20,7 @@ from skgibbs.diagnostics import (
     ess,
     lag_window,
     mcse,
+    nested_rhat,
     rhat,
     spectral_variance,
 )
@@ -298,3 +299,43 @@ def test_unknown_rhat_method_names_method():
 def test_split_ess_needs_four_draws_per_half():
     with pytest.raises(ValueError, match="at least 8"):
         effective_sample_size(np.random.default_rng(0).normal(size=(2, 7)), split=True)
+
+
+def test_average_ranks_are_scipys_to_the_bit():
+    """Ties (repeated draws, as rejections make, and rounded values), infinities and NaN columns: the ranks of
+    :func:`scipy.stats.rankdata` along axis 0, exactly."""
+    from scipy.stats import rankdata
+
+    from skgibbs.diagnostics._convergence import average_ranks
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        N, p = int(rng.integers(1, 60)), int(rng.integers(1, 8))
+        if trial % 2:
+            x = rng.integers(0, int(rng.integers(1, 10)), size=(N, p)).astype(float)
+        else:
+            x = rng.normal(size=(N, p))
+        if trial % 5 == 0:
+            x[rng.integers(N), rng.integers(p)] = np.nan
+        if trial % 7 == 0 and N > 2:
+            x[:2, 0] = np.inf
+        assert np.array_equal(average_ranks(x), rankdata(x, axis=0), equal_nan=True)
+
+
+@pytest.mark.parametrize("n_draws", [50, 51])
+def test_shared_rank_transforms_give_the_separate_calls_values(n_draws):
+    """``rank_rhat_and_ess`` against ``rhat``, the bulk ESS and ``nested_rhat`` called on their own, with ties:
+    the same numbers, for an even and an odd number of draws (whose split halves drop the middle draw)."""
+    from skgibbs.diagnostics._convergence import rank_rhat_and_ess
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(4, n_draws, 5))
+    x[:, 1::2, 0] = x[:, ::2, 0][:, : x[:, 1::2].shape[1]]  # repeated draws
+    x[..., 1] = np.round(x[..., 1])
+    r, e, scores = rank_rhat_and_ess(x)
+    assert np.array_equal(r, rhat(x))
+    assert np.array_equal(e, effective_sample_size(x, split=True, rank_normalize=True))
+    assert np.array_equal(nested_rhat(scores), nested_rhat(x, rank_normalize=True))
+    r_alone, e_alone, none = rank_rhat_and_ess(x, scores=False)
+    assert np.array_equal(r_alone, r) and np.array_equal(e_alone, e)
+    assert (none is None) == (n_draws % 2 == 1)

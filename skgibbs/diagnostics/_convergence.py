@@ -2,11 +2,10 @@
 
 import numpy as np
 from scipy.special import ndtri
-from scipy.stats import rankdata
 
 from ._spectral import _as_chain, autocovariance
 
-__all__ = ["effective_sample_size", "ess", "rhat"]
+__all__ = ["effective_sample_size", "ess", "rhat", "average_ranks", "rank_rhat_and_ess"]
 
 
 def _as_chains(x, min_draws=4):
@@ -23,11 +22,61 @@ def _split(x):
     return np.concatenate([x[:, :half], x[:, -half:]], axis=0)
 
 
+def average_ranks(x):
+    """Ranks from 1 of each column of ``x`` (shape ``(N, p)``), ties given their average rank.
+
+    :func:`scipy.stats.rankdata` with ``axis=0`` to the bit, NaN included (a
+    column holding one is NaN throughout), in a fraction of its time: one
+    sort per column, the ties found on the sorted values (rankdata's
+    handling of them cost about 17 times the sort on the function values of
+    a classifier's draws, 1,404 draws of 13,470 columns).
+
+    Examples
+    --------
+    >>> average_ranks(np.array([[3.0, 1.0], [1.0, 1.0], [2.0, 5.0], [1.0, 2.0]]))
+    array([[4. , 1.5],
+           [1.5, 1.5],
+           [3. , 4. ],
+           [1.5, 3. ]])
+    """
+    x = np.asarray(x, dtype=float)
+    N, p = x.shape
+    rows = np.ascontiguousarray(x.T)  # one column a row: the sort and the scans run on contiguous memory
+    order = np.argsort(rows, axis=1)
+    s = np.take_along_axis(rows, order, axis=1)
+    ranks = np.empty((p, N))
+    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1.0, N + 1.0), (p, N)), axis=1)
+    # a tie group runs from the first sorted value equal to it to the last: its average position, plus 1
+    tied = (s[:, 1:] == s[:, :-1]).any(1)
+    if tied.any():
+        st, od = s[tied], order[tied]
+        position = np.arange(N, dtype=float)
+        starts = np.ones(st.shape, dtype=bool)
+        np.not_equal(st[:, 1:], st[:, :-1], out=starts[:, 1:])
+        first = np.maximum.accumulate(np.where(starts, position, 0.0), axis=1)
+        ends = np.ones(st.shape, dtype=bool)
+        ends[:, :-1] = starts[:, 1:]
+        last = np.minimum.accumulate(np.where(ends, position, N - 1.0)[:, ::-1], axis=1)[:, ::-1]
+        sub = np.empty(st.shape)
+        np.put_along_axis(sub, od, (first + last) / 2.0 + 1.0, axis=1)
+        ranks[tied] = sub
+    bad = np.isnan(rows).any(1)
+    if bad.any():
+        ranks[bad] = np.nan
+    return ranks.T
+
+
 def _rank_normalize(x):
     """Normal scores of the ranks pooled over all chains (Vehtari et al., 2021, eq. 14)."""
     m, n, p = x.shape
-    ranks = rankdata(x.reshape(m * n, p), axis=0)  # ties get their average rank
-    return ndtri((ranks - 0.375) / (m * n + 0.25)).reshape(m, n, p)
+    N = m * n
+    ranks = average_ranks(x.reshape(N, p))  # ties get their average rank
+    if np.isnan(ranks).any():
+        return ndtri((ranks - 0.375) / (N + 0.25)).reshape(m, n, p)
+    # a rank is a multiple of 1/2 from 1 to N: the scores of the 2N + 1 halves, looked up (the same values)
+    halves = np.arange(2 * N + 1) / 2.0
+    table = ndtri((halves - 0.375) / (N + 0.25))
+    return table[(2.0 * ranks).astype(np.intp)].reshape(m, n, p)
 
 
 def _shape_out(values, trailing):
@@ -172,3 +221,35 @@ def rhat(x, *, method="rank"):
     folded = np.abs(x - np.median(x.reshape(-1, x.shape[2]), axis=0))
     bulk, tail = _rhat(_rank_normalize(x)), _rhat(_rank_normalize(folded))
     return _shape_out(np.fmax(bulk, tail), trailing)
+
+
+def rank_rhat_and_ess(x, scores=True):
+    """``rhat(x)``, ``effective_sample_size(x, split=True, rank_normalize=True)`` and the pooled normal scores.
+
+    The first two to the bit, with two rank transforms where the two calls
+    make three; the third, the normal scores of ``x``'s ranks pooled over
+    its chains (shape ``(n_chains, n_draws, P)``), is what
+    :func:`~skgibbs.diagnostics.nested_rhat` with ``rank_normalize=True``
+    computes first, so that passing it with ``rank_normalize=False`` gives
+    that value without a fourth. With an even number of draws the split
+    chains hold the same values as the whole ones, so their scores are the
+    whole ones' cut in halves; with an odd number the middle draw is
+    dropped and they are computed again (and, with ``scores`` False,
+    the whole ones' are not computed, and None is returned for them). At
+    least 8 draws per chain.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).normal(size=(4, 101, 3))
+    >>> r, e, z = rank_rhat_and_ess(x)
+    >>> bool(np.array_equal(r, rhat(x))), bool(np.array_equal(e, ess(x, split=True, rank_normalize=True)))
+    (True, True)
+    """
+    x, trailing = _as_chains(x, min_draws=8)
+    n = x.shape[1]
+    halves = _split(x)
+    z = _rank_normalize(x) if scores or n % 2 == 0 else None
+    bulk = _split(z) if n % 2 == 0 else _rank_normalize(halves)
+    folded = np.abs(halves - np.median(halves.reshape(-1, halves.shape[2]), axis=0))
+    value = np.fmax(_rhat(bulk), _rhat(_rank_normalize(folded)))
+    return _shape_out(value, trailing), _shape_out(_ess(bulk), trailing), z
