@@ -216,7 +216,10 @@ def _cross_entropy(out, y, mask, with_grad=True):
             g = g * mask
         return loss, g.unsqueeze(-1)
     y = y.long().expand(out.shape[:-1]).unsqueeze(-1)
-    log_p = torch.log_softmax(out, -1)
+    # the logits less their logsumexp: torch.log_softmax over a last dimension of a few classes took 3.5
+    # times as long on one thread (565 against 159 us for 4 chains of 1,347 rows of 10 classes), equal to
+    # rounding
+    log_p = out - torch.logsumexp(out, -1, keepdim=True)
     loss = -log_p.gather(-1, y)[..., 0]
     if not with_grad:
         return (loss if mask is None else loss * mask), None
