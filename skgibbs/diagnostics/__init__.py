@@ -11,7 +11,9 @@ Pure NumPy functions, arrays in and arrays out, vectorised over series.
   :class:`~skgibbs.samplers.ChainResult` lay draws out.
 * Draws first, without chains: :func:`psis` smooths importance ratios of
   shape ``(S, ...)`` and :func:`psis_loo` gives leave-one-out densities
-  from a log-likelihood ``(S, n)``; :func:`stacking_weights` weighs ``K``
+  from a log-likelihood ``(S, n)``, :func:`loo_underconfidence` whether
+  leave-one-out class predictions are sharper or flatter than their
+  labels support; :func:`stacking_weights` weighs ``K``
   predictive distributions from their leave-one-out densities ``(K, n)``
   (the estimators' ``chain_weights="stacking"``).
 
@@ -22,7 +24,7 @@ minimisation behind :mod:`skgibbs.control_variates`.
 
 from ._convergence import effective_sample_size, ess, rhat
 from ._nested import nested_rhat
-from ._psis import LooResult, PSISResult, psis, psis_loo
+from ._psis import LooResult, PSISResult, loo_underconfidence, psis, psis_loo
 from ._spectral import LAG_WINDOWS, autocovariance, lag_window, mcse, spectral_variance
 from ._stacking import stacking_weights
 
@@ -38,6 +40,7 @@ __all__ = [
     "nested_rhat",
     "psis",
     "psis_loo",
+    "loo_underconfidence",
     "PSISResult",
     "LooResult",
     "stacking_weights",

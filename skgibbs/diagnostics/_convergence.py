@@ -227,7 +227,8 @@ def rank_rhat_and_ess(x, scores=True):
     """``rhat(x)``, ``effective_sample_size(x, split=True, rank_normalize=True)`` and the pooled normal scores.
 
     The first two to the bit, with two rank transforms where the two calls
-    make three; the third, the normal scores of ``x``'s ranks pooled over
+    make three (and one more for the scores when the number of draws is
+    odd); the third, the normal scores of ``x``'s ranks pooled over
     its chains (shape ``(n_chains, n_draws, P)``), is what
     :func:`~skgibbs.diagnostics.nested_rhat` with ``rank_normalize=True``
     computes first, so that passing it with ``rank_normalize=False`` gives

@@ -5,7 +5,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-__all__ = ["psis", "psis_loo", "PSISResult", "LooResult"]
+__all__ = ["psis", "psis_loo", "loo_underconfidence", "PSISResult", "LooResult"]
 
 #: largest (candidates x tail draws x columns) array of one block of the Pareto fit
 _FIT_ELEMENTS = 2**22
@@ -214,3 +214,58 @@ def psis_loo(log_lik, beta=1.0):
     log_lik = np.asarray(log_lik, dtype=float)
     weights = psis(-float(beta) * log_lik)
     return LooResult(logsumexp(weights.log_weights + log_lik, axis=0), weights.khat)
+
+
+def loo_underconfidence(log_proba, codes, sample_weight=None):
+    r"""How much better leave-one-out predictions score than they expect of themselves, in nats.
+
+    With ``p_i`` the leave-one-out predictive distribution of example
+    ``i`` over the classes and ``y_i`` its label,
+
+    .. math::
+
+        D = \sum_i w_i \Big( \log p_i(y_i) + H(p_i) \Big), \qquad
+        H(p_i) = -\sum_c p_i(c) \log p_i(c):
+
+    the leave-one-out log score minus the one the predictions expect (their
+    mean log probability under themselves). ``D`` is the derivative at
+    ``s = 1`` of the log score of the sharpened predictions ``p_i^s``
+    (renormalised), a concave function of ``s``, so ``D > 0`` exactly when
+    some power above 1 scores better: the predictions are underconfident.
+    A colder posterior sharpens the predictions; where ``D <= 0`` it cannot
+    help (:class:`~skgibbs.GibbsMLPClassifier`'s ``temperature="auto"``
+    then fits no colder candidate).
+
+    Parameters
+    ----------
+    log_proba : ndarray of shape (n, n_classes)
+        ``log p_i(c)``, each row a distribution.
+    codes : ndarray of shape (n,)
+        Each label's column.
+    sample_weight : ndarray of shape (n,) or None
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    Labels drawn from ``q``; predictions ``q`` itself, ``q`` flattened (the
+    power 1/2, renormalised) and ``q`` sharpened (the power 2), per example:
+
+    >>> rng = np.random.default_rng(0)
+    >>> q = rng.uniform(0.02, 0.98, size=20000)
+    >>> codes = (rng.uniform(size=q.size) < q).astype(int)
+    >>> def power(s):
+    ...     a, b = q**s, (1 - q) ** s
+    ...     return np.log(np.column_stack([b, a]) / (a + b)[:, None])
+    >>> [round(loo_underconfidence(power(s), codes) / q.size, 2) for s in (1.0, 0.5, 2.0)]
+    [0.01, 0.08, -0.23]
+
+    (0 in expectation for calibrated predictions: here 0.006 per example,
+    Monte Carlo noise.)
+    """
+    log_proba = np.asarray(log_proba, dtype=float)
+    entropy = -np.sum(np.exp(log_proba) * log_proba, axis=1)
+    pointwise = log_proba[np.arange(len(codes)), codes] + entropy
+    return float(pointwise.sum() if sample_weight is None else np.asarray(sample_weight) @ pointwise)

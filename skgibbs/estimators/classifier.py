@@ -15,7 +15,7 @@ from .._compat import Interval, StrOptions
 from ._dense import DENSE_CONSTRAINTS, fill_doc
 from .._levels import check_levels
 from .._mixing import chunk_mixing, mixing_state
-from ..diagnostics import psis
+from ..diagnostics import loo_underconfidence, psis
 from ..exceptions import SamplerWarning
 from ..plan import AUTO_TEMPERATURES, CLASSIFIER_SMALL_DATA_ROWS, EstimatorTraits, check_settings
 from .._response import log_proba
@@ -74,8 +74,9 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         ``n / lambda``; 1 is the Bayesian posterior, below 1 a cold one.
         ``"auto"``: the classifier is fitted at 1 and, when that fit's
         leave-one-out predictions are underconfident
-        (:func:`loo_underconfidence` above 0: their log score on the
-        training labels is above what they expect of themselves), at 0.5
+        (:func:`~skgibbs.diagnostics.loo_underconfidence` above 0: their
+        log score on the training labels is above what they expect of
+        themselves), at 0.5
         (:data:`~skgibbs.plan.AUTO_TEMPERATURES`), with the same seed; it
         keeps the Bayesian fit unless the colder one's chains passed the
         mixing checks (no :class:`~skgibbs.SamplerWarning`) and its
@@ -130,8 +131,8 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         one's paired difference from the reference, the warmest converged
         candidate), ``"converged"`` (whether its fit raised no
         :class:`~skgibbs.SamplerWarning`), ``"underconfidence"``
-        (:func:`loo_underconfidence` of a converged fit's leave-one-out
-        predictions, nats) and ``"khat_above_07"`` (the share of examples
+        (:func:`~skgibbs.diagnostics.loo_underconfidence` of a converged
+        fit's leave-one-out predictions, nats) and ``"khat_above_07"`` (the share of examples
         whose Pareto shape is above 0.7, where PSIS is unreliable), NaN
         where not fitted or not computed; and ``"temperature"`` (the one
         kept).
@@ -284,8 +285,8 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         :class:`~skgibbs.SamplerWarning` has not converged and is not kept
         while another has. The next, colder, candidate is fitted only while
         the last converged one's leave-one-out predictions are
-        underconfident (:func:`loo_underconfidence` above 0): a colder
-        posterior sharpens the predictions, which cannot help predictions
+        underconfident (:func:`~skgibbs.diagnostics.loo_underconfidence`
+        above 0): a colder posterior sharpens the predictions, which cannot help predictions
         already as sharp as the data support. Starting from the warmest
         converged candidate (1, the Bayesian posterior), a colder one
         replaces it when its leave-one-out log predictive density
@@ -610,58 +611,3 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         return tags
-
-
-def loo_underconfidence(log_proba, codes, sample_weight=None):
-    r"""How much better leave-one-out predictions score than they expect of themselves, in nats.
-
-    With ``p_i`` the leave-one-out predictive distribution of example
-    ``i`` over the classes and ``y_i`` its label,
-
-    .. math::
-
-        D = \sum_i w_i \Big( \log p_i(y_i) + H(p_i) \Big), \qquad
-        H(p_i) = -\sum_c p_i(c) \log p_i(c):
-
-    the leave-one-out log score minus the one the predictions expect (their
-    mean log probability under themselves). ``D`` is the derivative at
-    ``s = 1`` of the log score of the sharpened predictions ``p_i^s``
-    (renormalised), a concave function of ``s``, so ``D > 0`` exactly when
-    some power above 1 scores better: the predictions are underconfident.
-    A colder posterior sharpens the predictions; where ``D <= 0`` it cannot
-    help (the classifier's ``temperature="auto"`` then fits no colder
-    candidate).
-
-    Parameters
-    ----------
-    log_proba : ndarray of shape (n, n_classes)
-        ``log p_i(c)``, each row a distribution.
-    codes : ndarray of shape (n,)
-        Each label's column.
-    sample_weight : ndarray of shape (n,) or None
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    Labels drawn from ``q``; predictions ``q`` itself, ``q`` flattened (the
-    power 1/2, renormalised) and ``q`` sharpened (the power 2), per example:
-
-    >>> rng = np.random.default_rng(0)
-    >>> q = rng.uniform(0.02, 0.98, size=20000)
-    >>> codes = (rng.uniform(size=q.size) < q).astype(int)
-    >>> def power(s):
-    ...     a, b = q**s, (1 - q) ** s
-    ...     return np.log(np.column_stack([b, a]) / (a + b)[:, None])
-    >>> [round(loo_underconfidence(power(s), codes) / q.size, 2) for s in (1.0, 0.5, 2.0)]
-    [0.01, 0.08, -0.23]
-
-    (0 in expectation for calibrated predictions: here 0.006 per example,
-    Monte Carlo noise.)
-    """
-    log_proba = np.asarray(log_proba, dtype=float)
-    entropy = -np.sum(np.exp(log_proba) * log_proba, axis=1)
-    pointwise = log_proba[np.arange(len(codes)), codes] + entropy
-    return float(pointwise.sum() if sample_weight is None else np.asarray(sample_weight) @ pointwise)
