@@ -36,8 +36,7 @@ import numpy as np
 
 from ._warnings import warn
 from ._response import WATCHED
-from .diagnostics import nested_rhat
-from .diagnostics._convergence import rank_rhat_and_ess
+from .diagnostics import nested_rhat, rank_rhat_and_ess
 from .exceptions import MultimodalWarning, SamplerWarning
 
 __all__ = [

@@ -326,7 +326,7 @@ def test_average_ranks_are_scipys_to_the_bit():
 def test_shared_rank_transforms_give_the_separate_calls_values(n_draws):
     """``rank_rhat_and_ess`` against ``rhat``, the bulk ESS and ``nested_rhat`` called on their own, with ties:
     the same numbers, for an even and an odd number of draws (whose split halves drop the middle draw)."""
-    from skgibbs.diagnostics._convergence import rank_rhat_and_ess
+    from skgibbs.diagnostics import rank_rhat_and_ess
 
     rng = np.random.default_rng(1)
     x = rng.normal(size=(4, n_draws, 5))

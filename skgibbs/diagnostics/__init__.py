@@ -6,7 +6,8 @@ Pure NumPy functions, arrays in and arrays out, vectorised over series.
   and :func:`mcse` take ``x`` of shape ``(n,)`` or ``(n, ...)``, every
   trailing index a separate scalar series.
 * Several chains, chains first: :func:`effective_sample_size`,
-  :func:`rhat` and :func:`nested_rhat` take ``x`` of shape ``(n_chains,
+  :func:`rhat`, :func:`rank_rhat_and_ess` (the two at once, sharing their
+  rank transforms) and :func:`nested_rhat` take ``x`` of shape ``(n_chains,
   n_draws, ...)`` (or one chain ``(n_draws,)``), as ArviZ and
   :class:`~skgibbs.samplers.ChainResult` lay draws out.
 * Draws first, without chains: :func:`psis` smooths importance ratios of
@@ -22,7 +23,7 @@ Samsonov ("paper 003"), the ingredient of the empirical spectral variance
 minimisation behind :mod:`skgibbs.control_variates`.
 """
 
-from ._convergence import effective_sample_size, ess, rhat
+from ._convergence import effective_sample_size, ess, rank_rhat_and_ess, rhat
 from ._nested import nested_rhat
 from ._psis import LooResult, PSISResult, loo_underconfidence, psis, psis_loo
 from ._spectral import LAG_WINDOWS, autocovariance, lag_window, mcse, spectral_variance
@@ -37,6 +38,7 @@ __all__ = [
     "effective_sample_size",
     "ess",
     "rhat",
+    "rank_rhat_and_ess",
     "nested_rhat",
     "psis",
     "psis_loo",

@@ -218,9 +218,14 @@ def rhat(x, *, method="rank"):
     x = _split(x)
     if method == "split":
         return _shape_out(_rhat(x), trailing)
-    folded = np.abs(x - np.median(x.reshape(-1, x.shape[2]), axis=0))
-    bulk, tail = _rhat(_rank_normalize(x)), _rhat(_rank_normalize(folded))
-    return _shape_out(np.fmax(bulk, tail), trailing)
+    return _shape_out(_rank_rhat(x, _rank_normalize(x)), trailing)
+
+
+def _rank_rhat(halves, bulk):
+    """The rank-normalised R-hat of split chains ``halves`` whose normal scores are ``bulk``: the larger of
+    the bulk R-hat and that of the scores of the distances to the median (the tails)."""
+    folded = np.abs(halves - np.median(halves.reshape(-1, halves.shape[2]), axis=0))
+    return np.fmax(_rhat(bulk), _rhat(_rank_normalize(folded)))
 
 
 def rank_rhat_and_ess(x, scores=True):
@@ -251,6 +256,4 @@ def rank_rhat_and_ess(x, scores=True):
     halves = _split(x)
     z = _rank_normalize(x) if scores or n % 2 == 0 else None
     bulk = _split(z) if n % 2 == 0 else _rank_normalize(halves)
-    folded = np.abs(halves - np.median(halves.reshape(-1, halves.shape[2]), axis=0))
-    value = np.fmax(_rhat(bulk), _rhat(_rank_normalize(folded)))
-    return _shape_out(value, trailing), _shape_out(_ess(bulk), trailing), z
+    return _shape_out(_rank_rhat(halves, bulk), trailing), _shape_out(_ess(bulk), trailing), z
