@@ -2,7 +2,7 @@
 
 The kept fit is the fit at that temperature (the same draws); a colder candidate is fitted only while the last
 converged fit's leave-one-out predictions are underconfident, and kept only when its chains passed their checks
-and its leave-one-out density is ahead by two standard errors; where the labels are noisy the Bayesian
+and its leave-one-out density is ahead by one standard error; where the labels are noisy the Bayesian
 posterior is kept (and no colder one fitted), where they are nearly deterministic the cold one.
 """
 
@@ -67,18 +67,19 @@ def test_noisy_labels_fit_no_colder_candidate():
     assert sel["fitted"].tolist() == [True, False] and np.isnan(sel["elpd_loo"][1])
 
 
-def test_a_cold_fit_ahead_by_less_than_two_standard_errors_is_not_kept(monkeypatch):
+def test_a_cold_fit_ahead_by_less_than_the_margin_is_not_kept(monkeypatch):
     """The screen is made to pass (the Bayesian fit called underconfident), so the cold posterior is fitted on
-    noisy labels: its leave-one-out density is not ahead by two standard errors, and the Bayesian fit is kept.
-    (On an AMD EPYC the cold one was ahead by less, 1.7 nats against a standard error of 1.3, where a rule
-    without the margin would have taken it; the chains' draws, and so that difference, move with the
-    processor's rounding.)"""
+    noisy labels: its leave-one-out density is not ahead by one standard error, and the Bayesian fit is kept.
+    (On an AMD EPYC the cold one was ahead by less, 0.17 standard errors, where a rule without the margin
+    would have taken it; on the other samples of seeds 0 to 5 it was behind on five and ahead by 1.3 on one.
+    The chains' draws, and so that difference, move with the processor's rounding.)"""
     monkeypatch.setattr(classifier_module, "loo_underconfidence", lambda *args: 1.0)  # the name it calls
-    X, y = _noisy_labels(300, seed=2)
+    X, y = _noisy_labels(300, seed=4)
     clf = _fit(GibbsMLPClassifier(**CONVERGING, random_state=0), X, y)
     sel = clf.temperature_selection_
+    assert GibbsMLPClassifier._TEMPERATURE_MARGIN == 1.0
     assert sel["fitted"].all() and sel["converged"].all() and clf.temperature_ == 1.0
-    assert sel["elpd_loo"][1] - sel["elpd_loo"][0] <= 2 * sel["se_difference"][1]
+    assert sel["elpd_loo"][1] - sel["elpd_loo"][0] <= sel["se_difference"][1]
 
 
 def test_underconfidence_is_the_slope_of_the_sharpened_log_score():
@@ -101,8 +102,8 @@ def test_underconfidence_is_the_slope_of_the_sharpened_log_score():
 
 @pytest.mark.slow
 def test_nearly_deterministic_labels_keep_the_cold_posterior():
-    """Breast cancer's labels are nearly a function of the inputs: the cold fit is ahead by more than 2 s.e.
-    (its held-out log loss was lower on the three splits of the classification benchmark)."""
+    """Breast cancer's labels are nearly a function of the inputs: the cold fit is ahead by more than the margin
+    (its held-out log loss was lower on the five splits of the classification_defaults benchmark)."""
     X, y = load_breast_cancer(return_X_y=True)
     clf = GibbsMLPClassifier(random_state=0)
     with warnings.catch_warnings(record=True) as caught:
@@ -110,7 +111,7 @@ def test_nearly_deterministic_labels_keep_the_cold_posterior():
         clf.fit(X[:400], y[:400])
     sel = clf.temperature_selection_
     assert clf.temperature_ == 0.5 and sel["converged"].all() and sel["underconfidence"][0] > 0
-    assert sel["elpd_loo"][1] - sel["elpd_loo"][0] > 2 * sel["se_difference"][1]
+    assert sel["elpd_loo"][1] - sel["elpd_loo"][0] > sel["se_difference"][1]
     assert not [w for w in caught if issubclass(w.category, SamplerWarning)]
 
 
