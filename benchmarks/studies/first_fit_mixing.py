@@ -18,7 +18,17 @@ a chain, the step size and the CPU time:
 * MCLMC on the centred target (Gibbs sweeps of the scales and the noise);
 * adjusted MCLMC and HMC within Gibbs on the default model;
 * a smooth activation (``tanh``) in place of ReLU;
-* the default with ``n_samples="auto"`` (the run length that adapts).
+* the default with ``n_samples="auto"`` (the run length that adapts);
+* the default started from shorter and longer pre-training: the README's
+  ``pretrain_iter=500``, and 20,000 steps, where the held-out loss levels
+  off (the default cap, 3,000, stops while it is still falling).
+
+A second table says what moves slowly within a chain: for each variant,
+the effective sample size of each chain alone (the worst chain's, of the
+kept draws) of the log density, the noise variance, the prior's group
+precisions (the worst group), the function at the training inputs (the
+median input, and the worst) and in the gap (the worst of ``x`` = -0.1, 0
+and 0.1).
 
 A last row, ``reference``, is the default at five times the budget
 (``burn_in`` and ``n_samples`` 1000), to see whether length alone brings
@@ -36,10 +46,10 @@ import torch
 
 from skgibbs import GibbsMLPRegressor
 from skgibbs.datasets import make_gap_regression
+from skgibbs.diagnostics import ess
 from skgibbs.samplers import MCLMC
 
 from .. import Benchmark, Output
-from ..common.tables import rst_table
 from ..common.writer import Page
 
 NAME = "first_fit_mixing"
@@ -53,6 +63,8 @@ VARIANTS = {
     "sampler='hmc'": {"sampler": "hmc"},
     "activation='tanh'": {"activation": "tanh"},
     "n_samples='auto'": {"n_samples": "auto"},
+    "pretrain_iter=500 (the README's)": {"pretrain_iter": 500},
+    "pretrain_iter=20000 (to the plateau)": {"pretrain_iter": 20000},
     "reference: 5x the budget": {"burn_in": 1000, "n_samples": 1000},
 }
 SIZES = {
@@ -85,6 +97,9 @@ def _fit(size, extra, seed):
         torch.set_num_threads(threads)
     record = getattr(reg, "run_length_", {})
     return {
+        "pretrain_steps": int(reg.pretrain_n_iter_),
+        "pretrain_converged": bool(reg.pretrain_converged_),
+        "chain_ess": _chain_ess(reg, X),
         "sampler": reg.sampler_name_,
         "n_draws": int(reg.samples_.shape[1]),
         "rhat": float(reg.rhat_),
@@ -99,6 +114,33 @@ def _fit(size, extra, seed):
         "warnings": [str(w.message).split("\n", 1)[0] for w in caught if "Sampler" in w.category.__name__],
         "run_length": {k: v for k, v in record.items() if k != "checks"},
     }
+
+
+#: points in the data gap ``(-0.2, 0.2)`` where the slow movement of the function is measured
+GAP = (-0.1, 0.0, 0.1)
+
+
+def _worst_chain(draws):
+    """The smallest bulk ESS of one chain alone over the chains, ``draws`` of shape ``(chains, n)``."""
+    return float(min(ess(chain[None, :]) for chain in np.asarray(draws, dtype=float)))
+
+
+def _chain_ess(reg, X):
+    """Each quantity's worst single-chain bulk ESS (of the kept draws), the function's at the median input too."""
+    stats = reg.sample_stats_
+    n_chains = stats["lp"].shape[0]
+    out = {"lp": _worst_chain(stats["lp"])}
+    if "noise_variance" in stats:
+        out["noise"] = _worst_chain(np.log(stats["noise_variance"]))
+    if "precision" in stats and np.shape(stats["precision"])[-1]:
+        precision = np.log(stats["precision"])
+        out["precision"] = min(_worst_chain(precision[:, :, g]) for g in range(precision.shape[2]))
+    f = reg.predict_samples(X).reshape(len(X), n_chains, -1)
+    per_input = np.array([_worst_chain(f_i) for f_i in f])
+    out["f_data_median"], out["f_data_worst"] = float(np.median(per_input)), float(per_input.min())
+    gap = reg.predict_samples(np.asarray(GAP)[:, None]).reshape(len(GAP), n_chains, -1)
+    out["f_gap"] = min(_worst_chain(g) for g in gap)
+    return out
 
 
 def run(args):
@@ -117,6 +159,14 @@ def report(results):
                      f"{r['within_chain_rhat']:.3f}", f"{r['within_chain_ess']:.1f}",
                      f"{r['between_chain_rhat']:.3f}", r["grad_evals"], f"{r['step_size']:.3g}",
                      f"{r['noise_sd']:.4f}", f"{r['cpu_s']:.1f}"])
+    slow_header = ["variant", "pre-training steps", "log density", "noise", "precisions (worst group)",
+                   "f at the data: median input", "f at the data: worst input", "f in the gap"]
+    slow = []
+    for label, r in result["rows"].items():
+        e = r["chain_ess"]
+        steps = f"{r['pretrain_steps']}" + ("" if r["pretrain_converged"] else " (cap)")
+        slow.append([label, steps] + [f"{e[k]:.1f}" if k in e else "-" for k in
+                                      ("lp", "noise", "precision", "f_data_median", "f_data_worst", "f_gap")])
     notes = [
         f"The first fit's problem: {result['n']} points, noise sd 0.02, a 1-16-1 ReLU network, four chains, "
         f"burn_in={result['burn_in']} and n_samples={result['n_samples']} unless the variant says otherwise "
@@ -126,9 +176,17 @@ def report(results):
         "each other; 'grads': gradient evaluations a chain; 'step': the median step size (not comparable "
         "across samplers); 'noise sd': the learned or plug-in noise sd on the scale of y (the data's is "
         "0.02); 'CPU s': one thread.",
+        "What moves slowly: each quantity's bulk ESS in one chain alone, the worst of the four chains, of the kept "
+        "draws (the variant's 'draws' a chain): the log density of the draws (lp), the log noise variance "
+        "(where it is learned), the log precisions of the prior's groups (the worst group; ARD and the layer "
+        "prior), the function at the training inputs (the median input's, and the worst input's) and at "
+        "x = -0.1, 0 and 0.1 in the data gap (the worst). 'pre-training steps': Adam steps of the chains' pre-training, '(cap)' where "
+        "it reached pretrain_iter before its held-out loss levelled off.",
     ]
     return [Page(NAME, "Why the first fit's chains do not converge on their own",
-                 tables=[("Variants at one budget", header, rows)], notes=notes)]
+                 tables=[("Variants at one budget", header, rows),
+                         ("What moves slowly: the worst chain's own ESS of each quantity", slow_header, slow)],
+                 notes=notes)]
 
 
 BENCHMARK = Benchmark(
