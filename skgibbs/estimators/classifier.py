@@ -81,8 +81,8 @@ class GibbsMLPClassifier(ClassifierMixin, BaseGibbsMLP):
         keeps the Bayesian fit unless the colder one's chains passed the
         mixing checks (no :class:`~skgibbs.SamplerWarning`) and its
         leave-one-out log predictive density on the training data (PSIS
-        with the tempered likelihood's ratios) is larger by more than two
-        standard errors of the paired difference; ``temperature_`` and
+        with the tempered likelihood's ratios) is larger by more than one
+        standard error of the paired difference; ``temperature_`` and
         ``temperature_selection_`` say which and why. Where the labels are
         nearly deterministic (digits, breast cancer) the Bayesian
         predictions are underconfident and the cold posterior has the
