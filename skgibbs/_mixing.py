@@ -125,23 +125,34 @@ def pointwise_chain_mixing(F, n_chains):
     >>> bool(within_r.max() < 1.05), bool(within_e.min() > 100), bool(between_r.min() > 1.5)
     (True, True, True)
     """
-    return _chain_mixing(F, n_chains)[2:]
+    return chunk_mixing(F, n_chains)[2:]
 
 
-def _chain_mixing(F, n_chains):
-    """:func:`pointwise_mixing` and :func:`pointwise_chain_mixing` of ``F`` at once, the same numbers.
+def worst_chain_mixing(within_rhat, within_ess, between_rhat):
+    """The largest finite within-chain and between-chain R-hat and the smallest finite within-chain ESS."""
+    within_r, within_e = worst_mixing(within_rhat, within_ess)
+    between = float(np.nanmax(between_rhat)) if np.isfinite(between_rhat).any() else np.nan
+    return within_r, within_e, between
 
-    The rank transforms are shared: the pooled normal scores serve the
-    pooled R-hat, the bulk ESS and the nested R-hat, the chains' own scores
-    their R-hat and ESS (four transforms where the five calls make seven:
-    on a classifier's class probabilities at its training inputs they were
-    most of a run-length check).
+
+def chunk_mixing(F, n_chains, judged=True):
+    """Per-row mixing diagnostics of a chunk ``F`` (``(K S, m)``), the parts :func:`mixing_state` joins.
+
+    The R-hat and ESS of :func:`pointwise_mixing` followed by those of
+    :func:`pointwise_chain_mixing`, the same numbers, with the rank
+    transforms shared: the pooled normal scores serve the pooled R-hat, the
+    bulk ESS and the nested R-hat, the chains' own scores their R-hat and
+    ESS (four transforms where the separate calls make seven: on a
+    classifier's class probabilities at its training inputs they were most
+    of a run-length check). All NaN where the draws are not judged
+    (``judged`` False: a sampler whose draws are independent, VI's draws
+    of ``q`` or SMC's particles, where they judge nothing and their rank
+    normalisation was a third of a large fit's summaries).
     """
     S = F.shape[0] // n_chains
     m = int(np.prod(F.shape[1:], dtype=np.int64))
-    if S < 8:
-        nan = np.full(m, np.nan)
-        return nan, nan.copy(), nan.copy(), nan.copy(), nan.copy()
+    if not judged or S < 8:  # NaN with fewer than 8 draws per chain (split halves of 4)
+        return tuple(np.full(m, np.nan) for _ in range(5))
     chains = F.reshape(n_chains, S, m)
     # every (chain, column) pair a series of one chain: R-hat splits it in halves
     alone = chains.transpose(1, 0, 2).reshape(1, S, n_chains * m)
@@ -157,28 +168,6 @@ def _chain_mixing(F, n_chains):
     # fmax / fmin skip a chain's NaN (a constant series) unless every chain has one
     return (np.atleast_1d(r), np.atleast_1d(e), np.fmax.reduce(within_r, axis=0),
             np.fmin.reduce(within_e, axis=0), between)
-
-
-def worst_chain_mixing(within_rhat, within_ess, between_rhat):
-    """The largest finite within-chain and between-chain R-hat and the smallest finite within-chain ESS."""
-    within_r, within_e = worst_mixing(within_rhat, within_ess)
-    between = float(np.nanmax(between_rhat)) if np.isfinite(between_rhat).any() else np.nan
-    return within_r, within_e, between
-
-
-def chunk_mixing(F, n_chains, judged=True):
-    """Per-row mixing diagnostics of a chunk ``F`` (``(K S, m)``), the parts :func:`mixing_state` joins.
-
-    The R-hat and ESS of :func:`pointwise_mixing` followed by those of
-    :func:`pointwise_chain_mixing`; all NaN where the draws are not judged
-    (``judged`` False: a sampler whose draws are independent, VI's draws
-    of ``q`` or SMC's particles, where they judge nothing and their rank
-    normalisation was a third of a large fit's summaries).
-    """
-    if not judged:
-        nan = np.full(int(np.prod(F.shape[1:], dtype=np.int64)), np.nan)
-        return (nan,) * 5
-    return _chain_mixing(F, n_chains)
 
 
 def mixing_state(parts):
