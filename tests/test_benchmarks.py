@@ -429,3 +429,38 @@ def test_the_stale_page_check_names_a_changed_default_and_an_edited_source():
     given["estimators"][estimator]["given"][param] = "'set by the page'"
     given["estimators"][estimator]["defaults"][param] = "'another default'"
     assert stale(given) == []
+
+
+def test_pooled_reliability_is_the_curve_of_every_split_s_test_points_together():
+    """Curves stored per split, pooled bin by bin, give the curve of the union of the splits' points."""
+    from benchmarks.common.fits import N_BINS, pooled_reliability, score_classifier
+    from skgibbs.metrics import reliability_curve
+
+    rng = np.random.default_rng(0)
+
+    class Fixed:  # a "fitted classifier" whose probabilities are given
+        classes_ = np.arange(3)
+
+        def __init__(self, P):
+            self.P = P
+
+        def predict_proba(self, X):
+            return self.P
+
+        def predict(self, X):
+            return self.P.argmax(1)
+
+    splits = []
+    for n in (40, 70, 55):
+        P = rng.dirichlet(np.ones(3) * 0.7, size=n)
+        y = np.array([rng.choice(3, p=p) for p in P])
+        splits.append((P, y))
+    curves = [score_classifier(Fixed(P), None, y)["reliability"] for P, y in splits]
+    pooled = pooled_reliability(curves)
+    whole = reliability_curve(np.concatenate([y for _, y in splits]), np.vstack([P for P, _ in splits]),
+                              n_bins=N_BINS)  # fmt: skip
+    np.testing.assert_array_equal(pooled.count, whole.count)
+    np.testing.assert_allclose(pooled.confidence, whole.confidence, rtol=1e-12)
+    np.testing.assert_allclose(pooled.accuracy, whole.accuracy, rtol=1e-12)
+    np.testing.assert_allclose(pooled.edges, whole.edges, rtol=1e-12)
+    assert pooled.ece == pytest.approx(whole.ece, rel=1e-12)

@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs.metrics import expected_calibration_error, log_predictive_density_scorer
+from skgibbs.metrics import expected_calibration_error, log_predictive_density_scorer, reliability_curve
 from skgibbs.samplers import SMC, MeanFieldVI
 
 from .stats import fmt, mean_se, timed_fit
@@ -156,13 +156,57 @@ def fit_classifier(model, est, X, y):
 
 
 def score_classifier(est, X, y):
+    """Accuracy, log loss, ECE and Brier score of ``est`` on ``(X, y)``, and its reliability curve.
+
+    The curve (``"reliability"``: the non-empty bins of :data:`N_BINS`
+    equal-width bins, each with its edges, mean confidence, accuracy and
+    size) is stored so that the curves of several splits can be pooled, bin
+    by bin, into one diagram without refitting.
+    """
     P, labels = est.predict_proba(X), est.classes_
+    curve = reliability_curve(y, P, n_bins=N_BINS, strategy="uniform", labels=labels)
     return {
         "accuracy": float(accuracy_score(y, est.predict(X))),
         "nll": float(log_loss(y, P, labels=labels)),
         "ece": float(expected_calibration_error(y, P, n_bins=N_BINS, strategy="uniform", labels=labels)),
         "brier": float(brier_score_loss(y, P, labels=labels, scale_by_half=False)),
+        "reliability": {
+            "confidence": curve.confidence.tolist(),
+            "accuracy": curve.accuracy.tolist(),
+            "count": curve.count.tolist(),
+            "edges": curve.edges.tolist(),
+        },
     }
+
+
+def pooled_reliability(curves):
+    """One reliability curve from the stored ``"reliability"`` curves of several splits, bin by bin.
+
+    The bins are the same equal-width bins on every split: a bin's pooled
+    confidence and accuracy are the means of its splits' weighted by their
+    counts, so the pooled curve is the curve of all test points together.
+
+    Examples
+    --------
+    >>> one = {"confidence": [0.6, 0.9], "accuracy": [0.5, 1.0], "count": [2, 2],
+    ...        "edges": [[0.5, 0.7], [0.8, 1.0]]}
+    >>> two = {"confidence": [0.95], "accuracy": [0.5], "count": [2], "edges": [[0.8, 1.0]]}
+    >>> curve = pooled_reliability([one, two])
+    >>> curve.confidence.round(3).tolist(), curve.accuracy.tolist(), curve.count.tolist()
+    ([0.6, 0.925], [0.5, 0.75], [2, 4])
+    """
+    from skgibbs.metrics import ReliabilityCurve
+
+    bins = {}  # the bins by their rounded edges: (edges, count, confidence sum, accuracy sum)
+    for curve in curves:
+        values = zip(curve["confidence"], curve["accuracy"], curve["count"], curve["edges"])
+        for conf, acc, count, edges in values:
+            key = tuple(np.round(edges, 9))
+            e, n, c, a = bins.get(key, (edges, 0, 0.0, 0.0))
+            bins[key] = (e, n + count, c + count * conf, a + count * acc)
+    edges, count, conf, acc = (np.array(v, dtype=float) for v in zip(*(bins[k] for k in sorted(bins))))
+    count = count.astype(int)
+    return ReliabilityCurve(confidence=conf / count, accuracy=acc / count, count=count, edges=edges)
 
 
 # ---------------------------------------------------------------- regression

@@ -169,6 +169,7 @@ from ..common.fits import FEW_SPLITS, QUICK_SMC, add_few_split_arguments, beside
 from ..common.fits import make_classifier_stacking as make_skgibbs_stacking
 from ..common.fits import add_ard_argument, make_classifier_ard as make_skgibbs_ard
 from ..common.fits import make_classifier_smc as make_skgibbs_smc
+from ..common.fits import pooled_reliability
 from ..common.fits import score_classifier as score
 from ..common.stats import fmt, mean_se
 from ..common.tables import VI_GOAL, VI_NLL_RATIO, VI_TIME_RATIO, names, vi_diagnostics
@@ -309,6 +310,7 @@ def fit_all(args, datasets, models, stem):
                 estimator, kernel = " ".join(repr(est).split()), _sampler_settings(est)
                 old = stored.get((name, model, split)) or {}
                 same = (old.get("estimator"), old.get("sampler_settings")) == (estimator, kernel)
+                same = same and "reliability" in old  # fits stored before the curves were: refitted
                 if same and not args.force:
                     reused += 1
                     continue
@@ -645,7 +647,9 @@ PAGE_NOTES = {
         "layers of 16 (up to 2000 training rows) and temperature='auto' (a fit at 1, and at 0.5 when the first "
         "fit's leave-one-out predictions are underconfident, the cold one kept only when its chains passed "
         "their checks and its leave-one-out density is ahead by one standard error; the temperature kept is "
-        "in the diagnostics table). The synth rows were rerun when that margin went from two standard errors "
+        "in the diagnostics table). Every fit of this page was made again on 2026-12-01 to store its "
+        "reliability curve (the figure), under the same code: each score agrees with the fit it replaced to "
+        "four decimals. The synth rows were rerun when that margin went from two standard errors "
         "to one (on 2026-12-01, with five splits): under two the Bayesian fit was kept on splits 0, 2, 3 and 4, "
         "with log losses of 0.2289, 0.2281, 0.2292 and 0.2277; the other sets keep the same fits under either "
         "margin. Splits 3 and 4 were added on 2026-12-01 (three splits before). Until the screen, added earlier "
@@ -684,6 +688,75 @@ PAGE_NOTES = {
 }
 
 
+# ---------------------------------------------------------------- reliability diagrams
+def reliability_models(summary, result, name):
+    """The rows a data set's diagram shows: skgibbs, bde, and the peer of lowest mean ECE besides them.
+
+    Only rows whose every fit stored its curve (fits before the curves were stored have none).
+    """
+    n_splits = result["settings"]["n_splits"]
+
+    def curves(model):  # the stored curves of the model's splits, None unless every split stored one
+        rs = [r for r in result["runs"] if (r["dataset"], r["model"]) == (name, model)]
+        rs = [r for r in rs if r["split"] < n_splits]
+        return [r["reliability"] for r in rs] if rs and all("reliability" in r for r in rs) else None
+
+    models = summary.get(name, {})
+    peers = [m for m in models if m not in GIBBS and m != "bde" and curves(m)]
+    calibrated = min(peers, key=lambda m: models[m]["ece"][0], default=None)
+    chosen = [m for m in ("skgibbs", "bde", calibrated) if m in models and curves(m)]
+    return {m: pooled_reliability(curves(m)) for m in dict.fromkeys(chosen)}
+
+
+def has_reliability(result):
+    """Whether the skgibbs row of some data set has its curves stored on every split."""
+    summary = summarise(result)
+    return any("skgibbs" in reliability_models(summary, result, name) for name in summary)
+
+
+def reliability_figure(result, path):
+    """One top-label reliability diagram per data set, the test points of every split pooled."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skgibbs.display import ReliabilityDisplay
+
+    summary = summarise(result)
+    names = [n for n in summary if "skgibbs" in reliability_models(summary, result, n)]
+    cols = min(3, len(names))
+    rows = -(-len(names) // cols)
+    size = (5.2 * cols, 5.0 * rows)
+    fig, axes = plt.subplots(rows, cols, figsize=size, layout="constrained", squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        for model, curve in reliability_models(summary, result, name).items():
+            marker = {"skgibbs": "s", "bde": "o"}.get(model, "^")
+            display = ReliabilityDisplay(curve.confidence, curve.accuracy, curve.count, edges=curve.edges)
+            display.plot(ax=ax, name=model, show_counts=model == "skgibbs", marker=marker)
+        # at the right: a legend that covers something everywhere inside goes above the axes, at the left
+        title = f"{name} ({summary[name]['skgibbs']['n']} splits pooled)"
+        ax.set_title(title, loc="right", fontsize="medium")
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def reliability_note(result, name):
+    """The paragraph and the image directive of the page's reliability diagrams."""
+    n_splits = result["settings"]["n_splits"]
+    return [
+        f"Reliability diagrams: per data set, the top-label accuracy against the confidence in {N_BINS} "
+        f"equal-width bins, the test points of the {n_splits} splits pooled bin by bin (so the ECE in a "
+        "legend is that of the pooled points, not the mean of the table's), for skgibbs (squares; its bin "
+        "sizes as bars, with their counts), bde (circles) and the peer with the lowest mean ECE in the "
+        "table besides them (triangles). The axes start at the lowest bin drawn.",
+        # the .rst is included by doc/benchmarks.rst, whose directory anchors the path
+        f".. image:: ../benchmarks/results/{name}.png",
+    ]
+
+
 def page(result, name):
     """The tables and notes of one stored result set."""
     summary = summarise(result)
@@ -714,7 +787,13 @@ def page(result, name):
         text.insert(0, PAGE_NOTES[name])
     stored = was_quick(result) or any(r["model"] == "skgibbs" for r in result["runs"])
     unwritten = None if stored else "No GibbsMLPClassifier fit stored: only the JSON file written."
-    return Page(name, "Classification: GibbsMLPClassifier and the alternatives", tabs, text, unwritten=unwritten)
+    figure = None
+    if has_reliability(result):
+        at = next(i for i, line in enumerate(text) if line.startswith("Protocol:"))
+        text[at:at] = reliability_note(result, name)  # after the goal, before the protocol
+        figure = lambda path: reliability_figure(result, path)  # noqa: E731
+    return Page(name, "Classification: GibbsMLPClassifier and the alternatives", tabs, text, figure=figure,
+                unwritten=unwritten)  # fmt: skip
 
 
 def report(results):
