@@ -60,7 +60,8 @@ from ._mixing import (
 
 __all__ = ["RunLength", "DEFAULT_CAP_FACTOR", "GROWTH", "retained_draws"]
 
-#: ``max_grad_evals="auto"``: this many times the gradients of the minimal run's sampling phase
+#: ``max_grad_evals="auto"``: this many times the gradients of the minimal run's sampling phase (an
+#: estimator class may declare its own, :attr:`~skgibbs.plan.EstimatorTraits.cap_factor`)
 DEFAULT_CAP_FACTOR = 8
 #: the factor by which a run grows at each extension (a failed check, or a pass to confirm)
 GROWTH = math.sqrt(2.0)
@@ -103,10 +104,13 @@ class RunLength:
         Draws per chain of the first block, and the fewest kept.
     max_grad_evals : int or None
         Cap on the gradient evaluations per chain of the sampling phase
-        (None: ``DEFAULT_CAP_FACTOR`` times the first block's). A draw of
+        (None: ``cap_factor`` times the first block's). A draw of
         a kernel that evaluates no gradient counts as one.
     max_time : float or None
         Cap on the seconds of the sampling phase (None: none).
+    cap_factor : float, default=DEFAULT_CAP_FACTOR
+        The multiple of the first block's gradients that ``max_grad_evals=None``
+        caps the sampling phase at.
 
     Examples
     --------
@@ -121,12 +125,15 @@ class RunLength:
     (True, True, 'checks')
     """
 
-    def __init__(self, watch, n_chains, min_draws, max_grad_evals=None, max_time=None):
+    def __init__(
+        self, watch, n_chains, min_draws, max_grad_evals=None, max_time=None, cap_factor=DEFAULT_CAP_FACTOR
+    ):
         self.watch = watch
         self.n_chains = int(n_chains)
         self.min_draws = int(min_draws)
         self.max_grad_evals = max_grad_evals
         self.max_time = max_time
+        self.cap_factor = cap_factor
         self.record = {"converged": False, "stopped_by": None, "n_checks": 0, "checks": []}
 
     def retained(self, total):
@@ -153,7 +160,7 @@ class RunLength:
         """The most draws per chain the caps allow, and which cap binds (``"max_grad_evals"`` or ``"max_time"``)."""
         cap_grads = self.max_grad_evals
         if cap_grads is None:
-            cap_grads = DEFAULT_CAP_FACTOR * grads_per_draw * self.min_draws
+            cap_grads = self.cap_factor * grads_per_draw * self.min_draws
         self.record["max_grad_evals"] = int(cap_grads)
         limits = [(int(cap_grads // max(grads_per_draw, 1e-12)), "max_grad_evals")]
         if self.max_time is not None:

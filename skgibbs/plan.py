@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from ._compat import validate_parameter_constraints
+from ._run_length import DEFAULT_CAP_FACTOR
 from .model import NOISE_LOSSES, SCALE_LOSSES
 from .samplers import choose_sampler, get_sampler, unhonoured_message
 
@@ -45,6 +46,7 @@ __all__ = [
     "SMALL_DATA_ROWS",
     "SMALL_DATA_LAYERS",
     "LARGE_DATA_LAYERS",
+    "REGRESSOR_CAP_FACTOR",
     "CLASSIFIER_SMALL_DATA_ROWS",
     "AUTO_TEMPERATURES",
 ]
@@ -60,6 +62,10 @@ AUTO_TEMPERATURES = (1.0, 0.5)
 #: the classifier's small data: 16-16 did at least as well as 100-100 on every set of the ``classification``
 #: benchmark, the largest of which (HMDA) has 1,785 training rows
 CLASSIFIER_SMALL_DATA_ROWS = 2000
+#: the dense regressor's cap of an adaptive run, in multiples of its first block's gradients: where its
+#: chains reach the cap, the sampling past this multiple bought no test log-likelihood for its CPU (the
+#: ``run_length_cap`` benchmark, and the diagnostics guide)
+REGRESSOR_CAP_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,11 @@ class EstimatorTraits:
         Whether ``temperature="auto"`` fits :data:`AUTO_TEMPERATURES` in
         turn and keeps one (the classifier), rather
         than plugging in or learning a noise variance.
+    cap_factor : float
+        ``max_grad_evals="auto"`` caps an adaptive run's sampling phase at
+        this multiple of its first block's gradients
+        (:data:`~skgibbs._run_length.DEFAULT_CAP_FACTOR`, 8; the dense
+        regressor's :data:`REGRESSOR_CAP_FACTOR`, 4).
     sampler_setting_defaults : mapping of str to object
         The default of each setting a sampler may not honour (the names of
         :meth:`~skgibbs.samplers.Sampler.ignored_settings`): the value that
@@ -124,6 +135,7 @@ class EstimatorTraits:
     auto_prior: str = "ard"
     small_data_rows: int = SMALL_DATA_ROWS
     selects_temperature: bool = False
+    cap_factor: float = DEFAULT_CAP_FACTOR
     sampler_setting_defaults: MappingProxyType = field(
         default_factory=lambda: MappingProxyType(dict(SAMPLER_SETTING_DEFAULTS))
     )
@@ -207,8 +219,8 @@ class FitPlan:
         Whether the run length adapts (``n_samples="auto"``; the chains are
         extended until they pass the mixing checks, or the cap).
     max_grad_evals : int or None
-        The adaptive run's cap in gradient evaluations per chain (None: the
-        default multiple of the first block's).
+        The adaptive run's cap in gradient evaluations per chain (None:
+        ``cap_factor`` times the first block's).
     max_time : float or None
         The adaptive run's cap in seconds.
     temperature_setting : float or str
@@ -234,6 +246,7 @@ class FitPlan:
     adaptive: bool
     max_grad_evals: int = None
     max_time: float = None
+    cap_factor: float = DEFAULT_CAP_FACTOR
     temperature_setting: object = "auto"
     reasons: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
@@ -474,6 +487,7 @@ def plan_fit(params, traits, *, n_rows, n_params, noise=None, device=None):
         adaptive=adaptive,
         max_grad_evals=None if isinstance(cap, str) else int(cap),
         max_time=params.get("max_time"),
+        cap_factor=traits.cap_factor,
         temperature_setting=params.get("temperature", "auto"),
         reasons=MappingProxyType(reasons),
     )

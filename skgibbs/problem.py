@@ -503,6 +503,7 @@ def _run_length(plan, spec, Xt, watched, n_chains):
         plan.n_samples,
         max_grad_evals=plan.max_grad_evals,
         max_time=plan.max_time,
+        cap_factor=plan.cap_factor,
     )
 
 

@@ -424,6 +424,15 @@ def test_the_stale_page_check_names_a_changed_default_and_an_edited_source():
     assert any(f"{estimator}'s default {param} was 'another default'" in line for line in lines)
     assert any(f"{sampler}'s default {setting} was 'another setting'" in line for line in lines)
     assert sum("was edited" in line for line in lines) == len(record["sources"])
+    # what the class declares for its plans counts as a default: the cap of the run length, say
+    trait = copy.deepcopy(record)
+    trait["estimators"][estimator]["defaults"]["traits.cap_factor"] = "8"
+    assert any(f"{estimator}'s default traits.cap_factor was 8" in line for line in stale(trait))
+    # a record made before the traits were recorded is judged on the parameters alone
+    untraited = copy.deepcopy(record)
+    defaults = untraited["estimators"][estimator]["defaults"]
+    untraited["estimators"][estimator]["defaults"] = {k: v for k, v in defaults.items() if "traits." not in k}
+    assert stale(untraited) == []
     # a parameter the page set itself does not make it stale when its default changes
     given = copy.deepcopy(record)
     given["estimators"][estimator]["given"][param] = "'set by the page'"

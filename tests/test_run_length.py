@@ -173,6 +173,21 @@ def test_the_default_cap_is_a_multiple_of_the_first_block():
     assert stopped == DEFAULT_CAP_FACTOR * 100 and rule.record["stopped_by"] == "max_grad_evals"
 
 
+def test_each_estimator_class_caps_its_runs_at_the_multiple_it_declares():
+    """``max_grad_evals="auto"``: the regressor's runs stop at four times the first block, others at eight."""
+    from skgibbs.plan import REGRESSOR_CAP_FACTOR, plan_fit
+
+    assert GibbsMLPRegressor._traits.cap_factor == REGRESSOR_CAP_FACTOR == 4
+    assert GibbsMLPClassifier._traits.cap_factor == DEFAULT_CAP_FACTOR == 8
+    for est, noise in ((GibbsMLPRegressor(), "homoscedastic"), (GibbsMLPClassifier(), None)):
+        plan = plan_fit(est.get_params(), est._traits, n_rows=300, n_params=100, noise=noise)
+        assert plan.cap_factor == est._traits.cap_factor
+    draws = _ar1(np.random.default_rng(3), 4, 4000, 0.995)
+    rule = RunLength(_identity, 4, 100, cap_factor=REGRESSOR_CAP_FACTOR)
+    assert _drive(rule, draws, grads_per_draw=7.0) == REGRESSOR_CAP_FACTOR * 100
+    assert rule.record["max_grad_evals"] == REGRESSOR_CAP_FACTOR * 7 * 100
+
+
 def test_a_kernel_without_gradients_counts_a_draw_as_one_evaluation():
     # chains that never pass (a random walk that barely moves), under a kernel that evaluates no gradient:
     # the cap still binds, at one evaluation a draw, by default and when set
@@ -276,6 +291,10 @@ def test_a_fit_records_its_run_length_and_passes_the_checks_it_stopped_on():
     assert record["converged"] and record["stopped_by"] == "checks"
     assert reg.samples_.shape[1] == record["n_retained"]
     assert reg.rhat_ <= 1.05 and reg.ess_ >= 100  # what the fit's warning checks, which did not fire
+    # the cap of max_grad_evals="auto": the class's multiple of the first block's gradients
+    first_block = reg.sampler_.default_n_samples
+    cap = GibbsMLPRegressor._traits.cap_factor * record["grads_per_draw"] * first_block
+    assert record["max_grad_evals"] == int(cap)
     # an integer n_samples is a fixed length, with no record
     fixed = GibbsMLPRegressor(**LINEAR, n_samples=30).fit(X, y)
     assert fixed.samples_.shape[1] == 30 and not hasattr(fixed, "run_length_")

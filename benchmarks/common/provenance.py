@@ -53,8 +53,17 @@ def source_hash(text):
 
 
 def _defaults(cls):
-    """``{parameter: repr(default)}`` of an estimator class, from a default instance."""
-    return {name: repr(value) for name, value in cls().get_params(deep=False).items()}
+    """``{parameter: repr(default)}`` of an estimator class, from a default instance, and
+    ``{"traits.<name>": repr(value)}`` of what the class declares for its plans
+    (:class:`~skgibbs.plan.EstimatorTraits`: a changed cap of the run length, say, changes its fits
+    without changing a parameter's default)."""
+    from dataclasses import fields
+
+    out = {name: repr(value) for name, value in cls().get_params(deep=False).items()}
+    traits = getattr(cls, "_traits", None)
+    if traits is not None:
+        out.update({f"traits.{f.name}": repr(getattr(traits, f.name)) for f in fields(traits)})
+    return out
 
 
 def _sampler_defaults(name):
@@ -122,7 +131,9 @@ def stale(record):
     list of str
         One line per difference: a default of an estimator class or of a
         sampler object that changed (then and now), or a source that was
-        edited.
+        edited. A record made before the classes' traits were recorded
+        (``"traits.<name>"``) is judged on the parameters and sources
+        alone.
     """
     import importlib
 
@@ -133,7 +144,10 @@ def stale(record):
             found.append(f"{name} no longer exists in {entry['module']}")
             continue
         given = entry.get("given", {})
-        found += [line for param, line in _changed(name, entry["defaults"], _defaults(cls)) if param not in given]
+        today = _defaults(cls)
+        if not any(key.startswith("traits.") for key in entry["defaults"]):  # recorded before traits were
+            today = {key: value for key, value in today.items() if not key.startswith("traits.")}
+        found += [line for param, line in _changed(name, entry["defaults"], today) if param not in given]
     for name, then_params in record.get("samplers", {}).items():
         try:
             today = _sampler_defaults(name)

@@ -79,7 +79,9 @@ _SHARED_PARAMETERS = """\
     max_grad_evals : int >= 1 or "auto", default="auto"
         Under ``n_samples="auto"``, the most gradient evaluations a chain
         may spend in the sampling phase (warm-up not counted); ``"auto"``
-        is eight times those of the first block. A run that stops at the
+        is four times those of the first block for the regressor, eight
+        for the classifier (:attr:`~skgibbs.plan.EstimatorTraits.cap_factor`).
+        A run that stops at the
         cap records in ``run_length_`` the evaluations its checks would
         have needed, and its warning names them. A kernel that evaluates
         no gradient (a random walk) counts one per draw. Ignored with an

@@ -37,7 +37,7 @@ from ..credible import credible_sets_of, parameter_radius, posterior_quantile
 from ..criteria import langevin_waic, waic
 from ..criteria._waic import waic_from_pointwise
 from ..model import LOG_VARIANCE_BOUND
-from ..plan import EstimatorTraits
+from ..plan import REGRESSOR_CAP_FACTOR, EstimatorTraits
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
 
@@ -410,7 +410,7 @@ class GibbsMLPRegressor(RegressorMixin, BaseGibbsMLP):
         self.random_state = random_state
         self.verbose = verbose
 
-    _traits = EstimatorTraits(hierarchical_sampler=True, noise_model=True)
+    _traits = EstimatorTraits(hierarchical_sampler=True, noise_model=True, cap_factor=REGRESSOR_CAP_FACTOR)
 
     def _check_response(self, y):
         return column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))
