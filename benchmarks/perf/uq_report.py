@@ -332,7 +332,7 @@ PAGE_NOTES = {
         "network up to 1000 training rows (diabetes, boston, concrete, auto, houseprices), 100-100 beyond "
         "(airfoil). The fits of GibbsMLPRegressor and of bde on the first five sets were made again on "
         "2026-12-01 under the cap of four, on an AMD EPYC machine, two fits at a time on its two cores "
-        "(one a core; the two runs listed last but one for each); the other peers' rows are of earlier "
+        "(one a core; the last four runs listed below); the other peers' rows are of earlier "
         "runs on an Intel Xeon machine (compare fit times between rows of the same run). Under the cap of "
         "eight before (fits of 2026-11-29, with the run length of that morning) the default had, over the "
         "same splits: diabetes -5.392, boston -2.252, concrete -2.537, auto -2.209 and houseprices 0.134, "
