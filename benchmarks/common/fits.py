@@ -19,7 +19,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs.metrics import expected_calibration_error, log_predictive_density_scorer, reliability_curve
+from skgibbs.metrics import (
+    ReliabilityCurve,
+    expected_calibration_error,
+    log_predictive_density_scorer,
+    reliability_curve,
+)
 from skgibbs.samplers import SMC, MeanFieldVI
 
 from .stats import fmt, mean_se, timed_fit
@@ -195,8 +200,6 @@ def pooled_reliability(curves):
     >>> curve.confidence.round(3).tolist(), curve.accuracy.tolist(), curve.count.tolist()
     ([0.6, 0.925], [0.5, 0.75], [2, 4])
     """
-    from skgibbs.metrics import ReliabilityCurve
-
     bins = {}  # the bins by their rounded edges: (edges, count, confidence sum, accuracy sum)
     for curve in curves:
         values = zip(curve["confidence"], curve["accuracy"], curve["count"], curve["edges"])

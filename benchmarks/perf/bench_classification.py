@@ -689,33 +689,31 @@ PAGE_NOTES = {
 
 
 # ---------------------------------------------------------------- reliability diagrams
-def reliability_models(summary, result, name):
-    """The rows a data set's diagram shows: skgibbs, bde, and the peer of lowest mean ECE besides them.
+def reliability_diagrams(summary, result):
+    """``{data set: {model: pooled curve}}``: skgibbs, bde, and the peer of lowest mean ECE besides them.
 
-    Only rows whose every fit stored its curve (fits before the curves were stored have none).
+    Only rows whose every fit stored its curve (fits before the curves were stored have none), and only
+    the data sets where skgibbs's did.
     """
     n_splits = result["settings"]["n_splits"]
-
-    def curves(model):  # the stored curves of the model's splits, None unless every split stored one
-        rs = [r for r in result["runs"] if (r["dataset"], r["model"]) == (name, model)]
-        rs = [r for r in rs if r["split"] < n_splits]
-        return [r["reliability"] for r in rs] if rs and all("reliability" in r for r in rs) else None
-
-    models = summary.get(name, {})
-    peers = [m for m in models if m not in GIBBS and m != "bde" and curves(m)]
-    calibrated = min(peers, key=lambda m: models[m]["ece"][0], default=None)
-    chosen = [m for m in ("skgibbs", "bde", calibrated) if m in models and curves(m)]
-    return {m: pooled_reliability(curves(m)) for m in dict.fromkeys(chosen)}
-
-
-def has_reliability(result):
-    """Whether the skgibbs row of some data set has its curves stored on every split."""
-    summary = summarise(result)
-    return any("skgibbs" in reliability_models(summary, result, name) for name in summary)
+    stored = {}  # (data set, model): the curves of its splits, None unless every split stored one
+    for r in result["runs"]:
+        if r["split"] < n_splits:
+            stored.setdefault((r["dataset"], r["model"]), []).append(r.get("reliability"))
+    curves = {key: c for key, c in stored.items() if all(x is not None for x in c)}
+    out = {}
+    for name, models in summary.items():
+        if (name, "skgibbs") not in curves:
+            continue
+        peers = [m for m in models if m not in GIBBS and m != "bde" and (name, m) in curves]
+        calibrated = min(peers, key=lambda m: models[m]["ece"][0], default=None)
+        chosen = [m for m in dict.fromkeys(("skgibbs", "bde", calibrated)) if (name, m) in curves]
+        out[name] = {m: pooled_reliability(curves[name, m]) for m in chosen}
+    return out
 
 
-def reliability_figure(result, path):
-    """One top-label reliability diagram per data set, the test points of every split pooled."""
+def reliability_figure(diagrams, summary, path):
+    """One top-label reliability diagram per data set of ``diagrams``, every split's test points pooled."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -723,21 +721,19 @@ def reliability_figure(result, path):
 
     from skgibbs.display import ReliabilityDisplay
 
-    summary = summarise(result)
-    names = [n for n in summary if "skgibbs" in reliability_models(summary, result, n)]
-    cols = min(3, len(names))
-    rows = -(-len(names) // cols)
+    cols = min(3, len(diagrams))
+    rows = -(-len(diagrams) // cols)
     size = (5.2 * cols, 5.0 * rows)
     fig, axes = plt.subplots(rows, cols, figsize=size, layout="constrained", squeeze=False)
-    for ax, name in zip(axes.flat, names):
-        for model, curve in reliability_models(summary, result, name).items():
+    for ax, (name, pooled) in zip(axes.flat, diagrams.items()):
+        for model, curve in pooled.items():
             marker = {"skgibbs": "s", "bde": "o"}.get(model, "^")
             display = ReliabilityDisplay(curve.confidence, curve.accuracy, curve.count, edges=curve.edges)
             display.plot(ax=ax, name=model, show_counts=model == "skgibbs", marker=marker)
         # at the right: a legend that covers something everywhere inside goes above the axes, at the left
         title = f"{name} ({summary[name]['skgibbs']['n']} splits pooled)"
         ax.set_title(title, loc="right", fontsize="medium")
-    for ax in axes.flat[len(names):]:
+    for ax in axes.flat[len(diagrams):]:
         ax.set_visible(False)
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -788,10 +784,11 @@ def page(result, name):
     stored = was_quick(result) or any(r["model"] == "skgibbs" for r in result["runs"])
     unwritten = None if stored else "No GibbsMLPClassifier fit stored: only the JSON file written."
     figure = None
-    if has_reliability(result):
+    diagrams = reliability_diagrams(summary, result)
+    if diagrams:
         at = next(i for i, line in enumerate(text) if line.startswith("Protocol:"))
         text[at:at] = reliability_note(result, name)  # after the goal, before the protocol
-        figure = lambda path: reliability_figure(result, path)  # noqa: E731
+        figure = lambda path: reliability_figure(diagrams, summary, path)  # noqa: E731
     return Page(name, "Classification: GibbsMLPClassifier and the alternatives", tabs, text, figure=figure,
                 unwritten=unwritten)  # fmt: skip
 

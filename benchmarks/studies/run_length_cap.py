@@ -117,14 +117,17 @@ def report(results):
                            f"{np.mean(d):+.3f}), CPU {np.mean(ratio):.2f} times")  # fmt: skip
     load = load_after(result, lambda r: r["load_average"])
     n_splits = max(r["split"] for r in rows) + 1
+    warned = sum(r["warned"] > 0 for r in rows)
     notes = [
         "GibbsMLPRegressor() with the cap of its adaptive run length (max_grad_evals='auto') set to the "
         "given multiple of its first block's gradients, everything else its defaults, on the first "
-        f"{n_splits} splits of bench_uq (90/10, seeded with the split). 'LL - LL at {top}': the paired difference of "
-        "each split's test log-likelihood (mean ± s.e.); 'draws a chain (run)': the run's length, whose "
-        "second half is kept; 'worst chain's ESS': within_chain_ess_ (100 / 4 chains wanted). Over every "
-        f"fit: {'; '.join(overall)}. The regressor's default multiple is {result['default']:g}. One thread; "
-        f"load average {load:.1f}.",
+        f"{n_splits} splits of bench_uq (90/10, seeded with the split). 'LL - LL at {top}': the paired "
+        "difference of each split's test log-likelihood (mean ± s.e.); 'draws a chain (run)': the run's "
+        "length, whose second half is kept; 'worst chain's ESS': within_chain_ess_ (100 / 4 chains "
+        f"wanted). Over every fit: {'; '.join(overall)}. {warned} of the {len(rows)} fits ended with a "
+        "SamplerWarning (their chains had not converged on their own: the LL and coverage are those of "
+        "chains short of their checks at every cap). The regressor's default multiple is "
+        f"{result['default']:g}. One thread; load average {load:.1f}.",
     ]
     title = "The cap of the regressor's adaptive run"
     return [Page(NAME, title, [("Cap of the run length", header, table)], notes)]
