@@ -29,10 +29,11 @@ from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import log_predictive_density_scorer
 
 from .. import Benchmark, Output
+from ..common.data import load
 from ..common.environment import load_after
+from ..common.fits import REGRESSION_TEST_SIZE
 from ..common.stats import fmt, mean_se
 from ..common.writer import Page
-from ..perf.bench_uq import TEST_SIZE, load_xy
 
 NAME = "run_length_cap"
 SIZES = {
@@ -49,8 +50,8 @@ def _capped(factor):
 
 
 def _fit(name, split, factor, settings):
-    X, y = load_xy(name)
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=TEST_SIZE, random_state=split)
+    X, y = load(name)[:2]  # bench_uq's tables and splits
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=REGRESSION_TEST_SIZE, random_state=split)
     scaler = StandardScaler().fit(Xtr)
     Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
     reg = _capped(factor)(random_state=split, **settings)
