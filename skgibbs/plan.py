@@ -45,6 +45,8 @@ __all__ = [
     "SAMPLER_SETTING_DEFAULTS",
     "SMALL_DATA_ROWS",
     "SMALL_DATA_LAYERS",
+    "MEDIUM_DATA_LAYERS",
+    "REGRESSOR_MEDIUM_DATA_ROWS",
     "LARGE_DATA_LAYERS",
     "REGRESSOR_CAP_FACTOR",
     "CLASSIFIER_SMALL_DATA_ROWS",
@@ -55,7 +57,13 @@ __all__ = [
 SMALL_DATA_ROWS = 1000
 #: ``hidden_layer_sizes="auto"`` on small data
 SMALL_DATA_LAYERS = (16, 16)
-#: ``hidden_layer_sizes="auto"`` beyond :data:`SMALL_DATA_ROWS` rows
+#: ``hidden_layer_sizes="auto"`` from :data:`SMALL_DATA_ROWS` rows up to an estimator's medium band
+#: (:attr:`EstimatorTraits.medium_data_rows`; the dense regressor's :data:`REGRESSOR_MEDIUM_DATA_ROWS`)
+MEDIUM_DATA_LAYERS = (50, 50)
+#: the dense regressor's medium band ends here: measured on the ``uq`` benchmark's airfoil table (1,352
+#: training rows) only; beyond, the 100-100 network the ``large_n`` and ``tabular`` benchmarks measured
+REGRESSOR_MEDIUM_DATA_ROWS = 5000
+#: ``hidden_layer_sizes="auto"`` beyond the small data (and the medium band, where an estimator has one)
 LARGE_DATA_LAYERS = (100, 100)
 #: the temperatures the classifier's ``temperature="auto"`` fits, the Bayesian posterior first
 AUTO_TEMPERATURES = (1.0, 0.5)
@@ -108,6 +116,11 @@ class EstimatorTraits:
     small_data_rows : int
         ``hidden_layer_sizes="auto"`` is :data:`SMALL_DATA_LAYERS` up to
         this many training rows (:func:`hidden_layers`).
+    medium_data_rows : int
+        ``hidden_layer_sizes="auto"`` is :data:`MEDIUM_DATA_LAYERS` beyond
+        ``small_data_rows`` up to this many training rows (0, the default:
+        no medium band; the dense regressor's
+        :data:`REGRESSOR_MEDIUM_DATA_ROWS`).
     selects_temperature : bool
         Whether ``temperature="auto"`` fits :data:`AUTO_TEMPERATURES` in
         turn and keeps one (the classifier), rather
@@ -134,6 +147,7 @@ class EstimatorTraits:
     full_batch_sampler: str = "hmc"
     auto_prior: str = "ard"
     small_data_rows: int = SMALL_DATA_ROWS
+    medium_data_rows: int = 0
     selects_temperature: bool = False
     cap_factor: float = DEFAULT_CAP_FACTOR
     sampler_setting_defaults: MappingProxyType = field(
@@ -271,7 +285,7 @@ class FitPlan:
         return 2.0 if _in_network(self.noise) else 2.0 * heldout_loss
 
 
-def hidden_layers(setting, n_rows=None, small_rows=SMALL_DATA_ROWS):
+def hidden_layers(setting, n_rows=None, small_rows=SMALL_DATA_ROWS, medium_rows=0):
     """The hidden widths of ``hidden_layer_sizes=setting`` as a tuple, ``"auto"`` resolved for ``n_rows`` rows.
 
     ``setting`` is as the estimators' constraints accept it (a positive int,
@@ -279,22 +293,29 @@ def hidden_layers(setting, n_rows=None, small_rows=SMALL_DATA_ROWS):
 
     ``"auto"`` gives two hidden layers of 16 up to ``small_rows`` rows
     (:data:`SMALL_DATA_ROWS`; the classifier's
-    :data:`CLASSIFIER_SMALL_DATA_ROWS`) and of 100 beyond (and without a
-    row count): the 16-16 network of
-    the Microcanonical Langevin Ensembles (Sommer et al., ICLR 2025) on the
-    small tables of the ``uq`` benchmark, where it did at least as well as
-    100-100 at a fraction of the cost; 100-100 on larger data, where it did
-    better on that benchmark's largest table and where the ``large_n`` and
-    ``tabular`` benchmarks measured it (:ref:`defaults-measured`).
+    :data:`CLASSIFIER_SMALL_DATA_ROWS`), of 50 beyond up to ``medium_rows``
+    rows where an estimator has that band (the dense regressor's
+    :data:`REGRESSOR_MEDIUM_DATA_ROWS`; 0: none), and of 100 beyond (and
+    without a row count). The 16-16 network of the Microcanonical Langevin
+    Ensembles (Sommer et al., ICLR 2025) did at least as well as 100-100 on
+    the small tables of the ``uq`` benchmark at a fraction of the cost; on
+    its airfoil table (1,352 training rows) 50-50 came within a few hundredths
+    of a nat of 100-100's test log-likelihood at a fraction of its time,
+    where 16-16 gave up three tenths; 100-100 on larger data, where the
+    ``large_n`` and ``tabular`` benchmarks measured it (:ref:`defaults-measured`).
 
     Examples
     --------
     >>> hidden_layers("auto", 442), hidden_layers("auto", 50_000), hidden_layers(8), hidden_layers([4, 4])
     ((16, 16), (100, 100), (8,), (4, 4))
+    >>> hidden_layers("auto", 1352), hidden_layers("auto", 1352, medium_rows=REGRESSOR_MEDIUM_DATA_ROWS)
+    ((100, 100), (50, 50))
     """
     if isinstance(setting, str) and setting == "auto":
         if n_rows is not None and int(n_rows) <= small_rows:
             return SMALL_DATA_LAYERS
+        if n_rows is not None and int(n_rows) <= medium_rows:
+            return MEDIUM_DATA_LAYERS
         return LARGE_DATA_LAYERS
     layers = (setting,) if isinstance(setting, Integral) else tuple(setting)
     return tuple(int(w) for w in layers)
@@ -446,8 +467,8 @@ def plan_fit(params, traits, *, n_rows, n_params, noise=None, device=None):
     prior='auto': mclmc samples hierarchical priors
     """
     device = torch_device(params.get("device", "cpu")) if device is None else device
-    layers = hidden_layers(params.get("hidden_layer_sizes"), n_rows, traits.small_data_rows)
     setting = params.get("hidden_layer_sizes")
+    layers = hidden_layers(setting, n_rows, traits.small_data_rows, traits.medium_data_rows)
     reasons = {
         "layers": (
             f"hidden_layer_sizes='auto': {layers} for {n_rows:,} rows"

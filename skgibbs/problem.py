@@ -225,10 +225,13 @@ def build_problem(estimator, X, y, sample_weight=None):
     params = est.get_params(deep=False)
     traits = type(est)._traits
     data = prepare_data(est, X, y, sample_weight)
-    noise, noise_selection = resolve_noise(params, data) if traits.noise_model else (None, None)
     n, weights, Xt, yt, seeds = data.X.shape[0], data.sample_weight, data.Xt, data.yt, data.seeds
+    layers = hidden_layers(params["hidden_layer_sizes"], n, traits.small_data_rows, traits.medium_data_rows)
+    # the noise model is chosen on networks of the fit's own widths
+    noise, noise_selection = (
+        resolve_noise({**params, "hidden_layer_sizes": layers}, data) if traits.noise_model else (None, None)
+    )
     width = n_outputs(traits.response, data.encoding, noise)
-    layers = hidden_layers(params["hidden_layer_sizes"], n, traits.small_data_rows)
     spec = MLPSpec(data.X.shape[1], layers, params["activation"], width, data.embedding)
     # every "auto" resolved once, from the settings and the data's shape; what follows reads the plan
     plan = plan_fit(params, traits, n_rows=n, n_params=spec.n_params, noise=noise, device=data.device)

@@ -792,17 +792,23 @@ def test_mixing_diagnostics_use_the_library_functions():
     assert np.isnan(short.rhat_) and np.isnan(short.ess_)
 
 
-def test_the_default_width_is_sixteen_sixteen_on_small_data_and_a_hundred_beyond():
-    from skgibbs.plan import SMALL_DATA_ROWS, hidden_layers
+def test_the_default_width_is_sixteen_sixteen_on_small_data_fifty_to_the_medium_band_and_a_hundred_beyond():
+    from skgibbs.plan import REGRESSOR_MEDIUM_DATA_ROWS, SMALL_DATA_ROWS, hidden_layers
     from skgibbs.problem import build_problem
 
     assert GibbsMLPRegressor().get_params()["hidden_layer_sizes"] == "auto"
+    assert GibbsMLPRegressor._traits.medium_data_rows == REGRESSOR_MEDIUM_DATA_ROWS
     assert hidden_layers("auto", SMALL_DATA_ROWS) == (16, 16)
-    assert hidden_layers("auto", SMALL_DATA_ROWS + 1) == (100, 100)
+    assert hidden_layers("auto", SMALL_DATA_ROWS + 1) == (100, 100)  # no medium band unless asked for
+    medium = REGRESSOR_MEDIUM_DATA_ROWS
+    assert hidden_layers("auto", SMALL_DATA_ROWS + 1, medium_rows=medium) == (50, 50)
+    assert hidden_layers("auto", medium, medium_rows=medium) == (50, 50)
+    assert hidden_layers("auto", medium + 1, medium_rows=medium) == (100, 100)
     assert hidden_layers("auto", None) == (100, 100)
     rng = np.random.default_rng(0)
     settings = {"noise": "homoscedastic", "pretrain_iter": 5, "random_state": 0}
-    for n, width in ((SMALL_DATA_ROWS, 16), (SMALL_DATA_ROWS + 1, 100)):
+    sizes = ((SMALL_DATA_ROWS, 16), (SMALL_DATA_ROWS + 1, 50), (REGRESSOR_MEDIUM_DATA_ROWS + 1, 100))
+    for n, width in sizes:
         X = rng.normal(size=(n, 2))
         problem = build_problem(GibbsMLPRegressor(**settings), X, X[:, 0])
         # a 2-w-w-1 network
@@ -840,3 +846,23 @@ def test_a_text_column_is_refused_naming_it_and_the_encoder_and_keeps_the_fit(es
     with pytest.raises(ValueError, match=r"X's column 2 holds .*OneHotEncoder"):
         est.predict(texts.to_numpy())
     np.testing.assert_array_equal(est.samples_, before)
+
+
+def test_noise_auto_chooses_on_networks_of_the_fits_own_widths(monkeypatch):
+    """The noise models are compared on networks of the widths the fit then samples (medium band too)."""
+    import skgibbs.problem
+    from skgibbs.plan import SMALL_DATA_ROWS
+    from skgibbs.problem import build_problem
+
+    seen = []
+    real = skgibbs.problem.resolve_noise
+
+    def spy(params, data):
+        seen.append(params["hidden_layer_sizes"])
+        return real(params, data)
+
+    monkeypatch.setattr(skgibbs.problem, "resolve_noise", spy)
+    X = np.random.default_rng(0).normal(size=(SMALL_DATA_ROWS + 1, 2))
+    problem = build_problem(GibbsMLPRegressor(pretrain_iter=5, random_state=0), X, X[:, 0])
+    assert seen == [(50, 50)]
+    assert problem.spec.hidden_layer_sizes == (50, 50)

@@ -37,7 +37,7 @@ from ..credible import credible_sets_of, parameter_radius, posterior_quantile
 from ..criteria import langevin_waic, waic
 from ..criteria._waic import waic_from_pointwise
 from ..model import LOG_VARIANCE_BOUND
-from ..plan import REGRESSOR_CAP_FACTOR, EstimatorTraits
+from ..plan import REGRESSOR_CAP_FACTOR, REGRESSOR_MEDIUM_DATA_ROWS, EstimatorTraits
 
 __all__ = ["GibbsMLPRegressor", "HETEROSCEDASTIC_ROWS"]
 
@@ -114,7 +114,8 @@ class GibbsMLPRegressor(RegressorMixin, BaseGibbsMLP):
         width, as in scikit-learn's ``MLPRegressor``); ``()`` is the linear model.
         ``"auto"``: two hidden layers of 16 for at most 1000 training rows
         (the network of the Microcanonical Langevin Ensembles, measured
-        against 100-100 on the ``uq`` benchmark's six tables), of 100
+        against 100-100 on the ``uq`` benchmark's six tables), of 50 up to
+        5000 (:data:`~skgibbs.plan.REGRESSOR_MEDIUM_DATA_ROWS`), of 100
         beyond; the fitted ``spec_.hidden_layer_sizes`` says which.
     activation : {"relu", "tanh", "logistic", "identity"}, default="relu"
         Hidden-layer activation.
@@ -410,7 +411,12 @@ class GibbsMLPRegressor(RegressorMixin, BaseGibbsMLP):
         self.random_state = random_state
         self.verbose = verbose
 
-    _traits = EstimatorTraits(hierarchical_sampler=True, noise_model=True, cap_factor=REGRESSOR_CAP_FACTOR)
+    _traits = EstimatorTraits(
+        hierarchical_sampler=True,
+        noise_model=True,
+        cap_factor=REGRESSOR_CAP_FACTOR,
+        medium_data_rows=REGRESSOR_MEDIUM_DATA_ROWS,
+    )
 
     def _check_response(self, y):
         return column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"))

@@ -251,7 +251,8 @@ class SparseGibbsMLPRegressor(GibbsMLPRegressor):
         width, as in scikit-learn's ``MLPRegressor``); ``()`` is the linear model (variable
         selection).
         ``"auto"``: two hidden layers of 16 for at most 1000 training rows, of
-        100 beyond (:class:`GibbsMLPRegressor`'s default). On small designs
+        100 beyond (:class:`GibbsMLPRegressor`'s rule without its band of 50-50
+        up to 5000 rows, which no sparse fit measured). On small designs
         the 16-16 network finds the relevant inputs by the median
         probability reading of ``input_relevance_`` where ``(100, 100)``,
         the default before, keeps every input (the ``sparse_small``
