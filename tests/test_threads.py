@@ -146,8 +146,9 @@ def test_a_fit_keeps_the_budget_only_for_large_gradients(budget, large):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 1))
     est = GibbsMLPRegressor(
-        sampler="mala", n_chains=1, n_samples=2, burn_in=2, pretrain_iter=2, random_state=0
-    )
+        hidden_layer_sizes=(100, 100),  # the network whose work sets n (not "auto"'s width at n rows)
+        sampler="mala", n_chains=1, n_samples=2, burn_in=2, pretrain_iter=2, random_state=0,
+    )  # fmt: skip
     problem = build_problem(est, X, np.sin(X[:, 0]))
     _record_threads(problem.potential)
     problem.sample()
