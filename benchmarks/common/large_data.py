@@ -261,6 +261,12 @@ def report_fits(res):
                 f"The {r['method']} row at n = {r['n']} was refitted alone on {x['date'][:10]} at the defaults of "
                 f"that day ({x['command']}, on {x['cpu_model']}, load average {x['load_before']:.1f} before) and "
                 "replaces the fit of the run above; the other rows are that run's."
+                + (
+                    f" The fit it replaced ({x['before']['date'][:10]}, {x['before']['cpu_model']}): test "
+                    f"log-likelihood {x['before']['log_lik']:.3f} in {x['before']['fit_s']:.0f} s, "
+                    f"{x['before']['passes_per_chain']:.0f} passes a chain."
+                    if "before" in x else ""
+                )
             )
     if was_quick(res):
         notes.append("Quick run: short chains and few iterations; not the documented numbers.")
