@@ -224,7 +224,10 @@ def resolve_noise(params, data):
     candidates the temperature allows are compared (:func:`select_noise`);
     without held-out evidence the choice is ``"student"`` from
     :data:`HETEROSCEDASTIC_ROWS` training rows on, else one noise variance.
-    ``data`` is :func:`~skgibbs.problem.prepare_data`'s.
+    ``data`` is :func:`~skgibbs.problem.prepare_data`'s; the candidates are
+    pre-trained on networks of ``params["hidden_layer_sizes"]``, which
+    :func:`~skgibbs.problem.build_problem` passes as the widths the fit
+    resolved (``"auto"`` is resolved here without an estimator's bands).
     """
     if params["noise"] != "auto":
         return params["noise"], None

@@ -154,6 +154,11 @@ class EstimatorTraits:
         default_factory=lambda: MappingProxyType(dict(SAMPLER_SETTING_DEFAULTS))
     )
 
+    def layers(self, setting, n_rows):
+        """The widths of ``hidden_layer_sizes=setting`` on ``n_rows`` rows under this class's bands
+        (:func:`hidden_layers` with :attr:`small_data_rows` and :attr:`medium_data_rows`)."""
+        return hidden_layers(setting, n_rows, self.small_data_rows, self.medium_data_rows)
+
 
 #: the estimators' defaults of the settings a sampler may not honour (:attr:`EstimatorTraits.sampler_setting_defaults`)
 SAMPLER_SETTING_DEFAULTS = MappingProxyType({
@@ -468,7 +473,7 @@ def plan_fit(params, traits, *, n_rows, n_params, noise=None, device=None):
     """
     device = torch_device(params.get("device", "cpu")) if device is None else device
     setting = params.get("hidden_layer_sizes")
-    layers = hidden_layers(setting, n_rows, traits.small_data_rows, traits.medium_data_rows)
+    layers = traits.layers(setting, n_rows)
     reasons = {
         "layers": (
             f"hidden_layer_sizes='auto': {layers} for {n_rows:,} rows"

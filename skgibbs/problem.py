@@ -31,7 +31,7 @@ from ._response import encode_response, n_outputs, response_loss, validate_respo
 from ._threads import gradient_work, torch_threads
 from .embeddings import resolve_embedding
 from .model import MLPSpec
-from .plan import check_honoured, check_settings, hidden_layers, model_choices, plan_fit, torch_device
+from .plan import check_honoured, check_settings, model_choices, plan_fit, torch_device
 from .potential import MLPPotential
 from .priors import HierarchicalPrior, MixingPrior, Prior
 from .samplers import ChainSampler, RunSettings, Target
@@ -226,7 +226,7 @@ def build_problem(estimator, X, y, sample_weight=None):
     traits = type(est)._traits
     data = prepare_data(est, X, y, sample_weight)
     n, weights, Xt, yt, seeds = data.X.shape[0], data.sample_weight, data.Xt, data.yt, data.seeds
-    layers = hidden_layers(params["hidden_layer_sizes"], n, traits.small_data_rows, traits.medium_data_rows)
+    layers = traits.layers(params["hidden_layer_sizes"], n)
     # the noise model is chosen on networks of the fit's own widths
     noise, noise_selection = (
         resolve_noise({**params, "hidden_layer_sizes": layers}, data) if traits.noise_model else (None, None)

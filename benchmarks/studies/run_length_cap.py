@@ -18,7 +18,6 @@ core); ``--quick`` fits diabetes once at two small caps with a tiny network.
 
 import dataclasses
 import time
-import warnings
 
 import numpy as np
 import torch
@@ -32,7 +31,7 @@ from .. import Benchmark, Output
 from ..common.data import load
 from ..common.environment import load_after
 from ..common.fits import REGRESSION_TEST_SIZE
-from ..common.stats import fmt, mean_se
+from ..common.stats import fmt, mean_se, timed_fit
 from ..common.writer import Page
 
 NAME = "run_length_cap"
@@ -55,21 +54,17 @@ def _fit(name, split, factor, settings):
     scaler = StandardScaler().fit(Xtr)
     Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
     reg = _capped(factor)(random_state=split, **settings)
-    start = time.process_time()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        reg.fit(Xtr, ytr)
-    cpu = time.process_time() - start
+    fit = timed_fit(reg, Xtr, ytr, clock=time.process_time)
     _, pis = reg.predict_interval(Xte, confidence_level=0.9)
     record = reg.run_length_
     return {
-        "dataset": name, "split": split, "factor": factor, "cpu_s": cpu,
+        "dataset": name, "split": split, "factor": factor, "cpu_s": fit.seconds,
         "ll": float(log_predictive_density_scorer(reg, Xte, yte)),
         "coverage": float(np.mean((yte >= pis[:, 0, 0]) & (yte <= pis[:, 1, 0]))),
         "noise": reg.noise_, "draws": int(record["n_draws"]), "stopped_by": record["stopped_by"],
         "within_chain_ess": float(reg.within_chain_ess_), "max_grad_evals": int(record["max_grad_evals"]),
         "grads_per_draw": float(record["grads_per_draw"]),
-        "warned": sum(issubclass(w.category, SamplerWarning) for w in caught),
+        "warned": fit.count(SamplerWarning),
     }  # fmt: skip
 
 
