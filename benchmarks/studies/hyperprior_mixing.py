@@ -1,0 +1,154 @@
+"""The shape of the precisions' Gamma prior: how far the default's chains mix, and what they predict.
+
+``GibbsMLPRegressor()`` samples its ARD prior's group precisions (one per
+input's weights, one per other layer's weights and biases) in non-centred
+coordinates under ``Gamma(a, a sigma_g^2)`` priors, ``a = prior_shape``
+(0.5 by default: a log-precision of prior standard deviation 2.2). Along
+some directions the data say nothing: a ReLU layer's scale can grow by
+``c`` while the next one's shrinks by ``1 / c`` with the function
+unchanged, and an input whose weights are near zero leaves its precision to
+its prior. Under a vague ``a`` those directions are long, the chains walk
+them slowly, and the function values move with the precisions.
+
+This study fits the default at several shapes ``a``, everything else the
+defaults, on the first splits of ``bench_uq``'s tables where the default's
+chains reach the cap of their run (Boston, concrete, auto; 90/10, the inputs
+standardised on the training part, seeded with the split), and reports per
+shape the test log-likelihood (and its paired difference from the default
+shape's), the coverage of the 90% predictive interval, the pooled and the
+worst chain's R-hat and ESS (the fit's ``rhat_``, ``ess_``,
+``within_chain_rhat_``, ``within_chain_ess_``), the share of training
+inputs at which some chain alone falls short (split R-hat above 1.05 or
+bulk ESS below 100 / 4), the worst chain's bulk ESS of the log-precisions,
+and the CPU time (one thread).
+
+Run ``python -m benchmarks run hyperprior_mixing`` (about 20 minutes on one
+core); ``--quick`` fits diabetes once at two shapes with a tiny network.
+"""
+
+import time
+
+import numpy as np
+import torch
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs._mixing import ESS_WARN, RHAT_WARN, pointwise_chain_mixing
+from skgibbs.metrics import log_predictive_density_scorer
+
+from .. import Benchmark, Output
+from ..common.data import load
+from ..common.environment import load_after
+from ..common.fits import REGRESSION_TEST_SIZE
+from ..common.stats import fmt, mean_se, timed_fit
+from ..common.writer import Page
+
+NAME = "hyperprior_mixing"
+SIZES = {
+    "full": {"shapes": [0.5, 2.0, 5.0], "datasets": ["boston", "concrete", "auto"], "splits": 3, "settings": {}},
+    "quick": {"shapes": [0.5, 5.0], "datasets": ["diabetes"], "splits": 1,
+              "settings": {"hidden_layer_sizes": [4], "pretrain_iter": 10, "burn_in": 10, "n_samples": 16}},
+}  # fmt: skip
+
+
+def _short_share(F, n_chains):
+    """The share of the columns of draws ``F`` ``(K S, m)`` at which some chain alone falls short."""
+    within_r, within_e, _ = pointwise_chain_mixing(F, n_chains=n_chains)
+    short = (within_r > RHAT_WARN) | (within_e < ESS_WARN / n_chains)
+    return float(np.mean(short)), float(np.nanmin(within_e))
+
+
+def _fit(name, split, shape, settings):
+    X, y = load(name)[:2]  # bench_uq's tables and splits
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=REGRESSION_TEST_SIZE, random_state=split)
+    scaler = StandardScaler().fit(Xtr)
+    Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
+    reg = GibbsMLPRegressor(prior_shape=shape, random_state=split, **settings)
+    fit = timed_fit(reg, Xtr, ytr, clock=time.process_time)
+    _, pis = reg.predict_interval(Xte, confidence_level=0.9)
+    K = reg.samples_.shape[0]
+    inputs_short, _ = _short_share(reg.predict_samples(Xtr).T, K)
+    log_precision = np.log(reg.sample_stats_["precision"])  # (K, S, G)
+    _, precision_ess = _short_share(log_precision.reshape(-1, log_precision.shape[-1]), K)
+    return {
+        "dataset": name, "split": split, "shape": shape, "cpu_s": fit.seconds,
+        "ll": float(log_predictive_density_scorer(reg, Xte, yte)),
+        "coverage": float(np.mean((yte >= pis[:, 0, 0]) & (yte <= pis[:, 1, 0]))),
+        "rhat": float(reg.rhat_), "ess": float(reg.ess_), "within_chain_rhat": float(reg.within_chain_rhat_),
+        "within_chain_ess": float(reg.within_chain_ess_), "inputs_short": inputs_short,
+        "precision_ess": precision_ess, "draws": int(reg.samples_.shape[1]),
+        "warned": fit.count(SamplerWarning),
+    }  # fmt: skip
+
+
+def run(args):
+    """Fit every data set and split at every shape."""
+    torch.set_num_threads(1)
+    size = args.size
+    rows = [_fit(name, split, shape, size.settings) for name in size.datasets for split in range(size.splits)
+            for shape in size.shapes]  # fmt: skip
+    default = GibbsMLPRegressor().get_params()["prior_shape"]
+    return {NAME: {"rows": rows, "shapes": size.shapes, "default": default}}
+
+
+def _paired(rows, shape, base):
+    """Each data set's and split's test LL at ``shape`` less that at ``base``."""
+    key = {(r["dataset"], r["split"], r["shape"]): r for r in rows}
+    pairs = sorted({(r["dataset"], r["split"]) for r in rows})
+    return [key[d, s, shape]["ll"] - key[d, s, base]["ll"] for d, s in pairs]
+
+
+def report(results):
+    """Per data set and shape, the means over the splits; the paired LL differences from the default shape."""
+    result = results[NAME]
+    rows, shapes, base = result["rows"], result["shapes"], result["default"]
+    header = ["data set", "prior_shape", "test LL", f"LL - LL at {base:g}", "90% coverage", "R-hat / ESS",
+              "worst chain: R-hat / ESS", "inputs short", "log-precisions: worst chain's ESS", "CPU s",
+              "fits warned"]  # fmt: skip
+    table = []
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        mine = [r for r in rows if r["dataset"] == name]
+        for a in shapes:
+            rs = [r for r in mine if r["shape"] == a]
+            table.append([
+                name, f"{a:g}", fmt(mean_se([r["ll"] for r in rs])), fmt(mean_se(_paired(mine, a, base))),
+                f"{np.mean([r['coverage'] for r in rs]):.3f}",
+                f"{np.mean([r['rhat'] for r in rs]):.2f} / {np.mean([r['ess'] for r in rs]):.1f}",
+                f"{np.mean([r['within_chain_rhat'] for r in rs]):.2f} / "
+                f"{np.mean([r['within_chain_ess'] for r in rs]):.1f}",
+                f"{np.mean([r['inputs_short'] for r in rs]):.0%}",
+                f"{np.mean([r['precision_ess'] for r in rs]):.1f}",
+                f"{np.mean([r['cpu_s'] for r in rs]):.1f}", f"{sum(r['warned'] > 0 for r in rs)} of {len(rs)}",
+            ])  # fmt: skip
+    overall = [f"at {a:g}, from {min(d):+.3f} to {max(d):+.3f} (mean {np.mean(d):+.3f})"
+               for a in shapes if a != base for d in [_paired(rows, a, base)]]  # fmt: skip
+    load = load_after(result, lambda r: r["load_average"])
+    n_splits = max(r["split"] for r in rows) + 1
+    notes = [
+        "GibbsMLPRegressor(prior_shape=a), everything else its defaults (ARD with the noise learned, MCLMC "
+        "in non-centred coordinates, the adaptive run length and its cap), on the first "
+        f"{n_splits} splits of bench_uq (90/10, seeded with the split). The default shape is {base:g}. "
+        f"'LL - LL at {base:g}': the paired difference of each split's test log-likelihood (mean ± s.e.); "
+        f"over every fit, {'; '.join(overall)}. 'R-hat / ESS': the fit's rhat_ and ess_ (pooled over the "
+        "chains); 'worst chain': within_chain_rhat_ and within_chain_ess_, each chain judged alone, the "
+        f"worst over the training inputs (the fit's check wants at most {RHAT_WARN} and at least "
+        f"{ESS_WARN:g} / 4 chains); 'inputs short': the share of the training inputs at which some chain "
+        "alone has a split R-hat or a bulk ESS past those thresholds; 'log-precisions': the smallest bulk "
+        "ESS of one chain over the groups' log-precisions (sample_stats_['precision']). 'fits warned': "
+        "fits that ended with a SamplerWarning. Means over the splits. One thread; load average "
+        f"{load:.1f}.",
+    ]
+    title = "The shape of the precisions' prior: mixing and prediction"
+    return [Page(NAME, title, [("Shape of the Gamma prior of the precisions", header, table)], notes)]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    kind="reproduction",
+    title="The shape of the precisions' Gamma prior: how far the default's chains mix, and the test LL",
+    outputs=(Output(NAME, "The shape of the precisions' prior: mixing and prediction"),),
+    run=run,
+    report=report,
+    sizes=SIZES,
+)
