@@ -17,6 +17,8 @@ import numpy as np
 from scipy.stats import norm
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import (
@@ -27,6 +29,7 @@ from skgibbs.metrics import (
 )
 from skgibbs.samplers import SMC, MeanFieldVI
 
+from .data import load
 from .stats import fmt, mean_se, timed_fit
 
 #: the library's rows; the others are the peers
@@ -62,6 +65,15 @@ SAMPLER_PREFIX = "sampler__"
 
 
 # ---------------------------------------------------------------- text
+def regression_split(name, split):
+    """``(Xtr, Xte, ytr, yte)``: split ``split`` of ``bench_uq``'s table ``name`` (90/10, seeded with the split),
+    the inputs standardised on the training part."""
+    X, y = load(name)[:2]
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=REGRESSION_TEST_SIZE, random_state=split)
+    scaler = StandardScaler().fit(Xtr)
+    return scaler.transform(Xtr), scaler.transform(Xte), ytr, yte
+
+
 def warning_kinds(messages):
     """Distinct messages with their numbers replaced by ``#``, most frequent first, with their counts."""
     kinds = Counter(re.sub(r"\d+(\.\d+)?", "#", m) for m in messages)

@@ -21,16 +21,13 @@ import time
 
 import numpy as np
 import torch
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import log_predictive_density_scorer
 
 from .. import Benchmark, Output
-from ..common.data import load
 from ..common.environment import load_after
-from ..common.fits import REGRESSION_TEST_SIZE
+from ..common.fits import regression_split
 from ..common.stats import fmt, mean_se, timed_fit
 from ..common.writer import Page
 
@@ -49,10 +46,7 @@ def _capped(factor):
 
 
 def _fit(name, split, factor, settings):
-    X, y = load(name)[:2]  # bench_uq's tables and splits
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=REGRESSION_TEST_SIZE, random_state=split)
-    scaler = StandardScaler().fit(Xtr)
-    Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
+    Xtr, Xte, ytr, yte = regression_split(name, split)
     reg = _capped(factor)(random_state=split, **settings)
     fit = timed_fit(reg, Xtr, ytr, clock=time.process_time)
     _, pis = reg.predict_interval(Xte, confidence_level=0.9)
