@@ -8,13 +8,14 @@ the mean as well.
 """
 
 import math
+import operator
 import time
 import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["NA", "TimedFit", "fmt", "fmt_values", "mean_se", "timed_fit"]
+__all__ = ["NA", "TimedFit", "fmt", "fmt_values", "mean_se", "paired", "timed_fit"]
 
 #: how :func:`fmt` prints a standard error that is not defined (a single value)
 NA = "n/a"
@@ -82,6 +83,23 @@ class TimedFit(NamedTuple):
         for w in self.warnings:
             out[w.category.__name__] = out.get(w.category.__name__, 0) + 1
         return out
+
+
+def paired(rows, setting, value, base, column, combine=operator.sub):
+    """``combine(at value, at base)`` of ``column`` for each data set and split of ``rows``, in one order.
+
+    ``rows`` are dicts with ``"dataset"``, ``"split"`` and ``setting``; the
+    row whose ``setting`` is ``value`` is paired with the one at ``base``.
+
+    Examples
+    --------
+    >>> rows = [{"dataset": "a", "split": 0, "k": k, "ll": ll} for k, ll in ((1, -2.0), (2, -1.5))]
+    >>> paired(rows, "k", 1, 2, "ll")
+    [-0.5]
+    """
+    key = {(r["dataset"], r["split"], r[setting]): r for r in rows}
+    pairs = sorted({(r["dataset"], r["split"]) for r in rows})
+    return [combine(key[d, s, value][column], key[d, s, base][column]) for d, s in pairs]
 
 
 def timed_fit(est, X, y=None, clock=time.perf_counter, **fit_params):

@@ -38,12 +38,13 @@ from skgibbs.metrics import log_predictive_density_scorer
 from .. import Benchmark, Output
 from ..common.environment import load_after
 from ..common.fits import regression_split
-from ..common.stats import fmt, mean_se, timed_fit
+from ..common.stats import fmt, mean_se, paired, timed_fit
 from ..common.writer import Page
 
 NAME = "hyperprior_mixing"
 SIZES = {
-    "full": {"shapes": [0.5, 2.0, 5.0], "datasets": ["boston", "concrete", "auto"], "splits": 3, "settings": {}},
+    "full": {"shapes": [0.5, 2.0, 5.0], "datasets": ["boston", "concrete", "auto"], "splits": 3,
+             "settings": {}},
     "quick": {"shapes": [0.5, 5.0], "datasets": ["diabetes"], "splits": 1,
               "settings": {"hidden_layer_sizes": [4], "pretrain_iter": 10, "burn_in": 10, "n_samples": 16}},
 }  # fmt: skip
@@ -86,13 +87,6 @@ def run(args):
     return {NAME: {"rows": rows, "shapes": size.shapes, "default": default}}
 
 
-def _paired(rows, shape, base):
-    """Each data set's and split's test LL at ``shape`` less that at ``base``."""
-    key = {(r["dataset"], r["split"], r["shape"]): r for r in rows}
-    pairs = sorted({(r["dataset"], r["split"]) for r in rows})
-    return [key[d, s, shape]["ll"] - key[d, s, base]["ll"] for d, s in pairs]
-
-
 def report(results):
     """Per data set and shape, the means over the splits; the paired LL differences from the default shape."""
     result = results[NAME]
@@ -106,17 +100,19 @@ def report(results):
         for a in shapes:
             rs = [r for r in mine if r["shape"] == a]
             table.append([
-                name, f"{a:g}", fmt(mean_se([r["ll"] for r in rs])), fmt(mean_se(_paired(mine, a, base))),
+                name, f"{a:g}", fmt(mean_se([r["ll"] for r in rs])),
+                fmt(mean_se(paired(mine, "shape", a, base, "ll"))),
                 f"{np.mean([r['coverage'] for r in rs]):.3f}",
                 f"{np.mean([r['rhat'] for r in rs]):.2f} / {np.mean([r['ess'] for r in rs]):.1f}",
                 f"{np.mean([r['within_chain_rhat'] for r in rs]):.2f} / "
                 f"{np.mean([r['within_chain_ess'] for r in rs]):.1f}",
                 f"{np.mean([r['inputs_short'] for r in rs]):.0%}",
                 f"{np.mean([r['precision_ess'] for r in rs]):.1f}",
-                f"{np.mean([r['cpu_s'] for r in rs]):.1f}", f"{sum(r['warned'] > 0 for r in rs)} of {len(rs)}",
+                f"{np.mean([r['cpu_s'] for r in rs]):.1f}",
+                f"{sum(r['warned'] > 0 for r in rs)} of {len(rs)}",
             ])  # fmt: skip
     overall = [f"at {a:g}, from {min(d):+.3f} to {max(d):+.3f} (mean {np.mean(d):+.3f})"
-               for a in shapes if a != base for d in [_paired(rows, a, base)]]  # fmt: skip
+               for a in shapes if a != base for d in [paired(rows, "shape", a, base, "ll")]]  # fmt: skip
     load = load_after(result, lambda r: r["load_average"])
     n_splits = max(r["split"] for r in rows) + 1
     notes = [

@@ -17,6 +17,7 @@ core); ``--quick`` fits diabetes once at two small caps with a tiny network.
 """
 
 import dataclasses
+import operator
 import time
 
 import numpy as np
@@ -28,7 +29,7 @@ from skgibbs.metrics import log_predictive_density_scorer
 from .. import Benchmark, Output
 from ..common.environment import load_after
 from ..common.fits import regression_split
-from ..common.stats import fmt, mean_se, timed_fit
+from ..common.stats import fmt, mean_se, paired, timed_fit
 from ..common.writer import Page
 
 NAME = "run_length_cap"
@@ -72,12 +73,9 @@ def run(args):
 
 
 def _paired(rows, factor, top):
-    """Each data set's and split's test LL at ``factor`` less that at ``top``, in one order."""
-    key = {(r["dataset"], r["split"], r["factor"]): r for r in rows}
-    pairs = sorted({(r["dataset"], r["split"]) for r in rows})
-    return [key[d, s, factor]["ll"] - key[d, s, top]["ll"] for d, s in pairs], [
-        key[d, s, factor]["cpu_s"] / key[d, s, top]["cpu_s"] for d, s in pairs
-    ]
+    """Each data set's and split's test LL at ``factor`` less that at ``top``, and the ratio of their CPU."""
+    ll = paired(rows, "factor", factor, top, "ll")
+    return ll, paired(rows, "factor", factor, top, "cpu_s", operator.truediv)
 
 
 def report(results):
