@@ -22,7 +22,7 @@ inputs at which some chain alone falls short (split R-hat above 1.05 or
 bulk ESS below 100 / 4), the worst chain's bulk ESS of the log-precisions,
 and the CPU time (one thread).
 
-Run ``python -m benchmarks run hyperprior_mixing`` (about 20 minutes on one
+Run ``python -m benchmarks run hyperprior_mixing`` (about half an hour on one
 core); ``--quick`` fits diabetes once at two shapes with a tiny network.
 """
 
