@@ -36,6 +36,8 @@ given ``theta``, so that ``(theta, tau, s)`` is a draw of the joint
 posterior that HMC within Gibbs samples.
 """
 
+import math
+
 import torch
 
 from .._random import gamma
@@ -108,6 +110,8 @@ class NonCenteredTarget:
         # fixed scale, exp(0) = 1 times it), and its fixed scale (1 where it has a group: exp(-eta / 2) alone)
         self._column = torch.where(self._grouped, self._index, torch.full_like(self._index, self.n_groups))
         self._fixed = torch.where(self._grouped, torch.ones_like(self._std), self._std)
+        # every weight in a group (prior "layer" or "ard"): its scale is its group's exp(-eta / 2) alone
+        self._all_grouped = bool(self._grouped.all()) and self.n_groups > 0
         self._on = None  # the tensors above on the device of the last evaluation
 
     def _tables(self, device):
@@ -118,14 +122,16 @@ class NonCenteredTarget:
         return self._on[1]
 
     # -- the map between the coordinates -----------------------------------------
-    def _scales(self, eta):
-        """Every weight's prior scale ``(K, Q)`` in float64 given ``eta`` ``(K, G)``."""
+    def _scales(self, eta, dtype=torch.float64):
+        """Every weight's prior scale ``(K, Q)`` given ``eta`` ``(K, G)``, computed in float64, in ``dtype``."""
         column, fixed = self._tables(eta.device)[:2]
         if self.n_groups == 0:
-            return fixed.expand(eta.shape[0], -1)
+            return fixed.expand(eta.shape[0], -1).to(dtype)
         half = torch.exp(-0.5 * eta.to(torch.float64))
+        if self._all_grouped:  # the groups' scales rounded to dtype, then spread: the same numbers
+            return half.to(dtype).index_select(1, column)
         factor = torch.cat([half, torch.ones_like(half[:, :1])], 1).index_select(1, column)
-        return factor * fixed
+        return (factor * fixed).to(dtype)
 
     def split(self, x):
         """``(z, eta)`` of ``x``."""
@@ -134,29 +140,35 @@ class NonCenteredTarget:
     def to_theta(self, x):
         """The weights ``theta = z exp(-eta / 2)`` of points ``x`` ``(K, Q + G)``."""
         z, eta = self.split(x)
-        return z * self._scales(eta).to(z.dtype)
+        return z * self._scales(eta, z.dtype)
 
     def from_theta(self, theta):
         """A point ``x`` whose weights are ``theta``, each ``tau_g`` its conditional mean given them."""
         shape, rate = self.prior.conditional(theta)
         eta = torch.log(shape / rate)
-        return torch.cat([theta / self._scales(eta).to(theta.dtype), eta.to(theta.dtype)], 1)
+        return torch.cat([theta / self._scales(eta, theta.dtype), eta.to(theta.dtype)], 1)
 
     # -- the potential -------------------------------------------------------------
     def _data_term(self, loss):
         """``D`` ``(K,)`` in float64 and its derivative ``dD / dL`` ``(K,)`` from the loss sums."""
         loss = loss.detach().to(torch.float64)
         prior, n = self.prior, self.base.n_data
-        if prior.learns_noise:
-            shape, rate = prior.noise_shape + 0.5 * n, prior.noise_rate + 0.5 * loss
-            return shape * torch.log(rate), 0.5 * shape / rate
-        scale = torch.full_like(loss, self.base.scale)
-        return scale * loss, scale
+        if not prior.learns_noise:
+            scale = torch.full_like(loss, self.base.scale)
+            return scale * loss, scale
+        shape = prior.noise_shape + 0.5 * n
+        if loss.device.type == "cpu":  # K numbers: Python floats (see .mclmc.integrator.velocity_update)
+            rates = [prior.noise_rate + 0.5 * value for value in loss.tolist()]
+            out = torch.tensor([[shape * math.log(r) for r in rates], [0.5 * shape / r for r in rates]],
+                               dtype=torch.float64)
+            return out[0], out[1]
+        rate = prior.noise_rate + 0.5 * loss
+        return shape * torch.log(rate), 0.5 * shape / rate
 
     def value_and_grad(self, x):
         """``U(x)`` ``(K,)`` and ``grad U`` ``(K, Q + G)``."""
         z, eta = self.split(x)
-        sd = self._scales(eta).to(z.dtype)
+        sd = self._scales(eta, z.dtype)
         theta = z * sd
         loss, loss_grad = loss_sums(self.base, theta, self.one_by_one)
         data, slope = self._data_term(loss)

@@ -44,7 +44,16 @@ import torch
 
 from ..._random import normal
 
-__all__ = ["INTEGRATORS", "GRADIENTS_PER_STEP", "velocity_update", "integrate", "random_direction", "refresh"]
+__all__ = [
+    "INTEGRATORS",
+    "GRADIENTS_PER_STEP",
+    "velocity_update",
+    "isokinetic_step",
+    "moving_dimension",
+    "integrate",
+    "random_direction",
+    "refresh",
+]
 
 _B = 0.1931833275037836
 #: the alternating velocity / position coefficients of each integrator (velocity first and last)
@@ -74,34 +83,84 @@ def velocity_update(u, grad, eps, sigma, dim):
     -------
     u : torch.Tensor of shape (K, Q)
     kinetic_change : torch.Tensor of shape (K,), float64
+
+    Notes
+    -----
+    Only two numbers per chain come from the vectors (``|g|`` and ``<u,
+    g>``); the dozen operations on them that give the update's two
+    coefficients and the kinetic change are done on Python floats where the
+    tensors are on the CPU (:func:`_coefficients`): on a few chains, a
+    tensor operation on K numbers costs more in dispatch than in arithmetic,
+    and these made most of a velocity update's time on small networks. On
+    other devices they stay tensors (:func:`_coefficient_tensors`), the same
+    formulas, so that nothing waits for the device.
     """
     # e = g / |g| is never formed: u' ∝ (a / |g|) g + 2 zeta u, with g = -sigma grad U
     sg = grad * sigma
-    norm = torch.linalg.vector_norm(sg, dim=1).to(torch.float64)
+    norm = torch.linalg.vector_norm(sg, dim=1)
+    dot = torch.linalg.vecdot(u, sg)
+    if u.device.type == "cpu":
+        coef, kinetic = _coefficients(norm.tolist(), dot.tolist(), eps.tolist(), dim - 1, u.dtype)
+    else:
+        coef, kinetic = _coefficient_tensors(norm, dot, eps, dim - 1, u.dtype)
+    new = torch.addcmul(u * coef[0, :, None], sg, coef[1, :, None])
+    return new / torch.linalg.vector_norm(new, dim=1, keepdim=True), kinetic
+
+
+def _coefficients(norms, dots, eps, d1, dtype):
+    """``(2 zeta, -a / |g|)`` as a ``(2, K)`` tensor and the kinetic changes ``(K,)``, from Python floats."""
+    cu, cg, kinetic = [], [], []
+    for norm, dot, e in zip(norms, dots, eps):
+        safe = max(norm, 1e-30)
+        ue = min(max(-dot / safe, -1.0), 1.0)
+        delta = e * norm / d1
+        zeta = math.exp(-delta)
+        a = (1.0 - zeta) * (1.0 + zeta + ue * (1.0 - zeta))
+        cu.append(2.0 * zeta)
+        cg.append(-a / safe)
+        # log(1 + ue + (1 - ue) zeta^2) - log 2 = log1p(-(1 - ue)(1 - zeta^2) / 2), no cancellation
+        kinetic.append(d1 * (delta + math.log1p(-0.5 * (1.0 - ue) * -math.expm1(-2.0 * delta))))
+    return torch.tensor([cu, cg], dtype=dtype), torch.tensor(kinetic, dtype=torch.float64)
+
+
+def _coefficient_tensors(norm, dot, eps, d1, dtype):
+    """:func:`_coefficients` on tensors ``(K,)`` (float64 throughout), for devices other than the CPU."""
+    norm = norm.to(torch.float64)
     safe = norm.clamp_min(1e-30)
-    ue = (-(u * sg).sum(1).to(torch.float64) / safe).clamp(-1.0, 1.0)
-    delta = eps.to(torch.float64) * norm / (dim - 1)
+    ue = (-dot.to(torch.float64) / safe).clamp(-1.0, 1.0)
+    delta = eps.to(torch.float64) * norm / d1
     zeta = torch.exp(-delta)
     a = (1 - zeta) * (1 + zeta + ue * (1 - zeta))
-    new = torch.addcmul(u * (2 * zeta).to(u.dtype)[:, None], sg, (-a / safe).to(u.dtype)[:, None])
-    new = new / torch.linalg.vector_norm(new, dim=1, keepdim=True)
-    # log(1 + ue + (1 - ue) zeta^2) - log 2 = log1p(-(1 - ue)(1 - zeta^2) / 2), no cancellation
-    kinetic = (dim - 1) * (delta + torch.log1p(-0.5 * (1 - ue) * (-torch.expm1(-2 * delta))))
-    return new, kinetic
+    kinetic = d1 * (delta + torch.log1p(-0.5 * (1 - ue) * (-torch.expm1(-2 * delta))))
+    return torch.stack([2 * zeta, -a / safe]).to(dtype), kinetic
 
 
-def _step(theta, u, grad, eps, sigma, dim, evaluate, rows, coefficients):
-    """One integrator step of the chains ``rows``; ``(theta, u, U, grad, kinetic change)``."""
-    kinetic = torch.zeros(theta.shape[0], dtype=torch.float64, device=theta.device)
-    potential = None
+def isokinetic_step(theta, u, grad, eps, sigma, dim, evaluate, rows=None, coefficients=INTEGRATORS["mclachlan"]):
+    """One integrator step of the chains ``rows``: ``(theta, u, U, grad, kinetic change)``.
+
+    ``sigma`` of shape ``(K, Q)``; ``evaluate`` and ``rows`` as in
+    :func:`integrate`; ``coefficients`` one of :data:`INTEGRATORS`. The
+    energy error of the step is the kinetic change plus the change of
+    ``U``; :func:`integrate` checks it, and the unadjusted kernel
+    (:func:`~.kernel.step`), which takes one step at a time, checks it
+    itself.
+    """
+    kinetic, potential, moves = None, None, {}
     for i, c in enumerate(coefficients):
         if i % 2 == 0:
             u, change = velocity_update(u, grad, c * eps, sigma, dim)
-            kinetic = kinetic + change
+            kinetic = change if kinetic is None else kinetic + change
         else:
-            theta = theta + (c * eps)[:, None] * sigma * u
+            if c not in moves:  # McLachlan's two position updates share their coefficient
+                moves[c] = (c * eps)[:, None] * sigma
+            theta = theta + moves[c] * u
             potential, grad = evaluate(theta, rows)
     return theta, u, potential, grad, kinetic
+
+
+def moving_dimension(sigma):
+    """``d``: the coordinates a preconditioner ``sigma`` (``(Q,)`` or ``(K, Q)``) lets move (scale above 0)."""
+    return int((sigma.reshape(-1, sigma.shape[-1])[0] > 0).sum())
 
 
 def integrate(theta, u, potential, grad, eps, sigma, num_steps, evaluate, integrator="mclachlan",
@@ -139,7 +198,7 @@ def integrate(theta, u, potential, grad, eps, sigma, num_steps, evaluate, integr
     coefficients = INTEGRATORS[integrator]
     K, Q = theta.shape
     sigma = sigma.expand(K, Q)
-    dim = int((sigma[0] > 0).sum()) if K else Q
+    dim = moving_dimension(sigma) if K else Q
     u0 = potential.to(torch.float64)
     kinetic = torch.zeros(K, dtype=torch.float64, device=theta.device)
     divergent = torch.zeros(K, dtype=torch.bool, device=theta.device)
@@ -152,7 +211,7 @@ def integrate(theta, u, potential, grad, eps, sigma, num_steps, evaluate, integr
             break
         rows = None if every else active
         sel = (lambda t: t) if every else (lambda t: t[active])
-        out = _step(sel(theta), sel(u), sel(grad), sel(eps), sel(sigma), dim, evaluate, rows, coefficients)
+        out = isokinetic_step(sel(theta), sel(u), sel(grad), sel(eps), sel(sigma), dim, evaluate, rows, coefficients)
         th_new, u_new, pot_new, g_new, change = out
         total = sel(kinetic) + change
         error = total + pot_new.to(torch.float64) - sel(u0)
@@ -186,17 +245,24 @@ def random_direction(generators, like, sigma=None):
     return z / torch.linalg.vector_norm(z, dim=1, keepdim=True)
 
 
-def refresh(generators, u, eps, L, sigma=None):
+def refresh(generators, u, eps, L, sigma=None, dim=None):
     """Partial refreshment of the velocity (Robnik & Seljak, 2024, (7)): a step of Langevin noise on the sphere.
 
     ``u <- (u + nu z) / |u + nu z|`` with ``z ~ N(0, I)`` and
     ``nu = sqrt((exp(2 eps / L) - 1) / d)``: after a time ``L`` the
-    velocity has lost its memory by a factor ``e``.
+    velocity has lost its memory by a factor ``e``. ``dim``, the ``d`` of
+    ``sigma`` (:func:`moving_dimension`), is computed when not given.
     """
-    dim = u.shape[1] if sigma is None else int((sigma.expand_as(u)[0] > 0).sum())
-    nu = torch.sqrt(torch.expm1(2 * eps.to(torch.float64) / L.to(torch.float64)) / dim).to(u.dtype)
-    z = normal(generators, u.shape[1], u)
-    if sigma is not None:
+    Q = u.shape[1]
+    if dim is None:
+        dim = Q if sigma is None else moving_dimension(sigma)
+    if u.device.type == "cpu":  # K numbers: Python floats, as in velocity_update
+        nu = [math.sqrt(math.expm1(2.0 * e / l) / dim) for e, l in zip(eps.tolist(), L.tolist())]
+        nu = torch.tensor(nu, dtype=u.dtype)
+    else:
+        nu = torch.sqrt(torch.expm1(2 * eps.to(torch.float64) / L.to(torch.float64)) / dim).to(u.dtype)
+    z = normal(generators, Q, u)
+    if dim < Q:  # frozen coordinates (scale 0) get no noise
         z = torch.where(sigma.expand_as(z) > 0, z, torch.zeros_like(z))
     new = u + nu[:, None] * z
     return new / torch.linalg.vector_norm(new, dim=1, keepdim=True)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import torch
 
 from ..hmc.kernel import evaluator
-from .integrator import integrate, random_direction, refresh
+from .integrator import INTEGRATORS, isokinetic_step, moving_dimension, random_direction, refresh
 
 __all__ = ["MCLMCState", "MCLMCInfo", "MCLMCParams", "init", "step"]
 
@@ -47,12 +47,18 @@ class MCLMCInfo(NamedTuple):
 
 
 class MCLMCParams(NamedTuple):
-    """Constants of one step: ``step_size`` and ``L`` of shape ``(K,)``, ``sqrt_diag`` ``(Q,)`` or ``(K, Q)``."""
+    """Constants of one step: ``step_size`` and ``L`` of shape ``(K,)``, ``sqrt_diag`` ``(Q,)`` or ``(K, Q)``.
+
+    ``dim``, the coordinates ``sqrt_diag`` lets move
+    (:func:`~.integrator.moving_dimension`), is computed at each step when
+    None; a driver that keeps its preconditioner for many steps gives it.
+    """
 
     step_size: torch.Tensor
     L: torch.Tensor
     sqrt_diag: torch.Tensor
     integrator: str = "mclachlan"
+    dim: int = None
 
 
 def init(generators, target, theta, params=None):
@@ -97,12 +103,16 @@ def step(generators, state, target, params):
     >>> round(float(state.momentum.norm()), 6), bool(info.is_divergent[0])
     (1.0, False)
     """
-    evaluate = evaluator(target)
-    K = state.theta.shape[0]
-    ones = torch.ones(K, dtype=torch.long, device=state.theta.device)
-    theta, u, potential, grad, error, divergent, _ = integrate(
-        *state, params.step_size, params.sqrt_diag, ones, evaluate, params.integrator
+    K, Q = state.theta.shape
+    sigma = params.sqrt_diag.expand(K, Q)
+    dim = moving_dimension(sigma) if params.dim is None else params.dim
+    theta, u, potential, grad, kinetic = isokinetic_step(
+        state.theta, state.momentum, state.grad, params.step_size, sigma, dim, evaluator(target),
+        coefficients=INTEGRATORS[params.integrator],
     )
+    error = kinetic + potential.to(torch.float64) - state.potential.to(torch.float64)
+    # a non-finite energy error or gradient: the chain stays where it was
+    divergent = ~torch.isfinite(error + grad.sum(1).to(torch.float64))
     if bool(divergent.any()):
         keep = divergent[:, None]
         theta = torch.where(keep, state.theta, theta)
@@ -110,5 +120,5 @@ def step(generators, state, target, params):
         potential = torch.where(divergent, state.potential, potential)
         grad = torch.where(keep, state.grad, grad)
         error = torch.where(divergent, torch.zeros_like(error), error)
-    u = refresh(generators, u, params.step_size, params.L, params.sqrt_diag)
+    u = refresh(generators, u, params.step_size, params.L, params.sqrt_diag, dim)
     return MCLMCState(theta, u, potential, grad), MCLMCInfo(error, divergent)

@@ -57,7 +57,7 @@ from ..noncentered import PARAMETRIZATIONS, NonCenteredTarget
 from ..runner import ChainSampler
 from ..target import RowLoop
 from . import adjusted, kernel
-from .integrator import GRADIENTS_PER_STEP, INTEGRATORS, integrate, random_direction
+from .integrator import GRADIENTS_PER_STEP, INTEGRATORS, integrate, moving_dimension, random_direction
 from .tuning import EnergyVarianceStepSize, WeightedMoments, decoherence_length
 
 __all__ = ["MCLMC", "AdjustedMCLMC"]
@@ -304,7 +304,13 @@ class MCLMCChains(_Chains):
         self.L = torch.full((self.K,), math.sqrt(self.dim), dtype=torch.float64, device=self.device)
 
     def _params(self, eps, L, sigma):
-        return kernel.MCLMCParams(eps.to(self.dtype), L.to(self.dtype), sigma, self.sampler.integrator)
+        # built again only when a setting changed (every step of the warm-up, once for the sampling)
+        built = getattr(self, "_built", None)
+        if built is None or any(a is not b for a, b in zip(built[0], (eps, L, sigma))):
+            dim = built[1].dim if built is not None and built[0][2] is sigma else moving_dimension(sigma)
+            params = kernel.MCLMCParams(eps.to(self.dtype), L.to(self.dtype), sigma, self.sampler.integrator, dim)
+            self._built = built = ((eps, L, sigma), params)
+        return built[1]
 
     def _step(self, eps, L, sigma):
         self.state, info = kernel.step(self.gens, self.state, self.conditional(), self._params(eps, L, sigma))
