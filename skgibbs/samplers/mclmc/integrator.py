@@ -257,7 +257,7 @@ def refresh(generators, u, eps, L, sigma=None, dim=None):
     if dim is None:
         dim = Q if sigma is None else moving_dimension(sigma)
     if u.device.type == "cpu":  # K numbers: Python floats, as in velocity_update
-        nu = [math.sqrt(math.expm1(2.0 * e / l) / dim) for e, l in zip(eps.tolist(), L.tolist())]
+        nu = [math.sqrt(math.expm1(2.0 * e / length) / dim) for e, length in zip(eps.tolist(), L.tolist())]
         nu = torch.tensor(nu, dtype=u.dtype)
     else:
         nu = torch.sqrt(torch.expm1(2 * eps.to(torch.float64) / L.to(torch.float64)) / dim).to(u.dtype)
