@@ -110,7 +110,10 @@ def _chains_weight_grad(h, g):
     With one or two outputs (a regressor's output layer) as the transpose of
     ``g[k]' @ h[k]``: the same dot products, which the batched product takes
     three to five times faster in that orientation (a ``(16,)`` layer, 455
-    rows, four chains); the numbers came out the same to the bit.
+    rows, four chains). The BLAS may sum them in another order: on a
+    ``(16,)`` layer the numbers came out the same to the bit, on a ``(50,)``
+    layer they differ in rounding, so that a chain's draws at a fixed seed
+    differ from those of the other orientation.
     """
     if h.dim() == 3:
         if g.shape[-1] <= 2:
