@@ -66,6 +66,23 @@ def test_the_energy_error_vanishes_as_the_step_squared(scheme):
     assert 3.0 < errors[0] / errors[1] < 5.0 and 3.0 < errors[1] / errors[2] < 5.0, errors
 
 
+def test_the_velocity_update_is_the_same_on_python_floats_and_on_tensors():
+    """The CPU's scalar path (Python floats) and the other devices' (tensors) give the same update."""
+    g = torch.Generator().manual_seed(3)
+    K, Q = 5, 40
+    u = torch.randn(K, Q, generator=g, dtype=torch.float64)
+    u /= u.norm(dim=1, keepdim=True)
+    grad = torch.randn(K, Q, generator=g, dtype=torch.float64) * torch.tensor([0.0, 1e-3, 1.0, 30.0, 1e3])[:, None]
+    sg = grad * 0.7
+    norm, dot = sg.norm(dim=1), (u * sg).sum(1)
+    eps = torch.tensor([0.1, 0.5, 0.05, 0.2, 1.0], dtype=torch.float64)
+    coef, kinetic = integrator._coefficients(norm.tolist(), dot.tolist(), eps.tolist(), Q - 1, torch.float64)
+    coef_t, kinetic_t = integrator._coefficient_tensors(norm, dot, eps, Q - 1, torch.float64)
+    assert torch.allclose(coef, coef_t, rtol=1e-12, atol=0) and torch.allclose(kinetic, kinetic_t, rtol=1e-12, atol=1e-15)
+    # a zero gradient leaves the velocity as it is, with no kinetic change
+    assert coef[0, 0] == 2.0 and coef[1, 0] == 0.0 and kinetic[0] == 0.0
+
+
 def test_frozen_coordinates_do_not_move_and_get_no_velocity():
     target = _gaussian(torch.ones(4, dtype=torch.float64))
     sigma = torch.tensor([1.0, 0.0, 1.0, 1.0], dtype=torch.float64)

@@ -302,10 +302,11 @@ class MCLMCChains(_Chains):
         self.state = kernel.MCLMCState(theta, random_direction(generators, theta, self.sigma), u, grad)
         self.eps = torch.full((self.K,), 1e-3, dtype=torch.float64, device=self.device)
         self.L = torch.full((self.K,), math.sqrt(self.dim), dtype=torch.float64, device=self.device)
+        self._built = None  # ((eps, L, sigma), MCLMCParams) of the last step
 
     def _params(self, eps, L, sigma):
         # built again only when a setting changed (every step of the warm-up, once for the sampling)
-        built = getattr(self, "_built", None)
+        built = self._built
         if built is None or any(a is not b for a, b in zip(built[0], (eps, L, sigma))):
             dim = built[1].dim if built is not None and built[0][2] is sigma else moving_dimension(sigma)
             params = kernel.MCLMCParams(eps.to(self.dtype), L.to(self.dtype), sigma, self.sampler.integrator, dim)
