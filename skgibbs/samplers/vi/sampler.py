@@ -10,6 +10,7 @@ target's potential is a network's; any other potential (a
 weights. It needs a Gaussian prior (the KL term is computed in closed form).
 """
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -394,10 +395,15 @@ class MeanFieldVI(Sampler):
         fall = elbo_fall(fit.get("elbo_"))
         if fall is not None:
             best, last, mad, start = fall
+            if start is None:
+                reached = f"estimate of its first step, at the start q ({(best - last) / mad:.3g} standard errors "
+                reached += "of the last steps' median)"
+            else:
+                reached = f"it reached at steps {start}-{start + ELBO_WINDOW} ({(best - last) / mad:.3g} median "
+                reached += "absolute deviations of a step's estimate there)"
             out.append(
                 f"The variational optimisation ended with an ELBO estimate of {last:.4g} (the median of its last "
-                f"{ELBO_WINDOW} steps), far below the {best:.4g} it reached at steps {start}-{start + ELBO_WINDOW} "
-                f"({(best - last) / mad:.3g} median absolute deviations of a step's estimate there): a stretch of "
+                f"{ELBO_WINDOW} steps), far below the {best:.4g} {reached}: a stretch of "
                 "steps threw q off and it did not come back, so the draws may be far from the posterior. Lower "
                 f"the sampler's learning_rate (e.g. MeanFieldVI(learning_rate={self.learning_rate / 3:.2g}))."
             )
@@ -412,11 +418,17 @@ ELBO_FALL_MADS, ELBO_FALL_FRACTION = 5.0, 0.5
 
 
 def elbo_fall(elbo):
-    """``(best, last, MAD, first step of the best)`` of an ELBO trace that ended far below its best window, else None.
+    """``(best, last, MAD, first step of the best)`` of an ELBO trace that ended far below its best, else None.
 
     The trace is cut into windows of :data:`ELBO_WINDOW` steps; the best
     window has the highest median, the last is the end of the run. A fit
-    that ends within the noise of its best does not count.
+    that ends within the noise of its best does not count. A trace that
+    ends far below its first step's estimate (``q`` as it started: the
+    pre-trained means with their Laplace widths) fell as well, even when
+    the fall came within the first window, where no window before it can
+    show it: then ``best`` is that estimate, the third value the standard
+    error of the last window's median and the first step ``None``. A poor
+    start (a first estimate below the rest) never counts as a fall.
 
     Examples
     --------
@@ -428,6 +440,10 @@ def elbo_fall(elbo):
     >>> best, last, mad, start = elbo_fall(thrown_off)
     >>> round(last), start
     (-1000, 0)
+    >>> at_once = np.concatenate([[-100.0], -1000 + 10 * rng.normal(size=599)])
+    >>> best, last, mad, start = elbo_fall(at_once)
+    >>> best, round(last), start
+    (-100.0, -999, None)
     """
     if elbo is None:
         return None
@@ -442,4 +458,12 @@ def elbo_fall(elbo):
     mad = float(np.median(np.abs(e[b * ELBO_WINDOW:(b + 1) * ELBO_WINDOW] - best)))
     if best - last > max(ELBO_FALL_MADS * mad, ELBO_FALL_FRACTION * abs(best)):
         return float(best), last, max(mad, 1e-12), b * ELBO_WINDOW
+    # thrown off within the first window (dead units after a few steps too long): the first estimate is the
+    # reference, and the noise the standard error of the last window's median (a q thrown off can be far
+    # noisier than at its start, so its steps' spread would hide the fall), 1.253 sd / sqrt(window) with the
+    # sd from the MAD
+    first = float(e[0])
+    se_last = 1.253 * 1.4826 * float(np.median(np.abs(e[-ELBO_WINDOW:] - last))) / math.sqrt(ELBO_WINDOW)
+    if first - last > max(ELBO_FALL_MADS * se_last, ELBO_FALL_FRACTION * abs(first)):
+        return first, last, max(se_last, 1e-12), None
     return None
