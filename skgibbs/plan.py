@@ -71,9 +71,9 @@ AUTO_TEMPERATURES = (1.0, 0.5)
 #: benchmark, the largest of which (HMDA) has 1,785 training rows
 CLASSIFIER_SMALL_DATA_ROWS = 2000
 #: the dense regressor's cap of an adaptive run, in multiples of its first block's gradients: where its
-#: chains reach the cap, the sampling past this multiple bought no test log-likelihood for its CPU (the
-#: ``run_length_cap`` benchmark, and the diagnostics guide)
-REGRESSOR_CAP_FACTOR = 4
+#: chains reach the cap, the sampling past this multiple bought little test log-likelihood for the CPU
+#: it cost (the ``run_length_cap`` benchmark, and the diagnostics guide)
+REGRESSOR_CAP_FACTOR = 2
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ class EstimatorTraits:
         ``max_grad_evals="auto"`` caps an adaptive run's sampling phase at
         this multiple of its first block's gradients
         (:data:`~skgibbs._run_length.DEFAULT_CAP_FACTOR`, 8; the dense
-        regressor's :data:`REGRESSOR_CAP_FACTOR`, 4).
+        regressor's :data:`REGRESSOR_CAP_FACTOR`, 2).
     sampler_setting_defaults : mapping of str to object
         The default of each setting a sampler may not honour (the names of
         :meth:`~skgibbs.samplers.Sampler.ignored_settings`): the value that

@@ -174,10 +174,10 @@ def test_the_default_cap_is_a_multiple_of_the_first_block():
 
 
 def test_each_estimator_class_caps_its_runs_at_the_multiple_it_declares():
-    """``max_grad_evals="auto"``: the regressor's runs stop at four times the first block, others at eight."""
+    """``max_grad_evals="auto"``: the regressor's runs stop at twice the first block, others at eight."""
     from skgibbs.plan import REGRESSOR_CAP_FACTOR, plan_fit
 
-    assert GibbsMLPRegressor._traits.cap_factor == REGRESSOR_CAP_FACTOR == 4
+    assert GibbsMLPRegressor._traits.cap_factor == REGRESSOR_CAP_FACTOR == 2
     assert GibbsMLPClassifier._traits.cap_factor == DEFAULT_CAP_FACTOR == 8
     for est, noise in ((GibbsMLPRegressor(), "homoscedastic"), (GibbsMLPClassifier(), None)):
         plan = plan_fit(est.get_params(), est._traits, n_rows=300, n_params=100, noise=noise)

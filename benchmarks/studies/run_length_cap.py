@@ -103,6 +103,15 @@ def report(results):
             d, ratio = _paired(rows, f, top)
             overall.append(f"at {f:g}, LL - LL at {top} from {min(d):+.3f} to {max(d):+.3f} (mean "
                            f"{np.mean(d):+.3f}), CPU {np.mean(ratio):.2f} times")  # fmt: skip
+    steps = []
+    for low, high in zip(sorted(factors)[:-1], sorted(factors)[1:]):
+        d, ratio = _paired(rows, high, low)
+        steps.append(f"from {low:g} to {high:g}, LL from {min(d):+.3f} to {max(d):+.3f} (mean {np.mean(d):+.3f}), "
+                     f"CPU {np.mean(ratio):.2f} times")  # fmt: skip
+    default, now = result["default"], GibbsMLPRegressor._traits.cap_factor
+    default_note = f"The regressor's default multiple is {now:g}." if default == now else (
+        f"The regressor's default multiple was {default:g} when these fits ran and is {now:g} now (the "
+        "diagnostics guide says why).")
     load = load_after(result, lambda r: r["load_average"])
     n_splits = max(r["split"] for r in rows) + 1
     warned = sum(r["warned"] > 0 for r in rows)
@@ -114,8 +123,8 @@ def report(results):
         "length, whose second half is kept; 'worst chain's ESS': within_chain_ess_ (100 / 4 chains "
         f"wanted). Over every fit: {'; '.join(overall)}. {warned} of the {len(rows)} fits ended with a "
         "SamplerWarning (their chains had not converged on their own: the LL and coverage are those of "
-        "chains short of their checks at every cap). The regressor's default multiple is "
-        f"{result['default']:g}. One thread; load average {load:.1f}.",
+        f"chains short of their checks at every cap). Each step up: {'; '.join(steps)}. {default_note} One "
+        f"thread; load average {load:.1f}.",
     ]
     title = "The cap of the regressor's adaptive run"
     return [Page(NAME, title, [("Cap of the run length", header, table)], notes)]
