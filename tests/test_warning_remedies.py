@@ -174,7 +174,7 @@ def test_chains_in_several_modes_warn_until_their_weights_are_chosen(weights, wa
 
 @pytest.mark.slow
 def test_a_variational_fit_thrown_off_its_best_warns_and_a_lower_learning_rate_clears_it():
-    """At ten times the default learning rate, Adam's first steps throw the heteroscedastic fit of diabetes off
+    """At thirty times the default learning rate, Adam's first steps throw the heteroscedastic fit of diabetes off
     its pre-trained start (its ELBO estimates fall from about -250 to below -1500 within the first window of
     100 steps and stay there) on most seeds; the warning names a third of the rate, at which the fit stays
     near its optimum. (On nlswork a heteroscedastic fit that started poorly once fell later in the run, with a

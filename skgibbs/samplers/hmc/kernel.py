@@ -42,7 +42,7 @@ import torch
 
 from ..._random import normal, select, uniform
 
-__all__ = ["HMCState", "HMCInfo", "HMCParams", "init", "step", "leapfrog", "evaluator"]
+__all__ = ["HMCState", "HMCInfo", "HMCParams", "init", "step", "leapfrog", "evaluator", "diverged"]
 
 
 class HMCState(NamedTuple):
@@ -134,7 +134,7 @@ def leapfrog(state, momentum, params, evaluate):
             u_new, g_new = evaluate(th_new, None)
             p_full = p - half_h * g_new
             error = u_new + _kinetic(p_full, m) - h0
-            bad = ~(torch.isfinite(error) & torch.isfinite(g_new.sum(1))) | (error > params.max_energy_error)
+            bad = diverged(error, g_new) | (error > params.max_energy_error)
             if i + 1 < together:
                 p_new = p_full - half_h * g_new
             else:  # some chains end here: their momentum stays at the full step
@@ -159,7 +159,7 @@ def leapfrog(state, momentum, params, evaluate):
         u_new, g_new = evaluate(th_new, active)
         p_full = p[active] - half_h[active] * g_new  # momentum at the full step
         error = u_new + _kinetic(p_full, m[active]) - h0[active]
-        bad = ~(torch.isfinite(error) & torch.isfinite(g_new.sum(1))) | (error > params.max_energy_error)
+        bad = diverged(error, g_new) | (error > params.max_energy_error)
         last = n_steps[active] == i + 1
         p_new = torch.where(last[:, None], p_full, p_full - half_h[active] * g_new)
         keep = ~bad
@@ -169,6 +169,11 @@ def leapfrog(state, momentum, params, evaluate):
         divergent[idx[bad]] = True
         steps[idx] += 1
     return HMCState(theta, u, grad), p, divergent, steps
+
+
+def diverged(error, grad):
+    """Chains whose step diverged: a non-finite energy error ``(K,)`` or gradient ``(K, Q)``."""
+    return ~(torch.isfinite(error) & torch.isfinite(grad.sum(1)))
 
 
 def evaluator(target):

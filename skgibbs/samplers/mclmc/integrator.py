@@ -43,6 +43,7 @@ import math
 import torch
 
 from ..._random import normal
+from ..hmc.kernel import diverged
 
 __all__ = [
     "INTEGRATORS",
@@ -215,7 +216,7 @@ def integrate(theta, u, potential, grad, eps, sigma, num_steps, evaluate, integr
         th_new, u_new, pot_new, g_new, change = out
         total = sel(kinetic) + change
         error = total + pot_new.to(torch.float64) - sel(u0)
-        bad = ~(torch.isfinite(error) & torch.isfinite(g_new.sum(1))) | (error > max_energy_error)
+        bad = diverged(error, g_new) | (error > max_energy_error)
         keep = ~bad
         if every and not bool(bad.any()):
             theta, u, potential, grad, kinetic = th_new, u_new, pot_new, g_new, total

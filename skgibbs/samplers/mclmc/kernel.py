@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import torch
 
-from ..hmc.kernel import evaluator
+from ..hmc.kernel import diverged, evaluator
 from .integrator import INTEGRATORS, isokinetic_step, moving_dimension, random_direction, refresh
 
 __all__ = ["MCLMCState", "MCLMCInfo", "MCLMCParams", "init", "step"]
@@ -111,8 +111,7 @@ def step(generators, state, target, params):
         coefficients=INTEGRATORS[params.integrator],
     )
     error = kinetic + potential.to(torch.float64) - state.potential.to(torch.float64)
-    # a non-finite energy error or gradient: the chain stays where it was
-    divergent = ~torch.isfinite(error + grad.sum(1).to(torch.float64))
+    divergent = diverged(error, grad)  # the chain stays where it was
     if bool(divergent.any()):
         keep = divergent[:, None]
         theta = torch.where(keep, state.theta, theta)

@@ -394,13 +394,14 @@ class MeanFieldVI(Sampler):
             )
         fall = elbo_fall(fit.get("elbo_"))
         if fall is not None:
-            best, last, mad, start = fall
+            best, last, noise, start = fall
+            spread = (best - last) / noise
             if start is None:
-                reached = f"estimate of its first step, at the start q ({(best - last) / mad:.3g} standard errors "
-                reached += "of the last steps' median)"
+                reached = f"estimate of its first step, at the start q ({spread:.3g} standard errors of the last "
+                reached += "steps' median)"
             else:
-                reached = f"it reached at steps {start}-{start + ELBO_WINDOW} ({(best - last) / mad:.3g} median "
-                reached += "absolute deviations of a step's estimate there)"
+                reached = f"it reached at steps {start}-{start + ELBO_WINDOW} ({spread:.3g} median absolute "
+                reached += "deviations of a step's estimate there)"
             out.append(
                 f"The variational optimisation ended with an ELBO estimate of {last:.4g} (the median of its last "
                 f"{ELBO_WINDOW} steps), far below the {best:.4g} {reached}: a stretch of "
@@ -418,17 +419,18 @@ ELBO_FALL_MADS, ELBO_FALL_FRACTION = 5.0, 0.5
 
 
 def elbo_fall(elbo):
-    """``(best, last, MAD, first step of the best)`` of an ELBO trace that ended far below its best, else None.
+    """``(best, last, noise, first step of the best)`` of an ELBO trace that ended far below its best, else None.
 
     The trace is cut into windows of :data:`ELBO_WINDOW` steps; the best
     window has the highest median, the last is the end of the run. A fit
-    that ends within the noise of its best does not count. A trace that
-    ends far below its first step's estimate (``q`` as it started: the
-    pre-trained means with their Laplace widths) fell as well, even when
-    the fall came within the first window, where no window before it can
-    show it: then ``best`` is that estimate, the third value the standard
-    error of the last window's median and the first step ``None``. A poor
-    start (a first estimate below the rest) never counts as a fall.
+    that ends within the noise of its best does not count; ``noise`` is the
+    best window's median absolute deviation. A trace that ends far below
+    its first step's estimate (``q`` as it started: the pre-trained means
+    with their Laplace widths) fell as well, even when the fall came within
+    the first window, where no window before it can show it: then ``best``
+    is that estimate, ``noise`` the standard error of the last window's
+    median and the first step ``None``. A poor start (a first estimate
+    below the rest) never counts as a fall.
 
     Examples
     --------
