@@ -1,22 +1,13 @@
 """Cost of a csMALA burn-in step against a sampling step.
 
-During burn-in with ``rho < 1`` the step size follows the acceptance of the
-parameter move alone, which needs the loss of the current point on the
-proposal's batch: one extra forward pass per step (``MALAInfo.move_acceptance``).
-The runner now measures it on every second burn-in step only. This script
-times, on the network of paper 000 (1-100-100-1 ReLU, 10401 weights) with
-``make_gap_regression(10000)`` at ``rho = 0.1`` and one chain (two chains
-batched for comparison), the mean wall time of
+During burn-in with ``rho < 1`` the step size follows the acceptance of the parameter move alone, which needs
+the loss of the current point on the proposal's batch: one extra forward pass (``MALAInfo.move_acceptance``),
+which the runner measures on every :data:`MOVE_EVERY`-th burn-in step only. On the network of paper 000
+(1-100-100-1 ReLU, 10401 weights) with ``make_gap_regression(10000)`` at ``rho = 0.1``, with one and two
+chains, this times a sampling step, a burn-in step that measures the move acceptance and one that does not
+(interleaved), and derives the mean burn-in step of the runner's schedule.
 
-* a sampling step,
-* a burn-in step that measures the move acceptance (every step before),
-* a burn-in step that does not,
-
-and the mean burn-in step of the runner's schedule (every second step
-measured), relative to a sampling step.
-
-Run ``python -m benchmarks run burn_in`` (under a minute on one core);
-``--quick`` runs fewer steps.
+Run ``python -m benchmarks run burn_in``.
 """
 
 import time
@@ -64,49 +55,34 @@ def _per_step(chains, steps, kinds):
 
 
 def run(args):
-    """Time the three kinds of step with one and two chains."""
     steps = args.size.steps
     raw = []
     for K in (1, 2):
         chains = _chains(K)
         kinds = {"sampling": {"params": chains.frozen_params()}, "measured": {"adapting": True}, "plain": {}}
-        times = _per_step(chains, steps, kinds)
-        sample, measured, plain = times["sampling"], times["measured"], times["plain"]
-        schedule = (measured + (MOVE_EVERY - 1) * plain) / MOVE_EVERY
-        raw.append({"chains": K, "sampling": sample, "measured": measured, "plain": plain, "schedule": schedule})
+        t = _per_step(chains, steps, kinds)
+        schedule = (t["measured"] + (MOVE_EVERY - 1) * t["plain"]) / MOVE_EVERY
+        raw.append({"chains": K, **t, "schedule": schedule})
     return {NAME: {"rows": raw, "steps": steps, "move_every": MOVE_EVERY}}
 
 
 def report(results):
-    """The step-time table."""
     result = results[NAME]
-    every, steps, load = result["move_every"], result["steps"], load_after(result, lambda r: r["load_average"])
+    load = load_after(result, lambda r: r["load_average"])
     rows = []
     for r in result["rows"]:
-        sample = r["sampling"]
-        cells = [f"{1e3 * r[k]:.2f} ({r[k] / sample:.2f}x)" for k in ("measured", "plain", "schedule")]
-        rows.append([r["chains"], f"{1e3 * sample:.2f}", *cells])
-    header = [
-        "chains",
-        "sampling step (ms)",
-        "burn-in, move measured (ms)",
-        "burn-in, not measured (ms)",
-        f"burn-in, every {every}. measured (ms)",
-    ]
+        cells = [f"{1e3 * r[k]:.2f} ({r[k] / r['sampling']:.2f}x)" for k in ("measured", "plain", "schedule")]
+        rows.append([r["chains"], f"{1e3 * r['sampling']:.2f}", *cells])
+    header = ["chains", "sampling step (ms)", "burn-in, move measured (ms)", "burn-in, not measured (ms)",
+              f"burn-in, every {result['move_every']}. measured (ms)"]  # fmt: skip
     notes = [
-        f"csMALA, rho = 0.1 (about 1000 examples a step), the 10401-weight network of paper 000 at n = 10000, "
-        f"float32, one thread, {steps} steps per cell, the three kinds interleaved; load average {load:.1f} (a shared machine: tens of "
-        "percent of noise). The last column is the runner's burn-in schedule."
+        "csMALA, rho = 0.1 (about 1000 examples a step), the 10401-weight network of paper 000 at "
+        f"n = 10000, float32, one thread, {result['steps']} steps per cell, the three kinds interleaved; "
+        f"load average {load:.1f} (a shared machine: tens of percent of noise). The last column is the "
+        "runner's burn-in schedule."
     ]
     return [Page(NAME, "Burn-in against sampling steps (csMALA)", [("Step times", header, rows)], notes)]
 
 
-BENCHMARK = Benchmark(
-    name=NAME,
-    kind="performance",
-    title="csMALA burn-in steps against sampling steps",
-    outputs=(Output(NAME, "csMALA burn-in steps against sampling steps"),),
-    run=run,
-    report=report,
-    sizes=SIZES,
-)
+TITLE = "csMALA burn-in steps against sampling steps"
+BENCHMARK = Benchmark(NAME, "performance", TITLE, (Output(NAME, TITLE),), run, report, sizes=SIZES)

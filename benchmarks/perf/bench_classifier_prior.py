@@ -1,25 +1,16 @@
 """The scale of GibbsMLPClassifier's default prior: test log loss against the factor of 1 / sqrt(fan_in).
 
-``prior_std="auto"`` gives every weight and bias of a layer with ``n_in``
-inputs the prior ``N(0, (g / sqrt(n_in))^2)``; the regressors use ``g = 1``,
-the classifier ``g = 2``. This script measures what the factor changes: on
-one stratified split of breast cancer, Pima (MASS ``Pima.tr`` + ``Pima.te``)
-and Ripley's data (``synth.tr`` / ``synth.te``), a quarter held out with
-``train_test_split(..., test_size=0.25, stratify=y, random_state=0)`` (Ripley:
-its own test set), it fits ``GibbsMLPClassifier(prior="fixed",
-sampler="hmc", random_state=0)`` (HMC on the fixed prior, the default
-until 2026-11-27, under which the stored results were measured) at the
-defaults otherwise with the factor ``g`` in {1, sqrt 2, 2, 3} and reports the test log
-loss, accuracy, mean confidence, mean leapfrog steps per transition, R-hat
-and the fit time, beside ``LogisticRegression`` and
-``GaussianProcessClassifier`` on the same split. The factor enters as
-``prior_std``, an array of one standard deviation per parameter:
-``g * MLPSpec(n_features, hidden_layer_sizes, activation, n_outputs).fan_in_std()``
-(at ``g = 2`` the draws are those of ``prior_std="auto"``). One torch
-thread; about 15 minutes on one core.
+``prior_std="auto"`` gives every weight and bias of a layer with ``n_in`` inputs the prior
+``N(0, (g / sqrt(n_in))^2)``; the regressors use ``g = 1``, the classifier ``g = 2``. On one split of breast
+cancer, Pima (MASS ``Pima.tr`` + ``Pima.te``) and Ripley's data (its own test set; the others a stratified
+quarter held out, ``random_state=0``), this fits ``GibbsMLPClassifier(prior="fixed", sampler="hmc",
+random_state=0)`` (the fixed prior, under which the stored results were measured) with ``prior_std`` set to
+``g * MLPSpec(...).fan_in_std()`` (at ``g = 2`` the draws of ``prior_std="auto"``) for ``g`` in
+{1, sqrt 2, 2, 3}, and reports the test log loss, accuracy, mean confidence, mean leapfrog steps per
+transition, R-hat and the fit time (one torch thread), beside ``LogisticRegression`` and
+``GaussianProcessClassifier`` on the same split.
 
-Run ``python -m benchmarks run classifier_prior``; it writes
-``benchmarks/results/classifier_prior.{json,rst}``.
+Run ``python -m benchmarks run classifier_prior``.
 """
 
 import time
@@ -45,16 +36,22 @@ from ..common.writer import Page
 NAME = "classifier_prior"
 FACTORS = {"1": 1.0, "sqrt2": 2**0.5, "2": 2.0, "3": 3.0}
 DATASETS = ("breast_cancer", "pima", "synth")
-
-
-QUICK = {"hidden_layer_sizes": (8,), "n_samples": 10, "burn_in": 20, "pretrain_iter": 20}
-#: data sets and factors (None: ``--datasets``, ``--factors``) and the classifier's settings beyond the defaults
+#: data sets and factors (None: ``--datasets``, ``--factors``), the classifier's settings beyond the defaults
 SIZES = {
     "full": {"datasets": None, "factors": None, "classifier": {}},
-    "quick": {"datasets": ["breast_cancer"], "factors": ["1", "2"], "classifier": QUICK},
+    "quick": {
+        "datasets": ["breast_cancer"],
+        "factors": ["1", "2"],
+        "classifier": {"hidden_layer_sizes": (8,), "n_samples": 10, "burn_in": 20, "pretrain_iter": 20},
+    },
 }
-#: the prior whose scale is measured (``prior="auto"`` is ARD since 2026-11-27) and its sampler
+#: the prior whose scale is measured (``prior="auto"`` is ARD) and its sampler
 FIXED = {"prior": "fixed", "sampler": "hmc"}
+#: the table's columns after the data set and the model: a row's key, the header and the format
+COLUMNS = (
+    ("nll", "test NLL", ".3f"), ("accuracy", "accuracy", ".3f"), ("confidence", "mean confidence", ".3f"),
+    ("leapfrog", "leapfrog steps", ".1f"), ("rhat", "R-hat", ".3f"), ("fit_s", "fit s", ".0f"),
+)  # fmt: skip
 
 
 def load(name):
@@ -74,48 +71,36 @@ def fan_in_prior_std(clf, X, y, gain):
     return gain * spec.fan_in_std().numpy()
 
 
+def _scores(model, X, y):
+    """Test log loss and accuracy of the fitted ``model``, and its predicted probabilities."""
+    proba = model.predict_proba(X)
+    nll, accuracy = log_loss(y, proba, labels=model.classes_), accuracy_score(y, model.predict(X))
+    return {"nll": nll, "accuracy": accuracy}, proba
+
+
+def _fit(name, split, label, settings):
+    """The row of the classifier at the factor ``label``."""
+    X_train, X_test, y_train, y_test = split
+    clf = GibbsMLPClassifier(random_state=0, **FIXED, **settings)
+    clf.set_params(prior_std=fan_in_prior_std(clf, X_train, y_train, FACTORS[label]))
+    seconds = timed_fit(clf, X_train, y_train).seconds
+    scores, proba = _scores(clf, X_test, y_test)
+    steps = float(clf.sample_stats_["n_steps"].mean())
+    print(f"{name} g={label}: NLL {scores['nll']:.3f}, {steps:.1f} steps, {seconds:.0f} s", flush=True)
+    confidence = float(proba.max(1).mean())
+    return {"dataset": name, "model": f"skgibbs g={label}", **scores, "confidence": confidence,
+            "leapfrog": steps, "rhat": float(clf.rhat_), "fit_s": seconds}  # fmt: skip
+
+
 def fit_all(datasets, factors, settings=None):
     rows = []
     loaded, _ = data.load_available(datasets, load)
-    for name in loaded:
-        X_train, X_test, y_train, y_test = loaded[name]
-        peers = {
-            "logistic": LogisticRegression(max_iter=5000),
-            "gpc": GaussianProcessClassifier(1.0 * RBF(1.0), random_state=0),
-        }
-        for label, model in peers.items():
+    for name, (X_train, X_test, y_train, y_test) in loaded.items():
+        gpc = GaussianProcessClassifier(1.0 * RBF(1.0), random_state=0)
+        for label, model in {"logistic": LogisticRegression(max_iter=5000), "gpc": gpc}.items():
             model = make_pipeline(StandardScaler(), model).fit(X_train, y_train)
-            proba = model.predict_proba(X_test)
-            rows.append(
-                dict(
-                    dataset=name,
-                    model=label,
-                    nll=log_loss(y_test, proba, labels=model.classes_),
-                    accuracy=accuracy_score(y_test, model.predict(X_test)),
-                )
-            )
-        for label in factors:
-            clf = GibbsMLPClassifier(random_state=0, **FIXED, **(settings or {}))
-            clf.set_params(prior_std=fan_in_prior_std(clf, X_train, y_train, FACTORS[label]))
-            seconds = timed_fit(clf, X_train, y_train).seconds
-            proba = clf.predict_proba(X_test)
-            rows.append(
-                dict(
-                    dataset=name,
-                    model=f"skgibbs g={label}",
-                    nll=log_loss(y_test, proba, labels=clf.classes_),
-                    accuracy=accuracy_score(y_test, clf.predict(X_test)),
-                    confidence=float(proba.max(1).mean()),
-                    leapfrog=float(clf.sample_stats_["n_steps"].mean()),
-                    rhat=float(clf.rhat_),
-                    fit_s=seconds,
-                )
-            )
-            print(
-                f"{name} g={label}: NLL {rows[-1]['nll']:.3f}, {rows[-1]['leapfrog']:.1f} steps, "
-                f"{seconds:.0f} s",
-                flush=True,
-            )
+            rows.append({"dataset": name, "model": label, **_scores(model, X_test, y_test)[0]})
+        rows += [_fit(name, loaded[name], label, settings or {}) for label in factors]
     return rows
 
 
@@ -125,7 +110,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    """Fit the classifier at each factor and the peers on each data set (quick: breast cancer, a tiny network)."""
+    """Fit the classifier at each factor and the peers on each data set."""
     datasets = args.size.datasets or names(args.datasets, DATASETS, "data set")
     factors = args.size.factors or names(args.factors, tuple(FACTORS), "factor")
     start = time.perf_counter()
@@ -133,38 +118,15 @@ def run(args):
     return {NAME: {"rows": rows, "runtime_s": time.perf_counter() - start}}
 
 
+def _cell(value, spec):
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else format(value, spec)
+
+
 def report(results):
-    """The test log-loss table."""
     result = results[NAME]
-    rows = result["rows"]
     runtime = f"; runtime {result['runtime_s']:.0f} s" if "runtime_s" in result else ""  # not stored before
-
-    def fmt(value, spec):
-        return "" if value is None or (isinstance(value, float) and np.isnan(value)) else format(value, spec)
-
-    header = [
-        "data set",
-        "model",
-        "test NLL",
-        "accuracy",
-        "mean confidence",
-        "leapfrog steps",
-        "R-hat",
-        "fit s",
-    ]
-    table = [
-        [
-            r["dataset"],
-            r["model"],
-            fmt(r["nll"], ".3f"),
-            fmt(r["accuracy"], ".3f"),
-            fmt(r.get("confidence"), ".3f"),
-            fmt(r.get("leapfrog"), ".1f"),
-            fmt(r.get("rhat"), ".3f"),
-            fmt(r.get("fit_s"), ".0f"),
-        ]
-        for r in rows
-    ]
+    header = ["data set", "model", *(title for _, title, _ in COLUMNS)]
+    table = [[r["dataset"], r["model"], *(_cell(r.get(k), f) for k, _, f in COLUMNS)] for r in result["rows"]]
     notes = [
         "One split per data set (a quarter held out, stratified, seed 0; Ripley's data: its own 1000 test "
         "points). skgibbs g: GibbsMLPClassifier(random_state=0) at the defaults with prior_std='auto' scaled "
@@ -172,16 +134,9 @@ def report(results):
         "Peers: LogisticRegression(max_iter=5000) and GaussianProcessClassifier(1.0 * RBF(1.0)) on "
         f"standardized inputs. One torch thread{runtime}."
     ]
-    return [Page(NAME, "The scale of the classifier's default prior", [("Test log loss", header, table)], notes)]
+    return [Page(NAME, TITLE, [("Test log loss", header, table)], notes)]
 
 
-BENCHMARK = Benchmark(
-    name=NAME,
-    kind="performance",
-    title="The scale of the classifier's default prior",
-    outputs=(Output(NAME, "The scale of the classifier's default prior"),),
-    run=run,
-    report=report,
-    add_arguments=add_arguments,
-    sizes=SIZES,
-)
+TITLE = "The scale of the classifier's default prior"
+OUTPUTS = (Output(NAME, TITLE),)
+BENCHMARK = Benchmark(NAME, "performance", TITLE, OUTPUTS, run, report, add_arguments, sizes=SIZES)

@@ -1,31 +1,17 @@
 """The first fits a reader runs: the README's and the quick start's, timed as a reader would run them.
 
-Each fit runs in a fresh Python process on one torch thread, as the first
-code block of ``README.rst`` and of ``doc/quickstart.rst`` reads (the
-block is read from the file, so the benchmark times what the page shows),
-and reports:
+The first code block of ``README.rst`` and of ``doc/quickstart.rst``, read from the file, runs in a fresh
+Python process on one torch thread; each page reports the median over ``repeats`` processes of the CPU time
+of ``import skgibbs`` (which imports torch), the CPU and wall time of the rest of the block, and the CPU time
+of the pre-training inside the fit (:func:`skgibbs.problem.initial_points`, timed by a wrapper the child
+installs). The README and the quick start state these numbers, rounded to the second, and
+``tests/test_docs.py`` checks them against the stored results.
 
-* the CPU time of ``import skgibbs`` (which imports torch) in that process;
-* the CPU and wall time of the rest of the block (the fit and what follows
-  it), and the CPU time of the pre-training inside the fit
-  (:func:`skgibbs.problem.initial_points`, timed by a wrapper the child
-  installs).
-
-Each is the median of ``repeats`` processes. The README and the quick
-start state these numbers, rounded to the second; ``tests/test_docs.py``
-checks that their sentences agree with the stored results.
-
-Each page's result and the demo's also record what their fit ran with
-(:func:`benchmarks.common.provenance.ran_with`: the estimator's and the
-sampler's defaults, the hash of the block or script), so that a test
-fails once a default they rest on has changed.
-
-The second result, ``demo``, runs ``make demo``'s script
-(``examples/plot_gap_regression.py``) once in a fresh process and keeps
-what it prints and its CPU time; the quick start includes that page
-instead of a copy of one run's output. A quick run leaves the demo out
-(it takes minutes), and runs the README's block alone, on tiny data with
-few pre-training steps and draws (:data:`QUICK_EDITS`).
+The second result, ``demo``, runs ``make demo``'s script (``examples/plot_gap_regression.py``) once in a
+fresh process and keeps what it prints and its CPU time; the quick start includes that page. Every result
+records what its fit ran with (:func:`benchmarks.common.provenance.ran_with`), so that a test fails once a
+default it rests on has changed. A quick run leaves the demo out and runs the README's block alone, on tiny
+data with few pre-training steps and draws (:data:`QUICK_EDITS`).
 """
 
 import json
@@ -36,7 +22,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
 from .. import Benchmark, Output
@@ -60,97 +45,85 @@ SIZES = {
     "quick": {"repeats": 1, "demo_runs": 0, "pages": ("README",), "edits": QUICK_EDITS},
 }
 
-CHILD = textwrap.dedent(
-    """
-    import json, sys, time, warnings
-    warnings.simplefilter("ignore")
-    c0, w0 = time.process_time(), time.perf_counter()
-    import torch
-    torch.set_num_threads(1)
-    import skgibbs
-    import skgibbs.problem
-    c1, w1 = time.process_time(), time.perf_counter()
-    spent = []
-    inner = skgibbs.problem.initial_points
+#: the child that runs a block (its source on stdin): its times, then what its fit ran with (one JSON line)
+CHILD = """
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+c0, w0 = time.process_time(), time.perf_counter()
+import torch
+torch.set_num_threads(1)
+import skgibbs
+import skgibbs.problem
+c1, w1 = time.process_time(), time.perf_counter()
+spent = []
+inner = skgibbs.problem.initial_points
 
-    def timed(*args, **kwargs):
-        start = time.process_time()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            spent.append(time.process_time() - start)
+def timed(*args, **kwargs):
+    start = time.process_time()
+    try:
+        return inner(*args, **kwargs)
+    finally:
+        spent.append(time.process_time() - start)
 
-    skgibbs.problem.initial_points = timed
-    source, namespace = sys.stdin.read(), {"__name__": "__block__"}
-    exec(compile(source, "block", "exec"), namespace)
-    c2, w2 = time.process_time(), time.perf_counter()
-    sys.path.insert(0, sys.argv[1])
-    from benchmarks.common.provenance import ran_with
-    print(json.dumps({"import_cpu": c1 - c0, "import_wall": w1 - w0, "block_cpu": c2 - c1,
-                      "block_wall": w2 - w1, "pretrain_cpu": sum(spent),
-                      "ran_with": ran_with(namespace, [sys.argv[2]])}))
-    """
-)
+skgibbs.problem.initial_points = timed
+source, namespace = sys.stdin.read(), {"__name__": "__block__"}
+exec(compile(source, "block", "exec"), namespace)
+c2, w2 = time.process_time(), time.perf_counter()
+sys.path.insert(0, sys.argv[1])
+from benchmarks.common.provenance import ran_with
+print(json.dumps({"import_cpu": c1 - c0, "import_wall": w1 - w0, "block_cpu": c2 - c1,
+                  "block_wall": w2 - w1, "pretrain_cpu": sum(spent),
+                  "ran_with": ran_with(namespace, [sys.argv[2]])}))
+"""
 
 #: ``make demo``'s script run as ``python SCRIPT OUTPUT`` would, then what its fit ran with (one line)
-DEMO_CHILD = textwrap.dedent(
-    """
-    import json, runpy, sys
-    root, script, output = sys.argv[1:4]
-    sys.argv = [script, output]
-    namespace = runpy.run_path(script, run_name="__main__")
-    sys.path.insert(0, root)
-    from benchmarks.common.provenance import ran_with
-    print("RAN_WITH " + json.dumps(ran_with(namespace, ["examples/" + script.rsplit("/", 1)[-1]])))
-    """
-)
+DEMO_CHILD = """
+import json, runpy, sys
+root, script, output = sys.argv[1:4]
+sys.argv = [script, output]
+namespace = runpy.run_path(script, run_name="__main__")
+sys.path.insert(0, root)
+from benchmarks.common.provenance import ran_with
+print("RAN_WITH " + json.dumps(ran_with(namespace, ["examples/" + script.rsplit("/", 1)[-1]])))
+"""
+
+
+def _child(code, *argv, source=None):
+    """The standard output of ``python -c code *argv`` in a fresh process on one thread."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    command = [sys.executable, "-c", code, *argv]
+    return subprocess.run(command, input=source, capture_output=True, text=True, env=env, check=True).stdout
 
 
 def time_block(source, name):
-    """One fresh process running ``source`` (the source ``name``) on one thread: the times of :data:`CHILD`."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-    command = [sys.executable, "-c", CHILD, str(ROOT), name]
-    done = subprocess.run(command, input=source, capture_output=True, text=True, env=env, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """A fresh process on one thread running ``source`` (the source ``name``): the times of :data:`CHILD`."""
+    return json.loads(_child(CHILD, str(ROOT), name, source=source).strip().splitlines()[-1])
 
 
 def run_demo():
-    """``make demo``'s script in a fresh process on one thread: its output and its CPU seconds."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    """``make demo``'s script in a fresh process on one thread: its output, CPU time and what it ran with."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(
-            [sys.executable, "-c", DEMO_CHILD, str(ROOT), str(DEMO), str(Path(tmp) / "demo.png")],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=True,
-        )
+        out = _child(DEMO_CHILD, str(ROOT), str(DEMO), str(Path(tmp) / "demo.png")).splitlines()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    lines = [line for line in done.stdout.splitlines() if not line.startswith(("wrote ", "RAN_WITH "))]
-    record = next(json.loads(line[9:]) for line in done.stdout.splitlines() if line.startswith("RAN_WITH "))
+    lines = [line for line in out if not line.startswith(("wrote ", "RAN_WITH "))]
+    record = next(json.loads(line[9:]) for line in out if line.startswith("RAN_WITH "))
     return {"output": "\n".join(lines).strip(), "cpu": cpu, "ran_with": record}
 
 
 def run(args):
     rows = {}
     for page in args.size.pages:
-        path = PAGES[page]
-        source = first_python_block(path)
+        source = first_python_block(PAGES[page])
         for pattern, replacement in args.size.edits:
             source = re.sub(pattern, replacement, source)
-        name = str(path.relative_to(ROOT)) + FIRST_BLOCK
+        name = str(PAGES[page].relative_to(ROOT)) + FIRST_BLOCK
         runs = [time_block(source, name) for _ in range(args.size.repeats)]
-        record = runs[0].pop("ran_with")
-        for r in runs[1:]:
-            r.pop("ran_with")
-        rows[page] = {key: statistics.median(r[key] for r in runs) for key in runs[0]} | {"runs": runs}
-        rows[page]["ran_with"] = record
-        print(
-            f"{page}: {rows[page]['block_cpu']:.1f} s CPU, import {rows[page]['import_cpu']:.1f} s",
-            flush=True,
-        )
+        records = [r.pop("ran_with") for r in runs]
+        medians = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+        rows[page] = {**medians, "runs": runs, "ran_with": records[0]}
+        print(f"{page}: {medians['block_cpu']:.1f} s CPU, import {medians['import_cpu']:.1f} s", flush=True)
     results = {NAME: {"pages": rows, "repeats": args.size.repeats}}
     if args.size.demo_runs:
         results["demo"] = run_demo()
@@ -159,32 +132,18 @@ def run(args):
 
 def report(results):
     result = results[NAME]
-    header = [
-        "first fit",
-        "import skgibbs (CPU s)",
-        "the block (CPU s)",
-        "of it pre-training (CPU s)",
-        "wall s",
-    ]
-    table = [
-        [
-            page,
-            f"{r['import_cpu']:.1f}",
-            f"{r['block_cpu']:.1f}",
-            f"{r['pretrain_cpu']:.1f}",
-            f"{r['block_wall']:.1f}",
-        ]
-        for page, r in result["pages"].items()
-    ]
-    load = load_after(result, lambda r: None)
+    header = ["first fit", "import skgibbs (CPU s)", "the block (CPU s)", "of it pre-training (CPU s)",
+              "wall s"]  # fmt: skip
+    keys = ("import_cpu", "block_cpu", "pretrain_cpu", "block_wall")
+    table = [[page, *(f"{r[key]:.1f}" for key in keys)] for page, r in result["pages"].items()]
     notes = [
         f"The first code block of each page, in a fresh process on one torch thread; the median of "
         f"{result['repeats']} processes. 'import skgibbs' imports torch; 'the block' is the rest of the block "
-        f"(the fit and what follows it); wall seconds of the block. Load average {load:.1f} at the end."
+        f"(the fit and what follows it); wall seconds of the block. Load average "
+        f"{load_after(result, lambda r: None):.1f} at the end."
     ]
-    pages = [
-        Page(NAME, "The first fits of the README and the quick start", [("CPU time", header, table)], notes)
-    ]
+    heading = "The first fits of the README and the quick start"
+    pages = [Page(NAME, heading, [("CPU time", header, table)], notes)]
     if "demo" in results:
         demo = results["demo"]
         text = [
@@ -201,13 +160,5 @@ def report(results):
 
 
 TITLE = "The first fits of the README and the quick start, timed as a reader runs them"
-
-BENCHMARK = Benchmark(
-    name=NAME,
-    kind="performance",
-    title=TITLE,
-    outputs=(Output(NAME, TITLE), Output("demo", "What make demo prints")),
-    run=run,
-    report=report,
-    sizes=SIZES,
-)
+OUTPUTS = (Output(NAME, TITLE), Output("demo", "What make demo prints"))
+BENCHMARK = Benchmark(NAME, "performance", TITLE, OUTPUTS, run, report, sizes=SIZES)

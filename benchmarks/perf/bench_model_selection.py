@@ -1,30 +1,16 @@
 """Criterion search vs 10-fold cross-validation: wall time and rankings (paper 004 §4.3).
 
-Chooses the ``temperature`` of :class:`skgibbs.GibbsMLPRegressor` (on the
-fixed prior, ``prior="fixed"``, the default until 2026-11-27; library
-defaults otherwise: a 10-100-100-1 ReLU network, exact MALA at this n, two
-chains of 100 draws) on scikit-learn's diabetes data (n = 442, d = 10) over
-a five-candidate grid, twice:
+Chooses the ``temperature`` of ``GibbsMLPRegressor(prior="fixed", random_state=0)`` (library defaults
+otherwise) on scikit-learn's diabetes data (n = 442, d = 10) over a five-candidate grid, twice:
+:class:`skgibbs.model_selection.CriterionGridSearch` with ``criterion="waic"`` (one fit per candidate on all
+the data, ranked by Watanabe's WAIC of the tempered posterior per example), and ``GridSearchCV`` with 10
+shuffled folds scored by the held-out log predictive density
+(:func:`skgibbs.metrics.log_predictive_density_scorer`, the quantity WAIC estimates) and mean squared error.
+Both run on one core, so the times compare the work (goal: a speed-up of at least 5); the rankings are
+compared by Spearman's correlation and by the chosen candidate.
 
-* :class:`skgibbs.model_selection.CriterionGridSearch` with
-  ``criterion="waic"``: one fit per candidate on all the data, ranked by
-  ``generalization_loss_`` (Watanabe's WAIC of the tempered posterior, per
-  example);
-* :class:`sklearn.model_selection.GridSearchCV` with 10 shuffled folds: ten
-  fits per candidate, scored by the held-out log predictive density
-  (:func:`skgibbs.metrics.log_predictive_density_scorer`, the quantity WAIC
-  estimates) and by the held-out mean squared error, from the same fits.
-
-Both run on one core, one candidate after the other, so the times compare
-the work. The goal is a speed-up of at least 5; the rankings
-are compared by Spearman's correlation and by the chosen candidate.
-
-Run ``python -m benchmarks run model_selection`` (about 20 minutes on one
-core); ``--quick`` runs a small network, three candidates and two folds;
-``python -m benchmarks report model_selection`` rewrites the tables from the
-saved JSON.
+Run ``python -m benchmarks run model_selection``.
 """
-
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -42,8 +28,8 @@ from ..common.writer import Page
 
 NAME = "model_selection"
 TEMPERATURES = [0.25, 0.5, 1.0, 2.0, 4.0]
-#: the estimator's settings beyond the library's defaults, the temperature grid and the folds (``--n-splits``
-#: overrides); the fixed prior in both: prior="auto" would sample ARD at each temperature of the grid
+#: the estimator's settings beyond the library's defaults and the fixed prior, the temperature grid and the
+#: folds (``--n-splits`` overrides)
 SIZES = {
     "full": {"estimator": {}, "temperatures": TEMPERATURES, "folds": 10},
     "quick": {
@@ -66,16 +52,16 @@ def search(size, n_splits=None):
     scoring = {"nlpd": log_predictive_density_scorer, "mse": "neg_mean_squared_error"}
     cv = GridSearchCV(est, grid, scoring=scoring, cv=folds, refit=False, error_score="raise")
     cv_time = timed_fit(cv, X, y).seconds
-    res = search.cv_results_
+    res, k = search.cv_results_, folds.get_n_splits()
     cv_nlpd = -np.asarray(cv.cv_results_["mean_test_nlpd"])
     cv_mse = -np.asarray(cv.cv_results_["mean_test_mse"])
     return {
-        "settings": {"n_splits": folds.get_n_splits(), "estimator": repr(est), "grid": grid},
+        "settings": {"n_splits": k, "estimator": repr(est), "grid": grid},
         "temperature": temperatures,
         "criterion": res["criterion"].tolist(),
         "penalty": res["penalty"].tolist(),
         "cv_nlpd": cv_nlpd.tolist(),
-        "cv_nlpd_sd": (np.asarray(cv.cv_results_["std_test_nlpd"]) / np.sqrt(folds.get_n_splits())).tolist(),
+        "cv_nlpd_sd": (np.asarray(cv.cv_results_["std_test_nlpd"]) / np.sqrt(k)).tolist(),
         "cv_mse": cv_mse.tolist(),
         "spearman_nlpd": float(spearmanr(res["criterion"], cv_nlpd)[0]),
         "spearman_mse": float(spearmanr(res["criterion"], cv_mse)[0]),
@@ -88,13 +74,18 @@ def search(size, n_splits=None):
     }
 
 
-def _text(r):
+def run(args):
+    """Time both searches; ``--n-splits`` sets the folds of the cross-validation."""
+    return {NAME: search(args.size, args.n_splits)}
+
+
+def report(results):
+    """The temperature table, the chosen candidates and the speed-up, in the layout of the docs."""
+    r = results[NAME]
     header = ["temperature", "WAIC (nats/example)", "penalty", "CV NLPD (± s.e.)", "CV MSE"]
+    columns = zip(r["temperature"], r["criterion"], r["penalty"], r["cv_nlpd"], r["cv_nlpd_sd"], r["cv_mse"])
     rows = [
-        [f"{t:g}", f"{c:.4f}", f"{p:.4f}", f"{v:.4f} ± {s:.4f}", f"{m:.1f}"]
-        for t, c, p, v, s, m in zip(
-            r["temperature"], r["criterion"], r["penalty"], r["cv_nlpd"], r["cv_nlpd_sd"], r["cv_mse"]
-        )
+        [f"{t:g}", f"{c:.4f}", f"{p:.4f}", f"{v:.4f} ± {s:.4f}", f"{m:.1f}"] for t, c, p, v, s, m in columns
     ]
     k = r["settings"]["n_splits"]
     summary = [
@@ -105,25 +96,9 @@ def _text(r):
         f"{r['cv_time']:.0f} s: speed-up {r['speedup']:.1f}x (goal: at least 5x).",
     ]
     title = "GibbsMLPRegressor (library defaults) on load_diabetes, temperature grid"
-    return [title, "-" * len(title), "", rst_table(header, rows), "", *[s + "\n" for s in summary]]
+    rst = [title, "-" * len(title), "", rst_table(header, rows), "", *[s + "\n" for s in summary]]
+    return [Page(NAME, rst=rst)]
 
 
-def run(args):
-    """Time both searches; ``--n-splits`` sets the folds of the cross-validation."""
-    return {NAME: search(args.size, args.n_splits)}
-
-
-def report(results):
-    """The temperature table, the chosen candidates and the speed-up, in the layout of the docs."""
-    return [Page(NAME, rst=_text(results[NAME]))]
-
-
-BENCHMARK = Benchmark(
-    name=NAME,
-    kind="performance",
-    title="WAIC search against 10-fold cross-validation: time and rankings",
-    outputs=(Output(NAME, "WAIC search against 10-fold cross-validation: time and rankings"),),
-    run=run,
-    report=report,
-    sizes=SIZES,
-)
+TITLE = "WAIC search against 10-fold cross-validation: time and rankings"
+BENCHMARK = Benchmark(NAME, "performance", TITLE, (Output(NAME, TITLE),), run, report, sizes=SIZES)

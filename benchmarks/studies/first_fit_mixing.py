@@ -1,45 +1,19 @@
 """Why the first fit's chains do not converge on their own: the same posterior under other samplers and models.
 
-The README's first fit (:func:`~skgibbs.datasets.make_gap_regression`, 300
-points, noise sd 0.02, a 1-16-1 ReLU network) ends with a mixing warning in
-which each chain alone falls short, not only the chains against each
-other. This study fits that problem at one fixed budget (``burn_in`` 200,
-``n_samples`` 400, four chains, the same seed) under variants that change
-one thing at a time, and reports for each the pooled R-hat and bulk ESS of
-the function values at the training inputs, the worst chain's own split
-R-hat and bulk ESS, the between-chain (nested) R-hat, gradient evaluations
-a chain, the step size and the CPU time:
+The README's first fit (:func:`~skgibbs.datasets.make_gap_regression`, 300 points, noise sd 0.02, a 1-16-1
+ReLU network) ends with a mixing warning in which each chain alone falls short. This study fits that problem
+at one budget (``burn_in`` 200, ``n_samples`` 400, four chains, one seed) under variants that each change one
+thing (:data:`VARIANTS`; the last row, ``reference``, is the default at five times the budget), and reports
+the pooled R-hat and bulk ESS of the function values at the training inputs, the worst chain's own split
+R-hat and bulk ESS, the between-chain (nested) R-hat, gradient evaluations a chain, the step size and the CPU
+time (one thread). A second table gives each chain's own bulk ESS (the worst chain's, of the kept draws) of
+the log density, the noise variance, the prior's group precisions (the worst group), the function at the
+training inputs (the median input, and the worst) and in the gap (the worst of ``x`` = -0.1, 0 and 0.1).
 
-* the default (MCLMC on the non-centred target of the ARD prior, the noise
-  learned and integrated out);
-* the fixed prior with the noise learned, and with the plug-in temperature
-  (twice the pre-training's held-out loss: a wider posterior, since that
-  loss is above the noise the chains learn);
-* MCLMC on the centred target (Gibbs sweeps of the scales and the noise);
-* adjusted MCLMC and HMC within Gibbs on the default model;
-* a smooth activation (``tanh``) in place of ReLU;
-* the default with ``n_samples="auto"`` (the run length that adapts);
-* the default started from shorter and longer pre-training: the README's
-  ``pretrain_iter=500``, and 20,000 steps, where the held-out loss levels
-  off (the default cap, 3,000, stops while it is still falling).
-
-A second table says what moves slowly within a chain: for each variant,
-the effective sample size of each chain alone (the worst chain's, of the
-kept draws) of the log density, the noise variance, the prior's group
-precisions (the worst group), the function at the training inputs (the
-median input, and the worst) and in the gap (the worst of ``x`` = -0.1, 0
-and 0.1).
-
-A last row, ``reference``, is the default at five times the budget
-(``burn_in`` and ``n_samples`` 1000), to see whether length alone brings
-the chains together.
-
-Run ``python -m benchmarks run first_fit_mixing`` (about 10 minutes on one
-core); ``--quick`` runs two variants at a tiny budget.
+Run ``python -m benchmarks run first_fit_mixing``; ``--quick`` runs two variants at a tiny budget.
 """
 
 import time
-import warnings
 
 import numpy as np
 import torch
@@ -50,10 +24,13 @@ from skgibbs.diagnostics import ess
 from skgibbs.samplers import MCLMC
 
 from .. import Benchmark, Output
+from ..common.stats import timed_fit
 from ..common.writer import Page
 
 NAME = "first_fit_mixing"
-#: the variants: label and the keyword arguments that differ from the first fit's
+#: the variants: label and the keyword arguments that differ from the first fit's ("centered": MCLMC on
+#: the centred target, Gibbs sweeps of the scales and the noise; pretrain_iter=20000: where the held-out
+#: loss levels off, past the default cap)
 VARIANTS = {
     "default (MCLMC, ARD, noise learned)": {},
     "prior='fixed', temperature='learn'": {"prior": "fixed", "temperature": "learn"},
@@ -71,53 +48,30 @@ SIZES = {
     "full": {"n": 300, "burn_in": 200, "n_samples": 400, "variants": tuple(VARIANTS)},
     "quick": {"n": 80, "burn_in": 20, "n_samples": 20, "variants": tuple(VARIANTS)[:2]},
 }
-
-
-def _estimator(size, extra, seed):
-    params = {"hidden_layer_sizes": (16,), "burn_in": size.burn_in, "n_samples": size.n_samples,
-              "noise": "homoscedastic", "random_state": seed}
-    params.update(extra)
-    if params.get("sampler") == "centered":
-        params["sampler"] = MCLMC(parametrization="centered")
-    return GibbsMLPRegressor(**params)
+#: points in the data gap ``(-0.2, 0.2)`` where the slow movement of the function is measured
+GAP = (-0.1, 0.0, 0.1)
+#: the fit's own mixing diagnostics, stored as they are
+MIXING = ("rhat", "ess", "within_chain_rhat", "within_chain_ess", "between_chain_rhat")
 
 
 def _fit(size, extra, seed):
     X, y = make_gap_regression(n_samples=size.n, noise=0.02, random_state=seed)
-    reg = _estimator(size, extra, seed)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        start = time.process_time()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            reg.fit(X, y)
-        cpu = time.process_time() - start
-    finally:
-        torch.set_num_threads(threads)
-    record = getattr(reg, "run_length_", {})
+    params = {"hidden_layer_sizes": (16,), "burn_in": size.burn_in, "n_samples": size.n_samples,
+              "noise": "homoscedastic", "random_state": seed, **extra}  # fmt: skip
+    if params.get("sampler") == "centered":
+        params["sampler"] = MCLMC(parametrization="centered")
+    reg = GibbsMLPRegressor(**params)
+    fit = timed_fit(reg, X, y, clock=time.process_time)
     return {
-        "pretrain_steps": int(reg.pretrain_n_iter_),
-        "pretrain_converged": bool(reg.pretrain_converged_),
-        "chain_ess": _chain_ess(reg, X),
-        "sampler": reg.sampler_name_,
-        "n_draws": int(reg.samples_.shape[1]),
-        "rhat": float(reg.rhat_),
-        "ess": float(reg.ess_),
-        "within_chain_rhat": float(reg.within_chain_rhat_),
-        "within_chain_ess": float(reg.within_chain_ess_),
-        "between_chain_rhat": float(reg.between_chain_rhat_),
+        "pretrain_steps": int(reg.pretrain_n_iter_), "pretrain_converged": bool(reg.pretrain_converged_),
+        "chain_ess": _chain_ess(reg, X), "sampler": reg.sampler_name_, "n_draws": int(reg.samples_.shape[1]),
+        **{key: float(getattr(reg, f"{key}_")) for key in MIXING},
         "grad_evals": int(np.mean(reg.n_grad_evals_)),
         "step_size": float(np.median(getattr(reg, "step_size_", [np.nan]))),
-        "noise_sd": float(np.sqrt(reg.noise_variance_)),
-        "cpu_s": cpu,
-        "warnings": [str(w.message).split("\n", 1)[0] for w in caught if "Sampler" in w.category.__name__],
-        "run_length": {k: v for k, v in record.items() if k != "checks"},
-    }
-
-
-#: points in the data gap ``(-0.2, 0.2)`` where the slow movement of the function is measured
-GAP = (-0.1, 0.0, 0.1)
+        "noise_sd": float(np.sqrt(reg.noise_variance_)), "cpu_s": fit.seconds,
+        "warnings": [str(w.message).split("\n")[0] for w in fit.warnings if "Sampler" in w.category.__name__],
+        "run_length": {k: v for k, v in getattr(reg, "run_length_", {}).items() if k != "checks"},
+    }  # fmt: skip
 
 
 def _worst_chain(draws):
@@ -126,7 +80,7 @@ def _worst_chain(draws):
 
 
 def _chain_ess(reg, X):
-    """Each quantity's worst single-chain bulk ESS (of the kept draws), the function's at the median input too."""
+    """Each quantity's worst single-chain bulk ESS of the kept draws (at the data: the median input's too)."""
     stats = reg.sample_stats_
     n_chains = stats["lp"].shape[0]
     out = {"lp": _worst_chain(stats["lp"])}
@@ -144,29 +98,35 @@ def _chain_ess(reg, X):
 
 
 def run(args):
+    torch.set_num_threads(1)
     size = args.size
     rows = {label: _fit(size, VARIANTS[label], args.seed) for label in size.variants}
     return {NAME: {"n": size.n, "burn_in": size.burn_in, "n_samples": size.n_samples, "rows": rows}}
 
 
+#: the first table's columns after the variant: a row's key, the header and the format ("": as stored)
+COLUMNS = (
+    ("sampler", "sampler", ""), ("n_draws", "draws", ""), ("rhat", "R-hat", ".3f"), ("ess", "ESS", ".1f"),
+    ("within_chain_rhat", "chain R-hat", ".3f"), ("within_chain_ess", "chain ESS", ".1f"),
+    ("between_chain_rhat", "between R-hat", ".3f"), ("grad_evals", "grads", ""), ("step_size", "step", ".3g"),
+    ("noise_sd", "noise sd", ".4f"), ("cpu_s", "CPU s", ".1f"),
+)  # fmt: skip
+#: the second table's columns after the pre-training: a key of ``chain_ess`` and the header
+SLOW = {"lp": "log density", "noise": "noise", "precision": "precisions (worst group)",
+        "f_data_median": "f at the data: median input", "f_data_worst": "f at the data: worst input",
+        "f_gap": "f in the gap"}  # fmt: skip
+
+
 def report(results):
     result = results[NAME]
-    header = ["variant", "sampler", "draws", "R-hat", "ESS", "chain R-hat", "chain ESS", "between R-hat",
-              "grads", "step", "noise sd", "CPU s"]
-    rows = []
-    for label, r in result["rows"].items():
-        rows.append([label, r["sampler"], r["n_draws"], f"{r['rhat']:.3f}", f"{r['ess']:.1f}",
-                     f"{r['within_chain_rhat']:.3f}", f"{r['within_chain_ess']:.1f}",
-                     f"{r['between_chain_rhat']:.3f}", r["grad_evals"], f"{r['step_size']:.3g}",
-                     f"{r['noise_sd']:.4f}", f"{r['cpu_s']:.1f}"])
-    slow_header = ["variant", "pre-training steps", "log density", "noise", "precisions (worst group)",
-                   "f at the data: median input", "f at the data: worst input", "f in the gap"]
+    header = ["variant", *(title for _, title, _ in COLUMNS)]
+    rows = [[label, *(format(r[k], spec) for k, _, spec in COLUMNS)] for label, r in result["rows"].items()]
+    slow_header = ["variant", "pre-training steps", *SLOW.values()]
     slow = []
     for label, r in result["rows"].items():
         e = r["chain_ess"]
         steps = f"{r['pretrain_steps']}" + ("" if r["pretrain_converged"] else " (cap)")
-        slow.append([label, steps] + [f"{e[k]:.1f}" if k in e else "-" for k in
-                                      ("lp", "noise", "precision", "f_data_median", "f_data_worst", "f_gap")])
+        slow.append([label, steps, *(f"{e[k]:.1f}" if k in e else "-" for k in SLOW)])
     notes = [
         f"The first fit's problem: {result['n']} points, noise sd 0.02, a 1-16-1 ReLU network, four chains, "
         f"burn_in={result['burn_in']} and n_samples={result['n_samples']} unless the variant says otherwise "
@@ -180,21 +140,15 @@ def report(results):
         "draws (the variant's 'draws' a chain): the log density of the draws (lp), the log noise variance "
         "(where it is learned), the log precisions of the prior's groups (the worst group; ARD and the layer "
         "prior), the function at the training inputs (the median input's, and the worst input's) and at "
-        "x = -0.1, 0 and 0.1 in the data gap (the worst). 'pre-training steps': Adam steps of the chains' pre-training, '(cap)' where "
-        "it reached pretrain_iter before its held-out loss levelled off.",
+        "x = -0.1, 0 and 0.1 in the data gap (the worst). 'pre-training steps': Adam steps of the chains' "
+        "pre-training, '(cap)' where it reached pretrain_iter before its held-out loss levelled off.",
     ]
-    return [Page(NAME, "Why the first fit's chains do not converge on their own",
-                 tables=[("Variants at one budget", header, rows),
-                         ("What moves slowly: the worst chain's own ESS of each quantity", slow_header, slow)],
-                 notes=notes)]
+    tables = [
+        ("Variants at one budget", header, rows),
+        ("What moves slowly: the worst chain's own ESS of each quantity", slow_header, slow),
+    ]
+    return [Page(NAME, TITLE, tables, notes)]
 
 
-BENCHMARK = Benchmark(
-    name=NAME,
-    kind="reproduction",
-    title="Why the first fit's chains do not converge on their own",
-    outputs=(Output(NAME, "Why the first fit's chains do not converge on their own"),),
-    run=run,
-    report=report,
-    sizes=SIZES,
-)
+TITLE = "Why the first fit's chains do not converge on their own"
+BENCHMARK = Benchmark(NAME, "reproduction", TITLE, (Output(NAME, TITLE),), run, report, sizes=SIZES)

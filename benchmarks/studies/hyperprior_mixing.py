@@ -1,29 +1,17 @@
 """The shape of the precisions' Gamma prior: how far the default's chains mix, and what they predict.
 
-``GibbsMLPRegressor()`` samples its ARD prior's group precisions (one per
-input's weights, one per other layer's weights and biases) in non-centred
-coordinates under ``Gamma(a, a sigma_g^2)`` priors, ``a = prior_shape``
-(0.5 by default: a log-precision of prior standard deviation 2.2). Along
-some directions the data say nothing: a ReLU layer's scale can grow by
-``c`` while the next one's shrinks by ``1 / c`` with the function
-unchanged, and an input whose weights are near zero leaves its precision to
-its prior. Under a vague ``a`` those directions are long, the chains walk
-them slowly, and the function values move with the precisions.
+``GibbsMLPRegressor()`` samples its ARD prior's group precisions (one per input's weights, one per other
+layer) in non-centred coordinates under ``Gamma(a, a sigma_g^2)`` priors, ``a = prior_shape``; where the data
+say nothing (a ReLU layer's scale traded against the next one's, an input whose weights are near zero) a vague
+``a`` leaves long directions that the chains walk slowly. This study fits the default at several shapes
+``a``, everything else the defaults, on the first splits of ``bench_uq``'s tables where the default's chains
+reach the cap of their run (Boston, concrete, auto; :func:`benchmarks.common.fits.regression_split`), and
+reports per shape the test log-likelihood (and its paired difference from the default shape's), the coverage
+of the 90% predictive interval, the pooled and the worst chain's R-hat and ESS, the share of training inputs
+at which some chain alone falls short (split R-hat above 1.05 or bulk ESS below 100 / 4), the worst chain's
+bulk ESS of the log-precisions, and the CPU time (one thread).
 
-This study fits the default at several shapes ``a``, everything else the
-defaults, on the first splits of ``bench_uq``'s tables where the default's
-chains reach the cap of their run (Boston, concrete, auto; 90/10, the inputs
-standardised on the training part, seeded with the split), and reports per
-shape the test log-likelihood (and its paired difference from the default
-shape's), the coverage of the 90% predictive interval, the pooled and the
-worst chain's R-hat and ESS (the fit's ``rhat_``, ``ess_``,
-``within_chain_rhat_``, ``within_chain_ess_``), the share of training
-inputs at which some chain alone falls short (split R-hat above 1.05 or
-bulk ESS below 100 / 4), the worst chain's bulk ESS of the log-precisions,
-and the CPU time (one thread).
-
-Run ``python -m benchmarks run hyperprior_mixing`` (about half an hour on one
-core); ``--quick`` fits diabetes once at two shapes with a tiny network.
+Run ``python -m benchmarks run hyperprior_mixing``; ``--quick`` fits diabetes once at two shapes.
 """
 
 import time
@@ -50,6 +38,21 @@ SIZES = {
 }  # fmt: skip
 
 
+def split_fit(reg, name, split):
+    """Fit ``reg`` on a split of ``bench_uq``'s ``name``: the fit (CPU time), its inputs and test scores."""
+    Xtr, Xte, ytr, yte = regression_split(name, split)
+    fit = timed_fit(reg, Xtr, ytr, clock=time.process_time)
+    _, pis = reg.predict_interval(Xte, confidence_level=0.9)
+    ll = float(log_predictive_density_scorer(reg, Xte, yte))
+    coverage = float(np.mean((yte >= pis[:, 0, 0]) & (yte <= pis[:, 1, 0])))
+    return fit, Xtr, {"ll": ll, "coverage": coverage}
+
+
+def column_mean(rows, key):
+    """The mean of ``key`` over ``rows``."""
+    return np.mean([r[key] for r in rows])
+
+
 def _short_share(F, n_chains):
     """The share of the columns of draws ``F`` ``(K S, m)`` at which some chain alone falls short."""
     within_r, within_e, _ = pointwise_chain_mixing(F, n_chains=n_chains)
@@ -58,18 +61,14 @@ def _short_share(F, n_chains):
 
 
 def _fit(name, split, shape, settings):
-    Xtr, Xte, ytr, yte = regression_split(name, split)
     reg = GibbsMLPRegressor(prior_shape=shape, random_state=split, **settings)
-    fit = timed_fit(reg, Xtr, ytr, clock=time.process_time)
-    _, pis = reg.predict_interval(Xte, confidence_level=0.9)
+    fit, Xtr, scores = split_fit(reg, name, split)
     K = reg.samples_.shape[0]
     inputs_short, _ = _short_share(reg.predict_samples(Xtr).T, K)
     log_precision = np.log(reg.sample_stats_["precision"])  # (K, S, G)
     _, precision_ess = _short_share(log_precision.reshape(-1, log_precision.shape[-1]), K)
     return {
-        "dataset": name, "split": split, "shape": shape, "cpu_s": fit.seconds,
-        "ll": float(log_predictive_density_scorer(reg, Xte, yte)),
-        "coverage": float(np.mean((yte >= pis[:, 0, 0]) & (yte <= pis[:, 1, 0]))),
+        "dataset": name, "split": split, "shape": shape, "cpu_s": fit.seconds, **scores,
         "rhat": float(reg.rhat_), "ess": float(reg.ess_), "within_chain_rhat": float(reg.within_chain_rhat_),
         "within_chain_ess": float(reg.within_chain_ess_), "inputs_short": inputs_short,
         "precision_ess": precision_ess, "draws": int(reg.samples_.shape[1]),
@@ -78,7 +77,6 @@ def _fit(name, split, shape, settings):
 
 
 def run(args):
-    """Fit every data set and split at every shape."""
     torch.set_num_threads(1)
     size = args.size
     rows = [_fit(name, split, shape, size.settings) for name in size.datasets for split in range(size.splits)
@@ -101,15 +99,11 @@ def report(results):
             rs = [r for r in mine if r["shape"] == a]
             table.append([
                 name, f"{a:g}", fmt(mean_se([r["ll"] for r in rs])),
-                fmt(mean_se(paired(mine, "shape", a, base, "ll"))),
-                f"{np.mean([r['coverage'] for r in rs]):.3f}",
-                f"{np.mean([r['rhat'] for r in rs]):.2f} / {np.mean([r['ess'] for r in rs]):.1f}",
-                f"{np.mean([r['within_chain_rhat'] for r in rs]):.2f} / "
-                f"{np.mean([r['within_chain_ess'] for r in rs]):.1f}",
-                f"{np.mean([r['inputs_short'] for r in rs]):.0%}",
-                f"{np.mean([r['precision_ess'] for r in rs]):.1f}",
-                f"{np.mean([r['cpu_s'] for r in rs]):.1f}",
-                f"{sum(r['warned'] > 0 for r in rs)} of {len(rs)}",
+                fmt(mean_se(paired(mine, "shape", a, base, "ll"))), f"{column_mean(rs, 'coverage'):.3f}",
+                f"{column_mean(rs, 'rhat'):.2f} / {column_mean(rs, 'ess'):.1f}",
+                f"{column_mean(rs, 'within_chain_rhat'):.2f} / {column_mean(rs, 'within_chain_ess'):.1f}",
+                f"{column_mean(rs, 'inputs_short'):.0%}", f"{column_mean(rs, 'precision_ess'):.1f}",
+                f"{column_mean(rs, 'cpu_s'):.1f}", f"{sum(r['warned'] > 0 for r in rs)} of {len(rs)}",
             ])  # fmt: skip
     overall = [f"at {a:g}, from {min(d):+.3f} to {max(d):+.3f} (mean {np.mean(d):+.3f})"
                for a in shapes if a != base for d in [paired(rows, "shape", a, base, "ll")]]  # fmt: skip
@@ -129,16 +123,9 @@ def report(results):
         "fits that ended with a SamplerWarning. Means over the splits. One thread; load average "
         f"{load:.1f}.",
     ]
-    title = "The shape of the precisions' prior: mixing and prediction"
-    return [Page(NAME, title, [("Shape of the Gamma prior of the precisions", header, table)], notes)]
+    return [Page(NAME, HEADING, [("Shape of the Gamma prior of the precisions", header, table)], notes)]
 
 
-BENCHMARK = Benchmark(
-    name=NAME,
-    kind="reproduction",
-    title="The shape of the precisions' Gamma prior: how far the default's chains mix, and the test LL",
-    outputs=(Output(NAME, "The shape of the precisions' prior: mixing and prediction"),),
-    run=run,
-    report=report,
-    sizes=SIZES,
-)
+HEADING = "The shape of the precisions' prior: mixing and prediction"
+TITLE = "The shape of the precisions' Gamma prior: how far the default's chains mix, and the test LL"
+BENCHMARK = Benchmark(NAME, "reproduction", TITLE, (Output(NAME, HEADING),), run, report, sizes=SIZES)

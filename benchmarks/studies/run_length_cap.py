@@ -1,36 +1,30 @@
 """The cap of the regressor's adaptive run length: what the sampling past it buys.
 
-Under ``n_samples="auto"`` a run whose chains do not pass their checks
-stops at a cap, ``max_grad_evals="auto"``: a multiple of its first block's
-gradient evaluations (:attr:`~skgibbs.plan.EstimatorTraits.cap_factor`).
-On the ``uq_defaults`` sets where the default's chains reach it (Boston,
-concrete, auto), this study fits ``GibbsMLPRegressor()`` on the first
-splits of ``bench_uq`` (90/10, the inputs standardised on the training
-part, seeded with the split) at several multiples, everything else the
-defaults, and reports the test log-likelihood, the coverage of the 90%
-predictive interval, the worst chain's own ESS and the CPU time of each
-fit (one thread). The draws of a run with a larger cap continue those of a
-smaller one (the same seed), and each keeps the second half of its run.
+Under ``n_samples="auto"`` a run whose chains do not pass their checks stops at ``max_grad_evals="auto"``, a
+multiple of its first block's gradient evaluations (:attr:`~skgibbs.plan.EstimatorTraits.cap_factor`). On the
+``uq_defaults`` sets where the default's chains reach it (Boston, concrete, auto), this study fits
+``GibbsMLPRegressor()`` on the first splits of ``bench_uq`` (:func:`benchmarks.common.fits.regression_split`)
+at several multiples, everything else the defaults, and reports the test log-likelihood, the coverage of the
+90% predictive interval, the worst chain's own ESS and the CPU time of each fit (one thread). The draws of a
+run with a larger cap continue those of a smaller one (the same seed), and each keeps the second half of its
+run.
 
-Run ``python -m benchmarks run run_length_cap`` (about 20 minutes on one
-core); ``--quick`` fits diabetes once at two small caps with a tiny network.
+Run ``python -m benchmarks run run_length_cap``; ``--quick`` fits diabetes once at two small caps.
 """
 
 import dataclasses
 import operator
-import time
 
 import numpy as np
 import torch
 
 from skgibbs import GibbsMLPRegressor, SamplerWarning
-from skgibbs.metrics import log_predictive_density_scorer
 
 from .. import Benchmark, Output
 from ..common.environment import load_after
-from ..common.fits import regression_split
-from ..common.stats import fmt, mean_se, paired, timed_fit
+from ..common.stats import fmt, mean_se, paired
 from ..common.writer import Page
+from .hyperprior_mixing import column_mean, split_fit
 
 NAME = "run_length_cap"
 SIZES = {
@@ -47,24 +41,18 @@ def _capped(factor):
 
 
 def _fit(name, split, factor, settings):
-    Xtr, Xte, ytr, yte = regression_split(name, split)
     reg = _capped(factor)(random_state=split, **settings)
-    fit = timed_fit(reg, Xtr, ytr, clock=time.process_time)
-    _, pis = reg.predict_interval(Xte, confidence_level=0.9)
+    fit, _, scores = split_fit(reg, name, split)
     record = reg.run_length_
     return {
-        "dataset": name, "split": split, "factor": factor, "cpu_s": fit.seconds,
-        "ll": float(log_predictive_density_scorer(reg, Xte, yte)),
-        "coverage": float(np.mean((yte >= pis[:, 0, 0]) & (yte <= pis[:, 1, 0]))),
+        "dataset": name, "split": split, "factor": factor, "cpu_s": fit.seconds, **scores,
         "noise": reg.noise_, "draws": int(record["n_draws"]), "stopped_by": record["stopped_by"],
         "within_chain_ess": float(reg.within_chain_ess_), "max_grad_evals": int(record["max_grad_evals"]),
-        "grads_per_draw": float(record["grads_per_draw"]),
-        "warned": fit.count(SamplerWarning),
+        "grads_per_draw": float(record["grads_per_draw"]), "warned": fit.count(SamplerWarning),
     }  # fmt: skip
 
 
 def run(args):
-    """Fit every data set and split at every cap multiple."""
     torch.set_num_threads(1)
     size = args.size
     rows = [_fit(name, split, factor, size.settings) for name in size.datasets for split in range(size.splits)
@@ -76,6 +64,11 @@ def _paired(rows, factor, top):
     """Each data set's and split's test LL at ``factor`` less that at ``top``, and the ratio of their CPU."""
     ll = paired(rows, "factor", factor, top, "ll")
     return ll, paired(rows, "factor", factor, top, "cpu_s", operator.truediv)
+
+
+def _span(d, ratio):
+    """The range and mean of the LL differences ``d`` and the mean CPU ratio, as the notes state them."""
+    return f"from {min(d):+.3f} to {max(d):+.3f} (mean {np.mean(d):+.3f}), CPU {np.mean(ratio):.2f} times"
 
 
 def report(results):
@@ -93,25 +86,17 @@ def report(results):
             diff, ratio = _paired(mine, f, top)
             table.append([
                 name, f"{f:g}", fmt(mean_se([r["ll"] for r in rs])), fmt(mean_se(diff)),
-                f"{np.mean([r['coverage'] for r in rs]):.3f}", f"{np.mean([r['draws'] for r in rs]):.0f}",
-                f"{np.mean([r['within_chain_ess'] for r in rs]):.1f}",
-                f"{np.mean([r['cpu_s'] for r in rs]):.1f}", f"{np.mean(ratio):.2f}",
+                f"{column_mean(rs, 'coverage'):.3f}", f"{column_mean(rs, 'draws'):.0f}",
+                f"{column_mean(rs, 'within_chain_ess'):.1f}", f"{column_mean(rs, 'cpu_s'):.1f}",
+                f"{np.mean(ratio):.2f}",
             ])  # fmt: skip
-    overall = []
-    for f in factors:
-        if f != top:
-            d, ratio = _paired(rows, f, top)
-            overall.append(f"at {f:g}, LL - LL at {top} from {min(d):+.3f} to {max(d):+.3f} (mean "
-                           f"{np.mean(d):+.3f}), CPU {np.mean(ratio):.2f} times")  # fmt: skip
-    steps = []
-    for low, high in zip(sorted(factors)[:-1], sorted(factors)[1:]):
-        d, ratio = _paired(rows, high, low)
-        steps.append(f"from {low:g} to {high:g}, LL from {min(d):+.3f} to {max(d):+.3f} (mean {np.mean(d):+.3f}), "
-                     f"CPU {np.mean(ratio):.2f} times")  # fmt: skip
+    overall = [f"at {f:g}, LL - LL at {top} {_span(*_paired(rows, f, top))}" for f in factors if f != top]
+    steps = [f"from {low:g} to {high:g}, LL {_span(*_paired(rows, high, low))}"
+             for low, high in zip(sorted(factors)[:-1], sorted(factors)[1:])]  # fmt: skip
     default, now = result["default"], GibbsMLPRegressor._traits.cap_factor
     default_note = f"The regressor's default multiple is {now:g}." if default == now else (
         f"The regressor's default multiple was {default:g} when these fits ran and is {now:g} now (the "
-        "diagnostics guide says why).")
+        "diagnostics guide says why).")  # fmt: skip
     load = load_after(result, lambda r: r["load_average"])
     n_splits = max(r["split"] for r in rows) + 1
     warned = sum(r["warned"] > 0 for r in rows)
@@ -126,16 +111,9 @@ def report(results):
         f"chains short of their checks at every cap). Each step up: {'; '.join(steps)}. {default_note} One "
         f"thread; load average {load:.1f}.",
     ]
-    title = "The cap of the regressor's adaptive run"
-    return [Page(NAME, title, [("Cap of the run length", header, table)], notes)]
+    return [Page(NAME, HEADING, [("Cap of the run length", header, table)], notes)]
 
 
-BENCHMARK = Benchmark(
-    name=NAME,
-    kind="reproduction",
-    title="The cap of the regressor's adaptive run length: test log-likelihood and CPU per multiple",
-    outputs=(Output(NAME, "The cap of the regressor's adaptive run"),),
-    run=run,
-    report=report,
-    sizes=SIZES,
-)
+HEADING = "The cap of the regressor's adaptive run"
+TITLE = "The cap of the regressor's adaptive run length: test log-likelihood and CPU per multiple"
+BENCHMARK = Benchmark(NAME, "reproduction", TITLE, (Output(NAME, HEADING),), run, report, sizes=SIZES)
