@@ -1,13 +1,10 @@
 """Cost of a csMALA burn-in step against a sampling step.
 
-During burn-in with ``rho < 1`` the step size follows the acceptance of the parameter move alone, which needs
-the loss of the current point on the proposal's batch: one extra forward pass (``MALAInfo.move_acceptance``),
-which the runner measures on every :data:`MOVE_EVERY`-th burn-in step only. On the network of paper 000
-(1-100-100-1 ReLU, 10401 weights) with ``make_gap_regression(10000)`` at ``rho = 0.1``, with one and two
-chains, this times a sampling step, a burn-in step that measures the move acceptance and one that does not
-(interleaved), and derives the mean burn-in step of the runner's schedule.
-
-Run ``python -m benchmarks run burn_in``.
+With ``rho < 1`` the burn-in's step size follows the acceptance of the parameter move, which costs one extra
+forward pass (``MALAInfo.move_acceptance``); the runner measures it every :data:`MOVE_EVERY` steps. On paper
+000's network (1-100-100-1 ReLU) with ``make_gap_regression(10000)`` at ``rho = 0.1`` and one and two chains,
+this times, interleaved, a sampling step and burn-in steps with and without the measurement, and derives the
+mean burn-in step of the runner's schedule. Run ``python -m benchmarks run burn_in``.
 """
 
 import time

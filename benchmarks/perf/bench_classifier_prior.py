@@ -1,16 +1,12 @@
 """The scale of GibbsMLPClassifier's default prior: test log loss against the factor of 1 / sqrt(fan_in).
 
-``prior_std="auto"`` gives every weight and bias of a layer with ``n_in`` inputs the prior
-``N(0, (g / sqrt(n_in))^2)``; the regressors use ``g = 1``, the classifier ``g = 2``. On one split of breast
-cancer, Pima (MASS ``Pima.tr`` + ``Pima.te``) and Ripley's data (its own test set; the others a stratified
-quarter held out, ``random_state=0``), this fits ``GibbsMLPClassifier(prior="fixed", sampler="hmc",
-random_state=0)`` (the fixed prior, under which the stored results were measured) with ``prior_std`` set to
-``g * MLPSpec(...).fan_in_std()`` (at ``g = 2`` the draws of ``prior_std="auto"``) for ``g`` in
-{1, sqrt 2, 2, 3}, and reports the test log loss, accuracy, mean confidence, mean leapfrog steps per
-transition, R-hat and the fit time (one torch thread), beside ``LogisticRegression`` and
-``GaussianProcessClassifier`` on the same split.
-
-Run ``python -m benchmarks run classifier_prior``.
+``prior_std="auto"`` gives each parameter of a layer with ``n_in`` inputs the prior
+``N(0, (g / sqrt(n_in))^2)`` (regressors ``g = 1``, the classifier ``g = 2``). On breast cancer, Pima (MASS
+``Pima.tr`` + ``Pima.te``) and Ripley's data (its own test set; the others a stratified quarter held out, seed
+0), this fits ``GibbsMLPClassifier(prior="fixed", sampler="hmc", random_state=0)`` with ``prior_std = g *
+MLPSpec(...).fan_in_std()`` for ``g`` in {1, sqrt 2, 2, 3}: test log loss, accuracy, mean confidence,
+leapfrog steps per transition, R-hat and fit time (one torch thread), beside ``LogisticRegression`` and
+``GaussianProcessClassifier``. Run ``python -m benchmarks run classifier_prior``.
 """
 
 import time
@@ -39,12 +35,9 @@ DATASETS = ("breast_cancer", "pima", "synth")
 #: data sets and factors (None: ``--datasets``, ``--factors``), the classifier's settings beyond the defaults
 SIZES = {
     "full": {"datasets": None, "factors": None, "classifier": {}},
-    "quick": {
-        "datasets": ["breast_cancer"],
-        "factors": ["1", "2"],
-        "classifier": {"hidden_layer_sizes": (8,), "n_samples": 10, "burn_in": 20, "pretrain_iter": 20},
-    },
-}
+    "quick": {"datasets": ["breast_cancer"], "factors": ["1", "2"],
+              "classifier": dict(hidden_layer_sizes=(8,), n_samples=10, burn_in=20, pretrain_iter=20)},
+}  # fmt: skip
 #: the prior whose scale is measured (``prior="auto"`` is ARD) and its sampler
 FIXED = {"prior": "fixed", "sampler": "hmc"}
 #: the table's columns after the data set and the model: a row's key, the header and the format

@@ -1,17 +1,13 @@
 """The first fits a reader runs: the README's and the quick start's, timed as a reader would run them.
 
-The first code block of ``README.rst`` and of ``doc/quickstart.rst``, read from the file, runs in a fresh
-Python process on one torch thread; each page reports the median over ``repeats`` processes of the CPU time
-of ``import skgibbs`` (which imports torch), the CPU and wall time of the rest of the block, and the CPU time
-of the pre-training inside the fit (:func:`skgibbs.problem.initial_points`, timed by a wrapper the child
-installs). The README and the quick start state these numbers, rounded to the second, and
-``tests/test_docs.py`` checks them against the stored results.
-
-The second result, ``demo``, runs ``make demo``'s script (``examples/plot_gap_regression.py``) once in a
-fresh process and keeps what it prints and its CPU time; the quick start includes that page. Every result
-records what its fit ran with (:func:`benchmarks.common.provenance.ran_with`), so that a test fails once a
-default it rests on has changed. A quick run leaves the demo out and runs the README's block alone, on tiny
-data with few pre-training steps and draws (:data:`QUICK_EDITS`).
+The first code block of ``README.rst`` and of ``doc/quickstart.rst``, read from the file, runs in fresh
+processes on one torch thread: the medians of the CPU time of ``import skgibbs`` (torch included), of the CPU
+and wall time of the rest of the block, and of the pre-training's CPU time inside it (``initial_points``,
+wrapped by the child). The README and the quick start state them, rounded to the second
+(``tests/test_docs.py`` checks). The ``demo`` result keeps what ``make demo``'s script prints and its CPU
+time. Each result records what its fit ran with (:func:`benchmarks.common.provenance.ran_with`), so that a
+test fails once a default it rests on has changed. A quick run leaves the demo out and runs the README's
+block alone on tiny data (:data:`QUICK_EDITS`). Run ``python -m benchmarks run first_fit``.
 """
 
 import json
@@ -138,24 +134,18 @@ def report(results):
     table = [[page, *(f"{r[key]:.1f}" for key in keys)] for page, r in result["pages"].items()]
     notes = [
         f"The first code block of each page, in a fresh process on one torch thread; the median of "
-        f"{result['repeats']} processes. 'import skgibbs' imports torch; 'the block' is the rest of the block "
-        f"(the fit and what follows it); wall seconds of the block. Load average "
+        f"{result['repeats']} processes. 'import skgibbs' imports torch; 'the block' is the rest of the "
+        "block (the fit and what follows it); wall seconds of the block. Load average "
         f"{load_after(result, lambda r: None):.1f} at the end."
     ]
     heading = "The first fits of the README and the quick start"
     pages = [Page(NAME, heading, [("CPU time", header, table)], notes)]
     if "demo" in results:
         demo = results["demo"]
-        text = [
-            f"``make demo`` (``python examples/plot_gap_regression.py``) took {demo['cpu']:.0f} s of CPU time in "
-            "a fresh process on one torch thread and printed:",
-            "",
-            "::",
-            "",
-            *("   " + line if line else "" for line in demo["output"].splitlines()),
-            "",
-        ]
-        pages.append(Page("demo", "make demo", rst=text))
+        intro = (f"``make demo`` (``python examples/plot_gap_regression.py``) took {demo['cpu']:.0f} s "
+                 "of CPU time in a fresh process on one torch thread and printed:")  # fmt: skip
+        printed = ["   " + line if line else "" for line in demo["output"].splitlines()]
+        pages.append(Page("demo", "make demo", rst=[intro, "", "::", "", *printed, ""]))
     return pages
 
 

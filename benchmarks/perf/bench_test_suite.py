@@ -1,9 +1,9 @@
 """The test suite's lanes, timed as the Makefile runs them: what README's "Commands" states.
 
-Each lane is the pytest command of a Makefile target (``make test``, what continuous integration runs, and
-``make test-fast``), read from the Makefile and run in a fresh process from the repository root. The page
-keeps the wall time, the counts of pytest's last line and the exit status; ``tests/test_docs.py`` holds
-README's minutes to them. A quick run times the fast lane on one small test module in pytest's own process.
+Each lane is the pytest command of a Makefile target (``make test``, what CI runs, and ``make test-fast``),
+read from the Makefile and run in a fresh process from the repository root: wall time, the counts of pytest's
+last line and the exit status (``tests/test_docs.py`` holds README's minutes to them). A quick run times the
+fast lane on one small test module in pytest's own process.
 """
 
 import re

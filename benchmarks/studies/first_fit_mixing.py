@@ -1,14 +1,12 @@
 """Why the first fit's chains do not converge on their own: the same posterior under other samplers and models.
 
 The README's first fit (:func:`~skgibbs.datasets.make_gap_regression`, 300 points, noise sd 0.02, a 1-16-1
-ReLU network) ends with a mixing warning in which each chain alone falls short. This study fits that problem
-at one budget (``burn_in`` 200, ``n_samples`` 400, four chains, one seed) under variants that each change one
-thing (:data:`VARIANTS`; the last row, ``reference``, is the default at five times the budget), and reports
-the pooled R-hat and bulk ESS of the function values at the training inputs, the worst chain's own split
-R-hat and bulk ESS, the between-chain (nested) R-hat, gradient evaluations a chain, the step size and the CPU
-time (one thread). A second table gives each chain's own bulk ESS (the worst chain's, of the kept draws) of
-the log density, the noise variance, the prior's group precisions (the worst group), the function at the
-training inputs (the median input, and the worst) and in the gap (the worst of ``x`` = -0.1, 0 and 0.1).
+ReLU network, four chains, one seed) at one budget (``burn_in`` 200, ``n_samples`` 400) under variants that
+each change one thing (:data:`VARIANTS`; ``reference`` is the default at five times the budget): the pooled
+R-hat and bulk ESS of the function at the training inputs, the worst chain's own split R-hat and bulk ESS,
+the between-chain (nested) R-hat, gradients a chain, step size and CPU time (one thread); and each chain's
+own bulk ESS (the worst chain's) of the log density, the noise, the prior's precisions (the worst group),
+the function at the training inputs (median and worst input) and in the gap (worst of x = -0.1, 0, 0.1).
 
 Run ``python -m benchmarks run first_fit_mixing``; ``--quick`` runs two variants at a tiny budget.
 """

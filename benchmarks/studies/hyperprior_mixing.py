@@ -1,15 +1,13 @@
 """The shape of the precisions' Gamma prior: how far the default's chains mix, and what they predict.
 
-``GibbsMLPRegressor()`` samples its ARD prior's group precisions (one per input's weights, one per other
-layer) in non-centred coordinates under ``Gamma(a, a sigma_g^2)`` priors, ``a = prior_shape``; where the data
-say nothing (a ReLU layer's scale traded against the next one's, an input whose weights are near zero) a vague
-``a`` leaves long directions that the chains walk slowly. This study fits the default at several shapes
-``a``, everything else the defaults, on the first splits of ``bench_uq``'s tables where the default's chains
-reach the cap of their run (Boston, concrete, auto; :func:`benchmarks.common.fits.regression_split`), and
-reports per shape the test log-likelihood (and its paired difference from the default shape's), the coverage
-of the 90% predictive interval, the pooled and the worst chain's R-hat and ESS, the share of training inputs
-at which some chain alone falls short (split R-hat above 1.05 or bulk ESS below 100 / 4), the worst chain's
-bulk ESS of the log-precisions, and the CPU time (one thread).
+``GibbsMLPRegressor()`` samples its ARD precisions in non-centred coordinates under ``Gamma(a, a sigma_g^2)``,
+``a = prior_shape``; where the data say nothing (a ReLU layer's scale traded against the next one's, an
+unused input) a vague ``a`` leaves long directions that the chains walk slowly. This fits the default at
+several shapes on the first splits of ``bench_uq``'s Boston, concrete and auto (where its chains reach their
+cap; :func:`benchmarks.common.fits.regression_split`): the test log-likelihood (and its paired difference
+from the default shape's), the 90% interval's coverage, the pooled and worst chain's R-hat and ESS, the share
+of training inputs where a chain alone falls short (split R-hat above 1.05 or bulk ESS below 100 / 4), the
+worst chain's ESS of the log-precisions and the CPU time (one thread).
 
 Run ``python -m benchmarks run hyperprior_mixing``; ``--quick`` fits diabetes once at two shapes.
 """

@@ -1,13 +1,11 @@
 """The cap of the regressor's adaptive run length: what the sampling past it buys.
 
-Under ``n_samples="auto"`` a run whose chains do not pass their checks stops at ``max_grad_evals="auto"``, a
-multiple of its first block's gradient evaluations (:attr:`~skgibbs.plan.EstimatorTraits.cap_factor`). On the
-``uq_defaults`` sets where the default's chains reach it (Boston, concrete, auto), this study fits
-``GibbsMLPRegressor()`` on the first splits of ``bench_uq`` (:func:`benchmarks.common.fits.regression_split`)
-at several multiples, everything else the defaults, and reports the test log-likelihood, the coverage of the
-90% predictive interval, the worst chain's own ESS and the CPU time of each fit (one thread). The draws of a
-run with a larger cap continue those of a smaller one (the same seed), and each keeps the second half of its
-run.
+Under ``n_samples="auto"`` a run whose chains fail their checks stops at ``max_grad_evals="auto"``, a multiple
+of its first block's gradients (:attr:`~skgibbs.plan.EstimatorTraits.cap_factor`). This fits
+``GibbsMLPRegressor()`` at several multiples on the first splits of ``bench_uq``'s Boston, concrete and auto
+(where the default reaches it; :func:`benchmarks.common.fits.regression_split`): test log-likelihood, 90%
+coverage, the worst chain's own ESS and CPU time (one thread). A larger cap's draws continue a smaller one's
+(same seed); each run keeps its second half.
 
 Run ``python -m benchmarks run run_length_cap``; ``--quick`` fits diabetes once at two small caps.
 """
