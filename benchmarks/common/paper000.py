@@ -1,4 +1,4 @@
-"""Shared set-up of the paper 000 §5 reproductions (Table 2 and Fig. 6).
+"""Shared set-up of the paper 000 reproductions: the §5 chains of Table 2 and Fig. 6, and the exact targets.
 
 Paper 000 §5 samples a 1 -> 100 -> 100 -> 1 ReLU network (Q = 10401) on the
 data-gap regression problem with MALA, sMALA and csMALA, started from a
@@ -12,30 +12,20 @@ gamma   1e-4            1e-4            1e-4 / rho
 s       0.2 / sqrt(Q)   0.2 / sqrt(Q)   0.2 / sqrt(Q)
 ======  ==============  ==============  ==============
 
-The paper's proposal is ``N(theta - gamma grad R, s^2 I)`` with ``R`` the
-method's normalised batch risk, while skgibbs writes
-``N(theta - h grad U_B, s^2 I)`` with ``U_B = lambda_batch R``; the paper's
-``gamma`` is therefore ``h = gamma / lambda_batch``, with ``lambda_batch``
-the inverse temperature that multiplies the batch risk (``lambda'`` for a
-compensated csMALA). ``proposal_std`` is the float ``s``, so nothing is
-adapted.
+The paper's proposal ``N(theta - gamma grad R, s^2 I)`` (``R`` the method's
+normalised batch risk) is skgibbs' ``N(theta - h grad U_B, s^2 I)`` with
+``U_B = lambda_batch R``, so ``h = gamma / lambda_batch`` (``lambda'`` for a
+compensated csMALA); ``s`` is fixed, nothing is adapted. Two temperature
+conventions are run: ``"paper"`` (Table 1 as printed, ``compensate=False``)
+and ``"compensated"`` (skgibbs' one target ``exp(-n R_n)``, ``lambda = n``
+for all three, csMALA with ``lambda' = lambda (a + 1 - rho) / a``,
+``a = rho**(1 - zeta)``).
 
-Two temperature conventions are run:
-
-* ``"paper"`` -- Table 1 as printed: each method its own ``lambda`` and
-  ``compensate=False`` (csMALA puts ``lambda = n (2 - rho)`` itself into its
-  batch terms);
-* ``"compensated"`` -- skgibbs' convention: one target ``exp(-n R_n)`` for
-  all three (``lambda = n``), csMALA with ``compensate=True``, i.e.
-  ``lambda' = lambda (a + 1 - rho) / a``, ``a = rho**(1 - zeta)``.
-
-Chain summaries (posterior mean and draw distances on the validation inputs,
-acceptance, restarts, ...) are cached on disk, keyed by every setting and by
-a hash of the sampler sources, so that Table 2 and Fig. 6 share the chains
-they have in common.
+Chain summaries are cached on disk, keyed by every setting and by a hash of
+the sampler sources, so that Table 2 and Fig. 6 share the chains they have
+in common.
 """
 
-import sys
 import dataclasses
 import functools
 import hashlib
@@ -43,6 +33,7 @@ import inspect
 import json
 import math
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -52,14 +43,12 @@ import torch
 from joblib import Parallel, delayed
 
 import skgibbs
-from skgibbs.credible import posterior_quantile
 from skgibbs.datasets import gap_regression_function, make_gap_regression
 from skgibbs.model import MLPSpec
 from skgibbs.potential import MLPPotential
 from skgibbs.samplers import CSMALA, MALA, SMALA, Target, run_chains, solve_correction, surrogate_constants
 
-from .tables import rst_table  # noqa: F401  (the reproductions use P.rst_table)
-
+from .environment import same_run
 
 METHODS = ("mala", "smala", "csmala")
 MODES = ("paper", "compensated")
@@ -77,12 +66,8 @@ PAPER_TABLE2 = {
 
 @dataclasses.dataclass(frozen=True)
 class Setting:
-    """Problem, pre-training and proposal constants (paper 000 §5 unless noted).
-
-    ``adam_steps`` is not in the paper: Adam steps after the paper's SGD
-    pre-training, standing in for the optimisation that the paper's burn-in
-    of ``1e5 / rho`` steps performs and that the reduced burn-in cannot.
-    """
+    """Problem, pre-training and proposal constants (paper 000 §5), but ``adam_steps``: Adam steps after
+    the SGD pre-training, standing in for the optimisation of the paper's burn-in of ``1e5 / rho`` steps."""
 
     noise: float = 0.02
     hidden: tuple = (100, 100)
@@ -102,12 +87,8 @@ class Setting:
 
 @dataclasses.dataclass(frozen=True)
 class Lengths:
-    """Burn-in, gap ``c`` and number of draws ``N`` of Alg. 1.
-
-    The burn-in is ``b = burn_in / rho`` as in Table 1 (where
-    ``burn_in = 1e5``); MALA, whose chain does not depend on rho here, gets
-    the burn-in of ``rho = 0.5``, the shortest of the stochastic chains.
-    """
+    """Burn-in ``b = burn_in / rho`` (Table 1: ``burn_in = 1e5``; MALA, whose chain does not depend on rho,
+    gets that of ``rho = 0.5``), gap ``c`` and number of draws ``N`` of Alg. 1."""
 
     burn_in: int
     gap: int
@@ -136,19 +117,57 @@ def effective_lambda(method, mode, n, rho, zeta):
     lam = n * 1.0 if mode == "compensated" else paper_lambda(method, n, rho)
     if method != "csmala" or rho >= 1.0:
         return lam
-    _, _, lam_batch = surrogate_constants("csmala", lam, n, rho, zeta, mode == "compensated")
+    return first_order_lambda(
+        surrogate_constants("csmala", lam, n, rho, zeta, mode == "compensated")[2], rho, zeta
+    )
+
+
+def first_order_lambda(lam_batch, rho, zeta):
+    """``lambda' a / (a + 1 - rho)``, ``a = rho**(1 - zeta)``: csMALA's inverse temperature to first order."""
     a = rho ** (1.0 - zeta)
     return lam_batch * a / (a + 1.0 - rho)
 
 
-def chain_config(method, rho, mode, n, mean_risk, setting, lengths):
-    """The sampler object of one run, its ``run_chains`` settings and the mapped constants.
-
-    ``mean_risk`` (the full-data risk at the start) fixes the csMALA
-    ``lambda'`` used to convert the paper's ``gamma`` into ``h``; the drift
-    ``gamma grad R`` is tiny next to the noise ``s xi`` anyway.
+def log_surrogate(losses, method, lam, rho, zeta=None, lam_batch=None):
+    """Log density, up to a constant, of the target a sampler draws from, at points with per-example losses
+    ``(G, n)``: ``-lambda R_n`` (MALA), (2.10) (sMALA) or (2.12), ``sum_i log(a exp(-lambda' l_i / n) + 1 -
+    rho)`` with ``a = rho^(1 - zeta)``, at the frozen ``zeta`` and ``lambda' = lam_batch`` of the run (csMALA).
     """
-    Q = MLPSpec(1, setting.hidden).n_params
+    n = losses.shape[1]
+    if method == "mala" or rho >= 1:
+        return -lam / n * losses.sum(1)
+    if method == "smala":
+        log_a, c = math.log(rho), lam / (n * rho)
+    else:
+        log_a, c = (1.0 - zeta) * math.log(rho), lam_batch / n
+    return np.logaddexp(log_a - c * losses, math.log1p(-rho)).sum(1)
+
+
+def weighted_quantiles(values, weights, probs):
+    """Smallest value whose cumulative weight exceeds each of ``probs`` (the argmin of (3.4))."""
+    order = np.argsort(values)
+    cum = np.cumsum(weights[order])
+    return values[order][np.minimum(np.searchsorted(cum, probs, side="right"), len(cum) - 1)]
+
+
+def earlier_result(args, name, settings):
+    """The stored ``name`` result that a run of only some parts may merge: same seed, quick or not, and
+    ``settings``; None if there is none."""
+    path = args.out / f"{name}.json"
+    if not path.exists():
+        return None
+    old = json.loads(path.read_text())
+    same = same_run(old, args.seed, args.quick) and all(old.get(k) == v for k, v in settings.items())
+    return old if same else None
+
+
+def chain_config(method, rho, mode, n, mean_risk, setting, lengths):
+    """The sampler of one run, its ``run_chains`` settings and the mapped constants.
+
+    ``mean_risk`` (the full-data risk at the start) fixes the csMALA ``lambda'``
+    that converts the paper's ``gamma`` into ``h``; the drift ``gamma grad R``
+    is tiny next to the noise ``s xi`` anyway.
+    """
     rho = 1.0 if method == "mala" else rho
     compensate = mode == "compensated"
     lam = n * 1.0 if compensate else paper_lambda(method, n, rho)
@@ -157,28 +176,15 @@ def chain_config(method, rho, mode, n, mean_risk, setting, lengths):
     if method == "csmala" and rho < 1.0:
         zeta0 = solve_correction(mean_risk, lam, n, rho, compensate=compensate)
         lam_batch = surrogate_constants("csmala", lam, n, rho, zeta0, compensate)[2]
-    # h and s both fixed: nothing adapts
-    s = setting.s_total / math.sqrt(Q)  # Table 1: s = 0.2 / sqrt(Q)
+    s = setting.s_total / math.sqrt(MLPSpec(1, setting.hidden).n_params)  # Table 1: s = 0.2 / sqrt(Q)
     proposal = {"step_size": gamma / lam_batch, "proposal_std": s}
-    if method == "mala":
-        sampler = MALA(**proposal)
-    elif method == "smala":
-        sampler = SMALA(**proposal, restart_after=setting.restart_after)
-    else:
-        sampler = CSMALA(
-            **proposal,
-            restart_after=setting.restart_after,
-            correction="auto",
-            correction_every=setting.correction_every,
-            compensate=compensate,
-        )
+    if method != "mala":
+        proposal["restart_after"] = setting.restart_after
+    if method == "csmala":
+        proposal.update(correction="auto", correction_every=setting.correction_every, compensate=compensate)
+    sampler = {"mala": MALA, "smala": SMALA, "csmala": CSMALA}[method](**proposal)
     run = {"rho": rho, "n_samples": lengths.n_draws, "burn_in": lengths.burn_in_for(rho), "thin": lengths.gap}
     return sampler, run, {"lambda": lam, "gamma": gamma, "lambda_batch_start": lam_batch}
-
-
-# -- data and pre-training ------------------------------------------------------------
-def _dtype(setting):
-    return getattr(torch, setting.dtype)
 
 
 def validation_set(setting):
@@ -187,17 +193,9 @@ def validation_set(setting):
     return X, y, gap_regression_function(X[:, 0])
 
 
-def training_set(n, replicate, setting):
-    """Training sample of replicate ``replicate``; each replicate draws its own data."""
-    return make_gap_regression(n, noise=setting.noise, random_state=1000 + replicate)
-
-
 def pretrain(spec, X, y, seed, setting):
-    """Pre-trained start (paper 000 §5): SGD, then the Adam stand-in for the long burn-in.
-
-    Both minimise the batch-mean squared loss on uniform batches of
-    ``pretrain_batch`` points, starting from Glorot-uniform weights.
-    """
+    """Pre-trained start (paper 000 §5): SGD, then the Adam stand-in for the long burn-in, from
+    Glorot-uniform weights, on the batch-mean squared loss of uniform batches of ``pretrain_batch`` points."""
     gen = torch.Generator().manual_seed(int(seed))
     theta = spec.init_params(gen, 1, X.dtype)
     m = min(setting.pretrain_batch, X.shape[0])
@@ -217,17 +215,9 @@ def pretrain(spec, X, y, seed, setting):
     return theta
 
 
-# -- one chain --------------------------------------------------------------------------
 def run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val):
-    """Run one chain and summarise it on the validation inputs.
-
-    Returns
-    -------
-    dict
-        ``fbar`` (posterior mean on the validation inputs, float32),
-        ``h`` (``h_k`` of the N draws, paper 000 §5), the sampler's
-        diagnostics and the wall time.
-    """
+    """One chain, summarised on the validation inputs: ``fbar`` (the posterior mean, float32), ``h``
+    (``h_k`` of the N draws, paper 000 §5), the sampler's diagnostics and the times."""
     n = pot.n_data
     start_risk = float(pot.mean_loss(theta0)[0])
     sampler, run, mapped = chain_config(method, rho, mode, n, start_risk, setting, lengths)
@@ -239,11 +229,10 @@ def run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val):
         F = pot.spec.forward(draws, X_val).double().numpy()
         draw_risk = pot.mean_loss(draws).double().numpy()
     fbar = F.mean(0)
-    h = np.sqrt(np.mean((F - fbar) ** 2, axis=1))
     sizes = res.accepted_batch_sizes
     return {
         "fbar": fbar.astype(np.float32),
-        "h": h,
+        "h": np.sqrt(np.mean((F - fbar) ** 2, axis=1)),
         "draw_train_risk": draw_risk,
         "start_train_risk": start_risk,
         "acceptance": float(res.acceptance_rate[0]),
@@ -266,11 +255,11 @@ def run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val):
 # -- cache ------------------------------------------------------------------------------
 @functools.cache
 def _engine_hash():
-    """Hash of the sources a chain depends on, so that engine changes void the cache."""
+    """Hash of the sources a chain depends on (the model, the kernels, their drivers, the runner)."""
     root = Path(inspect.getfile(skgibbs)).resolve().parent
     digest = hashlib.sha1()
     sources = [root / rel for rel in ("model.py", "potential.py", "priors.py")]
-    for path in sources + sorted((root / "samplers").glob("*.py")):  # the kernels, their drivers, the runner
+    for path in sources + sorted((root / "samplers").glob("*.py")):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
@@ -279,84 +268,61 @@ def default_cache_dir():
     return Path(os.environ.get("SKGIBBS_PAPER000_CACHE", Path(tempfile.gettempdir()) / "skgibbs-paper000"))
 
 
-def _cache_key(n, replicate, method, rho, mode, setting, lengths, seed):
-    rho = 1.0 if method == "mala" else float(rho)
-    mode = "paper" if method == "mala" else mode  # MALA is the same chain in both conventions
-    payload = json.dumps(
-        [
-            n,
-            replicate,
-            method,
-            rho,
-            mode,
-            dataclasses.asdict(setting),
-            dataclasses.asdict(lengths),
-            seed,
-            _engine_hash(),
-        ],
-        sort_keys=True,
-    )
-    return hashlib.sha1(payload.encode()).hexdigest()[:20]
+def _key(*parts):
+    return hashlib.sha1(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
 
 def _load(path):
     with np.load(path, allow_pickle=False) as z:
-        out = {k: z[k] for k in z.files}
-    return {k: (v.item() if v.ndim == 0 else v) for k, v in out.items()}
+        return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
 
 
 def _save(path, result):
+    """Write ``result``'s arrays to ``path`` in one step (other workers may read it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".part.npz")
+    tmp = path.with_suffix(f".{os.getpid()}.npz")
     np.savez(tmp, **{k: np.asarray(v) for k, v in result.items()})
     os.replace(tmp, path)
 
 
-# -- replicates -------------------------------------------------------------------------
-def chain_seed(replicate):
-    """One seed per replicate, shared by its runs (common random numbers)."""
-    return 7919 * replicate + 17
-
-
 def run_replicate(n, replicate, tasks, setting, lengths, cache_dir=None):
-    """Run the ``(method, rho, mode)`` tasks of one replicate on one training sample.
+    """Run the ``(method, rho, mode)`` tasks of one replicate on its own training sample.
 
-    The pre-trained start is shared by all tasks of the replicate and is only
-    computed when some task is not in the cache.
+    The pre-trained start, shared by the tasks, is computed (or read from the
+    cache) only when some task is not in the cache.
     """
     torch.set_num_threads(1)
-    dtype = _dtype(setting)
+    dtype = getattr(torch, setting.dtype)
     spec = MLPSpec(1, setting.hidden, "relu")
     X_val = torch.as_tensor(validation_set(setting)[0], dtype=dtype)
-    X, y = training_set(n, replicate, setting)
+    X, y = make_gap_regression(n, noise=setting.noise, random_state=1000 + replicate)
     pot = MLPPotential(spec, torch.as_tensor(X, dtype=dtype), torch.as_tensor(y, dtype=dtype))
+    seed = 7919 * replicate + 17  # one seed per replicate, shared by its runs (common random numbers)
     theta0, pretrain_s, out = None, 0.0, {}
-    seed = chain_seed(replicate)
-    start_path = None
-    if cache_dir is not None:
-        key = hashlib.sha1(
-            json.dumps([n, replicate, seed, dataclasses.asdict(setting)], sort_keys=True).encode()
-        )
-        start_path = Path(cache_dir) / f"start-{key.hexdigest()[:20]}.npy"
+    cache = Path(cache_dir) if cache_dir is not None else None
+    start_path = (
+        cache / f"start-{_key(n, replicate, seed, dataclasses.asdict(setting))}.npz" if cache else None
+    )
     for method, rho, mode in tasks:
         path = None
-        if cache_dir is not None:
-            key = _cache_key(n, replicate, method, rho, mode, setting, lengths, seed)
-            path = Path(cache_dir) / f"{key}.npz"
+        if cache is not None:
+            # MALA is the same chain at every rho and in both conventions
+            rho_key, mode_key = (1.0, "paper") if method == "mala" else (float(rho), mode)
+            config = dataclasses.asdict(setting), dataclasses.asdict(lengths)
+            path = (
+                cache / f"{_key(n, replicate, method, rho_key, mode_key, *config, seed, _engine_hash())}.npz"
+            )
             if path.exists():
                 out[(method, rho, mode)] = dict(_load(path), cached=True)
                 continue
         if theta0 is None and start_path is not None and start_path.exists():
-            theta0 = torch.as_tensor(np.load(start_path), dtype=dtype)
+            theta0 = torch.as_tensor(_load(start_path)["theta"], dtype=dtype)
         if theta0 is None:
             t0 = time.perf_counter()
             theta0 = pretrain(spec, pot.X, pot.y, seed, setting)
             pretrain_s = time.perf_counter() - t0
             if start_path is not None:  # the other tasks of this replicate may run in other workers
-                start_path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = start_path.with_suffix(f".{os.getpid()}.npy")
-                np.save(tmp, theta0.numpy())
-                os.replace(tmp, start_path)
+                _save(start_path, {"theta": theta0.numpy()})
         result = run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val)
         if path is not None:
             _save(path, result)
@@ -364,26 +330,25 @@ def run_replicate(n, replicate, tasks, setting, lengths, cache_dir=None):
     return {"n": n, "replicate": replicate, "pretrain_s": pretrain_s, "results": out}
 
 
-def _cost(n, task, lengths):
-    """Rough relative cost of a chain: steps times (batch size + fixed overhead)."""
-    method, rho, _ = task
+def _cost(unit, lengths):
+    """Rough relative cost of a one-task job: steps times (batch size + fixed overhead)."""
+    n, _, [(method, rho, _)] = unit
     rho = 1.0 if method == "mala" else rho
     return lengths.n_steps(rho) * (rho * n + 300.0)
 
 
 def run_all(jobs, setting, lengths, n_jobs=1, cache_dir=None):
-    """Run ``[(n, replicate, tasks), ...]`` through joblib, one thread per worker.
+    """Run ``[(n, replicate, tasks), ...]`` through joblib, one thread per worker; the results per job.
 
-    With several workers and a cache, every task is its own job (the
-    replicate's pre-trained start is shared through the cache) and the
-    costliest go first, so that the workers finish together. The results
-    are merged back per ``(n, replicate)``.
+    With several workers and a cache, every task is its own job (the start is
+    shared through the cache) and the costliest go first, so that the workers
+    finish together.
     """
     if n_jobs == 1 or cache_dir is None:
         units = jobs
     else:
         units = [(n, r, [t]) for n, r, tasks in jobs for t in tasks]
-        units.sort(key=lambda u: -_cost(u[0], u[2][0], lengths))
+        units.sort(key=lambda unit: -_cost(unit, lengths))
     calls = [delayed(run_replicate)(n, r, tasks, setting, lengths, cache_dir) for n, r, tasks in units]
     parts = [c[0](*c[1], **c[2]) for c in calls] if n_jobs == 1 else Parallel(n_jobs=n_jobs)(calls)
     merged = {}
@@ -394,16 +359,48 @@ def run_all(jobs, setting, lengths, n_jobs=1, cache_dir=None):
     return [merged[(n, r)] for n, r, _ in jobs]
 
 
+def run_study(args, jobs):
+    """Run ``jobs(args)`` at the run's sizes (a quick run's flags over the command line's); return the chains,
+    the setting and the summary's common part: lengths, setting, workers, runtime and chain totals."""
+    vars(args).update(args.size.flags)
+    n_jobs = args.n_jobs or args.size.n_jobs
+    setting = dataclasses.replace(Setting(adam_steps=args.adam_steps), **args.size.setting)
+    lengths = Lengths(args.burn_in, args.gap, args.draws)
+    cache = None if args.no_cache or args.quick else args.cache_dir  # quick chains are of no use later
+    t0 = time.perf_counter()
+    results = run_all(jobs(args), setting, lengths, n_jobs=n_jobs, cache_dir=cache)
+    runtime = time.perf_counter() - t0
+    runs = [v for r in results for v in r["results"].values()]
+    cached = int(sum(v["cached"] for v in runs))
+    print(f"\nruntime {runtime / 60:.1f} min ({cached} runs from cache)")
+    return (
+        results,
+        setting,
+        {
+            "lengths": dataclasses.asdict(lengths),
+            "setting": dataclasses.asdict(setting),
+            "n_jobs": n_jobs,
+            "runtime_s": runtime,
+            "n_cached_runs": cached,
+            "n_runs": len(runs),
+            "chain_wall_s": float(sum(v["wall_s"] for v in runs)),
+            "chain_cpu_s": None
+            if any("cpu_s" not in v for v in runs)
+            else float(sum(v["cpu_s"] for v in runs)),
+        },
+    )
+
+
 # -- summaries --------------------------------------------------------------------------
-def radius(h, confidence_level=0.995):
-    """``tau_alpha`` of (3.4) from the draws' ``h_k`` (order statistic, skgibbs convention)."""
-    return posterior_quantile(h, confidence_level)
+def means(rows, *keys):
+    """``{key: mean over rows}`` of each of ``keys``."""
+    return {k: float(np.mean([np.mean(r[k]) for r in rows])) for k in keys}
 
 
-def mean_sd(values):
-    """Mean and population sd, the paper's ``mean +- sd over chains``."""
-    v = np.asarray(values, dtype=float)
-    return float(v.mean()), float(v.std())
+def fmt_sd(values, digits, scale=1e3):
+    """``"mean ± sd"`` of ``values * scale``: the paper's mean and population sd over chains."""
+    v = np.asarray(values, dtype=float) * scale
+    return f"{v.mean():.{digits}f} ± {v.std():.{digits}f}"
 
 
 def engine():
@@ -412,7 +409,7 @@ def engine():
 
 
 def add_chain_arguments(parser, other):
-    """Add the chain options shared by the table2 and fig6 reproductions (``other`` shares the chain cache)."""
+    """The chain options shared by the table2 and fig6 reproductions (``other`` shares the chain cache)."""
     p = parser
     p.add_argument(
         "--burn-in",
@@ -427,30 +424,14 @@ def add_chain_arguments(parser, other):
     p.add_argument("--no-cache", action="store_true")
 
 
-def cache_dir(args):
-    """The chain cache of a run, None for quick runs (their chains are of no use later) and with --no-cache."""
-    return None if args.no_cache or args.quick else args.cache_dir
-
-
-def chain_totals(results):
-    """Counts and times of the chains of a study's replicates (``results[r]["results"]``, one dict per chain)."""
-    runs = [v for r in results for v in r["results"].values()]
-    return {
-        "n_cached_runs": int(sum(v["cached"] for v in runs)),
-        "n_runs": len(runs),
-        "chain_wall_s": float(sum(v["wall_s"] for v in runs)),
-        "chain_cpu_s": None if any("cpu_s" not in v for v in runs) else float(sum(v["cpu_s"] for v in runs)),
-    }
-
-
 def warn_non_finite(summary, keys):
     """Name on stderr every (mode, key, method) cell of a study's summary whose draws were not all finite."""
     bad = [
-        (mode, key, m)
+        (mode, k, m)
         for mode in MODES
-        for key in keys
+        for k in keys
         for m in METHODS
-        if not summary[mode][str(key)][m]["all_finite"]
+        if not summary[mode][str(k)][m]["all_finite"]
     ]
     if bad:
         print(f"WARNING: non-finite draws in {bad}", file=sys.stderr)

@@ -1,65 +1,41 @@
 """Reproduce Example 9 of paper 000: credible balls of MALA, sMALA and csMALA in a linear model.
 
 Data (paper 000 §3.2): ``n = 200``, ``Y = X' theta* + eps`` with
-``theta* = (0.5, 0.5)``, ``X = (1, U)``, ``U ~ U(0, 1)``,
-``eps ~ N(0, 0.1^2)``; model ``f_theta(x) = x' theta`` (no extra intercept,
-so it is written as a :class:`~skgibbs.potential.FunctionPotential`).
+``theta* = (0.5, 0.5)``, ``X = (1, U)``, ``U ~ U(0, 1)``, ``eps ~ N(0, 0.1^2)``;
+model ``f_theta(x) = x' theta`` (a :class:`~skgibbs.potential.FunctionPotential`),
+flat prior, one chain per sampler on each of the independent data sets,
+started at ``theta = 0``, burn-in 1000, gap 100, ``N = 100`` draws. Three
+sets of sampler settings (conventions) are run on the same data sets:
 
-Two sets of sampler settings are run on the same data sets:
+* ``paper``: Example 9 mapped one to one onto :func:`skgibbs.samplers.run_chains`:
+  MALA ``lambda = n``; sMALA ``rho = 0.1, lambda = n``; csMALA ``rho = 0.1,
+  lambda = n / rho`` with ``CSMALA(correction=0.2, compensate=False)``;
+  ``gamma = 0.01`` (``0.01 / rho`` for csMALA) becomes the Langevin step
+  ``h = gamma / lambda`` of skgibbs' ``U = lambda R``; fixed ``s = 0.1``.
+* ``skgibbs``: one ``lambda = n``, csMALA compensated with
+  ``correction="auto"``, ``proposal_std="auto"`` (adapted during burn-in).
+* ``mala_step``: as ``skgibbs``, with the proposal of all three fixed at the
+  step skgibbs' MALA adapted to (``s = sqrt(2 h)``), which separates the
+  target from the step-size adaptation.
 
-* ``paper``: the settings of Example 9 mapped one to one onto
-  :func:`skgibbs.samplers.run_chains` -- MALA ``lambda = n``; sMALA
-  ``rho = 0.1, lambda = n``; csMALA ``rho = 0.1, lambda = n / rho,
-  zeta = 0.2`` with ``CSMALA(correction=0.2, compensate=False)`` (the paper's lambda enters the batch
-  terms as it is); ``gamma = 0.01`` (``0.01 / rho`` for csMALA) becomes the
-  Langevin step ``h = gamma / lambda`` of skgibbs' potential ``U = lambda R``;
-  fixed proposal standard deviation ``s = 0.1``; burn-in 1000, gap 100,
-  ``N = 100`` draws; no restarts.
-* ``skgibbs``: the library's own conventions -- one ``lambda = n`` for all
-  three samplers, csMALA with the compensated ``lambda'``,
-  ``CSMALA(correction="auto")``, and the samplers' ``proposal_std="auto"``
-  (step size adapted during burn-in); same burn-in, gap and ``N``.
-* ``mala_step``: as ``skgibbs``, but with the proposal fixed at the step size
-  skgibbs' MALA adapted to (``s = sqrt(2 h)``), for all three samplers. It
-  separates the target (compensated ``lambda'``, centred ``zeta``) from the
-  step-size adaptation.
+No chain restarts (``restart_after=None``): a restart perturbs the target and
+re-evaluates a subset of chains, each of which runs on its own data set.
 
-No run restarts stuck chains (``SMALA(restart_after=None)``,
-``CSMALA(restart_after=None)``): a restart perturbs the
-target whose radius is compared with the exact one, and each chain here runs
-on its own data set, which the restart's re-evaluation of a subset of chains
-would not respect.
-
-Radii (paper 000 (3.4) and §3.2), per replication and method:
-
-* function level ``tau_alpha``: the ``1 - alpha`` quantile of
-  ``||f_theta - fbar||`` over the draws, in ``L2(P^X)``, which for
-  ``X = (1, U)`` is ``((theta - theta_bar)' Sigma (theta - theta_bar))^(1/2)``
-  with ``Sigma = E[XX'] = [[1, 1/2], [1/2, 1/3]]`` exactly; the empirical
-  ``L2`` on the training inputs is reported beside it;
-* parameter level ``tau_alpha^{theta_bar} = Delta * q_{1-alpha}(|theta -
-  theta_bar|)`` with ``Delta^2 = lambda_max(Sigma) = (4 + sqrt 13) / 6``.
-
-Coverage is the fraction of replications with ``||f* - fbar||_{L2(P^X)} <=
-tau_alpha`` (function level) and with ``|theta* - theta_bar| <= q_{1-alpha}``
-(parameter level, the ball ``{theta : |theta - theta_bar| <= Delta^-1
-tau^{theta_bar}}``). Beside the Monte Carlo radii, the script integrates each
-sampler's exact target -- the Gibbs posterior for MALA, the surrogates (2.10)
-and (2.12) for sMALA and csMALA -- on a grid (d = 2), so that the sampling
-error and the surrogate's own effect can be told apart.
-
-Run ``python -m benchmarks run example9``: the tables and the discussion are printed and
-written to ``benchmarks/results/example9.{json,rst}``. ``--quick`` is a smoke
-run (2 replications, short chains; seconds) that writes to a temporary directory; ``python -m benchmarks report example9`` rewrites
-the tables from the saved JSON; ``--conventions`` runs only the named
-conventions and keeps the others from the saved JSON (one convention takes
-3 to 6 minutes on one core).
+Radii (paper 000 (3.4) and §3.2) per replication: function level ``tau_alpha``,
+the ``1 - alpha`` quantile of ``||f_theta - fbar||`` in ``L2(P^X)``, i.e.
+``((theta - theta_bar)' Sigma (theta - theta_bar))^(1/2)`` with
+``Sigma = E[XX'] = [[1, 1/2], [1/2, 1/3]]`` (the empirical ``L2`` of the
+training inputs beside it); parameter level ``tau_alpha^{theta_bar} =
+Delta q_{1-alpha}(|theta - theta_bar|)`` with ``Delta^2 = lambda_max(Sigma)``.
+Coverage: the fraction of replications with ``||f* - fbar|| <= tau_alpha``,
+and with ``|theta* - theta_bar| <= q_{1-alpha}``. Each sampler's exact target
+(the Gibbs posterior, the surrogates (2.10) and (2.12)) is integrated on a
+grid beside the Monte Carlo radii. ``--conventions`` runs only the named ones
+and keeps the others from the stored results of a run alike.
 """
 
-import json
 import math
 import time
-from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -69,15 +45,13 @@ from skgibbs.potential import FunctionPotential
 from skgibbs.samplers import CSMALA, MALA, SMALA, Target, run_chains
 
 from .. import Benchmark, Output
-from ..common.environment import same_run
+from ..common import paper000 as P
 from ..common.stats import fmt, mean_se
-from ..common.tables import rst_table
 from ..common.writer import Page
 
 THETA_STAR = np.array([0.5, 0.5])
 NOISE = 0.1
-# E[XX'] for X = (1, U), U ~ U(0, 1)
-SIGMA = np.array([[1.0, 0.5], [0.5, 1.0 / 3.0]])
+SIGMA = np.array([[1.0, 0.5], [0.5, 1.0 / 3.0]])  # E[XX'] for X = (1, U), U ~ U(0, 1)
 DELTA = math.sqrt((4.0 + math.sqrt(13.0)) / 6.0)  # Delta^2 = lambda_max(SIGMA)
 METHODS = ("mala", "smala", "csmala")
 # paper 000 §3.2, 100 Monte Carlo iterations: average radii, function (parameter) level
@@ -94,22 +68,16 @@ CONVENTIONS = {
 
 def simulate(n_rep, n, seed):
     """``n_rep`` independent data sets of Example 9, shapes ``(R, n, 2)`` and ``(R, n)``."""
-    X = np.empty((n_rep, n, 2))
-    y = np.empty((n_rep, n))
+    X, y = np.empty((n_rep, n, 2)), np.empty((n_rep, n))
     for r in range(n_rep):
         rng = np.random.default_rng([seed, r])
-        u = rng.uniform(size=n)
-        X[r] = np.column_stack([np.ones(n), u])
+        X[r] = np.column_stack([np.ones(n), rng.uniform(size=n)])
         y[r] = X[r] @ THETA_STAR + NOISE * rng.normal(size=n)
     return X, y
 
 
 def linear_potential(X, y):
-    """Squared loss of ``f_theta(x) = x' theta``, chain ``k`` on data set ``k``.
-
-    Running one chain per data set in a single batched call is what makes 100
-    replications cheap; the kernel only sees per-example losses.
-    """
+    """Squared loss of ``f_theta(x) = x' theta``, chain ``k`` on data set ``k`` (all in one batched call)."""
     Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
     rows = torch.arange(X.shape[0])[:, None]
 
@@ -119,82 +87,32 @@ def linear_potential(X, y):
     return FunctionPotential(loss_fn, X.shape[1])
 
 
-class Config(NamedTuple):
-    """One method's run: its sampler object, ``lambda``, ``rho`` and chain lengths."""
-
-    kernel: object
-    lam: float
-    rho: float
-    lengths: dict
-
-    @property
-    def sampler(self):
-        return self.kernel.name
-
-
-def configs(n, convention, burn_in, thin, n_draws, rho=0.1, step_size=None):
-    """:class:`Config` per method for the ``"paper"``, ``"skgibbs"`` or ``"mala_step"`` convention."""
-    lengths = {"n_samples": n_draws, "burn_in": burn_in, "thin": thin}
+def configs(n, convention, rho=0.1, step_size=None):
+    """``{method: (sampler, lambda, rho)}`` of the ``"paper"``, ``"skgibbs"`` or ``"mala_step"`` convention."""
     if convention == "paper":
-        gamma, s = 0.01, 0.1
-        # the paper's drift is gamma * grad R, skgibbs' is h * grad(lambda R): h = gamma / lambda
-        csmala = CSMALA(
-            step_size=(gamma / rho) / (n / rho),
-            proposal_std=s,
-            restart_after=None,
-            correction=0.2,
-            compensate=False,
-        )
-        return {
-            "mala": Config(MALA(step_size=gamma / n, proposal_std=s), n, 1.0, lengths),
-            "smala": Config(SMALA(step_size=gamma / n, proposal_std=s, restart_after=None), n, rho, lengths),
-            "csmala": Config(csmala, n / rho, rho, lengths),
-        }
-    if convention == "skgibbs":
+        gamma = 0.01  # the paper's drift is gamma grad R, skgibbs' h grad(lambda R): h = gamma / lambda
+        proposal = {"step_size": gamma / n, "proposal_std": 0.1}
+        csmala = {"step_size": (gamma / rho) / (n / rho), "correction": 0.2, "compensate": False}
+        lam_cs = n / rho
+    else:
         proposal = {"proposal_std": "auto"}
-    else:  # "mala_step": the step size MALA adapted to, fixed, for all three
-        proposal = {"proposal_std": math.sqrt(2.0 * step_size), "step_size": step_size}
+        if convention == "mala_step":  # the step size MALA adapted to, fixed, for all three
+            proposal = {"proposal_std": math.sqrt(2.0 * step_size), "step_size": step_size}
+        csmala, lam_cs = {"correction": "auto", "compensate": True}, n
     return {
-        "mala": Config(MALA(**proposal), n, 1.0, lengths),
-        "smala": Config(SMALA(**proposal, restart_after=None), n, rho, lengths),
-        "csmala": Config(
-            CSMALA(**proposal, restart_after=None, correction="auto", compensate=True), n, rho, lengths
-        ),
+        "mala": (MALA(**proposal), n, 1.0),
+        "smala": (SMALA(**proposal, restart_after=None), n, rho),
+        "csmala": (CSMALA(**{**proposal, **csmala}, restart_after=None), lam_cs, rho),
     }
 
 
-def surrogate_log_density(losses, cfg, result, n):
-    """Log target of one sampler at grid points, from per-example losses ``(G, n)``.
-
-    MALA: ``-lambda R_n``; sMALA: (2.10); csMALA: ``sum_i log(a e^{-lambda' l_i / n}
-    + 1 - rho)`` with ``a = rho^(1 - zeta)`` ((2.12) at zeta = 1), using the
-    frozen ``zeta`` and ``lambda'`` the run reports.
-    """
-    if cfg.sampler == "mala":
-        return -cfg.lam / n * losses.sum(1)
-    rho = cfg.rho
-    if cfg.sampler == "smala":
-        log_a, c = math.log(rho), cfg.lam / (n * rho)
-    else:
-        log_a, c = (1.0 - result.correction) * math.log(rho), result.lambda_prime / n
-    return np.logaddexp(log_a - c * losses, math.log1p(-rho)).sum(1)
-
-
-def weighted_quantile(values, weights, level):
-    """Smallest value whose cumulative weight exceeds ``level`` (the argmin of (3.4))."""
-    order = np.argsort(values)
-    cum = np.cumsum(weights[order])
-    return float(values[order][min(np.searchsorted(cum, level, side="right"), len(cum) - 1)])
-
-
-def exact_radii(X, y, cfg, result, width=10.0, m=161):
+def exact_radii(X, y, method, lam, rho, result, width=10.0, m=161):
     """Radii of the exact target by integration on a grid around the least-squares fit.
 
     The grid lies along the eigenvectors of ``X'X`` and spans ``width`` MALA
     posterior standard deviations each way; the mass within one cell of the
     edge is returned so that truncation can be checked.
     """
-    n = X.shape[0]
     G = X.T @ X
     theta_ls = np.linalg.solve(G, X.T @ y)
     evals, evecs = np.linalg.eigh(G)
@@ -203,17 +121,19 @@ def exact_radii(X, y, cfg, result, width=10.0, m=161):
     a, b = np.meshgrid(t * sd[0], t * sd[1], indexing="ij")
     theta = theta_ls + np.stack([a.ravel(), b.ravel()], 1) @ evecs.T
     losses = (y[None, :] - theta @ X.T) ** 2
-    logp = surrogate_log_density(losses, cfg, result, n)
+    logp = P.log_surrogate(losses, method, lam, rho, result.correction, result.lambda_prime)
     w = np.exp(logp - logp.max())
     w /= w.sum()
     edge = (np.abs(a.ravel()) >= t[-2] * sd[0]) | (np.abs(b.ravel()) >= t[-2] * sd[1])
-    mean = w @ theta
-    d = theta - mean
+    d = theta - w @ theta
     h_fun = np.sqrt(np.einsum("gi,ij,gj->g", d, SIGMA, d))
     h_par = np.linalg.norm(d, axis=1)
     out = {"edge_mass": float(w[edge].sum())}
     for level in LEVELS:
-        out[level] = (weighted_quantile(h_fun, w, level), DELTA * weighted_quantile(h_par, w, level))
+        out[level] = (
+            float(P.weighted_quantiles(h_fun, w, level)),
+            DELTA * float(P.weighted_quantiles(h_par, w, level)),
+        )
     return out
 
 
@@ -226,12 +146,10 @@ def radii_from_draws(S, X):
     h_emp = np.sqrt(((F - F.mean(0)) ** 2).mean(1))
     h_par = np.linalg.norm(d, axis=1)
     e = theta_bar - THETA_STAR
-    dist_fun = float(np.sqrt(e @ SIGMA @ e))
-    dist_par = float(np.linalg.norm(e))
+    dist_fun, dist_par = float(np.sqrt(e @ SIGMA @ e)), float(np.linalg.norm(e))
     out = {}
     for level in LEVELS:
-        tau = posterior_quantile(h_fun, level)
-        q_par = posterior_quantile(h_par, level)
+        tau, q_par = posterior_quantile(h_fun, level), posterior_quantile(h_par, level)
         out[level] = {
             "fun": tau,
             # numpy's interpolated quantile at position level * (N - 1), a common alternative to (3.4)
@@ -245,125 +163,82 @@ def radii_from_draws(S, X):
 
 
 def run_convention(convention, X, y, args, seed, step_size=None):
+    """Every method's chains (one per data set) and their radii, coverage and diagnostics."""
     R, n = X.shape[:2]
     pot = linear_potential(X, y)
     theta0 = torch.zeros(R, 2, dtype=torch.float64)
     out = {}
-    for i, (name, cfg) in enumerate(
-        configs(n, convention, args.burn_in, args.thin, args.n_draws, step_size=step_size).items()
-    ):
+    for i, (name, (kernel, lam, rho)) in enumerate(configs(n, convention, step_size=step_size).items()):
         seeds = np.random.SeedSequence([seed, i]).generate_state(R).tolist()
         t0 = time.perf_counter()
-        target = Target(pot, None, cfg.lam)  # flat prior
-        res = run_chains(target, theta0, seeds, cfg.kernel, rho=cfg.rho, **cfg.lengths)
+        lengths = {"n_samples": args.n_draws, "burn_in": args.burn_in, "thin": args.thin}
+        res = run_chains(Target(pot, None, lam), theta0, seeds, kernel, rho=rho, **lengths)  # flat prior
         seconds = time.perf_counter() - t0
         per_rep = [radii_from_draws(res.samples[r], X[r]) for r in range(R)]
         # zeta and lambda' are pooled over chains, so one result serves every replication
-        exact = [exact_radii(X[r], y[r], cfg, res) for r in range(R)]
-        out[name] = summarise(per_rep, exact, res, cfg, seconds)
-        print(f"  {convention:9s} {name:6s} {seconds:6.1f} s, acceptance {out[name]['acceptance']:.3f}")
+        exact = [exact_radii(X[r], y[r], kernel.name, lam, rho, res) for r in range(R)]
+        stats = {
+            "acceptance": float(res.acceptance_rate.mean()),
+            "acceptance_min": float(res.acceptance_rate.min()),
+            "restarts_mean": float(np.mean(res.info.get("n_restarts", 0))),  # MALA restarts nothing
+            "step_size_mean": float(res.step_size.mean()),
+            "proposal_std_mean": float(res.proposal_std.mean()),
+            "correction": float(res.correction),
+            "lambda_batch": float(res.lambda_prime),
+            "lambda": float(lam),
+            "rho": float(rho) if kernel.name != "mala" else 1.0,
+            "exact_edge_mass_max": max(e["edge_mass"] for e in exact),
+            "seconds": seconds,
+            "levels": {},
+        }
+        for level in LEVELS:
+            block = stats["levels"][str(level)] = {}
+            for key in ("fun", "fun_np", "fun_emp", "par"):
+                block[key], block[key + "_se"] = mean_se([p[level][key] for p in per_rep])
+            for key in ("cover_fun", "cover_par"):
+                block[key] = float(np.mean([p[level][key] for p in per_rep]))
+            block["exact_fun"] = float(np.mean([e[level][0] for e in exact]))
+            block["exact_par"] = float(np.mean([e[level][1] for e in exact]))
+        out[name] = stats
+        print(f"  {convention:9s} {name:6s} {seconds:6.1f} s, acceptance {stats['acceptance']:.3f}")
     return out
 
 
-def summarise(per_rep, exact, res, cfg, seconds):
-    stats = {
-        "acceptance": float(res.acceptance_rate.mean()),
-        "acceptance_min": float(res.acceptance_rate.min()),
-        "restarts_mean": float(np.mean(res.info.get("n_restarts", 0))),  # MALA restarts nothing
-        "step_size_mean": float(res.step_size.mean()),
-        "proposal_std_mean": float(res.proposal_std.mean()),
-        "correction": float(res.correction),
-        "lambda_batch": float(res.lambda_prime),
-        "lambda": float(cfg.lam),
-        "rho": float(cfg.rho) if cfg.sampler != "mala" else 1.0,
-        "exact_edge_mass_max": max(e["edge_mass"] for e in exact),
-        "seconds": seconds,
-        "levels": {},
-    }
-    for level in LEVELS:
-        block = {}
-        for key in ("fun", "fun_np", "fun_emp", "par"):
-            block[key], block[key + "_se"] = mean_se([p[level][key] for p in per_rep])
-        for key in ("cover_fun", "cover_par"):
-            block[key] = float(np.mean([p[level][key] for p in per_rep]))
-        block["exact_fun"] = float(np.mean([e[level][0] for e in exact]))
-        block["exact_par"] = float(np.mean([e[level][1] for e in exact]))
-        stats["levels"][str(level)] = block
-    return stats
-
-
 # ---------------------------------------------------------------- reporting
-def radius_rows(result, convention, level):
+def radius_rows(result, conv, level):
     rows = []
     for m in METHODS:
-        s = result["conventions"][convention][m]
-        b = s["levels"][str(level)]
+        b = result["conventions"][conv][m]["levels"][str(level)]
         # the paper gives one set of radii, read here as 1 - alpha = 0.95 (see the discussion)
-        paper = PAPER[m] if convention == "paper" and level == 0.95 else (None, None)
-        rows.append(
-            [
-                m,
-                f"{paper[0]:.4f}" if paper[0] else "n/a",
-                fmt((b["fun"], b["fun_se"]), 4),
-                f"{b['exact_fun']:.4f}",
-                f"{b['fun_emp']:.4f}",
-                f"{paper[1]:.4f}" if paper[1] else "n/a",
-                fmt((b["par"], b["par_se"]), 4),
-                f"{b['exact_par']:.4f}",
-                f"{100 * b['cover_fun']:.0f}%",
-                f"{100 * b['cover_par']:.0f}%",
-            ]
-        )
-    return rows
+        paper = [f"{v:.4f}" for v in PAPER[m]] if conv == "paper" and level == 0.95 else ["n/a", "n/a"]
+        row = {
+            "method": m,
+            "paper fn": paper[0],
+            "fn L2(P^X)": fmt((b["fun"], b["fun_se"]), 4),
+            "fn exact": f"{b['exact_fun']:.4f}",
+            "fn empirical": f"{b['fun_emp']:.4f}",
+            "paper par": paper[1],
+            "par Delta*q": fmt((b["par"], b["par_se"]), 4),
+            "par exact": f"{b['exact_par']:.4f}",
+            "cover fn": f"{100 * b['cover_fun']:.0f}%",
+            "cover par": f"{100 * b['cover_par']:.0f}%",
+        }
+        rows.append(row)
+    return list(rows[0]), [list(r.values()) for r in rows]
 
 
-HEADER = [
-    "method",
-    "paper fn",
-    "fn L2(P^X)",
-    "fn exact",
-    "fn empirical",
-    "paper par",
-    "par Delta*q",
-    "par exact",
-    "cover fn",
-    "cover par",
-]
-
-
-def settings_rows(result, convention):
-    rows = []
-    for m in METHODS:
-        s = result["conventions"][convention][m]
-        rows.append(
-            [
-                m,
-                f"{s['lambda']:.0f}",
-                f"{s['lambda_batch']:.1f}",
-                f"{s['rho']:.2g}",
-                f"{s['correction']:.4g}",
-                f"{s['step_size_mean']:.3g}",
-                f"{s['proposal_std_mean']:.3g}",
-                f"{s['acceptance']:.3f}",
-                f"{s['restarts_mean']:.1f}",
-                f"{s['seconds']:.1f}",
-            ]
-        )
-    return rows
-
-
-SETTINGS_HEADER = [
-    "method",
-    "lambda",
-    "lambda batch",
-    "rho",
-    "zeta",
-    "h",
-    "s",
-    "acceptance",
-    "restarts",
-    "seconds",
-]
+#: the settings table's columns after the method: header and cell of the method's stored numbers
+SETTINGS = {
+    "lambda": "{lambda:.0f}",
+    "lambda batch": "{lambda_batch:.1f}",
+    "rho": "{rho:.2g}",
+    "zeta": "{correction:.4g}",
+    "h": "{step_size_mean:.3g}",
+    "s": "{proposal_std_mean:.3g}",
+    "acceptance": "{acceptance:.3f}",
+    "restarts": "{restarts_mean:.1f}",
+    "seconds": "{seconds:.1f}",
+}
 
 
 def tables(result):
@@ -372,42 +247,37 @@ def tables(result):
     for conv, label in CONVENTIONS.items():
         if conv not in result["conventions"]:
             continue
-        for level in LEVELS:
-            out.append(
-                (
-                    f"Radii and coverage, {label}, 1 - alpha = {level}",
-                    HEADER,
-                    radius_rows(result, conv, level),
-                )
-            )
-        out.append(
-            (f"Sampler settings and diagnostics, {label}", SETTINGS_HEADER, settings_rows(result, conv))
-        )
+        out += [
+            (f"Radii and coverage, {label}, 1 - alpha = {lv}", *radius_rows(result, conv, lv))
+            for lv in LEVELS
+        ]
+        stats = result["conventions"][conv]
+        rows = [[m] + [cell.format(**stats[m]) for cell in SETTINGS.values()] for m in METHODS]
+        out.append((f"Sampler settings and diagnostics, {label}", ["method", *SETTINGS], rows))
     return out
 
 
-def _get(result, conv, method, key, level="0.95"):
+def _get(result, conv, method, key="fun", level="0.95"):
     return result["conventions"][conv][method]["levels"][level][key]
 
 
-def _first_order_lambda(stats):
-    """``lambda_batch * a / (a + 1 - rho)``, ``a = rho^(1 - zeta)``: csMALA's inverse temperature to first order."""
-    a = stats["rho"] ** (1.0 - stats["correction"])
-    return stats["lambda_batch"] * a / (a + 1.0 - stats["rho"])
-
-
 def _paper_text(result):
-    fun = lambda m, lvl="0.95": _get(result, "paper", m, "fun", lvl)
-    exact = lambda m: _get(result, "paper", m, "exact_fun")
-    par = lambda m: _get(result, "paper", m, "par")
+    def fun(m, level="0.95"):
+        return _get(result, "paper", m, "fun", level)
+
+    def exact(m):
+        return _get(result, "paper", m, "exact_fun")
+
+    def par(m):
+        return _get(result, "paper", m, "par")
+
     above = [100 * (fun(m) / PAPER[m][0] - 1) for m in METHODS]
+    covers = ("cover_fun", "cover_par")
     cover = min(
-        _get(result, "paper", m, k, lvl)
-        for m in METHODS
-        for k in ("cover_fun", "cover_par")
-        for lvl in ("0.95", "0.995")
+        _get(result, "paper", m, k, lvl) for m in METHODS for k in covers for lvl in ("0.95", "0.995")
     )
     cs = result["conventions"]["paper"]["csmala"]
+    lam_cs = P.first_order_lambda(cs["lambda_batch"], cs["rho"], cs["correction"])
     return (
         f"Paper's settings. MALA's radius at 1 − α = 0.95 is {fun('mala'):.4f} (paper {PAPER['mala'][0]}), at "
         f"0.995 {fun('mala', '0.995'):.4f}; the exact Gibbs posterior at λ = n is Gaussian with precision 2X'X, "
@@ -421,7 +291,7 @@ def _paper_text(result):
         "(grid integration); numpy's interpolated quantile instead of the order statistic of (3.4) lowers "
         f"MALA's to {_get(result, 'paper', 'mala', 'fun_np'):.4f}, the rest is unexplained. The exact targets "
         "show that sMALA's larger ball is a property of its surrogate (2.10), and why csMALA matches MALA "
-        f"here: λ = n/ρ with ζ = 0.2 is {_first_order_lambda(cs) / result['n']:.2f} n to first order "
+        f"here: λ = n/ρ with ζ = 0.2 is {lam_cs / result['n']:.2f} n to first order "
         "(λ a/(a + 1 − ρ), a = ρ^(1−ζ)), a colder target whose second-order widening brings the ball back "
         f"to MALA's size. Parameter level: Δ = λ_max(Σ)^½ = {DELTA:.4f}; our Δ·q radius is "
         f"{par('mala') / fun('mala'):.2f} times the function radius for MALA (paper "
@@ -440,12 +310,12 @@ def _paper_text(result):
 def _sampling_text(result, conv):
     """How the MCMC radii of one convention compare with its exact targets."""
     st = result["conventions"][conv]
-    fun = lambda m: _get(result, conv, m, "fun")
-    exact = lambda m: _get(result, conv, m, "exact_fun")
-    off = max(abs(fun(m) / exact(m) - 1) for m in METHODS)
+    fun = {m: _get(result, conv, m) for m in METHODS}
+    exact = {m: _get(result, conv, m, "exact_fun") for m in METHODS}
+    off = max(abs(fun[m] / exact[m] - 1) for m in METHODS)
     text = (
-        f"MALA {fun('mala'):.4f} (exact {exact('mala'):.4f}), sMALA {fun('smala'):.4f} (exact "
-        f"{exact('smala'):.4f}), csMALA {fun('csmala'):.4f} (exact {exact('csmala'):.4f}); s = "
+        f"MALA {fun['mala']:.4f} (exact {exact['mala']:.4f}), sMALA {fun['smala']:.4f} (exact "
+        f"{exact['smala']:.4f}), csMALA {fun['csmala']:.4f} (exact {exact['csmala']:.4f}); s = "
         f"{st['mala']['proposal_std_mean']:.3f}, {st['smala']['proposal_std_mean']:.3f}, "
         f"{st['csmala']['proposal_std_mean']:.3f} and acceptance {st['mala']['acceptance']:.2f}, "
         f"{st['smala']['acceptance']:.2f}, {st['csmala']['acceptance']:.2f}; lowest function-level coverage "
@@ -462,33 +332,9 @@ def _sampling_text(result, conv):
     )
 
 
-def _skgibbs_text(result):
-    conv = result["conventions"]
-    text = ""
-    if "skgibbs" in conv:
-        text += (
-            'skgibbs conventions (one λ = n, compensated λ\', ζ = "auto", adapted step size): '
-            + _sampling_text(result, "skgibbs")
-        )
-    if "mala_step" in conv:
-        text += "With the proposal fixed at MALA's adapted step: " + _sampling_text(result, "mala_step")
-    ref = "mala_step" if "mala_step" in conv else "skgibbs" if "skgibbs" in conv else None
-    if ref is not None:
-        exact = lambda m: _get(result, ref, m, "exact_fun")
-        cs = conv[ref]["csmala"]
-        text += (
-            f"Under these conventions the exact csMALA ball is {exact('csmala') / exact('mala'):.2f} times "
-            f"MALA's, close to sMALA's ({exact('smala') / exact('mala'):.2f}): the compensated λ' = "
-            f"{cs['lambda_batch']:.0f} matches λ = n to first order, and the centred ζ = {cs['correction']:.3f} "
-            "is small, so a = ρ^(1−ζ) is close to ρ and the kernel is close to sMALA's (identical at ζ = 0, "
-            "where λ' = λ/ρ). The paper's csMALA ball equals MALA's because its settings are colder to first "
-            "order (see above)."
-        )
-    return text
-
-
 def discussion(result):
     """Settings, runtime and the comparison with the paper, from the numbers of this run."""
+    conv = result["conventions"]
     text = (
         f"Settings: n = {result['n']}, {result['n_rep']} Monte Carlo replications (independent data sets, one "
         f"chain per sampler each, started at θ = 0), burn-in {result['burn_in']}, gap {result['thin']}, "
@@ -497,18 +343,33 @@ def discussion(result):
         + " on one shared CPU thread (the chains of all replications run batched). "
         "The paper does not state α for Example 9 (its Table 2 uses α = 0.005); both are shown. "
     )
-    if "paper" in result["conventions"]:
+    if "paper" in conv:
         text += _paper_text(result)
-    return text + _skgibbs_text(result)
+    if "skgibbs" in conv:
+        text += (
+            'skgibbs conventions (one λ = n, compensated λ\', ζ = "auto", adapted step size): '
+            + _sampling_text(result, "skgibbs")
+        )
+    if "mala_step" in conv:
+        text += "With the proposal fixed at MALA's adapted step: " + _sampling_text(result, "mala_step")
+    ref = "mala_step" if "mala_step" in conv else "skgibbs" if "skgibbs" in conv else None
+    if ref is None:
+        return text
+    exact = {m: _get(result, ref, m, "exact_fun") for m in METHODS}
+    cs = conv[ref]["csmala"]
+    return text + (
+        f"Under these conventions the exact csMALA ball is {exact['csmala'] / exact['mala']:.2f} times "
+        f"MALA's, close to sMALA's ({exact['smala'] / exact['mala']:.2f}): the compensated λ' = "
+        f"{cs['lambda_batch']:.0f} matches λ = n to first order, and the centred ζ = {cs['correction']:.3f} "
+        "is small, so a = ρ^(1−ζ) is close to ρ and the kernel is close to sMALA's (identical at ζ = 0, "
+        "where λ' = λ/ρ). The paper's csMALA ball equals MALA's because its settings are colder to first "
+        "order (see above)."
+    )
 
 
 def report(results):
     """The radius and settings tables, the legend and the discussion."""
     result = results[NAME]
-    note = discussion(result)
-    rst = []
-    for title, header, rows in tables(result):
-        rst += [f"**{title}**", "", rst_table(header, rows), ""]
     legend = (
         "Columns: 'fn' radii τ_α in L2(P^X) (mean ± standard error over replications), 'fn exact' the "
         "same radius of the sampler's exact target by grid integration, 'fn empirical' τ_α in the "
@@ -516,8 +377,8 @@ def report(results):
         "'cover fn' the fraction of replications with ‖f* − f̄‖ ≤ τ_α, 'cover par' the fraction with "
         "‖θ* − θ̄‖₂ ≤ Δ⁻¹ τ_α^θ̄."
     )
-    rst += [legend, "", note, ""]
-    return [Page(NAME, "Example 9 of paper 000: credible balls in a linear model", rst=rst)]
+    heading = "Example 9 of paper 000: credible balls in a linear model"
+    return [Page(NAME, heading, tables=tables(result), notes=[legend, discussion(result)])]
 
 
 def add_arguments(parser):
@@ -555,14 +416,11 @@ def run(args):
     result["paper_values"] = {
         m: {"fun": PAPER[m][0], "par": PAPER[m][1], "coverage": PAPER_COVERAGE} for m in METHODS
     }
-    earlier = args.out / f"{NAME}.json"
-    if set(args.conventions) != set(CONVENTIONS) and earlier.exists():
-        old = json.loads(earlier.read_text())
-        if same_run(old, args.seed, args.quick) and all(old.get(k) == v for k, v in settings.items()):
-            # same data and chains: merge
-            result["conventions"].update(old.get("conventions", {}))
-            result["runtime_s"].update(old.get("runtime_s", {}))
-    for convention in CONVENTIONS:
+    old = P.earlier_result(args, NAME, settings) if set(args.conventions) != set(CONVENTIONS) else None
+    if old is not None:  # same data and chains: merge
+        result["conventions"].update(old.get("conventions", {}))
+        result["runtime_s"].update(old.get("runtime_s", {}))
+    for k, convention in enumerate(CONVENTIONS):
         if convention not in args.conventions:
             continue
         h = None
@@ -571,13 +429,11 @@ def run(args):
                 raise SystemExit("run the 'skgibbs' convention first (or together with 'mala_step')")
             h = result["conventions"]["skgibbs"]["mala"]["step_size_mean"]
         t0 = time.perf_counter()
-        k = list(CONVENTIONS).index(convention)
         result["conventions"][convention] = run_convention(
             convention, X, y, args, args.seed + 1 + k, step_size=h
         )
         result["runtime_s"][convention] = time.perf_counter() - t0
     return {NAME: result}
-
 
 
 BENCHMARK = Benchmark(

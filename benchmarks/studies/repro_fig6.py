@@ -4,28 +4,18 @@ Paper 000 §5 keeps the average batch size ``n rho = 1000`` fixed while the
 training sample grows and reports the empirical risk of the posterior mean
 on 10000 validation points. Theory (Theorems 4 and 6): the risk falls with n
 for MALA and for csMALA, whose surrogate uses the full sample, but not for
-sMALA, whose surrogate only sees ``n rho`` points.
-
-Both temperature conventions of ``repro_table2.py`` are run: (A) Table 1's
-lambda per method, (B) skgibbs' single lambda = n. The chains at n = 10000
-(rho = 0.1) and MALA's are shared with Table 2 through the cache when the
-settings agree (the defaults do). At n = 1000, rho = 1 and all three samplers
-are MALA.
-
-Usage::
-
-    nice -n 10 python -m benchmarks run fig6             # full run (about 14 CPU-minutes, 2 workers)
-    python -m benchmarks run fig6 --quick                # smoke run (< 1 min)
+sMALA, whose surrogate only sees ``n rho`` points. Both temperature
+conventions of table2 are run, on the same set-up (:mod:`benchmarks.common.paper000`),
+and the chains the two share come from the cache. At n = 1000, rho = 1 and
+all three samplers are MALA. Run ``nice -n 10 python -m benchmarks run fig6`` (2 workers).
 """
-
-import dataclasses
-import time
 
 import numpy as np
 
 from .. import Benchmark, Output
 from ..common import paper000 as P
 from ..common.environment import load_after
+from ..common.tables import rst_table
 from ..common.writer import Page
 
 NAME = "fig6"
@@ -55,12 +45,16 @@ def rho_of(n, batch):
     return min(1.0, batch / n)
 
 
-def tasks_for(n, batch):
-    """MALA, and sMALA / csMALA in both conventions unless rho = 1 (then they are MALA)."""
-    rho = rho_of(n, batch)
-    out = [("mala", 1.0, "paper")]
-    if rho < 1.0:
-        out += [(m, rho, mode) for mode in P.MODES for m in ("smala", "csmala")]
+def jobs(args):
+    """MALA, and sMALA / csMALA in both conventions unless rho = 1, per replicate; largest n first, so
+    that the costliest jobs start early and the workers stay busy."""
+    out = []
+    for n in sorted(args.ns, reverse=True):
+        rho = rho_of(n, args.batch)
+        tasks = [("mala", 1.0, "paper")]
+        if rho < 1.0:
+            tasks += [(m, rho, mode) for mode in P.MODES for m in P.METHODS[1:]]
+        out += [(n, r, tasks) for r in range(args.replicates)]
     return out
 
 
@@ -69,24 +63,39 @@ def point(results, n, batch, method, mode, y_val, f_val):
     rho = rho_of(n, batch)
     key = ("mala", 1.0, "paper") if (method == "mala" or rho >= 1.0) else (method, rho, mode)
     rows = [r["results"][key] for r in results if r["n"] == n]
-    risk = [float(np.mean((y_val - r["fbar"].astype(float)) ** 2)) for r in rows]
-    excess = [float(np.mean((f_val - r["fbar"].astype(float)) ** 2)) for r in rows]
     return {
         "rho": rho,
-        "risk": risk,
-        "excess": excess,
-        "acceptance": float(np.mean([r["acceptance"] for r in rows])),
-        "restarts": float(np.mean([r["restarts"] for r in rows])),
-        "zeta": float(np.mean([r["zeta"] for r in rows])),
-        "draw_train_risk": float(np.mean([np.mean(r["draw_train_risk"]) for r in rows])),
+        "risk": [float(np.mean((y_val - r["fbar"].astype(float)) ** 2)) for r in rows],
+        "excess": [float(np.mean((f_val - r["fbar"].astype(float)) ** 2)) for r in rows],
+        **P.means(rows, "acceptance", "restarts", "zeta", "draw_train_risk"),
         "all_finite": bool(all(r["all_finite"] for r in rows)),
-        "ms_per_step": float(np.mean([r["ms_per_step"] for r in rows])),
+        **P.means(rows, "ms_per_step"),
     }
 
 
 def slope(ns, values):
     """Least-squares slope of log(mean risk) against log(n)."""
     return float(np.polyfit(np.log(ns), np.log([np.mean(v) for v in values]), 1)[0])
+
+
+def slopes(summary, values):
+    """``{mode: {method: slope against n of values(mode, n, method)}}``."""
+    ns = summary["ns"]
+    return {mode: {m: slope(ns, [values(mode, n, m) for n in ns]) for m in P.METHODS} for mode in P.MODES}
+
+
+def predicted_slopes(summary):
+    """Slopes of 1/lambda_eff against n: the excess risk's if it scales like the posterior's spread."""
+
+    def inverse_lambda(mode, n, m):
+        rho = rho_of(n, summary["batch"])
+        zeta = summary[mode][str(n)][m]["zeta"]
+        return 1.0 / P.effective_lambda(m if rho < 1.0 else "mala", mode, n, rho, zeta)
+
+    # a constant lambda_eff has slope 0, which the least squares gives as +-1e-17 by platform: rounded, so
+    # that the page shows the same sign everywhere
+    out = slopes(summary, inverse_lambda)
+    return {mode: {m: round(v, 12) + 0.0 for m, v in d.items()} for mode, d in out.items()}
 
 
 def plot(summary, path):
@@ -99,9 +108,8 @@ def plot(summary, path):
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     for ax, mode in zip(axes, P.MODES):
         for k, m in enumerate(P.METHODS):
-            pts = [summary[mode][str(n)][m] for n in ns]
-            mean = [np.mean(p["risk"]) for p in pts]
-            sd = [np.std(p["risk"]) for p in pts]
+            risks = [summary[mode][str(n)][m]["risk"] for n in ns]
+            mean, sd = [np.mean(r) for r in risks], [np.std(r) for r in risks]
             ax.errorbar(np.array(ns) * (1 + 0.03 * (k - 1)), mean, yerr=sd, marker="o", capsize=3, label=m)
         ax.axhline(summary["noise"] ** 2, color="gray", ls="--", lw=1, label="noise variance")
         ax.set_xscale("log")
@@ -116,67 +124,28 @@ def plot(summary, path):
 
 
 def tables(summary):
-    ns = summary["ns"]
-    header = (
-        ["convention", "n", "rho"]
-        + [f"{m} risk·1e3" for m in P.METHODS]
-        + [f"{m} excess·1e3" for m in P.METHODS]
-        + ["acceptance (mala / smala / csmala)"]
-    )
+    """The risk table and the slope table."""
+    header = ["convention", "n", "rho"] + [f"{m} {k}·1e3" for k in ("risk", "excess") for m in P.METHODS]
     rows = []
     for mode in P.MODES:
-        for n in ns:
+        for n in summary["ns"]:
             pts = [summary[mode][str(n)][m] for m in P.METHODS]
-            rows.append(
-                [P.MODE_LABELS[mode], str(n), f"{rho_of(n, summary['batch']):g}"]
-                + [fmt(p["risk"]) for p in pts]
-                + [fmt(p["excess"]) for p in pts]
-                + [" / ".join(f"{p['acceptance']:.2f}" for p in pts)]
-            )
-    sheader = ["convention"] + [f"{m} slope: risk / excess / predicted" for m in P.METHODS]
+            row = [P.MODE_LABELS[mode], str(n), f"{rho_of(n, summary['batch']):g}"]
+            row += [P.fmt_sd(p[k], 3) for k in ("risk", "excess") for p in pts]
+            rows.append(row + [" / ".join(f"{p['acceptance']:.2f}" for p in pts)])
+    sl, ex, pred = summary["slopes"], summary["excess_slopes"], summary["predicted_excess_slopes"]
     srows = [
         [P.MODE_LABELS[mode]]
-        + [
-            f"{summary['slopes'][mode][m]:+.2f} / {summary['excess_slopes'][mode][m]:+.2f}"
-            f" / {summary['predicted_excess_slopes'][mode][m]:+.2f}"
-            for m in P.METHODS
-        ]
+        + [f"{sl[mode][m]:+.2f} / {ex[mode][m]:+.2f} / {pred[mode][m]:+.2f}" for m in P.METHODS]
         for mode in P.MODES
     ]
-    return header, rows, sheader, srows
-
-
-def fmt(values):
-    m, s = P.mean_sd(np.asarray(values) * 1e3)
-    return f"{m:.3f} ± {s:.3f}"
-
-
-def predicted_slopes(summary):
-    """Slopes of 1/lambda_eff against n: the excess risk's if it scales like the posterior's spread."""
-    ns = summary["ns"]
-    out = {}
-    for mode in P.MODES:
-        out[mode] = {}
-        for m in P.METHODS:
-            lam = [
-                P.effective_lambda(
-                    m if rho_of(n, summary["batch"]) < 1.0 else "mala",
-                    mode,
-                    n,
-                    rho_of(n, summary["batch"]),
-                    summary[mode][str(n)][m]["zeta"],
-                )
-                for n in ns
-            ]
-            # a constant lambda_eff has slope 0, which the least squares gives as +-1e-17 by platform:
-            # rounded, so that the page shows the same sign everywhere
-            out[mode][m] = round(slope(ns, [[1.0 / v] for v in lam]), 12) + 0.0
-    return out
+    sheader = ["convention"] + [f"{m} slope: risk / excess / predicted" for m in P.METHODS]
+    return rst_table(header + ["acceptance (mala / smala / csmala)"], rows), rst_table(sheader, srows)
 
 
 def texts(summary):
     L, sl, ex = summary["lengths"], summary["slopes"], summary["excess_slopes"]
-    pred = summary["predicted_excess_slopes"]
+    pred, batch, ns = summary["predicted_excess_slopes"], summary["batch"], summary["ns"]
     runtime = (
         f"Runtime of this invocation: {summary['runtime_s'] / 60:.1f} min with {summary['n_jobs']} "
         f"worker(s) ({summary['n_cached_runs']} of {summary.get('n_runs', '?')} chains read from the cache "
@@ -190,7 +159,7 @@ def texts(summary):
     load = load_after(summary, lambda s: s.get("load_average"))
     runtime += f"; load average {load:.1f} at the end." if load is not None else "."
     settings = (
-        f"Settings actually used: n in {summary['ns']} with rho = {summary['batch']}/n, "
+        f"Settings actually used: n in {ns} with rho = {batch}/n, "
         f"{summary['replicates']} chains per point (paper 10), each with its own training sample and "
         f"pre-trained start (SGD lr 1e-3, {summary['setting']['sgd_steps']} steps as in the paper, then "
         f"{summary['setting']['adam_steps']} Adam steps standing in for the paper's long burn-in), "
@@ -200,25 +169,16 @@ def texts(summary):
         f"5000), N = {L['n_draws']} draws. Risk: mean over {summary['setting']['n_val']} noisy validation "
         f"points of (Y - fbar(X))^2 (the noise variance {summary['noise'] ** 2:.1e} is its floor); "
         f"'excess' is the mean squared distance of fbar to the true f. Error bars: population sd over "
-        f"chains. At n = {min(summary['ns'])} rho = 1 and the three samplers are the same MALA chain. "
-        + runtime
+        f"chains. At n = {min(ns)} rho = 1 and the three samplers are the same MALA chain. " + runtime
     )
 
     def verdict(v):
         return "falls" if v < -0.2 else ("rises" if v > 0.2 else "is flat")
 
-    lo, hi = [
-        (2 - rho_of(n, summary["batch"])) * summary["batch"] * min(1.0, n / summary["batch"])
-        for n in (min(summary["ns"]), max(summary["ns"]))
-    ]
+    lo, hi = [(2 - rho_of(n, batch)) * batch * min(1.0, n / batch) for n in (min(ns), max(ns))]
     cs, ma = ex["paper"]["csmala"], ex["paper"]["mala"]
-    if cs < -0.2 and cs > ma + 0.3:
-        claim = "the paper's 'csMALA regains MALA's scaling' is reproduced in direction, not in rate"
-    elif cs < -0.2:
-        claim = "the paper's 'csMALA regains MALA's scaling' is reproduced"
-    else:
-        claim = "the paper's 'csMALA regains MALA's scaling' is not reproduced"
-
+    claim = "reproduced in direction, not in rate" if cs > ma + 0.3 else "reproduced"
+    claim = "the paper's 'csMALA regains MALA's scaling' is " + (claim if cs < -0.2 else "not reproduced")
     parts = [
         f"({'A' if mode == 'paper' else 'B'}) "
         + ", ".join(
@@ -250,83 +210,41 @@ def texts(summary):
 
 
 def run(args):
-    """The chains of every n and replicate (largest n first), summarised per convention and method."""
-    vars(args).update(args.size.flags)  # a quick run's sizes and chain lengths over the flags
-    n_jobs = args.n_jobs or args.size.n_jobs
-    setting = dataclasses.replace(P.Setting(adam_steps=args.adam_steps), **args.size.setting)
-    lengths = P.Lengths(args.burn_in, args.gap, args.draws)
-    cache = P.cache_dir(args)
-    t0 = time.perf_counter()
-    # largest n first: the costliest jobs start early and the workers stay busy
-    jobs = [
-        (n, r, tasks_for(n, args.batch))
-        for n in sorted(args.ns, reverse=True)
-        for r in range(args.replicates)
-    ]
-    results = P.run_all(jobs, setting, lengths, n_jobs=n_jobs, cache_dir=cache)
-    runtime = time.perf_counter() - t0
+    """The chains of every n and replicate, summarised per convention and method."""
+    results, setting, common = P.run_study(args, jobs)
     _, y_val, f_val = P.validation_set(setting)
     ns = sorted(args.ns)
-    summary = {
-        "ns": ns,
-        "batch": args.batch,
-        "replicates": args.replicates,
-        "noise": setting.noise,
-        "lengths": dataclasses.asdict(lengths),
-        "setting": dataclasses.asdict(setting),
-        "n_jobs": n_jobs,
-        "runtime_s": runtime,
-        **P.chain_totals(results),
-        "engine": P.engine(),
-    }
+    summary = {"ns": ns, "batch": args.batch, "replicates": args.replicates, "noise": setting.noise, **common}
+    summary["engine"] = P.engine()
     for mode in P.MODES:
         summary[mode] = {
             str(n): {m: point(results, n, args.batch, m, mode, y_val, f_val) for m in P.METHODS} for n in ns
         }
-    summary["slopes"] = {
-        mode: {m: slope(ns, [summary[mode][str(n)][m]["risk"] for n in ns]) for m in P.METHODS}
-        for mode in P.MODES
-    }
-    summary["excess_slopes"] = {
-        mode: {m: slope(ns, [summary[mode][str(n)][m]["excess"] for n in ns]) for m in P.METHODS}
-        for mode in P.MODES
-    }
+    for name, key in (("slopes", "risk"), ("excess_slopes", "excess")):
+        summary[name] = slopes(summary, lambda mode, n, m: summary[mode][str(n)][m][key])
     summary["predicted_excess_slopes"] = predicted_slopes(summary)
-    print(f"\nruntime {runtime / 60:.1f} min ({summary['n_cached_runs']} runs from cache)")
     return {NAME: summary}
 
 
 def report(results):
     """The risk and slope tables, the figure and the explanation."""
     summary = results[NAME]
-    summary["predicted_excess_slopes"] = predicted_slopes(summary)
-    ns = summary["ns"]
-    P.warn_non_finite(summary, ns)
-    header, rows, sheader, srows = tables(summary)
-    settings, expl = texts(summary)
-    summary["settings_text"], summary["explanation"] = settings, expl
+    summary["predicted_excess_slopes"] = predicted_slopes(summary)  # from the stored zetas, rounded
+    P.warn_non_finite(summary, summary["ns"])
+    risk_table, slope_table = tables(summary)
     caption = (
         f"Validation risk of the posterior mean against n at n rho = {summary['batch']} (paper 000, Fig. 6); "
         "mean ± sd over chains, ·1e3."
     )
-    rst = [
+    notes = [
         caption,
-        "",
-        P.rst_table(header, rows),
-        "",
+        risk_table,
         "Log-log slopes against n of the mean risk, of the excess risk and of 1/lambda_eff:",
-        "",
-        P.rst_table(sheader, srows),
-        "",
-        # the .rst is included by doc/benchmarks.rst, whose directory anchors the path
-        ".. image:: ../benchmarks/results/fig6.png",
-        "",
-        settings,
-        "",
-        expl,
-        "",
     ]
-    return [Page(NAME, "Paper 000, Fig. 6: validation risk against n", rst=rst, figure=lambda path: plot(summary, path))]
+    # the .rst is included by doc/benchmarks.rst, whose directory anchors the path
+    notes += [slope_table, ".. image:: ../benchmarks/results/fig6.png", *texts(summary)]
+    heading = "Paper 000, Fig. 6: validation risk against n"
+    return [Page(NAME, heading, notes=notes, figure=lambda path: plot(summary, path))]
 
 
 BENCHMARK = Benchmark(

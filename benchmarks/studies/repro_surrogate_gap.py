@@ -10,34 +10,21 @@ script measures the gap with :class:`~skgibbs.GibbsMLPRegressor` for
 Bayesian posterior), on two problems:
 
 * ``linear``: ``y = 0.5 + 0.5 u + N(0, 0.1^2)``, ``u ~ U(0, 1)``, ``n = 2000``,
-  the model ``hidden_layer_sizes=()`` with a flat prior. The Gibbs
-  posterior is Gaussian in closed form and the surrogates are integrated on a
-  grid over the two parameters, so every number has an exact counterpart.
-* ``mlp``: :func:`~skgibbs.datasets.make_gap_regression` with ``n = 2000``
-  and a ReLU network 1-16-16-1; MALA's draws at the same temperature are the
-  reference.
+  ``hidden_layer_sizes=()``, flat prior: the Gibbs posterior is Gaussian in
+  closed form and the surrogates are integrated on a grid over the two parameters.
+* ``mlp``: :func:`~skgibbs.datasets.make_gap_regression`, ``n = 2000``, a ReLU
+  network 1-16-16-1; MALA's draws at the same temperature are the reference.
 
 Per configuration: the ratio of credible radii ``tau`` (paper 000 (3.4),
-level 0.9, empirical L2 on the training inputs) to MALA's at the same
-temperature; the coverage of the 90% pointwise credible intervals of ``f``
-at test points -- the mean posterior probability, under the exact Gibbs
-posterior (linear) or under MALA's draws (mlp), that ``f(x)`` lies in the
-interval; the fitted ``surrogate_scale_`` (mean ``c l_i`` over draws and
-examples, ``c`` the kernel's per-example multiplier: ``lambda / (n rho)`` for
-sMALA, ``lambda' / n`` for csMALA); whether ``fit`` raised the surrogate ``SamplerWarning``; and
-the acceptance rate. Chains use the samplers' defaults
-(``MALA()``, ``SMALA()``, ``CSMALA()``: ``proposal_std="auto"``,
-``correction="auto"``, restarts after 100 rejections).
-
-Run ``python -m benchmarks run surrogate_gap``: the tables and the discussion are printed and
-written to ``benchmarks/results/surrogate_gap.{json,rst}``. ``--quick`` is a smoke
-run (n = 300, short chains; seconds) that writes to a temporary directory; ``python -m benchmarks report surrogate_gap`` rewrites
-the tables from the saved JSON; ``--problems`` runs only the named problems
-and keeps the other from the saved JSON (linear about 3, mlp about 2 minutes
-on one core).
+level 0.9, empirical L2 on the training inputs) to MALA's; the coverage of
+the 90% pointwise credible intervals of ``f`` at test points (the mean
+probability, under the exact Gibbs posterior or MALA's draws, that ``f(x)``
+lies in the interval); the fitted ``surrogate_scale_``; whether ``fit``
+raised the surrogate ``SamplerWarning``; the acceptance rate. Chains use
+the samplers' defaults. ``--problems`` runs only the named problems and
+keeps the other from the stored results of a run alike.
 """
 
-import json
 import math
 import re
 import time
@@ -50,9 +37,8 @@ from skgibbs.datasets import make_gap_regression
 from skgibbs.samplers import CSMALA, MALA, SMALA
 
 from .. import Benchmark, Output
-from ..common.environment import same_run
+from ..common import paper000 as P
 from ..common.stats import timed_fit
-from ..common.tables import rst_table
 from ..common.writer import Page
 
 RHOS = (0.1, 0.3, 0.5)
@@ -63,31 +49,25 @@ NAME = "surrogate_gap"
 PROBLEMS = ("linear", "mlp")
 
 
-# ------------------------------------------------------------------ data
 def linear_data(n, seed):
     rng = np.random.default_rng(seed)
     u = rng.uniform(size=n)
     return u[:, None], 0.5 + 0.5 * u + LINEAR_NOISE * rng.normal(size=n)
 
 
-def bayes_temperature(y, noise):
-    """``2 sigma^2`` on the standardized scale (the estimator divides y by its std)."""
-    return 2.0 * noise**2 / float(np.var(y))
-
-
-# ------------------------------------------------------------------ fits
 def fit(problem, sampler, temperature, rho, X, y, chains, seed, step_size=None, correction="auto"):
-    """One fit; returns the estimator, the warnings it raised and its runtime.
+    """One fit: the estimator, the messages of the SamplerWarnings it raised and its runtime.
 
     ``step_size`` fixes the Langevin step (and ``proposal_std = sqrt(2 h)``)
     instead of adapting it during burn-in.
     """
-    proposal = {}
-    if step_size is not None:
-        proposal = {"step_size": step_size, "proposal_std": math.sqrt(2.0 * step_size)}
-    kernels = {"mala": MALA, "smala": SMALA, "csmala": lambda **kw: CSMALA(correction=correction, **kw)}
+    proposal = (
+        {} if step_size is None else {"step_size": step_size, "proposal_std": math.sqrt(2.0 * step_size)}
+    )
+    if sampler == "csmala":
+        proposal["correction"] = correction
     kw = dict(temperature=temperature, confidence_level=LEVEL, random_state=seed, **chains)
-    kw["sampler"] = kernels[sampler](**proposal)
+    kw["sampler"] = {"mala": MALA, "smala": SMALA, "csmala": CSMALA}[sampler](**proposal)
     if sampler != "mala":
         kw["rho"] = rho
     if problem == "linear":
@@ -106,31 +86,25 @@ def credible_intervals(F, level=LEVEL):
 
 
 # ------------------------------------------------------------------ exact linear truth
-def _standardized(reg, X, y):
-    xs = (X[:, 0] - reg.x_mean_[0]) / reg.x_scale_[0]
-    return xs, (y - reg.y_mean_) / reg.y_scale_
+def _standardized(reg, X):
+    return (X[:, 0] - reg.x_mean_[0]) / reg.x_scale_[0]
 
 
 def exact_gibbs(reg, X, y):
-    """Closed-form Gibbs posterior of ``(w, b)`` on the standardized scale.
-
-    With flat prior, ``pi_lambda`` is Gaussian with precision ``2 (lambda/n)
-    A'A``, ``A = [xs, 1]``; since ``xs`` is centred with unit variance,
-    ``A'A = n I`` and the posterior is ``N(theta_ls, I / (2 lambda))``.
-    """
-    xs, ys = _standardized(reg, X, y)
+    """Closed-form Gibbs posterior of ``(w, b)`` on the standardized scale: with flat prior, Gaussian with
+    precision ``2 (lambda/n) A'A``, ``A = [xs, 1]`` (``= n I``: ``xs`` is centred with unit variance)."""
+    xs = _standardized(reg, X)
     A = np.column_stack([xs, np.ones_like(xs)])
-    theta_ls = np.linalg.lstsq(A, ys, rcond=None)[0]
-    cov = np.linalg.inv(2.0 * reg.lambda_ / len(ys) * A.T @ A)
+    theta_ls = np.linalg.lstsq(A, (y - reg.y_mean_) / reg.y_scale_, rcond=None)[0]
+    cov = np.linalg.inv(2.0 * reg.lambda_ / len(y) * A.T @ A)
     return theta_ls, cov, A
 
 
 def exact_gibbs_radius(reg, X, y, level=LEVEL):
     """``tau`` of the exact Gibbs posterior, empirical L2 on the training inputs (scale of y)."""
     _, cov, A = exact_gibbs(reg, X, y)
-    M = A.T @ A / len(A)  # h^2 = d' M d
-    # h^2 is a quadratic form of a Gaussian: with M cov = s^2 I (here exactly) it is s^2 chi2_2
-    evals = np.linalg.eigvals(M @ cov).real
+    # h^2 = d' M d, M = A'A / n, is a quadratic form of a Gaussian: with M cov = s^2 I (here exactly) s^2 chi2_2
+    evals = np.linalg.eigvals(A.T @ A / len(A) @ cov).real
     if np.allclose(evals, evals[0], rtol=1e-6):
         return reg.y_scale_ * math.sqrt(evals[0] * chi2.ppf(level, 2))
     raise ValueError("design not whitened; the closed form used here does not apply")
@@ -143,10 +117,9 @@ def surrogate_grid(reg, X, y, m=161, width=10.0):
     least-squares fit and is widened until the mass on its border is
     negligible (the sMALA surrogate at low temperature is much wider).
     """
-    xs, ys = _standardized(reg, X, y)
+    xs, ys = _standardized(reg, X), (y - reg.y_mean_) / reg.y_scale_
     theta_ls, cov, _ = exact_gibbs(reg, X, y)
     sd = np.sqrt(np.diag(cov))
-    n, rho = len(ys), reg.rho_
     for _ in range(8):
         t = np.linspace(-width, width, m)
         W, B = np.meshgrid(theta_ls[0] + t * sd[0], theta_ls[1] + t * sd[1], indexing="ij")
@@ -155,7 +128,9 @@ def surrogate_grid(reg, X, y, m=161, width=10.0):
         for start in range(0, len(theta), 4096):  # chunks keep memory small
             th = theta[start : start + 4096]
             losses = (ys[None, :] - th[:, :1] * xs[None, :] - th[:, 1:]) ** 2
-            logp[start : start + 4096] = _log_target(reg, losses, n, rho)
+            logp[start : start + 4096] = P.log_surrogate(
+                losses, reg.sampler_name_, reg.lambda_, reg.rho_, reg.correction_, reg.lambda_prime_
+            )
         w = np.exp(logp - logp.max())
         w /= w.sum()
         border = (np.abs(W.ravel() - theta_ls[0]) >= t[-2] * sd[0]) | (
@@ -167,37 +142,17 @@ def surrogate_grid(reg, X, y, m=161, width=10.0):
     return theta, w, float(w[border].sum())
 
 
-def _log_target(reg, losses, n, rho):
-    """Log density (up to a constant) that ``reg``'s sampler targets, per grid point."""
-    if reg.sampler_name_ == "mala" or rho >= 1:
-        return -reg.lambda_ / n * losses.sum(1)
-    if reg.sampler_name_ == "smala":  # (2.10)
-        log_a, c = math.log(rho), reg.lambda_ / (n * rho)
-    else:  # (2.12) with a = rho^(1 - zeta) and the compensated lambda'
-        log_a, c = (1.0 - reg.correction_) * math.log(rho), reg.lambda_prime_ / n
-    return np.logaddexp(log_a - c * losses, math.log1p(-rho)).sum(1)
-
-
-def weighted_quantiles(values, weights, probs):
-    order = np.argsort(values)
-    cum = np.cumsum(weights[order])
-    idx = np.minimum(np.searchsorted(cum, probs, side="right"), len(cum) - 1)
-    return values[order][idx]
-
-
 def exact_surrogate_summary(reg, X, y, X_test):
-    """Radius and interval coverage of the exact surrogate, and its mean ``lambda' l_i / n``."""
+    """Radius and interval coverage of the exact surrogate, and the mass on the border of its grid."""
     theta, w, border = surrogate_grid(reg, X, y)
-    mean = w @ theta
-    d = theta - mean
+    d = theta - w @ theta
     # h^2 = mean_i ((d_w xs_i + d_b) y_scale)^2 = y_scale^2 (d_w^2 + d_b^2): xs centred, unit variance
     h = reg.y_scale_ * np.sqrt((d**2).sum(1))
-    radius = float(weighted_quantiles(h, w, [LEVEL])[0])
-    xt = (X_test[:, 0] - reg.x_mean_[0]) / reg.x_scale_[0]
+    radius = float(P.weighted_quantiles(h, w, [LEVEL])[0])
     probs = [(1 - LEVEL) / 2, (1 + LEVEL) / 2]
-    lo, hi = np.empty(len(xt)), np.empty(len(xt))
-    for j, x in enumerate(xt):
-        lo[j], hi[j] = weighted_quantiles(theta[:, 0] * x + theta[:, 1], w, probs)
+    lo, hi = np.array(
+        [P.weighted_quantiles(theta[:, 0] * x + theta[:, 1], w, probs) for x in _standardized(reg, X_test)]
+    ).T
     coverage = gibbs_coverage(
         reg, X, y, X_test, lo * reg.y_scale_ + reg.y_mean_, hi * reg.y_scale_ + reg.y_mean_
     )
@@ -207,7 +162,7 @@ def exact_surrogate_summary(reg, X, y, X_test):
 def gibbs_coverage(reg, X, y, X_test, lo, hi):
     """Mean over test points of ``P(lo <= f(x) <= hi)`` under the exact Gibbs posterior."""
     theta_ls, cov, _ = exact_gibbs(reg, X, y)
-    xt = (X_test[:, 0] - reg.x_mean_[0]) / reg.x_scale_[0]
+    xt = _standardized(reg, X_test)
     a = np.column_stack([xt, np.ones_like(xt)])
     m = (a @ theta_ls) * reg.y_scale_ + reg.y_mean_
     s = np.sqrt(np.einsum("ij,jk,ik->i", a, cov, a)) * reg.y_scale_
@@ -222,86 +177,68 @@ def draw_coverage(F_ref, lo, hi):
 # ------------------------------------------------------------------ study
 def study(problem, X, y, X_test, chains, seed, multiples=MULTIPLES, rhos=RHOS):
     """All fits of one problem: MALA per temperature, then sMALA and csMALA per rho and step rule."""
-    noise = LINEAR_NOISE if problem == "linear" else GAP_NOISE
-    t_bayes = bayes_temperature(y, noise)
+    linear = problem == "linear"
+    # 2 sigma^2 on the standardized scale (the estimator divides y by its std)
+    t_bayes = 2.0 * (LINEAR_NOISE if linear else GAP_NOISE) ** 2 / float(np.var(y))
     rows = []
     for k, mult in enumerate(multiples):
         T = mult * t_bayes
         ref, msgs, sec = fit(problem, "mala", T, 1.0, X, y, chains, seed + 100 * k)
         F_ref = ref.predict_samples(X_test).T  # (S, m)
-        if problem == "linear":
+        if linear:
             exact_r = exact_gibbs_radius(ref, X, y)
             cov_ref = gibbs_coverage(ref, X, y, X_test, *credible_intervals(F_ref))
-        else:
-            # MALA against itself: intervals of one chain, draws of the other
+        else:  # MALA against itself: intervals of one chain, draws of the other
             S = F_ref.reshape(ref.n_chains, -1, F_ref.shape[1])
             cov_ref = float(np.mean([draw_coverage(S[1 - c], *credible_intervals(S[c])) for c in (0, 1)]))
-            exact_r = None
-        ctx = {
-            "problem": problem,
-            "mult": mult,
-            "T": T,
-            "r_ref": ref.credible_radius_,
-            "cov_ref": cov_ref,
-            "F_ref": F_ref,
-        }
-        rows.append(_row(ctx, "mala", 1.0, "adapted", ref, msgs, sec, cov_ref))
-        if problem == "linear":
+        ref_row = {"problem": problem, "multiple": mult, "temperature": T, "radius": ref.credible_radius_}
+        rows.append(_row(ref_row, "mala", 1.0, "adapted", ref, msgs, sec, cov_ref, cov_ref))
+        if linear:
             rows[-1].update(exact_radius_ratio=1.0, exact_coverage=LEVEL, gibbs_radius=exact_r)
         # the step MALA adapted to at this temperature, fixed, separates the surrogate from the adaptation
         h_mala = float(np.mean(ref.step_size_))
         runs = [
-            (rho, s, rule, "auto")
-            for rho in rhos
-            for rule in ("adapted", "MALA's h")
-            for s in ("smala", "csmala")
+            (rho, s, rule, "auto") for rho in rhos for rule in ("adapted", "MALA's h") for s in P.METHODS[1:]
         ]
-        if problem == "linear":
-            # zeta = 1, the correction of (2.12) and Lemma 3, beside the centred "auto" zeta
+        if linear:  # zeta = 1, the correction of (2.12) and Lemma 3, beside the centred "auto" zeta
             runs += [(rho, "csmala", "MALA's h", 1.0) for rho in rhos]
         for j, (rho, sampler, rule, zeta) in enumerate(runs):
             h = h_mala if rule == "MALA's h" else None
             reg, msgs, sec = fit(problem, sampler, T, rho, X, y, chains, seed + 100 * k + j + 1, h, zeta)
             label = sampler if zeta == "auto" else f"{sampler} ζ={zeta:g}"
-            rows.append(_stochastic_row(ctx, label, rho, rule, reg, msgs, sec, X, y, X_test, exact_r))
+            lo, hi = credible_intervals(reg.predict_samples(X_test).T)
+            cov = gibbs_coverage(reg, X, y, X_test, lo, hi) if linear else draw_coverage(F_ref, lo, hi)
+            row = _row(ref_row, label, rho, rule, reg, msgs, sec, cov, cov_ref)
+            if linear:
+                ex = exact_surrogate_summary(reg, X, y, X_test)
+                row.update(
+                    exact_radius_ratio=ex["radius"] / exact_r,
+                    exact_coverage=ex["coverage"],
+                    exact_border_mass=ex["border_mass"],
+                    mcmc_vs_exact_radius=reg.credible_radius_ / ex["radius"],
+                )
+            print(
+                f"  {problem:6s} T={mult:3d}x rho={rho:.1f} {label:10s} {rule:8s} ratio "
+                f"{row['radius_ratio']:.3f} cov {row['coverage']:.3f} scale {row['surrogate_scale']:.3g} "
+                f"acc {row['acceptance']:.2f} warned {row['surrogate_warning']} ({sec:.1f} s)"
+            )
+            rows.append(row)
     return {"bayes_temperature": t_bayes, "rows": rows}
 
 
-def _stochastic_row(ctx, sampler, rho, rule, reg, msgs, sec, X, y, X_test, exact_r):
-    lo, hi = credible_intervals(reg.predict_samples(X_test).T)
-    if ctx["problem"] == "linear":
-        cov = gibbs_coverage(reg, X, y, X_test, lo, hi)
-    else:
-        cov = draw_coverage(ctx["F_ref"], lo, hi)
-    row = _row(ctx, sampler, rho, rule, reg, msgs, sec, cov)
-    if ctx["problem"] == "linear":
-        ex = exact_surrogate_summary(reg, X, y, X_test)
-        row.update(
-            exact_radius_ratio=ex["radius"] / exact_r,
-            exact_coverage=ex["coverage"],
-            exact_border_mass=ex["border_mass"],
-            mcmc_vs_exact_radius=reg.credible_radius_ / ex["radius"],
-        )
-    print(
-        f"  {ctx['problem']:6s} T={ctx['mult']:3d}x rho={rho:.1f} {sampler:10s} {rule:8s} ratio "
-        f"{row['radius_ratio']:.3f} cov {row['coverage']:.3f} scale {row['surrogate_scale']:.3g} "
-        f"acc {row['acceptance']:.2f} warned {row['surrogate_warning']} ({sec:.1f} s)"
-    )
-    return row
-
-
-def _row(ctx, sampler, rho, rule, reg, msgs, sec, cov):
+def _row(ref, sampler, rho, rule, reg, msgs, sec, cov, cov_ref):
+    """One fit's row; ``ref`` holds the problem, the temperature and MALA's radius at it."""
     return {
-        "problem": ctx["problem"],
+        "problem": ref["problem"],
         "sampler": sampler,
         "step_rule": rule,
-        "multiple": ctx["mult"],
-        "temperature": ctx["T"],
+        "multiple": ref["multiple"],
+        "temperature": ref["temperature"],
         "rho": rho,
         "radius": float(reg.credible_radius_),
-        "radius_ratio": float(reg.credible_radius_ / ctx["r_ref"]),
+        "radius_ratio": float(reg.credible_radius_ / ref["radius"]),
         "coverage": cov,
-        "coverage_ratio": cov / ctx["cov_ref"],
+        "coverage_ratio": cov / cov_ref,
         "surrogate_scale": float(reg.surrogate_scale_),
         "lambda": float(reg.lambda_),
         "lambda_prime": float(reg.lambda_prime_),
@@ -316,47 +253,30 @@ def _row(ctx, sampler, rho, rule, reg, msgs, sec, cov):
 
 
 # ------------------------------------------------------------------ reporting
+#: the table's columns but the last ("warned"): header and cell of a row (the exact ones: linear model only)
+COLUMNS = {
+    "T / 2σ²": "{multiple}",
+    "rho": "{rho:.1f}",
+    "sampler": "{sampler}",
+    "step": "{step_rule}",
+    "tau ratio": "{radius_ratio:.3f}",
+    "exact tau ratio": "{exact_radius_ratio:.3f}",
+    "cover 90%": "{coverage:.3f}",
+    "exact cover": "{exact_coverage:.3f}",
+    "cover ratio": "{coverage_ratio:.3f}",
+    "cℓ": "{surrogate_scale:.3g}",
+    "acc": "{acceptance:.2f}",
+}
+
+
 def table(block, exact):
     """Header and rows of one problem's table (exact columns for the linear model)."""
-    header = [
-        "T / 2σ²",
-        "rho",
-        "sampler",
-        "step",
-        "tau ratio",
-        "cover 90%",
-        "cover ratio",
-        "cℓ",
-        "acc",
-        "warned",
-    ]
-    if exact:
-        header[5:5] = ["exact tau ratio"]
-        header[7:7] = ["exact cover"]
+    columns = {h: cell for h, cell in COLUMNS.items() if exact or not h.startswith("exact")}
     rows = []
     for r in block["rows"]:
-        warned = [
-            w
-            for w, flag in (("surrogate", r["surrogate_warning"]), ("acceptance", r["acceptance_warning"]))
-            if flag
-        ]
-        cells = [
-            str(r["multiple"]),
-            f"{r['rho']:.1f}",
-            r["sampler"],
-            r["step_rule"],
-            f"{r['radius_ratio']:.3f}",
-            f"{r['coverage']:.3f}",
-            f"{r['coverage_ratio']:.3f}",
-            f"{r['surrogate_scale']:.3g}",
-            f"{r['acceptance']:.2f}",
-            ", ".join(warned) or "no",
-        ]
-        if exact:
-            cells[5:5] = [f"{r['exact_radius_ratio']:.3f}"]
-            cells[7:7] = [f"{r['exact_coverage']:.3f}"]
-        rows.append(cells)
-    return header, rows
+        warned = [w for w in ("surrogate", "acceptance") if r[f"{w}_warning"]]
+        rows.append([cell.format(**r) for cell in columns.values()] + [", ".join(warned) or "no"])
+    return [*columns, "warned"], rows
 
 
 def _span(values, fmt="{:.2f}"):
@@ -418,7 +338,10 @@ def _mixing_text(rows, n, mults):
 
 def _linear_text(block, n):
     rows = block["rows"]
-    pick = lambda s, m, rho: _select(rows, sampler=s, multiple=m, rho=rho, step_rule="MALA's h")[0]
+
+    def pick(sampler, multiple, rho):
+        return _select(rows, sampler=sampler, multiple=multiple, rho=rho, step_rule="MALA's h")[0]
+
     k, dev, count = _gap_slope(rows)
     mults = sorted({r["multiple"] for r in rows})
     exact = "; ".join(
@@ -529,16 +452,10 @@ def report(results):
         "multiplier (λ/n for MALA, λ/(nρ) for sMALA, λ'/n for csMALA); 'acc': acceptance "
         "rate; 'warned': SamplerWarning raised by fit."
     )
-    note = discussion(result)
-    rst = []
-    for problem in PROBLEMS:
-        if problem not in result:
-            continue
-        header, rows = table(result[problem], exact=problem == "linear")
-        rst += [f"**{titles[problem]}**", "", rst_table(header, rows), ""]
+    tables = [(titles[p], *table(result[p], exact=p == "linear")) for p in PROBLEMS if p in result]
     # inline code: the texts mark it `x`, reStructuredText ``x``
-    rst += [re.sub(r"`([^`]+)`", r"``\1``", text) for text in (legend, "", note, "")]
-    return [Page(NAME, "Surrogate gap: sMALA and csMALA against MALA", rst=rst)]
+    notes = [re.sub(r"`([^`]+)`", r"``\1``", text) for text in (legend, discussion(result))]
+    return [Page(NAME, "Surrogate gap: sMALA and csMALA against MALA", tables=tables, notes=notes)]
 
 
 def add_arguments(parser):
@@ -575,15 +492,11 @@ def run(args):
     n, chains, grid = args.size.n, args.size.chains, args.size.grid
     settings = {"n": n, "chains": chains, "level": LEVEL}
     result = dict(settings, runtime_s={})
-    earlier = args.out / f"{NAME}.json"
-    if set(args.problems) != set(PROBLEMS) and earlier.exists():
-        old = json.loads(earlier.read_text())
-        if same_run(old, args.seed, args.quick) and all(old.get(k) == v for k, v in settings.items()):
-            # same settings: keep the other problem
-            for problem in PROBLEMS:
-                if problem in old:
-                    result[problem] = old[problem]
-                    result["runtime_s"][problem] = old["runtime_s"][problem]
+    old = P.earlier_result(args, NAME, settings) if set(args.problems) != set(PROBLEMS) else None
+    if old is not None:  # same settings: keep the other problem
+        for problem in (p for p in PROBLEMS if p in old):
+            result[problem] = old[problem]
+            result["runtime_s"][problem] = old["runtime_s"][problem]
     for k, problem in enumerate(PROBLEMS):
         if problem not in args.problems:
             continue
@@ -598,7 +511,6 @@ def run(args):
         result[problem]["x_test"] = x_test[:, 0].tolist()
         result["runtime_s"][problem] = time.perf_counter() - t0
     return {NAME: result}
-
 
 
 BENCHMARK = Benchmark(

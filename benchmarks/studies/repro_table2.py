@@ -1,36 +1,28 @@
 """Reproduce Table 2 of paper 000: credible-ball radii of MALA, sMALA and csMALA.
 
-Paper 000 §5: data-gap regression (n = 10000, noise 0.02), a 1 -> 100 -> 100
--> 1 ReLU network (Q = 10401) pre-trained by SGD, then chains with the
-parameters of Table 1. For each chain, ``h_k^2`` is the mean over 10000
-validation inputs of ``(f_k - fbar)^2`` and the radius is the 99.5% quantile
-of the ``h_k`` (alpha = 0.005); a chain covers when its posterior mean lies
-within the radius of the true regression function.
-
-Table 2 is run twice: (A) with Table 1's temperature per method and (B) with
-skgibbs' single temperature (lambda = n for all three, csMALA compensated).
-The chain lengths are far shorter than the paper's (see ``--help`` and the
-written results); MALA's chains do not depend on rho here (full-data
-gradient and MH step) and are shared by the rows and by (A) and (B).
-
-Usage::
-
-    nice -n 10 python -m benchmarks run table2           # full run (about 18 CPU-minutes, 2 workers)
-    python -m benchmarks run table2 --quick              # smoke run (< 1 min)
+Paper 000 §5 (set-up in :mod:`benchmarks.common.paper000`): data-gap regression
+(n = 10000, noise 0.02), a 1-100-100-1 ReLU network pre-trained by SGD, then
+chains with the parameters of Table 1, in both temperature conventions (A:
+Table 1's lambda per method; B: lambda = n for all three, csMALA compensated).
+Per chain, ``h_k^2`` is the mean over 10000 validation inputs of
+``(f_k - fbar)^2`` and the radius is the 99.5% quantile of the ``h_k``
+(alpha = 0.005); a chain covers when its posterior mean lies within the
+radius of the true regression function. The chains are far shorter than the
+paper's; MALA's (full-data gradient) do not depend on rho and are shared by
+all rows. Run ``nice -n 10 python -m benchmarks run table2`` (2 workers).
 """
 
-import dataclasses
-import time
-
 import numpy as np
+
+from skgibbs.credible import posterior_quantile
 
 from .. import Benchmark, Output
 from ..common import paper000 as P
 from ..common.environment import load_after
+from ..common.tables import rst_table
 from ..common.writer import Page
 
 NAME = "table2"
-
 RHOS = (0.1, 0.3, 0.5)
 ALPHA = 0.005
 
@@ -41,120 +33,91 @@ def add_arguments(parser):
     P.add_chain_arguments(parser, other="fig6")
 
 
-def tasks():
-    """MALA once (rho-free), sMALA and csMALA per rho and temperature convention."""
-    out = [("mala", 1.0, "paper")]
-    out += [(m, rho, mode) for mode in P.MODES for rho in RHOS for m in ("smala", "csmala")]
-    return out
+def jobs(args):
+    """Per replicate: MALA once (rho-free), sMALA and csMALA per rho and temperature convention."""
+    tasks = [("mala", 1.0, "paper")] + [
+        (m, rho, mode) for mode in P.MODES for rho in RHOS for m in P.METHODS[1:]
+    ]
+    return [(args.n, r, tasks) for r in range(args.replicates)]
 
 
-def cell(results, method, rho, mode):
-    """Per-replicate numbers of one Table 2 cell."""
+def cell(results, method, rho, mode, f_val):
+    """Per-replicate radii and distances of one Table 2 cell, and the means of the chains' diagnostics."""
     key = ("mala", 1.0, "paper") if method == "mala" else (method, rho, mode)
     rows = [r["results"][key] for r in results]
-    f_val = P.validation_set(SETTING)[2]
-    tau = np.array([P.radius(r["h"], 1 - ALPHA) for r in rows])
+    tau = np.array([posterior_quantile(r["h"], 1 - ALPHA) for r in rows])
     dist = np.array([np.sqrt(np.mean((r["fbar"].astype(float) - f_val) ** 2)) for r in rows])
-    zeta = np.mean([r["zeta"] for r in rows])
-    n = results[0]["n"]
+    mean = P.means(rows, "acceptance", "restarts", "zeta")
+    n, rho = results[0]["n"], key[1]
     return {
         "tau": tau.tolist(),
         "tau_sq": (tau**2).tolist(),
         "dist_to_f": dist.tolist(),
         "covered": (dist <= tau).tolist(),
         "coverage": float(np.mean(dist <= tau)),
-        "acceptance": float(np.mean([r["acceptance"] for r in rows])),
-        "restarts": float(np.mean([r["restarts"] for r in rows])),
-        "zeta": float(zeta),
+        **mean,
         "lambda": float(rows[0]["lambda"]),
-        "lambda_batch": float(np.mean([r["lambda_batch"] for r in rows])),
-        "lambda_eff": float(P.effective_lambda(method, mode, n, 1.0 if method == "mala" else rho, zeta)),
+        **P.means(rows, "lambda_batch"),
+        "lambda_eff": float(P.effective_lambda(method, mode, n, rho, mean["zeta"])),
         "step_size": float(rows[0]["step_size"]),
-        "mean_batch": float(np.mean([r["mean_batch"] for r in rows])),
-        "draw_train_risk": float(np.mean([np.mean(r["draw_train_risk"]) for r in rows])),
-        "start_train_risk": float(np.mean([r["start_train_risk"] for r in rows])),
+        **P.means(rows, "mean_batch", "draw_train_risk", "start_train_risk"),
         "all_finite": bool(all(r["all_finite"] for r in rows)),
-        "ms_per_step": float(np.mean([r["ms_per_step"] for r in rows])),
+        **P.means(rows, "ms_per_step"),
     }
 
 
-def fmt(values, scale=1e3, digits=2):
-    m, s = P.mean_sd(np.asarray(values) * scale)
-    return f"{m:.{digits}f} ± {s:.{digits}f}"
-
-
-def build_tables(summary):
-    """Rows of the radius table (both conventions) and of the diagnostics table."""
-    header = ["convention", "rho"]
-    for m in P.METHODS:
-        header += [f"{m} tau²·1e3", f"{m} paper"]
+def radius_table(summary):
+    """tau² per method beside the paper's, then tau and coverage, per convention and rho."""
+    header = ["convention", "rho"] + [f"{m} {col}" for m in P.METHODS for col in ("tau²·1e3", "paper")]
     header += ["tau·1e3 (mala / smala / csmala)", "coverage (mala / smala / csmala)"]
     rows = []
     for mode in P.MODES:
         for rho in RHOS:
-            row = [P.MODE_LABELS[mode], f"{rho:g}"]
             cells = [summary[mode][str(rho)][m] for m in P.METHODS]
+            row = [P.MODE_LABELS[mode], f"{rho:g}"]
             for m, c in zip(P.METHODS, cells):
-                pm, ps = P.PAPER_TABLE2[rho][m]
-                row += [fmt(c["tau_sq"]), f"{pm:g} ± {ps:g}"]
-            row += [
-                " / ".join(fmt(c["tau"], digits=1) for c in cells),
-                " / ".join(f"{100 * c['coverage']:.0f}%" for c in cells),
-            ]
+                row += [P.fmt_sd(c["tau_sq"], 2), "{:g} ± {:g}".format(*P.PAPER_TABLE2[rho][m])]
+            row.append(" / ".join(P.fmt_sd(c["tau"], 1) for c in cells))
+            row.append(" / ".join(f"{100 * c['coverage']:.0f}%" for c in cells))
             rows.append(row)
-    dheader = [
-        "convention",
-        "rho",
-        "method",
-        "lambda/n",
-        "lambda_batch/n",
-        "lambda_eff/n",
-        "tau² / tau²(mala)",
-        "n / lambda_eff",
-        "acceptance",
-        "restarts",
-        "zeta",
-        "batch / (n rho)",
-        "R_n of draws ·1e3",
-        "ms/step",
-    ]
-    drows = []
+    return rst_table(header, rows)
+
+
+def diagnostics_table(summary):
+    """The temperatures, the tau² ratio to MALA and the sampler diagnostics of every cell."""
+    n, rows = summary["n"], []
     for mode in P.MODES:
         for rho in RHOS:
             ref = np.mean(summary[mode][str(rho)]["mala"]["tau_sq"])
             for m in P.METHODS:
                 c = summary[mode][str(rho)][m]
-                n = summary["n"]
-                r_eff = 1.0 if m == "mala" else rho
-                drows.append(
-                    [
-                        P.MODE_LABELS[mode][:1],
-                        f"{rho:g}",
-                        m,
-                        f"{c['lambda'] / n:.3g}",
-                        f"{c['lambda_batch'] / n:.3g}",
-                        f"{c['lambda_eff'] / n:.3g}",
-                        f"{np.mean(c['tau_sq']) / ref:.2f}",
-                        f"{n / c['lambda_eff']:.2f}",
-                        f"{c['acceptance']:.3f}",
-                        f"{c['restarts']:.1f}",
-                        f"{c['zeta']:.2e}",
-                        f"{c['mean_batch'] / (n * r_eff):.3f}",
-                        f"{1e3 * c['draw_train_risk']:.3f}",
-                        f"{c['ms_per_step']:.2f}",
-                    ]
-                )
-    return header, rows, dheader, drows
+                row = {
+                    "convention": P.MODE_LABELS[mode][:1],
+                    "rho": f"{rho:g}",
+                    "method": m,
+                    "lambda/n": f"{c['lambda'] / n:.3g}",
+                    "lambda_batch/n": f"{c['lambda_batch'] / n:.3g}",
+                    "lambda_eff/n": f"{c['lambda_eff'] / n:.3g}",
+                    "tau² / tau²(mala)": f"{np.mean(c['tau_sq']) / ref:.2f}",
+                    "n / lambda_eff": f"{n / c['lambda_eff']:.2f}",
+                    "acceptance": f"{c['acceptance']:.3f}",
+                    "restarts": f"{c['restarts']:.1f}",
+                    "zeta": f"{c['zeta']:.2e}",
+                    "batch / (n rho)": f"{c['mean_batch'] / (n * (1.0 if m == 'mala' else rho)):.3f}",
+                    "R_n of draws ·1e3": f"{1e3 * c['draw_train_risk']:.3f}",
+                    "ms/step": f"{c['ms_per_step']:.2f}",
+                }
+                rows.append(row)
+    return rst_table(list(rows[0]), [list(r.values()) for r in rows])
 
 
 def settings_text(summary):
-    SETTING = P.Setting(**summary["setting"])  # noqa: N806  (the run's, not the module's default)
-    L = summary["lengths"]
-    return (
+    S, L = summary["setting"], summary["lengths"]
+    text = (
         f"Settings actually used: n = {summary['n']} training points (noise sd 0.02, a new sample per "
-        f"replicate), {SETTING.n_val} validation inputs, network 1-100-100-1 ReLU (Q = 10401), float32. "
-        f"Pre-training: SGD (lr 1e-3, {SETTING.sgd_steps} steps, batches of {SETTING.pretrain_batch}) "
-        f"as in the paper, followed by {SETTING.adam_steps} Adam steps (lr 1e-3) that stand in for the "
+        f"replicate), {S['n_val']} validation inputs, network 1-100-100-1 ReLU (Q = 10401), float32. "
+        f"Pre-training: SGD (lr 1e-3, {S['sgd_steps']} steps, batches of {S['pretrain_batch']}) "
+        f"as in the paper, followed by {S['adam_steps']} Adam steps (lr 1e-3) that stand in for the "
         f"optimisation done by the paper's burn-in. Chains: proposal N(theta - h grad U_B, s^2 I) with "
         f"s = 0.2/sqrt(Q) and h = gamma / lambda_batch (gamma = 1e-4, 1e-4/rho for csMALA), nothing "
         f"adapted except zeta (every 100 burn-in steps, frozen afterwards), restart after 100 "
@@ -169,13 +132,6 @@ def settings_text(summary):
         f"which their magnitude and the paper's text 'quantile of the mean squared distance' "
         f"indicate); mean ± population sd over chains. Coverage: RMS distance of the posterior "
         f"mean to the true f on the validation inputs <= tau (equivalently MSE <= tau²). "
-        + runtime_text(summary)
-    )
-
-
-def runtime_text(summary):
-    """Elapsed time of this invocation and the time the chains took when they were computed."""
-    text = (
         f"Runtime of this invocation: {summary['runtime_s'] / 60:.1f} min ({summary['n_cached_runs']} of "
         f"{summary['n_runs']} chains read from the cache). The chains took {summary['chain_wall_s'] / 60:.0f} "
         f"worker-minutes of wall time"
@@ -191,7 +147,9 @@ def runtime_text(summary):
 
 def explanation(summary):
     """Why (A), (B) and the paper differ, with the measured numbers filled in."""
-    A, B = summary["paper"], summary["compensated"]
+    A, B, n = summary["paper"], summary["compensated"], summary["n"]
+    stochastic = P.METHODS[1:]
+    cells = [c for mode in P.MODES for rho in RHOS for c in summary[mode][str(rho)].values()]
 
     def ratio(part, rho, m):
         return np.mean(part[str(rho)][m]["tau_sq"]) / np.mean(part[str(rho)]["mala"]["tau_sq"])
@@ -200,8 +158,8 @@ def explanation(summary):
         return P.PAPER_TABLE2[rho][m][0] / P.PAPER_TABLE2[rho]["mala"][0]
 
     lines = [
-        f"rho = {rho:g}: predicted n/lambda_eff {summary['n'] / A[str(rho)]['smala']['lambda_eff']:.2f} / "
-        f"{summary['n'] / A[str(rho)]['csmala']['lambda_eff']:.2f}, paper {paper_ratio(rho, 'smala'):.2f} / "
+        f"rho = {rho:g}: predicted n/lambda_eff {n / A[str(rho)]['smala']['lambda_eff']:.2f} / "
+        f"{n / A[str(rho)]['csmala']['lambda_eff']:.2f}, paper {paper_ratio(rho, 'smala'):.2f} / "
         f"{paper_ratio(rho, 'csmala'):.2f}, (A) {ratio(A, rho, 'smala'):.2f} / {ratio(A, rho, 'csmala'):.2f}, "
         f"(B) {ratio(B, rho, 'smala'):.2f} / {ratio(B, rho, 'csmala'):.2f}"
         for rho in RHOS
@@ -213,26 +171,13 @@ def explanation(summary):
         mode: np.mean([summary[mode][str(rho)][m]["coverage"] for rho in RHOS for m in P.METHODS])
         for mode in P.MODES
     }
-    disp = np.mean(
-        [
-            np.mean(np.square(c["dist_to_f"])) / np.mean(c["tau_sq"])
-            for mode in P.MODES
-            for rho in RHOS
-            for c in summary[mode][str(rho)].values()
-        ]
-    )
+    disp = np.mean([np.mean(np.square(c["dist_to_f"])) / np.mean(c["tau_sq"]) for c in cells])
     dev_a = max(
-        abs(ratio(A, rho, m) * A[str(rho)][m]["lambda_eff"] / summary["n"] - 1)
-        for rho in RHOS
-        for m in ("smala", "csmala")
+        abs(ratio(A, rho, m) * A[str(rho)][m]["lambda_eff"] / n - 1) for rho in RHOS for m in stochastic
     )
-    ratios_b = [ratio(B, rho, m) for rho in RHOS for m in ("smala", "csmala")]
-    cells = [c for mode in P.MODES for rho in RHOS for c in summary[mode][str(rho)].values()]
-    finite = all(c["all_finite"] for c in cells)
-    acc_range = (min(c["acceptance"] for c in cells), max(c["acceptance"] for c in cells))
-    restarts = max(c["restarts"] for c in cells)
-    acc_a = np.mean([A["0.1"][m]["acceptance"] for m in ("smala", "csmala")])
-    acc_b = np.mean([B["0.1"][m]["acceptance"] for m in ("smala", "csmala")])
+    ratios_b = [ratio(B, rho, m) for rho in RHOS for m in stochastic]
+    acceptance = [c["acceptance"] for c in cells]
+    acc_a, acc_b = (np.mean([part["0.1"][m]["acceptance"] for m in stochastic]) for part in (A, B))
     return (
         "Why the radii differ. With the paper's (gamma, s) the drift gamma grad R is negligible next to "
         "the noise s xi, so every chain is a random-walk Metropolis whose spread in function space is "
@@ -263,35 +208,22 @@ def explanation(summary):
         f"radius (mean over cells of the squared distance to f / tau²: {disp:.2f}), because the "
         "centre of the chain moves on time scales longer than the window; with the paper's "
         "100000-step windows tau grows relative to that displacement. Sampler health: draws all "
-        f"finite: {'yes' if finite else 'NO'}; acceptance between {acc_range[0]:.2f} and "
-        f"{acc_range[1]:.2f}; at most {restarts:.1f} restarts per chain on average in any cell."
+        f"finite: {'yes' if all(c['all_finite'] for c in cells) else 'NO'}; acceptance between "
+        f"{min(acceptance):.2f} and {max(acceptance):.2f}; at most {max(c['restarts'] for c in cells):.1f} "
+        "restarts per chain on average in any cell."
     )
 
 
 def report(results):
     """The radius and diagnostics tables beside the paper's, with the settings and the explanation."""
     summary = results[NAME]
-    header, rows, dheader, drows = build_tables(summary)
-    text_settings, text_expl = settings_text(summary), explanation(summary)
-    summary["settings_text"], summary["explanation"] = text_settings, text_expl
-    rst = [
-        (
-            "Average radii of credible balls (paper 000, Table 2), tau² · 1e3 at alpha = 0.005, mean ± sd "
-            "over chains, with the paper's values beside ours; tau · 1e3 and coverage in the last columns."
-        ),
-        "",
-        P.rst_table(header, rows),
-        "",
-        "Diagnostics (means over chains):",
-        "",
-        P.rst_table(dheader, drows),
-        "",
-        text_settings,
-        "",
-        text_expl,
-        "",
-    ]
-    return [Page(NAME, "Paper 000, Table 2: average radii of credible balls, alpha = 0.005", rst=rst)]
+    caption = (
+        "Average radii of credible balls (paper 000, Table 2), tau² · 1e3 at alpha = 0.005, mean ± sd "
+        "over chains, with the paper's values beside ours; tau · 1e3 and coverage in the last columns."
+    )
+    notes = [caption, radius_table(summary), "Diagnostics (means over chains):", diagnostics_table(summary)]
+    notes += [settings_text(summary), explanation(summary)]
+    return [Page(NAME, "Paper 000, Table 2: average radii of credible balls, alpha = 0.005", notes=notes)]
 
 
 #: the flags a quick run sets (n, replicates, chain lengths, Adam steps), the workers (``--n-jobs``
@@ -308,37 +240,22 @@ SIZES = {
 
 def run(args):
     """The chains of every replicate, summarised per convention, rho and method (quick: n = 500, short chains)."""
-    global SETTING
-    vars(args).update(args.size.flags)  # a quick run's data size and chain lengths over the flags
-    n_jobs = args.n_jobs or args.size.n_jobs
-    SETTING = dataclasses.replace(P.Setting(adam_steps=args.adam_steps), **args.size.setting)
-    lengths = P.Lengths(args.burn_in, args.gap, args.draws)
-    cache = P.cache_dir(args)
-    t0 = time.perf_counter()
-    jobs = [(args.n, r, tasks()) for r in range(args.replicates)]
-    results = P.run_all(jobs, SETTING, lengths, n_jobs=n_jobs, cache_dir=cache)
-    runtime = time.perf_counter() - t0
+    results, setting, common = P.run_study(args, jobs)
+    f_val = P.validation_set(setting)[2]
     summary = {
         "n": args.n,
         "replicates": args.replicates,
         "alpha": ALPHA,
-        "lengths": dataclasses.asdict(lengths),
-        "setting": dataclasses.asdict(SETTING),
-        "n_jobs": n_jobs,
-        "runtime_s": runtime,
-        **P.chain_totals(results),
+        **common,
         "pretrain_s": [r["pretrain_s"] for r in results],
         "engine": P.engine(),
         "paper_table2": {str(k): v for k, v in P.PAPER_TABLE2.items()},
     }
     for mode in P.MODES:
-        summary[mode] = {str(rho): {m: cell(results, m, rho, mode) for m in P.METHODS} for rho in RHOS}
+        summary[mode] = {str(rho): {m: cell(results, m, rho, mode, f_val) for m in P.METHODS} for rho in RHOS}
     P.warn_non_finite(summary, RHOS)
-    print(f"\nruntime {runtime / 60:.1f} min ({summary['n_cached_runs']} runs from cache)")
     return {NAME: summary}
 
-
-SETTING = P.Setting()
 
 BENCHMARK = Benchmark(
     name=NAME,
