@@ -1,8 +1,7 @@
 """Shared set-up of the paper 000 reproductions: the §5 chains of Table 2 and Fig. 6, and the exact targets.
 
-Paper 000 §5 samples a 1 -> 100 -> 100 -> 1 ReLU network (Q = 10401) on the
-data-gap regression problem with MALA, sMALA and csMALA, started from a
-pre-trained network, with the parameters of its Table 1:
+Paper 000 §5 samples a 1 -> 100 -> 100 -> 1 ReLU network (Q = 10401) on the data-gap regression problem
+with MALA, sMALA and csMALA, started from a pre-trained network, with the parameters of its Table 1:
 
 ======  ==============  ==============  ==============
 param   MALA            sMALA           csMALA
@@ -12,18 +11,13 @@ gamma   1e-4            1e-4            1e-4 / rho
 s       0.2 / sqrt(Q)   0.2 / sqrt(Q)   0.2 / sqrt(Q)
 ======  ==============  ==============  ==============
 
-The paper's proposal ``N(theta - gamma grad R, s^2 I)`` (``R`` the method's
-normalised batch risk) is skgibbs' ``N(theta - h grad U_B, s^2 I)`` with
-``U_B = lambda_batch R``, so ``h = gamma / lambda_batch`` (``lambda'`` for a
-compensated csMALA); ``s`` is fixed, nothing is adapted. Two temperature
-conventions are run: ``"paper"`` (Table 1 as printed, ``compensate=False``)
-and ``"compensated"`` (skgibbs' one target ``exp(-n R_n)``, ``lambda = n``
-for all three, csMALA with ``lambda' = lambda (a + 1 - rho) / a``,
-``a = rho**(1 - zeta)``).
-
-Chain summaries are cached on disk, keyed by every setting and by a hash of
-the sampler sources, so that Table 2 and Fig. 6 share the chains they have
-in common.
+The paper's proposal ``N(theta - gamma grad R, s^2 I)`` (``R`` the method's normalised batch risk) is
+skgibbs' ``N(theta - h grad U_B, s^2 I)`` with ``U_B = lambda_batch R``, so ``h = gamma / lambda_batch``
+(``lambda'`` for a compensated csMALA); ``s`` is fixed, nothing is adapted. Two temperature conventions
+are run: ``"paper"`` (Table 1 as printed, ``compensate=False``) and ``"compensated"`` (skgibbs' one
+target ``exp(-n R_n)``, ``lambda = n`` for all three, csMALA with ``lambda' = lambda (a + 1 - rho) / a``,
+``a = rho**(1 - zeta)``). Chain summaries are cached on disk, keyed by every setting and by a hash of
+the sampler sources, so that Table 2 and Fig. 6 share the chains they have in common.
 """
 
 import dataclasses
@@ -129,9 +123,9 @@ def first_order_lambda(lam_batch, rho, zeta):
 
 
 def log_surrogate(losses, method, lam, rho, zeta=None, lam_batch=None):
-    """Log density, up to a constant, of the target a sampler draws from, at points with per-example losses
-    ``(G, n)``: ``-lambda R_n`` (MALA), (2.10) (sMALA) or (2.12), ``sum_i log(a exp(-lambda' l_i / n) + 1 -
-    rho)`` with ``a = rho^(1 - zeta)``, at the frozen ``zeta`` and ``lambda' = lam_batch`` of the run (csMALA).
+    """Log density, up to a constant, of the target a sampler draws from, at points with per-example
+    losses ``(G, n)``: ``-lambda R_n`` (MALA), (2.10) (sMALA) or (2.12), ``sum_i log(a exp(-lambda' l_i / n)
+    + 1 - rho)``, ``a = rho^(1 - zeta)``, at the run's frozen ``zeta`` and ``lambda' = lam_batch`` (csMALA).
     """
     n = losses.shape[1]
     if method == "mala" or rho >= 1:
@@ -268,8 +262,12 @@ def default_cache_dir():
     return Path(os.environ.get("SKGIBBS_PAPER000_CACHE", Path(tempfile.gettempdir()) / "skgibbs-paper000"))
 
 
-def _key(*parts):
-    return hashlib.sha1(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
+def _path(cache_dir, prefix, *key):
+    """The cache file of ``key`` (None without a cache)."""
+    if cache_dir is None:
+        return None
+    digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()
+    return Path(cache_dir) / f"{prefix}{digest[:20]}.npz"
 
 
 def _load(path):
@@ -298,23 +296,16 @@ def run_replicate(n, replicate, tasks, setting, lengths, cache_dir=None):
     X, y = make_gap_regression(n, noise=setting.noise, random_state=1000 + replicate)
     pot = MLPPotential(spec, torch.as_tensor(X, dtype=dtype), torch.as_tensor(y, dtype=dtype))
     seed = 7919 * replicate + 17  # one seed per replicate, shared by its runs (common random numbers)
+    config = dataclasses.asdict(setting), dataclasses.asdict(lengths)
+    start_path = _path(cache_dir, "start-", n, replicate, seed, config[0])
     theta0, pretrain_s, out = None, 0.0, {}
-    cache = Path(cache_dir) if cache_dir is not None else None
-    start_path = (
-        cache / f"start-{_key(n, replicate, seed, dataclasses.asdict(setting))}.npz" if cache else None
-    )
     for method, rho, mode in tasks:
-        path = None
-        if cache is not None:
-            # MALA is the same chain at every rho and in both conventions
-            rho_key, mode_key = (1.0, "paper") if method == "mala" else (float(rho), mode)
-            config = dataclasses.asdict(setting), dataclasses.asdict(lengths)
-            path = (
-                cache / f"{_key(n, replicate, method, rho_key, mode_key, *config, seed, _engine_hash())}.npz"
-            )
-            if path.exists():
-                out[(method, rho, mode)] = dict(_load(path), cached=True)
-                continue
+        # MALA is the same chain at every rho and in both conventions
+        rho_key, mode_key = (1.0, "paper") if method == "mala" else (float(rho), mode)
+        path = _path(cache_dir, "", n, replicate, method, rho_key, mode_key, *config, seed, _engine_hash())
+        if path is not None and path.exists():
+            out[(method, rho, mode)] = dict(_load(path), cached=True)
+            continue
         if theta0 is None and start_path is not None and start_path.exists():
             theta0 = torch.as_tensor(_load(start_path)["theta"], dtype=dtype)
         if theta0 is None:

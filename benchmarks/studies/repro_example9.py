@@ -1,37 +1,30 @@
 """Reproduce Example 9 of paper 000: credible balls of MALA, sMALA and csMALA in a linear model.
 
-Data (paper 000 §3.2): ``n = 200``, ``Y = X' theta* + eps`` with
-``theta* = (0.5, 0.5)``, ``X = (1, U)``, ``U ~ U(0, 1)``, ``eps ~ N(0, 0.1^2)``;
-model ``f_theta(x) = x' theta`` (a :class:`~skgibbs.potential.FunctionPotential`),
-flat prior, one chain per sampler on each of the independent data sets,
-started at ``theta = 0``, burn-in 1000, gap 100, ``N = 100`` draws. Three
+Data (paper 000 §3.2): ``n = 200``, ``Y = X' theta* + eps`` with ``theta* = (0.5, 0.5)``, ``X = (1, U)``,
+``U ~ U(0, 1)``, ``eps ~ N(0, 0.1^2)``; model ``f_theta(x) = x' theta`` (a
+:class:`~skgibbs.potential.FunctionPotential`), flat prior, one chain per sampler on each of the
+independent data sets, started at ``theta = 0``, burn-in 1000, gap 100, ``N = 100`` draws, no restarts
+(a restart perturbs the target and re-evaluates a subset of chains, each on its own data set). Three
 sets of sampler settings (conventions) are run on the same data sets:
 
-* ``paper``: Example 9 mapped one to one onto :func:`skgibbs.samplers.run_chains`:
-  MALA ``lambda = n``; sMALA ``rho = 0.1, lambda = n``; csMALA ``rho = 0.1,
-  lambda = n / rho`` with ``CSMALA(correction=0.2, compensate=False)``;
-  ``gamma = 0.01`` (``0.01 / rho`` for csMALA) becomes the Langevin step
-  ``h = gamma / lambda`` of skgibbs' ``U = lambda R``; fixed ``s = 0.1``.
-* ``skgibbs``: one ``lambda = n``, csMALA compensated with
-  ``correction="auto"``, ``proposal_std="auto"`` (adapted during burn-in).
-* ``mala_step``: as ``skgibbs``, with the proposal of all three fixed at the
-  step skgibbs' MALA adapted to (``s = sqrt(2 h)``), which separates the
-  target from the step-size adaptation.
+* ``paper``: Example 9 mapped one to one onto :func:`skgibbs.samplers.run_chains`: MALA ``lambda = n``;
+  sMALA ``rho = 0.1, lambda = n``; csMALA ``rho = 0.1, lambda = n / rho`` with
+  ``CSMALA(correction=0.2, compensate=False)``; ``gamma = 0.01`` (``0.01 / rho`` for csMALA) becomes the
+  Langevin step ``h = gamma / lambda`` of skgibbs' ``U = lambda R``; fixed ``s = 0.1``.
+* ``skgibbs``: one ``lambda = n``, csMALA compensated with ``correction="auto"``,
+  ``proposal_std="auto"`` (adapted during burn-in).
+* ``mala_step``: as ``skgibbs``, with the proposal of all three fixed at the step skgibbs' MALA adapted
+  to (``s = sqrt(2 h)``), which separates the target from the step-size adaptation.
 
-No chain restarts (``restart_after=None``): a restart perturbs the target and
-re-evaluates a subset of chains, each of which runs on its own data set.
-
-Radii (paper 000 (3.4) and §3.2) per replication: function level ``tau_alpha``,
-the ``1 - alpha`` quantile of ``||f_theta - fbar||`` in ``L2(P^X)``, i.e.
-``((theta - theta_bar)' Sigma (theta - theta_bar))^(1/2)`` with
-``Sigma = E[XX'] = [[1, 1/2], [1/2, 1/3]]`` (the empirical ``L2`` of the
-training inputs beside it); parameter level ``tau_alpha^{theta_bar} =
-Delta q_{1-alpha}(|theta - theta_bar|)`` with ``Delta^2 = lambda_max(Sigma)``.
-Coverage: the fraction of replications with ``||f* - fbar|| <= tau_alpha``,
-and with ``|theta* - theta_bar| <= q_{1-alpha}``. Each sampler's exact target
-(the Gibbs posterior, the surrogates (2.10) and (2.12)) is integrated on a
-grid beside the Monte Carlo radii. ``--conventions`` runs only the named ones
-and keeps the others from the stored results of a run alike.
+Radii (paper 000 (3.4) and §3.2) per replication: function level ``tau_alpha``, the ``1 - alpha``
+quantile of ``||f_theta - fbar||`` in ``L2(P^X)``, i.e. ``((theta - theta_bar)' Sigma (theta -
+theta_bar))^(1/2)`` with ``Sigma = E[XX'] = [[1, 1/2], [1/2, 1/3]]`` (the empirical ``L2`` of the
+training inputs beside it); parameter level ``tau_alpha^{theta_bar} = Delta q_{1-alpha}(|theta -
+theta_bar|)`` with ``Delta^2 = lambda_max(Sigma)``. Coverage: the fraction of replications with
+``||f* - fbar|| <= tau_alpha``, and with ``|theta* - theta_bar| <= q_{1-alpha}``. Each sampler's exact
+target (the Gibbs posterior, the surrogates (2.10) and (2.12)) is integrated on a grid beside the Monte
+Carlo radii. ``--conventions`` runs only the named ones and keeps the others from the stored results of
+a run alike.
 """
 
 import math
@@ -88,7 +81,7 @@ def linear_potential(X, y):
 
 
 def configs(n, convention, rho=0.1, step_size=None):
-    """``{method: (sampler, lambda, rho)}`` of the ``"paper"``, ``"skgibbs"`` or ``"mala_step"`` convention."""
+    """``{method: (sampler, lambda, rho)}`` of the "paper", "skgibbs" or "mala_step" convention."""
     if convention == "paper":
         gamma = 0.01  # the paper's drift is gamma grad R, skgibbs' h grad(lambda R): h = gamma / lambda
         proposal = {"step_size": gamma / n, "proposal_std": 0.1}

@@ -1,27 +1,23 @@
 """How far the sMALA and csMALA surrogates are from MALA as rho and the temperature vary.
 
 Paper 000 (Lemmas 1 and 3; the target of doc/user_guide/surrogate.rst) says that the csMALA surrogate
-``prod_i (a exp(-lambda' l_i / n) + 1 - rho)`` agrees with the Gibbs posterior
-``exp(-lambda R_n)`` to first order in ``lambda' l_i / n``, whereas the sMALA
-surrogate (2.10) is close only while ``lambda l_i / (n rho)`` is small. This
-script measures the gap with :class:`~skgibbs.GibbsMLPRegressor` for
-``rho in {0.1, 0.3, 0.5, 1}`` and temperatures ``{1, 10, 100} x 2 sigma^2``
-(``sigma^2`` the noise variance on the standardized scale, so ``1 x`` is the
-Bayesian posterior), on two problems:
+``prod_i (a exp(-lambda' l_i / n) + 1 - rho)`` agrees with the Gibbs posterior ``exp(-lambda R_n)`` to
+first order in ``lambda' l_i / n``, whereas the sMALA surrogate (2.10) is close only while
+``lambda l_i / (n rho)`` is small. This script measures the gap with :class:`~skgibbs.GibbsMLPRegressor`
+for ``rho in {0.1, 0.3, 0.5, 1}`` and temperatures ``{1, 10, 100} x 2 sigma^2`` (``sigma^2`` the noise
+variance on the standardized scale, so ``1 x`` is the Bayesian posterior), on two problems:
 
-* ``linear``: ``y = 0.5 + 0.5 u + N(0, 0.1^2)``, ``u ~ U(0, 1)``, ``n = 2000``,
-  ``hidden_layer_sizes=()``, flat prior: the Gibbs posterior is Gaussian in
-  closed form and the surrogates are integrated on a grid over the two parameters.
-* ``mlp``: :func:`~skgibbs.datasets.make_gap_regression`, ``n = 2000``, a ReLU
-  network 1-16-16-1; MALA's draws at the same temperature are the reference.
+* ``linear``: ``y = 0.5 + 0.5 u + N(0, 0.1^2)``, ``u ~ U(0, 1)``, ``n = 2000``, ``hidden_layer_sizes=()``,
+  flat prior: the Gibbs posterior is Gaussian in closed form and the surrogates are integrated on a grid
+  over the two parameters.
+* ``mlp``: :func:`~skgibbs.datasets.make_gap_regression`, ``n = 2000``, a ReLU network 1-16-16-1;
+  MALA's draws at the same temperature are the reference.
 
-Per configuration: the ratio of credible radii ``tau`` (paper 000 (3.4),
-level 0.9, empirical L2 on the training inputs) to MALA's; the coverage of
-the 90% pointwise credible intervals of ``f`` at test points (the mean
-probability, under the exact Gibbs posterior or MALA's draws, that ``f(x)``
-lies in the interval); the fitted ``surrogate_scale_``; whether ``fit``
-raised the surrogate ``SamplerWarning``; the acceptance rate. Chains use
-the samplers' defaults. ``--problems`` runs only the named problems and
+Per configuration: the ratio of credible radii ``tau`` (paper 000 (3.4), level 0.9, empirical L2 on the
+training inputs) to MALA's; the coverage of the 90% pointwise credible intervals of ``f`` at test points
+(the mean probability, under the exact Gibbs posterior or MALA's draws, that ``f(x)`` lies in the
+interval); the fitted ``surrogate_scale_``; whether ``fit`` raised the surrogate ``SamplerWarning``; the
+acceptance rate. Chains use the samplers' defaults. ``--problems`` runs only the named problems and
 keeps the other from the stored results of a run alike.
 """
 
@@ -103,7 +99,7 @@ def exact_gibbs(reg, X, y):
 def exact_gibbs_radius(reg, X, y, level=LEVEL):
     """``tau`` of the exact Gibbs posterior, empirical L2 on the training inputs (scale of y)."""
     _, cov, A = exact_gibbs(reg, X, y)
-    # h^2 = d' M d, M = A'A / n, is a quadratic form of a Gaussian: with M cov = s^2 I (here exactly) s^2 chi2_2
+    # h^2 = d' M d, M = A'A / n, a quadratic form of a Gaussian: s^2 chi2_2 if M cov = s^2 I (here exactly)
     evals = np.linalg.eigvals(A.T @ A / len(A) @ cov).real
     if np.allclose(evals, evals[0], rtol=1e-6):
         return reg.y_scale_ * math.sqrt(evals[0] * chi2.ppf(level, 2))
@@ -150,13 +146,9 @@ def exact_surrogate_summary(reg, X, y, X_test):
     h = reg.y_scale_ * np.sqrt((d**2).sum(1))
     radius = float(P.weighted_quantiles(h, w, [LEVEL])[0])
     probs = [(1 - LEVEL) / 2, (1 + LEVEL) / 2]
-    lo, hi = np.array(
-        [P.weighted_quantiles(theta[:, 0] * x + theta[:, 1], w, probs) for x in _standardized(reg, X_test)]
-    ).T
-    coverage = gibbs_coverage(
-        reg, X, y, X_test, lo * reg.y_scale_ + reg.y_mean_, hi * reg.y_scale_ + reg.y_mean_
-    )
-    return {"radius": radius, "coverage": coverage, "border_mass": border}
+    f = [P.weighted_quantiles(theta[:, 0] * x + theta[:, 1], w, probs) for x in _standardized(reg, X_test)]
+    lo, hi = np.array(f).T * reg.y_scale_ + reg.y_mean_
+    return {"radius": radius, "coverage": gibbs_coverage(reg, X, y, X_test, lo, hi), "border_mass": border}
 
 
 def gibbs_coverage(reg, X, y, X_test, lo, hi):

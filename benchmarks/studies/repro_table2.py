@@ -35,10 +35,8 @@ def add_arguments(parser):
 
 def jobs(args):
     """Per replicate: MALA once (rho-free), sMALA and csMALA per rho and temperature convention."""
-    tasks = [("mala", 1.0, "paper")] + [
-        (m, rho, mode) for mode in P.MODES for rho in RHOS for m in P.METHODS[1:]
-    ]
-    return [(args.n, r, tasks) for r in range(args.replicates)]
+    stochastic = [(m, rho, mode) for mode in P.MODES for rho in RHOS for m in P.METHODS[1:]]
+    return [(args.n, r, [("mala", 1.0, "paper"), *stochastic]) for r in range(args.replicates)]
 
 
 def cell(results, method, rho, mode, f_val):
