@@ -156,7 +156,7 @@ def earlier_result(args, name, settings):
 
 
 def chain_config(method, rho, mode, n, mean_risk, setting, lengths):
-    """The sampler of one run, its ``run_chains`` settings and the mapped constants.
+    """The sampler of one run, its ``run_chains`` settings, its ``lambda`` and the paper's ``gamma``.
 
     ``mean_risk`` (the full-data risk at the start) fixes the csMALA ``lambda'``
     that converts the paper's ``gamma`` into ``h``; the drift ``gamma grad R``
@@ -178,7 +178,7 @@ def chain_config(method, rho, mode, n, mean_risk, setting, lengths):
         proposal.update(correction="auto", correction_every=setting.correction_every, compensate=compensate)
     sampler = {"mala": MALA, "smala": SMALA, "csmala": CSMALA}[method](**proposal)
     run = {"rho": rho, "n_samples": lengths.n_draws, "burn_in": lengths.burn_in_for(rho), "thin": lengths.gap}
-    return sampler, run, {"lambda": lam, "gamma": gamma, "lambda_batch_start": lam_batch}
+    return sampler, run, lam, gamma
 
 
 def validation_set(setting):
@@ -214,9 +214,9 @@ def run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val):
     (``h_k`` of the N draws, paper 000 §5), the sampler's diagnostics and the times."""
     n = pot.n_data
     start_risk = float(pot.mean_loss(theta0)[0])
-    sampler, run, mapped = chain_config(method, rho, mode, n, start_risk, setting, lengths)
+    sampler, run, lam, gamma = chain_config(method, rho, mode, n, start_risk, setting, lengths)
     t0, c0 = time.perf_counter(), time.process_time()
-    res = run_chains(Target(pot, None, mapped["lambda"]), theta0, [int(seed)], sampler, **run)  # flat prior
+    res = run_chains(Target(pot, None, lam), theta0, [int(seed)], sampler, **run)  # flat prior
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     draws = torch.as_tensor(res.samples[0], dtype=theta0.dtype)
     with torch.no_grad():
@@ -232,8 +232,8 @@ def run_one(pot, theta0, method, rho, mode, setting, lengths, seed, X_val):
         "acceptance": float(res.acceptance_rate[0]),
         "restarts": int(res.info["n_restarts"][0]) if "n_restarts" in res.info else 0,  # MALA: none
         "zeta": float(res.correction),
-        "lambda": mapped["lambda"],
-        "gamma": mapped["gamma"],
+        "lambda": lam,
+        "gamma": gamma,
         "lambda_batch": float(res.lambda_prime),
         "step_size": float(res.step_size[0]),
         "proposal_std": float(res.proposal_std[0]),

@@ -160,11 +160,11 @@ def run_convention(convention, X, y, args, seed, step_size=None):
     R, n = X.shape[:2]
     pot = linear_potential(X, y)
     theta0 = torch.zeros(R, 2, dtype=torch.float64)
+    lengths = {"n_samples": args.n_draws, "burn_in": args.burn_in, "thin": args.thin}
     out = {}
     for i, (name, (kernel, lam, rho)) in enumerate(configs(n, convention, step_size=step_size).items()):
         seeds = np.random.SeedSequence([seed, i]).generate_state(R).tolist()
         t0 = time.perf_counter()
-        lengths = {"n_samples": args.n_draws, "burn_in": args.burn_in, "thin": args.thin}
         res = run_chains(Target(pot, None, lam), theta0, seeds, kernel, rho=rho, **lengths)  # flat prior
         seconds = time.perf_counter() - t0
         per_rep = [radii_from_draws(res.samples[r], X[r]) for r in range(R)]
@@ -179,7 +179,7 @@ def run_convention(convention, X, y, args, seed, step_size=None):
             "correction": float(res.correction),
             "lambda_batch": float(res.lambda_prime),
             "lambda": float(lam),
-            "rho": float(rho) if kernel.name != "mala" else 1.0,
+            "rho": float(rho),
             "exact_edge_mass_max": max(e["edge_mass"] for e in exact),
             "seconds": seconds,
             "levels": {},

@@ -71,8 +71,8 @@ def fit(problem, sampler, temperature, rho, X, y, chains, seed, step_size=None, 
     else:
         kw.update(hidden_layer_sizes=(16, 16), activation="relu")
     reg = GibbsMLPRegressor(**kw)
-    fit = timed_fit(reg, X, y)
-    return reg, fit.messages(SamplerWarning), fit.seconds
+    timed = timed_fit(reg, X, y)
+    return reg, timed.messages(SamplerWarning), timed.seconds
 
 
 def credible_intervals(F, level=LEVEL):
