@@ -155,12 +155,12 @@ def radii_from_draws(S, X):
     return out
 
 
-def run_convention(convention, X, y, args, seed, step_size=None):
+def run_convention(convention, X, y, settings, seed, step_size=None):
     """Every method's chains (one per data set) and their radii, coverage and diagnostics."""
     R, n = X.shape[:2]
     pot = linear_potential(X, y)
     theta0 = torch.zeros(R, 2, dtype=torch.float64)
-    lengths = {"n_samples": args.n_draws, "burn_in": args.burn_in, "thin": args.thin}
+    lengths = {"n_samples": settings["n_draws"], "burn_in": settings["burn_in"], "thin": settings["thin"]}
     out = {}
     for i, (name, (kernel, lam, rho)) in enumerate(configs(n, convention, step_size=step_size).items()):
         seeds = np.random.SeedSequence([seed, i]).generate_state(R).tolist()
@@ -394,17 +394,9 @@ SIZES = {
 
 def run(args):
     """Every convention (quick: 2 replications, short chains); ``--conventions`` keeps the others from a run alike."""
-    args.n_rep = args.reps or args.size.reps
-    args.burn_in, args.thin, args.n_draws = args.size.burn_in, args.size.thin, args.size.n_draws
-    n = 200
-    X, y = simulate(args.n_rep, n, args.seed)
-    settings = {
-        "n": n,
-        "n_rep": args.n_rep,
-        "burn_in": args.burn_in,
-        "thin": args.thin,
-        "n_draws": args.n_draws,
-    }
+    settings = {"n": 200, "n_rep": args.reps or args.size.reps}
+    settings |= {k: args.size[k] for k in ("burn_in", "thin", "n_draws")}
+    X, y = simulate(settings["n_rep"], settings["n"], args.seed)
     result = dict(settings, delta=DELTA, conventions={}, runtime_s={})
     result["paper_values"] = {
         m: {"fun": PAPER[m][0], "par": PAPER[m][1], "coverage": PAPER_COVERAGE} for m in METHODS
@@ -422,9 +414,7 @@ def run(args):
                 raise SystemExit("run the 'skgibbs' convention first (or together with 'mala_step')")
             h = result["conventions"]["skgibbs"]["mala"]["step_size_mean"]
         t0 = time.perf_counter()
-        result["conventions"][convention] = run_convention(
-            convention, X, y, args, args.seed + 1 + k, step_size=h
-        )
+        result["conventions"][convention] = run_convention(convention, X, y, settings, args.seed + 1 + k, h)
         result["runtime_s"][convention] = time.perf_counter() - t0
     return {NAME: result}
 
