@@ -103,17 +103,15 @@ def paper_lambda(method, n, rho):
 def effective_lambda(method, mode, n, rho, zeta):
     """First-order inverse temperature of the surrogate a run samples.
 
-    sMALA's surrogate (2.10) behaves like ``exp(-lambda R_n)`` to first order
-    in ``lambda l_i / (n rho)``; csMALA's ``prod_i (a exp(-lambda' l_i / n) +
-    1 - rho)`` (2.12 with weight ``zeta``) like ``exp(-lambda'' R_n)`` with
-    ``lambda'' = lambda' a / (a + 1 - rho)``, ``a = rho**(1 - zeta)``.
+    sMALA's surrogate (2.10) behaves like ``exp(-lambda R_n)`` to first order in ``lambda l_i / (n rho)``;
+    csMALA's ``prod_i (a exp(-lambda' l_i / n) + 1 - rho)`` (2.12 with weight ``zeta``) like
+    ``exp(-lambda'' R_n)`` with ``lambda'' = lambda' a / (a + 1 - rho)``, ``a = rho**(1 - zeta)``.
     """
     lam = n * 1.0 if mode == "compensated" else paper_lambda(method, n, rho)
     if method != "csmala" or rho >= 1.0:
         return lam
-    return first_order_lambda(
-        surrogate_constants("csmala", lam, n, rho, zeta, mode == "compensated")[2], rho, zeta
-    )
+    lam_batch = surrogate_constants("csmala", lam, n, rho, zeta, mode == "compensated")[2]
+    return first_order_lambda(lam_batch, rho, zeta)
 
 
 def first_order_lambda(lam_batch, rho, zeta):
@@ -158,9 +156,8 @@ def earlier_result(args, name, settings):
 def chain_config(method, rho, mode, n, mean_risk, setting, lengths):
     """The sampler of one run, its ``run_chains`` settings, its ``lambda`` and the paper's ``gamma``.
 
-    ``mean_risk`` (the full-data risk at the start) fixes the csMALA ``lambda'``
-    that converts the paper's ``gamma`` into ``h``; the drift ``gamma grad R``
-    is tiny next to the noise ``s xi`` anyway.
+    ``mean_risk`` (the full-data risk at the start) fixes the csMALA ``lambda'`` that converts the paper's
+    ``gamma`` into ``h``; the drift ``gamma grad R`` is tiny next to the noise ``s xi`` anyway.
     """
     rho = 1.0 if method == "mala" else rho
     compensate = mode == "compensated"
@@ -284,11 +281,8 @@ def _save(path, result):
 
 
 def run_replicate(n, replicate, tasks, setting, lengths, cache_dir=None):
-    """Run the ``(method, rho, mode)`` tasks of one replicate on its own training sample.
-
-    The pre-trained start, shared by the tasks, is computed (or read from the
-    cache) only when some task is not in the cache.
-    """
+    """Run the ``(method, rho, mode)`` tasks of one replicate on its own training sample; the pre-trained
+    start, shared by the tasks, is computed (or read from the cache) only when some task is not cached."""
     torch.set_num_threads(1)
     dtype = getattr(torch, setting.dtype)
     spec = MLPSpec(1, setting.hidden, "relu")
@@ -331,9 +325,8 @@ def _cost(unit, lengths):
 def run_all(jobs, setting, lengths, n_jobs=1, cache_dir=None):
     """Run ``[(n, replicate, tasks), ...]`` through joblib, one thread per worker; the results per job.
 
-    With several workers and a cache, every task is its own job (the start is
-    shared through the cache) and the costliest go first, so that the workers
-    finish together.
+    With several workers and a cache, every task is its own job (the start is shared through the cache)
+    and the costliest go first, so that the workers finish together.
     """
     if n_jobs == 1 or cache_dir is None:
         units = jobs

@@ -102,9 +102,8 @@ def configs(n, convention, rho=0.1, step_size=None):
 def exact_radii(X, y, method, lam, rho, result, width=10.0, m=161):
     """Radii of the exact target by integration on a grid around the least-squares fit.
 
-    The grid lies along the eigenvectors of ``X'X`` and spans ``width`` MALA
-    posterior standard deviations each way; the mass within one cell of the
-    edge is returned so that truncation can be checked.
+    The grid lies along the eigenvectors of ``X'X`` and spans ``width`` MALA posterior standard deviations
+    each way; the mass within one cell of the edge is returned so that truncation can be checked.
     """
     G = X.T @ X
     theta_ls = np.linalg.solve(G, X.T @ y)
@@ -393,7 +392,7 @@ SIZES = {
 
 
 def run(args):
-    """Every convention (quick: 2 replications, short chains); ``--conventions`` keeps the others from a run alike."""
+    """Every convention (quick: 2 replications, short chains), or ``--conventions`` and the others kept."""
     settings = {"n": 200, "n_rep": args.reps or args.size.reps}
     settings |= {k: args.size[k] for k in ("burn_in", "thin", "n_draws")}
     X, y = simulate(settings["n_rep"], settings["n"], args.seed)

@@ -52,11 +52,8 @@ def linear_data(n, seed):
 
 
 def fit(problem, sampler, temperature, rho, X, y, chains, seed, step_size=None, correction="auto"):
-    """One fit: the estimator, the messages of the SamplerWarnings it raised and its runtime.
-
-    ``step_size`` fixes the Langevin step (and ``proposal_std = sqrt(2 h)``)
-    instead of adapting it during burn-in.
-    """
+    """One fit: the estimator, the messages of the SamplerWarnings it raised and its runtime; ``step_size``
+    fixes the Langevin step (and ``proposal_std = sqrt(2 h)``) instead of adapting it during burn-in."""
     proposal = (
         {} if step_size is None else {"step_size": step_size, "proposal_std": math.sqrt(2.0 * step_size)}
     )
@@ -109,9 +106,8 @@ def exact_gibbs_radius(reg, X, y, level=LEVEL):
 def surrogate_grid(reg, X, y, m=161, width=10.0):
     """Grid over ``(w, b)`` and the normalised weights of the estimator's exact target.
 
-    The grid spans ``width`` Gibbs-posterior standard deviations around the
-    least-squares fit and is widened until the mass on its border is
-    negligible (the sMALA surrogate at low temperature is much wider).
+    The grid spans ``width`` Gibbs-posterior standard deviations around the least-squares fit and is
+    widened until the mass on its border is negligible (the sMALA surrogate at low temperature is wider).
     """
     xs, ys = _standardized(reg, X), (y - reg.y_mean_) / reg.y_scale_
     theta_ls, cov, _ = exact_gibbs(reg, X, y)

@@ -237,7 +237,7 @@ SIZES = {
 
 
 def run(args):
-    """The chains of every replicate, summarised per convention, rho and method (quick: n = 500, short chains)."""
+    """The chains of every replicate, summarised per convention, rho and method (quick: n = 500)."""
     results, setting, common = P.run_study(args, jobs)
     f_val = P.validation_set(setting)[2]
     summary = {
