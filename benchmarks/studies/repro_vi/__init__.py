@@ -1,40 +1,17 @@
 """Reproduce the tempering experiments of paper 002 (App. E.1, E.2, §5 Figs. 1, 3) with ``sampler="vi"``.
 
-Paper 002 fits mean-field Gaussian variational posteriors to one-hidden-layer
-networks and argues that the KL term of the ELBO must be cooled by
-``eta = tau p / N`` (``p`` training examples, ``N`` neurons): without it the
-KL term dominates as ``N`` grows and ``q`` collapses onto the prior
-(Prop. 1). The paper shows figures only; the tables below put our numbers
-next to what its figures show, in words. Four parts, chosen by ``--parts``, one module each:
+Paper 002 fits mean-field Gaussian variational posteriors to one-hidden-layer networks and argues that the KL
+term of the ELBO must be cooled by ``eta = tau p / N`` (``p`` training examples, ``N`` neurons): without it
+the KL term dominates as ``N`` grows and ``q`` collapses onto the prior (Prop. 1). The paper shows figures
+only; the tables put our numbers next to what its figures show, in words. Four parts, chosen by ``--parts``,
+one module each: ``e1`` (:mod:`.e1`, App. E.1, Fig. 4), ``e2`` (:mod:`.e2`, App. E.2, Figs. 5-6, no
+training), ``fig1`` (:mod:`.fig1`, §5 Fig. 1 analogue) and ``fig3`` (:mod:`.fig3`, §5 Fig. 3 analogue).
+Every estimator here has the paper's fixed Gaussian prior, ``prior="fixed"``; everything runs on one core.
 
-``e1`` (:mod:`.e1`, App. E.1, Fig. 4): the predictive spread of VI on the
-``x^3`` toy as the width ``N`` grows, with ``eta = 1`` and ``eta = tau n / N``.
-
-``e2`` (:mod:`.e2`, App. E.2, Figs. 5-6, no training): the ratio of the two
-ELBO terms as ``N`` grows, on diabetes and digits.
-
-``fig1`` (:mod:`.fig1`, §5 Fig. 1 analogue): ``sampler="vi"`` on digits and
-diabetes against the cooling ``tau``, beside the classical ELBO.
-
-``fig3`` (:mod:`.fig3`, §5 Fig. 3 analogue): the classical ELBO on digits
-against the width of one hidden layer.
-
-Every estimator here has the paper's fixed Gaussian prior,
-``prior="fixed"``, the default until 2026-11-27 (``"auto"`` is ARD under
-VI since). Everything runs on one core (one torch thread, BLAS limited to
-one thread).
-The full run took about 30 minutes on a shared two-core machine (``e1``
-12, ``e2`` under 1, ``fig1`` 10, ``fig3`` 8); ``--quick`` is a smoke run on
-small grids and one seed that writes to a temporary directory, never to
-``benchmarks/results``.
-
-Usage::
-
-    python -m benchmarks run vi                   # all parts, writes results/vi_{e1,e2,fig1,fig3}.*
-    python -m benchmarks run vi --parts e2 fig3   # some parts
-    python -m benchmarks run vi --quick           # smoke run
+``python -m benchmarks run vi [--parts e2 fig3]`` writes ``benchmarks/results/vi_{e1,e2,fig1,fig3}.*``.
 """
 
+import functools
 import time
 
 from ... import Benchmark, Output
@@ -45,7 +22,6 @@ from . import e1, e2, fig1, fig3
 #: part -> its module: ``STEM`` (the result file), ``run(args)``, ``plot(result, path)`` and ``DOC_FIGURE``
 #: (where the documentation shows the figure from doc/_static, if it does)
 PARTS = {"e1": e1, "e2": e2, "fig1": fig1, "fig3": fig3}
-BY_STEM = {module.STEM: module for module in PARTS.values()}
 
 
 def add_arguments(parser):
@@ -63,21 +39,18 @@ def run(args):
     return results
 
 
-def _figure(stem, result):
-    return lambda path: BY_STEM[stem].plot(result, path)
-
-
 def report(results):
     """Each part's tables (stored with its runs) and figure."""
+    by_stem = {module.STEM: module for module in PARTS.values()}
     pages = []
     for stem, result in results.items():
-        page = result.get("page")
+        page, part = result.get("page"), by_stem[stem]
         if page is None:
             print(f"{stem}: stored without its tables; run its part again to render them")
             continue
-        tables = [(title, header, rows) for title, header, rows in page["tables"]]
-        figure, doc_figure = _figure(stem, result), BY_STEM[stem].DOC_FIGURE
-        pages.append(Page(stem, page["heading"], tables, page["notes"], figure=figure, doc_figure=doc_figure))
+        figure = functools.partial(part.plot, result)
+        tables, notes = page["tables"], page["notes"]
+        pages.append(Page(stem, page["heading"], tables, notes, figure=figure, doc_figure=part.DOC_FIGURE))
     return pages
 
 
@@ -86,10 +59,16 @@ BENCHMARK = Benchmark(
     kind="reproduction",
     title="Paper 002: tempered variational inference (App. E.1, E.2, Figs. 1 and 3)",
     outputs=(
-        Output("vi_e1", "Paper 002 App. E.1: the predictive spread of VI as the width grows", flags="--parts e1"),
-        Output("vi_e2", "Paper 002 App. E.2: the two terms of the ELBO as the width grows", flags="--parts e2"),
+        Output(
+            "vi_e1", "Paper 002 App. E.1: the predictive spread of VI as the width grows", flags="--parts e1"
+        ),
+        Output(
+            "vi_e2", "Paper 002 App. E.2: the two terms of the ELBO as the width grows", flags="--parts e2"
+        ),
         Output("vi_fig1", "Paper 002 Fig. 1 analogue: VI against the cooling tau", flags="--parts fig1"),
-        Output("vi_fig3", "Paper 002 Fig. 3 analogue: the classical ELBO against the width", flags="--parts fig3"),
+        Output(
+            "vi_fig3", "Paper 002 Fig. 3 analogue: the classical ELBO against the width", flags="--parts fig3"
+        ),
     ),
     run=run,
     report=report,

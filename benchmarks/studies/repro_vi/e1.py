@@ -1,33 +1,18 @@
 """Paper 002 App. E.1 (Fig. 4): the predictive spread of VI as the width grows (part ``e1``).
 
-``x ~ U[-1, 1]``, ``y = x^3 + eps``,
-``eps ~ N(0, 0.001)`` (variance), ``n = 500`` examples, a fresh data set per
-seed. ``GibbsMLPRegressor(sampler=MeanFieldVI(parametrization="mean-field"),
-hidden_layer_sizes=(N,))`` for ``N`` in {10, 20, 100, 200, 1000, 2000,
-10000} with (a) ``MeanFieldVI(kl_weight=1.0)`` (the classical ELBO) and (b)
-``kl_weight="auto"``, ``eta = tau n / N`` with ``tau = 1`` (the paper's form
-with its constant set to one), 3 seeds each. The likelihood is the correctly
-specified Gaussian one, ``temperature = 2 * 0.001 / Var(y)`` on the
-standardized scale (the same for every ``N``, where the default ``"auto"``
-would follow each pre-trained network). The prior is the estimator's
-``prior_std="auto"``: ``N(0, 1)`` on the hidden weights and biases (one
-input) and on the unscaled output weights ``a_j``, ``N(0, 1/N)`` on the
-output bias, so the prior variance of ``f(x)`` shrinks as ``1/N``. Reported:
-the expected predictive standard deviation ``E_x sd_q f(x)`` over 200 points
-of ``[-1, 1]`` (200 draws of ``q``: ``n_chains=2, n_samples=100``, from
-``predict_samples``, scale of ``y``), its ratio (as variances) to the
-prior's (400 prior draws), ``KL(q || P0)`` (``kl_``), the RMSE of the
-predictive mean to ``x^3`` on the same points, and the fit time. The
-estimator starts ``q``'s means at its pre-trained network (pre-trained in
-the mean-field coordinates, so the ``a_j`` start at the prior's order); a
-second pair of rows ("prior-draw start") runs the same objective through
-``skgibbs.samplers.vi.fit`` from a draw of the prior without pre-training,
-to show how much the starting point matters. To keep the part near 12
-minutes on one core the Adam steps are capped at ``max_iter=3000`` (10000
-neurons: 1000, where a step costs about 30 ms) instead of the default 5000.
-Early stopping ends the fits of up to 2000 neurons before the cap (after
-1500 to 3000 steps); the 10000-neuron fits reach theirs and are not quite
-converged.
+``x ~ U[-1, 1]``, ``y = x^3 + eps``, ``eps ~ N(0, 0.001)`` (variance), ``n = 500`` examples, a fresh data
+set per seed (3 seeds). ``GibbsMLPRegressor((N,), sampler=MeanFieldVI(parametrization="mean-field"))`` for
+``N`` in {10, 20, 100, 200, 1000, 2000, 10000} with (a) ``kl_weight=1.0`` (the classical ELBO) and (b)
+``kl_weight="auto"``, ``eta = tau n / N`` with ``tau = 1`` (the paper's form with its constant set to one).
+The likelihood is the correctly specified Gaussian one, ``temperature = 2 * 0.001 / Var(y)`` on the
+standardized scale (the same for every ``N``). The prior is ``prior_std="auto"``: ``N(0, 1)`` on the hidden
+weights and biases and on the unscaled output weights ``a_j``, ``N(0, 1/N)`` on the output bias, so the prior
+variance of ``f(x)`` shrinks as ``1/N``. Reported over 200 points of ``[-1, 1]`` (200 draws of ``q``, scale
+of ``y``): ``E_x sd_q f(x)``, its ratio (as variances) to the prior's (400 prior draws), ``KL(q || P0)``, the
+RMSE of the predictive mean to ``x^3`` and the fit time. The estimator starts ``q``'s means at its
+pre-trained network; the "prior-draw start" rows run the same objective through ``skgibbs.samplers.vi.fit``
+from a draw of the prior without pre-training, to show how much the starting point matters. The Adam steps
+are capped at ``max_iter=3000`` (1000 for 10000 neurons, whose fits reach the cap not quite converged).
 """
 
 import time
@@ -39,15 +24,19 @@ from skgibbs import GibbsMLPRegressor
 from skgibbs.samplers import vi
 
 from ... import pick_sizes
-from ...common.stats import fmt_values, mean_se
 from .shared import (
     QUICK_FIT,
+    cells,
+    errorbar,
     estimator_prior,
     fit_timed,
     forward_draws,
+    mean_cell,
     mean_field_prior,
     prior_output_variance,
     pyplot,
+    save_figure,
+    se_cell,
     slope,
     vi_estimator,
 )
@@ -55,51 +44,75 @@ from .shared import (
 STEM = "vi_e1"
 DOC_FIGURE = "vi_e1.png"  # the user guide shows the committed figure from doc/_static
 
-E1_WIDTHS = (10, 20, 100, 200, 1000, 2000, 10000)
-E1_N, E1_NOISE_VAR, E1_TAU, E1_GRID, E1_SEEDS = 500, 1e-3, 1.0, 200, 3
+E1_N, E1_NOISE_VAR, E1_TAU = 500, 1e-3, 1.0
 E1_MAX_ITER, E1_MAX_ITER_WIDE, E1_WIDE = 3000, 1000, 5000  # cap for N >= E1_WIDE: E1_MAX_ITER_WIDE
 E1_DRAWS, E1_PRIOR_DRAWS = (2, 100), 400  # (n_chains, n_samples) of q; draws of the prior
-#: the widths and the seeds per width (``--seeds`` overrides),
-#: and the estimator's settings over the part's (fit)
+GRID = np.linspace(-1.0, 1.0, 200)[:, None]
+#: the widths, the seeds per width (``--seeds`` overrides) and the estimator's settings over the part's (fit)
 SIZES = {
-    "full": {"widths": list(E1_WIDTHS), "seeds": E1_SEEDS, "fit": {}},
+    "full": {"widths": [10, 20, 100, 200, 1000, 2000, 10000], "seeds": 3, "fit": {}},
     "quick": {"widths": [10, 100], "seeds": 1, "fit": QUICK_FIT},
+}
+#: variant -> (label, q's means start at a draw of the prior, eta = 1)
+E1_VARIANTS = {
+    "est_1": ("estimator, eta = 1", False, True),
+    "est_auto": ("estimator, eta = tau n / N", False, False),
+    "pd_1": ("prior-draw start, eta = 1", True, True),
+    "pd_auto": ("prior-draw start, eta = tau n / N", True, False),
+}
+E1_COLUMNS = {  # header: (field, its cell over the seeds)
+    "eta": ("eta", mean_cell(".3g")),
+    "E_x sd_q f (1e-2)": ("sd", se_cell(".2f", 100)),
+    "prior sd (1e-2)": ("prior_sd", se_cell(".2f", 100)),
+    "Var_q f / Var_P0 f": ("var_ratio", se_cell(".3g")),
+    "KL(q||P0)": ("kl", se_cell(".3g")),
+    "KL per param": ("kl_per_param", se_cell(".3g")),
+    "RMSE to x^3 (1e-2)": ("rmse", se_cell(".2f", 100)),
+    "Adam steps": ("n_iter", mean_cell(".0f")),
+    "fit s": ("fit_s", mean_cell(".1f")),
+}
+SLOPES = {
+    "sd": "E_x sd_q f",
+    "var_ratio": "Var_q f / Var_P0 f",
+    "kl_per_param": "KL per param",
+    "rmse": "RMSE to x^3",
 }
 
 
 def e1_data(seed):
+    """``(X, y, temperature)``: the data set of ``seed`` and the temperature of its Gaussian likelihood."""
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1.0, 1.0, E1_N)
-    return x[:, None], x**3 + rng.normal(0.0, np.sqrt(E1_NOISE_VAR), E1_N)
+    y = x**3 + rng.normal(0.0, np.sqrt(E1_NOISE_VAR), E1_N)
+    return x[:, None], y, 2.0 * E1_NOISE_VAR / y.var()
 
 
-def e1_summary(F, grid, kl, n_params, prior_var):
-    """Predictive spread (scale of y), RMSE to x^3 and KL of one fit; ``F`` is (200, S)."""
+def e1_summary(F, kl, n_params, prior_var, **record):
+    """Predictive spread (scale of y), RMSE to x^3 and KL of one fit, then ``record``; ``F`` is (200, S)."""
     var = F.var(1)
     return dict(
         sd=float(np.sqrt(var).mean()),
         var_ratio=float(var.mean() / prior_var),
         prior_sd=float(np.sqrt(prior_var)),
-        rmse=float(np.sqrt(np.mean((F.mean(1) - grid[:, 0] ** 3) ** 2))),
+        rmse=float(np.sqrt(np.mean((F.mean(1) - GRID[:, 0] ** 3) ** 2))),
         kl=float(kl),
         kl_per_param=float(kl) / n_params,
+        **record,
     )
 
 
-def e1_estimator(N, eta_label, seed, fit):
-    X, y = e1_data(seed)
-    grid = np.linspace(-1.0, 1.0, E1_GRID)[:, None]
-    temperature = 2.0 * E1_NOISE_VAR / y.var()
-    max_iter = E1_MAX_ITER if N < E1_WIDE else E1_MAX_ITER_WIDE
+def e1_estimator(N, eta_one, seed, fit, max_iter):
+    X, y, temperature = e1_data(seed)
+    vi_params = {
+        "parametrization": "mean-field",
+        "kl_weight": 1.0 if eta_one else "auto",
+        "tau": E1_TAU,
+        "max_iter": max_iter,
+    }
     est = vi_estimator(
         GibbsMLPRegressor,
         (N,),
-        vi_params={
-            "parametrization": "mean-field",
-            "kl_weight": 1.0 if eta_label == "1" else "auto",
-            "tau": E1_TAU,
-            "max_iter": max_iter,
-        },
+        vi_params=vi_params,
         fit=fit,
         temperature=temperature,
         n_chains=E1_DRAWS[0],
@@ -108,11 +121,14 @@ def e1_estimator(N, eta_label, seed, fit):
     )
     seconds, messages = fit_timed(est, X, y)
     _, std = estimator_prior(est, X, y)
-    Xs = (grid - est.x_mean_) / est.x_scale_
+    Xs = (GRID - est.x_mean_) / est.x_scale_
     gen = torch.Generator().manual_seed(10_000 + seed)
     prior_var = prior_output_variance(est.spec_, std, Xs, E1_PRIOR_DRAWS, gen) * est.y_scale_**2
-    out = e1_summary(est.predict_samples(grid), grid, est.kl_, est.spec_.n_params, prior_var)
-    out.update(
+    return e1_summary(
+        est.predict_samples(GRID),
+        est.kl_,
+        est.spec_.n_params,
+        prior_var,
         start="estimator",
         eta=float(est.kl_weight_),
         n_iter=int(est.n_iter_),
@@ -121,39 +137,33 @@ def e1_estimator(N, eta_label, seed, fit):
         fit_s=seconds,
         warnings=messages,
     )
-    return out
 
 
-def e1_prior_start(N, eta_label, seed, fit):
+def e1_prior_start(N, eta_one, seed, fit, max_iter):
     """The estimator's objective through ``vi.fit``, ``q``'s means started at a draw of the prior."""
-    X, y = e1_data(seed)
-    grid = np.linspace(-1.0, 1.0, E1_GRID)[:, None]
+    X, y, temperature = e1_data(seed)
     x_mean, x_scale, y_mean, y_scale = X.mean(0), X.std(0), y.mean(), y.std()
     Xt = torch.as_tensor((X - x_mean) / x_scale, dtype=torch.float32)
     yt = torch.as_tensor((y - y_mean) / y_scale, dtype=torch.float32)
     spec, std, scale = mean_field_prior(N, X, y)
-    temperature = 2.0 * E1_NOISE_VAR / y.var()
-    eta = 1.0 if eta_label == "1" else E1_TAU * E1_N / N
-    max_iter = E1_MAX_ITER if N < E1_WIDE else E1_MAX_ITER_WIDE
-    config = vi.VIConfig(
-        lam=E1_N / temperature,
-        eta=eta,
-        n_iter=fit.get("sampler__max_iter", max_iter),
-        learning_rate=1e-2,
-        batch_size=128,
-    )
+    eta = 1.0 if eta_one else E1_TAU * E1_N / N
+    n_iter = fit.get("sampler__max_iter", max_iter)
+    config = vi.VIConfig(lam=E1_N / temperature, eta=eta, n_iter=n_iter, learning_rate=1e-2, batch_size=128)
     gen = torch.Generator().manual_seed(seed)
     start = time.perf_counter()
     with torch.no_grad():
         mu0 = std * torch.randn(spec.n_params, generator=gen)
     res = vi.fit(spec, Xt, yt, mu0, std, config, gen, loss="squared", scale=scale)
     seconds = time.perf_counter() - start
-    Xs = (grid - x_mean) / x_scale
+    Xs = (GRID - x_mean) / x_scale
     theta = vi.sample(res.mean, res.std, E1_DRAWS[0] * E1_DRAWS[1], gen)
     F = forward_draws(spec, theta, Xs).T * y_scale + y_mean
     prior_var = prior_output_variance(spec, std, Xs, E1_PRIOR_DRAWS, gen) * y_scale**2
-    out = e1_summary(F, grid, res.kl, spec.n_params, prior_var)
-    out.update(
+    return e1_summary(
+        F,
+        res.kl,
+        spec.n_params,
+        prior_var,
         start="prior draw",
         eta=float(eta),
         n_iter=int(res.n_iter),
@@ -162,26 +172,17 @@ def e1_prior_start(N, eta_label, seed, fit):
         fit_s=seconds,
         warnings=[],
     )
-    return out
-
-
-E1_VARIANTS = {  # key: (label, runner, eta label)
-    "est_1": ("estimator, eta = 1", e1_estimator, "1"),
-    "est_auto": ("estimator, eta = tau n / N", e1_estimator, "auto"),
-    "pd_1": ("prior-draw start, eta = 1", e1_prior_start, "1"),
-    "pd_auto": ("prior-draw start, eta = tau n / N", e1_prior_start, "auto"),
-}
 
 
 def run(args):
     size = pick_sizes(SIZES, args.quick)
     widths, seeds = size.widths, range(args.seeds or size.seeds)
-    runs = []
-    start = time.perf_counter()
+    runs, start = [], time.perf_counter()
     for N in widths:
-        for key, (label, runner, eta_label) in E1_VARIANTS.items():
+        max_iter = E1_MAX_ITER if N < E1_WIDE else E1_MAX_ITER_WIDE
+        for key, (label, from_prior, eta_one) in E1_VARIANTS.items():
             for seed in seeds:
-                r = runner(N, eta_label, seed, size.fit)
+                r = (e1_prior_start if from_prior else e1_estimator)(N, eta_one, seed, size.fit, max_iter)
                 r.update(variant=key, N=N, seed=seed)
                 runs.append(r)
                 print(
@@ -191,53 +192,24 @@ def run(args):
                 )
     runtime = time.perf_counter() - start
 
-    def pick(key, N, field):
-        return [r[field] for r in runs if r["variant"] == key and r["N"] == N]
+    def group(key, N):
+        return [r for r in runs if r["variant"] == key and r["N"] == N]
 
-    header = [
-        "variant",
-        "N",
-        "eta",
-        "E_x sd_q f (1e-2)",
-        "prior sd (1e-2)",
-        "Var_q f / Var_P0 f",
-        "KL(q||P0)",
-        "KL per param",
-        "RMSE to x^3 (1e-2)",
-        "Adam steps",
-        "fit s",
-    ]
-    rows, slopes = [], {}
-    for key, (label, _, _) in E1_VARIANTS.items():
-        for N in widths:
-            rows.append(
-                [
-                    label,
-                    str(N),
-                    f"{np.mean(pick(key, N, 'eta')):.3g}",
-                    fmt_values(pick(key, N, "sd"), ".2f", 100),
-                    fmt_values(pick(key, N, "prior_sd"), ".2f", 100),
-                    fmt_values(pick(key, N, "var_ratio"), ".3g"),
-                    fmt_values(pick(key, N, "kl"), ".3g"),
-                    fmt_values(pick(key, N, "kl_per_param"), ".3g"),
-                    fmt_values(pick(key, N, "rmse"), ".2f", 100),
-                    f"{np.mean(pick(key, N, 'n_iter')):.0f}",
-                    f"{np.mean(pick(key, N, 'fit_s')):.1f}",
-                ]
-            )
-        slopes[key] = {
-            field: slope(widths, [np.mean(pick(key, N, field)) for N in widths])
-            for field in ("sd", "var_ratio", "kl_per_param", "rmse")
-        }
-    prior_slope = slope(widths, [np.mean(pick("est_auto", N, "prior_sd")) for N in widths])
+    def means(key, field):
+        return [np.mean([r[field] for r in group(key, N)]) for N in widths]
 
     def seq(key, field, scale=1.0):
-        return " → ".join(f"{np.mean(pick(key, N, field)) * scale:.3g}" for N in widths)
+        return " → ".join(f"{m * scale:.3g}" for m in means(key, field))
 
-    slope_header = ["variant", "E_x sd_q f", "Var_q f / Var_P0 f", "KL per param", "RMSE to x^3"]
-    slope_rows = [
-        [label] + [f"{slopes[key][f]:+.2f}" for f in ("sd", "var_ratio", "kl_per_param", "rmse")]
+    rows = [
+        [label, str(N), *cells(group(key, N), E1_COLUMNS.values())]
         for key, (label, _, _) in E1_VARIANTS.items()
+        for N in widths
+    ]
+    slopes = {key: {field: slope(widths, means(key, field)) for field in SLOPES} for key in E1_VARIANTS}
+    prior_slope = slope(widths, means("est_auto", "prior_sd"))
+    slope_rows = [
+        [label, *(f"{slopes[key][f]:+.2f}" for f in SLOPES)] for key, (label, _, _) in E1_VARIANTS.items()
     ] + [["prior", f"{prior_slope:+.2f}", "", "", ""]]
     cmp_header = ["claim", "paper (App. E.1, Prop. 1)", f"this run, N = {' → '.join(map(str, widths))}"]
     cmp_rows = [
@@ -280,6 +252,11 @@ def run(args):
         "bias's variance: it falls like 1/N, as the prior's does, unless the per-neuron variances grow "
         "with N. The slope of E_x sd_q f against that of the prior sd (-1/2) says whether they do.",
     ]
+    tables = [
+        ("Expected predictive sd, KL and fit on the x^3 toy", ["variant", "N", *E1_COLUMNS], rows),
+        ("Slope of log value on log N (all widths)", ["variant", *SLOPES.values()], slope_rows),
+        ("Against the paper", cmp_header, cmp_rows),
+    ]
     result = {
         "widths": widths,
         "runs": runs,
@@ -288,16 +265,9 @@ def run(args):
         "runtime_s": runtime,
     }
     # the tables are kept with the runs: they are built from intermediate results the JSON does not hold
-    result["page"] = {
-        "heading": "Paper 002 App. E.1: the predictive spread of VI as the width grows",
-        "tables": [
-        ("Expected predictive sd, KL and fit on the x^3 toy", header, rows),
-        ("Slope of log value on log N (all widths)", slope_header, slope_rows),
-        ("Against the paper", cmp_header, cmp_rows),
-        ],
-        "notes": notes,
-    }
-    return {"vi_e1": result}
+    heading = "Paper 002 App. E.1: the predictive spread of VI as the width grows"
+    result["page"] = {"heading": heading, "tables": tables, "notes": notes}
+    return {STEM: result}
 
 
 def plot(result, path):
@@ -309,19 +279,17 @@ def plot(result, path):
         "pd_1": ("C3", "--", "s"),
         "pd_auto": ("C0", "--", "s"),
     }
+    panels = {
+        "sd": "E_x sd_q f(x)  (scale of y)",
+        "kl_per_param": "KL(q || P0) per parameter",
+        "rmse": "RMSE of the predictive mean to x^3",
+    }
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
-    panels = [
-        ("sd", "E_x sd_q f(x)  (scale of y)"),
-        ("kl_per_param", "KL(q || P0) per parameter"),
-        ("rmse", "RMSE of the predictive mean to x^3"),
-    ]
-    for ax, (field, ylabel) in zip(axes, panels):
+    for ax, (field, ylabel) in zip(axes, panels.items()):
         for key, (label, _, _) in E1_VARIANTS.items():
+            groups = [[r[field] for r in runs if r["variant"] == key and r["N"] == N] for N in widths]
             color, ls, marker = styles[key]
-            vals = [[r[field] for r in runs if r["variant"] == key and r["N"] == N] for N in widths]
-            m = [np.mean(v) for v in vals]
-            se = [0.0 if np.isnan(s) else s for _, s in map(mean_se, vals)]  # no bar for one value
-            ax.errorbar(widths, m, yerr=se, color=color, ls=ls, marker=marker, capsize=3, label=label)
+            errorbar(ax, widths, groups, color=color, ls=ls, marker=marker, label=label)
         if field == "sd":
             prior = [
                 np.mean([r["prior_sd"] for r in runs if r["variant"] == "est_auto" and r["N"] == N])
@@ -334,7 +302,4 @@ def plot(result, path):
         ax.set_ylabel(ylabel)
     axes[0].legend(fontsize=8)
     fig.suptitle("x^3 toy, mean-field VI: eta = 1 (red) against eta = n / N (blue)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"figure: {path}")
+    save_figure(plt, fig, path)

@@ -1,17 +1,13 @@
 """Paper 002 App. E.2 (Figs. 5-6): the two terms of the ELBO as the width grows (part ``e2``).
 
-No training: the ratio
-``|E_q sum_i log L_i| / (eta KL(q || P0))`` of the two ELBO terms as ``N``
-grows, for ``eta = 1`` and ``eta = tau p / N`` with ``tau`` in {0.1, 1, 10}.
-One hidden ReLU layer with the output scaled by ``1/N`` (paper (3)); every
-unscaled weight and bias has the prior ``N(0, 1/5)`` (the output bias is not
-divided by ``N``); ``q`` has means drawn from ``N(0, 0.01^2)`` and
-``sigma = 1e-3``. Diabetes stands in for Boston (standardized ``X`` and
-``y``, ``log L_i = -(y_i - f(x_i))^2``, temperature 1), digits for MNIST
-(standardized ``X``, 10 outputs, cross-entropy); all examples are used
-(``p`` = 442 and 1797). The data term is estimated from four draws of ``q``
-(``vi.expected_loss_sample`` with weight draws), the KL term is exact;
-three seeds of the means.
+No training: the ratio ``|E_q sum_i log L_i| / (eta KL(q || P0))`` of the two ELBO terms as ``N`` grows, for
+``eta = 1`` and ``eta = tau p / N`` with ``tau`` in {0.1, 1, 10}. One hidden ReLU layer with the output
+scaled by ``1/N`` (paper (3)); every unscaled weight and bias has the prior ``N(0, 1/5)`` (the output bias is
+not divided by ``N``); ``q`` has means drawn from ``N(0, 0.01^2)`` and ``sigma = 1e-3``. Diabetes stands in
+for Boston (standardized ``X`` and ``y``, ``log L_i = -(y_i - f(x_i))^2``, temperature 1), digits for MNIST
+(standardized ``X``, 10 outputs, cross-entropy); all examples are used (``p`` = 442 and 1797). The data term
+is estimated from four weight draws of ``q`` (``vi.expected_loss_sample``), the KL term is exact; three
+seeds of the means.
 """
 
 import time
@@ -24,29 +20,27 @@ from skgibbs.samplers import vi
 
 from ... import pick_sizes
 from ...common.stats import fmt_values
-from .shared import load_diabetes, load_digits, pyplot, slope
+from .shared import load, pyplot, save_figure, slope
 
 STEM = "vi_e2"
 DOC_FIGURE = None
 
-E2_WIDTHS = (10, 30, 100, 300, 1000, 3000, 10000)
 E2_TAUS = (0.1, 1.0, 10.0)
-E2_PRIOR_VAR, E2_MU_SD, E2_SIGMA, E2_MC, E2_SEEDS = 0.2, 1e-2, 1e-3, 4, 3
+E2_PRIOR_VAR, E2_MU_SD, E2_SIGMA = 0.2, 1e-2, 1e-3
 #: the widths, the seeds of q's means per width (``--seeds`` overrides) and the draws of q per data term
 SIZES = {
-    "full": {"widths": list(E2_WIDTHS), "seeds": E2_SEEDS, "mc": E2_MC},
+    "full": {"widths": [10, 30, 100, 300, 1000, 3000, 10000], "seeds": 3, "mc": 4},
     "quick": {"widths": [10, 100], "seeds": 1, "mc": 2},
 }
+ETAS = ["eta=1"] + [f"tau={tau:g}" for tau in E2_TAUS]
 
 
 def e2_data():
-    """``{name: (X, y, loss)}``: standardized diabetes and digits, as torch tensors (float64)."""
-    out = {}
-    X, y = load_diabetes(return_X_y=True)
-    X = (X - X.mean(0)) / X.std(0)
-    y = (y - y.mean()) / y.std()
-    out["diabetes"] = (torch.as_tensor(X), torch.as_tensor(y), "squared", 1)
-    X, y = load_digits(return_X_y=True)
+    """``{name: (X, y, loss, outputs)}``: standardized diabetes and digits, as torch tensors (float64)."""
+    X, y = load("diabetes")
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    out = {"diabetes": (torch.as_tensor(X), torch.as_tensor(y), "squared", 1)}
+    X, y = load("digits")
     scale = X.std(0)
     X = (X - X.mean(0)) / np.where(scale > 0, scale, 1.0)
     out["digits"] = (torch.as_tensor(X), torch.as_tensor(y), "cross_entropy", 10)
@@ -65,31 +59,28 @@ def e2_terms(X, y, loss, n_outputs, N, seed, n_mc):
     sigma = torch.full((Q,), E2_SIGMA, dtype=torch.float64)
     kl = float(vi.kl_divergence(mu, sigma, E2_PRIOR_VAR**0.5).sum())
     with torch.no_grad():
-        data = np.mean(
-            [
-                float(
-                    vi.expected_loss_sample(spec, loss, scale * mu, scale * sigma, X, y, gen, 1, local=False)
-                )
-                for _ in range(n_mc)
-            ]
-        )
-    return data, kl, Q  # temperature 1: |E_q sum log L_i| = E_q sum l_i
+        draws = [
+            float(vi.expected_loss_sample(spec, loss, scale * mu, scale * sigma, X, y, gen, 1, local=False))
+            for _ in range(n_mc)
+        ]
+    return np.mean(draws), kl, Q  # temperature 1: |E_q sum log L_i| = E_q sum l_i
 
 
 def run(args):
     size = pick_sizes(SIZES, args.quick)
     widths, seeds, n_mc = size.widths, range(args.seeds or size.seeds), size.mc
     data = e2_data()
-    runs = []
-    start = time.perf_counter()
+    runs, start = [], time.perf_counter()
     for name, (X, y, loss, n_outputs) in data.items():
         p = X.shape[0]
         for N in widths:
             for seed in seeds:
                 t0 = time.perf_counter()
                 term, kl, Q = e2_terms(X, y, loss, n_outputs, N, seed, n_mc)
-                ratios = {"eta=1": term / kl}
-                ratios.update({f"tau={tau:g}": term / (tau * p / N * kl) for tau in E2_TAUS})
+                ratios = {
+                    "eta=1": term / kl,
+                    **{f"tau={tau:g}": term / (tau * p / N * kl) for tau in E2_TAUS},
+                }
                 runs.append(
                     dict(dataset=name, N=N, seed=seed, p=p, Q=Q, data_term=term, kl=kl, ratios=ratios)
                 )
@@ -99,34 +90,22 @@ def run(args):
                     flush=True,
                 )
     runtime = time.perf_counter() - start
-    etas = ["eta=1"] + [f"tau={tau:g}" for tau in E2_TAUS]
-    header = ["data set", "N", "Q", "abs(E_q sum log L_i)", "KL(q||P0)"] + [
-        "ratio, eta = 1" if e == "eta=1" else f"ratio, eta = {e.split('=')[1]} p/N" for e in etas
-    ]
+
+    def mean_ratios(name, N):
+        rs = [r["ratios"] for r in runs if r["dataset"] == name and r["N"] == N]
+        return {e: np.mean([r[e] for r in rs]) for e in ETAS}
+
+    header = ["data set", "N", "Q", "abs(E_q sum log L_i)", "KL(q||P0)", "ratio, eta = 1"]
+    header += [f"ratio, eta = {tau:g} p/N" for tau in E2_TAUS]
     rows, slopes = [], {}
     for name in data:
         for N in widths:
             rs = [r for r in runs if r["dataset"] == name and r["N"] == N]
-            rows.append(
-                [
-                    name,
-                    str(N),
-                    str(rs[0]["Q"]),
-                    fmt_values([r["data_term"] for r in rs], ".4g"),
-                    fmt_values([r["kl"] for r in rs], ".4g"),
-                ]
-                + [f"{np.mean([r['ratios'][e] for r in rs]):.3g}" for e in etas]
-            )
-        slopes[name] = {
-            e: slope(
-                widths,
-                [
-                    np.mean([r["ratios"][e] for r in runs if r["dataset"] == name and r["N"] == N])
-                    for N in widths
-                ],
-            )
-            for e in etas
-        }
+            values = [fmt_values([r[field] for r in rs], ".4g") for field in ("data_term", "kl")]
+            ratios = [f"{m:.3g}" for m in mean_ratios(name, N).values()]
+            rows.append([name, str(N), str(rs[0]["Q"]), *values, *ratios])
+        means = [mean_ratios(name, N) for N in widths]
+        slopes[name] = {e: slope(widths, [m[e] for m in means]) for e in ETAS}
     cmp_header = [
         "data set",
         "paper (Figs. 5-6)",
@@ -138,7 +117,7 @@ def run(args):
             name,
             "eta = 1: one term dominates as N grows; eta = tau p/N: the ratio stays balanced",
             f"{slopes[name]['eta=1']:+.2f}",
-            " / ".join(f"{slopes[name][f'tau={tau:g}']:+.2f}" for tau in E2_TAUS),
+            " / ".join(f"{slopes[name][e]:+.2f}" for e in ETAS[1:]),
         ]
         for name in data
     ]
@@ -156,26 +135,24 @@ def run(args):
         "With eta = 1 the ratio therefore falls like 1/N; eta = tau p / N makes eta KL about "
         "5.6 tau (d + 2 + C) p whatever N, so the ratio levels off at a value set by tau.",
     ]
-    result = {"widths": widths, "runs": runs, "slopes": slopes, "runtime_s": runtime}
-    # the tables are kept with the runs: they are built from intermediate results the JSON does not hold
-    result["page"] = {
-        "heading": "Paper 002 App. E.2: the two terms of the ELBO as the width grows",
-        "tables": [
+    tables = [
         ("Ratio of the ELBO terms (untrained q)", header, rows),
         ("Against the paper", cmp_header, cmp_rows),
-        ],
-        "notes": notes,
-    }
-    return {"vi_e2": result}
+    ]
+    result = {"widths": widths, "runs": runs, "slopes": slopes, "runtime_s": runtime}
+    # the tables are kept with the runs: they are built from intermediate results the JSON does not hold
+    heading = "Paper 002 App. E.2: the two terms of the ELBO as the width grows"
+    result["page"] = {"heading": heading, "tables": tables, "notes": notes}
+    return {STEM: result}
 
 
 def plot(result, path):
     plt = pyplot()
     widths, runs = result["widths"], result["runs"]
-    names_ = sorted({r["dataset"] for r in runs})
-    fig, axes = plt.subplots(1, len(names_), figsize=(5.5 * len(names_), 4.2))
-    for ax, name in zip(np.atleast_1d(axes), names_):
-        for k, e in enumerate(["eta=1"] + [f"tau={tau:g}" for tau in E2_TAUS]):
+    datasets = sorted({r["dataset"] for r in runs})
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4.2))
+    for ax, name in zip(np.atleast_1d(axes), datasets):
+        for k, e in enumerate(ETAS):
             m = [
                 np.mean([r["ratios"][e] for r in runs if r["dataset"] == name and r["N"] == N])
                 for N in widths
@@ -189,7 +166,4 @@ def plot(result, path):
         ax.set_ylabel("|E_q sum log L_i| / (eta KL(q || P0))")
         ax.set_title(f"{name} (untrained q)")
     np.atleast_1d(axes)[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"figure: {path}")
+    save_figure(plt, fig, path)

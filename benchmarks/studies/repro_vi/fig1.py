@@ -1,49 +1,77 @@
 """Paper 002 §5 Fig. 1 analogue: VI against the cooling tau (part ``fig1``).
 
-Digits, a stratified 75/25 split with
-``random_state=s`` for seed ``s`` in 0..4, and
-``GibbsMLPClassifier(sampler=MeanFieldVI(kl_weight="auto", tau=tau),
-hidden_layer_sizes=(100, 100), n_chains=2, n_samples=25, random_state=s)`` (50
-draws of ``q``, the paper's ``m = 50``) for ``tau`` in {1e-3, 3e-3, 1e-2,
-3e-2, 0.1, 0.3, 1} and, below it, {1e-4, 3e-4} (the digits optimum sat at the
-lower end of the first grid), plus ``MeanFieldVI(kl_weight=1.0)`` (the classical ELBO,
-the paper's red line). Test accuracy, NLL (``log_loss`` of ``predict_proba``), ECE
-(15 equal bins), mean confidence and fit time, mean ± standard error over
-the seeds. The same grid for ``GibbsMLPRegressor(sampler="vi")`` (its
-defaults otherwise: two layers of 100, 700 draws, the plug-in temperature,
-``temperature="plug-in"``, the default ``"auto"`` of the stored fits)
-on diabetes over 5 random 90/10 splits: the test log-likelihood of the
-posterior predictive mixture ``mean_i log mean_s N(y_i; f_s(x_i),
-noise_variance_)``, the RMSE of ``predict`` and the coverage of
-``predict_interval(X, 0.9)``. Both use MeanFieldVI's default parametrization
-("standard": with ``kl_weight="auto"`` only the hidden layers' KL is cooled,
-App. D).
+Digits, a stratified 75/25 split with ``random_state=s`` for seed ``s`` in 0..4, and
+``GibbsMLPClassifier(sampler=MeanFieldVI(kl_weight="auto", tau=tau), hidden_layer_sizes=(100, 100),
+n_chains=2, n_samples=25, random_state=s)`` (50 draws of ``q``, the paper's ``m = 50``) for ``tau`` in {1e-4,
+3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1}, plus ``MeanFieldVI(kl_weight=1.0)`` (the classical ELBO, the
+paper's red line): test accuracy, NLL (``log_loss`` of ``predict_proba``), ECE (15 equal bins), mean
+confidence and fit time, mean ± standard error over the seeds. The same grid for
+``GibbsMLPRegressor(sampler="vi")`` (two layers of 100, 700 draws, ``temperature="plug-in"``, the default of
+the stored fits) on diabetes over 5 random 90/10 splits: the test log-likelihood of the posterior predictive
+mixture ``mean_i log mean_s N(y_i; f_s(x_i), noise_variance_)``, the RMSE of ``predict`` and the coverage of
+``predict_interval(X, 0.9)``. Both use MeanFieldVI's default parametrization ("standard": with
+``kl_weight="auto"`` only the hidden layers' KL is cooled, App. D).
 """
 
 import time
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
 
-from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor
-from skgibbs.metrics import expected_calibration_error
+from skgibbs import GibbsMLPRegressor
 
 from ... import pick_sizes
-from ...common.stats import fmt_values, mean_se
-from .shared import QUICK_FIT, fit_timed, load_diabetes, load_digits, pyplot, vi_estimator
+from ...common.stats import mean_se
+from .shared import (
+    FIT_COLUMNS,
+    QUICK_FIT,
+    cells,
+    errorbar,
+    fit_digits,
+    fit_timed,
+    fitted,
+    load,
+    mean_cell,
+    pyplot,
+    save_figure,
+    se_cell,
+    vi_estimator,
+)
 
 STEM = "vi_fig1"
 DOC_FIGURE = None
 
-FIG1_TAUS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0)
-FIG1_SEEDS, FIG1_DRAWS = 5, (2, 25)  # (n_chains, n_samples): m = 50 draws
-#: the tau grid and the seeds (splits) per tau (``--seeds`` overrides),
-#: and the estimators' settings over the part's (fit)
+#: the tau grid, the seeds (splits) per tau (``--seeds`` overrides) and the estimators' settings over the part's
 SIZES = {
-    "full": {"taus": FIG1_TAUS, "seeds": FIG1_SEEDS, "fit": {}},
+    "full": {"taus": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0), "seeds": 5, "fit": {}},
     "quick": {"taus": (1e-2, 1.0), "seeds": 1, "fit": QUICK_FIT},
+}
+ETA = {"eta (hidden layers)": ("eta", mean_cell(".3g"))}
+#: per data set, the table's title and its columns after tau: header -> (field, cell over the seeds)
+TABLES = {
+    "digits": (
+        "Digits: GibbsMLPClassifier(sampler='vi', (100, 100))",
+        {
+            **ETA,
+            "accuracy": ("accuracy", se_cell()),
+            "NLL": ("nll", se_cell()),
+            "ECE": ("ece", se_cell()),
+            "mean confidence": ("confidence", se_cell()),
+            **FIT_COLUMNS,
+        },
+    ),
+    "diabetes": (
+        "Diabetes: GibbsMLPRegressor(sampler='vi')",
+        {
+            **ETA,
+            "test log-lik": ("log_lik", se_cell()),
+            "RMSE": ("rmse", se_cell(".2f")),
+            "90% coverage": ("coverage", se_cell()),
+            "90% width": ("width", se_cell(".1f")),
+            **FIT_COLUMNS,
+        },
+    ),
 }
 
 
@@ -52,43 +80,21 @@ def fig1_configs(taus):
     return [(f"{tau:g}", tau, "auto") for tau in taus] + [("eta=1", None, 1.0)]
 
 
+def vi_params(tau, kl_weight):
+    return {"kl_weight": kl_weight, **({} if tau is None else {"tau": tau})}
+
+
 def fig1_classifier(label, tau, kl_weight, seed, fit):
-    X, y = load_digits(return_X_y=True)
-    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=seed)
-    n_chains, n_samples = FIG1_DRAWS
-    est = vi_estimator(
-        GibbsMLPClassifier,
-        (100, 100),
-        vi_params={"kl_weight": kl_weight, **({} if tau is None else {"tau": tau})},
-        fit=fit,
-        n_chains=n_chains,
-        n_samples=n_samples,
-        random_state=seed,
-    )
-    seconds, messages = fit_timed(est, X_train, y_train)
-    proba = est.predict_proba(X_test)
-    return dict(
-        config=label,
-        seed=seed,
-        accuracy=float(accuracy_score(y_test, est.classes_[proba.argmax(1)])),
-        nll=float(log_loss(y_test, proba, labels=est.classes_)),
-        ece=float(expected_calibration_error(y_test, proba, labels=est.classes_)),
-        confidence=float(proba.max(1).mean()),
-        eta=float(est.kl_weight_),
-        kl=float(est.kl_),
-        n_iter=int(est.n_iter_),
-        stopped_early=bool(est.vi_stopped_early_),
-        fit_s=seconds,
-        warnings=messages,
-    )
+    est, scores, record = fit_digits((100, 100), vi_params(tau, kl_weight), seed, fit)
+    return dict(config=label, seed=seed, **scores, eta=float(est.kl_weight_), kl=float(est.kl_), **record)
 
 
 def fig1_regressor(label, tau, kl_weight, seed, fit):
-    X, y = load_diabetes(return_X_y=True)
+    X, y = load("diabetes")
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.1, random_state=seed)
     est = vi_estimator(
         GibbsMLPRegressor,
-        vi_params={"kl_weight": kl_weight, **({} if tau is None else {"tau": tau})},
+        vi_params=vi_params(tau, kl_weight),
         fit=fit,
         temperature="plug-in",  # what "auto" was when the stored fits were made
         random_state=seed,
@@ -110,10 +116,7 @@ def fig1_regressor(label, tau, kl_weight, seed, fit):
         eta=float(est.kl_weight_),
         kl=float(est.kl_),
         temperature=float(est.temperature_),
-        n_iter=int(est.n_iter_),
-        stopped_early=bool(est.vi_stopped_early_),
-        fit_s=seconds,
-        warnings=messages,
+        **fitted(est, seconds, messages),
     )
 
 
@@ -139,62 +142,23 @@ def run(args):
                 )
     runtime = time.perf_counter() - start
 
-    def vals(model, label, field):
-        return [r[field] for r in runs[model] if r["config"] == label]
+    def group(model, label):
+        return [r for r in runs[model] if r["config"] == label]
 
-    def row_label(label):
-        return "eta = 1 (classical ELBO)" if label == "eta=1" else label
-
-    c_header = [
-        "tau",
-        "eta (hidden layers)",
-        "accuracy",
-        "NLL",
-        "ECE",
-        "mean confidence",
-        "KL(q||P0)",
-        "Adam steps",
-        "fit s",
-    ]
-    c_rows = [
-        [row_label(label), f"{np.mean(vals('digits', label, 'eta')):.3g}"]
-        + [fmt_values(vals("digits", label, f)) for f in ("accuracy", "nll", "ece", "confidence")]
-        + [
-            f"{np.mean(vals('digits', label, 'kl')):.4g}",
-            f"{np.mean(vals('digits', label, 'n_iter')):.0f}",
-            f"{np.mean(vals('digits', label, 'fit_s')):.1f}",
+    tables = []
+    for model, (title, columns) in TABLES.items():
+        rows = [
+            [
+                "eta = 1 (classical ELBO)" if label == "eta=1" else label,
+                *cells(group(model, label), columns.values()),
+            ]
+            for label, _, _ in configs
         ]
-        for label, _, _ in configs
-    ]
-    r_header = [
-        "tau",
-        "eta (hidden layers)",
-        "test log-lik",
-        "RMSE",
-        "90% coverage",
-        "90% width",
-        "KL(q||P0)",
-        "Adam steps",
-        "fit s",
-    ]
-    r_rows = [
-        [
-            row_label(label),
-            f"{np.mean(vals('diabetes', label, 'eta')):.3g}",
-            fmt_values(vals("diabetes", label, "log_lik")),
-            fmt_values(vals("diabetes", label, "rmse"), ".2f"),
-            fmt_values(vals("diabetes", label, "coverage")),
-            fmt_values(vals("diabetes", label, "width"), ".1f"),
-            f"{np.mean(vals('diabetes', label, 'kl')):.4g}",
-            f"{np.mean(vals('diabetes', label, 'n_iter')):.0f}",
-            f"{np.mean(vals('diabetes', label, 'fit_s')):.1f}",
-        ]
-        for label, _, _ in configs
-    ]
+        tables.append((title, ["tau", *columns], rows))
     taus = [label for label, tau, _ in configs if tau is not None]
 
     def best(model, field, sign):
-        means = {label: np.mean(vals(model, label, field)) for label in taus}
+        means = {label: np.mean([r[field] for r in group(model, label)]) for label in taus}
         return min(means, key=lambda k: sign * means[k])
 
     best_tau = {
@@ -226,29 +190,17 @@ def run(args):
         "tau high accuracy, low NLL, high confidence and a low ECE; in between the confidence falls faster "
         "than the accuracy and the ECE rises.",
     ]
-    result = {
-        "configs": [c[0] for c in configs],
-        "runs": runs,
-        "best_tau": best_tau,
-        "runtime_s": runtime,
-    }
+    result = {"configs": [c[0] for c in configs], "runs": runs, "best_tau": best_tau, "runtime_s": runtime}
     # the tables are kept with the runs: they are built from intermediate results the JSON does not hold
-    result["page"] = {
-        "heading": "Paper 002 Fig. 1 analogue: VI against the cooling tau",
-        "tables": [
-        ("Digits: GibbsMLPClassifier(sampler='vi', (100, 100))", c_header, c_rows),
-        ("Diabetes: GibbsMLPRegressor(sampler='vi')", r_header, r_rows),
-        ],
-        "notes": notes,
-    }
-    return {"vi_fig1": result}
+    heading = "Paper 002 Fig. 1 analogue: VI against the cooling tau"
+    result["page"] = {"heading": heading, "tables": tables, "notes": notes}
+    return {STEM: result}
 
 
 def plot(result, path):
     plt = pyplot()
     runs, configs = result["runs"], result["configs"]
     taus = [c for c in configs if c != "eta=1"]
-    x = [float(t) for t in taus]
     panels = [
         ("digits", "accuracy", "digits: accuracy"),
         ("digits", "nll", "digits: NLL"),
@@ -262,26 +214,19 @@ def plot(result, path):
     fig, axes = plt.subplots(2, 4, figsize=(16, 7))
     for ax, (model, field, title) in zip(axes.ravel(), panels):
         for m in ["digits", "diabetes"] if model == "both" else [model]:
-            color = {"digits": "C0", "diabetes": "C2"}[m]
-            stats = [mean_se([r[field] for r in runs[m] if r["config"] == t]) for t in taus]
-            se = [0.0 if np.isnan(s) else s for _, s in stats]
-            ax.errorbar(
-                x,
-                [mu for mu, _ in stats],
-                yerr=se,
+            groups = [[r[field] for r in runs[m] if r["config"] == t] for t in taus]
+            label = m if model == "both" else "eta = tau n / N"
+            errorbar(
+                ax,
+                [float(t) for t in taus],
+                groups,
                 marker="o",
-                capsize=3,
-                color=color,
-                label=m if model == "both" else "eta = tau n / N",
+                color={"digits": "C0", "diabetes": "C2"}[m],
+                label=label,
             )
             ref, ref_se = mean_se([r[field] for r in runs[m] if r["config"] == "eta=1"])
-            ax.axhline(
-                ref,
-                color="red",
-                lw=1.2,
-                ls="-" if m == "digits" else "--",
-                label="eta = 1" + (f" ({m})" if model == "both" else ""),
-            )
+            ref_label = "eta = 1" + (f" ({m})" if model == "both" else "")
+            ax.axhline(ref, color="red", lw=1.2, ls="-" if m == "digits" else "--", label=ref_label)
             if not np.isnan(ref_se):
                 ax.axhspan(ref - ref_se, ref + ref_se, color="red", alpha=0.1)
         if field == "coverage":
@@ -293,7 +238,4 @@ def plot(result, path):
         ax.set_title(title)
         if field in ("accuracy", "fit_s"):
             ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"figure: {path}")
+    save_figure(plt, fig, path)
