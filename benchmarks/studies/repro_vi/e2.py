@@ -10,6 +10,7 @@ is estimated from four weight draws of ``q`` (``vi.expected_loss_sample``), the 
 seeds of the means.
 """
 
+import itertools
 import time
 
 import numpy as np
@@ -20,7 +21,7 @@ from skgibbs.samplers import vi
 
 from ... import pick_sizes
 from ...common.stats import fmt_values
-from .shared import load, pyplot, save_figure, slope
+from .shared import figure, load, page, slope
 
 STEM = "vi_e2"
 DOC_FIGURE = None
@@ -73,38 +74,26 @@ def run(args):
     runs, start = [], time.perf_counter()
     for name, (X, y, loss, n_outputs) in data.items():
         p = X.shape[0]
-        for N in widths:
-            for seed in seeds:
-                t0 = time.perf_counter()
-                term, kl, Q = e2_terms(X, y, loss, n_outputs, N, seed, n_mc)
-                ratios = {
-                    "eta=1": term / kl,
-                    **{f"tau={tau:g}": term / (tau * p / N * kl) for tau in E2_TAUS},
-                }
-                runs.append(
-                    dict(dataset=name, N=N, seed=seed, p=p, Q=Q, data_term=term, kl=kl, ratios=ratios)
-                )
-                print(
-                    f"e2 {name} N={N} seed {seed}: data {term:.4g}, KL {kl:.4g}, ratio(eta=1) "
-                    f"{ratios['eta=1']:.3g} ({time.perf_counter() - t0:.1f} s)",
-                    flush=True,
-                )
+        for N, seed in itertools.product(widths, seeds):
+            term, kl, Q = e2_terms(X, y, loss, n_outputs, N, seed, n_mc)
+            etas = {"eta=1": 1.0, **{f"tau={tau:g}": tau * p / N for tau in E2_TAUS}}
+            ratios = {e: term / (eta * kl) for e, eta in etas.items()}
+            runs.append(dict(dataset=name, N=N, seed=seed, p=p, Q=Q, data_term=term, kl=kl, ratios=ratios))
+            print(f"e2 {name} N={N} seed {seed}: data {term:.4g}, KL {kl:.4g}", flush=True)
     runtime = time.perf_counter() - start
-
-    def mean_ratios(name, N):
-        rs = [r["ratios"] for r in runs if r["dataset"] == name and r["N"] == N]
-        return {e: np.mean([r[e] for r in rs]) for e in ETAS}
 
     header = ["data set", "N", "Q", "abs(E_q sum log L_i)", "KL(q||P0)", "ratio, eta = 1"]
     header += [f"ratio, eta = {tau:g} p/N" for tau in E2_TAUS]
     rows, slopes = [], {}
     for name in data:
+        means = []
         for N in widths:
-            rs = [r for r in runs if r["dataset"] == name and r["N"] == N]
-            values = [fmt_values([r[field] for r in rs], ".4g") for field in ("data_term", "kl")]
-            ratios = [f"{m:.3g}" for m in mean_ratios(name, N).values()]
-            rows.append([name, str(N), str(rs[0]["Q"]), *values, *ratios])
-        means = [mean_ratios(name, N) for N in widths]
+            group = [r for r in runs if r["dataset"] == name and r["N"] == N]
+            means.append({e: np.mean([r["ratios"][e] for r in group]) for e in ETAS})
+            values = [fmt_values([r[field] for r in group], ".4g") for field in ("data_term", "kl")]
+            rows.append(
+                [name, str(N), str(group[0]["Q"]), *values, *(f"{m:.3g}" for m in means[-1].values())]
+            )
         slopes[name] = {e: slope(widths, [m[e] for m in means]) for e in ETAS}
     cmp_header = [
         "data set",
@@ -139,31 +128,27 @@ def run(args):
         ("Ratio of the ELBO terms (untrained q)", header, rows),
         ("Against the paper", cmp_header, cmp_rows),
     ]
-    result = {"widths": widths, "runs": runs, "slopes": slopes, "runtime_s": runtime}
-    # the tables are kept with the runs: they are built from intermediate results the JSON does not hold
     heading = "Paper 002 App. E.2: the two terms of the ELBO as the width grows"
-    result["page"] = {"heading": heading, "tables": tables, "notes": notes}
-    return {STEM: result}
+    result = {"widths": widths, "runs": runs, "slopes": slopes, "runtime_s": runtime}
+    return {STEM: {**result, "page": page(heading, tables, notes)}}
 
 
 def plot(result, path):
-    plt = pyplot()
     widths, runs = result["widths"], result["runs"]
     datasets = sorted({r["dataset"] for r in runs})
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4.2))
-    for ax, name in zip(np.atleast_1d(axes), datasets):
-        for k, e in enumerate(ETAS):
-            m = [
-                np.mean([r["ratios"][e] for r in runs if r["dataset"] == name and r["N"] == N])
-                for N in widths
-            ]
-            label = "eta = 1" if e == "eta=1" else f"eta = {e.split('=')[1]} p / N"
-            ax.plot(widths, m, marker="o", color="C3" if e == "eta=1" else f"C{k - 1}", label=label)
-        ax.axhline(1.0, color="gray", ls=":", lw=1)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("neurons N")
-        ax.set_ylabel("|E_q sum log L_i| / (eta KL(q || P0))")
-        ax.set_title(f"{name} (untrained q)")
-    np.atleast_1d(axes)[0].legend(fontsize=8)
-    save_figure(plt, fig, path)
+    with figure(path, 1, len(datasets), figsize=(5.5 * len(datasets), 4.2)) as (fig, axes):
+        for ax, name in zip(np.atleast_1d(axes), datasets):
+            for k, e in enumerate(ETAS):
+                m = [
+                    np.mean([r["ratios"][e] for r in runs if r["dataset"] == name and r["N"] == N])
+                    for N in widths
+                ]
+                label = "eta = 1" if e == "eta=1" else f"eta = {e.split('=')[1]} p / N"
+                ax.plot(widths, m, marker="o", color="C3" if e == "eta=1" else f"C{k - 1}", label=label)
+            ax.axhline(1.0, color="gray", ls=":", lw=1)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("neurons N")
+            ax.set_ylabel("|E_q sum log L_i| / (eta KL(q || P0))")
+            ax.set_title(f"{name} (untrained q)")
+        np.atleast_1d(axes)[0].legend(fontsize=8)

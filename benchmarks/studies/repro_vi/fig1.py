@@ -23,21 +23,8 @@ from skgibbs import GibbsMLPRegressor
 
 from ... import pick_sizes
 from ...common.stats import mean_se
-from .shared import (
-    FIT_COLUMNS,
-    QUICK_FIT,
-    cells,
-    errorbar,
-    fit_digits,
-    fit_timed,
-    fitted,
-    load,
-    mean_cell,
-    pyplot,
-    save_figure,
-    se_cell,
-    vi_estimator,
-)
+from .shared import FIT_COLUMNS, QUICK_FIT, cells, errorbar, figure, fit_digits, fit_timed, fitted, load, page
+from .shared import mean_cell, se_cell, select, vi_estimator
 
 STEM = "vi_fig1"
 DOC_FIGURE = None
@@ -142,15 +129,12 @@ def run(args):
                 )
     runtime = time.perf_counter() - start
 
-    def group(model, label):
-        return [r for r in runs[model] if r["config"] == label]
-
     tables = []
     for model, (title, columns) in TABLES.items():
         rows = [
             [
                 "eta = 1 (classical ELBO)" if label == "eta=1" else label,
-                *cells(group(model, label), columns.values()),
+                *cells(runs[model], columns.values(), config=label),
             ]
             for label, _, _ in configs
         ]
@@ -158,7 +142,7 @@ def run(args):
     taus = [label for label, tau, _ in configs if tau is not None]
 
     def best(model, field, sign):
-        means = {label: np.mean([r[field] for r in group(model, label)]) for label in taus}
+        means = {label: np.mean(select(runs[model], field, config=label)) for label in taus}
         return min(means, key=lambda k: sign * means[k])
 
     best_tau = {
@@ -190,15 +174,12 @@ def run(args):
         "tau high accuracy, low NLL, high confidence and a low ECE; in between the confidence falls faster "
         "than the accuracy and the ECE rises.",
     ]
-    result = {"configs": [c[0] for c in configs], "runs": runs, "best_tau": best_tau, "runtime_s": runtime}
-    # the tables are kept with the runs: they are built from intermediate results the JSON does not hold
     heading = "Paper 002 Fig. 1 analogue: VI against the cooling tau"
-    result["page"] = {"heading": heading, "tables": tables, "notes": notes}
-    return {STEM: result}
+    result = {"configs": [c[0] for c in configs], "runs": runs, "best_tau": best_tau, "runtime_s": runtime}
+    return {STEM: {**result, "page": page(heading, tables, notes)}}
 
 
 def plot(result, path):
-    plt = pyplot()
     runs, configs = result["runs"], result["configs"]
     taus = [c for c in configs if c != "eta=1"]
     panels = [
@@ -211,31 +192,26 @@ def plot(result, path):
         ("diabetes", "coverage", "diabetes: 90% coverage"),
         ("both", "fit_s", "fit seconds"),
     ]
-    fig, axes = plt.subplots(2, 4, figsize=(16, 7))
-    for ax, (model, field, title) in zip(axes.ravel(), panels):
-        for m in ["digits", "diabetes"] if model == "both" else [model]:
-            groups = [[r[field] for r in runs[m] if r["config"] == t] for t in taus]
-            label = m if model == "both" else "eta = tau n / N"
-            errorbar(
-                ax,
-                [float(t) for t in taus],
-                groups,
-                marker="o",
-                color={"digits": "C0", "diabetes": "C2"}[m],
-                label=label,
-            )
-            ref, ref_se = mean_se([r[field] for r in runs[m] if r["config"] == "eta=1"])
-            ref_label = "eta = 1" + (f" ({m})" if model == "both" else "")
-            ax.axhline(ref, color="red", lw=1.2, ls="-" if m == "digits" else "--", label=ref_label)
-            if not np.isnan(ref_se):
-                ax.axhspan(ref - ref_se, ref + ref_se, color="red", alpha=0.1)
-        if field == "coverage":
-            ax.axhline(0.9, color="gray", ls=":", lw=1)
-        if field == "nll":
-            ax.set_yscale("log")
-        ax.set_xscale("log")
-        ax.set_xlabel("tau")
-        ax.set_title(title)
-        if field in ("accuracy", "fit_s"):
-            ax.legend(fontsize=8)
-    save_figure(plt, fig, path)
+    with figure(path, 2, 4, figsize=(16, 7)) as (fig, axes):
+        for ax, (model, field, title) in zip(axes.ravel(), panels):
+            for m in ["digits", "diabetes"] if model == "both" else [model]:
+                groups = [select(runs[m], field, config=t) for t in taus]
+                color, label = (
+                    {"digits": "C0", "diabetes": "C2"}[m],
+                    m if model == "both" else "eta = tau n / N",
+                )
+                errorbar(ax, [float(t) for t in taus], groups, marker="o", color=color, label=label)
+                ref, ref_se = mean_se(select(runs[m], field, config="eta=1"))
+                ref_label = "eta = 1" + (f" ({m})" if model == "both" else "")
+                ax.axhline(ref, color="red", lw=1.2, ls="-" if m == "digits" else "--", label=ref_label)
+                if not np.isnan(ref_se):
+                    ax.axhspan(ref - ref_se, ref + ref_se, color="red", alpha=0.1)
+            if field == "coverage":
+                ax.axhline(0.9, color="gray", ls=":", lw=1)
+            if field == "nll":
+                ax.set_yscale("log")
+            ax.set_xscale("log")
+            ax.set_xlabel("tau")
+            ax.set_title(title)
+            if field in ("accuracy", "fit_s"):
+                ax.legend(fontsize=8)

@@ -15,11 +15,12 @@ from .shared import (
     QUICK_FIT,
     cells,
     errorbar,
+    figure,
     first_cell,
     fit_digits,
-    pyplot,
-    save_figure,
+    page,
     se_cell,
+    select,
 )
 
 STEM = "vi_fig3"
@@ -92,22 +93,17 @@ def run(args):
         ("Digits, classical ELBO, one hidden layer of N", ["N", *COLUMNS], rows),
         ("Against the paper", cmp_header, cmp_rows),
     ]
-    result = {"widths": widths, "runs": runs, "runtime_s": runtime}
-    # the tables are kept with the runs: they are built from intermediate results the JSON does not hold
     heading = "Paper 002 Fig. 3 analogue: the classical ELBO against the width"
-    result["page"] = {"heading": heading, "tables": tables, "notes": notes}
-    return {STEM: result}
+    return {
+        STEM: {"widths": widths, "runs": runs, "runtime_s": runtime, "page": page(heading, tables, notes)}
+    }
 
 
 def plot(result, path):
-    plt = pyplot()
     widths, runs = result["widths"], result["runs"]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (field, title) in zip(axes, (("nll", "test NLL"), ("accuracy", "test accuracy"))):
-        errorbar(
-            ax, widths, [[r[field] for r in runs if r["N"] == N] for N in widths], marker="o", color="C3"
-        )
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("neurons N (one hidden layer)")
-        ax.set_title(f"digits, classical ELBO: {title}")
-    save_figure(plt, fig, path)
+    with figure(path, 1, 2, figsize=(10, 4)) as (fig, axes):
+        for ax, (field, title) in zip(axes, (("nll", "test NLL"), ("accuracy", "test accuracy"))):
+            errorbar(ax, widths, [select(runs, field, N=N) for N in widths], marker="o", color="C3")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("neurons N (one hidden layer)")
+            ax.set_title(f"digits, classical ELBO: {title}")

@@ -1,16 +1,14 @@
-"""What the parts of paper 002's reproduction share: data, estimators, their prior and the table cells."""
+"""What the parts of paper 002's reproduction share: data, estimators, table cells and figures."""
+
+import contextlib
 
 import numpy as np
-import torch
-from sklearn.base import clone
-
 from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
 
-from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor
+from skgibbs import GibbsMLPClassifier
 from skgibbs.metrics import expected_calibration_error
-from skgibbs.problem import build_problem
-from skgibbs.samplers import MeanFieldVI, vi
+from skgibbs.samplers import MeanFieldVI
 
 from ...common import data
 from ...common.stats import fmt_values, mean_se, timed_fit
@@ -28,6 +26,18 @@ def slope(xs, ys):
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
+def select(runs, field, **match):
+    """``field`` of the runs whose values match ``match``."""
+    return [r[field] for r in runs if all(r[k] == v for k, v in match.items())]
+
+
+def vi_estimator(cls, *args, vi_params=None, fit=None, **params):
+    """``cls(*args, sampler=MeanFieldVI(**vi_params), prior="fixed", **params)`` with the settings ``fit``
+    (a quick run's :data:`QUICK_FIT`): paper 002's fixed Gaussian prior."""
+    est = cls(*args, sampler=MeanFieldVI(**(vi_params or {})), **{"prior": "fixed", **params})
+    return est.set_params(**(fit or {}))
+
+
 def fit_timed(est, X, y):
     """Fit; return the fit seconds and the distinct warning messages raised (their first 120 characters)."""
     fit = timed_fit(est, X, y)
@@ -35,10 +45,27 @@ def fit_timed(est, X, y):
 
 
 def fitted(est, seconds, messages):
-    """What every fit of an estimator records after its scores."""
-    return dict(
-        n_iter=int(est.n_iter_), stopped_early=bool(est.vi_stopped_early_), fit_s=seconds, warnings=messages
-    )
+    """What a fit of an estimator records after its scores."""
+    steps = {"n_iter": int(est.n_iter_), "stopped_early": bool(est.vi_stopped_early_)}
+    return {**steps, "fit_s": seconds, "warnings": messages}
+
+
+def fit_digits(hidden, vi_params, seed, fit):
+    """``(est, test scores, what the fit records)`` of a classifier fitted on digits: a stratified 75/25
+    split seeded ``seed``, m = 50 draws of ``q``."""
+    X, y = load("digits")
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=seed)
+    draws = {"n_chains": 2, "n_samples": 25}
+    est = vi_estimator(GibbsMLPClassifier, hidden, vi_params=vi_params, fit=fit, random_state=seed, **draws)
+    seconds, messages = fit_timed(est, X_train, y_train)
+    proba, labels = est.predict_proba(X_test), est.classes_
+    scores = {
+        "accuracy": float(accuracy_score(y_test, labels[proba.argmax(1)])),
+        "nll": float(log_loss(y_test, proba, labels=labels)),
+        "ece": float(expected_calibration_error(y_test, proba, labels=labels)),
+        "confidence": float(proba.max(1).mean()),
+    }
+    return est, scores, fitted(est, seconds, messages)
 
 
 def mean_cell(spec):
@@ -64,74 +91,30 @@ FIT_COLUMNS = {
 }
 
 
-def cells(runs, columns):
-    """The cells of ``columns`` (``(field, cell)`` pairs) over ``runs``."""
-    return [cell([r[field] for r in runs]) for field, cell in columns]
+def cells(runs, columns, **match):
+    """The cells of ``columns`` (``(field, cell)`` pairs) over the runs that match ``match``."""
+    return [cell(select(runs, field, **match)) for field, cell in columns]
 
 
-def fit_digits(hidden, vi_params, seed, fit):
-    """A classifier fitted on digits (a stratified 75/25 split seeded ``seed``, m = 50 draws of ``q``):
-    ``(est, its test scores, what the fit records)``."""
-    X, y = load("digits")
-    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=seed)
-    est = vi_estimator(
-        GibbsMLPClassifier, hidden, vi_params=vi_params, fit=fit, n_chains=2, n_samples=25, random_state=seed
-    )
-    seconds, messages = fit_timed(est, X_train, y_train)
-    proba = est.predict_proba(X_test)
-    scores = dict(
-        accuracy=float(accuracy_score(y_test, est.classes_[proba.argmax(1)])),
-        nll=float(log_loss(y_test, proba, labels=est.classes_)),
-        ece=float(expected_calibration_error(y_test, proba, labels=est.classes_)),
-        confidence=float(proba.max(1).mean()),
-    )
-    return est, scores, fitted(est, seconds, messages)
+def page(heading, tables, notes):
+    """A part's page, kept with its runs: the tables are built from intermediate results the JSON lacks."""
+    return {"heading": heading, "tables": tables, "notes": notes}
 
 
-def pyplot():
+@contextlib.contextmanager
+def figure(path, *grid, **kwargs):
+    """``(fig, axes)`` of ``plt.subplots(*grid, **kwargs)``, saved to ``path`` on exit."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt
-
-
-def vi_estimator(cls, *args, vi_params=None, fit=None, **params):
-    """``cls(*args, sampler=MeanFieldVI(**vi_params), prior="fixed", **params)`` with the settings ``fit``
-    (a quick run's :data:`QUICK_FIT`): paper 002's fixed Gaussian prior."""
-    est = cls(*args, sampler=MeanFieldVI(**(vi_params or {})), **{"prior": "fixed", **params})
-    return est.set_params(**(fit or {}))
-
-
-def estimator_prior(est, X, y):
-    """Network and prior standard deviations (one per parameter) that ``est`` samples under on ``(X, y)``
-    (from a copy without pre-training, on which the prior does not depend)."""
-    problem = build_problem(clone(est).set_params(pretrain_iter=0), X, y)
-    std = torch.as_tensor(problem.prior.std, dtype=torch.float32).expand(problem.spec.n_params).clone()
-    return problem.spec, std
-
-
-def mean_field_prior(N, X, y):
-    """Network, prior standard deviations and output scale of the estimator
-    ``GibbsMLPRegressor((N,), sampler=MeanFieldVI(parametrization="mean-field"))``."""
-    sampler = MeanFieldVI(parametrization="mean-field")
-    spec, std = estimator_prior(GibbsMLPRegressor((N,), sampler=sampler, prior="fixed"), X, y)
-    return spec, std, sampler.output_scale(spec)
-
-
-def forward_draws(spec, theta, Xs, chunk=20):
-    """Network outputs ``(S, n)`` of the draws ``theta`` ``(S, Q)``, ``chunk`` draws at a time (memory)."""
-    Xs = torch.as_tensor(Xs, dtype=torch.float32)
-    with torch.no_grad():
-        parts = [spec.forward(theta[i : i + chunk], Xs) for i in range(0, theta.shape[0], chunk)]
-    return torch.cat(parts).double().numpy()
-
-
-def prior_output_variance(spec, std, Xs, draws, generator):
-    """``mean_x Var_P0 f(x)`` on the standardized inputs ``Xs`` by ``draws`` draws of the prior."""
-    theta = vi.sample(torch.zeros(spec.n_params), std, draws, generator)
-    return float(forward_draws(spec, theta, Xs).var(0).mean())
+    fig, axes = plt.subplots(*grid, **kwargs)
+    yield fig, axes
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"figure: {path}")
 
 
 def errorbar(ax, x, groups, **style):
@@ -139,10 +122,3 @@ def errorbar(ax, x, groups, **style):
     stats = [mean_se(g) for g in groups]
     se = [0.0 if np.isnan(s) else s for _, s in stats]
     ax.errorbar(x, [m for m, _ in stats], yerr=se, capsize=3, **style)
-
-
-def save_figure(plt, fig, path):
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"figure: {path}")
