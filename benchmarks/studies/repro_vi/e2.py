@@ -24,6 +24,7 @@ from ...common.stats import fmt_values
 from .shared import figure, load, page, slope
 
 STEM = "vi_e2"
+HEADING = "Paper 002 App. E.2: the two terms of the ELBO as the width grows"
 DOC_FIGURE = None
 
 E2_TAUS = (0.1, 1.0, 10.0)
@@ -128,9 +129,8 @@ def run(args):
         ("Ratio of the ELBO terms (untrained q)", header, rows),
         ("Against the paper", cmp_header, cmp_rows),
     ]
-    heading = "Paper 002 App. E.2: the two terms of the ELBO as the width grows"
     result = {"widths": widths, "runs": runs, "slopes": slopes, "runtime_s": runtime}
-    return {STEM: {**result, "page": page(heading, tables, notes)}}
+    return {STEM: {**result, "page": page(HEADING, tables, notes)}}
 
 
 def plot(result, path):

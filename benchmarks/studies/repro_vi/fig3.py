@@ -24,6 +24,7 @@ from .shared import (
 )
 
 STEM = "vi_fig3"
+HEADING = "Paper 002 Fig. 3 analogue: the classical ELBO against the width"
 DOC_FIGURE = None
 
 #: the widths, the seeds (splits) per width (``--seeds`` overrides) and the estimator's settings over the part's
@@ -93,9 +94,8 @@ def run(args):
         ("Digits, classical ELBO, one hidden layer of N", ["N", *COLUMNS], rows),
         ("Against the paper", cmp_header, cmp_rows),
     ]
-    heading = "Paper 002 Fig. 3 analogue: the classical ELBO against the width"
     return {
-        STEM: {"widths": widths, "runs": runs, "runtime_s": runtime, "page": page(heading, tables, notes)}
+        STEM: {"widths": widths, "runs": runs, "runtime_s": runtime, "page": page(HEADING, tables, notes)}
     }
 
 
