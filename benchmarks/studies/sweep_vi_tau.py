@@ -264,13 +264,13 @@ def notes(result, table, best, chosen):
     if chosen is not None:
         b = best[chosen]
         out.append(
-            f"Chosen: eta = c (n / N)^{chosen:g} with c = {b['c']:.4g}, rounded to {b['c_rounded']:g} (mean excess "
-            f"test NLL {_score(b['score'])} and {_score(b['score_rounded'])} nats per test point over {len(table)} data "
-            f"sets). The library default is tau = {MeanFieldVI().tau:g} in the rule its docstring states. Rule, fixed "
-            f"before the sweep: the candidate eta = c (n / N)^a, a in {{0, 1/2, 1}}, N = {result['settings']['width']}, "
-            "whose mean over the "
-            "data sets of (test NLL at its eta, interpolated linearly in log eta) - (the data set's best test "
-            "NLL on the grid) is smallest, among those whose eta stays inside the grid on every data set."
+            f"Chosen: eta = c (n / N)^{chosen:g} with c = {b['c']:.4g}, rounded to {b['c_rounded']:g} "
+            f"(mean excess test NLL {_score(b['score'])} and {_score(b['score_rounded'])} nats per test "
+            f"point over {len(table)} data sets). The library default is tau = {MeanFieldVI().tau:g} in the "
+            "rule its docstring states. Rule, fixed before the sweep: the candidate eta = c (n / N)^a, a in "
+            f"{{0, 1/2, 1}}, N = {result['settings']['width']}, whose mean over the data sets of (test NLL "
+            "at its eta, interpolated linearly in log eta) - (the data set's best test NLL on the grid) is "
+            "smallest, among those whose eta stays inside the grid on every data set."
         )
     else:
         out.append("No data set has every eta fitted: no rule chosen.")
@@ -281,12 +281,12 @@ def notes(result, table, best, chosen):
         f"Protocol: one split per data set that the benchmark tables do not use (seed {SEED}): "
         f"breast_cancer, digits, pima: StratifiedShuffleSplit(test_size={F.CLASSIFICATION_TEST_SIZE}, "
         f"random_state={SEED}); synth: its own 250/1000 rows; diabetes, boston, concrete, auto: "
-        f"train_test_split(test_size={F.REGRESSION_TEST_SIZE}, random_state={SEED}); friedman_10k, friedman_50k: "
-        f"make_friedman1(n + {N_TEST_LARGE}, n_features=20, noise=1.0, random_state={SEED}), the last "
-        f"{N_TEST_LARGE} rows test; cps1988 (AER, log wage) and diamonds (ggplot2, log price): "
-        f"train_test_split(test_size={N_TEST_LARGE}, random_state={SEED}). Inputs standardised on the training "
-        "part. Estimator: GibbsMLPClassifier or GibbsMLPRegressor(sampler=MeanFieldVI(tau=eta N / n_train)), "
-        f"otherwise the defaults, with n_samples={LARGE_SAMPLES} on the four large data sets"
+        f"train_test_split(test_size={F.REGRESSION_TEST_SIZE}, random_state={SEED}); friedman_10k, "
+        f"friedman_50k: make_friedman1(n + {N_TEST_LARGE}, n_features=20, noise=1.0, random_state={SEED}), "
+        f"the last {N_TEST_LARGE} rows test; cps1988 (AER, log wage) and diamonds (ggplot2, log price): "
+        f"train_test_split(test_size={N_TEST_LARGE}, random_state={SEED}). Inputs standardised on the "
+        "training part. Estimator: GibbsMLPClassifier or GibbsMLPRegressor(sampler=MeanFieldVI(tau=eta N / "
+        f"n_train)), otherwise the defaults, with n_samples={LARGE_SAMPLES} on the four large data sets"
         + (f" and {F.QUICK_VI} (quick run)" if was_quick(result) else "")
         + ". Test NLL: log_loss for the classifiers; minus the mean log-likelihood per test point of the "
         "posterior predictive mixture log mean_s N(y; f_s(x), noise_variance\\_) (nats, scale of y) for the "

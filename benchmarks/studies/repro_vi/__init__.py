@@ -19,8 +19,8 @@ from ...common.tables import names
 from ...common.writer import Page
 from . import e1, e2, fig1, fig3
 
-#: part -> its module: ``STEM`` (the result file), ``HEADING`` (its title), ``run(args)``, ``plot(result, path)``
-#: and ``DOC_FIGURE`` (where the documentation shows the figure from doc/_static, if it does)
+#: part -> its module: ``STEM`` (the result file), ``HEADING`` (its title), ``run(args)``, ``plot(result,
+#: path)`` and ``DOC_FIGURE`` (where the documentation shows the figure from doc/_static, if it does)
 PARTS = {"e1": e1, "e2": e2, "fig1": fig1, "fig3": fig3}
 
 

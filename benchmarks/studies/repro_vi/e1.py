@@ -1,13 +1,12 @@
 """Paper 002 App. E.1 (Fig. 4): the predictive spread of VI as the width grows (part ``e1``).
 
-The ``x^3`` toy (``n = 500``, noise variance 0.001, a fresh data set per seed) under
-``GibbsMLPRegressor((N,), sampler=MeanFieldVI(parametrization="mean-field"))`` for ``N`` from 10 to 10000,
-with ``kl_weight=1.0`` (the classical ELBO) or ``eta = tau n / N`` (``tau = 1``), at the temperature of the
-true Gaussian noise, under ``prior_std="auto"`` (whose variance of ``f(x)`` shrinks as ``1/N``). The
-"prior-draw start" rows run the same objective through ``skgibbs.samplers.vi.fit`` from a draw of the prior,
-without pre-training. Over 200 points of ``[-1, 1]``: ``E_x sd_q f(x)``, its ratio (as variances) to the
-prior's, ``KL(q || P0)``, the RMSE to ``x^3`` and the fit time. At most 3000 Adam steps (1000 for 10000
-neurons, whose fits reach the cap not quite converged). The page's notes give every setting.
+On the ``x^3`` toy (``n = 500``, noise variance 0.001, a fresh data set per seed),
+``GibbsMLPRegressor((N,), sampler=MeanFieldVI(parametrization="mean-field"))`` for ``N`` from 10 to 10000 with
+``kl_weight=1.0`` (the classical ELBO) or ``eta = tau n / N``, at the temperature of the true noise; and the
+same objective through ``skgibbs.samplers.vi.fit`` from a draw of the prior ("prior-draw start"). Measured
+over 200 points of ``[-1, 1]``: ``E_x sd_q f(x)`` against the prior's, ``KL(q || P0)``, the RMSE to ``x^3``
+and the fit time, after at most 3000 Adam steps (1000 for 10000 neurons, which are not quite converged then).
+The notes of the page (:func:`run`) state every setting.
 """
 
 import time

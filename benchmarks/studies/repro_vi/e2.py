@@ -1,13 +1,10 @@
 """Paper 002 App. E.2 (Figs. 5-6): the two terms of the ELBO as the width grows (part ``e2``).
 
-No training: the ratio ``|E_q sum_i log L_i| / (eta KL(q || P0))`` of the two ELBO terms as ``N`` grows, for
-``eta = 1`` and ``eta = tau p / N`` with ``tau`` in {0.1, 1, 10}. One hidden ReLU layer with the output
-scaled by ``1/N`` (paper (3)); every unscaled weight and bias has the prior ``N(0, 1/5)`` (the output bias is
-not divided by ``N``); ``q`` has means drawn from ``N(0, 0.01^2)`` and ``sigma = 1e-3``. Diabetes stands in
-for Boston (standardized ``X`` and ``y``, ``log L_i = -(y_i - f(x_i))^2``, temperature 1), digits for MNIST
-(standardized ``X``, 10 outputs, cross-entropy); all examples are used (``p`` = 442 and 1797). The data term
-is estimated from four weight draws of ``q`` (``vi.expected_loss_sample``), the KL term is exact; three
-seeds of the means.
+No training: the ratio ``|E_q sum_i log L_i| / (eta KL(q || P0))`` of the two ELBO terms of an untrained
+``q`` (means drawn from ``N(0, 0.01^2)``, ``sigma = 1e-3``) as the width ``N`` of one hidden ReLU layer
+(output scaled by ``1/N``, paper (3)) grows, for ``eta = 1`` and ``eta = tau p / N`` with ``tau`` in
+{0.1, 1, 10}, on diabetes (for Boston) and digits (for MNIST). The data term is estimated from weight draws
+of ``q`` (``vi.expected_loss_sample``), the KL term is exact. The notes of the page state every setting.
 """
 
 import itertools

@@ -27,7 +27,7 @@ STEM = "vi_fig1"
 HEADING = "Paper 002 Fig. 1 analogue: VI against the cooling tau"
 DOC_FIGURE = None
 
-#: the tau grid, the seeds (splits) per tau (``--seeds`` overrides) and the estimators' settings over the part's
+#: the tau grid, the seeds (splits) per tau (``--seeds`` overrides), the estimators' settings over the part's
 SIZES = {
     "full": {"taus": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0), "seeds": 5, "fit": {}},
     "quick": {"taus": (1e-2, 1.0), "seeds": 1, "fit": QUICK_FIT},

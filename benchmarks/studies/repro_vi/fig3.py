@@ -1,8 +1,7 @@
 """Paper 002 §5 Fig. 3 analogue: the classical ELBO against the width (part ``fig3``).
 
-The classical ELBO (``MeanFieldVI(kl_weight=1.0)``) on digits (splits as ``fig1``, seeds 0..2) with one hidden
-layer of ``N`` in {16, 32, ..., 2048} neurons, 50 draws, the estimator's defaults otherwise (at most
-``max_iter=5000`` Adam steps, early stopping); test NLL and accuracy against ``N``.
+``MeanFieldVI(kl_weight=1.0)`` on digits (splits as ``fig1``, seeds 0..2) with one hidden layer of ``N`` in
+{16, 32, ..., 2048} neurons, 50 draws, the defaults otherwise; test NLL and accuracy against ``N``.
 """
 
 import time
@@ -27,7 +26,7 @@ STEM = "vi_fig3"
 HEADING = "Paper 002 Fig. 3 analogue: the classical ELBO against the width"
 DOC_FIGURE = None
 
-#: the widths, the seeds (splits) per width (``--seeds`` overrides) and the estimator's settings over the part's
+#: the widths, the seeds (splits) per width (``--seeds`` overrides), the estimator's settings over the part's
 SIZES = {
     "full": {"widths": [16, 32, 64, 128, 256, 512, 1024, 2048], "seeds": 3, "fit": {}},
     "quick": {"widths": [8, 16], "seeds": 1, "fit": QUICK_FIT},
