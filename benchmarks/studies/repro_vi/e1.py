@@ -10,6 +10,7 @@ The notes of the page (:func:`run`) state every setting.
 """
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -91,17 +92,24 @@ def prior_output_variance(spec, std, Xs, generator):
     return float(forward_draws(spec, theta, Xs).var(0).mean())
 
 
-def e1_summary(F, kl, n_params, prior_var, **record):
-    """Predictive spread (scale of y), RMSE to x^3 and KL of one fit, then ``record``; ``F`` is (200, S)."""
-    var = F.var(1)
+def e1_summary(fit, F, prior_var, start, seconds, messages):
+    """The record of one fit: predictive spread (scale of y), RMSE to x^3, KL and the optimisation; ``F`` is
+    (200, S), ``fit`` the fitted estimator or what ``vi.fit`` gave under the estimator's attribute names."""
+    var, kl = F.var(1), float(fit.kl_)
     return dict(
         sd=float(np.sqrt(var).mean()),
         var_ratio=float(var.mean() / prior_var),
         prior_sd=float(np.sqrt(prior_var)),
         rmse=float(np.sqrt(np.mean((F.mean(1) - GRID[:, 0] ** 3) ** 2))),
-        kl=float(kl),
-        kl_per_param=float(kl) / n_params,
-        **record,
+        kl=kl,
+        kl_per_param=kl / fit.spec_.n_params,
+        start=start,
+        eta=float(fit.kl_weight_),
+        n_iter=int(fit.n_iter_),
+        stopped_early=bool(fit.vi_stopped_early_),
+        temperature=float(fit.temperature_),
+        fit_s=seconds,
+        warnings=messages,
     )
 
 
@@ -115,19 +123,8 @@ def e1_estimator(N, eta_one, seed, fit, max_iter):
     _, std = estimator_prior(est, X, y)
     Xs = (GRID - est.x_mean_) / est.x_scale_
     prior_var = prior_output_variance(est.spec_, std, Xs, torch.Generator().manual_seed(10_000 + seed))
-    return e1_summary(
-        est.predict_samples(GRID),
-        est.kl_,
-        est.spec_.n_params,
-        prior_var * est.y_scale_**2,
-        start="estimator",
-        eta=float(est.kl_weight_),
-        n_iter=int(est.n_iter_),
-        stopped_early=bool(est.vi_stopped_early_),
-        temperature=float(est.temperature_),
-        fit_s=seconds,
-        warnings=messages,
-    )
+    F = est.predict_samples(GRID)
+    return e1_summary(est, F, prior_var * est.y_scale_**2, "estimator", seconds, messages)
 
 
 def e1_prior_start(N, eta_one, seed, fit, max_iter):
@@ -150,19 +147,12 @@ def e1_prior_start(N, eta_one, seed, fit, max_iter):
     Xs = (GRID - x_mean) / x_scale
     theta = vi.sample(res.mean, res.std, E1_DRAWS["n_chains"] * E1_DRAWS["n_samples"], gen)
     F = forward_draws(spec, theta, Xs).T * y_scale + y_mean
-    return e1_summary(
-        F,
-        res.kl,
-        spec.n_params,
-        prior_output_variance(spec, std, Xs, gen) * y_scale**2,
-        start="prior draw",
-        eta=float(eta),
-        n_iter=int(res.n_iter),
-        stopped_early=bool(res.stopped_early),
-        temperature=float(temperature),
-        fit_s=seconds,
-        warnings=[],
+    prior_var = prior_output_variance(spec, std, Xs, gen) * y_scale**2
+    attributes = {"kl_": res.kl, "kl_weight_": eta, "temperature_": temperature}  # the estimator's names
+    fitted = SimpleNamespace(
+        spec_=spec, n_iter_=res.n_iter, vi_stopped_early_=res.stopped_early, **attributes
     )
+    return e1_summary(fitted, F, prior_var, "prior draw", seconds, [])
 
 
 def run(args):

@@ -89,9 +89,8 @@ def run(args):
             group = [r for r in runs if r["dataset"] == name and r["N"] == N]
             means.append({e: np.mean([r["ratios"][e] for r in group]) for e in ETAS})
             values = [fmt_values([r[field] for r in group], ".4g") for field in ("data_term", "kl")]
-            rows.append(
-                [name, str(N), str(group[0]["Q"]), *values, *(f"{m:.3g}" for m in means[-1].values())]
-            )
+            ratios = [f"{m:.3g}" for m in means[-1].values()]
+            rows.append([name, str(N), str(group[0]["Q"]), *values, *ratios])
         slopes[name] = {e: slope(widths, [m[e] for m in means]) for e in ETAS}
     cmp_header = [
         "data set",

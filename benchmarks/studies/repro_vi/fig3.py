@@ -9,18 +9,8 @@ import time
 import numpy as np
 
 from ... import pick_sizes
-from .shared import (
-    FIT_COLUMNS,
-    QUICK_FIT,
-    cells,
-    errorbar,
-    figure,
-    first_cell,
-    fit_digits,
-    page,
-    se_cell,
-    select,
-)
+from .shared import FIT_COLUMNS, QUICK_FIT, cells, errorbar, figure, first_cell, fit_digits, page, se_cell
+from .shared import select
 
 STEM = "vi_fig3"
 HEADING = "Paper 002 Fig. 3 analogue: the classical ELBO against the width"
