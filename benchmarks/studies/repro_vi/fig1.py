@@ -2,11 +2,12 @@
 
 ``GibbsMLPClassifier(sampler=MeanFieldVI(kl_weight="auto", tau=tau), hidden_layer_sizes=(100, 100))`` with
 50 draws of ``q`` (the paper's ``m = 50``) on digits (stratified 75/25 splits, seeds 0..4), for ``tau`` from
-1e-4 to 1 and for ``kl_weight=1.0`` (the classical ELBO, the paper's red line): test accuracy, NLL, ECE, mean
-confidence and fit time. The same grid for ``GibbsMLPRegressor(sampler="vi")`` (``temperature="plug-in"``,
-the default of the stored fits) on diabetes (random 90/10 splits): the test log-likelihood of the posterior
-predictive mixture, the RMSE and the coverage of ``predict_interval(X, 0.9)``. Both use MeanFieldVI's default
-parametrization ("standard": with ``kl_weight="auto"`` only the hidden layers' KL is cooled, App. D).
+1e-4 to 1 and for ``kl_weight=1.0`` (the classical ELBO, the paper's red line): test accuracy, NLL, ECE (15
+equal bins), mean confidence and fit time. The same grid for ``GibbsMLPRegressor(sampler="vi")``
+(``temperature="plug-in"``, the default of the stored fits) on diabetes (random 90/10 splits): the test
+log-likelihood of the posterior predictive mixture, the RMSE and the coverage of ``predict_interval(X, 0.9)``.
+Both use MeanFieldVI's default parametrization ("standard": with ``kl_weight="auto"`` only the hidden layers'
+KL is cooled, App. D).
 """
 
 import itertools

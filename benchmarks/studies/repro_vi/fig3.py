@@ -4,6 +4,7 @@
 {16, 32, ..., 2048} neurons, 50 draws, the defaults otherwise; test NLL and accuracy against ``N``.
 """
 
+import itertools
 import time
 
 import numpy as np
@@ -42,20 +43,13 @@ def run(args):
     size = pick_sizes(SIZES, args.quick)
     widths, seeds = size.widths, range(args.seeds or size.seeds)
     runs, start = [], time.perf_counter()
-    for N in widths:
-        for seed in seeds:
-            r = fig3_fit(N, seed, size.fit)
-            runs.append(r)
-            print(
-                f"fig3 N={N} seed {seed}: acc {r['accuracy']:.3f}, NLL {r['nll']:.3f}, KL {r['kl']:.4g}, "
-                f"{r['n_iter']} steps, {r['fit_s']:.0f} s",
-                flush=True,
-            )
+    for N, seed in itertools.product(widths, seeds):
+        runs.append(fig3_fit(N, seed, size.fit))
+        print(f"fig3 N={N} seed {seed}: NLL {runs[-1]['nll']:.3f}, {runs[-1]['fit_s']:.0f} s", flush=True)
     runtime = time.perf_counter() - start
-    rows = [[str(N), *cells([r for r in runs if r["N"] == N], COLUMNS.values())] for N in widths]
-    nll, acc = (
-        [np.mean([r[field] for r in runs if r["N"] == N]) for N in widths] for field in ("nll", "accuracy")
-    )
+    rows = [[str(N), *cells(runs, COLUMNS.values(), N=N)] for N in widths]
+    nll = [np.mean(select(runs, "nll", N=N)) for N in widths]
+    acc = [np.mean(select(runs, "accuracy", N=N)) for N in widths]
     cmp_header = ["", "paper (Fig. 3, MNIST, 7 widths)", "this run (digits)"]
     cmp_rows = [
         [
