@@ -237,7 +237,6 @@ def run(args):
 
 def plot(result, path):
     widths, runs = result["widths"], result["runs"]
-    styles = {"est_1": ("C3", "-"), "est_auto": ("C0", "-"), "pd_1": ("C3", "--"), "pd_auto": ("C0", "--")}
     panels = {
         "sd": "E_x sd_q f(x)  (scale of y)",
         "kl_per_param": "KL(q || P0) per parameter",
@@ -245,12 +244,10 @@ def plot(result, path):
     }
     with figure(path, 1, 3, figsize=(14, 4.2)) as (fig, axes):
         for ax, (field, ylabel) in zip(axes, panels.items()):
-            for key, (label, from_prior, _) in E1_VARIANTS.items():
-                color, ls = styles[key]
+            for key, (label, from_prior, eta_one) in E1_VARIANTS.items():
+                style = {"color": "C3" if eta_one else "C0", "ls": "--" if from_prior else "-"}
                 groups = [select(runs, field, variant=key, N=N) for N in widths]
-                errorbar(
-                    ax, widths, groups, color=color, ls=ls, marker="s" if from_prior else "o", label=label
-                )
+                errorbar(ax, widths, groups, marker="s" if from_prior else "o", label=label, **style)
             if field == "sd":
                 prior = [np.mean(select(runs, "prior_sd", variant="est_auto", N=N)) for N in widths]
                 ax.plot(widths, prior, color="gray", ls=":", marker=".", label="prior")

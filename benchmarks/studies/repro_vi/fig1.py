@@ -33,6 +33,7 @@ SIZES = {
     "full": {"taus": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0), "seeds": 5, "fit": {}},
     "quick": {"taus": (1e-2, 1.0), "seeds": 1, "fit": QUICK_FIT},
 }
+COLORS = {"digits": "C0", "diabetes": "C2"}  # of the data sets' curves
 ETA = {"eta (hidden layers)": ("eta", mean_cell(".3g"))}
 #: per data set, the table's title and its columns after tau: header -> (field, cell over the seeds)
 TABLES = {
@@ -155,7 +156,7 @@ def run(args):
 def plot(result, path):
     runs, configs = result["runs"], result["configs"]
     taus = [c for c in configs if c != "eta=1"]
-    panels = [
+    panels = [  # (data set, field, title)
         ("digits", "accuracy", "digits: accuracy"),
         ("digits", "nll", "digits: NLL"),
         ("digits", "ece", "digits: ECE"),
@@ -169,10 +170,7 @@ def plot(result, path):
         for ax, (model, field, title) in zip(axes.ravel(), panels):
             for m in ["digits", "diabetes"] if model == "both" else [model]:
                 groups = [select(runs[m], field, config=t) for t in taus]
-                color, label = (
-                    {"digits": "C0", "diabetes": "C2"}[m],
-                    m if model == "both" else "eta = tau n / N",
-                )
+                label, color = m if model == "both" else "eta = tau n / N", COLORS[m]
                 errorbar(ax, [float(t) for t in taus], groups, marker="o", color=color, label=label)
                 ref, ref_se = mean_se(select(runs[m], field, config="eta=1"))
                 ref_label = "eta = 1" + (f" ({m})" if model == "both" else "")
