@@ -33,15 +33,11 @@ from ..common.writer import Page
 
 NAME = "vi_gradient"
 GRADIENTS = ("local", "reparam")
+QUICK, QUICK_VI = {"hidden_layer_sizes": (8,), "pretrain_iter": 20}, {"max_iter": 50}  # a tiny network
 #: seeds of the fits, draws of the gradient noise, estimator and MeanFieldVI settings beyond the defaults
 SIZES = {
     "full": {"n_seeds": 3, "reps": 200, "estimator": {}, "vi": {}},
-    "quick": {
-        "n_seeds": 1,
-        "reps": 5,
-        "estimator": {"hidden_layer_sizes": (8,), "pretrain_iter": 20},
-        "vi": {"max_iter": 50},
-    },
+    "quick": {"n_seeds": 1, "reps": 5, "estimator": QUICK, "vi": QUICK_VI},
 }
 #: the target of the stored fits, per estimator: the fixed prior, and the regressor's plug-in temperature
 FIXED = {
