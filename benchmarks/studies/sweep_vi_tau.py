@@ -223,10 +223,12 @@ def _nll(r, low):
 
 
 def _steps(r):
+    """Adam steps / whether the plateau stopped them / fit seconds of a run."""
     return f"{r['n_iter']} / {'yes' if r['stopped_early'] else 'no'} / {r['fit_s']:.0f}"
 
 
 def tables(result):
+    """The page's tables (those with rows) and its notes."""
     etas = result["settings"]["etas"]
     table, best, chosen = select(result)
     runs = {(r["dataset"], r["eta"]): r for r in result["runs"]}
