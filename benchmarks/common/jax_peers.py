@@ -1,28 +1,20 @@
-"""JAX reference points for the speed benchmarks (the ``bench`` extra).
+"""JAX reference points for the speed benchmark (the ``bench`` extra), each a ``run(n_steps)`` closure.
 
-* :func:`jax_floor` -- a jitted ``value_and_grad`` of the batch squared loss.
-* :func:`blackjax_mala` -- BlackJAX's ``mala`` kernel on the full-data
-  potential, one jitted call per step.
-* :func:`jax_csmala` -- a jitted csMALA step written for this benchmark.
-  XLA needs static shapes, so the Bernoulli(rho) batch is drawn as the
-  running sum of ``cap = rho n + 6 sd`` Geometric(rho) gaps (the positions
-  of the successes of a Bernoulli(rho) sequence), cut at ``n``: the indices
-  below ``n`` are gathered and the slots beyond are masked out of the loss
-  sum. This is the exact Bernoulli law unless more than ``cap`` of the ``n``
-  examples are drawn, which happens with probability below 1e-9 per step.
-
-All run on one CPU thread (``XLA_FLAGS`` is set before JAX is imported unless
-the caller set it) and use float32, as the torch variants do. Import this
-module only when JAX is installed.
+:func:`jax_floor` is a jitted ``value_and_grad`` of the batch squared loss, :func:`blackjax_mala`
+BlackJAX's ``mala`` on the full-data potential, :func:`jax_csmala` a jitted csMALA step written for
+this benchmark; one jitted call a step. XLA needs static shapes, so csMALA's Bernoulli(rho) batch is
+drawn as the running sum of ``cap = rho n + 6 sd`` Geometric(rho) gaps (the positions of the successes
+of a Bernoulli(rho) sequence), cut at ``n``: the exact Bernoulli law unless more than ``cap`` examples
+are drawn (probability below 1e-9 a step). One CPU thread (``XLA_FLAGS`` is set before JAX is imported
+unless the caller set it), float32, as the torch variants.
 """
 
+import itertools
 import math
 import os
 from functools import partial
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
-
-import itertools
 
 import jax
 import jax.numpy as jnp

@@ -1,36 +1,21 @@
 """Gradient rates of the default network against the machine's SGEMM rate, on one and two threads.
 
-A sampler step costs at least one forward and backward pass of the network
-on its batch; on a CPU that pass is a handful of matrix products, so its
-best possible rate is the machine's single-precision matrix-multiply rate.
-This script measures, in float32:
+A sampler step costs at least one forward and backward pass of the network on its batch, a handful of
+matrix products whose best rate on a CPU is the machine's single-precision matrix-multiply rate. Timed in
+float32, in interleaved blocks that each set their own thread count, as medians
+(``benchmarks/common/timing.py``):
 
-1. the SGEMM rate: GFLOP/s of one ``torch.mm`` of two 2048 x 2048 float32
-   matrices (``2 n^3`` flops), on one thread and on all threads;
-2. the forward+backward rate of ``loss_sum_and_grad`` of the
-   ``GibbsMLPRegressor()`` default network beyond 1000 training rows
-   (``d -> 100 -> 100 -> 1`` ReLU, ``d = 20``) through the public :class:`skgibbs.potential.MLPPotential`,
-   :class:`skgibbs.model.MLPSpec` and :class:`skgibbs.potential.Batch`, as
-   the samplers call it: on the full data at n = 10^3, 10^4 and 10^5 rows
-   and on minibatches of 128, 1024 and 4096 rows gathered by index from
-   10^5 rows; one chain and four chains batched; one and two threads;
-3. the floor beside it: a plain torch autograd loop over the same rows (an
-   ``nn.Sequential`` of the same shape, one network);
-4. the crossover of the thread rule: the gain of two threads over one for a
-   single-chain gradient on a grid of rows and widths, against the work of
-   one gradient (rows times weights), to check
-   ``skgibbs._threads.THREAD_WORK`` (the estimators use the process's
-   threads for gradients at least that large, one thread below).
+1. SGEMM: GFLOP/s of ``torch.mm`` of two 2048 x 2048 matrices (``2 n^3`` flops), one thread and all;
+2. ``MLPPotential.loss_sum_and_grad`` of the ``GibbsMLPRegressor()`` network beyond 1000 rows
+   (``20 -> 100 -> 100 -> 1`` ReLU) as the samplers call it: the full data at 10^3, 10^4 and 10^5 rows
+   and minibatches of 128, 1024 and 4096 rows gathered by index from 10^5; one chain and four batched;
+   one and two threads; beside it the floor, a plain ``nn.Sequential`` with torch autograd on the same rows;
+3. the crossover of the thread rule: two threads over one for a minibatch gradient on a grid of rows,
+   widths and chains, against the work (rows x weights x chains), to check ``skgibbs._threads.THREAD_WORK``.
 
-Flops of one forward+backward are counted as ``6 * rows * weights`` per
-network (2 per weight and row forward, 4 backward for the weight and input
-gradients), an approximation that leaves out biases, activations and the
-loss and counts an input gradient of the first layer that is not computed.
-Every comparison is timed in interleaved blocks, each block setting its own
-thread count, and reported as the median (``benchmarks/common/timing.py``).
-
-Run ``python -m benchmarks run gradient_rate`` (about five minutes); it
-writes ``benchmarks/results/gradient_rate.{json,rst}``.
+Flops of one forward+backward are counted as ``6 * rows * weights`` per network (2 forward, 4 backward),
+which leaves out biases, activations and the loss. ``python -m benchmarks run gradient_rate`` writes
+``benchmarks/results/gradient_rate.{json,rst}``.
 """
 
 import time
@@ -66,45 +51,31 @@ def _with_threads(run, threads):
     return timed
 
 
-# -- the machine ----------------------------------------------------------------------------------
+def _thread_variants(run, threads, chains=1, key="t{}", label="{} thread(s)"):
+    return [Variant(key.format(t), label.format(t), _with_threads(run, t), chains) for t in threads]
 
 
 def sgemm(opts):
     """GFLOP/s of a float32 ``torch.mm`` of two square matrices, one thread and all threads."""
     n = opts.sgemm_size
     gen = torch.Generator().manual_seed(0)
-    a, b = torch.rand(n, n, generator=gen), torch.rand(n, n, generator=gen)
-    out = torch.empty(n, n)
+    a, b, out = torch.rand(n, n, generator=gen), torch.rand(n, n, generator=gen), torch.empty(n, n)
 
     def run(n_steps):
         for _ in range(n_steps):
             torch.mm(a, b, out=out)
 
     counts = sorted({1, *_threads_of(), cpu_count()})
-    variants = [Variant(f"t{t}", f"{t} thread(s)", _with_threads(run, t)) for t in counts]
-    res = measure(variants, opts.repeats, opts.block_s)
-    out = {str(t): 2.0 * n**3 * res[f"t{t}"]["median"] / 1e9 for t in counts}
-    print(f"SGEMM {n} x {n}: " + ", ".join(f"{t} thread(s) {r:.1f} GFLOP/s" for t, r in out.items()))
-    return {"size": n, "gflops": out, "timing": res}
-
-
-# -- the network ------------------------------------------------------------------------------------
-
-
-def default_spec(n_features=N_FEATURES, n_rows=10**3 + 1):
-    """The ``GibbsMLPRegressor()`` default network on ``n_features`` inputs and ``n_rows`` rows (100-100 beyond 1000)."""
-    est = GibbsMLPRegressor()
-    return MLPSpec(n_features, hidden_layers(est.hidden_layer_sizes, n_rows), est.activation)
+    res = measure(_thread_variants(run, counts), opts.repeats, opts.block_s)
+    gflops = {str(t): 2.0 * n**3 * res[f"t{t}"]["median"] / 1e9 for t in counts}
+    print(f"SGEMM {n} x {n}: " + ", ".join(f"{t} thread(s) {r:.1f} GFLOP/s" for t, r in gflops.items()))
+    return {"size": n, "gflops": gflops, "timing": res}
 
 
 def _data(n, d, seed=0):
     gen = torch.Generator().manual_seed(seed)
     X = torch.randn(n, d, generator=gen)
     return X, torch.sin(X[:, 0]) + 0.1 * torch.randn(n, generator=gen)
-
-
-def _theta(spec, K, seed=0):
-    return spec.init_params(torch.Generator().manual_seed(seed), K, torch.float32)
 
 
 def _batches(n, rows, K, count, seed=0):
@@ -119,7 +90,7 @@ def _batches(n, rows, K, count, seed=0):
 
 def skgibbs_gradient(pot, spec, K, batches):
     """``run(n)``: n calls of ``MLPPotential.loss_sum_and_grad`` of K chains, cycling over ``batches``."""
-    theta = _theta(spec, K)
+    theta = spec.init_params(torch.Generator().manual_seed(0), K, torch.float32)
 
     def run(n_steps):
         for i in range(n_steps):
@@ -131,11 +102,9 @@ def skgibbs_gradient(pot, spec, K, batches):
 def autograd_floor(spec, X, y, batches):
     """``run(n)``: forward and backward of ``sum (y - net(x))^2`` of one ``nn.Sequential``, autograd."""
     layers = []
-    for i, (n_in, n_out) in enumerate(spec.shapes):
-        layers.append(torch.nn.Linear(n_in, n_out))
-        if i < len(spec.shapes) - 1:
-            layers.append(torch.nn.ReLU())
-    net = torch.nn.Sequential(*layers)
+    for n_in, n_out in spec.shapes:
+        layers += [torch.nn.Linear(n_in, n_out), torch.nn.ReLU()]
+    net = torch.nn.Sequential(*layers[:-1])
     params = list(net.parameters())
     rows = [(X, y) if b.idx is None else (X[b.idx[0]], y[b.idx[0]]) for b in batches]
 
@@ -150,70 +119,52 @@ def autograd_floor(spec, X, y, batches):
 
 def gradient_variants(spec, X, y, rows, full, threads):
     """The skgibbs gradient (1 and 4 chains) and the floor on one setting, at each thread count."""
-    n = X.shape[0]
-    pot = MLPPotential(spec, X, y)
-    out = []
+    pot, out = MLPPotential(spec, X, y), []
     for K in CHAINS:
-        batches = [Batch()] if full else _batches(n, rows, K, 4)
-        run = skgibbs_gradient(pot, spec, K, batches)
-        for t in threads:
-            out.append(
-                Variant(f"skgibbs_{K}_{t}", f"skgibbs, {K} chain(s), {t} thread(s)", _with_threads(run, t), K)
-            )
-    floor_batches = [Batch()] if full else _batches(n, rows, 1, 4, seed=1)
-    floor = autograd_floor(spec, X, y, floor_batches)
-    for t in threads:
-        out.append(
-            Variant(f"floor_{t}", f"torch autograd nn.Sequential, {t} thread(s)", _with_threads(floor, t))
+        run = skgibbs_gradient(pot, spec, K, [Batch()] if full else _batches(X.shape[0], rows, K, 4))
+        out += _thread_variants(
+            run, threads, K, f"skgibbs_{K}_{{}}", f"skgibbs, {K} chain(s), {{}} thread(s)"
         )
-    return out
+    floor = autograd_floor(spec, X, y, [Batch()] if full else _batches(X.shape[0], rows, 1, 4, seed=1))
+    return out + _thread_variants(floor, threads, 1, "floor_{}", "torch autograd nn.Sequential, {} thread(s)")
 
 
 def gradient_rates(opts):
     """Every full-data and minibatch setting, each timed as one interleaved comparison."""
-    spec = default_spec()
-    threads = _threads_of()
+    est = GibbsMLPRegressor()  # its network on N_FEATURES inputs beyond 1000 rows
+    spec = MLPSpec(N_FEATURES, hidden_layers(est.hidden_layer_sizes, 10**3 + 1), est.activation)
     cells = []
     X_big, y_big = _data(max(opts.full_rows + (opts.pool_rows,)), N_FEATURES)
     settings = [("full", n) for n in opts.full_rows] + [("minibatch", m) for m in opts.batch_rows]
     for mode, rows in settings:
         n = rows if mode == "full" else opts.pool_rows
         X, y = X_big[:n].contiguous(), y_big[:n].contiguous()
-        res = measure(
-            gradient_variants(spec, X, y, rows, mode == "full", threads), opts.repeats, opts.block_s
-        )
+        variants = gradient_variants(spec, X, y, rows, mode == "full", _threads_of())
+        res = measure(variants, opts.repeats, opts.block_s)
         for key, r in res.items():
             kind, *rest = key.split("_")
             K = int(rest[0]) if kind == "skgibbs" else 1
-            t = int(rest[-1])
-            gflops = 6.0 * rows * spec.n_params * r["median"] / 1e9  # chain-steps/s times flops per chain
             cells.append(
                 {
                     "mode": mode,
                     "rows": rows,
                     "implementation": kind,
                     "chains": K,
-                    "threads": t,
+                    "threads": int(rest[-1]),
                     "gradients_per_s": r["median"] / K,
-                    "gflops": gflops,
+                    "gflops": 6.0 * rows * spec.n_params * r["median"] / 1e9,  # flops of all K chains
                     "cpu_per_wall": r["cpu_per_wall"],
                     "timing": r,
                 }
             )
-        print(
-            f"{mode} rows={rows}: "
-            + ", ".join(f"{k} {6e-9 * rows * spec.n_params * r['median']:.1f}" for k, r in res.items())
-            + " GFLOP/s"
-        )
+        rates = ", ".join(f"{k} {6e-9 * rows * spec.n_params * r['median']:.1f}" for k, r in res.items())
+        print(f"{mode} rows={rows}: {rates} GFLOP/s")
     return {
         "n_features": N_FEATURES,
         "hidden_layer_sizes": list(spec.hidden_layer_sizes),
         "n_params": spec.n_params,
         "cells": cells,
     }
-
-
-# -- the thread crossover -----------------------------------------------------------------------------
 
 
 def crossover(opts):
@@ -227,8 +178,7 @@ def crossover(opts):
         pot = MLPPotential(spec, X, y)
         for rows in opts.grid_rows:
             run = skgibbs_gradient(pot, spec, K, _batches(opts.pool_rows, rows, K, 4, seed=3))
-            variants = [Variant(f"t{t}", f"{t} thread(s)", _with_threads(run, t), K) for t in (1, 2)]
-            res = measure(variants, opts.grid_repeats, opts.block_s / 2)
+            res = measure(_thread_variants(run, (1, 2), K), opts.grid_repeats, opts.block_s / 2)
             # the best block of each: the closest to an idle machine when other processes share the CPUs
             best = max(res["t2"]["rates"]) / max(res["t1"]["rates"])
             cell = {
@@ -252,23 +202,14 @@ def crossover(opts):
 
 
 def _crossing(cells, key="best_ratio"):
-    """Where two threads start to win: a fitted crossing and the grid's own bracket.
+    """Where two threads start to win, on the best blocks' ratio (the median block measures the load).
 
-    On the best blocks' ratio by default: with other processes on the machine,
-    the median block of two threads measures the load more than the threads.
-    ``fitted_crossing`` is where the least-squares line of the log gain on the
-    log work crosses zero; ``wins_from`` the smallest work from which two
-    threads won in every cell of at least that work.
+    ``fitted_crossing``: where the least-squares line of the log gain on the log work crosses zero;
+    ``wins_from``: the smallest work from which two threads won in every cell of at least that work.
     """
     cells = sorted(cells, key=lambda c: c["work"])
-    w = np.log([c["work"] for c in cells])
-    r = np.log([c[key] for c in cells])
-    slope, icept = np.polyfit(w, r, 1)
-    wins_from = None
-    for i, c in enumerate(cells):
-        if all(d[key] > 1 for d in cells[i:]):
-            wins_from = c["work"]
-            break
+    slope, icept = np.polyfit(np.log([c["work"] for c in cells]), np.log([c[key] for c in cells]), 1)
+    wins_from = next((c["work"] for i, c in enumerate(cells) if all(d[key] > 1 for d in cells[i:])), None)
     losses = [c["work"] for c in cells if c[key] <= 1]
     return {
         "fitted_crossing": float(np.exp(-icept / slope)) if slope > 0 else None,
@@ -276,9 +217,6 @@ def _crossing(cells, key="best_ratio"):
         "wins_from": wins_from,
         "largest_work_two_threads_lose": max(losses) if losses else None,
     }
-
-
-# -- harness ------------------------------------------------------------------------------------------
 
 
 #: block lengths, repeats, the SGEMM size, the rows of each setting and the crossover grid
@@ -298,14 +236,9 @@ SIZES = {
 }  # fmt: skip
 
 
-def _settings(opts):
-    """The settings of the run (``opts.size``), set on ``opts``."""
-    vars(opts).update(opts.size)
-
-
 def run(opts):
     """SGEMM, the gradient rates and the thread crossover, timed; the raw block rates are kept."""
-    _settings(opts)
+    vars(opts).update(opts.size)
     before = torch.get_num_threads()
     start = time.perf_counter()
     results = {
@@ -323,29 +256,26 @@ def run(opts):
     return {NAME: results}
 
 
-def _fmt_rate(x):
-    return f"{x:,.1f}" if x < 1000 else f"{x:,.0f}"
-
-
-def _best_gflops(cell, n_params):
-    return 6.0 * cell["rows"] * n_params * max(cell["timing"]["rates"]) / 1e9
-
-
 def _gradient_table(res):
-    sg = res["sgemm"]["gflops"]
-    grads = res["gradients"]
+    sg, grads = res["sgemm"]["gflops"], res["gradients"]
     Q = grads["n_params"]
     floors = {
         (c["mode"], c["rows"], c["threads"]): c for c in grads["cells"] if c["implementation"] == "floor"
     }
-    order = {"skgibbs": 0, "floor": 1}
     names = {"skgibbs": "skgibbs loss_sum_and_grad", "floor": "floor: nn.Sequential autograd"}
+    order = list(names)
     rows = []
     for c in sorted(
         grads["cells"],
-        key=lambda c: (c["mode"] != "full", c["rows"], order[c["implementation"]], c["chains"], c["threads"]),
+        key=lambda c: (
+            c["mode"] != "full",
+            c["rows"],
+            order.index(c["implementation"]),
+            c["chains"],
+            c["threads"],
+        ),
     ):
-        floor = floors[(c["mode"], c["rows"], c["threads"])]
+        rate = c["gradients_per_s"]
         rows.append(
             [
                 "full data" if c["mode"] == "full" else "minibatch",
@@ -353,25 +283,15 @@ def _gradient_table(res):
                 names[c["implementation"]],
                 c["chains"],
                 c["threads"],
-                _fmt_rate(c["gradients_per_s"]),
+                f"{rate:,.1f}" if rate < 1000 else f"{rate:,.0f}",
                 f"{c['gflops']:.1f}",
-                f"{_best_gflops(c, Q):.1f}",
+                f"{6.0 * c['rows'] * Q * max(c['timing']['rates']) / 1e9:.1f}",
                 f"{c['gflops'] / sg[str(c['threads'])]:.2f}x",
-                f"{c['gflops'] / floor['gflops']:.2f}x",
+                f"{c['gflops'] / floors[(c['mode'], c['rows'], c['threads'])]['gflops']:.2f}x",
             ]
         )
-    header = [
-        "data",
-        "rows",
-        "implementation",
-        "chains",
-        "threads",
-        "gradients/s per chain",
-        "GFLOP/s",
-        "GFLOP/s, best block",
-        "vs SGEMM, same threads",
-        "vs floor, same threads",
-    ]
+    header = ["data", "rows", "implementation", "chains", "threads", "gradients/s per chain", "GFLOP/s"]
+    header += ["GFLOP/s, best block", "vs SGEMM, same threads", "vs floor, same threads"]
     sizes = " -> ".join(str(h) for h in grads["hidden_layer_sizes"])
     title = f"Forward+backward of the default network ({N_FEATURES} -> {sizes} -> 1 ReLU, Q = {Q:,})"
     return title, header, rows
@@ -399,27 +319,21 @@ def _notes(res):
     m, opts = res["machine"], res["options"]
     before, after = loads(res) or (res["load_before"], res["load_after"])  # stored by older runs themselves
     notes = [
-        (
-            f"float32, torch {m['torch']}, {m['nproc']} CPUs ({m['cpu_model']}); load average "
-            f"{before:.1f} before and {after:.1f} after the run. Each rate is the "
-            f"median of {opts['repeats']} timed blocks interleaved with the other rows of its setting (the "
-            "best block beside it); every block sets its own thread count. On a machine shared with other "
-            "processes single rates are noisy and a busy second core makes two threads look far worse than "
-            "they are (OpenMP threads wait for each other); ratios within a setting are more reliable."
-        ),
-        (
-            "GFLOP/s counts 6 x rows x weights flops per network and gradient (2 forward, 4 backward per "
-            "weight and row): an approximation that leaves out biases, activations and the loss. Four chains "
-            "count four times the flops of one. The SGEMM rate is the ceiling of a CPU gradient; a gradient on "
-            "few rows stays below it because its matrix products are small and its fixed costs (gather, "
-            "allocation, Python) weigh more."
-        ),
-        (
-            "The skgibbs rows call MLPPotential.loss_sum_and_grad as the samplers do (minibatches gathered by "
-            "index from 100,000 rows; one chain: plain 2-D matrix products, four chains: batched ones). The "
-            "floor is one nn.Sequential network of the same shape with torch autograd on the same rows "
-            "(pre-gathered); the last column compares per-chain gradient rates."
-        ),
+        f"float32, torch {m['torch']}, {m['nproc']} CPUs ({m['cpu_model']}); load average {before:.1f} "
+        f"before and {after:.1f} after the run. Each rate is the median of {opts['repeats']} timed blocks "
+        "interleaved with the other rows of its setting (the best block beside it); every block sets its own "
+        "thread count. On a machine shared with other processes single rates are noisy and a busy second "
+        "core makes two threads look far worse than they are (OpenMP threads wait for each other); ratios "
+        "within a setting are more reliable.",
+        "GFLOP/s counts 6 x rows x weights flops per network and gradient (2 forward, 4 backward per weight "
+        "and row): an approximation that leaves out biases, activations and the loss. Four chains count four "
+        "times the flops of one. The SGEMM rate is the ceiling of a CPU gradient; a gradient on few rows "
+        "stays below it because its matrix products are small and its fixed costs (gather, allocation, "
+        "Python) weigh more.",
+        "The skgibbs rows call MLPPotential.loss_sum_and_grad as the samplers do (minibatches gathered by "
+        "index from 100,000 rows; one chain: plain 2-D matrix products, four chains: batched ones). The "
+        "floor is one nn.Sequential network of the same shape with torch autograd on the same rows "
+        "(pre-gathered); the last column compares per-chain gradient rates.",
     ]
     th = (res.get("crossover") or {}).get("threshold")
     if th:
@@ -428,13 +342,13 @@ def _notes(res):
         won = f"won in every cell from work = {wins:,} on" if wins else "did not win in the largest cells"
         lost = f"; the largest work where they lost was {lose:,}" if lose else ""
         notes.append(
-            "Thread crossover (best blocks): the least-squares line of the log gain of two threads on the log "
-            f"work crosses zero {where}; two threads {won}{lost}. The last column is the 1-minute load average "
-            "after each cell: above about 1 on two CPUs another process holds a core, and every parallel "
-            "region of two threads waits for it. The estimators use the process's threads for a gradient of "
-            "at least THREAD_WORK rows x weights x chains in one batch (skgibbs/_threads.py) and one thread "
-            "below it; where two threads start to win on a machine with free cores is what this table "
-            "measures there."
+            "Thread crossover (best blocks): the least-squares line of the log gain of two threads on the "
+            f"log work crosses zero {where}; two threads {won}{lost}. The last column is the 1-minute load "
+            "average after each cell: above about 1 on two CPUs another process holds a core, and every "
+            "parallel region of two threads waits for it. The estimators use the process's threads for a "
+            "gradient of at least THREAD_WORK rows x weights x chains in one batch (skgibbs/_threads.py) and "
+            "one thread below it; where two threads start to win on a machine with free cores is what this "
+            "table measures there."
         )
     return notes
 
@@ -443,17 +357,10 @@ def report(results):
     """The SGEMM rates, the gradient table and the crossover table."""
     res = results[NAME]
     sg = res["sgemm"]
-    tables = [
-        (
-            f"SGEMM rate (float32 torch.mm, {sg['size']} x {sg['size']})",
-            ["threads", "GFLOP/s", "GFLOP/s, best block"],
-            [
-                [t, f"{g:.1f}", f"{2.0 * sg['size'] ** 3 * max(sg['timing'][f't{t}']['rates']) / 1e9:.1f}"]
-                for t, g in sg["gflops"].items()
-            ],
-        ),
-        _gradient_table(res),
-    ]
+    best = {t: 2.0 * sg["size"] ** 3 * max(sg["timing"][f"t{t}"]["rates"]) / 1e9 for t in sg["gflops"]}
+    rows = [[t, f"{g:.1f}", f"{best[t]:.1f}"] for t, g in sg["gflops"].items()]
+    title = f"SGEMM rate (float32 torch.mm, {sg['size']} x {sg['size']})"
+    tables = [(title, ["threads", "GFLOP/s", "GFLOP/s, best block"], rows), _gradient_table(res)]
     if res["crossover"]["cells"]:
         tables.append(_crossover_table(res["crossover"]))
     return [Page(NAME, "Gradient rates against the SGEMM rate", tables, _notes(res))]

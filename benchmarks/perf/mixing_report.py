@@ -1,8 +1,7 @@
-"""Renders the stored results of the ``mixing`` benchmark (:mod:`benchmarks.perf.bench_mixing`) into its
-tables and notes: the summary tables (ESS per second, pooled and within chain), one table per target, the
-goal lines and the notes (protocol, the NUTS and BlackJAX MCLMC checks, how the chains were batched, the
-load), from the JSON that ``python -m benchmarks run mixing`` stores; :func:`report` is the benchmark's
-``report``, which ``bench_mixing`` calls.
+"""The tables and notes of the ``mixing`` benchmark (:mod:`benchmarks.perf.bench_mixing`) from its JSON.
+
+:func:`report` is the benchmark's ``report``: the summary tables (ESS per second, pooled and within chain),
+one table per target, the goal lines and the notes.
 """
 
 import numpy as np
@@ -20,31 +19,35 @@ def _g(x):
     return "n/a" if x is None or not np.isfinite(x) else f"{x:.3g}"
 
 
+def _trajectory(r):
+    T = r["L"] if r.get("L") is not None else r.get("trajectory_length")  # MCLMC: its L in place of T
+    return "–" if T is None else f"{_g(T)} ({r['steps_per_transition']:.0f})"
+
+
+#: the columns of a target's table after the sampler's name: header and cell of a run record
+COLUMNS = {
+    "warm-up + draws": lambda r: r["draws"],
+    "ESS min": lambda r: _f(r["ess_min"]),
+    "ESS median": lambda r: _f(r["ess_median"]),
+    "R-hat max": lambda r: _f(r["rhat_max"], 3),
+    "ESS min within chain": lambda r: _f(r.get("ess_within_min")),
+    "within R-hat max": lambda r: _f(r.get("rhat_within_max"), 3),
+    "warm-up s": lambda r: _f(r["warmup_s"]),
+    "sampling s": lambda r: _f(r["sampling_s"]),
+    "ESS_min/s": lambda r: _g(r["ess_per_s"]),
+    "within-ESS/s": lambda r: _g(r.get("ess_within_per_s")),
+    "grads/chain": lambda r: f"{r['n_grad_per_chain']:.0f}",
+    "accept": lambda r: _f(r["acceptance"], 2),
+    "div.": lambda r: str(r["n_divergent"]),
+    "step": lambda r: _g(r["step_size"]),
+    "T or L (steps/transition)": _trajectory,
+}
+
+
 def sampler_row(name, r):
     if "skipped" in r:
-        return [LABELS[name], r["skipped"].split(":")[0], *["–"] * 14]
-    T = r.get("trajectory_length")
-    if r.get("L") is not None:  # MCLMC: its L in place of T
-        T = r["L"]
-    traj = f"{_g(T)} ({r['steps_per_transition']:.0f})" if T is not None else "–"
-    return [
-        LABELS[name] + (" *" if r.get("reduced") else ""),
-        r["draws"],
-        _f(r["ess_min"]),
-        _f(r["ess_median"]),
-        _f(r["rhat_max"], 3),
-        _f(r.get("ess_within_min")),
-        _f(r.get("rhat_within_max"), 3),
-        _f(r["warmup_s"]),
-        _f(r["sampling_s"]),
-        _g(r["ess_per_s"]),
-        _g(r.get("ess_within_per_s")),
-        f"{r['n_grad_per_chain']:.0f}",
-        _f(r["acceptance"], 2),
-        str(r["n_divergent"]),
-        _g(r["step_size"]),
-        traj,
-    ]
+        return [LABELS[name], r["skipped"].split(":")[0], *["–"] * (len(COLUMNS) - 1)]
+    return [LABELS[name] + (" *" if r.get("reduced") else ""), *(cell(r) for cell in COLUMNS.values())]
 
 
 def target_table(name, entry):
@@ -54,33 +57,8 @@ def target_table(name, entry):
         f"parameters), temperature {info['temperature']:.4g} ({info['temperature_rule']}), "
         f"f evaluated at {info['n_eval']} training inputs"
     )
-    header = [
-        "sampler",
-        "warm-up + draws",
-        "ESS min",
-        "ESS median",
-        "R-hat max",
-        "ESS min within chain",
-        "within R-hat max",
-        "warm-up s",
-        "sampling s",
-        "ESS_min/s",
-        "within-ESS/s",
-        "grads/chain",
-        "accept",
-        "div.",
-        "step",
-        "T or L (steps/transition)",
-    ]
-    order = [s for s in SAMPLERS if s in entry["samplers"]]
-    return title, header, [sampler_row(s, entry["samplers"][s]) for s in order]
-
-
-def hmc_over_nuts(entry, key="ess_per_s"):
-    hmc, nuts = _rate(entry["samplers"].get("hmc"), key), _rate(entry["samplers"].get("nuts"), key)
-    if hmc is None or not nuts:
-        return None
-    return hmc / nuts
+    rows = [sampler_row(s, entry["samplers"][s]) for s in SAMPLERS if s in entry["samplers"]]
+    return title, ["sampler", *COLUMNS], rows
 
 
 def _rate(r, key):
@@ -89,22 +67,25 @@ def _rate(r, key):
     return x if x is not None and np.isfinite(x) else None
 
 
+def hmc_over_nuts(entry, key="ess_per_s"):
+    hmc, nuts = _rate(entry["samplers"].get("hmc"), key), _rate(entry["samplers"].get("nuts"), key)
+    return hmc / nuts if hmc is not None and nuts else None
+
+
 def microcanonical_ratios(entry, key="ess_per_s"):
     """``(best skgibbs microcanonical / HMC, adjusted MCLMC / BlackJAX adjusted MCLMC)`` of ``key``."""
     runs = entry["samplers"]
     hmc = _rate(runs.get("hmc"), key)
     best = [x for x in (_rate(runs.get(s), key) for s in MICROCANONICAL) if x is not None]
     adj, bj = _rate(runs.get("adjusted-mclmc"), key), _rate(runs.get("bj-adjusted-mclmc"), key)
-    over_hmc = max(best) / hmc if best and hmc else None
-    over_bj = adj / bj if adj is not None and bj else None
-    return over_hmc, over_bj
+    return (max(best) / hmc if best and hmc else None), (adj / bj if adj is not None and bj else None)
 
 
 def _ratio(x):
     return "n/a" if x is None else f"{x:.2f}×"
 
 
-def _cell(r, key="ess_per_s"):
+def _cell(r, key):
     if r is None:
         return "not run"
     return r["skipped"].split(":")[0] if "skipped" in r else _g(r.get(key))
@@ -112,22 +93,22 @@ def _cell(r, key="ess_per_s"):
 
 def summary_table(result, key="ess_per_s"):
     present = [s for s in SAMPLERS if any(s in e["samplers"] for e in result["targets"].values())]
-    header = [
-        "target",
-        *present,
-        "HMC / NUTS",
-        "best skgibbs MCLMC / HMC",
-        "adjusted MCLMC / BlackJAX adjusted MCLMC",
-    ]
+    ratios = ["HMC / NUTS", "best skgibbs MCLMC / HMC", "adjusted MCLMC / BlackJAX adjusted MCLMC"]
     rows = []
     for name in [t for t in TARGETS if t in result["targets"]]:
         entry = result["targets"][name]
         cells = [_cell(entry["samplers"].get(s), key) for s in present]
-        ratio = hmc_over_nuts(entry, key)
-        rows.append([name, *cells, _ratio(ratio), *map(_ratio, microcanonical_ratios(entry, key))])
-    if key == "ess_per_s":
-        return "Minimum bulk ESS of f(x_i) per second of warm-up + sampling", header, rows
-    return "Minimum within-chain bulk ESS of f(x_i) per second of warm-up + sampling", header, rows
+        ratio = hmc_over_nuts(entry, key), *microcanonical_ratios(entry, key)
+        rows.append([name, *cells, *map(_ratio, ratio)])
+    within = "" if key == "ess_per_s" else " within-chain"
+    title = f"Minimum{within} bulk ESS of f(x_i) per second of warm-up + sampling"
+    return title, ["target", *present, *ratios], rows
+
+
+def _verdict(done, missing, fully=""):
+    if not all(done):
+        return "not met"
+    return "met" if not missing else f"met so far; not{fully} evaluated on {', '.join(missing)}"
 
 
 def goal_line(result):
@@ -137,11 +118,7 @@ def goal_line(result):
     if not done:
         return f"Goal: {goal}: not evaluated (HMC and NUTS not both run on any target)."
     parts = ", ".join(f"{t} {r:.2f}×" for t, r in done.items())
-    missing = [t for t in TARGETS if t not in done]
-    if any(r < 1.0 for r in done.values()):
-        verdict = "not met"
-    else:
-        verdict = "met" if not missing else f"met so far; not evaluated on {', '.join(missing)}"
+    verdict = _verdict([r >= 1.0 for r in done.values()], [t for t in TARGETS if t not in done])
     return f"Goal: {goal}. HMC / NUTS: {parts}: {verdict}."
 
 
@@ -159,22 +136,18 @@ def mclmc_goal_line(result):
     for t in MCLMC_GOAL_TARGETS:
         entry = result["targets"].get(t)
         over_hmc, over_bj = microcanonical_ratios(entry, "ess_within_per_s") if entry else (None, None)
-        if over_hmc is None and over_bj is None:
+        if over_hmc is None or over_bj is None:
             missing.append(t)
+        if over_hmc is None and over_bj is None:
             continue
         parts.append(
             f"{t}: best MCLMC / HMC {_ratio(over_hmc)}, adjusted / BlackJAX adjusted {_ratio(over_bj)}"
         )
         pairs = ((over_hmc, MCLMC_OVER_HMC), (over_bj, MCLMC_OVER_BJ))
         verdicts += [r >= need for r, need in pairs if r is not None]
-        if over_hmc is None or over_bj is None:
-            missing.append(t)
     if not parts:
         return f"Goal (microcanonical samplers): {goal}: not evaluated."
-    if not all(verdicts):
-        verdict = "not met"
-    else:
-        verdict = "met" if not missing else f"met so far; not fully evaluated on {', '.join(missing)}"
+    verdict = _verdict(verdicts, missing, " fully")
     return f"Goal (microcanonical samplers): {goal}. {'; '.join(parts)}: {verdict}."
 
 
@@ -211,70 +184,58 @@ PROTOCOL_MCLMC = (
 )
 
 
-def nuts_notes(result):
+def _check(r):
+    return (
+        f"max relative error {r['check']['rel_err_max']:.1e}, gradient {r['check']['grad_rel_err_max']:.1e}; "
+        f"compilation {r['compile_s']:.1f} s (not counted); "
+    )
+
+
+def blackjax_notes(result):
+    """The check, compilation and warm-up of every BlackJAX row, NUTS's first, or why it was skipped."""
     out = []
     for name, entry in result["targets"].items():
         r = entry["samplers"].get("nuts")
-        if r is None or "check" not in r:
-            if r is not None:
-                out.append(f"{name}: NUTS {r['skipped']}.")
-            continue
-        text = (
-            f"{name}: JAX log density vs skgibbs (torch float64) max relative error "
-            f"{r['check']['rel_err_max']:.1e}, gradient {r['check']['grad_rel_err_max']:.1e}; "
-            f"compilation {r['compile_s']:.1f} s (not counted); {r['n_divergent_warmup']} divergences in "
-            "warm-up"
-        )
-        plan = r.get("plan")
-        if plan:
-            text += (
-                f"; pilot chain ({plan['pilot_s']:.0f} s): {plan['seconds_per_grad'] * 1e3:.2f} ms per "
-                f"gradient, {plan['grads_per_draw']:.0f} gradients per draw, full run estimated "
-                f"{plan['estimate_s']:.0f} s (budget {plan['budget_s']:.0f} s)"
-            )
-        if r.get("reduced"):
-            text += f"; * run with {r['reduced']} to stay within the budget"
-        out.append(text + ".")
-    return out
-
-
-def bj_mclmc_notes(result):
-    out = []
-    for name, entry in result["targets"].items():
-        for sampler in BLACKJAX_MCLMC:
-            r = entry["samplers"].get(sampler)
-            if r is None:
-                continue
-            if "check" not in r:
-                out.append(f"{name}: {LABELS[sampler]} {r['skipped']}.")
-                continue
-            div_w = r.get("n_divergent_warmup")
-            text = (
-                f"{name}: {LABELS[sampler]}: JAX log density vs skgibbs max relative error "
-                f"{r['check']['rel_err_max']:.1e}, gradient {r['check']['grad_rel_err_max']:.1e}; "
-                f"compilation {r['compile_s']:.1f} s (not counted); "
-                f"{r['n_warmup_transitions']} tuning transitions; "
-            )
-            if div_w is None:
-                text += "divergences in warm-up not reported by the BlackJAX tuner"
-            else:
-                text += f"{div_w} divergences in warm-up"
-            if r.get("energy_var") is not None:
-                text += f"; energy-error variance per dimension while sampling {r['energy_var']:.2g}"
+        if r is not None and "check" not in r:
+            out.append(f"{name}: NUTS {r['skipped']}.")
+        elif r is not None:
+            text = f"{name}: JAX log density vs skgibbs (torch float64) {_check(r)}"
+            text += f"{r['n_divergent_warmup']} divergences in warm-up"
+            if r.get("plan"):
+                p = r["plan"]
+                text += (
+                    f"; pilot chain ({p['pilot_s']:.0f} s): {p['seconds_per_grad'] * 1e3:.2f} ms per "
+                    f"gradient, {p['grads_per_draw']:.0f} gradients per draw, full run estimated "
+                    f"{p['estimate_s']:.0f} s (budget {p['budget_s']:.0f} s)"
+                )
+            if r.get("reduced"):
+                text += f"; * run with {r['reduced']} to stay within the budget"
             out.append(text + ".")
+    for name, entry in result["targets"].items():
+        for r, label in ((entry["samplers"].get(s), LABELS[s]) for s in BLACKJAX_MCLMC):
+            if r is not None and "check" not in r:
+                out.append(f"{name}: {label} {r['skipped']}.")
+            elif r is not None:
+                div_w = r.get("n_divergent_warmup")
+                text = f"{name}: {label}: JAX log density vs skgibbs {_check(r)}"
+                text += f"{r['n_warmup_transitions']} tuning transitions; "
+                if div_w is None:
+                    text += "divergences in warm-up not reported by the BlackJAX tuner"
+                else:
+                    text += f"{div_w} divergences in warm-up"
+                if r.get("energy_var") is not None:
+                    text += f"; energy-error variance per dimension while sampling {r['energy_var']:.2g}"
+                out.append(text + ".")
     return out
 
 
 def batching_note(result):
     parts = []
     for name, entry in result["targets"].items():
-        how = {
-            s: ("batched" if r["vectorize"] else "one at a time")
-            for s, r in entry["samplers"].items()
-            if "vectorize" in r
-        }
+        runs = [(s, r) for s, r in entry["samplers"].items() if "vectorize" in r]
+        how = [f"{s} {'batched' if r['vectorize'] else 'one at a time'}" for s, r in runs]
         if how:
-            parts.append(f"{name}: " + ", ".join(f"{s} {v}" for s, v in how.items()))
+            parts.append(f"{name}: " + ", ".join(how))
     return (
         "Chains: BlackJAX runs its 4 chains one after the other (one compiled executable; BlackJAX's "
         "compilation is reported apart and not counted in its time); skgibbs advances them together, batched "
@@ -284,44 +245,37 @@ def batching_note(result):
 
 
 def load_note(result):
-    # the load before and after each sampler, where older runs stored it with the sampler's record, and the
-    # load before and after the run that wrote the file, as the harness recorded it
-    measured = [
-        r["load_average"]
-        for e in result["targets"].values()
-        for r in e["samplers"].values()
-        if "load_average" in r
-    ]
+    # the load around each sampler, where older runs stored it with its record, and around the whole run
+    runs = [r for e in result["targets"].values() for r in e["samplers"].values()]
+    measured = [r["load_average"] for r in runs if "load_average" in r]
     measured += [loads(result)] if loads(result) is not None else []
-    span = f"{min(min(x) for x in measured):.1f} to {max(max(x) for x in measured):.1f}" if measured else "n/a"
-    machine = result.get("machine", {})
+    span = (
+        f"{min(min(x) for x in measured):.1f} to {max(max(x) for x in measured):.1f}" if measured else "n/a"
+    )
     ver = ", ".join(f"{k} {v}" for k, v in result.get("versions", {}).items() if v)
+    cores = result.get("machine", {}).get("cpu_count", "?")
     return (
-        f"Timing: one thread (torch and XLA), on a shared machine with {machine.get('cpu_count', '?')} cores "
-        f"whose 1-minute load average ranged {span} during the runs: wall times, and so ESS per second, are "
-        f"noisy (tens of percent); grads/chain is the machine-independent cost. Versions: {ver}."
+        f"Timing: one thread (torch and XLA), on a shared machine with {cores} cores whose 1-minute load "
+        f"average ranged {span} during the runs: wall times, and so ESS per second, are noisy (tens of "
+        f"percent); grads/chain is the machine-independent cost. Versions: {ver}."
     )
 
 
 def notes(result):
-    out = [goal_line(result), mclmc_goal_line(result), PROTOCOL, PROTOCOL_WITHIN, PROTOCOL_MCLMC]
-    out.append(batching_note(result))
-    scales = {t: e["info"]["surrogate_scale"] for t, e in result["targets"].items()}
-    out.append(
+    scales = ", ".join(f"{t} {e['info']['surrogate_scale']:.3f}" for t, e in result["targets"].items())
+    csmala = (
         "csMALA samples a surrogate that is close to the Gibbs posterior only while lambda' l_i / n << 1; "
-        "at the starts this is "
-        + ", ".join(f"{t} {s:.3f}" for t, s in scales.items())
-        + ": it is run on paper000 (temperature 5) only and marked not valid at the Bayesian temperature."
+        f"at the starts this is {scales}: it is run on paper000 (temperature 5) only and marked not valid at "
+        "the Bayesian temperature."
     )
-    return out + nuts_notes(result) + bj_mclmc_notes(result) + [load_note(result)]
-
-
-def tables(result):
-    out = [target_table(t, result["targets"][t]) for t in TARGETS if t in result["targets"]]
-    return [summary_table(result), summary_table(result, "ess_within_per_s"), *out], notes(result)
+    out = [goal_line(result), mclmc_goal_line(result), PROTOCOL, PROTOCOL_WITHIN, PROTOCOL_MCLMC]
+    return [*out, batching_note(result), csmala, *blackjax_notes(result), load_note(result)]
 
 
 def report(results):
-    """The summary table, one table per target and the notes."""
-    tabs, text = tables(results[NAME])
-    return [Page(NAME, "Mixing per second: skgibbs samplers, BlackJAX NUTS and BlackJAX MCLMC", tabs, text)]
+    """The summary tables, one table per target and the notes."""
+    result = results[NAME]
+    tabs = [summary_table(result), summary_table(result, "ess_within_per_s")]
+    tabs += [target_table(t, result["targets"][t]) for t in TARGETS if t in result["targets"]]
+    title = "Mixing per second: skgibbs samplers, BlackJAX NUTS and BlackJAX MCLMC"
+    return [Page(NAME, title, tabs, notes(result))]
