@@ -1,8 +1,5 @@
-"""Tables and text of the speed benchmark, as reStructuredText.
-
-A table is ``(caption, header, rows)`` with every cell a string. The
-reStructuredText output uses title-less ``list-table`` directives and no
-section headings, so that the documentation can include it anywhere.
+"""Tables and text of the speed benchmark as reStructuredText: title-less ``list-table`` directives and no
+section headings, so that the documentation can include it anywhere. A table is ``(caption, header, rows)``.
 """
 
 from .environment import loads, was_quick
@@ -21,6 +18,7 @@ def _ratio(a, b):
 
 
 def _rows(res):
+    """The timed rows of a section (not its ``_constants``)."""
     return [(k, r) for k, r in res.items() if not k.startswith("_")]
 
 
@@ -69,32 +67,33 @@ def _table_grid(results):
     return caption, ["rho", "batch points"] + [f"Q = {q}" for q in qs], rows
 
 
+def _table_parts(parts):
+    us, labels = parts["us"], parts["labels"]
+    rows = [[labels[key], f"{value:,.0f}", f"{value / us['step']:.0%}"] for key, value in us.items()]
+    caption = "Where the time of a csMALA step goes (paper 000 network, rho = 0.1, one chain)"
+    return caption, ["part", "us per step", "share of the step"], rows
+
+
 def tables(results):
-    return [_table000(results), _table001(results), _table_grid(results)]
+    out = [_table000(results), _table001(results), _table_grid(results)]
+    if "parts" in results:  # results written before the parts were timed have no such table
+        out.append(_table_parts(results["parts"]))
+    return out
 
 
 METHODS = (
-    (
-        "The floor is one forward and backward pass of the squared loss with torch autograd on plain "
-        "2-D weight tensors; 'floor + gather' also draws a fresh Bernoulli(rho) batch and gathers X[idx]."
-    ),
-    (
-        "skgibbs rows use a fixed step size and proposal std; run_chains runs with burn_in=0, restarts "
-        "off and a fixed correction, and its rate includes the state initialisation of each call (one "
-        "gradient per chain, at least {rc_steps} steps per call)."
-    ),
-    (
-        "The naive loop is a torch.nn.Sequential MALA that moves the weights with parameters_to_vector / "
-        "vector_to_parameters, recomputes the current point's potential and gradient every step (two "
-        "forward-backward passes per step) and enters the minibatch as a Bernoulli mask on the full-data "
-        "loss."
-    ),
-    (
-        "The jitted JAX csMALA step draws its Bernoulli(rho) batch as the running sum of rho n + 6 sd "
-        "Geometric(rho) gaps cut at n (a static shape; the slots beyond n are masked), gathers those rows "
-        "and masks the rest of the loss sum; one jitted call per step, as for BlackJAX. XLA computes on one "
-        "intra-op thread (XLA_FLAGS)."
-    ),
+    "The floor is one forward and backward pass of the squared loss with torch autograd on plain 2-D weight "
+    "tensors; 'floor + gather' also draws a fresh Bernoulli(rho) batch and gathers X[idx].",
+    "skgibbs rows use a fixed step size and proposal std; run_chains runs with burn_in=0, restarts off and a "
+    "fixed correction, and its rate includes the state initialisation of each call (one gradient per chain, "
+    "at least {rc_steps} steps per call).",
+    "The naive loop is a torch.nn.Sequential MALA that moves the weights with parameters_to_vector / "
+    "vector_to_parameters, recomputes the current point's potential and gradient every step (two "
+    "forward-backward passes per step) and enters the minibatch as a Bernoulli mask on the full-data loss.",
+    "The jitted JAX csMALA step draws its Bernoulli(rho) batch as the running sum of rho n + 6 sd "
+    "Geometric(rho) gaps cut at n (a static shape; the slots beyond n are masked), gathers those rows and "
+    "masks the rest of the loss sum; one jitted call per step, as for BlackJAX. XLA computes on one intra-op "
+    "thread (XLA_FLAGS).",
 )
 
 
@@ -117,12 +116,11 @@ def _note_grid(rho_key, t, opts, vectorize_work):
     won, lost = _fmt(t["largest_work_batching_wins"], 0), _fmt(t["smallest_work_batching_loses"], 0)
     return (
         f"Crossover at {rho_key}: batching 4 chains stops paying near batch points x Q = "
-        f"{_fmt(t['fitted_crossing'], 0)} (least-squares fit of log ratio on log work over the grid; "
-        f"largest work where batching still won: {won}, smallest where it lost: {lost}; fitted "
-        f"separately, the log ratio falls by {-b:.2f} per unit log batch points and {-c:.2f} per unit "
-        f"log Q). GibbsMLPRegressor batches chains while batch points x Q <= {vectorize_work:,}. Grid "
-        f"cells: median of {opts['grid_repeats']} blocks of at least {opts['grid_rc_steps']} steps per "
-        "run_chains call."
+        f"{_fmt(t['fitted_crossing'], 0)} (least-squares fit of log ratio on log work over the grid; largest "
+        f"work where batching still won: {won}, smallest where it lost: {lost}; fitted separately, the log "
+        f"ratio falls by {-b:.2f} per unit log batch points and {-c:.2f} per unit log Q). GibbsMLPRegressor "
+        f"batches chains while batch points x Q <= {vectorize_work:,}. Grid cells: median of "
+        f"{opts['grid_repeats']} blocks of at least {opts['grid_rc_steps']} steps per run_chains call."
     )
 
 
@@ -151,12 +149,12 @@ def intro(results):
         f"Measured on {results['date']} on a machine with {m['nproc']} CPUs ({m['cpu_model']}), Python "
         f"{m['python']}, torch {m['torch']} with {m['torch_threads']} thread, {jax_txt}, float32. Each rate "
         f"is the median of {opts['repeats']} timed blocks interleaved with the other rows of its table. The "
-        f"machine was shared with other processes (load average {before:.1f} before, "
-        f"{after:.1f} after), so single rates are noisy; ratios within a table are more "
-        "reliable, and the last column compares steps per CPU-second of the process, which leaves out the "
-        "time spent waiting for the CPU (JAX dispatches asynchronously and can overlap the Python "
-        "dispatch with the computation on a second thread, so on this two-core machine its CPU-time "
-        f"ratios are the one-core comparison).{' Quick run.' if quick else ''}"
+        f"machine was shared with other processes (load average {before:.1f} before, {after:.1f} after), so "
+        "single rates are noisy; ratios within a table are more reliable, and the last column compares steps "
+        "per CPU-second of the process, which leaves out the time spent waiting for the CPU (JAX dispatches "
+        "asynchronously and can overlap the Python dispatch with the computation on a second thread, so on "
+        "this two-core machine its CPU-time ratios are the one-core "
+        f"comparison).{' Quick run.' if quick else ''}"
     )
 
 

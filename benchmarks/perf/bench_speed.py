@@ -1,41 +1,29 @@
-"""Steps per second of the skgibbs MALA/csMALA kernel against its floor and peers.
+"""Steps per second of the skgibbs MALA/csMALA kernel against its floor and peers, one CPU thread, float32.
 
-Run from the repository root::
+1. paper 000's network (1 -> 100 -> 100 -> 1 ReLU, Q = 10401, n = 10000) at rho = 1 (MALA) and rho = 0.1
+   (csMALA): ``mala.step`` with fixed constants and ``run_chains`` (burn_in=0), one chain and ten (batched
+   and one after the other), against the floor (one forward and backward pass on the batch with torch
+   autograd), a naive ``nn.Sequential`` loop and, with JAX (the ``bench`` extra; ``--no-jax`` leaves it out),
+   BlackJAX's ``mala`` and a jitted JAX csMALA step;
+2. paper 001's small network (8 -> 8 -> 8 -> 8 -> 1 ReLU, n = 750, rho = 1): ten chains batched against
+   ten one after the other;
+3. the crossover of that choice: per-chain throughput of four chains batched over four sequential on a
+   grid of batch and network sizes, to check ``skgibbs.problem.VECTORIZE_WORK``;
+4. where the time of one csMALA step at rho = 0.1 goes: the step beside its parts called alone through
+   public names (batch draw, proposal noise, gradient on a batch, prior), and a torch.profiler breakdown.
 
-    python -m benchmarks run speed            # about 5 minutes, writes benchmarks/results/speed.*
-    python -m benchmarks run speed --quick    # seconds, into a temporary directory (or --out)
-
-Measured on one CPU thread in float32:
-
-1. paper 000's network (1 -> 100 -> 100 -> 1 ReLU, Q = 10401, n = 10000) at
-   rho = 1 (MALA) and rho = 0.1 (csMALA): the kernel ``mala.step`` with fixed
-   parameters and ``run_chains`` (burn_in=0), one chain and ten chains
-   (batched and one after the other), against the floor (one forward and
-   backward pass on the batch with torch autograd), a naive ``nn.Sequential``
-   loop and, when JAX is installed, BlackJAX's ``mala`` and a jitted JAX
-   csMALA step;
-2. paper 001's small network (8 -> 8 -> 8 -> 8 -> 1 ReLU, n = 750, rho = 1):
-   ten chains batched against ten chains one after the other;
-3. the crossover of that choice: per-chain throughput of four chains batched
-   over four sequential ones on a grid of batch sizes and network sizes, to
-   check the threshold ``skgibbs.problem.VECTORIZE_WORK`` of the estimators;
-4. where the time of one csMALA step at rho = 0.1 goes: the step beside its
-   parts called alone through public names (the batch draw, the proposal
-   noise, the gradient on a batch, the prior's value and gradient), the
-   rest being the Metropolis-Hastings arithmetic of a few-element tensors;
-5. a torch.profiler breakdown of that step.
-
-Every comparison is timed in interleaved blocks and reported as the median
-(see ``benchmarks/common/timing.py``); the raw block rates go to ``speed.json``.
+Every comparison is timed in interleaved blocks and reported as the median (``benchmarks/common/timing.py``);
+``python -m benchmarks run speed`` writes ``benchmarks/results/speed.{json,rst}``, the raw block rates too.
 """
 
 import datetime
+import itertools
 import math
 import time
+from functools import partial
 
 import numpy as np
 import torch
-
 
 from skgibbs.datasets import make_gap_regression
 from skgibbs.model import MLPSpec
@@ -56,14 +44,6 @@ NAME = "speed"
 TEMPERATURE = 1.0  # lambda = n / temperature on the standardized scale
 STEP_SIZE = 1e-5  # Langevin h of U = lambda R; proposal std sqrt(2h)
 N_CHAINS = 10
-
-
-def _jax_module():
-    try:
-        from ..common import jax_peers as _jax_peers
-    except ImportError:
-        return None
-    return _jax_peers
 
 
 # -- problems --------------------------------------------------------------------------------------
@@ -123,7 +103,7 @@ def grid_problem(n, width, rho):
     return Problem(X, np.sin(3 * X[:, 0]), (width, width), rho)
 
 
-# -- skgibbs variants ------------------------------------------------------------------------------
+# -- variants --------------------------------------------------------------------------------------
 
 
 def kernel_runner(prob, chains):
@@ -155,10 +135,11 @@ def run_chains_runner(prob, K, vectorize):
     kernel = prob.kernel()
 
     def run(n_steps):
+        theta0, seeds = prob.theta0[:K], prob.seeds[:K]
         run_chains(
             prob.target,
-            prob.theta0[:K],
-            prob.seeds[:K],
+            theta0,
+            seeds,
             kernel,
             rho=prob.rho,
             n_samples=n_steps,
@@ -188,11 +169,8 @@ def skgibbs_variants(prob, rc_steps, K=N_CHAINS, single=True, multi=True):
 def peer_variants(prob, jx):
     """``(floors, peers)``: the torch floors, then the naive loop and (with JAX) the JAX rows."""
     X, y, sizes, rho = prob.X, prob.y, prob.sizes, prob.rho
-    floors = [
-        Variant(
-            "floor", "floor: torch autograd, batch pre-gathered", autograd_floor(X, y, sizes, rho, 0, False)
-        )
-    ]
+    floor = autograd_floor(X, y, sizes, rho, 0, False)
+    floors = [Variant("floor", "floor: torch autograd, batch pre-gathered", floor)]
     if rho < 1:
         gather = autograd_floor(X, y, sizes, rho, 0, True)
         floors.append(Variant("floor_gather", "floor + Bernoulli draw and gather X[idx]", gather))
@@ -221,8 +199,7 @@ def bench_paper000(opts, jx):
     for rho in opts.paper000_rhos:
         prob = paper000_problem(rho, *opts.paper000)
         floors, peers = peer_variants(prob, jx)
-        multi = rho in opts.multi_chain_rhos
-        variants = floors + skgibbs_variants(prob, opts.rc_steps, multi=multi) + peers
+        variants = floors + skgibbs_variants(prob, opts.rc_steps, multi=rho in opts.multi_chain_rhos) + peers
         res = measure(variants, opts.repeats, opts.block_s)
         res["_constants"] = {"lambda": prob.lam, "zeta": prob.zeta, "c": prob.c, "d": prob.d, "h": STEP_SIZE}
         out[f"rho={rho:g}"] = res
@@ -242,57 +219,39 @@ def bench_crossover(opts):
     K, out, steps = 4, [], opts.grid_rc_steps
     print("\ncrossover: 4 chains, run_chains vectorize=True over vectorize=False, per-chain rate")
     for rho, (batches, widths) in opts.grid.items():
-        for n_batch in batches:
-            for width in widths:
-                prob = grid_problem(round(n_batch / rho), width, rho)
-                res = measure(
-                    [
-                        Variant("batched", "vectorize=True", run_chains_runner(prob, K, True), K, steps),
-                        Variant("sequential", "vectorize=False", run_chains_runner(prob, K, False), K, steps),
-                    ],
-                    opts.grid_repeats,
-                    opts.block_s / 2,
-                )
-                ratio = res["batched"]["median"] / res["sequential"]["median"]
-                out.append(
-                    {
-                        "rho": rho,
-                        "n_batch": n_batch,
-                        "width": width,
-                        "Q": prob.spec.n_params,
-                        "work": n_batch * prob.spec.n_params,
-                        "ratio": ratio,
-                        "batched": res["batched"]["median"],
-                        "sequential": res["sequential"]["median"],
-                    }
-                )
-                print(
-                    f"  rho={rho:g} batch={n_batch:6d} Q={prob.spec.n_params:6d} "
-                    f"work={n_batch * prob.spec.n_params:.1e}  batched/sequential = {ratio:.2f}"
-                )
+        for n_batch, width in itertools.product(batches, widths):
+            prob = grid_problem(round(n_batch / rho), width, rho)
+            variants = [
+                Variant("batched", "vectorize=True", run_chains_runner(prob, K, True), K, steps),
+                Variant("sequential", "vectorize=False", run_chains_runner(prob, K, False), K, steps),
+            ]
+            res = measure(variants, opts.grid_repeats, opts.block_s / 2)
+            batched, sequential, Q = res["batched"]["median"], res["sequential"]["median"], prob.spec.n_params
+            cell = dict(
+                rho=rho, n_batch=n_batch, width=width, Q=Q, work=n_batch * Q, ratio=batched / sequential
+            )
+            out.append({**cell, "batched": batched, "sequential": sequential})
+            print(
+                f"  rho={rho:g} batch={n_batch:6d} Q={Q:6d} work={n_batch * Q:.1e}  "
+                f"batched/sequential = {cell['ratio']:.2f}"
+            )
     return {"cells": out, "threshold": _crossing(out)}
 
 
 def _crossing(cells):
-    """Work ``n_batch * Q`` where the fitted log-ratio crosses zero, per rho.
-
-    Least squares of ``log ratio`` on ``log work`` over the grid; the
-    per-chain gain of batching falls with the work per step.
-    """
+    """Per rho, the work ``n_batch * Q`` where the least-squares line of log ratio on log work is zero."""
     out = {}
     for rho in sorted({c["rho"] for c in cells}):
         sub = [c for c in cells if c["rho"] == rho]
-        w = np.log([c["work"] for c in sub])
         r = np.log([c["ratio"] for c in sub])
-        slope, icept = np.polyfit(w, r, 1)
-        fit = float(np.exp(-icept / slope)) if slope < 0 else None
+        slope, icept = np.polyfit(np.log([c["work"] for c in sub]), r, 1)
         # separate exponents: log ratio = a + b log n_batch + c log Q
         design = np.c_[np.ones(len(sub)), np.log([c["n_batch"] for c in sub]), np.log([c["Q"] for c in sub])]
         coef = np.linalg.lstsq(design, r, rcond=None)[0]
         wins = [c["work"] for c in sub if c["ratio"] >= 1]
         losses = [c["work"] for c in sub if c["ratio"] < 1]
         out[f"rho={rho:g}"] = {
-            "fitted_crossing": fit,
+            "fitted_crossing": float(np.exp(-icept / slope)) if slope < 0 else None,
             "slope": float(slope),
             "fit_log_ratio_on_log_n_log_Q": [float(x) for x in coef],
             "largest_work_batching_wins": max(wins) if wins else None,
@@ -304,11 +263,8 @@ def _crossing(cells):
 def step_parts(opts):
     """Microseconds of one single-chain csMALA step at rho = 0.1 and of its parts, timed interleaved.
 
-    The parts are called as the step calls them: ``Target.draw_batch``, one
-    ``torch.randn`` of the proposal noise, ``Target.loss_sum_and_grad`` on a
-    batch (fresh batches drawn beforehand), and the prior
-    (``Target.log_prior`` once, ``Target.grad`` twice). What is left of the
-    step is its own arithmetic on ``(1,)`` and ``(1, Q)`` tensors.
+    The parts are called as the step calls them (fresh batches drawn beforehand); what is left of the step
+    is its own arithmetic on ``(1,)`` and ``(1, Q)`` tensors.
     """
     prob = paper000_problem(0.1, *opts.paper000)
     target, theta = prob.target, prob.theta0[:1]
@@ -316,12 +272,12 @@ def step_parts(opts):
     batches = [target.draw_batch([gen], prob.rho) for _ in range(8)]
     loss_grad = target.loss_sum_and_grad(theta, batches[0])[1]
 
-    def repeat(fn):
-        def run(n_steps):
-            for i in range(n_steps):
-                fn(i)
-
-        return run
+    def prior(i):
+        return (
+            target.log_prior(theta),
+            target.grad(loss_grad, theta, prob.c),
+            target.grad(loss_grad, theta, prob.c),
+        )
 
     parts = {
         "batch": ("Bernoulli batch: Target.draw_batch", lambda i: target.draw_batch([gen], prob.rho)),
@@ -333,17 +289,10 @@ def step_parts(opts):
             "gradient on the batch: Target.loss_sum_and_grad",
             lambda i: target.loss_sum_and_grad(theta, batches[i % len(batches)]),
         ),
-        "prior": (
-            "prior: Target.log_prior + 2 x Target.grad",
-            lambda i: (
-                target.log_prior(theta),
-                target.grad(loss_grad, theta, prob.c),
-                target.grad(loss_grad, theta, prob.c),
-            ),
-        ),
+        "prior": ("prior: Target.log_prior + 2 x Target.grad", prior),
     }
     variants = [Variant("step", "csMALA step (mala.step)", kernel_runner(prob, [0]))]
-    variants += [Variant(key, label, repeat(fn)) for key, (label, fn) in parts.items()]
+    variants += [Variant(key, label, _repeat(fn)) for key, (label, fn) in parts.items()]
     res = measure(variants, opts.repeats, opts.block_s)
     us = {key: 1e6 / r["median"] for key, r in res.items()}
     us["rest"] = us["step"] - sum(us[key] for key in parts)
@@ -355,12 +304,21 @@ def step_parts(opts):
     return {"us": us, "labels": labels, "timing": res}
 
 
+def _repeat(fn):
+    """``run(n)``: ``fn(0)``, ..., ``fn(n - 1)``."""
+
+    def run(n_steps):
+        for i in range(n_steps):
+            fn(i)
+
+    return run
+
+
 def profile_step(opts):
     """torch.profiler self-CPU time per op of the single-chain csMALA step at rho = 0.1."""
     from torch.profiler import ProfilerActivity, profile
 
-    prob = paper000_problem(0.1, *opts.paper000)
-    run = kernel_runner(prob, [0])
+    run = kernel_runner(paper000_problem(0.1, *opts.paper000), [0])
     run(20)
     n_steps = opts.profile_steps
     t0 = time.perf_counter()
@@ -389,21 +347,20 @@ def profile_step(opts):
 
 def _print_section(title, res):
     print(f"\n{title}")
-    for key, r in res.items():
-        if not key.startswith("_"):
-            print(
-                f"  {r['label']:<45s} {r['median']:9.1f} chain-steps/s  ({r['per_chain']:8.1f} per chain, "
-                f"{r['per_chain_cpu']:8.1f} per CPU-s, cpu/wall {r['cpu_per_wall']:.2f}, "
-                f"page faults/step {r['page_faults_per_step']:.0f})"
-            )
+    for r in (r for key, r in res.items() if not key.startswith("_")):
+        print(
+            f"  {r['label']:<45s} {r['median']:9.1f} chain-steps/s  ({r['per_chain']:8.1f} per chain, "
+            f"{r['per_chain_cpu']:8.1f} per CPU-s, cpu/wall {r['cpu_per_wall']:.2f}, "
+            f"page faults/step {r['page_faults_per_step']:.0f})"
+        )
 
 
 def add_arguments(parser):
     parser.add_argument("--no-jax", action="store_true", help="skip the JAX peers even if JAX is installed")
 
 
-#: block lengths, repeats, paper 000's problem (rows, hidden layers) and its rhos, and grids of a full and a
-#: quick run (a quick run also leaves out the JAX peers)
+#: block lengths, repeats, paper 000's problem (rows, hidden layers), its rhos and the grids of a full and a
+#: quick run (a quick run leaves out the JAX peers)
 SIZES = {
     "full": {
         "repeats": 5, "block_s": 0.3, "profile_steps": 300, "rc_steps": 10, "paper000": (10000, (100, 100)),
@@ -423,16 +380,16 @@ SIZES = {
 }  # fmt: skip
 
 
-def _settings(opts):
-    """The block lengths, repeats and grids of the run (``opts.size``), set on ``opts``."""
-    vars(opts).update({**opts.size, "no_jax": opts.no_jax or opts.size.no_jax})
-
-
 def run(opts):
     """Every section, timed; the raw block rates are kept."""
-    _settings(opts)
+    vars(opts).update({**opts.size, "no_jax": opts.no_jax or opts.size.no_jax})
     start = time.perf_counter()
-    jx = None if opts.no_jax else _jax_module()
+    jx = None
+    if not opts.no_jax:
+        try:
+            from ..common import jax_peers as jx
+        except ImportError:
+            pass
     status = "installed" if jx else ("skipped" if opts.no_jax else "not installed")
     results = {
         "date": datetime.date.today().isoformat(),
@@ -443,42 +400,27 @@ def run(opts):
         "options": {k: v for k, v in vars(opts).items() if k not in ("out", "quick", "seed", "size")},
         "vectorize_work": VECTORIZE_WORK,
     }
-    sections = [
-        ("paper000", lambda: bench_paper000(opts, jx)),
-        ("paper001", lambda: bench_paper001(opts)),
-        ("crossover", lambda: bench_crossover(opts)),
-        ("parts", lambda: step_parts(opts)),
-        ("profile", lambda: profile_step(opts)),
-    ]
+    sections = {
+        "paper000": partial(bench_paper000, jx=jx),
+        "paper001": bench_paper001,
+        "crossover": bench_crossover,
+        "parts": step_parts,
+        "profile": profile_step,
+    }
     results["section_seconds"] = {}
-    for name, fn in sections:
+    for name, section in sections.items():
         t0 = time.perf_counter()
-        results[name] = fn()
+        results[name] = section(opts)
         results["section_seconds"][name] = time.perf_counter() - t0
     results["seconds"] = time.perf_counter() - start
     print(f"total {results['seconds']:.0f} s")
     return {NAME: results}
 
 
-def _parts_table(parts):
-    """The step-parts table: microseconds per step and share of the step."""
-    us, labels = parts["us"], parts["labels"]
-    rows = [[labels[key], f"{value:,.0f}", f"{value / us['step']:.0%}"] for key, value in us.items()]
-    return (
-        "Where the time of a csMALA step goes (paper 000 network, rho = 0.1, one chain)",
-        ["part", "us per step", "share of the step"],
-        rows,
-    )
-
-
 def report(results):
     """The intro, the tables and the notes, in the list-table layout of the docs."""
     res = results[NAME]
-    table_list = tables(res)
-    if "parts" in res:  # results written before the parts were timed have no such table
-        table_list.append(_parts_table(res["parts"]))
-    text = intro(res), table_list, notes(res)
-    return [Page(NAME, rst=[to_rst(*text)])]
+    return [Page(NAME, rst=[to_rst(intro(res), tables(res), notes(res))])]
 
 
 BENCHMARK = Benchmark(
