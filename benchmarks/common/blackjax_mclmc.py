@@ -1,20 +1,13 @@
-"""BlackJAX's microcanonical samplers (MCLMC) on the skgibbs Gibbs posterior (the ``bench`` extra).
+"""BlackJAX's microcanonical samplers on the skgibbs Gibbs posterior (the ``bench`` extra), a peer of
+:mod:`benchmarks.common.blackjax_nuts` on its target and with its check.
 
-The peer of :mod:`benchmarks.common.blackjax_nuts` on its target, checked by its
-:func:`~benchmarks.common.blackjax_nuts.check_against_skgibbs`:
-
-* unadjusted MCLMC (``blackjax.mclmc``): isokinetic Langevin dynamics with partial momentum
-  refreshment and no accept/reject step, tuned by ``blackjax.mclmc_find_L_and_step_size`` (step size
-  from the energy-error variance, diagonal preconditioner from the warm-up draws, L from their
-  autocorrelation); one transition is one integration step;
-* adjusted MCLMC (``blackjax.adjusted_mclmc_dynamic``): isokinetic trajectories of random length (mean
-  ``L / step_size`` steps) with a Metropolis-Hastings correction, tuned by
-  ``blackjax.adjusted_mclmc_find_L_and_step_size`` (dual averaging toward an acceptance rate of 0.9,
-  diagonal preconditioner).
-
-Both integrate with ``isokinetic_mclachlan`` (the default of BlackJAX 1.7.1, passed explicitly), whose
-first momentum update reuses the gradient cached in the state: two gradient evaluations a step. One
-CPU thread, float32 by default, the chains one after the other.
+Unadjusted MCLMC (``blackjax.mclmc``: isokinetic Langevin dynamics, partial momentum refreshment, no
+accept/reject step; one transition one integration step) tuned by ``blackjax.mclmc_find_L_and_step_size``
+(step size from the energy-error variance, diagonal preconditioner, L from the autocorrelation), and
+adjusted MCLMC (``blackjax.adjusted_mclmc_dynamic``: trajectories of random length, ``L / step_size``
+steps on average, with a Metropolis-Hastings correction) tuned by ``adjusted_mclmc_find_L_and_step_size``
+toward an acceptance of 0.9. Both integrate with ``isokinetic_mclachlan`` (BlackJAX 1.7.1's default,
+passed explicitly): two gradients a step. One CPU thread, float32 by default, the chains in turn.
 """
 
 import inspect
@@ -26,20 +19,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .blackjax_nuts import (
-    _logdensity_fn,
-    _precision,
-    _run_sequentially,
-    _target_arrays,
-    check_against_skgibbs,
-)
+from .blackjax_nuts import _logdensity_fn, _precision, _run_sequentially, _target_arrays
+from .blackjax_nuts import check_against_skgibbs
 
-__all__ = [
-    "ADJUSTED_TARGET_ACCEPT",
-    "GRADS_PER_INTEGRATION_STEP",
-    "blackjax_mclmc_sampler",
-    "check_against_skgibbs",
-]
+__all__ = ["ADJUSTED_TARGET_ACCEPT", "blackjax_mclmc_sampler", "check_against_skgibbs"]
 
 #: Acceptance rate the adjusted kernel's dual averaging aims at.
 ADJUSTED_TARGET_ACCEPT = 0.9
@@ -57,9 +40,8 @@ def _fractions(tuner):
 def _unadjusted_tuning_steps(num_steps):
     """Kernel steps ``mclmc_find_L_and_step_size`` runs for ``num_steps`` (diagonal preconditioning on).
 
-    ``round(f1 N) + round(f2 N)`` steps for the step size (the last ``round(f2 N)`` also estimating the
-    variances), ``round(round(f2 N) / 3)`` re-tuning it under the new preconditioner, then
-    ``round(f3 N)`` for L (when at least 2).
+    ``round(f1 N) + round(f2 N)`` for the step size and the variances, ``round(round(f2 N) / 3)``
+    re-tuning it under the new preconditioner, then ``round(f3 N)`` for L (when at least 2).
     """
     import blackjax
 
@@ -69,11 +51,10 @@ def _unadjusted_tuning_steps(num_steps):
 
 
 def _adjusted_tuning_transitions(num_steps):
-    """Transitions ``adjusted_mclmc_find_L_and_step_size`` runs for ``num_steps`` (one window, no 3rd phase).
+    """Transitions ``adjusted_mclmc_find_L_and_step_size`` runs for ``num_steps`` (no third phase).
 
-    A dual-averaging pass of ``int(f1 N) + int(f2 N)`` transitions (the last ``int(f2 N)`` estimating
-    the variances), then, when ``int(f2 N) > 0``, a second pass of ``int(f1 N)`` under the new
-    preconditioner.
+    Dual averaging over ``int(f1 N) + int(f2 N)`` (the variances over the last ``int(f2 N)``), then, when
+    ``int(f2 N) > 0``, again over ``int(f1 N)`` under the new preconditioner.
     """
     import blackjax
 
@@ -85,11 +66,8 @@ def _adjusted_tuning_transitions(num_steps):
 
 
 def _tuner_num_steps(n_warmup, count):
-    """The tuner's ``num_steps`` whose schedule runs the most transitions not above ``n_warmup``.
-
-    The BlackJAX tuners take the length of the run that follows and warm up for fixed fractions of it
-    (about 30%); this inverts that, so that the warm-up budget is ``n_warmup`` transitions.
-    """
+    """The ``num_steps`` (the run's length, of which the tuners warm up for fixed fractions) whose schedule
+    runs the most transitions not above ``n_warmup``, and that number."""
     best_n, best = 1, count(1)
     for n in range(2, 20 * n_warmup + 21):
         c = count(n)
@@ -200,21 +178,15 @@ def blackjax_mclmc_sampler(
 ):  # fmt: skip
     """BlackJAX MCLMC, adjusted (default) or unadjusted, from each row of ``theta0``.
 
-    Each chain is tuned by its kernel's BlackJAX tuner (defaults but for the adjusted tuner's target
-    acceptance 0.9), then runs ``n_samples * thin`` transitions and keeps every ``thin``-th. The
-    tuners take the number of transitions that follow and warm up for fixed fractions of it:
-    ``num_steps`` is chosen so that the warm-up runs the most transitions not above ``n_warmup``
-    (``n_warmup_transitions``: the unadjusted schedule hits ``n_warmup`` exactly for multiples of 10,
-    the adjusted one runs a multiple of 3). This BlackJAX's adjusted tuner pins ``L = 2 step_size``.
-
-    Returns ``samples`` ``(K, n_samples, Q)``; ``warmup_seconds``, ``sampling_seconds`` (summed over
-    chains) and ``compile_seconds`` (apart); gradient evaluations ``n_grad_evals`` (all, one a chain at
-    the start included) and per chain ``n_grad_evals_warmup``, ``n_grad_evals_sampling`` and
-    ``n_integration_steps_sampling``; per chain the tuned ``step_size`` and ``L`` (adjusted: the mean
-    trajectory length; unadjusted: the momentum decoherence length), the mean ``acceptance_rate`` (NaN
-    unadjusted), ``n_divergent`` (adjusted: an energy error above 1000; unadjusted: a non-finite step,
-    reverted with a fresh momentum) and ``energy_variance_per_dim`` (unadjusted: the mean squared
-    energy change per step and dimension, which the tuner aims at 5e-4; NaN adjusted).
+    Each chain is tuned by its kernel's tuner with a budget of ``n_warmup`` transitions (the most its
+    schedule allows: ``n_warmup_transitions``), then keeps every ``thin``-th of ``n_samples * thin``
+    transitions. This BlackJAX's adjusted tuner pins ``L = 2 step_size``. Returns the keys of
+    :func:`~benchmarks.common.blackjax_nuts.blackjax_sampler` (but ``n_divergent_warmup``: the tuners do
+    not report it), ``n_integration_steps_sampling`` per chain, the tuned ``L`` (adjusted: the mean
+    trajectory length; unadjusted: the momentum decoherence length) and ``energy_variance_per_dim``
+    (unadjusted: the mean squared energy change per step and dimension, which the tuner aims at 5e-4);
+    ``acceptance_rate`` is NaN unadjusted, and ``n_divergent`` counts energy errors above 1000 (adjusted)
+    or non-finite steps, reverted with a fresh momentum (unadjusted).
     """
     n_warmup, n_samples, thin = int(n_warmup), int(n_samples), int(thin)
     if n_warmup < 1 or n_samples < 1 or thin < 1:

@@ -135,7 +135,6 @@ def chain_configs(cfg):
     }
 
 
-# ------------------------------------------------------------------ targets
 def make_target(name, cfg):
     """Data, network, starts, temperature and prior of one target, as the estimator sets them."""
     settings = cfg["targets"][name]
@@ -228,7 +227,6 @@ def mixing(F, seconds):
     }
 
 
-# ------------------------------------------------------------------ skgibbs
 class TimedDriver:
     """A sampler's driver (one group of chains) whose warm-up and sampling phases are timed into ``clock``.
 
@@ -326,7 +324,6 @@ def run_skgibbs(t, name, cfg, verbose):
     }
 
 
-# ----------------------------------------------------------------- BlackJAX
 def nuts_args(t):
     """The data, network, lambda and prior scales the BlackJAX samplers take."""
     p = t.problem
@@ -475,7 +472,6 @@ def _check(check):
     }
 
 
-# ---------------------------------------------------------------------- run
 def run_target(name, samplers, args, result):
     """Every requested sampler on one target; in a full run the JSON is saved after each."""
     cfg = args.size

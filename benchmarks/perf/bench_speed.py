@@ -46,9 +46,6 @@ STEP_SIZE = 1e-5  # Langevin h of U = lambda R; proposal std sqrt(2h)
 N_CHAINS = 10
 
 
-# -- problems --------------------------------------------------------------------------------------
-
-
 class Problem:
     """Data, network, prior and the fixed kernel constants of one benchmark setting."""
 
@@ -103,9 +100,6 @@ def grid_problem(n, width, rho):
     return Problem(X, np.sin(3 * X[:, 0]), (width, width), rho)
 
 
-# -- variants --------------------------------------------------------------------------------------
-
-
 def kernel_runner(prob, chains):
     """``run(n)``: n calls of ``mala.step`` on ``chains`` (a list of chain ids) batched together."""
     gens = [torch.Generator().manual_seed(prob.seeds[k]) for k in chains]
@@ -134,18 +128,10 @@ def sequential_runner(prob, K):
 def run_chains_runner(prob, K, vectorize):
     kernel = prob.kernel()
 
+    settings = {"rho": prob.rho, "burn_in": 0, "vectorize": vectorize}
+
     def run(n_steps):
-        theta0, seeds = prob.theta0[:K], prob.seeds[:K]
-        run_chains(
-            prob.target,
-            theta0,
-            seeds,
-            kernel,
-            rho=prob.rho,
-            n_samples=n_steps,
-            burn_in=0,
-            vectorize=vectorize,
-        )
+        run_chains(prob.target, prob.theta0[:K], prob.seeds[:K], kernel, n_samples=n_steps, **settings)
 
     return run
 
@@ -189,9 +175,6 @@ def peer_variants(prob, jx):
         peer = jx.jax_csmala(Xn, yn, sizes, rho, prob.c, prob.d, STEP_SIZE, 0)
         peers.append(Variant("jax_peer", "jitted JAX csMALA step", peer))
     return floors, peers
-
-
-# -- sections --------------------------------------------------------------------------------------
 
 
 def bench_paper000(opts, jx):

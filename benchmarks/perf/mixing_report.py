@@ -54,8 +54,8 @@ def target_table(name, entry):
     info = entry["info"]
     title = (
         f"{name}: n = {info['n']}, d = {info['d']}, network {tuple(info['hidden'])} ({info['n_params']} "
-        f"parameters), temperature {info['temperature']:.4g} ({info['temperature_rule']}), "
-        f"f evaluated at {info['n_eval']} training inputs"
+        f"parameters), temperature {info['temperature']:.4g} ({info['temperature_rule']}), f evaluated at "
+        f"{info['n_eval']} training inputs"
     )
     rows = [sampler_row(s, entry["samplers"][s]) for s in SAMPLERS if s in entry["samplers"]]
     return title, ["sampler", *COLUMNS], rows
@@ -128,9 +128,9 @@ MCLMC_GOAL_TARGETS, MCLMC_OVER_HMC, MCLMC_OVER_BJ = ("diabetes", "gap", "concret
 
 def mclmc_goal_line(result):
     goal = (
-        "minimum within-chain bulk ESS of f per second of skgibbs' best microcanonical sampler ≥ 3× "
-        "today's HMC (the hmc row) on diabetes, gap and concrete, and skgibbs' adjusted MCLMC ≥ "
-        "BlackJAX's adjusted MCLMC"
+        "minimum within-chain bulk ESS of f per second of skgibbs' best microcanonical sampler ≥ 3× today's "
+        "HMC (the hmc row) on diabetes, gap and concrete, and skgibbs' adjusted MCLMC ≥ BlackJAX's adjusted "
+        "MCLMC"
     )
     parts, verdicts, missing = [], [], []
     for t in MCLMC_GOAL_TARGETS:
@@ -161,26 +161,25 @@ PROTOCOL = (
     "chain, warm-up included (csMALA: gradients on its Bernoulli batches of about rho n examples). step is "
     "the median adapted step size, in each sampler's own coordinates (MALA's h; HMC's leapfrog step in the "
     "metric's coordinates; NUTS's with its adapted mass matrix; MCLMC's in its preconditioned coordinates): "
-    "not comparable across samplers. T is HMC's "
-    "frozen trajectory length (NUTS: median step × mean leapfrog steps per draw), in brackets the mean "
-    "leapfrog steps per sampling transition."
+    "not comparable across samplers. T is HMC's frozen trajectory length (NUTS: median step × mean leapfrog "
+    "steps per draw), in brackets the mean leapfrog steps per sampling transition."
 )
 PROTOCOL_WITHIN = (
-    "Within chain: each chain judged alone (skgibbs._mixing.pointwise_chain_mixing), its own "
-    "rank-normalised split bulk ESS and split R-hat of f_theta(x_i) at every input; ESS min within chain is "
-    "the smallest over the 4 chains and the inputs, within R-hat max the largest, within-ESS/s the smallest "
-    "within-chain ESS divided by the wall time of warm-up + sampling of all 4 chains (chains that sit in "
-    "different modes can each mix well while the pooled R-hat is large)."
+    "Within chain: each chain judged alone (skgibbs._mixing.pointwise_chain_mixing), its own rank-normalised "
+    "split bulk ESS and split R-hat of f_theta(x_i) at every input; ESS min within chain is the smallest "
+    "over the 4 chains and the inputs, within R-hat max the largest, within-ESS/s the smallest within-chain "
+    "ESS divided by the wall time of warm-up + sampling of all 4 chains (chains that sit in different modes "
+    "can each mix well while the pooled R-hat is large)."
 )
 PROTOCOL_MCLMC = (
     "Microcanonical rows: the T or L column gives the median over chains of the tuned L (unadjusted MCLMC: "
-    "the momentum decoherence length; adjusted: the mean trajectory length, about L / step integration "
-    "steps a transition), in brackets the mean integration steps per sampling transition (BlackJAX "
-    "unadjusted MCLMC: per kept draw, thin transitions of one step each); MCLMC and BlackJAX integrate with "
-    "McLachlan's two-stage scheme, 2 gradients a step. Unadjusted MCLMC has no accept/reject step (accept "
-    "n/a). BlackJAX's budgets match skgibbs': unadjusted, the same integration steps (warm-up = burn_in × "
-    "16 one-step transitions as the tuner's schedule allows, 175 draws × 16); adjusted, 250 warm-up "
-    "transitions (as many as its tuner's schedule allows up to 250) and 175 draws."
+    "the momentum decoherence length; adjusted: the mean trajectory length, about L / step integration steps "
+    "a transition), in brackets the mean integration steps per sampling transition (BlackJAX unadjusted "
+    "MCLMC: per kept draw, thin transitions of one step each); MCLMC and BlackJAX integrate with McLachlan's "
+    "two-stage scheme, 2 gradients a step. Unadjusted MCLMC has no accept/reject step (accept n/a). "
+    "BlackJAX's budgets match skgibbs': unadjusted, the same integration steps (warm-up = burn_in × 16 "
+    "one-step transitions as the tuner's schedule allows, 175 draws × 16); adjusted, 250 warm-up transitions "
+    "(as many as its tuner's schedule allows up to 250) and 175 draws."
 )
 
 
