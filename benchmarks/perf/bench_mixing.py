@@ -330,6 +330,14 @@ def nuts_args(t):
     return (p.X.numpy(), p.y.numpy(), tuple(p.spec.layer_sizes[1:-1]), "relu", t.lam, p.prior.std.numpy())
 
 
+def _check(check):
+    """The largest relative errors of the JAX log density and of its gradient against skgibbs'."""
+    return {
+        "rel_err_max": float(check["rel_err"].max()),
+        "grad_rel_err_max": float(check["grad_rel_err"].max()),
+    }
+
+
 def _peer_record(t, res, wall):
     """The timings, mixing and gradient counts of a BlackJAX run (compilation apart)."""
     seconds = res["warmup_seconds"] + res["sampling_seconds"]
@@ -461,14 +469,6 @@ def run_bj_mclmc(t, name, cfg, steps=None):
         # integration steps per sampling transition (unadjusted: per kept draw, thin transitions of one step)
         "steps_per_transition": float(res["n_integration_steps_sampling"].mean() / S),
         "draws": f"{res['n_warmup_transitions']} + {S}" + (f"×{thin}" if thin > 1 else ""),
-    }
-
-
-def _check(check):
-    """The largest relative errors of the JAX log density and of its gradient against skgibbs'."""
-    return {
-        "rel_err_max": float(check["rel_err"].max()),
-        "grad_rel_err_max": float(check["grad_rel_err"].max()),
     }
 
 

@@ -11,17 +11,13 @@ from ..common.writer import Page
 from .bench_mixing import BLACKJAX_MCLMC, LABELS, MICROCANONICAL, NAME, SAMPLERS, TARGETS
 
 
-def _f(x, digits=1):
-    return "n/a" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
-
-
-def _g(x):
-    return "n/a" if x is None or not np.isfinite(x) else f"{x:.3g}"
+def _f(x, spec=".1f"):
+    return "n/a" if x is None or not np.isfinite(x) else format(x, spec)
 
 
 def _trajectory(r):
     T = r["L"] if r.get("L") is not None else r.get("trajectory_length")  # MCLMC: its L in place of T
-    return "–" if T is None else f"{_g(T)} ({r['steps_per_transition']:.0f})"
+    return "–" if T is None else f"{_f(T, '.3g')} ({r['steps_per_transition']:.0f})"
 
 
 #: the columns of a target's table after the sampler's name: header and cell of a run record
@@ -29,17 +25,17 @@ COLUMNS = {
     "warm-up + draws": lambda r: r["draws"],
     "ESS min": lambda r: _f(r["ess_min"]),
     "ESS median": lambda r: _f(r["ess_median"]),
-    "R-hat max": lambda r: _f(r["rhat_max"], 3),
+    "R-hat max": lambda r: _f(r["rhat_max"], ".3f"),
     "ESS min within chain": lambda r: _f(r.get("ess_within_min")),
-    "within R-hat max": lambda r: _f(r.get("rhat_within_max"), 3),
+    "within R-hat max": lambda r: _f(r.get("rhat_within_max"), ".3f"),
     "warm-up s": lambda r: _f(r["warmup_s"]),
     "sampling s": lambda r: _f(r["sampling_s"]),
-    "ESS_min/s": lambda r: _g(r["ess_per_s"]),
-    "within-ESS/s": lambda r: _g(r.get("ess_within_per_s")),
+    "ESS_min/s": lambda r: _f(r["ess_per_s"], ".3g"),
+    "within-ESS/s": lambda r: _f(r.get("ess_within_per_s"), ".3g"),
     "grads/chain": lambda r: f"{r['n_grad_per_chain']:.0f}",
-    "accept": lambda r: _f(r["acceptance"], 2),
+    "accept": lambda r: _f(r["acceptance"], ".2f"),
     "div.": lambda r: str(r["n_divergent"]),
-    "step": lambda r: _g(r["step_size"]),
+    "step": lambda r: _f(r["step_size"], ".3g"),
     "T or L (steps/transition)": _trajectory,
 }
 
@@ -88,7 +84,7 @@ def _ratio(x):
 def _cell(r, key):
     if r is None:
         return "not run"
-    return r["skipped"].split(":")[0] if "skipped" in r else _g(r.get(key))
+    return r["skipped"].split(":")[0] if "skipped" in r else _f(r.get(key), ".3g")
 
 
 def summary_table(result, key="ess_per_s"):
