@@ -259,22 +259,23 @@ def run(opts):
 def _gradient_table(res):
     sg, grads = res["sgemm"]["gflops"], res["gradients"]
     Q = grads["n_params"]
-    floors = {
-        (c["mode"], c["rows"], c["threads"]): c for c in grads["cells"] if c["implementation"] == "floor"
-    }
     names = {"skgibbs": "skgibbs loss_sum_and_grad", "floor": "floor: nn.Sequential autograd"}
-    order = list(names)
-    rows = []
-    for c in sorted(
-        grads["cells"],
-        key=lambda c: (
+
+    def setting(c):
+        return c["mode"], c["rows"], c["threads"]
+
+    def order(c):
+        return (
             c["mode"] != "full",
             c["rows"],
-            order.index(c["implementation"]),
+            list(names).index(c["implementation"]),
             c["chains"],
             c["threads"],
-        ),
-    ):
+        )
+
+    floor = {setting(c): c["gflops"] for c in grads["cells"] if c["implementation"] == "floor"}
+    rows = []
+    for c in sorted(grads["cells"], key=order):
         rate = c["gradients_per_s"]
         rows.append(
             [
@@ -287,7 +288,7 @@ def _gradient_table(res):
                 f"{c['gflops']:.1f}",
                 f"{6.0 * c['rows'] * Q * max(c['timing']['rates']) / 1e9:.1f}",
                 f"{c['gflops'] / sg[str(c['threads'])]:.2f}x",
-                f"{c['gflops'] / floors[(c['mode'], c['rows'], c['threads'])]['gflops']:.2f}x",
+                f"{c['gflops'] / floor[setting(c)]:.2f}x",
             ]
         )
     header = ["data", "rows", "implementation", "chains", "threads", "gradients/s per chain", "GFLOP/s"]
