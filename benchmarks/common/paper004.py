@@ -1,16 +1,11 @@
 """Data and models shared by the reproductions of paper 004 (Okuno & Yano).
 
-- §4.1: the overparameterised linear design ``X = U S V'`` with Haar
-  orthogonal ``U`` (n x n) and ``V`` (p x n, ``V'V = I``), ``p = 1.5 n``;
-- §4.2 / §4.3: the one-hidden-layer tanh network
-  ``g_theta(z) = <theta2, tanh(theta1 z + theta0)>`` without output bias
-  (``p = M (d + 2)`` parameters), as a float64 ``torch.nn.Module`` and as a
-  function of a flat parameter vector, and full-batch gradient descent on
-  ``rho_alpha(theta) = (1/n) sum_i (y_i - g_theta(z_i))^2 + alpha |theta|^2``.
-
-The flat layout is ``(theta0 (M), theta1 (M x d, row-major), theta2 (M))``,
-the order in which :class:`TanhNet` registers its parameters, so that a flat
-vector loads into the module unchanged.
+§4.1: the overparameterised linear design ``X = U S V'`` with Haar orthogonal ``U`` (n x n) and ``V``
+(p x n, ``V'V = I``). §4.2, §4.3: the one-hidden-layer tanh network
+``g_theta(z) = <theta2, tanh(theta1 z + theta0)>`` without output bias (``p = M (d + 2)``), in float64,
+and full-batch gradient descent on ``rho_alpha(theta) = (1/n) sum_i (y_i - g_theta(z_i))^2 + alpha |theta|^2``.
+A flat parameter vector is ``(theta0 (M), theta1 (M x d, row-major), theta2 (M))``, the order in which
+:class:`TanhNet` registers its parameters.
 """
 
 import math
@@ -21,13 +16,8 @@ import torch
 DTYPE = torch.float64
 
 
-# ------------------------------------------------------------------ §4.1
 def haar_orthogonal(rng, rows, cols):
-    """``rows x cols`` matrix with orthonormal columns, uniform (Haar) on the Stiefel manifold.
-
-    QR of a Gaussian matrix with the signs of ``diag(R)`` moved into Q, which
-    makes the law exactly uniform (Mezzadri 2007).
-    """
+    """``rows x cols`` orthonormal columns, Haar-distributed: QR with the signs of ``diag(R)`` (Mezzadri 2007)."""
     Q, R = np.linalg.qr(rng.standard_normal((rows, cols)))
     return Q * np.sign(np.diag(R))
 
@@ -60,14 +50,13 @@ def ridge_fit(X, Y, alpha):
     return ((Y @ U) * (s / (s**2 + n * alpha))) @ Vt
 
 
-# ------------------------------------------------------------ §4.2, §4.3
 def tanh(a):
     """``tanh`` as ``2 sigmoid(2a) - 1``: torch's float64 tanh is several times slower than its sigmoid on CPU."""
     return 2.0 * torch.sigmoid(2.0 * a) - 1.0
 
 
 class TanhNet(torch.nn.Module):
-    """``g_theta(z) = <theta2, tanh(theta1 z + theta0)>`` (paper 004 §4.2), float64, no output bias."""
+    """``g_theta`` of §4.2 as a module; ``theta``, a flat vector, loads into it unchanged."""
 
     def __init__(self, n_features, n_hidden, theta=None):
         super().__init__()
@@ -111,9 +100,8 @@ def objective_and_grad(theta, Z, y, M, alpha):
 def gradient_descent(theta, Z, y, M, alpha, lr, n_iter=None, rtol=None, max_iter=None):
     """Full-batch GD on ``rho_alpha``: a fixed ``n_iter`` (§4.2), or until the relative change < ``rtol`` (§4.3).
 
-    Returns the parameters, the number of iterations run and whether the
-    stopping rule fired (always True for a fixed count); a non-finite
-    objective stops the descent and returns ``converged=False``.
+    Returns the parameters, the iterations run and whether the stopping rule
+    fired (always for a fixed count); a non-finite objective stops it unconverged.
     """
     theta = theta.clone()
     prev = None
@@ -130,7 +118,7 @@ def gradient_descent(theta, Z, y, M, alpha, lr, n_iter=None, rtol=None, max_iter
 
 
 def true_parameter(d, M):
-    """``theta~_0`` with ``g = mu = 3 tanh(<z, 1> / 2)``: the first unit carries mu, the others are zero."""
+    """``theta~_0`` with ``g = mu``: the first unit carries mu, the others are zero."""
     theta = torch.zeros(n_params(d, M), dtype=DTYPE)
     _, W, v = unpack(theta, d, M)
     W[0] = 0.5

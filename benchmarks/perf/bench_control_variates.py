@@ -176,7 +176,9 @@ SIZES = {
 
 def add_arguments(parser):
     parser.add_argument("--n", type=int, default=None, help="chain points (default 10000; quick 200)")
-    parser.add_argument("--loop-points", type=int, default=None, help="points of the timed loop (default 100)")
+    parser.add_argument(
+        "--loop-points", type=int, default=None, help="points of the timed loop (default 100)"
+    )
 
 
 def run(args):
@@ -212,13 +214,12 @@ def report(results):
     date = f" on {payload['date']}" if "date" in payload else ""
     header, rows = _table(payload["results"])
     intro = (
-        f"Measured{date} on {info['nproc']} CPUs ({info['cpu_model']}), Python "
-        f"{info['python']}, torch {info['torch']} with 1 thread, float64. One step = Stein operator (3.3) on "
-        f"n = {payload['n']} chain points + spectral variance (3.2) with b_n = {TRUNCATION} + backward + Adam. "
-        f"Median of {repeats} interleaved timed blocks; the per-point loop ran on {loop_points} points "
-        "and is scaled linearly to n. All three give the same weight gradients (checked to 1e-9 before "
-        "timing). "
-        f"Load average {load_before:.1f} before and {load_after:.1f} after the run"
+        f"Measured{date} on {info['nproc']} CPUs ({info['cpu_model']}), Python {info['python']}, torch "
+        f"{info['torch']} with 1 thread, float64. One step = Stein operator (3.3) on n = {payload['n']} "
+        f"chain points + spectral variance (3.2) with b_n = {TRUNCATION} + backward + Adam. Median of "
+        f"{repeats} interleaved timed blocks; the per-point loop ran on {loop_points} points and is scaled "
+        "linearly to n. All three give the same weight gradients (checked to 1e-9 before timing). Load "
+        f"average {load_before:.1f} before and {load_after:.1f} after the run"
         + (
             ": the machine was shared, so absolute times are inflated and noisy; the ratios, from "
             "interleaved blocks, are more reliable."

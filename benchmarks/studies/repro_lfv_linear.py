@@ -1,39 +1,17 @@
 """Reproduce Tables 1-3 of paper 004 (§4.1): the Gibbs generalization gap and its estimates in linear models.
 
-Settings (paper 004 §4.1): ``p = 1.5 n``; ``X = U S V'`` with Haar orthogonal
-``U`` (n x n) and ``V`` (p x n, ``V'V = I``); ``beta_0 ~ N(0, I / p)``;
-spectra (i) ``s_i = sqrt(n)`` for ``i <= 10``, else 0 (n = 100..400),
-(ii) ``s_i = sqrt(n) / i`` and (iii) ``s_i = sqrt(n / i)`` (n = 200..800);
-one design per (spectrum, n) and 50 responses ``y ~ N(X beta_0, I)``;
-``alpha = 0.1``, ``sigma_0^2 = 1`` known. Rows, each the mean and standard
-deviation over the 50 responses:
+Settings (§4.1): ``p = 1.5 n``, the design of :func:`benchmarks.common.paper004.linear_design` with
+spectra (i) (n = 100..400), (ii) and (iii) (n = 200..800), one design per (spectrum, n) and 50 responses
+``y ~ N(X beta_0, I)``; ``alpha = 0.1``, ``sigma_0^2 = 1`` known. Rows, mean and sd over the responses:
+``Delta = tr(H_alpha)`` (Lemma 2 (6)); ``TIC(kappa)``, kappa = 0, 0.1
+(:func:`skgibbs.criteria.tic_linear`, which drops the directions whose singular value of ``X`` is at most
+kappa: the reading under which Table 2's TIC(0.1) is matched); FV (5) from ``T = 15 n`` draws of the
+quasi-posterior (1) and exact; ``E_y[FV]`` (Lemma 2 (7)); LFV (13) with ``delta = 1 / (10 n)`` and
+``T = 15 n`` iterates of (10) started at the ridge estimate, all kept (the paper states no burn-in), the
+responses run as one batch of chains (:func:`skgibbs.criteria.langevin_fv_chains`).
 
-* ``Delta = tr(H_alpha)`` (Lemma 2 (6), exact, no spread);
-* ``TIC(kappa)`` for ``kappa = 0, 0.1`` (:func:`skgibbs.criteria.tic_linear`:
-  the kappa-generalised inverse drops the directions whose singular value of
-  ``X`` is at most kappa -- the reading under which Table 2's TIC(0.1) is
-  matched; thresholding the eigenvalues of ``G = X'X / n`` would keep three
-  directions in setting (ii) and give TIC(0.1) near 3);
-* FV (5) from ``T = 15 n`` draws of the quasi-posterior (1), as the paper;
-  the exact FV (closed form under (1)) beside it;
-* ``E_y[FV]`` (Lemma 2 (7), exact);
-* LFV (13) with ``delta = 1 / (10 n)`` and ``T = 15 n`` iterates of (10)
-  started at the ridge estimate ``gamma^(1) = beta_hat_alpha`` and all kept
-  (no burn-in: §4.1 states none, and (10) starts at ``beta_hat_alpha``). The
-  50 responses run as 50 processes at once
-  (:func:`skgibbs.criteria.langevin_fv_chains` on one
-  :class:`~skgibbs.potential.LinearPotential` with ``Y`` of shape (50, n)).
-
-What differs from the paper: our designs, responses and draws are others
-(the tables are one draw of the design per cell, as the paper's); the paper
-does not say whether its LFV discards a burn-in, we keep every iterate.
-
-Run ``python -m benchmarks run lfv_linear`` (full: 50 responses, about 10
-minutes on one core; ``--n-jobs`` runs the 12 cells in parallel). It prints
-the tables and writes ``benchmarks/results/lfv_linear.{json,rst}``.
-``--quick`` (smallest n of each spectrum, 5 responses, T = 5 n; seconds) writes
-to a temporary directory; ``--reps`` sets the number of responses; ``python -m benchmarks report lfv_linear`` rewrites the
-tables from the saved JSON.
+Run ``python -m benchmarks run lfv_linear`` (``--n-jobs`` runs the 12 cells in parallel); it writes
+``benchmarks/results/lfv_linear.{json,rst}``.
 """
 
 import time
@@ -43,20 +21,13 @@ import torch
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from skgibbs.criteria import (
-    expected_functional_variance_linear,
-    functional_variance_linear,
-    gibbs_generalization_gap_linear,
-    langevin_fv_chains,
-    tic_linear,
-)
+from skgibbs import criteria
 from skgibbs.potential import LinearPotential
 
-from ..common.paper004 import linear_design, ridge_fit, singular_values
 from .. import Benchmark, Output
 from ..common.environment import recorded, was_quick
+from ..common.paper004 import linear_design, ridge_fit, singular_values
 from ..common.writer import Page
-
 
 NAME = "lfv_linear"
 ALPHA = 0.1
@@ -66,7 +37,6 @@ TITLES = {
     "ii": "Table 2, setting (ii): s_i = sqrt(n) / i",
     "iii": "Table 3, setting (iii): s_i = sqrt(n / i)",
 }
-ROWS = ("gap", "tic0", "tic01", "fv", "fv_exact", "efv", "lfv")
 LABELS = {
     "gap": "Delta = tr(H_alpha)",
     "tic0": "TIC(kappa = 0)",
@@ -106,55 +76,51 @@ PAPER = {
 
 
 def run_cell(setting, n, n_rep, t_factor, seed):
-    """All rows of one (spectrum, n) cell; seeded by ``(seed, spectrum, n)`` only."""
+    """All rows of one (spectrum, n) cell, on one thread; seeded by ``(seed, spectrum, n)`` only."""
     torch.set_num_threads(1)
     with threadpool_limits(1):
-        return _run_cell(setting, n, n_rep, t_factor, seed)
+        p, T = int(1.5 * n), t_factor * n
+        data_ss, fv_ss, lfv_ss = np.random.SeedSequence([seed, list(NS).index(setting), n]).spawn(3)
+        rng = np.random.default_rng(data_ss)
+        X, beta0 = linear_design(setting, n, p, rng)
+        Y = X @ beta0 + rng.standard_normal((n_rep, n))  # (K, n)
+        t0 = time.perf_counter()
+        fv_state = np.random.RandomState(fv_ss.generate_state(1)[0])
+        fv = criteria.functional_variance_linear(X, Y.T, ALPHA, 1.0, n_draws=T, random_state=fv_state)
+        t_fv = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        chains = criteria.langevin_fv_chains(
+            LinearPotential(torch.as_tensor(X), torch.as_tensor(Y), fit_intercept=False),
+            torch.as_tensor(ridge_fit(X, Y, ALPHA)),  # gamma^(1) = beta_hat_alpha, one per response
+            noise_variance=1.0, alpha=ALPHA, step_size=1.0 / (10 * n), n_iter=T, burn_in=0,
+            seeds=lfv_ss.generate_state(n_rep).tolist(),
+        )  # fmt: skip
+        t_lfv = time.perf_counter() - t0
+        fv_exact = criteria.functional_variance_linear(X, Y.T, ALPHA, 1.0)
+        values = {
+            "gap": np.full(n_rep, criteria.gibbs_generalization_gap_linear(X, ALPHA)),
+            "tic0": criteria.tic_linear(X, Y.T, ALPHA, 1.0, kappa=0.0),
+            "tic01": criteria.tic_linear(X, Y.T, ALPHA, 1.0, kappa=0.1),
+            "fv": fv,
+            "fv_exact": fv_exact,
+            "efv": np.full(n_rep, criteria.expected_functional_variance_linear(X, beta0, ALPHA, 1.0)),
+            "lfv": chains.lfv,
+        }
+        s = singular_values(setting, n)
+        return {
+            "setting": setting, "n": n, "p": p, "T": T, "rows": {k: _mean_sd(v) for k, v in values.items()},
+            # differences on the same responses
+            "fv_minus_exact_fv": _mean_sd(fv - fv_exact),
+            "lfv_minus_exact_fv": _mean_sd(chains.lfv - fv_exact),
+            "n_nonzero_s": int(np.sum(s > 0)), "n_s_above_0.1": int(np.sum(s > 0.1)),
+            "n_refused": int(chains.n_refused.sum()), "seconds_fv": t_fv, "seconds_lfv": t_lfv,
+        }  # fmt: skip
 
 
-def _run_cell(setting, n, n_rep, t_factor, seed):
-    p, T = int(1.5 * n), t_factor * n
-    ss = np.random.SeedSequence([seed, list(NS).index(setting), n])
-    data_ss, fv_ss, lfv_ss = ss.spawn(3)
-    rng = np.random.default_rng(data_ss)
-    X, beta0 = linear_design(setting, n, p, rng)
-    Y = X @ beta0 + rng.standard_normal((n_rep, n))  # (K, n)
-    t0 = time.perf_counter()
-    fv = functional_variance_linear(
-        X, Y.T, ALPHA, 1.0, n_draws=T, random_state=np.random.RandomState(fv_ss.generate_state(1)[0])
-    )
-    t_fv = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    chains = langevin_fv_chains(
-        LinearPotential(torch.as_tensor(X), torch.as_tensor(Y), fit_intercept=False),
-        torch.as_tensor(ridge_fit(X, Y, ALPHA)),  # gamma^(1) = beta_hat_alpha, one per response
-        noise_variance=1.0, alpha=ALPHA, step_size=1.0 / (10 * n), n_iter=T, burn_in=0,
-        seeds=lfv_ss.generate_state(n_rep).tolist(),
-    )  # fmt: skip
-    t_lfv = time.perf_counter() - t0
-    values = {
-        "gap": np.full(n_rep, gibbs_generalization_gap_linear(X, ALPHA)),
-        "tic0": tic_linear(X, Y.T, ALPHA, 1.0, kappa=0.0),
-        "tic01": tic_linear(X, Y.T, ALPHA, 1.0, kappa=0.1),
-        "fv": fv,
-        "fv_exact": functional_variance_linear(X, Y.T, ALPHA, 1.0),
-        "efv": np.full(n_rep, expected_functional_variance_linear(X, beta0, ALPHA, 1.0)),
-        "lfv": chains.lfv,
-    }
-    s = singular_values(setting, n)
-    out = {k: {"mean": float(v.mean()), "sd": float(v.std(ddof=1))} for k, v in values.items()}
-    paired = {  # differences on the same responses
-        f"{k}_minus_exact_fv": {"mean": float(d.mean()), "sd": float(d.std(ddof=1))}
-        for k, d in (("fv", fv - values["fv_exact"]), ("lfv", chains.lfv - values["fv_exact"]))
-    }
-    return {
-        "setting": setting, "n": n, "p": p, "T": T, "rows": out, **paired,
-        "n_nonzero_s": int(np.sum(s > 0)), "n_s_above_0.1": int(np.sum(s > 0.1)),
-        "n_refused": int(chains.n_refused.sum()), "seconds_fv": t_fv, "seconds_lfv": t_lfv,
-    }  # fmt: skip
+def _mean_sd(values):
+    return {"mean": float(values.mean()), "sd": float(values.std(ddof=1))}
 
 
-# ---------------------------------------------------------------- reporting
 def _fmt(mean, sd):
     if sd is None or sd <= 1e-9 * abs(mean):  # a closed form of the design: no spread
         return f"{mean:.4g}"
@@ -170,11 +136,11 @@ def tables(result):
             continue
         header = ["quantity"] + [h for n in ns for h in (f"n = {n}", "paper")]
         rows = []
-        for key in ROWS:
-            row = [LABELS[key]]
+        for key, label in LABELS.items():
+            paper = PAPER[setting].get(key)
+            row = [label]
             for n in ns:
                 r = cells[n]["rows"][key]
-                paper = PAPER[setting].get(key)
                 row += [_fmt(r["mean"], r["sd"]), _fmt(*paper[NS[setting].index(n)]) if paper else "n/a"]
             rows.append(row)
         out.append((TITLES[setting], header, rows))
@@ -193,28 +159,27 @@ def discussion(result):
     kept = ", ".join(f"{c['n_s_above_0.1']} (n = {c['n']})" for c in cells if c["setting"] == "ii")
     return (
         f"Settings: alpha = {ALPHA}, sigma_0^2 = 1, {result['n_rep']} responses per design, T = "
-        f"{result['t_factor']} n, seed {recorded(result, 'seed')}; total runtime {result['runtime_s']:.0f} s with "
-        f"{result['n_jobs']} job(s). Delta, E_y[FV] and the exact FV are closed forms; Delta and E_y[FV] "
-        "agree with the paper's up to the draw of the design. The sampled FV (T = 15 n draws) minus the "
-        f"exact FV of the same response averages within {z:.1f} standard errors of zero in every cell. "
-        f"LFV is below FV {below}: LFV / exact FV goes "
-        f"from {ratio[low]:.3f} (setting ({low[0]}), n = {low[1]}) to {ratio[high]:.3f} "
-        f"(({high[0]}), n = {high[1]}). The process starts at the mode beta_hat_alpha; in the direction of "
-        "the j-th singular vector it is an AR(1) that relaxes at the rate c_j = delta (s_j^2 + n alpha) / 2 "
-        "= (s_j^2 / n + alpha) / 20 per step (between 0.005 and 0.055 here). Over T iterates started at "
-        "the mode, the divisor-T variance of such a chain falls short of the stationary one by about "
-        "2.5 / (c_j T) (2 / (c_j T) from the autocorrelation, 1 / (2 c_j T) from the start at variance zero), "
-        "while the Euler step inflates the stationary variance by c_j / 2. With T = 15 n the shortfall is "
-        "largest where the gap comes from weakly determined directions ((ii), (iii): c_j near 0.005) and at "
-        "small n, and shrinks as n grows -- the paper's LFV shows the same pattern (3.985 against FV 4.295 "
-        "at n = 200 in setting (ii)). In setting (i) every direction that matters has c = 1.1 / 20 = 0.055: "
-        "the inflation is +2.75% and the shortfall 2.5 / (0.055 * 15 n), 3.0% at n = 100 and 0.8% at "
-        "n = 400, so LFV passes FV from n = 200 on, again as in the paper (its LFV 8.951 against FV 8.781 "
-        "at n = 400). TIC: with kappa = 0 it keeps every non-zero singular value, and "
-        "its penalty is about the number of them (10 in (i), n in (ii) and (iii)) less the leverage of the "
-        "fit; with kappa = 0.1 read as a threshold on the singular values s_j of X, setting (ii) keeps "
-        f"{kept} directions, which reproduces the paper's TIC(0.1) row; in (i) and (iii) no non-zero s_j "
-        "is below 0.1, so both kappas agree, as in the paper. Neither TIC estimates Delta."
+        f"{result['t_factor']} n, seed {recorded(result, 'seed')}; total runtime {result['runtime_s']:.0f} s "
+        f"with {result['n_jobs']} job(s). Delta, E_y[FV] and the exact FV are closed forms; Delta and "
+        "E_y[FV] agree with the paper's up to the draw of the design. The sampled FV (T = 15 n draws) minus "
+        f"the exact FV of the same response averages within {z:.1f} standard errors of zero in every cell. "
+        f"LFV is below FV {below}: LFV / exact FV goes from {ratio[low]:.3f} (setting ({low[0]}), n = "
+        f"{low[1]}) to {ratio[high]:.3f} (({high[0]}), n = {high[1]}). The process starts at the mode "
+        "beta_hat_alpha; in the direction of the j-th singular vector it is an AR(1) that relaxes at the "
+        "rate c_j = delta (s_j^2 + n alpha) / 2 = (s_j^2 / n + alpha) / 20 per step (between 0.005 and 0.055 "
+        "here). Over T iterates started at the mode, the divisor-T variance of such a chain falls short of "
+        "the stationary one by about 2.5 / (c_j T) (2 / (c_j T) from the autocorrelation, 1 / (2 c_j T) from "
+        "the start at variance zero), while the Euler step inflates the stationary variance by c_j / 2. With "
+        "T = 15 n the shortfall is largest where the gap comes from weakly determined directions ((ii), "
+        "(iii): c_j near 0.005) and at small n, and shrinks as n grows -- the paper's LFV shows the same "
+        "pattern (3.985 against FV 4.295 at n = 200 in setting (ii)). In setting (i) every direction that "
+        "matters has c = 1.1 / 20 = 0.055: the inflation is +2.75% and the shortfall 2.5 / (0.055 * 15 n), "
+        "3.0% at n = 100 and 0.8% at n = 400, so LFV passes FV from n = 200 on, again as in the paper (its "
+        "LFV 8.951 against FV 8.781 at n = 400). TIC: with kappa = 0 it keeps every non-zero singular value, "
+        "and its penalty is about the number of them (10 in (i), n in (ii) and (iii)) less the leverage of "
+        "the fit; with kappa = 0.1 read as a threshold on the singular values s_j of X, setting (ii) keeps "
+        f"{kept} directions, which reproduces the paper's TIC(0.1) row; in (i) and (iii) no non-zero s_j is "
+        "below 0.1, so both kappas agree, as in the paper. Neither TIC estimates Delta."
     )
 
 
@@ -251,20 +216,12 @@ def run(args):
     t0 = time.perf_counter()
     out = Parallel(n_jobs=n_jobs)(delayed(run_cell)(s, n, n_rep, t_factor, args.seed) for s, n in cells)
     out.sort(key=lambda c: (list(NS).index(c["setting"]), c["n"]))
-    result = {
-        "alpha": ALPHA, "n_rep": n_rep, "t_factor": t_factor, "n_jobs": n_jobs, "runtime_s": time.perf_counter() - t0, "cells": out,
-        "paper_values": PAPER,
-    }  # fmt: skip
-    return {NAME: result}
+    runtime = time.perf_counter() - t0
+    result = {"alpha": ALPHA, "n_rep": n_rep, "t_factor": t_factor, "n_jobs": n_jobs, "runtime_s": runtime}
+    return {NAME: {**result, "cells": out, "paper_values": PAPER}}
 
 
+TITLE = "Paper 004 Tables 1-3: LFV in linear models"
 BENCHMARK = Benchmark(
-    name=NAME,
-    kind="reproduction",
-    title="Paper 004 Tables 1-3: LFV in linear models",
-    outputs=(Output(NAME, "Paper 004 Tables 1-3: LFV in linear models"),),
-    run=run,
-    report=report,
-    add_arguments=add_arguments,
-    sizes=SIZES,
+    NAME, "reproduction", TITLE, (Output(NAME, TITLE),), run, report, add_arguments, sizes=SIZES
 )

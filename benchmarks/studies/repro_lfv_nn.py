@@ -1,49 +1,20 @@
 """Reproduce Tables 4-6 of paper 004 (§4.2): LFV and the generalization gap of a one-hidden-layer tanh network.
 
-Settings (paper 004 §4.2): ``z ~ N(0, I_d)``, ``y = mu(z) + eps`` with
-``mu(z) = 3 tanh(<z, 1> / 2)`` and ``eps ~ N(0, 1)``; the network
-``g_theta(z) = <theta2, tanh(theta1 z + theta0)>`` (no output bias,
-``p = M (d + 2)``), a float64 ``torch.nn.Module``
-(:class:`benchmarks.common.paper004.TanhNet`); ``theta~_0`` puts ``mu`` on the first hidden
-unit (``theta1 = 1/2``, ``theta2 = 3``, bias 0) and zeros elsewhere; per
-experiment ``theta_0 ~ N(theta~_0, 0.01 I)`` and the initial
-``theta ~ N(theta_0, I)``; full-batch gradient descent on
-``rho_alpha = (1/n) sum (y - g)^2 + alpha |theta|^2`` with learning rate 0.1,
-``alpha = 1e-3``, ``0.3 n`` iterations. LFV: the network goes to
-:func:`skgibbs.criteria.langevin_functional_variance` (its torch-module
-path) with ``delta = 1e-5``, ``T = 3000`` of which the first ``0.1 T`` are
-discarded (``n_iter = 2700``, ``burn_in = 300``) and the true
-``sigma^2 = 1`` (§4.2 leaves sigma to be the known ``sigma_0^2 = 1`` of its
-gap formula). d in {5, 10, 15}, M in {50, 100, 150}, n in {50, 500, 1000}.
+Settings (§4.2): ``z ~ N(0, I_d)``, ``y = mu(z) + eps``, ``mu(z) = 3 tanh(<z, 1> / 2)``, ``eps ~ N(0, 1)``;
+the network :class:`benchmarks.common.paper004.TanhNet`; ``theta~_0`` puts ``mu`` on the first hidden unit
+and zeros elsewhere; per experiment ``theta_0 ~ N(theta~_0, 0.01 I)`` and the initial
+``theta ~ N(theta_0, I)``; full-batch GD on ``rho_alpha`` with learning rate 0.1, ``alpha = 1e-3``,
+``0.3 n`` iterations. LFV: :func:`skgibbs.criteria.langevin_functional_variance` on the network with
+``delta = 1e-5``, ``T = 3000`` of which the first ``0.1 T`` are discarded, and the known ``sigma^2 = 1``.
+d in {5, 10, 15}, M in {50, 100, 150}, n in {50, 500, 1000}; 25 LFV and 200 gap experiments per cell,
+each with its own data, theta_0 and initialisation. The gap is put on the sum scale of LFV, as the
+paper's Tables 4-6 values are (its formula carries a factor 1/n):
 
-The gap is averaged over its own experiments (the paper: 200) and is put on
-the scale of LFV, a sum over the n examples:
+    ``n Delta~ = (1 / (2 sigma^2)) (sum_i (mu_i - g(z_i))^2 + n sigma^2 - sum_i (y_i - g(z_i))^2)``.
 
-    ``n Delta~ = (1 / (2 sigma^2)) (sum_i (mu_i - g(z_i))^2 + n sigma^2 - sum_i (y_i - g(z_i))^2)``
-
-(the expectation over ``y*`` in closed form from the true mu and sigma^2).
-The paper's formula carries a factor 1/n, but its Table 4-6 values (5.78 at
-n = 50, 9.13 at n = 1000) are on the sum scale of LFV, which is what we
-report. Each experiment draws its own data, theta_0 and initialisation.
-
-What differs: the draws; the full mode uses the paper's counts (25 LFV and
-200 gap experiments per cell), the results committed from a shared 2-core
-machine use fewer (stated in the table caption and the JSON). Taken as
-stated, the training diverges for many networks with M >= 100 (output
-weights of variance 1 make the curvature of rho_alpha grow with M, and 0.1
-is then too large a step); diverged experiments are counted and left out.
-Where it is stable, the trained networks fit far more noise than the
-paper's gaps suggest, so the paper's training set-up is not fully stated.
-``--init-sd 0.1`` (initial spread 0.1 instead of 1) is a variant that keeps
-the descent stable.
-
-Run ``python -m benchmarks run lfv_nn --n-jobs 16`` for the full tables
-(about an hour of CPU: a few minutes on 16 cores); it writes
-``benchmarks/results/lfv_nn.{json,rst}``. ``--ns``, ``--lfv-reps`` and
-``--gap-reps`` reduce the work; ``--quick`` (n = 50, M = 50, 1 LFV and 3 gap
-experiments, T = 300) writes to a temporary directory; ``python -m benchmarks report lfv_nn`` rewrites the tables from the saved
-JSON; ``--lr`` and ``--init-sd`` change the training (a variant: write it
-under another name with ``--output``).
+Experiments whose descent diverges are counted and left out. Run
+``python -m benchmarks run lfv_nn --n-jobs 16``; it writes ``benchmarks/results/lfv_nn.{json,rst}``;
+``--init-sd 0.1 --output lfv_nn_init_sd01`` writes the variant with initial spread 0.1.
 """
 
 import time
@@ -53,22 +24,13 @@ import numpy as np
 import torch
 from joblib import Parallel, delayed
 
-from skgibbs.criteria import langevin_functional_variance
+from skgibbs import criteria
 
-from ..common.paper004 import (
-    DTYPE,
-    TanhNet,
-    gradient_descent,
-    mu,
-    n_params,
-    objective_and_grad,
-    predict,
-    true_parameter,
-)
 from .. import Benchmark, Output
 from ..common.environment import recorded
+from ..common.paper004 import DTYPE, TanhNet, gradient_descent, mu, n_params, objective_and_grad, predict
+from ..common.paper004 import true_parameter
 from ..common.writer import Page
-
 
 NAME = "lfv_nn"
 ALPHA, LR, DELTA, SIGMA2 = 1e-3, 0.1, 1e-5, 1.0
@@ -94,10 +56,9 @@ PAPER = {
 
 
 def experiment(n, d, M, kind, rep, seed, T, lr=LR, init_sd=1.0):
-    """One experiment: data, training and the gap; with ``kind == "lfv"`` also LFV. Seeded by its own key.
+    """One experiment: data, training and the gap, and LFV if ``kind == "lfv"``; seeded by its own key.
 
-    A run whose gradient descent diverged (final objective not finite or
-    above the initial one) is flagged and gets no LFV.
+    A descent that diverged (final objective not finite or above the initial one) is flagged, with no LFV.
     """
     torch.set_num_threads(1)
     key = np.random.SeedSequence([seed, n, d, M, ("gap", "lfv").index(kind), rep]).generate_state(2)
@@ -118,7 +79,7 @@ def experiment(n, d, M, kind, rep, seed, T, lr=LR, init_sd=1.0):
         t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            res = langevin_functional_variance(
+            res = criteria.langevin_functional_variance(
                 TanhNet(d, M, theta), Z.numpy(), y.numpy(), alpha=ALPHA, noise_variance=SIGMA2,
                 step_size=DELTA, n_iter=T - T // 10, burn_in=T // 10, random_state=int(key[1]),
             )  # fmt: skip
@@ -136,47 +97,42 @@ def summarise(raw):
             cells[(n, d, M)][kind].append(out)
     summary = []
     for (n, d, M), c in sorted(cells.items()):
-        lfv = np.array([o["lfv"] for o in c["lfv"]])
-        gap = np.array([o["gap"] for o in c["gap"]])
         summary.append({
-            "n": n, "d": d, "M": M, "p": n_params(d, M), "n_lfv": len(lfv), "n_gap": len(gap),
+            "n": n, "d": d, "M": M, "p": n_params(d, M), "n_lfv": len(c["lfv"]), "n_gap": len(c["gap"]),
             "diverged_lfv": c["diverged"][0], "diverged_gap": c["diverged"][1],
-            **_stats("lfv", lfv), **_stats("gap", gap),
-            "gap_lfv_runs": float(np.mean([o["gap"] for o in c["lfv"]])) if c["lfv"] else None,
-            "mse_median": float(np.median([o["mse"] for o in c["gap"] + c["lfv"]])) if c["gap"] + c["lfv"] else None,
-            "lfv_seconds": float(np.mean([o["seconds"] for o in c["lfv"]])) if c["lfv"] else None,
+            **_stats("lfv", c["lfv"]), **_stats("gap", c["gap"]),
+            "gap_lfv_runs": _of(c["lfv"], "gap"), "mse_median": _of(c["gap"] + c["lfv"], "mse", np.median),
+            "lfv_seconds": _of(c["lfv"], "seconds"),
             "n_refused_warnings": int(sum(o["refused_warning"] for o in c["lfv"])),
         })  # fmt: skip
     return summary
 
 
-def _stats(name, v):
-    """Mean, sd and median of the finished runs (None where every run diverged)."""
+def _of(runs, key, how=np.mean):
+    """``how`` of ``key`` over the finished runs (None where every run diverged)."""
+    return float(how([o[key] for o in runs])) if runs else None
+
+
+def _stats(key, runs):
+    """Mean, sd, median and standard error of ``key`` over the finished runs (None where every run diverged)."""
+    v = np.array([o[key] for o in runs])
     if len(v) == 0:
-        return {f"{name}_mean": None, f"{name}_sd": None, f"{name}_median": None, f"{name}_se": None}
+        return {f"{key}_{stat}": None for stat in ("mean", "sd", "median", "se")}
     sd = float(v.std(ddof=1)) if len(v) > 1 else 0.0
-    return {f"{name}_mean": float(v.mean()), f"{name}_sd": sd, f"{name}_median": float(np.median(v)),
-            f"{name}_se": sd / np.sqrt(len(v))}  # fmt: skip
+    stats = {"mean": float(v.mean()), "sd": sd, "median": float(np.median(v)), "se": sd / np.sqrt(len(v))}
+    return {f"{key}_{stat}": value for stat, value in stats.items()}
 
 
-# ---------------------------------------------------------------- reporting
-HEADER = [
-    "d",
-    "M",
-    "p",
-    "LFV",
-    "paper LFV",
-    "LFV median",
-    "gap n Delta~",
-    "paper gap",
-    "diverged",
-    "train MSE",
-    "LFV s",
-]
+HEADER = ["d", "M", "p", "LFV", "paper LFV", "LFV median", "gap n Delta~", "paper gap", "diverged",
+          "train MSE", "LFV s"]  # fmt: skip
 
 
-def _cell(mean, spread, digits=2):
-    return "diverged" if mean is None else f"{mean:.{digits}f} ± {spread:.{digits}f}"
+def _cell(mean, spread):
+    return "diverged" if mean is None else f"{mean:.2f} ± {spread:.2f}"
+
+
+def _num(value, spec):
+    return "" if value is None else format(value, spec)
 
 
 def tables(result):
@@ -188,11 +144,9 @@ def tables(result):
             over = "*" if c["p"] > n else ""
             div = c["diverged_lfv"] + c["diverged_gap"]
             rows.append([
-                c["d"], c["M"], f"{c['p']}{over}", _cell(c["lfv_mean"], c["lfv_sd"]), f"{pl:.2f} ± {ps:.2f}",
-                f"{c['lfv_median']:.2f}" if c["lfv_median"] is not None else "",
-                _cell(c["gap_mean"], c["gap_se"]), f"{pg:.2f}", f"{div}/{div + c['n_lfv'] + c['n_gap']}",
-                f"{c['mse_median']:.3f}" if c["mse_median"] is not None else "",
-                f"{c['lfv_seconds']:.1f}" if c["lfv_seconds"] is not None else "",
+                c["d"], c["M"], f"{c['p']}{over}", _cell(c["lfv_mean"], c["lfv_sd"]), _cell(pl, ps),
+                _num(c["lfv_median"], ".2f"), _cell(c["gap_mean"], c["gap_se"]), f"{pg:.2f}",
+                f"{div}/{div + c['n_lfv'] + c['n_gap']}", _num(c["mse_median"], ".3f"), _num(c["lfv_seconds"], ".1f"),
             ])  # fmt: skip
         title = (
             f"Table {4 + NS.index(n)}, n = {n}: LFV over {result['lfv_reps']} experiments, gap over "
@@ -212,12 +166,13 @@ def discussion(result):
         ok = [c for c in cs if c["lfv_mean"] is not None and c["gap_mean"] is not None]
         text = f"n = {n}: gradient descent diverged in {div} of {total} experiments"
         if ok:
+            papers = [PAPER[n][(c["d"], c["M"])] for c in ok]
             ours = np.mean([c["lfv_mean"] / c["gap_mean"] for c in ok])
-            paper = np.mean([PAPER[n][(c["d"], c["M"])][0] / PAPER[n][(c["d"], c["M"])][2] for c in ok])
-            gap = np.mean([c["gap_mean"] / PAPER[n][(c["d"], c["M"])][2] for c in ok])
+            paper = np.mean([lfv / gap for lfv, _, gap in papers])
+            gap = np.mean([c["gap_mean"] / pg for c, (_, _, pg) in zip(ok, papers)])
             text += (
-                f"; over the {len(ok)} cells with results, mean LFV / gap is {ours:.2f} (paper {paper:.2f} on "
-                f"the same cells) and our gap is {gap:.1f} times the paper's"
+                f"; over the {len(ok)} cells with results, mean LFV / gap is {ours:.2f} (paper {paper:.2f} "
+                f"on the same cells) and our gap is {gap:.1f} times the paper's"
             )
         parts.append(text)
     refused = sum(c["n_refused_warnings"] for c in cells)
@@ -226,23 +181,24 @@ def discussion(result):
         setup = "These are the paper's training settings as stated. "
     else:
         setup = (
-            f"This is a variant: learning rate {result['lr']} and initial sd {result['init_sd']} instead of the "
-            "paper's 0.1 and 1. "
+            f"This is a variant: learning rate {result['lr']} and initial sd {result['init_sd']} instead of "
+            "the paper's 0.1 and 1. "
         )
     if n_div:
         setup += (
             "With the output weights started at variance init_sd^2 around theta_0, the largest curvature of "
-            "rho_alpha grows about linearly with M, which makes this learning rate unstable for many of the wider "
-            "networks. "
+            "rho_alpha grows about linearly with M, which makes this learning rate unstable for many of the "
+            "wider networks. "
         )
     return (
-        f"Settings: alpha = {ALPHA}, learning rate {result['lr']}, initial sd {result['init_sd']} around theta_0, "
-        f"0.3 n GD iterations, delta = {DELTA}, T = {result['T']} (first T/10 discarded), sigma^2 = 1, seed "
-        f"{recorded(result, 'seed')}; runtime {result['runtime_s']:.0f} s with {result['n_jobs']} job(s). 'gap' is "
-        "n Delta~ on the sum scale (mean ± standard error over its experiments; one experiment's gap has a "
-        "standard deviation of at least sqrt(n / 2) from the noise alone); '*' marks p > n; 'diverged' counts "
-        "the experiments (LFV and gap) whose gradient descent ended non-finite or above its starting "
-        "objective: they are left out of the means. 'train MSE' is the median training mean squared error "
+        f"Settings: alpha = {ALPHA}, learning rate {result['lr']}, initial sd {result['init_sd']} around "
+        f"theta_0, 0.3 n GD iterations, delta = {DELTA}, T = {result['T']} (first T/10 discarded), sigma^2 = "
+        f"1, seed {recorded(result, 'seed')}; runtime {result['runtime_s']:.0f} s with {result['n_jobs']} "
+        "job(s). 'gap' is n Delta~ on the sum scale (mean ± standard error over its experiments; one "
+        "experiment's gap has a standard deviation of at least sqrt(n / 2) from the noise alone); '*' marks "
+        "p > n; 'diverged' counts the experiments (LFV and gap) whose gradient descent ended non-finite or "
+        "above its starting objective: they are left out of the means. 'train MSE' is the median training "
+        "mean squared error "
         "(noise variance 1). " + "; ".join(parts) + ". " + setup + "Where the descent is stable, the gap of "
         "the trained network is well above the paper's, whose gaps are close to the degrees of freedom of a "
         "nearly linear fit: the paper's training set-up is not fully stated, so compare LFV with our own gap "
@@ -273,7 +229,9 @@ def add_arguments(parser):
     parser.add_argument(
         "--init-sd", type=float, default=1.0, help="sd of the initialisation around theta_0 (paper: 1)"
     )
-    parser.add_argument("--output", default=NAME, help=f"result file name (default {NAME}), e.g. for a variant")
+    parser.add_argument(
+        "--output", default=NAME, help=f"result file name (default {NAME}), e.g. for a variant"
+    )
 
 
 def run(args):
@@ -289,27 +247,20 @@ def run(args):
     t0 = time.perf_counter()
     raw = Parallel(n_jobs=n_jobs)(delayed(experiment)(*t, args.seed, T, args.lr, args.init_sd) for t in tasks)
     result = {
-        "alpha": ALPHA, "lr": args.lr, "init_sd": args.init_sd, "delta": DELTA, "T": T, "lfv_reps": n_lfv, "gap_reps": n_gap, "output": args.output,
-        "n_jobs": n_jobs, "runtime_s": time.perf_counter() - t0, "cells": summarise(raw),
+        "alpha": ALPHA, "lr": args.lr, "init_sd": args.init_sd, "delta": DELTA, "T": T, "lfv_reps": n_lfv,
+        "gap_reps": n_gap, "output": args.output, "n_jobs": n_jobs, "runtime_s": time.perf_counter() - t0,
+        "cells": summarise(raw),
         "paper_values": {str(n): {f"d={d},M={M}": v for (d, M), v in t.items()} for n, t in PAPER.items()},
     }  # fmt: skip
     return {args.output: result}
 
 
+TITLE = "Paper 004 Tables 4-6: LFV of a tanh network"
+VARIANT = Output(
+    "lfv_nn_init_sd01",
+    "Paper 004 Tables 4-6, variant: initial spread 0.1",
+    "--init-sd 0.1 --output lfv_nn_init_sd01",
+)
 BENCHMARK = Benchmark(
-    name=NAME,
-    kind="reproduction",
-    title="Paper 004 Tables 4-6: LFV of a tanh network",
-    outputs=(
-        Output(NAME, "Paper 004 Tables 4-6: LFV of a tanh network"),
-        Output(
-            "lfv_nn_init_sd01",
-            "Paper 004 Tables 4-6, variant: initial spread 0.1",
-            flags="--init-sd 0.1 --output lfv_nn_init_sd01",
-        ),
-    ),
-    run=run,
-    report=report,
-    add_arguments=add_arguments,
-    sizes=SIZES,
+    NAME, "reproduction", TITLE, (Output(NAME, TITLE), VARIANT), run, report, add_arguments, sizes=SIZES
 )

