@@ -3,12 +3,14 @@
 §4.1: the overparameterised linear design ``X = U S V'`` with Haar orthogonal ``U`` (n x n) and ``V``
 (p x n, ``V'V = I``). §4.2, §4.3: the one-hidden-layer tanh network
 ``g_theta(z) = <theta2, tanh(theta1 z + theta0)>`` without output bias (``p = M (d + 2)``), in float64,
-and full-batch gradient descent on ``rho_alpha(theta) = (1/n) sum_i (y_i - g_theta(z_i))^2 + alpha |theta|^2``.
+and full-batch gradient descent on
+``rho_alpha(theta) = (1/n) sum_i (y_i - g_theta(z_i))^2 + alpha |theta|^2``.
 A flat parameter vector is ``(theta0 (M), theta1 (M x d, row-major), theta2 (M))``, the order in which
 :class:`TanhNet` registers its parameters.
 """
 
 import math
+import time
 
 import numpy as np
 import torch
@@ -16,8 +18,15 @@ import torch
 DTYPE = torch.float64
 
 
+def timed(fn):
+    """``(wall seconds, fn())``."""
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
 def haar_orthogonal(rng, rows, cols):
-    """``rows x cols`` orthonormal columns, Haar-distributed: QR with the signs of ``diag(R)`` (Mezzadri 2007)."""
+    """``rows x cols`` orthonormal columns, Haar: QR with the signs of ``diag(R)`` (Mezzadri 2007)."""
     Q, R = np.linalg.qr(rng.standard_normal((rows, cols)))
     return Q * np.sign(np.diag(R))
 
@@ -51,7 +60,7 @@ def ridge_fit(X, Y, alpha):
 
 
 def tanh(a):
-    """``tanh`` as ``2 sigmoid(2a) - 1``: torch's float64 tanh is several times slower than its sigmoid on CPU."""
+    """``tanh`` as ``2 sigmoid(2a) - 1``: torch's float64 tanh is several times slower on CPU."""
     return 2.0 * torch.sigmoid(2.0 * a) - 1.0
 
 
@@ -98,7 +107,7 @@ def objective_and_grad(theta, Z, y, M, alpha):
 
 
 def gradient_descent(theta, Z, y, M, alpha, lr, n_iter=None, rtol=None, max_iter=None):
-    """Full-batch GD on ``rho_alpha``: a fixed ``n_iter`` (§4.2), or until the relative change < ``rtol`` (§4.3).
+    """Full-batch GD on ``rho_alpha``: ``n_iter`` steps (§4.2), or until the relative change < ``rtol``.
 
     Returns the parameters, the iterations run and whether the stopping rule
     fired (always for a fixed count); a non-finite objective stops it unconverged.

@@ -1,27 +1,17 @@
 """Time per ESVM step of a neural Stein control variate: exact batched Laplacian vs per-point Hessians.
 
-Run from the repository root::
+One step is what ``NeuralControlVariate.fit`` does per Adam iteration: the Stein operator (3.3) of
+paper 003 at every point of a training chain of n = 10^4 points, the spectral variance objective (3.2)
+of the residual, the backward pass and the Adam update. Three ways of getting the Laplacian of ``phi``
+are timed interleaved (:func:`benchmarks.common.timing.measure`) on one CPU thread, in float64, with the
+same network and data, after a check that they give the same weight gradients: ``exact batched``, the
+forward propagation of value, Jacobian and Laplacian of :func:`skgibbs.control_variates.mlp_derivatives`;
+``vmap(hessian)``, the trace of ``torch.func.hessian(phi)`` at each point (``jacrev`` for the gradient);
+and a ``per-point loop`` of ``torch.autograd.grad(create_graph=True)`` calls, timed on ``--loop-points``
+points and scaled linearly to n.
 
-    python -m benchmarks run control_variates_speed           # minutes; writes results/control_variates_speed.*
-    python -m benchmarks run control_variates_speed --quick   # seconds, n = 200, into a temporary directory
-
-One step is what ``NeuralControlVariate.fit`` does per Adam iteration: the
-Stein operator (3.3) of paper 003 at every point of a training chain of
-n = 10^4 points, the spectral variance objective (3.2) of the residual, the
-backward pass to the network weights and the Adam update. Three ways of
-getting the Laplacian of ``phi`` are timed in the same run, on one CPU thread,
-in float64, with the same network and data:
-
-1. ``exact batched``: skgibbs' forward propagation of value, Jacobian and
-   Laplacian through the layers (:func:`skgibbs.control_variates.mlp_derivatives`);
-2. ``vmap(hessian)``: ``torch.func.vmap`` over the points of
-   ``torch.func.hessian(phi)`` (and ``jacrev`` for the gradient), the trace of
-   each per-point Hessian;
-3. ``per-point loop``: a Python loop over points, ``torch.autograd.grad``
-   with ``create_graph=True`` twice per point (gradient, then each second
-   derivative). It is timed on a contiguous subsample of ``--loop-points``
-   points and scaled up linearly to n (its cost is linear in the number of
-   points; the FFT objective on n points is a negligible part of it).
+Run ``python -m benchmarks run control_variates_speed``; it writes
+``benchmarks/results/control_variates_speed.{json,rst}``.
 """
 
 import datetime
@@ -102,6 +92,7 @@ def _loop(params, X, S):
 
 
 def _runner(setting, stein, points):
+    """``run(n_steps)``: that many ESVM steps of one network on the first ``points`` of the chain."""
     params, opt = setting.params()
     X, S, y = setting.X[:points], setting.S[:points], setting.y[:points]
 
@@ -142,17 +133,11 @@ def bench(n, d, hidden, loop_points, repeats, block_s, check_points=64):
     out = {}
     for key, r in res.items():
         scale = n / loop_points if key == "loop" else 1.0
-        out[key] = {
-            "label": r["label"],
-            "seconds_per_step": scale / r["median"],
-            "rates": r["rates"],
-            "scale": scale,
-        }
+        out[key] = dict(label=r["label"], seconds_per_step=scale / r["median"], rates=r["rates"], scale=scale)
     return out
 
 
-def _table(results):
-    header = ["d", "phi", "implementation", "ms per step", "vs exact batched"]
+def _rows(results):
     rows = []
     for res in results:
         base = res["variants"]["exact"]["seconds_per_step"]
@@ -161,11 +146,11 @@ def _table(results):
             ms = 1e3 * v["seconds_per_step"]
             ratio = "1.0x" if key == "exact" else f"{v['seconds_per_step'] / base:,.1f}x slower"
             rows.append((res["d"], res["phi"], v["label"], f"{ms:,.1f}", ratio))
-    return header, rows
+    return rows
 
 
-#: chain points and points of the timed loop (``--n`` and ``--loop-points`` override), timed blocks, the points
-#: of the agreement check, and the input dimensions and hidden layers of the networks timed
+#: chain points and points of the timed loop (``--n`` and ``--loop-points`` override), timed blocks, the
+#: points of the agreement check, and the input dimensions and hidden layers of the networks timed
 SIZES = {
     "full": {"n": 10_000, "loop_points": 100, "repeats": 5, "block_s": 1.0, "check_points": 64,
              "dims": (2, 6), "hidden": ((32,), (32, 32))},
@@ -175,10 +160,9 @@ SIZES = {
 
 
 def add_arguments(parser):
-    parser.add_argument("--n", type=int, default=None, help="chain points (default 10000; quick 200)")
-    parser.add_argument(
-        "--loop-points", type=int, default=None, help="points of the timed loop (default 100)"
-    )
+    add = parser.add_argument
+    add("--n", type=int, default=None, help="chain points (default 10000; quick 200)")
+    add("--loop-points", type=int, default=None, help="points of the timed loop (default 100)")
 
 
 def run(args):
@@ -193,15 +177,8 @@ def run(args):
             print(f"timing d={d}, phi {phi} ...", file=sys.stderr)
             variants = bench(n, d, hidden, loop_points, repeats, block_s, args.size.check_points)
             results.append({"d": d, "phi": phi, "hidden": list(hidden), "variants": variants})
-    payload = {
-        "machine": machine_info(),
-        "n": n,
-        "truncation": TRUNCATION,
-        "results": results,
-        "date": datetime.date.today().isoformat(),
-        "repeats": repeats,
-        "loop_points": loop_points,
-    }
+    payload = {"machine": machine_info(), "n": n, "truncation": TRUNCATION, "results": results}
+    payload.update(date=datetime.date.today().isoformat(), repeats=repeats, loop_points=loop_points)
     return {NAME: payload}
 
 
@@ -212,7 +189,6 @@ def report(results):
     # the repeats and loop size were not stored before; these are the defaults those runs used
     repeats, loop_points = payload.get("repeats", 5), payload.get("loop_points", 100)
     date = f" on {payload['date']}" if "date" in payload else ""
-    header, rows = _table(payload["results"])
     intro = (
         f"Measured{date} on {info['nproc']} CPUs ({info['cpu_model']}), Python {info['python']}, torch "
         f"{info['torch']} with 1 thread, float64. One step = Stein operator (3.3) on n = {payload['n']} "
@@ -220,24 +196,22 @@ def report(results):
         f"{repeats} interleaved timed blocks; the per-point loop ran on {loop_points} points and is scaled "
         "linearly to n. All three give the same weight gradients (checked to 1e-9 before timing). Load "
         f"average {load_before:.1f} before and {load_after:.1f} after the run"
-        + (
+    )
+    if max(load_before, load_after) > 1.5:
+        intro += (
             ": the machine was shared, so absolute times are inflated and noisy; the ratios, from "
             "interleaved blocks, are more reliable."
-            if max(load_before, load_after) > 1.5
-            else "."
         )
-    )
-    rst = ["Neural control variate: time per ESVM step", "=" * 43, "", intro, "", rst_table(header, rows), ""]
-    return [Page(NAME, rst=rst)]
+    else:
+        intro += "."
+    header = ["d", "phi", "implementation", "ms per step", "vs exact batched"]
+    table = rst_table(header, _rows(payload["results"]))
+    return [
+        Page(NAME, rst=["Neural control variate: time per ESVM step", "=" * 43, "", intro, "", table, ""])
+    ]
 
 
+TITLE = "Neural control variates: exact batched Laplacian vs per-point Hessians"
 BENCHMARK = Benchmark(
-    name=NAME,
-    kind="performance",
-    title="Neural control variates: exact batched Laplacian vs per-point Hessians",
-    outputs=(Output(NAME, "Neural control variates: exact batched Laplacian vs per-point Hessians"),),
-    run=run,
-    report=report,
-    add_arguments=add_arguments,
-    sizes=SIZES,
+    NAME, "performance", TITLE, (Output(NAME, TITLE),), run, report, add_arguments, sizes=SIZES
 )

@@ -12,8 +12,6 @@ beside ours; the machines differ, so compare ratios.
 Run ``python -m benchmarks run lfv_speed``; it writes ``benchmarks/results/lfv_speed.{json,rst}``.
 """
 
-import time
-
 import numpy as np
 import torch
 from joblib import Parallel, delayed
@@ -24,7 +22,7 @@ from skgibbs import criteria
 
 from .. import Benchmark, Output
 from ..common.environment import loads
-from ..common.paper004 import linear_design
+from ..common.paper004 import linear_design, timed
 from ..common.writer import Page
 
 NAME = "lfv_speed"
@@ -68,15 +66,10 @@ def run_rep(rep, seed):
         seconds, values = {}, {}
         for name, fn in calls.items():
             fn()  # warm-up
-            t0 = time.perf_counter()
-            value = fn()
-            seconds[name] = time.perf_counter() - t0
+            seconds[name], value = timed(fn)
             values[name] = float(value)
-        return {
-            "seconds": seconds,
-            "values": values,
-            "gap": criteria.gibbs_generalization_gap_linear(X, ALPHA),
-        }
+        gap = criteria.gibbs_generalization_gap_linear(X, ALPHA)
+        return {"seconds": seconds, "values": values, "gap": gap}
 
 
 def _ms(values):
@@ -144,7 +137,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    """Time each method in every repetition; ``--n-jobs`` runs repetitions in parallel (keep 1 for timings)."""
+    """Time each method in every repetition (``--n-jobs`` runs them in parallel: keep 1 for timings)."""
     n_rep = args.reps or args.size.reps
     n_jobs = args.n_jobs or 1
     reps = Parallel(n_jobs=n_jobs)(delayed(run_rep)(r, args.seed) for r in range(n_rep))

@@ -158,8 +158,7 @@ def _speed_text(result):
 
 
 def _banana_text(key, exp):
-    c = exp["chains"]
-    m = exp["models"]
+    c, m = exp["chains"], exp["models"]
     text = f"{key.capitalize()}: "
     if c["thin"] == 1:
         text += (
@@ -240,10 +239,10 @@ def plot(result, path):
     for ax, name in zip(axes.ravel(), names):
         exp = result["experiments"][name]
         models = exp["models"]
-        first = next(iter(models.values()))
-        boxes = [first["plain"]] + [m["estimate"] for m in models.values()]
-        short = [lab.replace("neural, ", "").replace("polynomial, degree ", "poly ") for lab in models]
-        labels = ["plain", *short]
+        boxes = [next(iter(models.values()))["plain"]] + [m["estimate"] for m in models.values()]
+        labels = ["plain"] + [
+            lab.replace("neural, ", "").replace("polynomial, degree ", "poly ") for lab in models
+        ]
         ax.boxplot(boxes, showfliers=False)
         ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20)
         if exp["truth"] is not None:
@@ -269,25 +268,21 @@ def report(results):
 
 
 def add_arguments(parser):
-    parser.add_argument("--n-test-chains", type=int, default=None, help="T (default: the paper's 30)")
-    parser.add_argument("--max-iter", type=int, default=P.MAX_ITER, help="Adam steps per neural fit")
-    thin_help = (
-        "keep every k-th ULA step on the banana; one experiment per value (default: 1 and 100; --quick: 1)"
-    )
-    parser.add_argument("--banana-thin", type=int, nargs="+", default=None, help=thin_help)
-    parser.add_argument("--experiments", nargs="+", choices=["funnel", "banana", "logistic"])
+    add = parser.add_argument
+    add("--n-test-chains", type=int, default=None, help="T (default: the paper's 30)")
+    add("--max-iter", type=int, default=P.MAX_ITER, help="Adam steps per neural fit")
+    thin = "keep every k-th ULA step on the banana; one experiment per value (default: 1 and 100; --quick: 1)"
+    add("--banana-thin", type=int, nargs="+", default=None, help=thin)
+    add("--experiments", nargs="+", choices=["funnel", "banana", "logistic"])
 
 
 #: Adam steps per neural fit (None: ``--max-iter``), the banana's thinnings (``--banana-thin`` overrides) and
 #: the chain lengths a quick run shortens (the experiments' own otherwise)
 SIZES = {
     "full": {"max_iter": None, "banana_thins": [1, 100], "chains": {}},
-    "quick": {
-        "max_iter": 20,
-        "banana_thins": [1],
-        "chains": {"n_train": 500, "n_test": 200, "n_test_chains": 4, "burn_in": 200},
-    },
-}
+    "quick": {"max_iter": 20, "banana_thins": [1],
+              "chains": {"n_train": 500, "n_test": 200, "n_test_chains": 4, "burn_in": 200}},
+}  # fmt: skip
 
 
 def run(args):
@@ -301,8 +296,8 @@ def run(args):
         thins = args.banana_thin or args.size.banana_thins
         for thin in thins if name == "banana" else [1]:
             key = name if thin == 1 else f"{name}, thin {thin}"
-            exp, chains = exps[name], P.shrink(exps[name].chains, thin=thin)
-            chains = P.shrink(chains, **args.size.chains)
+            exp = exps[name]
+            chains = P.shrink(exp.chains, thin=thin, **args.size.chains)
             chains = P.shrink(chains, n_test_chains=args.n_test_chains)
             print(f"== {exp.title}, thin {thin}", file=sys.stderr, flush=True)
             start = time.perf_counter()

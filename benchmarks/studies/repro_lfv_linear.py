@@ -26,7 +26,7 @@ from skgibbs.potential import LinearPotential
 
 from .. import Benchmark, Output
 from ..common.environment import recorded, was_quick
-from ..common.paper004 import linear_design, ridge_fit, singular_values
+from ..common.paper004 import linear_design, ridge_fit, singular_values, timed
 from ..common.writer import Page
 
 NAME = "lfv_linear"
@@ -84,18 +84,15 @@ def run_cell(setting, n, n_rep, t_factor, seed):
         rng = np.random.default_rng(data_ss)
         X, beta0 = linear_design(setting, n, p, rng)
         Y = X @ beta0 + rng.standard_normal((n_rep, n))  # (K, n)
-        t0 = time.perf_counter()
-        fv_state = np.random.RandomState(fv_ss.generate_state(1)[0])
-        fv = criteria.functional_variance_linear(X, Y.T, ALPHA, 1.0, n_draws=T, random_state=fv_state)
-        t_fv = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        chains = criteria.langevin_fv_chains(
+        t_fv, fv = timed(lambda: criteria.functional_variance_linear(
+            X, Y.T, ALPHA, 1.0, n_draws=T, random_state=np.random.RandomState(fv_ss.generate_state(1)[0])
+        ))  # fmt: skip
+        t_lfv, chains = timed(lambda: criteria.langevin_fv_chains(
             LinearPotential(torch.as_tensor(X), torch.as_tensor(Y), fit_intercept=False),
             torch.as_tensor(ridge_fit(X, Y, ALPHA)),  # gamma^(1) = beta_hat_alpha, one per response
             noise_variance=1.0, alpha=ALPHA, step_size=1.0 / (10 * n), n_iter=T, burn_in=0,
             seeds=lfv_ss.generate_state(n_rep).tolist(),
-        )  # fmt: skip
-        t_lfv = time.perf_counter() - t0
+        ))  # fmt: skip
         fv_exact = criteria.functional_variance_linear(X, Y.T, ALPHA, 1.0)
         values = {
             "gap": np.full(n_rep, criteria.gibbs_generalization_gap_linear(X, ALPHA)),

@@ -1,4 +1,4 @@
-"""Reproduce Tables 4-6 of paper 004 (§4.2): LFV and the generalization gap of a one-hidden-layer tanh network.
+"""Reproduce Tables 4-6 of paper 004 (§4.2): LFV and the generalization gap of a one-hidden-layer tanh net.
 
 Settings (§4.2): ``z ~ N(0, I_d)``, ``y = mu(z) + eps``, ``mu(z) = 3 tanh(<z, 1> / 2)``, ``eps ~ N(0, 1)``;
 the network :class:`benchmarks.common.paper004.TanhNet`; ``theta~_0`` puts ``mu`` on the first hidden unit
@@ -29,7 +29,7 @@ from skgibbs import criteria
 from .. import Benchmark, Output
 from ..common.environment import recorded
 from ..common.paper004 import DTYPE, TanhNet, gradient_descent, mu, n_params, objective_and_grad, predict
-from ..common.paper004 import true_parameter
+from ..common.paper004 import timed, true_parameter
 from ..common.writer import Page
 
 NAME = "lfv_nn"
@@ -76,14 +76,13 @@ def experiment(n, d, M, kind, rep, seed, T, lr=LR, init_sd=1.0):
     rss, err = float(((y - fit) ** 2).sum()), float(((mean - fit) ** 2).sum())
     out = {"gap": (err + n * SIGMA2 - rss) / (2 * SIGMA2), "mse": rss / n, "diverged": False}
     if kind == "lfv":
-        t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            res = criteria.langevin_functional_variance(
+            seconds, res = timed(lambda: criteria.langevin_functional_variance(
                 TanhNet(d, M, theta), Z.numpy(), y.numpy(), alpha=ALPHA, noise_variance=SIGMA2,
                 step_size=DELTA, n_iter=T - T // 10, burn_in=T // 10, random_state=int(key[1]),
-            )  # fmt: skip
-        out.update(lfv=res.lfv, seconds=time.perf_counter() - t0, refused_warning=bool(caught))
+            ))  # fmt: skip
+        out.update(lfv=res.lfv, seconds=seconds, refused_warning=bool(caught))
     return (n, d, M, kind), out
 
 
@@ -114,7 +113,7 @@ def _of(runs, key, how=np.mean):
 
 
 def _stats(key, runs):
-    """Mean, sd, median and standard error of ``key`` over the finished runs (None where every run diverged)."""
+    """Mean, sd, median and standard error of ``key`` over the finished runs (None if every run diverged)."""
     v = np.array([o[key] for o in runs])
     if len(v) == 0:
         return {f"{key}_{stat}": None for stat in ("mean", "sd", "median", "se")}
@@ -146,7 +145,8 @@ def tables(result):
             rows.append([
                 c["d"], c["M"], f"{c['p']}{over}", _cell(c["lfv_mean"], c["lfv_sd"]), _cell(pl, ps),
                 _num(c["lfv_median"], ".2f"), _cell(c["gap_mean"], c["gap_se"]), f"{pg:.2f}",
-                f"{div}/{div + c['n_lfv'] + c['n_gap']}", _num(c["mse_median"], ".3f"), _num(c["lfv_seconds"], ".1f"),
+                f"{div}/{div + c['n_lfv'] + c['n_gap']}", _num(c["mse_median"], ".3f"),
+                _num(c["lfv_seconds"], ".1f"),
             ])  # fmt: skip
         title = (
             f"Table {4 + NS.index(n)}, n = {n}: LFV over {result['lfv_reps']} experiments, gap over "
@@ -221,28 +221,30 @@ SIZES = {
 
 
 def add_arguments(parser):
-    parser.add_argument("--ns", type=int, nargs="+", choices=NS, default=list(NS))
-    parser.add_argument("--lfv-reps", type=int, default=None, help="LFV experiments per cell (default 25)")
-    parser.add_argument("--gap-reps", type=int, default=None, help="gap experiments per cell (default 200)")
-    parser.add_argument("--T", type=int, default=3000, help="Langevin iterations, first T/10 discarded")
-    parser.add_argument("--lr", type=float, default=LR, help="GD learning rate (paper: 0.1)")
-    parser.add_argument(
-        "--init-sd", type=float, default=1.0, help="sd of the initialisation around theta_0 (paper: 1)"
-    )
-    parser.add_argument(
-        "--output", default=NAME, help=f"result file name (default {NAME}), e.g. for a variant"
-    )
+    add = parser.add_argument
+    add("--ns", type=int, nargs="+", choices=NS, default=list(NS))
+    add("--lfv-reps", type=int, default=None, help="LFV experiments per cell (default 25)")
+    add("--gap-reps", type=int, default=None, help="gap experiments per cell (default 200)")
+    add("--T", type=int, default=3000, help="Langevin iterations, first T/10 discarded")
+    add("--lr", type=float, default=LR, help="GD learning rate (paper: 0.1)")
+    add("--init-sd", type=float, default=1.0, help="sd of the initialisation around theta_0 (paper: 1)")
+    add("--output", default=NAME, help=f"result file name (default {NAME}), e.g. for a variant")
 
 
 def run(args):
-    """Every LFV and gap experiment (quick: n = 50, M = 50, 1 LFV and 3 gap experiments, T = 300), longest first."""
+    """Every LFV and gap experiment, longest first."""
     ns, ms = args.size.ns or args.ns, args.size.ms
     n_lfv = args.lfv_reps or args.size.lfv_reps
     n_gap = args.gap_reps or args.size.gap_reps
     T = args.size.T or args.T
     n_jobs = args.n_jobs or 1
-    tasks = [(n, d, M, kind, r) for n in ns for d in DS for M in ms for kind, reps in (("lfv", n_lfv), ("gap", n_gap))
-             for r in range(reps)]  # fmt: skip
+    cells = [(n, d, M) for n in ns for d in DS for M in ms]
+    tasks = [
+        (*cell, kind, r)
+        for cell in cells
+        for kind, reps in (("lfv", n_lfv), ("gap", n_gap))
+        for r in range(reps)
+    ]
     tasks.sort(key=lambda t: -(t[0] * n_params(t[1], t[2]) * (30 if t[3] == "lfv" else 1)))  # longest first
     t0 = time.perf_counter()
     raw = Parallel(n_jobs=n_jobs)(delayed(experiment)(*t, args.seed, T, args.lr, args.init_sd) for t in tasks)

@@ -34,7 +34,7 @@ from skgibbs.criteria import langevin_functional_variance
 from .. import Benchmark, Output
 from ..common import data
 from ..common.environment import recorded
-from ..common.paper004 import DTYPE, TanhNet, gradient_descent, n_params, predict
+from ..common.paper004 import DTYPE, TanhNet, gradient_descent, n_params, predict, timed
 from ..common.writer import Page
 
 NAME = "lfv_real"
@@ -78,7 +78,7 @@ def fit_gd(theta, X, y, lr, max_iter):
 
 
 def cross_validate(theta, X, y, sigma2, seed, max_iter, lr=LR_CV):
-    """10-fold CV statistic of §4.3 from ``theta``; the folds dropped, the fits capped, the mean GD iterations."""
+    """10-fold CV statistic of §4.3 from ``theta``; folds dropped, fits capped, mean GD iterations."""
     errors, dropped, capped, iters = [], 0, 0, []
     for train, test in KFold(10, shuffle=True, random_state=seed).split(X):
         th, n_iter, converged = fit_gd(theta, X[train], y[train], lr, max_iter)
@@ -101,21 +101,17 @@ def run_init(name, init, seed, T, max_iter, cold_cv=False):
     g = torch.Generator().manual_seed(int(key[0]))
     Xt, yt = torch.as_tensor(X, dtype=DTYPE), torch.as_tensor(y, dtype=DTYPE)
     start = d**-0.25 * torch.randn(n_params(d, M), generator=g, dtype=DTYPE)  # N(0, d^{-1/2} I)
-    t0 = time.perf_counter()
-    theta, n_iter, converged = fit_gd(start, Xt, yt, LR, max_iter)
-    t_fit = time.perf_counter() - t0
+    t_fit, (theta, n_iter, converged) = timed(lambda: fit_gd(start, Xt, yt, LR, max_iter))
     resid = yt - predict(theta, Xt, M)
     sigma2 = float(resid @ resid) / (n - 1)
-    t0 = time.perf_counter()
-    res = langevin_functional_variance(
+    t_lfv, res = timed(lambda: langevin_functional_variance(
         TanhNet(d, M, theta), X, y, alpha=ALPHA, noise_variance=sigma2, step_size=5e-6 / sigma2,
         n_iter=T - T // 4, burn_in=T // 4, random_state=int(key[1]),
-    )  # fmt: skip
-    t_lfv = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    ))  # fmt: skip
     fold_seed = int(key[2]) % 2**31
-    cv, dropped, capped, cv_iter = cross_validate(theta, Xt, yt, sigma2, fold_seed, max_iter)
-    t_cv = time.perf_counter() - t0
+    t_cv, (cv, dropped, capped, cv_iter) = timed(
+        lambda: cross_validate(theta, Xt, yt, sigma2, fold_seed, max_iter)
+    )
     out = {
         "dataset": name, "init": init, "cv": cv, "waic": res.waic, "train_loss": res.train_loss,
         "lfv": res.lfv, "sigma2": sigma2, "gd_iter": n_iter, "gd_converged": converged,
@@ -123,10 +119,10 @@ def run_init(name, init, seed, T, max_iter, cold_cv=False):
         "seconds_lfv": t_lfv, "seconds_cv": t_cv,
     }  # fmt: skip
     if cold_cv:  # the same folds, each refitted from the initialisation with the full-data learning rate
-        t0 = time.perf_counter()
-        cold, dropped, capped, _ = cross_validate(start, Xt, yt, sigma2, fold_seed, max_iter, lr=LR)
-        out.update(cv_cold=cold, cv_cold_dropped=dropped, cv_cold_capped=capped)
-        out.update(seconds_cv_cold=time.perf_counter() - t0)
+        seconds, (cold, dropped, capped, _) = timed(
+            lambda: cross_validate(start, Xt, yt, sigma2, fold_seed, max_iter, lr=LR)
+        )
+        out.update(cv_cold=cold, cv_cold_dropped=dropped, cv_cold_capped=capped, seconds_cv_cold=seconds)
     return out
 
 
@@ -138,8 +134,8 @@ def summarise(raw):
             continue
         n, d = load(name)[0].shape
         row = {"dataset": name, "n": n, "d": d, "p": n_params(d, M), "inits": len(rs)}
-        keys = ("cv", "waic", "train_loss", "lfv", "sigma2", "gd_iter", "cv_iter", "seconds_fit", "seconds_lfv",
-                "seconds_cv", "cv_cold", "seconds_cv_cold")  # fmt: skip
+        keys = ("cv", "waic", "train_loss", "lfv", "sigma2", "gd_iter", "cv_iter", "seconds_fit",
+                "seconds_lfv", "seconds_cv", "cv_cold", "seconds_cv_cold")  # fmt: skip
         for key in (k for k in keys if k in rs[0]):
             v = np.array([r[key] for r in rs], dtype=float)
             row[key] = float(v.mean())
@@ -157,8 +153,10 @@ def correlations(rows):
     for ref in ("cv", "cv_cold"):
         if ref in rows[0]:
             cv = [r[ref] for r in rows]
-            out.update({(k if ref == "cv" else f"{k}_vs_cold"): float(spearmanr(cv, [r[k] for r in rows]).statistic)
-                        for k in ("waic", "train_loss")})  # fmt: skip
+            for k in ("waic", "train_loss"):
+                out[k if ref == "cv" else f"{k}_vs_cold"] = float(
+                    spearmanr(cv, [r[k] for r in rows]).statistic
+                )
     return out
 
 
@@ -175,16 +173,17 @@ def tables(result):
             f"{paper} {pv[2]:.3f} / {pv[4]:.3f}" if pv else "n/a",
             f"{r['gd_iter']:.0f}", f"{r['cv_iter']:.0f}", f"{r['seconds_lfv']:.1f}", f"{r['seconds_cv']:.1f}",
         ])  # fmt: skip
-    header = ["data set", "n", "p", "inits", "CV", *(["CV cold"] if cold else []), "train loss + LFV", "LFV / n",
-              "paper (closest) CV / TL+LFV", "GD iters", "CV iters", "LFV s", "CV s"]  # fmt: skip
+    header = ["data set", "n", "p", "inits", "CV", *(["CV cold"] if cold else []), "train loss + LFV",
+              "LFV / n", "paper (closest) CV / TL+LFV", "GD iters", "CV iters", "LFV s", "CV s"]  # fmt: skip
     paper_rows = [
         [k, v[0], v[1], f"{v[2]:.3f} ± {v[3]:.3f}", f"{v[4]:.3f} ± {v[5]:.3f}"] for k, v in PAPER.items()
     ]
+    ours = f"Training loss + LFV and 10-fold CV, mean ± sd over initialisations (T = {result['T']})"
+    paper_header = ["data set", "n", "p", "CV", "train loss + LFV"]
     return [
-        (f"Training loss + LFV and 10-fold CV, mean ± sd over initialisations (T = {result['T']})", header, rows),
-        ("Paper 004 Table 7 (KEEL data sets, 20 initialisations)", ["data set", "n", "p", "CV", "train loss + LFV"],
-         paper_rows),
-    ]  # fmt: skip
+        (ours, header, rows),
+        ("Paper 004 Table 7 (KEEL data sets, 20 initialisations)", paper_header, paper_rows),
+    ]
 
 
 def _correlation_text(result):
@@ -270,13 +269,12 @@ SIZES = {
 
 
 def add_arguments(parser):
-    parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS))
-    parser.add_argument("--inits", type=int, default=None, help="initialisations per data set (default 20)")
-    parser.add_argument("--T", type=int, default=10000, help="Langevin iterations, first quarter discarded")
-    parser.add_argument("--max-iter", type=int, default=100000, help="cap on the GD iterations of each fit")
-    parser.add_argument(
-        "--cold-cv", action="store_true", help="also refit every fold from the initialisation"
-    )
+    add = parser.add_argument
+    add("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS))
+    add("--inits", type=int, default=None, help="initialisations per data set (default 20)")
+    add("--T", type=int, default=10000, help="Langevin iterations, first quarter discarded")
+    add("--max-iter", type=int, default=100000, help="cap on the GD iterations of each fit")
+    add("--cold-cv", action="store_true", help="also refit every fold from the initialisation")
 
 
 def run(args):
@@ -295,16 +293,18 @@ def run(args):
     max_iter = args.size.max_iter or args.max_iter
     n_jobs = args.n_jobs or 1
     t0 = time.perf_counter()
-    raw = Parallel(n_jobs=n_jobs)(
+    jobs = [
         delayed(run_init)(name, i, args.seed, T, max_iter, args.cold_cv)
         for name in names
         for i in range(inits)
-    )
+    ]
+    raw = Parallel(n_jobs=n_jobs)(jobs)
     rows = summarise(raw)
     result = {
         "M": M, "alpha": ALPHA, "lr": LR, "lr_cv": LR_CV, "rtol": RTOL, "max_iter": max_iter, "T": T,
-        "n_jobs": n_jobs, "inits_requested": inits, "cold_cv": args.cold_cv, "runtime_s": time.perf_counter() - t0,
-        "rows": rows, "spearman": correlations(rows), "skipped": skipped, "runs": raw, "paper_values": PAPER,
+        "n_jobs": n_jobs, "inits_requested": inits, "cold_cv": args.cold_cv,
+        "runtime_s": time.perf_counter() - t0, "rows": rows, "spearman": correlations(rows),
+        "skipped": skipped, "runs": raw, "paper_values": PAPER,
     }  # fmt: skip
     return {NAME: result}
 
