@@ -53,14 +53,9 @@ class Experiment:
     notes: str = ""
 
 
-class Score:
-    """``grad log pi`` of a target as a picklable NumPy function."""
-
-    def __init__(self, target):
-        self.target = target
-
-    def __call__(self, x):
-        return self.target.grad_log_prob(torch.as_tensor(x, dtype=torch.float64)).numpy()
+def score(target, x):
+    """``grad log pi`` of ``target`` at ``x`` in NumPy (bound to a target with ``functools.partial``)."""
+    return target.grad_log_prob(torch.as_tensor(x, dtype=torch.float64)).numpy()
 
 
 def second_coordinate_squared(x):
@@ -194,7 +189,7 @@ def sample(exp, chains, seed, n_jobs=1):
 def fit_and_evaluate(exp, make, X_train, X_test, chains, seed, max_iter):
     """Fit one control variate on the training chain, evaluate it on every test chain."""
     torch.set_num_threads(1)
-    est = make(Score(exp.target), chains.truncation, seed, max_iter)
+    est = make(functools.partial(score, exp.target), chains.truncation, seed, max_iter)
     start = time.perf_counter()
     est.fit(X_train, exp.f(X_train))
     fit_s = time.perf_counter() - start

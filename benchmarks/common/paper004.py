@@ -107,7 +107,7 @@ def objective_and_grad(theta, Z, y, M, alpha):
 
 
 def gradient_descent(theta, Z, y, M, alpha, lr, n_iter=None, rtol=None, max_iter=None):
-    """Full-batch GD on ``rho_alpha``: ``n_iter`` steps (§4.2), or until the relative change < ``rtol``.
+    """Full-batch GD on ``rho_alpha``: ``n_iter`` steps (§4.2), or to a relative change < ``rtol`` (§4.3).
 
     Returns the parameters, the iterations run and whether the stopping rule
     fired (always for a fixed count); a non-finite objective stops it unconverged.
