@@ -149,9 +149,8 @@ def discussion(result):
     ratio = {(c["setting"], c["n"]): c["rows"]["lfv"]["mean"] / c["rows"]["fv_exact"]["mean"] for c in cells}
     low, high = min(ratio, key=ratio.get), max(ratio, key=ratio.get)
     # sampled minus exact FV on the same responses, in standard errors of the paired mean
-    z = max(
-        abs(d["mean"]) / (d["sd"] / result["n_rep"] ** 0.5) for d in (c["fv_minus_exact_fv"] for c in cells)
-    )
+    diffs = [c["fv_minus_exact_fv"] for c in cells]
+    z = max(abs(d["mean"]) / (d["sd"] / result["n_rep"] ** 0.5) for d in diffs)
     below = "everywhere" if max(ratio.values()) < 1 else "in most cells"
     kept = ", ".join(f"{c['n_s_above_0.1']} (n = {c['n']})" for c in cells if c["setting"] == "ii")
     return (

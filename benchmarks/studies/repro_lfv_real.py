@@ -150,13 +150,10 @@ def correlations(rows):
     if len(rows) < 3:
         return {"waic": None, "train_loss": None}
     out = {}
-    for ref in ("cv", "cv_cold"):
+    for ref, suffix in (("cv", ""), ("cv_cold", "_vs_cold")):
         if ref in rows[0]:
-            cv = [r[ref] for r in rows]
             for k in ("waic", "train_loss"):
-                out[k if ref == "cv" else f"{k}_vs_cold"] = float(
-                    spearmanr(cv, [r[k] for r in rows]).statistic
-                )
+                out[k + suffix] = float(spearmanr([r[ref] for r in rows], [r[k] for r in rows]).statistic)
     return out
 
 
