@@ -1,43 +1,23 @@
 """Hierarchical priors (Neal's ARD) sampled by HMC within Gibbs: which inputs matter, and what the metric needs.
 
-    python -m benchmarks run hierarchical                  # both parts
-    python -m benchmarks run hierarchical --part relevance --quick
+*relevance*: paper 001's design (``make_sparse_sine``: 1000 points, 750 to train, ``f(x) = sin(2 pi |A x|^2)``,
+at most four relevant inputs) at p = 10 and 100, five seeds, the (p, 8, 8, 8, 1) network, ``sampler="hmc"``:
+``GibbsMLPRegressor(prior="ard")`` ranks the inputs by ``input_relevance_``, beside a screen by
+``|corr(x_j, y)|`` and the ranks of ``SparseGibbsMLPRegressor.feature_inclusion_`` that the ``sparse``
+benchmark stored for the same data; held-out RMSE beside ``prior="fixed"``. Settings (``--settings``; a run
+merges its rows into the stored ones): ``paper``, the paper's temperature, otherwise the defaults; ``learned``,
+Neal's set-up: ``temperature="learn"``, 1000 warm-up transitions, ``chain_weights="stacking"``.
 
-*relevance*: paper 001's design (``make_sparse_sine``: 1000 points, 750 to
-train, ``f(x) = sin(2 pi |A x|^2)``, at most four relevant inputs) at
-p = 10 and p = 100, five seeds, the (p, 8, 8, 8, 1) network:
-``GibbsMLPRegressor(prior="ard")`` ranks the inputs by ``input_relevance_``
-(the posterior mean of each input's scale ``tau_i^(-1/2)``); beside it the
-ranks that the ``sparse`` benchmark stored for
-``SparseGibbsMLPRegressor.feature_inclusion_`` on the same data, and a screen
-by ``|corr(x_j, y)|``. Held-out RMSE of the ARD fit beside the fixed-prior
-``GibbsMLPRegressor`` with the same settings (seeds, network). Two settings
-(``--settings``; a run merges its rows into the stored ones). Both
-estimators run HMC within Gibbs (``sampler="hmc"``, which ``"auto"`` chose
-for them until 2026-11-27; it chooses MCLMC now), the fixed-prior one with
-``prior="fixed"`` (the default until then):
+*metric*: the default network on diabetes and a linear model (2 relevant and 8 irrelevant inputs),
+``prior="ard"``, ``temperature="plug-in"``, sampled by HMC with ``metric="prior"`` (the variances at the Gamma
+priors' means), ``"adaptive"`` (Stan's windowed estimate during warm-up) and *moving* (each chain's current
+conditional prior variances ``1 / tau`` at every transition; exact, since the precisions stay fixed along a
+trajectory; defined here). Reported: divergences after warm-up, acceptance, the smallest bulk ESS of the log
+precisions and of the function values, R-hat, gradients per chain, fit time.
 
-* ``paper``: the paper's temperature (as in the ``sparse`` benchmark),
-  otherwise the defaults (250 warm-up transitions);
-* ``learned``: Neal's set-up, the noise learned (``temperature="learn"``),
-  1000 warm-up transitions, and the chains weighed by stacking
-  (``chain_weights="stacking"``: they do not mix, and stacking keeps the
-  chains whose fits predict).
+*cost*: one Gibbs sweep of the precisions (and noise) against one gradient of the potential, on diabetes.
 
-*metric*: what the HMC metric needs when the precisions move. The same
-posterior (the default network on diabetes, and a linear model with 2
-relevant and 8 irrelevant inputs, ``prior="ard"``, at the plug-in
-temperature: ``temperature="plug-in"``, what ``"auto"`` gave until
-2026-11-27; under HMC it learns the noise now) sampled with three
-metrics: ``"prior"`` (the variances at the Gamma priors' means, fixed),
-``"adaptive"`` (Stan's windowed estimate during warm-up, fixed after; the
-default ``"auto"`` under a hierarchical prior) and *moving*, each chain's
-current conditional prior variances ``1 / tau`` at every transition (exact
-too: the metric is a function of the precisions, which stay fixed during
-the trajectory; defined here, not in the library). Reported: divergent
-transitions after warm-up, acceptance, the smallest bulk ESS of the log
-precisions over the groups and of the function values, R-hat, gradients
-per chain and fit time.
+Run ``python -m benchmarks run hierarchical`` (``--part`` for one part).
 """
 
 import json
@@ -63,29 +43,28 @@ QUICK = {"n_samples": 5, "burn_in": 5, "pretrain_iter": 10}
 #: seeds and input dimensions of the relevance part (None: ``--seeds``, ``--dims``), the settings of its fits
 #: and of the metric part's beyond the defaults, and the repetitions of each timing of the cost part
 SIZES = {
-    "full": {"seeds": None, "dims": None, "relevance_fit": {}, "metric_fit": {"n_samples": 200},
-             "repeat": 30},
+    "full": {"seeds": None, "dims": None, "relevance_fit": {}, "metric_fit": {"n_samples": 200}, "repeat": 30},
     "quick": {"seeds": 1, "dims": 1, "relevance_fit": QUICK, "metric_fit": QUICK, "repeat": 1},
-}
-#: the settings of both estimators of the relevance part (ARD and the fixed prior), beside the network and
-#: the paper's temperature (which "learned" replaces)
+}  # fmt: skip
+#: the settings of both estimators of the relevance part (ARD and the fixed prior), beside the network, the
+#: paper's temperature (which "learned" replaces) and HMC within Gibbs, which sampler="auto" ran for them
 SETTINGS = {
     "paper": {},
     "learned": {"temperature": "learn", "burn_in": 1000, "chain_weights": "stacking"},
 }
-#: the sampler and the priors of both estimators of the relevance part: HMC within Gibbs, which
-#: sampler="auto" ran for them until 2026-11-27 (MCLMC since), and the fixed prior beside ARD
-PRIORS = {"ard": {"prior": "ard"}, "fixed": {"prior": "fixed"}}
 LABELS = {
     "paper": "paper's temperature, defaults",
     "learned": "noise learned, 1000 warm-up, stacking",
 }
 
 
-# ---------------------------------------------------------------- relevance
 def _ranks(score, relevant):
     order = np.argsort(-np.asarray(score), kind="stable")
     return sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
+
+
+def _rmse(reg, X, y):
+    return float(np.sqrt(np.mean((reg.predict(X) - y) ** 2)))
 
 
 def relevance(dims, seeds, settings, fit_settings):
@@ -100,12 +79,8 @@ def relevance(dims, seeds, settings, fit_settings):
             for setting in settings:
                 common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "sampler": "hmc",
                           "random_state": seed, **SETTINGS[setting], **fit_settings}  # fmt: skip
-                fits = {}
-                for name, extra in PRIORS.items():
-                    reg = GibbsMLPRegressor(**common, **extra)
-                    fit = timed_fit(reg, Xtr, ytr)
-                    fits[name] = (reg, fit.seconds, fit.count(SamplerWarning))
-                ard = fits["ard"][0]
+                ard, fixed = (GibbsMLPRegressor(**common, prior=prior) for prior in ("ard", "fixed"))
+                fit_ard, fit_fixed = timed_fit(ard, Xtr, ytr), timed_fit(fixed, Xtr, ytr)
                 corr = np.abs([np.corrcoef(Xtr[:, j], ytr)[0, 1] for j in range(p)])
                 ranks = _ranks(ard.input_relevance_, relevant)
                 rows.append({
@@ -114,33 +89,19 @@ def relevance(dims, seeds, settings, fit_settings):
                     "correlation_ranks": _ranks(corr, relevant),
                     "scale_relevant": ard.input_relevance_[relevant].round(4).tolist(),
                     "scale_median_other": float(np.median(np.delete(ard.input_relevance_, relevant))),
-                    "rmse_ard": float(np.sqrt(np.mean((ard.predict(Xte) - yte) ** 2))),
-                    "rmse_fixed": float(np.sqrt(np.mean((fits["fixed"][0].predict(Xte) - yte) ** 2))),
-                    "time_ard_s": fits["ard"][1], "time_fixed_s": fits["fixed"][1],
-                    "rhat_ard": float(ard.rhat_), "warnings_ard": fits["ard"][2],
+                    "rmse_ard": _rmse(ard, Xte, yte), "rmse_fixed": _rmse(fixed, Xte, yte),
+                    "time_ard_s": fit_ard.seconds, "time_fixed_s": fit_fixed.seconds,
+                    "rhat_ard": float(ard.rhat_), "warnings_ard": fit_ard.count(SamplerWarning),
                 })  # fmt: skip
                 print(rows[-1], flush=True)
     return rows
 
 
-def _merge_relevance(previous, new):
-    """The stored rows with those of this run in place of the same (p, seed, setting)."""
-    def key(row):
-        return row["p"], row["seed"], row.get("setting", "paper")
-
-    fresh = {key(r) for r in new}
-    return [r for r in previous if key(r) not in fresh] + new
-
-
-# ---------------------------------------------------------------- metric
 class _MovingChains(HMCGibbsChains):
     """HMC within Gibbs whose metric is each chain's conditional prior variances, renewed every transition."""
 
-    def _current(self):
-        return self.base.prior.parameter_precision(self.state.precision).to(self.dtype).reciprocal()
-
     def _transition(self, h, T, m):
-        self.m = self._current()
+        self.m = self.base.prior.parameter_precision(self.state.precision).to(self.dtype).reciprocal()
         return super()._transition(h, T, self.m)
 
 
@@ -151,40 +112,35 @@ class MovingMetricHMC(HMC):
         return _MovingChains(self, target, theta0, generators, run, vectorize)
 
 
-def _metric_data(name):
-    if name == "diabetes":
-        X, y = load_diabetes(return_X_y=True)
-        return X, y, (100, 100)
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(200, 10))
-    return X, 2.0 * X[:, 0] - 1.5 * X[:, 1] + 0.5 * rng.normal(size=200), ()
-
-
 def metric(settings):
     torch.set_num_threads(1)
     rows = []
-    samplers = {"prior": HMC(metric="prior"), "adaptive": HMC(metric="adaptive"), "moving": MovingMetricHMC(metric="prior")}
-    for data in ("linear", "diabetes"):
-        X, y, hidden = _metric_data(data)
+    samplers = {"prior": HMC(metric="prior"), "adaptive": HMC(metric="adaptive")}
+    samplers["moving"] = MovingMetricHMC(metric="prior")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 10))
+    datasets = {
+        "linear": (X, 2.0 * X[:, 0] - 1.5 * X[:, 1] + 0.5 * rng.normal(size=200), ()),
+        "diabetes": (*load_diabetes(return_X_y=True), (100, 100)),
+    }
+    for data, (X, y, hidden) in datasets.items():
         for name, sampler in samplers.items():
             reg = GibbsMLPRegressor(hidden, prior="ard", sampler=sampler, temperature="plug-in",
                                     random_state=0, **settings)  # fmt: skip
             seconds = timed_fit(reg, X, y).seconds
             log_tau = np.log(reg.sample_stats_["precision"])
             ess_tau = [float(effective_sample_size(log_tau[:, :, g])) for g in range(log_tau.shape[2])]
-            worst = int(np.argmin(ess_tau))
             rows.append({
                 "data": data, "metric": name, "time_s": seconds, "n_divergent": int(reg.n_divergent_.sum()),
                 "acceptance": float(reg.acceptance_rate_.mean()), "ess_f": float(reg.ess_),
                 "rhat_f": float(reg.rhat_), "ess_log_tau_min": min(ess_tau),
-                "worst_group": str(reg.prior_groups_[worst]), "n_grad": float(reg.n_grad_evals_.mean()),
-                "draws": int(reg.samples_.shape[0] * reg.samples_.shape[1]),
+                "worst_group": str(reg.prior_groups_[int(np.argmin(ess_tau))]),
+                "n_grad": float(reg.n_grad_evals_.mean()), "draws": int(reg.samples_.shape[0] * reg.samples_.shape[1]),
             })  # fmt: skip
             print(rows[-1], flush=True)
     return rows
 
 
-# ---------------------------------------------------------------- cost
 def _seconds(fn, repeat):
     fn()  # warm
     start = time.perf_counter()
@@ -208,12 +164,13 @@ def cost(repeat):
                                     noise="homoscedastic", sampler="hmc", pretrain_iter=10,
                                     random_state=0)  # fmt: skip
             problem = build_problem(est, X, y)
+            target, theta = problem.target, problem.theta0
             gens = [torch.Generator().manual_seed(k) for k in range(len(problem.seeds))]
-            state = hmc_gibbs.init(gens, problem.target, problem.theta0)
-            cond = hmc_gibbs.ConditionalTarget(problem.target, state.precision, state.scale)
-            loss = problem.target.loss_sum(problem.theta0)
-            gradient = _seconds(lambda: cond.value_and_grad(problem.theta0), repeat)
-            gibbs = _seconds(lambda: hmc_gibbs.draw_hyperparameters(gens, problem.target, problem.theta0, loss), repeat)
+            state = hmc_gibbs.init(gens, target, theta)
+            cond = hmc_gibbs.ConditionalTarget(target, state.precision, state.scale)
+            loss = target.loss_sum(theta)
+            gradient = _seconds(lambda: cond.value_and_grad(theta), repeat)
+            gibbs = _seconds(lambda: hmc_gibbs.draw_hyperparameters(gens, target, theta, loss), repeat)
             rows.append({
                 "network": f"10-{'-'.join(map(str, hidden))}-1", "n_params": problem.spec.n_params,
                 "chains": len(gens), "groups": problem.prior.n_groups, "noise": learn,
@@ -223,7 +180,6 @@ def cost(repeat):
     return rows
 
 
-# ---------------------------------------------------------------- harness
 def add_arguments(parser):
     parser.add_argument("--part", choices=["relevance", "metric", "cost", "both"], default="both")
     parser.add_argument("--seeds", type=int, default=5)
@@ -233,16 +189,18 @@ def add_arguments(parser):
 
 def run(args):
     """The parts asked for; a part not re-run keeps its stored measurements (full runs only)."""
-    names = ("part", "seeds", "dims", "settings")
-    result = {"args": {k: getattr(args, k) for k in names}}
+    result = {"args": {k: getattr(args, k) for k in ("part", "seeds", "dims", "settings")}}
     previous = load(args.out, [NAME]).get(NAME)
     if args.part != "both" and not args.quick and previous is not None:
         result.update({k: v for k, v in previous.items() if k in ("relevance", "metric", "cost")})
     if args.part in ("relevance", "both"):
         seeds = list(range(args.size.seeds or args.seeds))
-        dims = args.dims[: args.size.dims]  # None: every one
-        rows = relevance(dims, seeds, args.settings, args.size.relevance_fit)
-        result["relevance"] = _merge_relevance(result.get("relevance", []), rows)
+        rows = relevance(args.dims[: args.size.dims], seeds, args.settings, args.size.relevance_fit)
+        # this run's rows replace the stored ones of the same (p, seed, setting)
+        fresh = {(r["p"], r["seed"], r["setting"]) for r in rows}
+        stored = result.get("relevance", [])
+        kept = [r for r in stored if (r["p"], r["seed"], r.get("setting", "paper")) not in fresh]
+        result["relevance"] = kept + rows
         result["sparse"] = _sparse_ranks()
     if args.part in ("metric", "both"):
         result["metric"] = metric(args.size.metric_fit)
@@ -267,31 +225,38 @@ def _sparse_ranks():
     ]  # fmt: skip
 
 
+def _relevance_row(p, setting, rs, sparse):
+    """One row of the relevance table: the fits ``rs`` of one (p, setting) over the seeds."""
+
+    def mean(key, of=lambda v: v):
+        return np.mean([of(r[key]) for r in rs])
+
+    def in_top(key):  # how many of the k relevant inputs hold the k largest scores, on average
+        return np.mean([sum(x <= len(r["relevant"]) for x in r[key]) for r in rs])
+
+    sp = [sparse.get((p, r["seed"])) for r in rs]
+    return [
+        p, LABELS[setting], f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
+        "; ".join(",".join(map(str, r["ranks"])) for r in rs),
+        f"{sum(s['relevant_first'] for s in sp if s)} / {sum(bool(s) for s in sp)}" if any(sp) else "—",
+        f"{in_top('ranks'):.1f} / {in_top('correlation_ranks'):.1f}",
+        f"{mean('scale_relevant', np.mean):.3f} / {mean('scale_median_other'):.3f}",
+        f"{mean('rmse_ard'):.3f}", f"{mean('rmse_fixed'):.3f}",
+        f"{mean('time_ard_s'):.0f} / {mean('time_fixed_s'):.0f}", f"{np.median([r['rhat_ard'] for r in rs]):.2f}",
+    ]  # fmt: skip
+
+
 def report(results):
     result = results[NAME]
     tables, notes = [], []
     if "relevance" in result:
         sparse = {(r["p"], r["seed"]): r for r in result.get("sparse", [])}
         rows = []
-        order = list(SETTINGS)
-        groups = sorted({(r["p"], order.index(r.get("setting", "paper"))) for r in result["relevance"]})
-        for p, index in groups:
-            setting = order[index]
-            rs = [r for r in result["relevance"] if r["p"] == p and r.get("setting", "paper") == setting]
-            sp = [sparse.get((p, r["seed"])) for r in rs]
-            k = [len(r["relevant"]) for r in rs]
-            rows.append([
-                p, LABELS[setting], f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
-                "; ".join(",".join(map(str, r["ranks"])) for r in rs),
-                f"{sum(s['relevant_first'] for s in sp if s)} / {sum(bool(s) for s in sp)}" if any(sp) else "—",
-                f"{np.mean([sum(x <= n for x in r['ranks']) for r, n in zip(rs, k)]):.1f} / "
-                f"{np.mean([sum(x <= n for x in r['correlation_ranks']) for r, n in zip(rs, k)]):.1f}",
-                f"{np.mean([np.mean(r['scale_relevant']) for r in rs]):.3f} / "
-                f"{np.mean([r['scale_median_other'] for r in rs]):.3f}",
-                f"{np.mean([r['rmse_ard'] for r in rs]):.3f}", f"{np.mean([r['rmse_fixed'] for r in rs]):.3f}",
-                f"{np.mean([r['time_ard_s'] for r in rs]):.0f} / {np.mean([r['time_fixed_s'] for r in rs]):.0f}",
-                f"{np.median([r['rhat_ard'] for r in rs]):.2f}",
-            ])  # fmt: skip
+        for p in sorted({r["p"] for r in result["relevance"]}):
+            for setting in SETTINGS:
+                rs = [r for r in result["relevance"] if r["p"] == p and r.get("setting", "paper") == setting]
+                if rs:
+                    rows.append(_relevance_row(p, setting, rs, sparse))
         header = ["p", "setting", "ARD: relevant first", "ARD ranks of the relevant inputs (per seed)",
                   "sparse regressor: relevant first", "in top k: ARD / correlation",
                   "scale: relevant (mean) / others (median)", "RMSE ARD", "RMSE fixed prior",

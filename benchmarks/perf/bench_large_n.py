@@ -1,48 +1,19 @@
 """What a default fit costs at large n: full-data HMC against the batch kernels.
 
-At the Bayesian temperature the per-example term of the batch potential,
-``lambda' l_i / n``, is about 1/2 whatever ``n`` is (``temperature = 2
-sigma^2`` and ``l_i ~ sigma^2``), so csMALA's surrogate is far from the
-Gibbs posterior at every ``n`` and its chains stick (the old default at
-``n > 10000``: R-hat 3.3 on Friedman #1 with 100000 rows). The exact
-alternative, full-data HMC, costs one full-data gradient per leapfrog step.
-This script measures that cost where it matters: Friedman #1 (20 inputs,
-``noise=1``) with the default 20-100-100-1 network, four chains, float32, one
-thread, at ``n`` = 10000, 30000 and 100000 rows:
+At the Bayesian temperature the per-example term of the batch potential, ``lambda' l_i / n``, is about 1/2
+whatever ``n`` is (``temperature = 2 sigma^2`` and ``l_i ~ sigma^2``), so csMALA's surrogate is far from
+the Gibbs posterior at every ``n``; full-data HMC is exact at one full-data gradient per leapfrog step. On
+Friedman #1 (20 inputs, ``noise=1``) at ``n`` = 10000, 30000 and 100000 rows, with the 20-100-100-1
+network, four chains, float32, one thread, this measures the time of one batched full-data gradient of the
+four chains and of one csMALA step at ``rho = 10000 / n``; the projected time of a default HMC fit (its
+warm-up and sampling transitions, recorded in the JSON, at the leapfrog steps per transition of a short
+warm-up at the smallest ``n``, a lower bound at the larger); and csMALA's per-example term. The target is
+the one these rows were measured on: ``sampler="hmc"``, ``prior="fixed"``, ``temperature="plug-in"``,
+pre-trained by at most 1000 Adam steps.
 
-* the time of one batched gradient of the four chains on the full data
-  (the floor of a leapfrog step), and of one csMALA step at ``rho = 10000 /
-  n`` for comparison;
-* the projected time of a default fit (the warm-up and sampling
-  transitions of HMC at the estimator's current defaults, recorded in the
-  JSON; leapfrog steps per transition from a short warm-up at n = 10000,
-  reused at larger n as a lower bound);
-* csMALA's per-example term at the Bayesian temperature, i.e. why batches
-  are not a valid default there.
-
-This part measures full-data HMC (``sampler="hmc"``) on the target of the
-defaults until 2026-11-27, the fixed prior at the plug-in temperature
-(``prior="fixed", temperature="plug-in"``), pre-trained by at most 1000
-Adam steps (``pretrain_iter=1000``, the cap then); the defaults now
-(``prior="auto"``, ``temperature="auto"``) give ARD and a learned noise.
-
-Run ``python -m benchmarks run large_n`` (about ten minutes on one core);
-``--quick`` measures a short fit at n = 500 only.
-
-The second part fits, on the same data with 10^4 rows held out, what a user
-would run at ``n`` = 10^3, 10^4 and 10^5 rows (``--sizes`` for others,
-e.g. ``--sizes 1000 10000 100000 1000000``): ``GibbsMLPRegressor`` at its
-defaults (``sampler="auto"``: exact HMC where rows x weights <= 5e7,
-SGHMC beyond), ``sampler="vi"``, five scikit-learn ``MLPRegressor((100,
-100), early_stopping=True)`` with different seeds (a Gaussian mixture of
-their predictions with the variance of the held-out residuals of their
-early-stopping split, as in ``bench_uq``), and ``HistGradientBoostingRegressor``
-with the standard deviation of its residuals on a held-out fifth of the
-training data; NGBoost where it is installed. Per fit: the time, the passes
-over the data per chain (skgibbs), the mean Gaussian test log-likelihood,
-the RMSE and the coverage of the central 90% predictive interval, and the
-number of ``SamplerWarning``. A figure shows time and log-likelihood against
-``n``. ``--no-fits`` runs the cost part alone; ``--no-cost`` the fits alone.
+The second part, the fits against n, is ``benchmarks/common/large_data.py`` (``--sizes`` for other
+training sizes). Run ``python -m benchmarks run large_n``; ``--no-fits`` runs the cost part alone,
+``--no-cost`` the fits alone.
 """
 
 import math
@@ -63,20 +34,31 @@ from ..common.writer import Page
 
 NAME = "large_n"
 K = 4
+#: training rows of the HMC cost projection (warm-up measured at the first), warm-up transitions measured
+#: and the pre-training's steps (the fits against n take theirs from large_data.FIT_SIZES)
+SIZES = {
+    "full": {"rows": [10000, 30000, 100000], "warmup_transitions": 10, "pretrain_iter": 1000},
+    "quick": {"rows": [500], "warmup_transitions": 2, "pretrain_iter": 20},
+}
+#: the cost table: header and cell of each column
+COLUMNS = (
+    ("n", "{n}"),
+    ("pre-training s", "{pretrain_s:.1f}"),
+    ("full gradient, 4 chains (s)", "{grad_4chains_s:.3f}"),
+    ("csMALA step, rho = 10000/n (s)", "{csmala_step_4chains_s:.3f}"),
+    ("leapfrog / transition", "{leapfrog_per_transition:.1f}"),
+    ("projected default fit", "{minutes:.0f} min"),
+    ("lambda' l_i / n", "{surrogate_scale:.2f}"),
+)
 
 
 def default_transitions():
-    """Warm-up and sampling transitions of a default fit under HMC, the sampler on the full data of the fixed
-    prior and plug-in temperature (the defaults until 2026-11-27) that :func:`_measure` projects."""
+    """Warm-up and sampling transitions of a default fit under HMC (what :func:`_measure` projects)."""
     est = GibbsMLPRegressor()
     warmup = HMC.default_burn_in if est.burn_in == "auto" else est.burn_in
     thin = HMC.default_thin if est.thin == "auto" else est.thin
     draws = HMC.default_n_samples if est.n_samples == "auto" else est.n_samples
     return warmup, draws * thin
-
-
-def _data(n, seed=0):
-    return make_friedman1(n_samples=n, n_features=20, noise=1.0, random_state=seed)
 
 
 def _timed(fn, repeat):
@@ -88,25 +70,21 @@ def _timed(fn, repeat):
 
 
 def _measure(n, warmup_transitions, steps_per_transition=None, pretrain_iter=1000):
-    X, y = _data(n)
-    # what a default fit did before it sampled (until 2026-11-27: HMC on the fixed prior at the plug-in
-    # temperature): standardize, pre-train the four starts (Adam with early stopping on a held-out fifth)
-    # and set temperature = 2 * held-out MSE
+    X, y = make_friedman1(n_samples=n, n_features=20, noise=1.0, random_state=0)
+    # what the fit does before it samples: standardize, pre-train the four starts (Adam with early stopping
+    # on a held-out fifth) and set temperature = 2 * held-out MSE
     est = GibbsMLPRegressor((100, 100), n_chains=K, pretrain_iter=pretrain_iter, sampler="hmc",
                             prior="fixed", temperature="plug-in", random_state=0)  # fmt: skip
     start = time.perf_counter()
     problem = build_problem(est, X, y)
     pretrain_s = time.perf_counter() - start
-    spec, Xt, yt, theta, target = problem.spec, problem.X, problem.y, problem.theta0, problem.target
-    pot = problem.potential
+    target, theta = problem.target, problem.theta0
+    lam, temperature = target.lambda_, problem.temperature
     gen = torch.Generator().manual_seed(0)
     grad_s = _timed(lambda: target.value_and_grad(theta), 3)
     rho = min(1.0, 10000 / n)
-    m = int(rho * n)
-    idx = torch.stack([torch.randperm(n, generator=gen)[:m] for _ in range(K)])
-    batch_s = _timed(lambda: pot.loss_sum_and_grad(theta, Batch(idx, None, None)), 3)
-    temperature = problem.temperature
-    lam = target.lambda_
+    idx = torch.stack([torch.randperm(n, generator=gen)[: int(rho * n)] for _ in range(K)])
+    batch_s = _timed(lambda: problem.potential.loss_sum_and_grad(theta, Batch(idx, None, None)), 3)
     measured = steps_per_transition is None
     short_s, step_size = None, None
     if measured:  # a short warm-up; at larger n its count is reused (a lower bound)
@@ -116,10 +94,8 @@ def _measure(n, warmup_transitions, steps_per_transition=None, pretrain_iter=100
         steps_per_transition = float(res.n_grad.mean()) / (warmup_transitions + 2)
         step_size = res.step_size.tolist()
     with torch.no_grad():
-        losses = (yt - spec.forward(theta, Xt)) ** 2
-    scale = float((lam * (2 - rho) / n * losses).mean())  # csMALA's lambda' l_i / n at zeta = 1
+        losses = (problem.y - problem.spec.forward(theta, problem.X)) ** 2
     warmup, sampling = default_transitions()
-    projected = pretrain_s + (warmup + sampling) * steps_per_transition * grad_s
     return {
         "n": n,
         "pretrain_s": pretrain_s,
@@ -131,19 +107,12 @@ def _measure(n, warmup_transitions, steps_per_transition=None, pretrain_iter=100
         "leapfrog_per_transition": steps_per_transition,
         "leapfrog_measured": measured,
         "short_warmup_s": short_s,
-        "projected_default_fit_s": projected,
+        "projected_default_fit_s": pretrain_s + (warmup + sampling) * steps_per_transition * grad_s,
         "warmup_transitions": warmup,
         "sampling_transitions": sampling,
-        "surrogate_scale": scale,
+        # csMALA's lambda' l_i / n at zeta = 1
+        "surrogate_scale": float((lam * (2 - rho) / n * losses).mean()),
     }
-
-
-#: training rows of the HMC cost projection (warm-up measured at the first), warm-up transitions measured
-#: and the pre-training's steps (the fits against n take theirs from large_data.FIT_SIZES)
-SIZES = {
-    "full": {"rows": [10000, 30000, 100000], "warmup_transitions": 10, "pretrain_iter": 1000},
-    "quick": {"rows": [500], "warmup_transitions": 2, "pretrain_iter": 20},
-}
 
 
 def run(args):
@@ -166,57 +135,28 @@ def add_arguments(parser):
     parser.add_argument("--methods", nargs="+", default=None, help=f"a subset of {METHODS}")
 
 
-def _transitions_of(row):
-    """The (warm-up, sampling) transitions a stored row projected; the total alone for older runs.
-
-    Runs before the counts were recorded hold only the projection, from
-    which the total follows: (projected - pre-training) / (leapfrog steps x
-    gradient time).
-    """
-    if "warmup_transitions" in row:
-        return row["warmup_transitions"], row["sampling_transitions"]
-    per_transition = row["leapfrog_per_transition"] * row["grad_4chains_s"]
-    return round((row["projected_default_fit_s"] - row["pretrain_s"]) / per_transition), None
-
-
 def report(results):
     """The cost table and why batches are no default at large n."""
     result = results[NAME]
     rows = result["rows"]
-    header = [
-        "n",
-        "pre-training s",
-        "full gradient, 4 chains (s)",
-        "csMALA step, rho = 10000/n (s)",
-        "leapfrog / transition",
-        "projected default fit",
-        "lambda' l_i / n",
-    ]
-    table = [
-        [
-            r["n"],
-            f"{r['pretrain_s']:.1f}",
-            f"{r['grad_4chains_s']:.3f}",
-            f"{r['csmala_step_4chains_s']:.3f}",
-            f"{r['leapfrog_per_transition']:.1f}" + ("" if r["leapfrog_measured"] else " (from 10000)"),
-            f"{r['projected_default_fit_s'] / 60:.0f} min",
-            f"{r['surrogate_scale']:.2f}",
-        ]
-        for r in rows
-    ]
-    first, sampling = _transitions_of(rows[0])
-    if sampling is None:
-        total = first
+    table = []
+    for r in rows:
+        table.append([cell.format(**r, minutes=r["projected_default_fit_s"] / 60) for _, cell in COLUMNS])
+        table[-1][4] += "" if r["leapfrog_measured"] else " (from 10000)"
+    first = rows[0]
+    if "warmup_transitions" in first:
+        warmup, sampling = first["warmup_transitions"], first["sampling_transitions"]
+        total = warmup + sampling
+        stored = f"{total} HMC transitions ({warmup} warm-up, {sampling} draws)"
+    else:  # an older run recorded the projection alone: (projected - pre-training) / (steps x gradient time)
+        per_transition = first["leapfrog_per_transition"] * first["grad_4chains_s"]
+        total = round((first["projected_default_fit_s"] - first["pretrain_s"]) / per_transition)
         stored = f"{total} HMC transitions (warm-up and draws; this run recorded only the total)"
-    else:
-        total = first + sampling
-        stored = f"{total} HMC transitions ({first} warm-up, {sampling} draws)"
     warmup_now, sampling_now = default_transitions()
     notes = [
         "Friedman #1 (20 inputs, noise 1), 20-100-100-1 ReLU network, four chains batched, float32, one "
         f"thread; load average during the run {load_after(result, lambda r: r['load_average'][0]):.1f}. The "
-        "projected fit is "
-        f"pre-training plus {stored} at the measured leapfrog steps "
+        f"projected fit is pre-training plus {stored} at the measured leapfrog steps "
         "per transition of a short warm-up (10 transitions at n = 10000; the larger n reuse that count, a "
         "lower bound since the step size shrinks as n grows), each step one full-data gradient of the "
         "four chains.",
@@ -233,14 +173,13 @@ def report(results):
         )
     if not math.isfinite(rows[-1]["projected_default_fit_s"]):
         notes.append("The projection failed.")
-    return [Page(NAME, "Default fits at large n", [("Cost at large n", header, table)], notes)]
+    tables = [("Cost at large n", [header for header, _ in COLUMNS], table)]
+    return [Page(NAME, "Default fits at large n", tables, notes)]
 
 
 def report_all(results):
     pages = report(results) if NAME in results else []
-    if FITS in results:
-        pages += report_fits(results[FITS])
-    return pages
+    return pages + (report_fits(results[FITS]) if FITS in results else [])
 
 
 BENCHMARK = Benchmark(

@@ -1,47 +1,25 @@
 """Data larger than memory: a fit's minibatch path on 10^7 rows of a memory-mapped ``.npy``.
 
-``fit`` takes ``X`` as ``np.load(path, mmap_mode="r")`` without copying it:
-one pass over its blocks computes the column means and standard deviations
-and refuses NaN and inf, and the minibatch kernels read only their batches.
-This script writes ``n = 10^7`` rows of Friedman #1 (20 inputs uniform on
-[0, 1], of which 5 enter ``10 sin(pi x1 x2) + 20 (x3 - 1/2)^2 + 10 x4 + 5
-x5``, plus N(0, 1) noise) in blocks of 10^6 rows to a temporary float32
-``.npy`` (800 MB; float32 is what the network reads, and half the disk of
-float64), ``y`` to a float64 ``.npy`` beside it, and deletes both at the end.
+``fit`` takes ``X = np.load(path, mmap_mode="r")`` without copying it: one pass over its blocks computes the
+column means and standard deviations and refuses NaN and inf, and the minibatch kernels read only their
+batches. This writes ``n = 10^7`` rows of Friedman #1 (20 inputs, noise 1) in blocks of 10^6 rows to a
+temporary float32 ``.npy`` (800 MB; 900 MB of disk with ``y``, a float64 ``.npy`` beside it) and measures,
+each part in a fresh Python process so that its peak memory is its own, for
+``GibbsMLPRegressor(sampler=SGLD(step_size=0.1 / n), rho=1000 / n)`` (default network, one chain, no
+pre-training):
 
-Each measurement runs in a fresh Python process, so that its peak memory is
-its own:
+* validation and set-up: ``build_problem`` on the memmap, the file's pages first dropped from the page cache
+  where the system allows it;
+* an epoch of batches (``n / b`` batches of ``b`` rows drawn uniformly with replacement) through a plain
+  torch loop (fancy indexing of the memmap, standardizing, forward and backward of an ``nn.Sequential`` of the
+  same layers) and through the library's ``problem.target.loss_sum_and_grad`` on ``Batch(idx)``, in rounds
+  that alternate which runs first; the time ratio is taken per round;
+* an end-to-end ``fit(X_memmap, y)`` with 10 burn-in steps and 2 draws.
 
-* **validation and set-up**: ``build_problem`` of a
-  ``GibbsMLPRegressor(sampler=SGLD(step_size=0.1 / n), rho=1000 / n)`` (the
-  default 20-100-100-1 network, one chain, no pre-training) on the memmap,
-  with the file's pages first dropped from the page cache where the system
-  allows it: the block pass over X plus reading y into memory;
-* **an epoch of batches**: the same uniformly drawn batches of ``b`` rows
-  (with replacement, as a fixed-size minibatch kernel draws them), each
-  epoch ``n / b`` of them, through (a) a plain torch loop: the rows read
-  from the memmap by fancy indexing, standardized, forward and backward of
-  an ``nn.Sequential`` of the same layers with the summed squared loss; and
-  (b) the library's minibatch path: ``problem.target.loss_sum_and_grad``
-  on ``Batch(idx)``, which reads the rows from the memmap and evaluates
-  the same loss and its gradient. The epoch is split into rounds that
-  alternate which of the two runs first, and the time ratio is taken per
-  round (the machine is shared: the spread of the ratios says how noisy it
-  was);
-* **an end-to-end fit**: ``fit(X_memmap, y)`` of that estimator with 10
-  burn-in steps and 2 draws: the validation pass, the steps and the
-  summaries on all ``n`` training rows.
+Memory, polled from ``/proc/self/status`` every 2 ms: the private (anonymous) resident memory, and the
+file-backed resident memory (pages of the memmap, the reclaimable page cache); ``ru_maxrss`` beside.
 
-Memory is read from ``/proc/self/status`` every 2 ms: the private
-(anonymous) resident memory, i.e. what the process allocated, and the
-file-backed resident memory, i.e. pages of the memmap mapped into the
-process, which are the operating system's page cache and are given back
-under memory pressure; ``ru_maxrss`` (their sum at its peak) is recorded
-beside. A copy of X shows as private memory.
-
-Run ``python -m benchmarks run memmap`` (five to ten minutes on one core,
-900 MB of disk under the temporary directory); ``--quick`` runs
-``n = 2 * 10^4`` rows with batches of 1000 only.
+Run ``python -m benchmarks run memmap`` (five to ten minutes on one core).
 """
 
 import concurrent.futures
@@ -74,15 +52,10 @@ SIZES = {
 
 
 def add_arguments(parser):
-    parser.add_argument(
-        "--rows", type=int, default=None, help="rows of the file (default 10^7; with --quick 2 * 10^4)"
-    )
-    parser.add_argument(
-        "--tmpdir", default=None, help="where the temporary .npy files go (default: the system's)"
-    )
+    parser.add_argument("--rows", type=int, help="rows of the file (default 10^7; with --quick 2 * 10^4)")
+    parser.add_argument("--tmpdir", help="where the temporary .npy files go (default: the system's)")
 
 
-# ------------------------------------------------------------------ the data
 def write_friedman1(directory, n, seed=0):
     """``X.npy`` (float32, ``(n, 20)``) and ``y.npy`` (float64) of Friedman #1, written block by block."""
     X = np.lib.format.open_memmap(directory / "X.npy", mode="w+", dtype=np.float32, shape=(n, N_FEATURES))
@@ -110,15 +83,13 @@ def _drop_from_page_cache(path):
     return True
 
 
-# -------------------------------------------------------------- the memory
 def _status_kb():
     """``{"anon": RssAnon, "file": RssFile}`` in kB from /proc/self/status, or None."""
     try:
         with open("/proc/self/status") as fh:
-            lines = fh.read().splitlines()
+            fields = dict(line.split(":", 1) for line in fh.read().splitlines() if ":" in line)
     except OSError:
         return None
-    fields = dict(line.split(":", 1) for line in lines if ":" in line)
     return {key: int(fields[name].split()[0]) for key, name in (("anon", "RssAnon"), ("file", "RssFile"))}
 
 
@@ -161,26 +132,19 @@ def _maxrss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
 
 
-# ------------------------------------------------------ the measured parts
-def _estimator(n, **settings):
+def _open(path_X, path_y, threads, **settings):
+    """The memmaps and the estimator; a step of order 1 / n keeps SGLD stable (lambda = n / temperature)."""
+    import torch
+
     from skgibbs import GibbsMLPRegressor
     from skgibbs.samplers import SGLD
 
-    # lambda = n / temperature grows with n: a step of order 1 / n keeps SGLD stable
-    return GibbsMLPRegressor(
-        sampler=SGLD(step_size=0.1 / n),
-        rho=min(1.0, 1000 / n),
-        n_chains=1,
-        pretrain_iter=0,
-        random_state=0,
-        **settings,
-    )
-
-
-def _batches(n, size, count, seed):
-    rng = np.random.default_rng(seed)
-    for _ in range(count):
-        yield rng.integers(0, n, size)
+    torch.set_num_threads(threads)
+    X, y = np.load(path_X, mmap_mode="r"), np.load(path_y, mmap_mode="r")
+    n = X.shape[0]
+    est = GibbsMLPRegressor(sampler=SGLD(step_size=0.1 / n), rho=min(1.0, 1000 / n), n_chains=1,
+                            pretrain_iter=0, random_state=0, **settings)  # fmt: skip
+    return X, y, est
 
 
 def measure_epochs(path_X, path_y, batch_sizes, threads, drop_cache, seed=0):
@@ -190,11 +154,9 @@ def measure_epochs(path_X, path_y, batch_sizes, threads, drop_cache, seed=0):
     from skgibbs.potential import Batch
     from skgibbs.problem import build_problem
 
-    torch.set_num_threads(threads)
-    X, y = np.load(path_X, mmap_mode="r"), np.load(path_y, mmap_mode="r")
+    X, y, est = _open(path_X, path_y, threads)
     n = X.shape[0]
     dropped = drop_cache and _drop_from_page_cache(path_X)
-    est = _estimator(n)
     with MemoryWatch() as build:
         problem = build_problem(est, X, y)
     out = {"n": n, "page_cache_dropped": dropped, "validate_s": build.seconds}
@@ -213,12 +175,10 @@ def measure_epochs(path_X, path_y, batch_sizes, threads, drop_cache, seed=0):
     def plain(idx):
         xb = (torch.from_numpy(X[idx]) - mean) / scale
         net.zero_grad(set_to_none=True)
-        loss = ((yt[torch.from_numpy(idx)] - net(xb)[:, 0]) ** 2).sum()
-        loss.backward()
+        ((yt[torch.from_numpy(idx)] - net(xb)[:, 0]) ** 2).sum().backward()
 
     def library(idx):
-        i = torch.from_numpy(idx)[None]
-        target.loss_sum_and_grad(theta, Batch(i, None, torch.tensor([len(idx)])))
+        target.loss_sum_and_grad(theta, Batch(torch.from_numpy(idx)[None], None, torch.tensor([len(idx)])))
 
     out["epochs"] = []
     with MemoryWatch() as epochs:
@@ -228,37 +188,27 @@ def measure_epochs(path_X, path_y, batch_sizes, threads, drop_cache, seed=0):
             for r in range(ROUNDS):
                 order = (("plain", plain), ("library", library))
                 for name, fn in order if r % 2 == 0 else order[::-1]:
+                    rng = np.random.default_rng([seed, size, r])  # the same batches for both loops
                     start = time.perf_counter()
-                    for idx in _batches(n, size, per_round, [seed, size, r]):
-                        fn(idx)
+                    for _ in range(per_round):
+                        fn(rng.integers(0, n, size))
                     times[name].append(time.perf_counter() - start)
-            scale_to_epoch = n / (size * per_round * ROUNDS)
+            to_epoch = n / (size * per_round * ROUNDS)
             ratios = np.array(times["library"]) / np.array(times["plain"])
-            out["epochs"].append(
-                {
-                    "batch": size,
-                    "batches_timed": per_round * ROUNDS,
-                    "plain_epoch_s": sum(times["plain"]) * scale_to_epoch,
-                    "library_epoch_s": sum(times["library"]) * scale_to_epoch,
-                    "ratio_median": float(np.median(ratios)),
-                    "ratio_min": float(ratios.min()),
-                    "ratio_max": float(ratios.max()),
-                }
-            )
-    out["epoch_memory"] = epochs.summary()
-    out["maxrss_mb"] = _maxrss_mb()
-    return out
+            out["epochs"].append({
+                "batch": size, "batches_timed": per_round * ROUNDS,
+                "plain_epoch_s": sum(times["plain"]) * to_epoch, "library_epoch_s": sum(times["library"]) * to_epoch,
+                "ratio_median": float(np.median(ratios)), "ratio_min": float(ratios.min()),
+                "ratio_max": float(ratios.max()),
+            })  # fmt: skip
+    return {**out, "epoch_memory": epochs.summary(), "maxrss_mb": _maxrss_mb()}
 
 
 def measure_fit(path_X, path_y, threads):
     """A short end-to-end ``fit`` on the memmap: its time and memory."""
-    import torch
-
     from skgibbs import SamplerWarning
 
-    torch.set_num_threads(threads)
-    X, y = np.load(path_X, mmap_mode="r"), np.load(path_y, mmap_mode="r")
-    est = _estimator(X.shape[0], n_samples=2, burn_in=10, thin=1)
+    X, y, est = _open(path_X, path_y, threads, n_samples=2, burn_in=10, thin=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplerWarning)
         with MemoryWatch() as fit:
@@ -272,13 +222,10 @@ def _in_fresh_process(fn, *args):
         return pool.submit(fn, *args).result()
 
 
-# ------------------------------------------------------------- the harness
 def run(args):
     n = args.rows or args.size.rows
-    batch_sizes = args.size.batch_sizes
     parent = Path(args.tmpdir or tempfile.gettempdir())
-    need = n * N_FEATURES * 4 + n * 8
-    free = shutil.disk_usage(parent).free
+    need, free = n * N_FEATURES * 4 + n * 8, shutil.disk_usage(parent).free
     if free < 2 * need:
         raise SystemExit(
             f"{parent} has {free / 2**30:.1f} GiB free; the files need {need / 2**30:.1f} GiB, and as much "
@@ -291,8 +238,8 @@ def run(args):
         path_X, path_y = write_friedman1(directory, n, seed=args.seed)
         result["write_s"] = time.perf_counter() - start
         result["file_mb"] = path_X.stat().st_size / 2**20
-        epochs = _in_fresh_process(measure_epochs, path_X, path_y, batch_sizes, args.threads, True, args.seed)
-        result.update(epochs)
+        sizes = args.size.batch_sizes
+        result.update(_in_fresh_process(measure_epochs, path_X, path_y, sizes, args.threads, True, args.seed))
         result["fit"] = _in_fresh_process(measure_fit, path_X, path_y, args.threads)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
@@ -310,45 +257,25 @@ def report(results):
     r = results[NAME]
     n, d = r["n"], r["n_features"]
     copies_mb = n * d * (8 + 4 + 4) / 2**20  # float64 X, float32 Xt and X with a column of ones, in memory
-    epoch_header = [
-        "batch rows",
-        "plain torch loop: s / epoch",
-        "library path: s / epoch",
-        "ratio (median over rounds)",
-        "ratio range",
-    ]
+    epoch_header = ["batch rows", "plain torch loop: s / epoch", "library path: s / epoch",
+                    "ratio (median over rounds)", "ratio range"]  # fmt: skip
     epoch_rows = [
-        [
-            f"{e['batch']:,}",
-            f"{e['plain_epoch_s']:.1f}",
-            f"{e['library_epoch_s']:.1f}",
-            f"{e['ratio_median']:.2f}",
-            f"{e['ratio_min']:.2f}-{e['ratio_max']:.2f}",
-        ]
+        [f"{e['batch']:,}", f"{e['plain_epoch_s']:.1f}", f"{e['library_epoch_s']:.1f}", f"{e['ratio_median']:.2f}",
+         f"{e['ratio_min']:.2f}-{e['ratio_max']:.2f}"]
         for e in r["epochs"]
-    ]
-    memory_header = [
-        "part",
-        "time (s)",
-        "private memory, peak (MB)",
-        "of which added by the part (MB)",
-        "file pages mapped by the part, peak (MB)",
-    ]
+    ]  # fmt: skip
+    memory_header = ["part", "time (s)", "private memory, peak (MB)", "of which added by the part (MB)",
+                     "file pages mapped by the part, peak (MB)"]  # fmt: skip
     parts = [
         ("validation and set-up (build_problem)", r["validate_s"], r["validate_memory"]),
         ("epochs (both loops, every batch size)", None, r["epoch_memory"]),
         ("fit: SGLD, 1 chain, 10 + 2 steps", r["fit"]["fit_s"], r["fit"]["fit_memory"]),
     ]
     memory_rows = [
-        [
-            part,
-            "" if seconds is None else f"{seconds:.1f}",
-            _mb(m["private_mb"]),
-            _mb(m["private_added_mb"]),
-            _mb(m["file_added_mb"]),
-        ]
+        [part, "" if seconds is None else f"{seconds:.1f}",
+         *(_mb(m[k]) for k in ("private_mb", "private_added_mb", "file_added_mb"))]
         for part, seconds, m in parts
-    ]
+    ]  # fmt: skip
     if loads(r) is not None:
         load = "{:.1f} before and {:.1f} after the run".format(*loads(r))
     else:  # stored by the benchmark before the harness recorded the load
@@ -378,14 +305,8 @@ def report(results):
         "R-hat, credible radius, WAIC): where those read X whole rather than in row chunks, the "
         "private memory of the fit shows it.",
     ]
-    return [
-        Page(
-            NAME,
-            "Fits on a memory-mapped .npy",
-            [("Time per epoch", epoch_header, epoch_rows), ("Memory", memory_header, memory_rows)],
-            notes,
-        )
-    ]
+    tables = [("Time per epoch", epoch_header, epoch_rows), ("Memory", memory_header, memory_rows)]
+    return [Page(NAME, "Fits on a memory-mapped .npy", tables, notes)]
 
 
 BENCHMARK = Benchmark(

@@ -1,62 +1,22 @@
 """Pre-training: the stopping rule and the learning-rate schedules against a run to the full cap.
 
-The estimators start their chains from Glorot draws trained by Adam on 80%
-of the data, each keeping its best iterate on the other 20%
-(:func:`skgibbs._pretrain.pretrain`). A schedule runs each of its rates
-until the held-out loss levels off (no chain's best held-out loss fell by
-``TOLERANCE`` = 1% over ``PATIENCE`` = 500 steps); the default,
-``SCHEDULES = ((1e-3,), (1e-2, 1e-3))``, runs two schedules side by side
-from the same starts and each chain keeps the better. This script measures,
-per data set,
+The estimators start their chains from Glorot draws trained by Adam on 80% of the data, each keeping its best
+iterate on the other 20% (:func:`skgibbs._pretrain.pretrain`); a schedule runs each of its rates until the
+held-out loss levels off (no chain's best fell by ``TOLERANCE`` over ``PATIENCE`` steps). Per data set, this
+runs ``lr=1e-3`` alone, ``lr=(1e-2, 1e-3)`` (1e-2 until the loss levels off, then 1e-3 from each chain's
+best iterate) and the default ``SCHEDULES`` (both side by side, each chain keeping the better), each capped
+at 20,000 steps, and the default under the estimators' cap (``pretrain_iter``): the held-out loss (mean
+squared error on the standardized scale, mean over four chains), the steps, whether the loss levelled off,
+the seconds. The reference: Adam at 1e-3 and at 1e-2 for 20,000 steps with the stopping rule off, each chain
+keeping the lower of its two best held-out losses.
 
-* ``lr=1e-3`` alone (the default before ``SCHEDULES``),
-* ``lr=(1e-2, 1e-3)`` alone (1e-2 until the loss levels off, then 1e-3 from
-  each chain's best iterate),
-* the default ``SCHEDULES``,
+Data: the README quick start (``make_gap_regression(n_samples=300, noise=0.02, random_state=0)``, a 1-16-1
+ReLU network) and the training part of split 0 of the ``uq`` benchmark's diabetes, Boston, concrete, Auto
+and house prices (``train_test_split(X, y, test_size=0.1, random_state=0)``, (100, 100) ReLU networks);
+X and y standardized; chain ``s = 0..3`` starts from ``spec.init_params(torch.Generator().manual_seed(s),
+1, torch.float32)`` as the estimators draw it; ``pretrain(..., seed=0)``; float32, one torch thread.
 
-each capped at 20,000 steps: the mean held-out loss of the four chains
-(mean squared error on the standardized scale), the steps taken, whether the
-loss levelled off before the cap and the seconds; and, as the reference of
-how low the loss can go, Adam at 1e-3 and at 1e-2 each run to the full
-20,000 steps with the stopping rule switched off, each chain keeping the
-lower of its two best held-out losses. A last row runs the default schedules
-under the estimators' default cap (``pretrain_iter=3000``): the
-pre-training of a default fit from these starts.
-
-Data: the README quick start (``make_gap_regression(n_samples=300,
-noise=0.02, random_state=0)``, all 300 points, a 1-16-1 ReLU network) and
-the training part of split 0 of diabetes, Boston, concrete, Auto and house
-prices (``train_test_split(X, y, test_size=0.1, random_state=0)``, the data
-of the ``uq`` benchmark; (100, 100) ReLU networks). X and y are
-standardized; four chains start from the Glorot draws
-``spec.init_params(torch.Generator().manual_seed(s), 1, torch.float32)``,
-``s = 0..3``, as the estimators draw them; ``pretrain(..., seed=0)`` splits
-the held-out part; float32, one torch thread.
-
-Measured (``benchmarks/results/pretrain.rst``; 21 minutes on one core of a
-shared machine, 18 of them in the reference runs): the slow rate alone wins
-on the nearly linear data, diabetes and house prices (held-out losses 0.529
-and 0.342, where 1e-2 then 1e-3 ends higher, at 0.555 and 0.379); the fast
-schedule wins on the quick start (0.0100 against 0.0221, the latter only
-after 9,980 steps), Boston (0.084 against 0.097) and concrete (0.068
-against 0.084); on Auto the two tie (0.113). The default, each chain keeping
-the better, ends within 2.3% of the reference everywhere: 2.1% and 2.3%
-above it on the quick start and concrete, level with it on diabetes and
-house prices, 0.3% and 0.4% below it on Boston and Auto (where refining at
-1e-3 beats either rate held constant). It takes 1,020 to 2,150 steps and 5
-to 20 seconds on the (100, 100) networks, about the cost of the two
-schedules run one after the other, and 9,980 steps (8.5 s) on the quick
-start, where the slow schedule keeps falling until then. So the estimators'
-cap of 3,000 steps stops the quick start's pre-training before it levels
-off (0.0103, 5.3% above the reference, the best loss still falling 5% over
-the last 500 steps) and changes nothing on the other five. Running either
-rate to 20,000 steps without stopping gains at most 2.3% on the stopping
-rule: after the rule stops, the best held-out loss hardly falls.
-
-Run ``python -m benchmarks run pretrain``; it writes
-``benchmarks/results/pretrain.{json,rst}``. ``--cap`` and
-``--reference-steps`` change the two step counts, ``--datasets`` the data
-sets; ``--quick`` runs the quick start alone at a cap of 200 steps.
+Run ``python -m benchmarks run pretrain``.
 """
 
 import time
@@ -100,7 +60,8 @@ SIZES = {
 DEFAULT_CAP = GibbsMLPRegressor().pretrain_iter
 
 
-def standardized(a):
+def _standardized(a):
+    a = np.asarray(a, float)
     return (a - a.mean(0)) / a.std(0)
 
 
@@ -113,15 +74,9 @@ def problem(name):
         X, y = load_xy(name)
         X, _, y, _ = train_test_split(X, y, test_size=0.1, random_state=0)
         hidden = (100, 100)
-    X, y = standardized(np.asarray(X, float)), standardized(np.asarray(y, float).ravel())
+    X, y = _standardized(X), _standardized(np.ravel(y))
     spec = MLPSpec(X.shape[1], hidden, "relu")
     return spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
-
-
-def starts(spec):
-    """The Glorot draws of the four chains, one generator per chain as the estimators make them."""
-    draws = [spec.init_params(torch.Generator().manual_seed(s), 1, torch.float32) for s in range(N_CHAINS)]
-    return torch.cat(draws)
 
 
 def timed_pretrain(spec, theta, X, y, n_iter, lr, stopping=True):
@@ -132,6 +87,7 @@ def timed_pretrain(spec, theta, X, y, n_iter, lr, stopping=True):
     with rule:
         _, mean, info = pretrain(spec, theta.clone(), X, y, n_iter, SEED, lr=lr)
     seconds = time.perf_counter() - start
+    print(f"lr={lr}: held-out {mean:.4f} after {info.n_iter} of {n_iter} steps, {seconds:.1f} s", flush=True)
     return {
         "held_out": mean,
         "chains": list(info.held_out),
@@ -145,20 +101,17 @@ def timed_pretrain(spec, theta, X, y, n_iter, lr, stopping=True):
 def measure(name, cap, reference_steps):
     """The rules, the default fit's pre-training and the reference on data set ``name``."""
     spec, X, y = problem(name)
-    theta = starts(spec)
+    # the Glorot draws of the four chains, one generator per chain as the estimators make them
+    draws = [spec.init_params(torch.Generator().manual_seed(s), 1, torch.float32) for s in range(N_CHAINS)]
+    theta = torch.cat(draws)
     pretrain(spec, theta.clone(), X, y, 20, SEED)  # warm-up, untimed
     out = {"dataset": name, "n": int(X.shape[0]), "d": int(X.shape[1]), "n_params": spec.n_params}
-    out["rules"] = {}
-    for label, lr in RULES.items():
-        out["rules"][label] = r = timed_pretrain(spec, theta, X, y, cap, lr)
-        steps, seconds = r["n_iter"], r["seconds"]
-        print(f"{name} {label}: held-out {r['held_out']:.4f}, {steps} steps, {seconds:.1f} s", flush=True)
+    out["rules"] = {label: timed_pretrain(spec, theta, X, y, cap, lr) for label, lr in RULES.items()}
     out["default_fit"] = timed_pretrain(spec, theta, X, y, min(DEFAULT_CAP, cap), SCHEDULES)
-    out["reference"] = {}
-    for rate in REFERENCE_RATES:
-        r = timed_pretrain(spec, theta, X, y, reference_steps, rate, stopping=False)
-        out["reference"][str(rate)] = r
-        print(f"{name} reference {rate}: held-out {r['held_out']:.4f}, {r['seconds']:.1f} s", flush=True)
+    out["reference"] = {
+        str(rate): timed_pretrain(spec, theta, X, y, reference_steps, rate, stopping=False)
+        for rate in REFERENCE_RATES
+    }
     per_chain = np.min([r["chains"] for r in out["reference"].values()], axis=0)
     out["reference_best"] = {"held_out": float(per_chain.mean()), "chains": per_chain.tolist()}
     return out
@@ -167,12 +120,8 @@ def measure(name, cap, reference_steps):
 def add_arguments(parser):
     parser.add_argument("--datasets", nargs="+", default=[",".join(DATASETS)], help=", ".join(DATASETS))
     parser.add_argument("--cap", type=int, default=CAP, help=f"the cap of the stopping rules (default {CAP})")
-    parser.add_argument(
-        "--reference-steps",
-        type=int,
-        default=REFERENCE_STEPS,
-        help=f"steps of the reference runs, without stopping (default {REFERENCE_STEPS})",
-    )
+    help = f"steps of the reference runs, without stopping (default {REFERENCE_STEPS})"
+    parser.add_argument("--reference-steps", type=int, default=REFERENCE_STEPS, help=help)
 
 
 def run(args):
@@ -188,18 +137,9 @@ def run(args):
         except Unavailable as why:
             print(f"skipping data set {name}: {why}")
             skipped[name] = str(why)
-    result = {
-        "cap": cap,
-        "reference_steps": reference_steps,
-        "default_cap": min(DEFAULT_CAP, cap),
-        "patience": PATIENCE,
-        "tolerance": TOLERANCE,
-        "n_chains": N_CHAINS,
-        "rows": rows,
-        "skipped": skipped,
-        "runtime_s": time.perf_counter() - start,
-    }
-    return {NAME: result}
+    result = {"cap": cap, "reference_steps": reference_steps, "default_cap": min(DEFAULT_CAP, cap)}
+    result.update(patience=PATIENCE, tolerance=TOLERANCE, n_chains=N_CHAINS, rows=rows, skipped=skipped)
+    return {NAME: {**result, "runtime_s": time.perf_counter() - start}}
 
 
 def _excess(loss, reference):
@@ -227,24 +167,11 @@ def report(results):
             label = ""
         table.append(["", "reference: the lower of the two per chain", f"{ref:.4f}", "", "", "", ""])
         d = row["rules"]["default"]
-        summary.append(
-            [
-                row["dataset"],
-                f"{ref:.4f}",
-                f"{d['held_out']:.4f} ({_excess(d['held_out'], ref)})",
-                d["n_iter"],
-                f"{d['seconds']:.1f}",
-                f"{fit['held_out']:.4f} ({_excess(fit['held_out'], ref)})",
-            ]
-        )
-    summary_header = [
-        "data set",
-        f"reference ({ref_steps} steps)",
-        f"default, cap {cap}",
-        "its steps",
-        "its seconds",
-        f"default, cap {default_cap}",
-    ]
+        loss = f"{d['held_out']:.4f} ({_excess(d['held_out'], ref)})"
+        fit_loss = f"{fit['held_out']:.4f} ({_excess(fit['held_out'], ref)})"
+        summary.append([row["dataset"], f"{ref:.4f}", loss, d["n_iter"], f"{d['seconds']:.1f}", fit_loss])
+    summary_header = ["data set", f"reference ({ref_steps} steps)", f"default, cap {cap}", "its steps",
+                      "its seconds", f"default, cap {default_cap}"]  # fmt: skip
     skipped = "; ".join(f"{k}: {v}" for k, v in result.get("skipped", {}).items())
     skipped = f" Skipped: {skipped}." if skipped else ""
     tolerance, patience = 100 * result["tolerance"], result["patience"]
@@ -260,10 +187,7 @@ def report(results):
         f"rows); seconds: wall time on one torch thread, float32, load average {load:.1f} at the end (a "
         f"shared machine). Runtime {result['runtime_s']:.0f} s.{skipped}",
     ]
-    tables = [
-        ("The default against the reference", summary_header, summary),
-        ("Every rule", header, table),
-    ]
+    tables = [("The default against the reference", summary_header, summary), ("Every rule", header, table)]
     return [Page(NAME, "Pre-training: stopping rule and learning-rate schedules", tables, notes)]
 
 

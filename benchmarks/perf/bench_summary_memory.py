@@ -1,34 +1,20 @@
 """Memory and time of the fitted summaries and of predictions at 10^4 to 10^6 rows.
 
-After sampling, ``fit`` summarises the draws on the training inputs: the
-noise variance, R-hat and ESS of the function values, the credible radius,
-WAIC and the functional variance, the loss statistics of the sampler. Each
-of them reads the function values of every draw at every row, an ``(S, n)``
-array of 8 S n bytes (S = 400 draws: 320 MB at n = 10^5, 3.2 GB at n =
-10^6). The estimators evaluate them in chunks of rows, so that the arrays of
-one chunk stay within a fixed budget whatever ``n``.
+After sampling, ``fit`` summarises the draws on the training inputs (noise variance, R-hat and ESS of the
+function values, credible radius, WAIC, functional variance, the sampler's loss statistics), each from the
+function values of every draw at every row, an ``(S, n)`` array of 8 S n bytes; the estimators evaluate them
+in chunks of rows within a fixed budget. Measured through the public API: ``GibbsMLPRegressor`` with a
+10-32-1 ReLU network, ``sampler=SGLD(step_size=0.1 / n)`` on batches of about 1000 rows (``rho = 1000 / n``,
+temperature 1), no pre-training, no burn-in, four chains of 100 draws (S = 400), fitted on ``n`` rows of 10
+standard normal inputs (sampling is cheap here: the fit's time and memory beyond the data are the
+summaries'), then ``predict(X, return_std=True)``. Each size runs in a fresh Python process; its memory is the
+peak resident set size during the call minus the resident size just before it (``/proc/self/statm`` polled
+every 2 ms, glibc's ``MALLOC_MMAP_THRESHOLD_`` fixed so that freed blocks leave the resident set), with the
+process's ``ru_maxrss`` beside.
 
-This script measures it through the public API: a ``GibbsMLPRegressor``
-with a 10-32-1 ReLU network, ``sampler=SGLD(step_size=0.1 / n)`` on batches
-of about 1000 rows (``rho = 1000 / n``, temperature 1), no pre-training, no burn-in, four chains of 100
-draws (S = 400), fitted on ``n`` rows of synthetic data (10 standard normal
-inputs); sampling is cheap here (400 small-batch steps), so the fit's time
-and memory beyond the data are those of the summaries. Then ``predict(X,
-return_std=True)`` on the same rows. Each size runs in a fresh Python
-process; its memory is the peak resident set size during the call minus
-the resident size just before it (polled every 2 ms from
-``/proc/self/statm``, with glibc's ``MALLOC_MMAP_THRESHOLD_`` fixed so that
-freed blocks leave the resident set; the high-water mark ``ru_maxrss`` of
-the process is recorded beside it).
-
-``--baseline DIR`` measures, beside the installed skgibbs, the skgibbs
-package found in ``DIR`` (e.g. an earlier commit unpacked by ``git archive
-<commit> skgibbs | tar -x -C DIR``), at the sizes whose projected memory
-(linear in ``n`` from the smallest size) fits in 60% of the memory
-available.
-
-Run ``python -m benchmarks run summary_memory`` (a few minutes on one core);
-``--quick`` runs n = 2000 with 20 draws.
+``--baseline DIR`` measures beside it the skgibbs package in ``DIR`` (e.g. ``git archive <commit> skgibbs |
+tar -x -C DIR``) at the sizes whose memory, projected linearly in ``n`` from the smallest, fits in 60% of
+the memory available. Run ``python -m benchmarks run summary_memory``.
 """
 
 import json
@@ -70,8 +56,7 @@ def rss():
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * PAGE
 
-class Peak:
-    # the largest resident size while the block runs, polled
+class Peak:  # the largest resident size while the block runs, polled
     def __enter__(self):
         self.start = self.peak = rss()
         self.running = True
@@ -118,11 +103,8 @@ print(json.dumps({
 
 
 def add_arguments(parser):
-    parser.add_argument(
-        "--baseline",
-        default=None,
-        help="a directory holding another skgibbs package (e.g. an earlier commit), measured beside",
-    )
+    help = "a directory holding another skgibbs package (e.g. an earlier commit), measured beside"
+    parser.add_argument("--baseline", help=help)
 
 
 def _available_mb():
@@ -142,42 +124,28 @@ def _measure(n, settings, path=None):
     # (its adaptive threshold would keep blocks freed by the fit resident for predict to reuse)
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536"}
     path = None if path is None else str(Path(path).resolve())
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps({**settings, "n": n, "path": path})],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    child = [sys.executable, "-c", _CHILD, json.dumps({**settings, "n": n, "path": path})]
+    out = subprocess.run(child, env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"the measurement at n = {n} failed:\n{out.stderr[-3000:]}")
     row = json.loads(out.stdout.strip().splitlines()[-1])
     source = row.pop("skgibbs")
     if path is not None and not source.startswith(path):
         raise RuntimeError(f"the measurement imported skgibbs from {source}, not from {path}")
+    shown = {k: row[k] for k in ("n", "fit_s", "fit_mb", "predict_s", "predict_mb")}
+    print("installed" if path is None else "baseline", shown, flush=True)
     return row
-
-
-def _show(label, row):
-    print(label, {k: row[k] for k in ("n", "fit_s", "fit_mb", "predict_s", "predict_mb")}, flush=True)
 
 
 def run(args):
     """Every size with the installed skgibbs, each followed by ``--baseline`` where it fits in memory."""
-    sizes = args.size.rows
-    settings = {
-        "n_features": N_FEATURES,
-        "hidden": list(HIDDEN),
-        "batch": BATCH,
-        "n_samples": args.size.n_samples,
-        "n_chains": args.size.n_chains,
-    }
+    settings = {"n_features": N_FEATURES, "hidden": list(HIDDEN), "batch": BATCH}
+    settings.update(n_samples=args.size.n_samples, n_chains=args.size.n_chains)
     result = {"settings": settings, "rows": []}
     if args.baseline:
         result["baseline"], result["baseline_skipped"] = [], []
-    for n in sizes:
+    for n in args.size.rows:
         result["rows"].append(_measure(n, settings))
-        _show("installed", result["rows"][-1])
         if not args.baseline:
             continue
         base = result["baseline"]
@@ -186,12 +154,11 @@ def run(args):
             result["baseline_skipped"].append({"n": n, "projected_mb": projected})
             continue
         base.append(_measure(n, settings, args.baseline))
-        _show("baseline", base[-1])
     return {NAME: result}
 
 
-def _mb(value):
-    return f"{value:,.0f}"
+def _cells(r):
+    return [f"{r['fit_mb']:,.0f}", f"{r['fit_s']:.1f}", f"{r['predict_mb']:,.0f}", f"{r['predict_s']:.1f}"]
 
 
 def report(results):
@@ -204,13 +171,11 @@ def report(results):
         header += ["before: fit MB", "before: fit s", "before: predict MB", "before: predict s"]
     rows = []
     for r in result["rows"]:
-        row = [f"{r['n']:,}", _mb(r["fit_mb"]), f"{r['fit_s']:.1f}"]
-        row += [_mb(r["predict_mb"]), f"{r['predict_s']:.1f}"]
+        row = [f"{r['n']:,}", *_cells(r)]
         if r["n"] in base:
-            b = base[r["n"]]
-            row += [_mb(b["fit_mb"]), f"{b['fit_s']:.1f}", _mb(b["predict_mb"]), f"{b['predict_s']:.1f}"]
+            row += _cells(base[r["n"]])
         elif r["n"] in skipped:
-            row += [f"not run (about {_mb(skipped[r['n']]['projected_mb'])} projected)", "", "", ""]
+            row += [f"not run (about {skipped[r['n']]['projected_mb']:,.0f} projected)", "", "", ""]
         elif base or skipped:
             row += ["", "", "", ""]
         rows.append(row)

