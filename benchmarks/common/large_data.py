@@ -2,17 +2,15 @@
 
 Per training size ``n``, every method is fitted once, on one core, on ``make_friedman1(n + 10000,
 n_features=20, noise=1.0, random_state=0)`` with the last 10^4 rows held out. skgibbs: the default fit, and
-with a sampler given (``sampler="vi"``, ``"sghmc"``) on the fixed prior at the plug-in temperature, under
-which those rows were measured (the stored ``skgibbs_vi`` rows drew 175 samples of ``q`` per group, 100
-now). Peers: five ``MLPRegressor((100, 100), early_stopping=True)`` (the mixture of their predictions, with
-the residual variance of their early-stopping splits); ``HistGradientBoostingRegressor`` and RealMLP
-(pytabkit's tuned defaults, fitted on four fifths of the rows), each with the sd of its residuals on a
-held-out fifth; CatBoost's ``RMSEWithUncertainty`` loss with the total uncertainty of its virtual
-ensembles; NGBoost. One thread each; CatBoost and RealMLP (the ``tabular`` extra) and NGBoost are skipped
-where missing. Scored: the time, and the test log-likelihood, RMSE and 90% coverage of the normal with the
-predictive mean and sd (every method has one); for skgibbs also of its own predictive (``_own``: the
-mixture over the draws of each draw's noise distribution, ``log_predictive_density_scorer`` and
-``predict_interval``).
+``sampler="vi"`` or ``"sghmc"`` on the fixed prior at the plug-in temperature, where those rows were measured
+(the stored ``skgibbs_vi`` rows drew 175 samples of ``q`` per group, 100 now). Peers, one thread each: five
+``MLPRegressor((100, 100), early_stopping=True)`` (their mixture, with the residual variance of their
+early-stopping splits); ``HistGradientBoostingRegressor`` and RealMLP (pytabkit's tuned defaults, on four
+fifths of the rows) with the sd of their residuals on a held-out fifth; CatBoost's ``RMSEWithUncertainty``
+with the total uncertainty of its virtual ensembles; NGBoost. CatBoost, RealMLP (the ``tabular`` extra) and
+NGBoost are skipped where missing. Scored: the time; the test log-likelihood, RMSE and 90% coverage of the
+normal with the predictive mean and sd, and for skgibbs of its own predictive (``_own``: the mixture over
+the draws of each draw's noise distribution).
 """
 
 import importlib
@@ -37,10 +35,8 @@ from .writer import Page
 FITS = "large_n_fits"
 METHODS = ("skgibbs", "skgibbs_vi", "skgibbs_sghmc", "mlp_ensemble", "hgb", "ngboost")
 TEST_ROWS = 10_000
-#: training rows of the fits against n (``--sizes`` overrides), their held-out rows, and the settings that a
-#: quick run shrinks: skgibbs' draws and pre-training (and, for the MCMC samplers, warm-up and thinning), the
-#: MLPs' iterations, NGBoost's estimators, CatBoost's iterations (1000, its default) and RealMLP's settings
-#: (its defaults)
+#: training rows (``--sizes`` overrides), held-out rows, and the settings a quick run shrinks (CatBoost's
+#: iterations and RealMLP's settings at their defaults in a full run)
 FIT_SIZES = {
     "full": {"rows": (1000, 10_000, 100_000), "test_rows": TEST_ROWS, "skgibbs": {}, "skgibbs_mcmc": {},
              "mlp_max_iter": 200, "ngboost_estimators": 500, "catboost_iterations": 1000, "realmlp": {}},

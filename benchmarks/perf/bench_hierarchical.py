@@ -1,21 +1,15 @@
 """Hierarchical priors (Neal's ARD) sampled by HMC within Gibbs: which inputs matter, and what the metric needs.
 
-*relevance*: paper 001's design (``make_sparse_sine``: 1000 points, 750 to train, ``f(x) = sin(2 pi |A x|^2)``,
-at most four relevant inputs) at p = 10 and 100, five seeds, the (p, 8, 8, 8, 1) network, ``sampler="hmc"``:
-``GibbsMLPRegressor(prior="ard")`` ranks the inputs by ``input_relevance_``, beside a screen by
-``|corr(x_j, y)|`` and the ranks of ``SparseGibbsMLPRegressor.feature_inclusion_`` that the ``sparse``
-benchmark stored for the same data; held-out RMSE beside ``prior="fixed"``. Settings (``--settings``; a run
-merges its rows into the stored ones): ``paper``, the paper's temperature, otherwise the defaults; ``learned``,
-Neal's set-up: ``temperature="learn"``, 1000 warm-up transitions, ``chain_weights="stacking"``.
+*relevance*: paper 001's design (``make_sparse_sine``, 1000 points, 750 to train, at most four relevant
+inputs) at p = 10 and 100, five seeds, the (p, 8, 8, 8, 1) network, ``sampler="hmc"``: the ranks of the
+relevant inputs by ``input_relevance_`` of ``prior="ard"``, beside a screen by ``|corr(x_j, y)|`` and the
+sparse regressor's stored by the ``sparse`` benchmark; held-out RMSE beside ``prior="fixed"``. Two settings
+(``--settings``; a run's rows replace the stored ones): the paper's temperature (``paper``), and Neal's
+set-up (``learned``: ``temperature="learn"``, 1000 warm-up transitions, ``chain_weights="stacking"``).
 
-*metric*: the default network on diabetes and a linear model (2 relevant and 8 irrelevant inputs),
-``prior="ard"``, ``temperature="plug-in"``, sampled by HMC with ``metric="prior"`` (the variances at the Gamma
-priors' means), ``"adaptive"`` (Stan's windowed estimate during warm-up) and *moving* (each chain's current
-conditional prior variances ``1 / tau`` at every transition; exact, since the precisions stay fixed along a
-trajectory; defined here). Reported: divergences after warm-up, acceptance, the smallest bulk ESS of the log
-precisions and of the function values, R-hat, gradients per chain, fit time.
-
-*cost*: one Gibbs sweep of the precisions (and noise) against one gradient of the potential, on diabetes.
+*metric*: ``prior="ard"`` at the plug-in temperature on diabetes (default network) and on a linear model, under
+HMC with ``metric="prior"``, ``"adaptive"`` and *moving*, each chain's current conditional prior variances
+at every transition (defined here). *cost*: one Gibbs sweep of the precisions against one gradient.
 
 Run ``python -m benchmarks run hierarchical`` (``--part`` for one part).
 """
@@ -48,14 +42,8 @@ SIZES = {
 }  # fmt: skip
 #: the settings of both estimators of the relevance part (ARD and the fixed prior), beside the network, the
 #: paper's temperature (which "learned" replaces) and HMC within Gibbs, which sampler="auto" ran for them
-SETTINGS = {
-    "paper": {},
-    "learned": {"temperature": "learn", "burn_in": 1000, "chain_weights": "stacking"},
-}
-LABELS = {
-    "paper": "paper's temperature, defaults",
-    "learned": "noise learned, 1000 warm-up, stacking",
-}
+SETTINGS = {"paper": {}, "learned": {"temperature": "learn", "burn_in": 1000, "chain_weights": "stacking"}}
+LABELS = {"paper": "paper's temperature, defaults", "learned": "noise learned, 1000 warm-up, stacking"}
 
 
 def _ranks(score, relevant):

@@ -1,19 +1,15 @@
 """What a default fit costs at large n: full-data HMC against the batch kernels.
 
 At the Bayesian temperature the per-example term of the batch potential, ``lambda' l_i / n``, is about 1/2
-whatever ``n`` is (``temperature = 2 sigma^2`` and ``l_i ~ sigma^2``), so csMALA's surrogate is far from
-the Gibbs posterior at every ``n``; full-data HMC is exact at one full-data gradient per leapfrog step. On
-Friedman #1 (20 inputs, ``noise=1``) at ``n`` = 10000, 30000 and 100000 rows, with the 20-100-100-1
-network, four chains, float32, one thread, this measures the time of one batched full-data gradient of the
-four chains and of one csMALA step at ``rho = 10000 / n``; the projected time of a default HMC fit (its
-warm-up and sampling transitions, recorded in the JSON, at the leapfrog steps per transition of a short
-warm-up at the smallest ``n``, a lower bound at the larger); and csMALA's per-example term. The target is
-the one these rows were measured on: ``sampler="hmc"``, ``prior="fixed"``, ``temperature="plug-in"``,
-pre-trained by at most 1000 Adam steps.
+whatever ``n`` is, so csMALA's surrogate is far from the Gibbs posterior at every ``n``; full-data HMC is
+exact at one full-data gradient per leapfrog step. On Friedman #1 (20 inputs, ``noise=1``) at ``n`` = 10^4,
+3 * 10^4 and 10^5 rows, 20-100-100-1 network, four chains, float32, one thread, under ``sampler="hmc"``,
+``prior="fixed"``, ``temperature="plug-in"`` (the target these rows were measured on): the time of a
+full-data gradient and of a csMALA step at ``rho = 10000 / n``, a default fit's time projected from the
+leapfrog steps per transition of a short warm-up at the smallest ``n``, and csMALA's per-example term.
+The second part, the fits against n, is ``benchmarks/common/large_data.py``.
 
-The second part, the fits against n, is ``benchmarks/common/large_data.py`` (``--sizes`` for other
-training sizes). Run ``python -m benchmarks run large_n``; ``--no-fits`` runs the cost part alone,
-``--no-cost`` the fits alone.
+Run ``python -m benchmarks run large_n`` (``--no-fits``: the cost part alone; ``--no-cost``: the fits).
 """
 
 import math

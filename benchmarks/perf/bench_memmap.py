@@ -1,25 +1,14 @@
 """Data larger than memory: a fit's minibatch path on 10^7 rows of a memory-mapped ``.npy``.
 
-``fit`` takes ``X = np.load(path, mmap_mode="r")`` without copying it: one pass over its blocks computes the
-column means and standard deviations and refuses NaN and inf, and the minibatch kernels read only their
-batches. This writes ``n = 10^7`` rows of Friedman #1 (20 inputs, noise 1) in blocks of 10^6 rows to a
-temporary float32 ``.npy`` (800 MB; 900 MB of disk with ``y``, a float64 ``.npy`` beside it) and measures,
-each part in a fresh Python process so that its peak memory is its own, for
-``GibbsMLPRegressor(sampler=SGLD(step_size=0.1 / n), rho=1000 / n)`` (default network, one chain, no
-pre-training):
+``fit`` takes ``X = np.load(path, mmap_mode="r")`` without copying it. This writes ``n = 10^7`` rows of
+Friedman #1 (20 inputs, noise 1) to a temporary float32 ``.npy`` (800 MB; ``y`` in a float64 one beside it)
+and measures, for ``GibbsMLPRegressor(sampler=SGLD(step_size=0.1 / n), rho=1000 / n)`` (one chain, no
+pre-training), each part in a fresh process: the validation pass (``build_problem``, the file's pages first
+dropped from the page cache); an epoch of the same random batches through a plain torch loop and through the
+library's ``loss_sum_and_grad``, in rounds that alternate which runs first; an end-to-end ``fit`` with 10
+burn-in steps and 2 draws. Memory: the private and the file-backed resident memory, polled every 2 ms.
 
-* validation and set-up: ``build_problem`` on the memmap, the file's pages first dropped from the page cache
-  where the system allows it;
-* an epoch of batches (``n / b`` batches of ``b`` rows drawn uniformly with replacement) through a plain
-  torch loop (fancy indexing of the memmap, standardizing, forward and backward of an ``nn.Sequential`` of the
-  same layers) and through the library's ``problem.target.loss_sum_and_grad`` on ``Batch(idx)``, in rounds
-  that alternate which runs first; the time ratio is taken per round;
-* an end-to-end ``fit(X_memmap, y)`` with 10 burn-in steps and 2 draws.
-
-Memory, polled from ``/proc/self/status`` every 2 ms: the private (anonymous) resident memory, and the
-file-backed resident memory (pages of the memmap, the reclaimable page cache); ``ru_maxrss`` beside.
-
-Run ``python -m benchmarks run memmap`` (five to ten minutes on one core).
+Run ``python -m benchmarks run memmap`` (five to ten minutes on one core, 900 MB of temporary disk).
 """
 
 import concurrent.futures
@@ -97,8 +86,7 @@ class MemoryWatch:
     """Peak private and file-backed resident memory while the block runs, polled every 2 ms."""
 
     def __enter__(self):
-        self.start = _status_kb()
-        self.peak = dict(self.start) if self.start else None
+        self.start = self.peak = _status_kb()  # the poll replaces the peak, never changes it in place
         self._running = True
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()

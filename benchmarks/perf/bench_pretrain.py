@@ -1,20 +1,14 @@
 """Pre-training: the stopping rule and the learning-rate schedules against a run to the full cap.
 
-The estimators start their chains from Glorot draws trained by Adam on 80% of the data, each keeping its best
-iterate on the other 20% (:func:`skgibbs._pretrain.pretrain`); a schedule runs each of its rates until the
-held-out loss levels off (no chain's best fell by ``TOLERANCE`` over ``PATIENCE`` steps). Per data set, this
-runs ``lr=1e-3`` alone, ``lr=(1e-2, 1e-3)`` (1e-2 until the loss levels off, then 1e-3 from each chain's
-best iterate) and the default ``SCHEDULES`` (both side by side, each chain keeping the better), each capped
-at 20,000 steps, and the default under the estimators' cap (``pretrain_iter``): the held-out loss (mean
-squared error on the standardized scale, mean over four chains), the steps, whether the loss levelled off,
-the seconds. The reference: Adam at 1e-3 and at 1e-2 for 20,000 steps with the stopping rule off, each chain
-keeping the lower of its two best held-out losses.
-
+The chains start from Glorot draws trained by Adam on 80% of the data, each keeping its best iterate on the
+other 20% (:func:`skgibbs._pretrain.pretrain`), each rate until the held-out loss levels off. Per data set:
+``lr=1e-3``, ``lr=(1e-2, 1e-3)`` and the default ``SCHEDULES`` (both side by side, each chain keeping the
+better), capped at 20,000 steps, and the default under the estimators' cap; against a reference of Adam at
+1e-3 and at 1e-2 for 20,000 steps without stopping, each chain keeping the lower of its two best losses.
 Data: the README quick start (``make_gap_regression(n_samples=300, noise=0.02, random_state=0)``, a 1-16-1
-ReLU network) and the training part of split 0 of the ``uq`` benchmark's diabetes, Boston, concrete, Auto
-and house prices (``train_test_split(X, y, test_size=0.1, random_state=0)``, (100, 100) ReLU networks);
-X and y standardized; chain ``s = 0..3`` starts from ``spec.init_params(torch.Generator().manual_seed(s),
-1, torch.float32)`` as the estimators draw it; ``pretrain(..., seed=0)``; float32, one torch thread.
+network) and split 0 of the ``uq`` benchmark's diabetes, Boston, concrete, Auto and house prices
+(``train_test_split(X, y, test_size=0.1, random_state=0)``, (100, 100) networks), standardized; chain ``s``
+starts from ``spec.init_params(torch.Generator().manual_seed(s), 1, torch.float32)``, as in the estimators.
 
 Run ``python -m benchmarks run pretrain``.
 """

@@ -1,20 +1,16 @@
 """Memory and time of the fitted summaries and of predictions at 10^4 to 10^6 rows.
 
-After sampling, ``fit`` summarises the draws on the training inputs (noise variance, R-hat and ESS of the
-function values, credible radius, WAIC, functional variance, the sampler's loss statistics), each from the
-function values of every draw at every row, an ``(S, n)`` array of 8 S n bytes; the estimators evaluate them
-in chunks of rows within a fixed budget. Measured through the public API: ``GibbsMLPRegressor`` with a
-10-32-1 ReLU network, ``sampler=SGLD(step_size=0.1 / n)`` on batches of about 1000 rows (``rho = 1000 / n``,
-temperature 1), no pre-training, no burn-in, four chains of 100 draws (S = 400), fitted on ``n`` rows of 10
-standard normal inputs (sampling is cheap here: the fit's time and memory beyond the data are the
-summaries'), then ``predict(X, return_std=True)``. Each size runs in a fresh Python process; its memory is the
-peak resident set size during the call minus the resident size just before it (``/proc/self/statm`` polled
-every 2 ms, glibc's ``MALLOC_MMAP_THRESHOLD_`` fixed so that freed blocks leave the resident set), with the
-process's ``ru_maxrss`` beside.
+After sampling, ``fit`` summarises the draws on the training inputs from the function values of every draw
+at every row, an ``(S, n)`` array that the estimators evaluate in chunks of rows. Measured through the public
+API: ``GibbsMLPRegressor`` with a 10-32-1 ReLU network, ``sampler=SGLD(step_size=0.1 / n)`` on batches of
+about 1000 rows, no pre-training, no burn-in, four chains of 100 draws, fitted on ``n`` rows of 10 standard
+normal inputs (sampling is cheap: the fit's time and memory are the summaries'), then ``predict(X,
+return_std=True)``; each size in a fresh process, its memory the peak resident set size during the call
+minus that just before it. ``--baseline DIR`` measures beside it the skgibbs package in ``DIR`` (e.g.
+``git archive <commit> skgibbs | tar -x -C DIR``) where its memory, projected linearly in ``n``, fits in
+60% of the memory available.
 
-``--baseline DIR`` measures beside it the skgibbs package in ``DIR`` (e.g. ``git archive <commit> skgibbs |
-tar -x -C DIR``) at the sizes whose memory, projected linearly in ``n`` from the smallest, fits in 60% of
-the memory available. Run ``python -m benchmarks run summary_memory``.
+Run ``python -m benchmarks run summary_memory``.
 """
 
 import json
@@ -166,8 +162,9 @@ def report(results):
     result = results[NAME]
     base = {r["n"]: r for r in result.get("baseline", [])}
     skipped = {r["n"]: r for r in result.get("baseline_skipped", [])}
+    compared = bool(base or skipped)
     header = ["n", "fit: MB", "fit: s", "predict: MB", "predict: s"]
-    if base or skipped:
+    if compared:
         header += ["before: fit MB", "before: fit s", "before: predict MB", "before: predict s"]
     rows = []
     for r in result["rows"]:
@@ -176,7 +173,7 @@ def report(results):
             row += _cells(base[r["n"]])
         elif r["n"] in skipped:
             row += [f"not run (about {skipped[r['n']]['projected_mb']:,.0f} projected)", "", "", ""]
-        elif base or skipped:
+        elif compared:
             row += ["", "", "", ""]
         rows.append(row)
     s = result["settings"]
@@ -193,10 +190,9 @@ def report(results):
         "(S, n) float64 array is 8 S n bytes: "
         f"{8 * S * 1e5 / 2**20:,.0f} MB at n = 100,000.",
     ]
-    if base or skipped:
-        both = [(r, base[r["n"]]) for r in result["rows"] if r["n"] in base]
-        gaps = [abs(b["generalization_loss"] / r["generalization_loss"] - 1) for r, b in both]
-        gap = max(gaps, default=np.nan)
+    if compared:
+        loss = {r["n"]: r["generalization_loss"] for r in result["rows"]}
+        gap = max((abs(b["generalization_loss"] / loss[n] - 1) for n, b in base.items()), default=np.nan)
         notes.append(
             "'before': the same measurement with the skgibbs given by --baseline, which built the (S, n) "
             "arrays of the whole data at once; sizes whose projected memory exceeded 60% of the available "
