@@ -41,7 +41,7 @@ SIZES = {
     "quick": {"seeds": 1, "dims": 1, "relevance_fit": QUICK, "metric_fit": QUICK, "repeat": 1},
 }  # fmt: skip
 #: the settings of both estimators of the relevance part (ARD and the fixed prior), beside the network, the
-#: paper's temperature (which "learned" replaces) and HMC within Gibbs, which sampler="auto" ran for them
+#: paper's temperature (which "learned" replaces) and HMC within Gibbs (sampler="hmc", MCLMC under "auto")
 SETTINGS = {"paper": {}, "learned": {"temperature": "learn", "burn_in": 1000, "chain_weights": "stacking"}}
 LABELS = {"paper": "paper's temperature, defaults", "learned": "noise learned, 1000 warm-up, stacking"}
 
