@@ -1,59 +1,24 @@
 """Tempered SMC beside HMC: the band of ``f`` in a data gap, and the fit on diabetes.
 
-``sampler="smc"`` (:class:`~skgibbs.samplers.SMC`) starts its particles
-from the prior and tempers them to the Gibbs posterior, so that it may
-represent modes which chains started from pre-trained networks miss. Here
-it stands next to exact full-batch HMC on the same network at the same
-temperature: HMC runs first at the plug-in temperature
-(``temperature="plug-in"``), and SMC is given HMC's fitted temperature
-explicitly, so that both target the same ``pi_lambda``. Both run on the
-fixed prior (``prior="fixed"``; the fixed prior and the plug-in temperature
-were the defaults until 2026-11-27, under which the stored results were
-measured) and at the defaults of ``GibbsMLPRegressor`` otherwise
-(``random_state=0``):
+``sampler="smc"`` (:class:`~skgibbs.samplers.SMC`) starts its particles from the prior and tempers them to
+the Gibbs posterior. Here it stands next to exact full-batch HMC on the same network: HMC runs at the
+plug-in temperature and SMC is given HMC's fitted temperature, so that both target the same ``pi_lambda``;
+both on the fixed prior, ``GibbsMLPRegressor(random_state=0)`` defaults otherwise.
 
-* ``gap``: ``make_gap_regression(2000, random_state=0)``, inputs in
-  ``[-0.8, -0.2] U [0.2, 0.8]`` and none in the gap ``(-0.2, 0.2)``. On a
-  grid of test inputs in the gap and in the data region: the coverage of
-  the true ``f`` by the central 95% credible band of ``f``
-  (``predict_interval(kind="credible")``, quantiles of the draws' function
-  values, not the predictive interval of ``y``), the band's mean width and
-  the ratio of the widths gap / data region; the Gaussian test
-  log-likelihood of fresh data over the whole interval; the fit time; the
-  SMC stages and particles. Targets: coverage of ``f`` in the gap at least
-  0.8 while it stays at least 0.9 in the data region.
-* ``diabetes``: scikit-learn's ``load_diabetes``, one 75/25 split (seed
-  0): the test log-likelihood, the fit time ratio SMC / HMC, the RMS
-  difference of the two predictive means in units of HMC's posterior
-  standard deviation of ``f`` and the ratio of the mean posterior standard
-  deviations of ``f`` SMC / HMC.
+* ``gap``: ``make_gap_regression(2000, random_state=0)``, no inputs in the gap ``(-0.2, 0.2)``. On a grid
+  in the gap and in the data region: the coverage of the true ``f`` by the central 95% credible band of
+  ``f`` (``predict_interval(kind="credible")``), the band's mean width and the ratio gap / data region;
+  the Gaussian test log-likelihood of fresh data over the whole interval; the fit time; SMC's stages and
+  particles. Targets: coverage in the gap at least 0.8 while it stays at least 0.9 in the data region.
+* ``diabetes``: one 75/25 split (seed 0): the test log-likelihood, the fit time ratio SMC / HMC, the RMS
+  difference of the predictive means in HMC's posterior sd of ``f``, and the ratio of the posterior sds.
 
-Run ``python -m benchmarks run smc`` (about 20 minutes on one core);
-``--quick``: 200 rows of the gap data and diabetes, a 16-unit network,
-short chains and 32 particles.
+``--part metrics`` (``smc_metrics``) fits SMC alone on the gap data at the stored HMC fit's temperature,
+once per variant of its moves (:data:`VARIANTS`); ``--part seeds`` (``smc_seeds``) fits the default SMC
+once per seed, to tell the band of the posterior from that of one run. Both replace only the stored rows of
+the variants or seeds they fit.
 
-``--part metrics`` (written as ``smc_metrics``) fits SMC alone on the same
-gap data at the temperature of the stored HMC fit, once per variant of its
-moves (``--variants``; by default all of :data:`VARIANTS`): the metric
-(``"variances"``, ``"gradients"``, ``"fisher"``) and, for ``+traj``, a
-trajectory length of 1 (at most 64 leapfrog steps) with two transitions
-per stage; ``x4 particles`` and ``x4 moves`` spend four times the work of the
-default on more particles or on more transitions per stage. A run replaces
-the stored rows of the variants it fits and keeps the others, so variants
-may run one at a time (about 8 minutes each on one core, 25 with ``+traj``,
-35 with ``x4``).
-
-``--part seeds`` (written as ``smc_seeds``) asks whether SMC's band in the
-gap is that of the posterior or of one run: the default SMC on the same
-gap data at the same temperature, once per ``--seeds`` (by default 0 to
-3), each run started from its own draws of the prior. Independent runs
-that sample the same posterior agree within their Monte Carlo error;
-runs stuck in different modes do not. At every gap input it compares the
-spread of the runs' posterior means with the posterior standard deviation
-within a run, and places the true ``f`` in units of that standard
-deviation; the runs' particles pooled give one more band. A run stores
-each seed's function values on the gap grid and replaces only the seeds
-it fits (about 9 minutes per seed on one core).
+    python -m benchmarks run smc [--part metrics|seeds] [--quick]
 """
 
 import numpy as np
@@ -128,59 +93,31 @@ def _diabetes_data():
     return train_test_split(X, y, test_size=0.25, random_state=0)
 
 
+def _warnings(fit):
+    """The first 200 characters of each SamplerWarning of a :class:`TimedFit`."""
+    return [m[:200] for m in fit.messages(SamplerWarning)]
+
+
 def _fit(sampler, X, y, size, temperature="plug-in"):
     kw = {**size.network, **(size.hmc if sampler == "hmc" else {})}
     obj = HMC() if sampler == "hmc" else SMC(**size.smc)
     # the fixed prior and (HMC) the plug-in temperature: "auto" would give HMC ARD and a learned noise
     est = GibbsMLPRegressor(sampler=obj, prior="fixed", temperature=temperature, random_state=0, **kw)
     fit = timed_fit(est, X, y)
-    seconds, messages = fit.seconds, fit.messages(SamplerWarning)
-    row = {"sampler": sampler, "fit_s": seconds, "temperature": float(est.temperature_),
-           "warnings": [m[:200] for m in messages]}  # fmt: skip
+    row = {
+        "sampler": sampler,
+        "fit_s": fit.seconds,
+        "temperature": float(est.temperature_),
+        "warnings": _warnings(fit),
+    }
     if sampler == "smc":
-        row.update(n_stages=int(est.n_stages_), n_particles=int(est.n_particles_),
-                   log_evidence=float(est.log_evidence_),
-                   log_marginal_likelihood=float(getattr(est, "log_marginal_likelihood_", np.nan)))  # fmt: skip
+        row.update(
+            n_stages=int(est.n_stages_),
+            n_particles=int(est.n_particles_),
+            log_evidence=float(est.log_evidence_),
+        )
+        row["log_marginal_likelihood"] = float(getattr(est, "log_marginal_likelihood_", np.nan))
     return est, row
-
-
-def _band(est, X):
-    """Central ``LEVEL`` credible band of ``f`` at ``X``: ``(lower, upper)``."""
-    pis = est.predict_interval(X, confidence_level=LEVEL, kind="credible")[1][:, :, 0]
-    return pis[:, 0], pis[:, 1]
-
-
-def _gap_scores(est, Xte, yte):
-    mean, std = est.predict(Xte, return_std=True)
-    out = {"log_lik": float(norm.logpdf(yte, mean, std).mean())}
-    for region, X in zip(("gap", "data"), _gap_inputs()):
-        lo, hi = _band(est, X)
-        f = gap_regression_function(X[:, 0])
-        out[f"coverage_{region}"] = float(np.mean((lo <= f) & (f <= hi)))
-        out[f"width_{region}"] = float(np.mean(hi - lo))
-    out["width_ratio"] = out["width_gap"] / out["width_data"]
-    return out
-
-
-def _compare(hmc, smc, Xte):
-    """SMC's predictive mean and posterior spread of ``f`` against HMC's, at ``Xte``."""
-    F_h, F_s = hmc.predict_samples(Xte), smc.predict_samples(Xte)
-    sd_h, sd_s = F_h.std(1), F_s.std(1)
-    diff = (smc.predict(Xte) - hmc.predict(Xte)) / sd_h
-    return {"mean_diff_sd": float(np.sqrt(np.mean(diff**2))), "sd_ratio": float(sd_s.mean() / sd_h.mean())}
-
-
-def _pair(name, X, Xte, y, yte, size, score):
-    """HMC at ``temperature="plug-in"``, then SMC at HMC's fitted temperature; both rows."""
-    hmc, h = _fit("hmc", X, y, size)
-    smc, s = _fit("smc", X, y, size, temperature=h["temperature"])
-    rows = []
-    for est, row in ((hmc, h), (smc, s)):
-        row.update(data=name, n_train=len(y), **score(est, Xte, yte))
-        rows.append(row)
-        print(f"{name} {row['sampler']}: log-lik {row['log_lik']:.3f}, {row['fit_s']:.0f} s", flush=True)
-    s.update(_compare(hmc, smc, Xte), time_ratio=s["fit_s"] / h["fit_s"])
-    return rows
 
 
 def _loglik(est, Xte, yte):
@@ -188,18 +125,54 @@ def _loglik(est, Xte, yte):
     return {"log_lik": float(norm.logpdf(yte, mean, std).mean())}
 
 
-def _stored_gap_rows(args):
-    """The stored gap rows of the smc page: ``(hmc row, smc row or None)``."""
+def _gap_scores(est, Xte, yte):
+    """The test log-likelihood, and the coverage of f by the central ``LEVEL`` credible band and its width."""
+    out = _loglik(est, Xte, yte)
+    for region, X in zip(("gap", "data"), _gap_inputs()):
+        lo, hi = est.predict_interval(X, confidence_level=LEVEL, kind="credible")[1][:, :, 0].T
+        f = gap_regression_function(X[:, 0])
+        out[f"coverage_{region}"] = float(np.mean((lo <= f) & (f <= hi)))
+        out[f"width_{region}"] = float(np.mean(hi - lo))
+    out["width_ratio"] = out["width_gap"] / out["width_data"]
+    return out
+
+
+def _pair(name, X, Xte, y, yte, size, score):
+    """HMC at ``temperature="plug-in"``, then SMC at HMC's fitted temperature; both rows."""
+    hmc, h = _fit("hmc", X, y, size)
+    smc, s = _fit("smc", X, y, size, temperature=h["temperature"])
+    for est, row in ((hmc, h), (smc, s)):
+        row.update(data=name, n_train=len(y), **score(est, Xte, yte))
+        print(f"{name} {row['sampler']}: log-lik {row['log_lik']:.3f}, {row['fit_s']:.0f} s", flush=True)
+    # SMC's predictive mean and posterior spread of f against HMC's
+    sd_h, sd_s = hmc.predict_samples(Xte).std(1), smc.predict_samples(Xte).std(1)
+    diff = (smc.predict(Xte) - hmc.predict(Xte)) / sd_h
+    s.update(mean_diff_sd=float(np.sqrt(np.mean(diff**2))), sd_ratio=float(sd_s.mean() / sd_h.mean()))
+    s["time_ratio"] = s["fit_s"] / h["fit_s"]
+    return [h, s]
+
+
+def _stored_gap_fits(args):
+    """The temperature of the smc page's stored HMC fit of the gap data, its SMC row (or None), and the data."""
     stored = load(args.out, [NAME]).get(NAME)
-    rows = [r for r in (stored or {"rows": []})["rows"] if (r["data"], r["sampler"]) == ("gap", "hmc")]
-    if not rows or was_quick(stored) != args.quick:
+    rows = {(r["data"], r["sampler"]): r for r in (stored or {"rows": []})["rows"]}
+    if ("gap", "hmc") not in rows or was_quick(stored) != args.quick:
         quick = " --quick" if args.quick else ""
         raise SystemExit(
-            "--part metrics needs the stored HMC fit of the gap data: run "
-            f"`python -m benchmarks run {NAME}{quick}`."
+            f"--part metrics needs the stored HMC fit of the gap data: run `python -m benchmarks run {NAME}{quick}`."
         )
-    smc = [r for r in stored["rows"] if (r["data"], r["sampler"]) == ("gap", "smc")]
-    return rows[0], (smc[0] if smc else None)
+    return rows["gap", "hmc"]["temperature"], rows.get(("gap", "smc")), _gap_data(args.size.n_gap)
+
+
+def _smc_gap_row(est, data, head, n_grad=False):
+    """Fit ``est`` on the gap ``data``; its row after the keys ``head`` (and the gradients per particle)."""
+    X, Xte, y, yte = data
+    fit = timed_fit(est, X, y)
+    row = {**head, "fit_s": fit.seconds, "n_stages": int(est.n_stages_)}
+    if n_grad:
+        row["n_grad"] = int(np.max(est.n_grad_evals_))
+    row.update(log_evidence=float(est.log_evidence_), warnings=_warnings(fit), **_gap_scores(est, Xte, yte))
+    return row
 
 
 def _merged_rows(args, stem, new, key, order):
@@ -220,25 +193,18 @@ def _run_metrics(args):
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
         raise SystemExit(f"unknown variants {unknown}: choose among {list(VARIANTS)}")
-    hmc_row, smc_row = _stored_gap_rows(args)
-    temperature = hmc_row["temperature"]
-    X, Xte, y, yte = _gap_data(args.size.n_gap)
+    temperature, smc_row, data = _stored_gap_fits(args)
     new = []
     for name in variants:
-        settings = dict(VARIANTS[name], **args.size.smc)
-        est = GibbsMLPRegressor(sampler=SMC(**settings), temperature=temperature, random_state=0,
-                                **args.size.network)  # fmt: skip
-        fit = timed_fit(est, X, y)
-        seconds, messages = fit.seconds, fit.messages(SamplerWarning)
-        row = {"variant": name, "settings": VARIANTS[name], "fit_s": seconds, "n_stages": int(est.n_stages_),
-               "n_grad": int(np.max(est.n_grad_evals_)), "log_evidence": float(est.log_evidence_),
-               "warnings": [m[:200] for m in messages], **_gap_scores(est, Xte, yte)}  # fmt: skip
+        sampler = SMC(**dict(VARIANTS[name], **args.size.smc))
+        est = GibbsMLPRegressor(sampler=sampler, temperature=temperature, random_state=0, **args.size.network)
+        row = _smc_gap_row(est, data, {"variant": name, "settings": VARIANTS[name]}, n_grad=True)
         path = est.temperature_path_
         row["final_acceptance"] = float(path["acceptance_rate"][-1])
         row["final_step_size"] = float(path["step_size"][-1])
         new.append(row)
         print(f"{name}: log Z {row['log_evidence']:.1f}, log-lik {row['log_lik']:.3f}, gap coverage "
-              f"{row['coverage_gap']:.3f}, {seconds:.0f} s", flush=True)  # fmt: skip
+              f"{row['coverage_gap']:.3f}, {row['fit_s']:.0f} s", flush=True)  # fmt: skip
     rows = _merged_rows(args, METRICS_NAME, new, "variant", list(VARIANTS).index)
     # the smc page's default SMC fit, at the same temperature: a second run of the default variant
     reference = None if smc_row is None else {key: smc_row[key] for key in REFERENCE_KEYS}
@@ -247,24 +213,19 @@ def _run_metrics(args):
 
 def _run_seeds(args):
     """The default SMC on the gap data once per seed, at the stored HMC temperature; merged by seed."""
-    hmc_row, _ = _stored_gap_rows(args)
-    temperature = hmc_row["temperature"]
-    X, Xte, y, yte = _gap_data(args.size.n_gap)
+    temperature, _, data = _stored_gap_fits(args)
     gap, _ = _gap_inputs()
     new = []
     for seed in args.seeds:
-        est = GibbsMLPRegressor(sampler=SMC(**args.size.smc), temperature=temperature,
-                                random_state=seed, **args.size.network)  # fmt: skip
-        fit = timed_fit(est, X, y)
-        seconds, messages = fit.seconds, fit.messages(SamplerWarning)
-        row = {"seed": seed, "fit_s": seconds, "n_stages": int(est.n_stages_),
-               "log_evidence": float(est.log_evidence_), "warnings": [m[:200] for m in messages],
-               **_gap_scores(est, Xte, yte)}  # fmt: skip
+        est = GibbsMLPRegressor(
+            sampler=SMC(**args.size.smc), temperature=temperature, random_state=seed, **args.size.network
+        )
+        row = _smc_gap_row(est, data, {"seed": seed})
         # the particles' function values on the gap grid (n_gap, P): what the comparison across seeds needs
         row["f_gap"] = np.round(est.predict_samples(gap), 6).tolist()
         new.append(row)
         print(f"seed {seed}: log Z {row['log_evidence']:.1f}, gap coverage {row['coverage_gap']:.3f}, "
-              f"width {row['width_gap']:.3f}, {seconds:.0f} s", flush=True)  # fmt: skip
+              f"width {row['width_gap']:.3f}, {row['fit_s']:.0f} s", flush=True)  # fmt: skip
     rows = _merged_rows(args, SEEDS_NAME, new, "seed", int)
     return {SEEDS_NAME: {"rows": rows, "temperature": temperature, "threads": 1}}
 
@@ -308,57 +269,6 @@ def seeds_agreement(f_runs, f_true, level=LEVEL):
     }
 
 
-def _report_seeds(res):
-    rows = res["rows"]
-    header = ["seed", "log evidence", "test log-lik", "f coverage, gap", "f coverage, data", "band width, gap",
-              "band width, data", "stages", "fit s"]  # fmt: skip
-    table = [[
-        str(r["seed"]), f"{r['log_evidence']:.1f}", f"{r['log_lik']:.3f}", f"{r['coverage_gap']:.3f}",
-        f"{r['coverage_data']:.3f}", f"{r['width_gap']:.3f}", f"{r['width_data']:.3f}", str(r["n_stages"]),
-        f"{r['fit_s']:.0f}",
-    ] for r in rows]  # fmt: skip
-    tables = [("SMC runs from independent draws of the prior: the data gap", header, table)]
-    gap, _ = _gap_inputs()
-    f_true = gap_regression_function(gap[:, 0])
-    if len(rows) > 1:
-        a = seeds_agreement([np.asarray(r["f_gap"]) for r in rows], f_true)
-        n_draws = len(rows[0]["f_gap"][0])
-        tables.append((
-            "Do the runs agree in the gap?",
-            ["runs", "between-run sd of the mean / within-run sd (median)", "its value for one posterior",
-             "largest difference of two runs' means", "distance of f from the mean in sd, median",
-             "distance of f from the mean in sd, max",
-             "pooled band: gap coverage", "pooled band: width"],
-            [[str(len(rows)), f"{a['between_within']:.3f}", f"{1 / np.sqrt(n_draws):.3f}",
-              f"{a['mean_range']:.3f}", f"{a['truth_sd_median']:.1f}", f"{a['truth_sd_max']:.1f}",
-              f"{a['pooled_coverage']:.3f}", f"{a['pooled_width']:.3f}"]],
-        ))  # fmt: skip
-    notes = [
-        f"The default SMC (GibbsMLPRegressor(sampler=SMC(), random_state=seed), defaults otherwise) on "
-        f"make_gap_regression({pick_sizes(SIZES, was_quick(res)).n_gap}, random_state=0) at the temperature "
-        f"of the stored HMC fit ({res['temperature']:.4g}, standardized scale), one run per seed: each run "
-        "draws its own particles from the prior and its own moves. Coverage, widths and the test "
-        "log-likelihood as on the smc page.",
-        "Agreement, on the 38 gap inputs of the smc page: at each input the standard deviation of the runs' "
-        "posterior means of f is divided by the mean posterior standard deviation of f within a run, and "
-        "the median over the inputs is shown. Runs that sample one posterior give about 1/sqrt(P) (the "
-        "Monte Carlo error of a mean of P independent draws; resampling makes SMC's draws less than "
-        "independent, so somewhat more); runs that find different modes give about 1 or more. "
-        "'Distance of f from the mean in sd' is the absolute difference of the true f and the pooled "
-        "particles' mean, in pooled posterior standard deviations: a band that covers f at 95% has it below "
-        "2 at most inputs.",
-        "One core; load average at the end {:.1f} (other work ran beside: fit times are rough).".format(
-            load_after(res, lambda r: r["load_average"][0])),
-    ]
-    for r in rows:
-        if r["warnings"]:
-            notes.append(f"seed {r['seed']} warned: " + " / ".join(escape(m) for m in r["warnings"]))
-    if was_quick(res):
-        notes.append(f"Quick run: {QUICK_N_GAP} rows, a 16-unit network, 32 particles and short moves; "
-                     "not the documented numbers.")  # fmt: skip
-    return Page(SEEDS_NAME, "SMC runs from independent seeds on the data gap", tables, notes)
-
-
 def run(args):
     if getattr(args, "part", None) == "metrics":
         return _run_metrics(args)
@@ -369,24 +279,104 @@ def run(args):
     return {NAME: {"rows": rows, "threads": 1}}
 
 
-def _smc_cell(row, key, spec):
-    return format(row[key], spec) if key in row else "—"
+def add_arguments(parser):
+    parser.add_argument("--part", choices=["compare", "metrics", "seeds"], default="compare",
+                        help="compare: SMC beside HMC (smc); metrics: SMC's move variants on the gap data "
+                             "(smc_metrics); seeds: independent SMC runs on the gap data (smc_seeds)")  # fmt: skip
+    parser.add_argument("--variants", nargs="+", help=f"variants of --part metrics among {list(VARIANTS)}")
+    parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS),
+                        help="random_state of each SMC run of --part seeds")  # fmt: skip
+
+
+def _table(title, rows):
+    """A page table from rows given as ``{header: cell}``."""
+    return title, list(rows[0]), [list(row.values()) for row in rows]
+
+
+def _band_cells(r):
+    """The cells of a gap row: test log-likelihood, coverage of f and widths of the band."""
+    return {
+        "test log-lik": f"{r['log_lik']:.3f}",
+        "f coverage, gap": f"{r['coverage_gap']:.3f}",
+        "f coverage, data": f"{r['coverage_data']:.3f}",
+        "band width, gap": f"{r['width_gap']:.3f}",
+        "band width, data": f"{r['width_data']:.3f}",
+    }
+
+
+def _gap_setup(res, what):
+    """The first words of the smc_metrics and smc_seeds pages' first note."""
+    return (
+        f"{what} on make_gap_regression({pick_sizes(SIZES, was_quick(res)).n_gap}, random_state=0) at the "
+        f"temperature of the stored HMC fit ({res['temperature']:.4g}, standardized scale)"
+    )
+
+
+def _closing_notes(res, rows, label):
+    """The load note, a note per fit that warned, and the quick run's note, of the smc_metrics and smc_seeds pages."""
+    load = load_after(res, lambda r: r["load_average"][0])
+    notes = [f"One core; load average at the end {load:.1f} (other work ran beside: fit times are rough)."]
+    notes += [
+        f"{label(r)} warned: " + " / ".join(escape(m) for m in r["warnings"]) for r in rows if r["warnings"]
+    ]
+    if was_quick(res):
+        notes.append(f"Quick run: {QUICK_N_GAP} rows, a 16-unit network, 32 particles and short moves; "
+                     "not the documented numbers.")  # fmt: skip
+    return notes
+
+
+def _report_seeds(res):
+    rows = res["rows"]
+    table = [
+        {"seed": str(r["seed"]), "log evidence": f"{r['log_evidence']:.1f}", **_band_cells(r)}
+        | {"stages": str(r["n_stages"]), "fit s": f"{r['fit_s']:.0f}"}
+        for r in rows
+    ]
+    tables = [_table("SMC runs from independent draws of the prior: the data gap", table)]
+    gap, _ = _gap_inputs()
+    if len(rows) > 1:
+        a = seeds_agreement([np.asarray(r["f_gap"]) for r in rows], gap_regression_function(gap[:, 0]))
+        agree = {
+            "runs": str(len(rows)),
+            "between-run sd of the mean / within-run sd (median)": f"{a['between_within']:.3f}",
+            "its value for one posterior": f"{1 / np.sqrt(len(rows[0]['f_gap'][0])):.3f}",
+            "largest difference of two runs' means": f"{a['mean_range']:.3f}",
+            "distance of f from the mean in sd, median": f"{a['truth_sd_median']:.1f}",
+            "distance of f from the mean in sd, max": f"{a['truth_sd_max']:.1f}",
+            "pooled band: gap coverage": f"{a['pooled_coverage']:.3f}",
+            "pooled band: width": f"{a['pooled_width']:.3f}",
+        }
+        tables.append(_table("Do the runs agree in the gap?", [agree]))
+    notes = [
+        _gap_setup(
+            res, "The default SMC (GibbsMLPRegressor(sampler=SMC(), random_state=seed), defaults otherwise)"
+        )
+        + ", one run per seed: each run draws its own particles from the prior and its own moves. Coverage, "
+        "widths and the test log-likelihood as on the smc page.",
+        "Agreement, on the 38 gap inputs of the smc page: at each input the standard deviation of the runs' "
+        "posterior means of f is divided by the mean posterior standard deviation of f within a run, and "
+        "the median over the inputs is shown. Runs that sample one posterior give about 1/sqrt(P) (the "
+        "Monte Carlo error of a mean of P independent draws; resampling makes SMC's draws less than "
+        "independent, so somewhat more); runs that find different modes give about 1 or more. "
+        "'Distance of f from the mean in sd' is the absolute difference of the true f and the pooled "
+        "particles' mean, in pooled posterior standard deviations: a band that covers f at 95% has it below "
+        "2 at most inputs.",
+    ]
+    notes += _closing_notes(res, rows, lambda r: f"seed {r['seed']}")
+    return Page(SEEDS_NAME, "SMC runs from independent seeds on the data gap", tables, notes)
 
 
 def _report_metrics(res):
-    header = ["variant", "log evidence", "test log-lik", "f coverage, gap", "f coverage, data",
-              "band width, gap", "band width, data", "stages", "gradients per particle", "final step size",
-              "fit s"]  # fmt: skip
-    rows = [[
-        r["variant"], f"{r['log_evidence']:.1f}", f"{r['log_lik']:.3f}", f"{r['coverage_gap']:.3f}",
-        f"{r['coverage_data']:.3f}", f"{r['width_gap']:.3f}", f"{r['width_data']:.3f}", str(r["n_stages"]),
-        str(r["n_grad"]), f"{r['final_step_size']:.2g}", f"{r['fit_s']:.0f}",
-    ] for r in res["rows"]]  # fmt: skip
+    rows = [
+        {"variant": r["variant"], "log evidence": f"{r['log_evidence']:.1f}", **_band_cells(r)}
+        | {"stages": str(r["n_stages"]), "gradients per particle": str(r["n_grad"])}
+        | {"final step size": f"{r['final_step_size']:.2g}", "fit s": f"{r['fit_s']:.0f}"}
+        for r in res["rows"]
+    ]
     notes = [
-        f"SMC alone on make_gap_regression({pick_sizes(SIZES, was_quick(res)).n_gap}, random_state=0) at "
-        f"the temperature of the stored HMC fit ({res['temperature']:.4g}, standardized scale), "
-        "GibbsMLPRegressor(random_state=0) defaults otherwise; coverage, widths and the test "
-        "log-likelihood as on the smc page. "
+        _gap_setup(res, "SMC alone")
+        + ", GibbsMLPRegressor(random_state=0) defaults otherwise; coverage, widths "
+        "and the test log-likelihood as on the smc page. "
         "The variants change only the moves: 'variances' is the diagonal metric of the particles' variances, "
         "'gradients' and 'fisher' the prior's variances plus a low-rank matrix from the particles (the "
         "covariance of their data gradients, or their sketched Gauss-Newton matrix); '+traj' adds "
@@ -395,29 +385,23 @@ def _report_metrics(res):
         "All target the same "
         "posterior: a larger log evidence estimate (it is biased low by the Monte Carlo error) means "
         "particles closer to it.",
-        "One core; load average at the end {:.1f} (other work ran beside: fit times are rough).".format(
-            load_after(res, lambda r: r["load_average"][0])),
     ]
+    closing = _closing_notes(res, res["rows"], lambda r: r["variant"])
     ref, same = res.get("reference"), [r for r in res["rows"] if r["variant"] == DEFAULT_VARIANT]
     if ref and same:
         r = same[0]
-        notes.append(
+        closing.insert(
+            1,
             f"One fit per variant. The smc page's SMC row is a separate fit of the '{DEFAULT_VARIANT}' "
             "variant on the same data at the same temperature: log evidence "
             f"{ref['log_evidence']:.1f}, test log-likelihood {ref['log_lik']:.3f}, f coverage in the gap "
             f"{ref['coverage_gap']:.3f} and in the data region {ref['coverage_data']:.3f}, against "
             f"{r['log_evidence']:.1f}, {r['log_lik']:.3f}, {r['coverage_gap']:.3f} and "
             f"{r['coverage_data']:.3f} here. Where the two differ, the difference measures the noise of "
-            "one fit (an SMC run is chaotic: a change of rounding anywhere gives another run)."
+            "one fit (an SMC run is chaotic: a change of rounding anywhere gives another run).",
         )
-    for r in res["rows"]:
-        if r["warnings"]:
-            notes.append(f"{r['variant']} warned: " + " / ".join(escape(m) for m in r["warnings"]))
-    if was_quick(res):
-        notes.append(f"Quick run: {QUICK_N_GAP} rows, a 16-unit network, 32 particles and short moves; "
-                     "not the documented numbers.")  # fmt: skip
     title = "SMC's moves on the data gap: metric and trajectory length"
-    return Page(METRICS_NAME, title, [(title, header, rows)], notes)
+    return Page(METRICS_NAME, title, [_table(title, rows)], notes + closing)
 
 
 def report(results):
@@ -426,15 +410,6 @@ def report(results):
     if NAME not in results:
         return pages
     return _report_smc(results) + pages
-
-
-def add_arguments(parser):
-    parser.add_argument("--part", choices=["compare", "metrics", "seeds"], default="compare",
-                        help="compare: SMC beside HMC (smc); metrics: SMC's move variants on the gap data "
-                             "(smc_metrics); seeds: independent SMC runs on the gap data (smc_seeds)")  # fmt: skip
-    parser.add_argument("--variants", nargs="+", help=f"variants of --part metrics among {list(VARIANTS)}")
-    parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS),
-                        help="random_state of each SMC run of --part seeds")  # fmt: skip
 
 
 def _report_smc(results):
@@ -448,21 +423,13 @@ def _report_smc(results):
         gap_rows.append([
             sampler, f"{r['coverage_gap']:.3f}", f"{r['coverage_data']:.3f}", f"{r['width_gap']:.3f}",
             f"{r['width_data']:.3f}", f"{r['width_ratio']:.1f}", f"{r['log_lik']:.3f}", f"{r['fit_s']:.0f}",
-            _smc_cell(r, "n_stages", "d"), _smc_cell(r, "n_particles", "d"),
+            *(format(r[key], "d") if key in r else "—" for key in ("n_stages", "n_particles")),
             mixing_note(r["warnings"]) if sampler == "hmc" else "—",
         ])  # fmt: skip
-        gap_met = r["coverage_gap"] >= GAP_COVERAGE
-        data_met = r["coverage_data"] >= DATA_COVERAGE
-        targets.append([sampler, f"{r['coverage_gap']:.3f} (>= {GAP_COVERAGE})", "met" if gap_met else "not met",
-                        f"{r['coverage_data']:.3f} (>= {DATA_COVERAGE})", "met" if data_met else "not met"])  # fmt: skip
-    diabetes_rows = []
-    h, s = by.get(("diabetes", "hmc")), by.get(("diabetes", "smc"))
-    if h and s:
-        diabetes_rows = [[
-            f"{h['temperature']:.3f}", f"{h['log_lik']:.3f}", f"{s['log_lik']:.3f}", f"{h['fit_s']:.0f}",
-            f"{s['fit_s']:.0f}", f"{s['time_ratio']:.2f}", f"{s['mean_diff_sd']:.3f}", f"{s['sd_ratio']:.3f}",
-            str(s["n_stages"]), str(s["n_particles"]), mixing_note(h["warnings"]),
-        ]]  # fmt: skip
+        targets.append([sampler])
+        for region, goal in (("gap", GAP_COVERAGE), ("data", DATA_COVERAGE)):
+            coverage = r[f"coverage_{region}"]
+            targets[-1] += [f"{coverage:.3f} (>= {goal})", "met" if coverage >= goal else "not met"]
     tables = []
     if gap_rows:
         header = ["sampler", "f coverage, gap", "f coverage, data", "band width, gap", "band width, data",
@@ -470,18 +437,23 @@ def _report_smc(results):
         tables.append(("Data gap: the 95% credible band of f", header, gap_rows))
         tables.append(("Data gap: the targets (coverage of the true f by the 95% band)",
                        ["sampler", "gap coverage", "", "data-region coverage", ""], targets))  # fmt: skip
-    if diabetes_rows:
+    h, s = by.get(("diabetes", "hmc")), by.get(("diabetes", "smc"))
+    if h and s:
         header = ["temperature", "test log-lik HMC", "test log-lik SMC", "HMC fit s", "SMC fit s",
                   "time SMC/HMC", "RMS mean difference / sd of f", "sd of f SMC/HMC", "stages", "particles",
                   "HMC mixing"]  # fmt: skip
-        tables.append(("Diabetes: SMC against HMC at the same temperature", header, diabetes_rows))
-    temps = {r["data"]: r["temperature"] for r in res["rows"] if r["sampler"] == "hmc"}
+        row = [
+            f"{h['temperature']:.3f}", f"{h['log_lik']:.3f}", f"{s['log_lik']:.3f}", f"{h['fit_s']:.0f}",
+            f"{s['fit_s']:.0f}", f"{s['time_ratio']:.2f}", f"{s['mean_diff_sd']:.3f}", f"{s['sd_ratio']:.3f}",
+            str(s["n_stages"]), str(s["n_particles"]), mixing_note(h["warnings"]),
+        ]  # fmt: skip
+        tables.append(("Diabetes: SMC against HMC at the same temperature", header, [row]))
+    temps = ", ".join(f"{r['data']} {r['temperature']:.4g}" for r in res["rows"] if r["sampler"] == "hmc")
     notes = [
-        "One core; load average at the end {:.1f} (the machine ran other work: times are noisy, their "
-        "ratio within the run less so). Both samplers at the defaults of GibbsMLPRegressor(random_state=0) "
-        "but the sampler; HMC at temperature='auto', SMC given HMC's fitted temperature (standardized scale: "
-        "{}), so that both sample the same posterior.".format(
-            load_after(res, lambda r: r["load_average"][0]), ", ".join(f"{k} {v:.4g}" for k, v in temps.items())),
+        f"One core; load average at the end {load_after(res, lambda r: r['load_average'][0]):.1f} (the machine "
+        "ran other work: times are noisy, their ratio within the run less so). Both samplers at the defaults of "
+        "GibbsMLPRegressor(random_state=0) but the sampler; HMC at temperature='auto', SMC given HMC's fitted "
+        f"temperature (standardized scale: {temps}), so that both sample the same posterior.",
         f"Data gap: make_gap_regression({pick_sizes(SIZES, was_quick(res)).n_gap}, random_state=0). "
         f"Coverage and width of the central {LEVEL:.0%} credible band of f (predict_interval with "
         "kind='credible': quantiles of the draws' function values, no noise) on 38 equispaced inputs of "

@@ -1,22 +1,16 @@
-"""Sparse networks by reversible jump: kernel speed against MALA, and whether sparsity finds the inputs.
+"""Sparse networks by reversible jump: kernel speed and cost, and whether sparsity finds the inputs.
 
-    python -m benchmarks run sparse                    # both parts
-    python -m benchmarks run sparse --part speed --quick
+    python -m benchmarks run sparse [--part speed|cost|structure|baselines] [--quick]
 
-*speed*: steps per second of the reversible-jump kernel
-(:mod:`skgibbs.samplers.rj.rjmcmc`) and of the plain MALA step
-(:mod:`skgibbs.samplers.langevin.mala`, rho = 1) on the same network, data and chains,
-timed in alternating blocks on one thread.
-
-*structure*: the design of paper 001 §4 (``make_sparse_sine``: 1000 points,
-750 to train, f(x) = sin(2 pi |A x|^2), at most four relevant inputs) for
-p = 10 and p = 100, five seeds. ``SparseGibbsMLPRegressor`` and
-``GibbsMLPRegressor`` (HMC on the fixed prior, ``sampler="hmc",
-prior="fixed"``, its defaults until 2026-11-27) on the (p, 8, 8, 8, 1)
-network at the paper's temperature (lambda = 5 n_train on the raw scale:
-``temperature = 1 / (5 var(y))`` on the standardized one); the table
-reports where the relevant inputs rank in ``feature_inclusion_``, and the
-held-out RMSE of both.
+*speed*: steps per second of the reversible-jump kernel (:mod:`skgibbs.samplers.rj.rjmcmc`) and of MALA
+(:mod:`skgibbs.samplers.langevin.mala`, rho = 1) on the same network, data and chains, in alternating
+blocks. *cost*: where the time of an RJHMC transition goes, at paper 001's sizes. *structure*: paper 001
+§4's design (``make_sparse_sine``: 1000 points, 750 to train, at most four relevant inputs), p = 10 and
+100, five seeds; ``SparseGibbsMLPRegressor`` (``--kernel``) and ``GibbsMLPRegressor(sampler="hmc",
+prior="fixed")`` on the (p, 8, 8, 8, 1) network at the paper's temperature (lambda = 5 n_train on the raw
+scale: ``temperature = 1 / (5 var(y))`` on the standardized one): where the relevant inputs rank in
+``feature_inclusion_``, and the held-out RMSE. *baselines*: scikit-learn's ``MLPRegressor`` at p = 100, and
+a default ``SparseGibbsMLPRegressor`` on diabetes.
 """
 
 import json
@@ -45,84 +39,88 @@ from ..common.writer import Page, load
 
 NAME = "sparse"
 QUICK_FIT = {"n_samples": 5, "burn_in": 5, "pretrain_iter": 10}  # the dense fit of a quick run
-#: per part: speed (steps per timed block, blocks), cost (warm-up transitions; rounds, transitions per round,
-#: repetitions of the lone gradient; chains), structure (seeds and input dimensions, None: ``--seeds``, ``--dims``;
-#: burn-in, None: ``--burn-in`` or the kernel's; draws, None: the kernel's; the dense fit's settings) and
-#: baselines (seeds, the MLPs' iterations, the diabetes fit's settings)
+#: per part: speed (steps per timed block, blocks), cost (warm-up transitions; rounds, transitions per
+#: round, repetitions of the lone gradient; chains), structure (seeds and input dimensions, None: ``--seeds``,
+#: ``--dims``; burn-in, None: ``--burn-in`` or the kernel's; draws, None: the kernel's; the dense fit's
+#: settings) and baselines (seeds, the MLPs' iterations, the diabetes fit's settings)
 SIZES = {
     "full": {
-        "speed_steps": 300, "speed_blocks": 6, "cost_burn_in": 200, "cost_rounds": (5, 12, 60), "cost_chains": (1, 4, 64),
+        "speed_steps": 300, "speed_blocks": 6,
+        "cost_burn_in": 200, "cost_rounds": (5, 12, 60), "cost_chains": (1, 4, 64),
         "seeds": None, "dims": None, "burn_in": None, "n_samples": None, "dense_fit": {},
         "baseline_seeds": 5, "mlp_max_iter": 3000, "diabetes_fit": {},
     },
     "quick": {
-        "speed_steps": 5, "speed_blocks": 1, "cost_burn_in": 5, "cost_rounds": (1, 2, 5), "cost_chains": (1,),
+        "speed_steps": 5, "speed_blocks": 1,
+        "cost_burn_in": 5, "cost_rounds": (1, 2, 5), "cost_chains": (1,),
         "seeds": 1, "dims": 1, "burn_in": 10, "n_samples": 5, "dense_fit": QUICK_FIT,
         "baseline_seeds": 1, "mlp_max_iter": 50,
         "diabetes_fit": {"hidden_layer_sizes": (4,), "burn_in": 5, "n_samples": 5, "pretrain_iter": 10},
     },
 }  # fmt: skip
-# the parts of the results kept when another part is re-run
-# the stored parts (with the load averages that runs kept themselves before the harness recorded it)
-_STORED = (
-    "speed",
-    "speed_load_average",
-    "structure",
-    "structure_burn_in",
-    "baselines",
-    "cost",
-    "cost_load_average",
-    "cost_baseline",
-)
+# the stored parts kept when another part is re-run (with the load averages that older runs kept themselves)
+_STORED = ("speed", "speed_load_average", "structure", "structure_burn_in", "baselines", "cost")
+_STORED += ("cost_load_average", "cost_baseline")
+
+
+def _table(title, rows):
+    """A page table from rows given as ``{header: cell}``."""
+    return title, list(rows[0]), [list(row.values()) for row in rows]
+
+
+def _potential(p, n, hidden=(8, 8, 8)):
+    """The network and potential of paper 001's design with ``p`` inputs and ``n`` rows (seed 0)."""
+    X, y, _ = make_sparse_sine(n, p, random_state=0)
+    spec = MLPSpec(p, hidden, "relu")
+    return spec, MLPPotential(
+        spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+    )
+
+
+def _start(spec, K):
+    """``K`` generators and a start with about half of the weights active (before the mask, and the mask)."""
+    gens = [torch.Generator().manual_seed(k) for k in range(K)]
+    theta = spec.init_params(gens[0], K, torch.float32)
+    return gens, theta, torch.rand(theta.shape, generator=gens[0]) < 0.5
 
 
 def _speed_case(p, hidden, n, K, steps, blocks):
-    X, y, _ = make_sparse_sine(n, p, random_state=0)
-    spec = MLPSpec(p, hidden, "relu")
-    pot = MLPPotential(spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32))
-    gens = [torch.Generator().manual_seed(k) for k in range(K)]
-    theta = spec.init_params(gens[0], K, torch.float32)
-    mask = torch.rand(theta.shape, generator=gens[0]) < 0.5
-    h = torch.full((K,), 1e-6)
-    s = torch.full((K,), 1e-3)
+    spec, pot = _potential(p, n, hidden)
+    gens, theta, mask = _start(spec, K)
+    h, s = torch.full((K,), 1e-6), torch.full((K,), 1e-3)
     lam = 5.0 * n  # lambda / n = 5 in both kernels' potentials
     rj_target = Target(pot, MixingPrior(Prior(std=1.0), 2.0), lam)
     m_target = Target(pot, Prior(std=1.0), lam)
-    rj_state = rjmcmc.init(gens, rj_target, theta * mask)
     rj_params = rjmcmc.RJParams(h, s)
     m_params = mala.MALAParams(lam / n, 0.0, 1.0, h, s)
-    m_state = mala.init(gens, m_target, theta, m_params)
+    states = {
+        "rj": rjmcmc.init(gens, rj_target, theta * mask),
+        "mala": mala.init(gens, m_target, theta, m_params),
+    }
+    moves = {
+        "rj": lambda state: rjmcmc.step(gens, state, rj_target, rj_params)[0],
+        "mala": lambda state: mala.step(gens, state, m_target, m_params)[0],
+    }
     times = {"rj": 0.0, "mala": 0.0}
     for _ in range(steps // 5):  # warm-up, untimed
-        rj_state, _ = rjmcmc.step(gens, rj_state, rj_target, rj_params)
-        m_state, _ = mala.step(gens, m_state, m_target, m_params)
+        for kernel in moves:
+            states[kernel] = moves[kernel](states[kernel])
     for _ in range(blocks):
-        t = time.perf_counter()
-        for _ in range(steps):
-            rj_state, _ = rjmcmc.step(gens, rj_state, rj_target, rj_params)
-        times["rj"] += time.perf_counter() - t
-        t = time.perf_counter()
-        for _ in range(steps):
-            m_state, _ = mala.step(gens, m_state, m_target, m_params)
-        times["mala"] += time.perf_counter() - t
+        for kernel in moves:
+            t = time.perf_counter()
+            for _ in range(steps):
+                states[kernel] = moves[kernel](states[kernel])
+            times[kernel] += time.perf_counter() - t
     total = steps * blocks
-    return {
-        "p": p,
-        "hidden": hidden,
-        "n": n,
-        "K": K,
-        "n_params": spec.n_params,
-        "rj_steps_per_s": total / times["rj"],
-        "mala_steps_per_s": total / times["mala"],
-    }
+    row = {"p": p, "hidden": hidden, "n": n, "K": K, "n_params": spec.n_params}
+    return {**row, "rj_steps_per_s": total / times["rj"], "mala_steps_per_s": total / times["mala"]}
 
 
 def speed(size):
     torch.set_num_threads(1)
-    cases = [(10, (8, 8, 8), 750, K) for K in (1, 4)] + [(100, (8, 8, 8), 750, K) for K in (1, 4)]
+    cases = [(p, (8, 8, 8), 750, K) for p in (10, 100) for K in (1, 4)]
     cases += [(100, (8, 8, 8), 7500, 1)] + [(10, (100, 100), 442, K) for K in (1, 4)]
-    steps, blocks = size.speed_steps, size.speed_blocks
-    return [_speed_case(p, hidden, n, K, steps, blocks) for p, hidden, n, K in cases]
+    return [_speed_case(*case, size.speed_steps, size.speed_blocks) for case in cases]
 
 
 def _mean_time(fn, repeats):
@@ -133,63 +131,78 @@ def _mean_time(fn, repeats):
     return (time.perf_counter() - t) / repeats
 
 
-class _Clock:
-    """Seconds spent inside the network's evaluations and inside the jumps of the transitions timed."""
-
-    def __init__(self):
-        self.reset()
-
-    def reset(self):
-        self.evaluations = self.jumps = self.jump_evaluations = 0.0
-        self.in_jump = False
-
-    def add_evaluation(self, seconds):
-        self.evaluations += seconds
-        if self.in_jump:
-            self.jump_evaluations += seconds
-
-
 class _TimedPotential:
-    """A potential whose loss evaluations add their time to a :class:`_Clock`; everything else as is."""
+    """A potential that adds the seconds of its loss evaluations to ``evaluations`` (and to
+    ``jump_evaluations`` inside a jump), and of the jumps to ``jumps``, while :meth:`timing` lasts."""
 
-    def __init__(self, potential, clock):
-        self._potential, self._clock = potential, clock
+    def __init__(self, potential):
+        self._potential = potential
+        self.evaluations = self.jumps = self.jump_evaluations = 0.0
+        self._in_jump = False
 
     def __getattr__(self, name):
         return getattr(self._potential, name)
 
-    def _timed(self, name, *args, **kwargs):
+    def _timed(self, method, *args, **kwargs):
         t = time.perf_counter()
-        out = getattr(self._potential, name)(*args, **kwargs)
-        self._clock.add_evaluation(time.perf_counter() - t)
+        out = method(*args, **kwargs)
+        seconds = time.perf_counter() - t
+        self.evaluations += seconds
+        if self._in_jump:
+            self.jump_evaluations += seconds
         return out
 
     def loss_sum_and_grad(self, *args, **kwargs):
-        return self._timed("loss_sum_and_grad", *args, **kwargs)
+        return self._timed(self._potential.loss_sum_and_grad, *args, **kwargs)
 
     def loss_sum(self, *args, **kwargs):
-        return self._timed("loss_sum", *args, **kwargs)
+        return self._timed(self._potential.loss_sum, *args, **kwargs)
 
+    @contextmanager
+    def timing(self):
+        """The counters from zero, and ``rjhmc.jump`` timed (the transitions call it by name)."""
+        self.evaluations = self.jumps = self.jump_evaluations = 0.0
+        real = rjhmc.jump
 
-@contextmanager
-def _timed_jumps(clock):
-    """``rjhmc.jump`` timed into ``clock`` while the context lasts (the transitions call it by name)."""
-    real = rjhmc.jump
+        def jump(*args, **kwargs):
+            self._in_jump = True
+            t = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                self.jumps += time.perf_counter() - t
+                self._in_jump = False
 
-    def jump(*args, **kwargs):
-        clock.in_jump = True
-        t = time.perf_counter()
+        rjhmc.jump = jump
         try:
-            return real(*args, **kwargs)
+            yield
         finally:
-            clock.jumps += time.perf_counter() - t
-            clock.in_jump = False
+            rjhmc.jump = real
 
-    rjhmc.jump = jump
-    try:
-        yield
-    finally:
-        rjhmc.jump = real
+
+def _cost_round(chains, params, n_jumps, clock, steps):
+    """``(seconds per evaluation, measurements)`` of ``steps`` transitions, ``clock`` their potential."""
+    n_steps = []
+    with clock.timing():
+        t = time.perf_counter()
+        for _ in range(steps):
+            chains.sample_step(params)
+            n_steps.append(int(chains.last.hmc.num_steps.max()))
+        total = time.perf_counter() - t
+    leapfrog = float(np.mean(n_steps))
+    hmc_eval = clock.evaluations - clock.jump_evaluations
+    shares = {
+        "grad_in_step_ms": 1e3 * hmc_eval / (steps * leapfrog),
+        "hmc_share": hmc_eval / total,
+        "jump_eval_share": clock.jump_evaluations / total,
+        "jump_bookkeeping_share": (clock.jumps - clock.jump_evaluations) / total,
+        "hmc_bookkeeping_share": (total - clock.jumps - hmc_eval) / total,
+    }
+    return total / steps / (leapfrog + n_jumps), {
+        "leapfrog": leapfrog,
+        "step": total / steps,
+        "shares": shares,
+    }
 
 
 def step_cost(size):
@@ -199,135 +212,87 @@ def step_cost(size):
     prices of a gradient and a 2K-point loss timed alone."""
     torch.set_num_threads(1)
     rows = []
-    clock = _Clock()
+    rounds, steps, reps = size.cost_rounds
     for p in (10, 100):
-        X, y, _ = make_sparse_sine(750, p, random_state=0)
-        spec = MLPSpec(p, (8, 8, 8), "relu")
-        pot = MLPPotential(
-            spec, torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
-        )
-        target = Target(_TimedPotential(pot, clock), MixingPrior(Prior(bound=1.0), 2.0), 5.0 * 750)
+        spec, pot = _potential(p, 750)
+        clock = _TimedPotential(pot)
+        target = Target(clock, MixingPrior(Prior(bound=1.0), 2.0), 5.0 * 750)
         for K in size.cost_chains:  # 64: the particles of an SMC run, whose mutations are these transitions
-            gens = [torch.Generator().manual_seed(k) for k in range(K)]
-            theta = spec.init_params(gens[0], K, torch.float32)
-            mask = torch.rand(theta.shape, generator=gens[0]) < 0.5
+            gens, theta, mask = _start(spec, K)
             kernel = RJHMC()
             run = RunSettings(n_samples=1, burn_in=size.cost_burn_in)
             chains = kernel.chains(target, (theta * mask).clamp(-1, 1), gens, run)
             chains.warmup()
             params = chains.frozen_params()
-            # rounds of transitions, the quickest per evaluation kept: a busy machine slows some rounds,
-            # never speeds one up
-            rounds, steps, reps = size.cost_rounds
-            best = None
-            for _ in range(rounds):
-                n_steps = []
-                clock.reset()
-                with _timed_jumps(clock):
-                    t = time.perf_counter()
-                    for _ in range(steps):
-                        chains.sample_step(params)
-                        n_steps.append(int(chains.last.hmc.num_steps.max()))
-                    total = time.perf_counter() - t
-                leapfrog = float(np.mean(n_steps))
-                per_eval = total / steps / (leapfrog + kernel.n_jumps)
-                if best is None or per_eval < best["per_eval"]:
-                    hmc_eval = clock.evaluations - clock.jump_evaluations
-                    best = {
-                        "per_eval": per_eval,
-                        "leapfrog": leapfrog,
-                        "step": total / steps,
-                        "hmc_eval_share": hmc_eval / total,
-                        "jump_eval_share": clock.jump_evaluations / total,
-                        "jump_bookkeeping_share": (clock.jumps - clock.jump_evaluations) / total,
-                        "hmc_bookkeeping_share": (total - clock.jumps - hmc_eval) / total,
-                        "grad_in_step_ms": 1e3 * hmc_eval / (steps * leapfrog),
-                    }
+            # the quickest round per evaluation kept: a busy machine slows some rounds, never speeds one up
+            timed = [_cost_round(chains, params, kernel.n_jumps, clock, steps) for _ in range(rounds)]
+            best = min(timed, key=lambda pair: pair[0])[1]
             point = chains.state.theta
             t_grad = _mean_time(lambda: target.loss_sum_and_grad(point), reps)
             t_loss = _mean_time(lambda: target.loss_sum(torch.cat([point, point])), reps)
+            row = {"p": p, "n_params": spec.n_params, "K": K, "leapfrog_steps": best["leapfrog"]}
+            row.update(n_jumps=kernel.n_jumps, step_ms=1e3 * best["step"], grad_ms=1e3 * t_grad)
             rows.append(
-                {
-                    "p": p,
-                    "n_params": spec.n_params,
-                    "K": K,
-                    "leapfrog_steps": best["leapfrog"],
-                    "n_jumps": kernel.n_jumps,
-                    "step_ms": 1e3 * best["step"],
-                    "grad_ms": 1e3 * t_grad,
-                    "loss_2k_ms": 1e3 * t_loss,
-                    "grad_in_step_ms": best["grad_in_step_ms"],
-                    "hmc_share": best["hmc_eval_share"],
-                    "jump_eval_share": best["jump_eval_share"],
-                    "jump_bookkeeping_share": best["jump_bookkeeping_share"],
-                    "hmc_bookkeeping_share": best["hmc_bookkeeping_share"],
-                    "measured": "inside the transitions",
-                }
+                {**row, "loss_2k_ms": 1e3 * t_loss, **best["shares"], "measured": "inside the transitions"}
             )
             print(rows[-1], flush=True)
     return rows
 
 
-def _dense_from(row):
-    """A stored row's dense fit, reused by the SMC rows (the same data, seed and settings)."""
-    return {k: row[k] for k in ("rmse_full", "excess_full", "rhat_full", "time_full_s")}
-
-
 def structure(dims, seeds, burn_in, size, kernel="rjhmc", stored=(), smc=(64, "auto"), n_jobs=None):
     """One row per (p, seed), the cases run as ``n_jobs`` joblib jobs (one torch thread each)."""
     dense_rows = {(r["p"], r["seed"]): r for r in stored if "rmse_full" in r}
-    cases = [(p, seed) for p in dims for seed in seeds]
     return Parallel(n_jobs=n_jobs)(
         delayed(_structure_case)(p, seed, burn_in, size, kernel, dense_rows.get((p, seed)), smc)
-        for p, seed in cases
+        for p in dims
+        for seed in seeds
     )
+
+
+def _errors(pred, y, f, suffix):
+    """``rmse<suffix>`` and ``excess<suffix>`` (mean squared distance to ``f``) of ``pred``."""
+    rmse = float(np.sqrt(np.mean((pred - y) ** 2)))
+    return {f"rmse{suffix}": rmse, f"excess{suffix}": float(np.mean((pred - f) ** 2))}
+
+
+def _ranks(scores, relevant):
+    """The ranks (1: first) of the relevant inputs, the inputs ordered by decreasing ``scores``."""
+    order = np.argsort(-np.asarray(scores), kind="stable")
+    return sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
 
 
 def _structure_case(p, seed, burn_in, size, kernel, stored_dense, smc):
     torch.set_num_threads(1)
     X, y, A = make_sparse_sine(1000, p, random_state=seed)
-    Xtr, ytr, Xte = X[:750], y[:750], X[750:]
+    Xtr, ytr, Xte, yte = X[:750], y[:750], X[750:], y[750:]
     f_te = sparse_sine_function(Xte, A)
     relevant = np.flatnonzero((A != 0).any(0))
-    temperature = 1.0 / (5.0 * ytr.var())
-    common = {"hidden_layer_sizes": (8, 8, 8), "temperature": temperature, "random_state": seed}
-    n_samples = size.n_samples or (200 if kernel == "rjhmc" else 100)
-    thin = 1 if kernel == "rjhmc" else 10
+    common = {"hidden_layer_sizes": (8, 8, 8), "temperature": 1.0 / (5.0 * ytr.var()), "random_state": seed}
     if kernel == "smc":  # one population of particles: no burn-in, draws or thinning to set
         burn_in, n_samples, thin = 0, smc[0], 1
-        sparse = SparseGibbsMLPRegressor(**common, sampler=SMC(n_particles=smc[0], max_mcmc_steps=smc[1]))
+        run = {"sampler": SMC(n_particles=smc[0], max_mcmc_steps=smc[1])}
     else:
-        sparse = SparseGibbsMLPRegressor(
-            **common, sampler=kernel, burn_in=burn_in, n_samples=n_samples, thin=thin
-        )
+        n_samples = size.n_samples or (200 if kernel == "rjhmc" else 100)
+        thin = 1 if kernel == "rjhmc" else 10
+        run = {"sampler": kernel, "burn_in": burn_in, "n_samples": n_samples, "thin": thin}
+    sparse = SparseGibbsMLPRegressor(**common, **run)
     sparse_fit = timed_fit(sparse, Xtr, ytr)
-    t_sparse = sparse_fit.seconds
-    if kernel == "smc" and stored_dense is not None:
-        dense_row, warned = _dense_from(stored_dense), 0
+    if kernel == "smc" and stored_dense is not None:  # the dense fit of the rjhmc row: same data and settings
+        dense_row = {k: stored_dense[k] for k in ("rmse_full", "excess_full", "rhat_full", "time_full_s")}
+        warned = 0
     else:
-        dense = {"sampler": "hmc", "prior": "fixed", **size.dense_fit}
-        full = GibbsMLPRegressor(**common, **dense)
+        full = GibbsMLPRegressor(**common, sampler="hmc", prior="fixed", **size.dense_fit)
         full_fit = timed_fit(full, Xtr, ytr)
-        pred = full.predict(Xte)
-        dense_row, warned = (
-            {
-                "rmse_full": float(np.sqrt(np.mean((pred - y[750:]) ** 2))),
-                "excess_full": float(np.mean((pred - f_te) ** 2)),
-                "rhat_full": float(full.rhat_),
-                "time_full_s": full_fit.seconds,
-            },
-            full_fit.count(),
-        )
-    # the fit's own prediction, its chains stacked (the default chain_weights since 2026-11-30; one population
-    # under SMC, weight 1), and the same draws with equal weights
+        dense_row = _errors(full.predict(Xte), yte, f_te, "_full")
+        dense_row.update(rhat_full=float(full.rhat_), time_full_s=full_fit.seconds)
+        warned = full_fit.count()
+    # the fit's own prediction, its chains stacked (one population under SMC, weight 1), and equal weights
     weights, stacked = sparse.chain_weights_, sparse.predict(Xte)
     pred_sparse = sparse.predict_samples(Xte).mean(1)
-    order = np.argsort(-sparse.feature_inclusion_, kind="stable")
-    ranks = sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
+    inclusion, k = sparse.feature_inclusion_, len(relevant)
+    ranks = _ranks(inclusion, relevant)
     # a baseline screen: rank the inputs by |corr(x_j, y)| on the training data
-    corr = np.abs([np.corrcoef(Xtr[:, j], ytr)[0, 1] for j in range(p)])
-    corr_order = np.argsort(-corr, kind="stable")
-    corr_ranks = sorted(int(np.flatnonzero(corr_order == j)[0]) + 1 for j in relevant)
+    corr_ranks = _ranks(np.abs([np.corrcoef(Xtr[:, j], ytr)[0, 1] for j in range(p)]), relevant)
     row = {
         "kernel": kernel,
         "p": p,
@@ -340,34 +305,25 @@ def _structure_case(p, seed, burn_in, size, kernel, stored_dense, smc):
         "within_rhat_sparse": float(getattr(sparse, "within_chain_rhat_", np.nan)),
         "relevant": relevant.tolist(),
         "relevant_ranks": ranks,
-        "relevant_first": ranks == list(range(1, len(relevant) + 1)),
-        "hits_top": int(sum(r <= len(relevant) for r in ranks)),
+        "relevant_first": ranks == list(range(1, k + 1)),
+        "hits_top": int(sum(r <= k for r in ranks)),
         "correlation_ranks": corr_ranks,
-        "correlation_hits_top": int(sum(r <= len(relevant) for r in corr_ranks)),
-        "inclusion_relevant": sparse.feature_inclusion_[relevant].round(3).tolist(),
-        "inclusion_median_other": float(np.median(np.delete(sparse.feature_inclusion_, relevant))),
-        "rmse_sparse": float(np.sqrt(np.mean((pred_sparse - y[750:]) ** 2))),
-        "excess_sparse": float(np.mean((pred_sparse - f_te) ** 2)),
+        "correlation_hits_top": int(sum(r <= k for r in corr_ranks)),
+        "inclusion_relevant": inclusion[relevant].round(3).tolist(),
+        "inclusion_median_other": float(np.median(np.delete(inclusion, relevant))),
+        **_errors(pred_sparse, yte, f_te, "_sparse"),
         "chain_weights_stacking": weights.round(3).tolist(),
-        "rmse_sparse_stacking": float(np.sqrt(np.mean((stacked - y[750:]) ** 2))),
-        "excess_sparse_stacking": float(np.mean((stacked - f_te) ** 2)),
+        **_errors(stacked, yte, f_te, "_sparse_stacking"),
         **dense_row,
         "active_fraction": float(sparse.active_fraction_.mean()),
         "rhat_sparse": float(getattr(sparse, "rhat_", np.nan)),
-        "time_sparse_s": t_sparse,
+        "time_sparse_s": sparse_fit.seconds,
         "warnings": sparse_fit.count() + warned,
     }
     if kernel == "smc":  # the births or deaths per transition that n_jumps="auto" chose for this network
         row["n_jumps"] = sparse.sampler_._n_jumps(sparse.samples_.shape[-1])
     print(row, flush=True)
     return row
-
-
-def _jumps(rows):
-    """The births or deaths per transition of SMC rows, one value or each seed's (8, the default of
-    the runs that did not record it, where a row lacks it)."""
-    jumps = [str(r.get("n_jumps", 8)) for r in rows]
-    return f"{jumps[0]} jumps" if len(set(jumps)) == 1 else f"{'; '.join(jumps)} jumps (per seed)"
 
 
 def baselines(size):
@@ -383,27 +339,24 @@ def baselines(size):
         f_te = sparse_sine_function(X[750:], A)
         row = {"seed": seed, "var_f": float(f_te.var())}
         for name, cols in (("all", slice(None)), ("relevant", relevant)):
+            mlp = MLPRegressor(
+                hidden_layer_sizes=(8, 8, 8),
+                max_iter=size.mlp_max_iter,
+                learning_rate_init=1e-2,
+                random_state=seed,
+            )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                mlp = MLPRegressor(
-                    hidden_layer_sizes=(8, 8, 8),
-                    max_iter=size.mlp_max_iter,
-                    learning_rate_init=1e-2,
-                    random_state=seed,
-                ).fit(X[:750][:, cols], y[:750])
+                mlp.fit(X[:750][:, cols], y[:750])
             row[f"excess_{name}"] = float(np.mean((mlp.predict(X[750:][:, cols]) - f_te) ** 2))
         rows.append(row)
         print(row, flush=True)
     X, y = data.load("diabetes")[:2]
     reg = SparseGibbsMLPRegressor(random_state=0, **size.diabetes_fit)
-    diabetes = {
-        "time_s": timed_fit(reg, X, y).seconds,
-        "rhat": float(reg.rhat_),
-        "ess": float(reg.ess_),
-        "density_first": float(reg.active_fraction_[:, 0].mean()),
-        "density_last": float(reg.active_fraction_[:, -1].mean()),
-        "hidden_layer_sizes": str(tuple(reg.spec_.hidden_layer_sizes)),
-    }
+    diabetes = {"time_s": timed_fit(reg, X, y).seconds, "rhat": float(reg.rhat_), "ess": float(reg.ess_)}
+    diabetes["density_first"] = float(reg.active_fraction_[:, 0].mean())
+    diabetes["density_last"] = float(reg.active_fraction_[:, -1].mean())
+    diabetes["hidden_layer_sizes"] = str(tuple(reg.spec_.hidden_layer_sizes))
     print(diabetes, flush=True)
     return {"mlp": rows, "diabetes": diabetes}
 
@@ -444,12 +397,10 @@ def add_arguments(parser):
 
 def run(args):
     """The parts asked for; a part not re-run keeps its stored measurements (full runs only)."""
-    settings = {k: v for k, v in vars(args).items() if k in ("part", "burn_in", "seeds", "dims")}
-    result = {"args": settings}
+    result = {"args": {k: v for k, v in vars(args).items() if k in ("part", "burn_in", "seeds", "dims")}}
     previous = load(args.out, [NAME]).get(NAME)
     if args.part != "both" and not args.quick and previous is not None:
-        # one part re-run: keep the other parts' measurements in the published tables, each with the
-        # record of the run that measured it (the structure rows of the other kernel stay beside the new)
+        # one part re-run: the other parts keep their measurements, each with the record of its run
         rerun = {args.part, f"{args.part}_load_average", f"{args.part}_baseline"} - {"structure"}
         keep_parts(previous, result, [k for k in _STORED if k not in rerun])
     if args.part in ("speed", "both"):
@@ -497,9 +448,80 @@ def _load(result, part):
     return loads[1] if loads is not None else result.get(f"{part}_load_average", float("nan"))
 
 
-def _mean_of(rows, key):
-    """The rows' mean of ``key`` to three decimals, or '-' when a row lacks it."""
-    return f"{np.mean([r[key] for r in rows]):.3f}" if all(key in r for r in rows) else "-"
+def _mean(rows, key, spec=".3f"):
+    """The rows' mean of ``key``, or '-' when a row lacks it."""
+    return format(np.mean([r[key] for r in rows]), spec) if all(key in r for r in rows) else "-"
+
+
+def _jumps(rows):
+    """The births or deaths per transition of SMC rows, one value or each seed's (8, the default of
+    the runs that did not record it, where a row lacks it)."""
+    jumps = [str(r.get("n_jumps", 8)) for r in rows]
+    return f"{jumps[0]} jumps" if len(set(jumps)) == 1 else f"{'; '.join(jumps)} jumps (per seed)"
+
+
+def _per_second(within, rows):
+    per_s = np.median([e / r["time_sparse_s"] for e, r in zip(within, rows)])
+    return f"{np.median(within):.0f} / {per_s:.2f}"
+
+
+def _structure_row(kernel, p, rs):
+    """The table's row of one kernel at one p, the seeds pooled."""
+    ess = [r.get("ess_sparse", float("nan")) for r in rs]
+    within = [r.get("within_ess_sparse", float("nan")) for r in rs]
+    rhat = "-" if kernel == "smc" else f"{np.median([r['rhat_sparse'] for r in rs]):.2f}"
+    hits = _mean(rs, "hits_top", ".1f")
+    first = rs[0]
+    if kernel == "smc":
+        chain = f"{first['n_samples']} particles, " + _jumps(rs)
+    else:
+        chain = f"{first.get('burn_in', 20_000)} + {first.get('n_samples', 100)} x {first.get('thin', 10)}"
+    return {
+        "kernel": kernel,
+        "p": p,
+        "relevant first": f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
+        "ranks of the relevant inputs (per seed)": "; ".join(
+            ",".join(map(str, r["relevant_ranks"])) for r in rs
+        ),
+        "in top k: sparse / correlation": f"{hits} / {_mean(rs, 'correlation_hits_top', '.1f')}",
+        "RMSE sparse": _mean(rs, "rmse_sparse"),
+        "RMSE sparse, chains stacked": _mean(rs, "rmse_sparse_stacking"),
+        "RMSE full": _mean(rs, "rmse_full"),
+        "excess sparse": _mean(rs, "excess_sparse"),
+        "excess full": _mean(rs, "excess_full"),
+        "active": _mean(rs, "active_fraction", ".0%"),
+        "R-hat sparse / full (median)": f"{rhat} / {np.median([r['rhat_full'] for r in rs]):.2f}",
+        "ESS sparse (median)": "-" if np.isnan(ess).all() else f"{np.median(ess):.0f}",
+        "within-chain ESS / per s (median)": "-" if np.isnan(within).all() else _per_second(within, rs),
+        "sparse fit s": _mean(rs, "time_sparse_s", ".0f"),
+        "burn-in + draws x thin": chain,
+    }
+
+
+def _cost_row(r):
+    return {
+        "network": f"{r['p']}-8-8-8-1",
+        "Q": r["n_params"],
+        "chains": r["K"],
+        "leapfrog steps + jumps": f"{r['leapfrog_steps']:.0f} + {r['n_jumps']}",
+        "ms / transition": f"{r['step_ms']:.1f}",
+        "ms / gradient alone / in the transition": f"{r['grad_ms']:.2f} / {r['grad_in_step_ms']:.2f}",
+        "HMC gradients": f"{r['hmc_share']:.0%}",
+        "jump evaluations": f"{r['jump_eval_share']:.0%}",
+        "jump bookkeeping": f"{r['jump_bookkeeping_share']:.0%}",
+        "HMC bookkeeping": f"{r['hmc_bookkeeping_share']:.0%}",
+    }
+
+
+def _cost_comparison(r, earlier):
+    """A cost row of this version beside the same transitions of the baseline version."""
+    return {
+        "network": f"{r['p']}-8-8-8-1",
+        "chains": r["K"],
+        "ms / transition": f"{earlier['step_ms']:.1f} / {r['step_ms']:.1f}",
+        "jump bookkeeping": f"{earlier['jump_bookkeeping_share']:.0%} / {r['jump_bookkeeping_share']:.0%}",
+        "jump evaluations": f"{earlier['jump_eval_share']:.0%} / {r['jump_eval_share']:.0%}",
+    }
 
 
 def report(results):
@@ -508,76 +530,39 @@ def report(results):
     tables, notes = [], []
     if "speed" in result:
         rows = [
-            [
-                f"{r['p']}-{'-'.join(map(str, r['hidden']))}-1",
-                r["n_params"],
-                r["n"],
-                r["K"],
-                f"{r['rj_steps_per_s']:.0f}",
-                f"{r['mala_steps_per_s']:.0f}",
-                f"{r['rj_steps_per_s'] / r['mala_steps_per_s']:.2f}",
-            ]
+            {
+                "network": f"{r['p']}-{'-'.join(map(str, r['hidden']))}-1",
+                "Q": r["n_params"],
+                "n": r["n"],
+                "chains": r["K"],
+                "RJ steps/s": f"{r['rj_steps_per_s']:.0f}",
+                "MALA steps/s": f"{r['mala_steps_per_s']:.0f}",
+                "RJ / MALA": f"{r['rj_steps_per_s'] / r['mala_steps_per_s']:.2f}",
+            }
             for r in result["speed"]
         ]
-        tables.append(
-            ("Kernel speed", ["network", "Q", "n", "chains", "RJ steps/s", "MALA steps/s", "RJ / MALA"], rows)
-        )
+        tables.append(_table("Kernel speed", rows))
         notes.append(
             "Speed: float32, one thread, the chains batched; the two kernels timed in alternating blocks; "
             f"load average {_load(result, 'speed'):.1f} at the end."
         )
     if "cost" in result:
-        rows = [
-            [
-                f"{r['p']}-8-8-8-1",
-                r["n_params"],
-                r["K"],
-                f"{r['leapfrog_steps']:.0f} + {r['n_jumps']}",
-                f"{r['step_ms']:.1f}",
-                f"{r['grad_ms']:.2f} / {r['grad_in_step_ms']:.2f}",
-                f"{r['hmc_share']:.0%}",
-                f"{r['jump_eval_share']:.0%}",
-                f"{r['jump_bookkeeping_share']:.0%}",
-                f"{r['hmc_bookkeeping_share']:.0%}",
-            ]
-            for r in result["cost"]
-        ]
-        header = [
-            "network",
-            "Q",
-            "chains",
-            "leapfrog steps + jumps",
-            "ms / transition",
-            "ms / gradient alone / in the transition",
-            "HMC gradients",
-            "jump evaluations",
-            "jump bookkeeping",
-            "HMC bookkeeping",
-        ]
-        tables.append(("What an RJHMC transition costs", header, rows))
+        tables.append(_table("What an RJHMC transition costs", [_cost_row(r) for r in result["cost"]]))
         if "cost_baseline" in result:
+            label = result["cost_baseline"]["label"]
             earlier = {(r["p"], r["K"]): r for r in result["cost_baseline"]["rows"]}
             rows = [
-                [
-                    f"{r['p']}-8-8-8-1",
-                    r["K"],
-                    f"{earlier[r['p'], r['K']]['step_ms']:.1f} / {r['step_ms']:.1f}",
-                    f"{earlier[r['p'], r['K']]['jump_bookkeeping_share']:.0%} / {r['jump_bookkeeping_share']:.0%}",
-                    f"{earlier[r['p'], r['K']]['jump_eval_share']:.0%} / {r['jump_eval_share']:.0%}",
-                ]
+                _cost_comparison(r, earlier[r["p"], r["K"]])
                 for r in result["cost"]
                 if (r["p"], r["K"]) in earlier
             ]
-            header = ["network", "chains", "ms / transition", "jump bookkeeping", "jump evaluations"]
-            tables.append(
-                (f"The same transitions: {result['cost_baseline']['label']} / this version", header, rows)
-            )
+            tables.append(_table(f"The same transitions: {label} / this version", rows))
             notes.append(
                 "The same transitions before and after: the cost part run by this version of the benchmark "
-                f"on {result['cost_baseline']['label']} (its rows stored beside this run's as "
-                "cost_baseline), then on this version, one after the other on the same machine. 'jump "
-                "bookkeeping' is the choice of the move and of the coordinate, the newborn's proposal and the "
-                "ratio; 'jump evaluations' the network's loss and gradient calls of the jumps."
+                f"on {label} (its rows stored beside this run's as cost_baseline), then on this version, one "
+                "after the other on the same machine. 'jump bookkeeping' is the choice of the move and of "
+                "the coordinate, the newborn's proposal and the ratio; 'jump evaluations' the network's loss "
+                "and gradient calls of the jumps."
             )
         notes.append(
             "Cost: paper 001's network and data (n = 750, lambda = 5 n, uniform prior on [-1, 1]), float32, "
@@ -597,56 +582,9 @@ def report(results):
         for kernel in ("rjhmc", "smc", "rjmcmc"):
             for p in sorted({r["p"] for r in result["structure"]}):
                 rs = [r for r in result["structure"] if r["p"] == p and r.get("kernel", "rjmcmc") == kernel]
-                if not rs:
-                    continue
-                ess = [r.get("ess_sparse", float("nan")) for r in rs]
-                within = [r.get("within_ess_sparse", float("nan")) for r in rs]
-                rows.append(
-                    [
-                        kernel,
-                        p,
-                        f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
-                        "; ".join(",".join(map(str, r["relevant_ranks"])) for r in rs),
-                        f"{np.mean([r['hits_top'] for r in rs]):.1f} / "
-                        f"{np.mean([r['correlation_hits_top'] for r in rs]):.1f}",
-                        f"{np.mean([r['rmse_sparse'] for r in rs]):.3f}",
-                        _mean_of(rs, "rmse_sparse_stacking"),
-                        f"{np.mean([r['rmse_full'] for r in rs]):.3f}",
-                        f"{np.mean([r['excess_sparse'] for r in rs]):.3f}",
-                        f"{np.mean([r['excess_full'] for r in rs]):.3f}",
-                        f"{np.mean([r['active_fraction'] for r in rs]):.0%}",
-                        ("-" if kernel == "smc" else f"{np.median([r['rhat_sparse'] for r in rs]):.2f}")
-                        + f" / {np.median([r['rhat_full'] for r in rs]):.2f}",
-                        "-" if np.isnan(ess).all() else f"{np.median(ess):.0f}",
-                        "-"
-                        if np.isnan(within).all()
-                        else f"{np.median(within):.0f} / "
-                        f"{np.median([e / r['time_sparse_s'] for e, r in zip(within, rs)]):.2f}",
-                        f"{np.mean([r['time_sparse_s'] for r in rs]):.0f}",
-                        f"{rs[0]['n_samples']} particles, " + _jumps(rs)
-                        if kernel == "smc"
-                        else f"{rs[0].get('burn_in', 20_000)} + {rs[0].get('n_samples', 100)} x {rs[0].get('thin', 10)}",
-                    ]
-                )
-        header = [
-            "kernel",
-            "p",
-            "relevant first",
-            "ranks of the relevant inputs (per seed)",
-            "in top k: sparse / correlation",
-            "RMSE sparse",
-            "RMSE sparse, chains stacked",
-            "RMSE full",
-            "excess sparse",
-            "excess full",
-            "active",
-            "R-hat sparse / full (median)",
-            "ESS sparse (median)",
-            "within-chain ESS / per s (median)",
-            "sparse fit s",
-            "burn-in + draws x thin",
-        ]
-        tables.append(("Sparsity and the relevant inputs", header, rows))
+                if rs:
+                    rows.append(_structure_row(kernel, p, rs))
+        tables.append(_table("Sparsity and the relevant inputs", rows))
         if any(r.get("kernel") == "smc" for r in result["structure"]):
             notes.append(
                 "smc rows: SparseGibbsMLPRegressor(sampler=SMC(n_particles=P)), tempered SMC from networks "
@@ -682,19 +620,17 @@ def report(results):
             "as its predictions."
         )
     if "baselines" in result:
-        b = result["baselines"]
+        b, d = result["baselines"], result["baselines"]["diabetes"]
         rows = [
-            [r["seed"], f"{r['var_f']:.3f}", f"{r['excess_all']:.3f}", f"{r['excess_relevant']:.3f}"]
+            {
+                "seed": r["seed"],
+                "var f": f"{r['var_f']:.3f}",
+                "excess, all inputs": f"{r['excess_all']:.3f}",
+                "excess, relevant": f"{r['excess_relevant']:.3f}",
+            }
             for r in b["mlp"]
         ]
-        tables.append(
-            (
-                "What a trained network learns at p = 100",
-                ["seed", "var f", "excess, all inputs", "excess, relevant"],
-                rows,
-            )
-        )
-        d = b["diabetes"]
+        tables.append(_table("What a trained network learns at p = 100", rows))
         notes.append(
             "Baselines: scikit-learn's MLPRegressor (8, 8, 8), Adam at 0.01 for up to 3000 epochs, on the "
             "p = 100 design with all inputs and with the relevant inputs only. A SparseGibbsMLPRegressor at "

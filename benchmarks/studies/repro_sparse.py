@@ -4,38 +4,22 @@
     python -m benchmarks run sparse_tables --reps 2 --burn-in 5000 --quick
 
 For p in {1, 10, 100}: X ~ U([0, 1]^p), y = sin(2 pi |A x|^2) + N(0, 0.01)
-(:func:`skgibbs.datasets.make_sparse_sine`), 750 training points; the
-network (p, 8, 8, 8, 1) with ReLU and an output bias; lambda = 5 n_train,
-gamma = 0.01, the proposal N(theta - gamma grad R_n, gamma^2) of Algorithm 1
-(``MALA(step_size=gamma / lambda, proposal_std=gamma)`` in skgibbs'
-terms), burn-in b, m = 100 draws with gap c = 100, from a Glorot start on
-the raw (unstandardized) data, as the paper. The sparse chain runs the
-estimator's reversible-jump kernel (``--kernel rjhmc``, the default:
-:mod:`skgibbs.samplers.rj.rjhmc`, HMC moves inside each model adapted during
-its burn-in and 8 birth/death jumps per transition, ``--rj-burn-in``
-transitions, then the m draws every ``--rj-gap``-th transition; the first
-``--rj-hold`` fraction of the warm-up (0.5) runs the HMC moves alone on
-the starting active set, so that the network fits the data before deaths
-can empty it: ``RJHMC(hold_active=...)``), or
-paper 001's (``--kernel rjmcmc``: ``RJMCMC`` with the MALA chain's fixed step
-and proposal and its b and c) with the mixing prior
-(s = 2, uniform on [-B, B]: the paper omits the box in its implementation,
-but the dimension-changing moves need a proper density, and ``1 / (2B)``
-per active parameter acts as extra sparsity, so B = 1, the smallest the
-paper allows, and B = 2 are both run) and about half of the parameters zero
-at the start. Gradient descent runs b
-steps at learning rate gamma from the same start.
+(:func:`skgibbs.datasets.make_sparse_sine`), 750 training points; the network (p, 8, 8, 8, 1) with ReLU
+and an output bias; lambda = 5 n_train, gamma = 0.01, the proposal N(theta - gamma grad R_n, gamma^2) of
+Algorithm 1 (``MALA(step_size=gamma / lambda, proposal_std=gamma)``), burn-in b, m = 100 draws with gap
+c = 100, from a Glorot start on the raw (unstandardized) data, as the paper. Gradient descent runs b steps
+at learning rate gamma from the same start.
 
-Beside each RJHMC chain, tempered SMC (``--smc-particles`` particles,
-``SMC(n_particles=..., max_mcmc_steps=--smc-max-steps)``; 0 particles skips
-it) carries a population from the reference (every weight active with
-probability 1/2) to the same mixing posterior, on the same data, with its
-RJHMC moves (:mod:`skgibbs.samplers.smc.sparse`); its rows are the
-posterior mean of its particles.
+The sparse chain (mixing prior, s = 2, uniform on [-B, B], about half of the parameters zero at the start)
+runs the estimator's ``RJHMC`` (``--kernel rjhmc``, the first ``--rj-hold`` of its warm-up without jumps)
+or paper 001's ``RJMCMC`` with the MALA chain's step, b and c. The paper omits the box, but the
+dimension-changing moves need a proper density, and ``1 / (2B)`` per active parameter acts as extra
+sparsity, so B = 1, the smallest the paper allows, and B = 2 are both run. Beside it, tempered SMC
+(:mod:`skgibbs.samplers.smc.sparse`) carries a population from the reference (every weight active with
+probability 1/2) to the same posterior; its rows are the posterior mean of its particles.
 
-Excess risks are mean squared distances to the true f on M = 10000 fresh
-uniform points (the paper evaluates on its 250 test points); Table 2's balls
-are those of :func:`skgibbs.credible.credible_sets` on the same points.
+Excess risks are mean squared distances to the true f on M = 10000 fresh uniform points (the paper
+evaluates on its 250 test points); Table 2's balls are those of :func:`skgibbs.credible.credible_sets`.
 """
 
 import argparse
@@ -66,19 +50,20 @@ PAPER_T1 = {  # mean (sd) of the excess risk, 50 repetitions
 }
 PAPER_T2 = {  # coverage (average radius)
     "ball": {1: (0.84, 0.0463), 10: (0.0, 0.3818), 100: (0.0, 0.5498)},
-    "inflated": {1: (1.0, 1.8207), 10: (0.88, 0.7555), 100: (1.0, 1.8402)},
+    "infl": {1: (1.0, 1.8207), 10: (0.88, 0.7555), 100: (1.0, 1.8402)},
 }
 PAPER_NONZERO = {1: 0.47, 10: 0.46, 100: 0.42}
 N_TRAIN, GAMMA, M_EVAL = 750, 0.01, 10_000
+#: the settings a run stores (``result["args"]``), the flags of the same names
+SETTINGS = ("reps", "burn_in", "draws", "gap", "dims", "n_jobs", "bounds", "kernel", "rj_burn_in", "rj_gap")
+SETTINGS += ("rj_hold", "smc_particles", "smc_max_steps")
 
 
 def _problem(p, rep):
     """One repetition's data, evaluation points, network, potential, lambda and Glorot start."""
     X, y, A = make_sparse_sine(1000, p, noise=0.1, random_state=1000 * p + rep)
-    Xtr, ytr = (
-        torch.as_tensor(X[:N_TRAIN], dtype=torch.float32),
-        torch.as_tensor(y[:N_TRAIN], dtype=torch.float32),
-    )
+    Xtr = torch.as_tensor(X[:N_TRAIN], dtype=torch.float32)
+    ytr = torch.as_tensor(y[:N_TRAIN], dtype=torch.float32)
     X_eval = np.random.default_rng(rep).uniform(size=(M_EVAL, p))
     f_eval = sparse_sine_function(X_eval, A)
     Xe = torch.as_tensor(X_eval, dtype=torch.float32)
@@ -86,6 +71,12 @@ def _problem(p, rep):
     pot = MLPPotential(spec, Xtr, ytr)
     gen = torch.Generator().manual_seed(rep)
     return Xtr, ytr, Xe, f_eval, spec, pot, 5.0 * N_TRAIN, spec.init_params(gen, 1, torch.float32)
+
+
+def _smc(s):
+    """SMC's particles and ``max_mcmc_steps`` from the settings ``s``."""
+    steps = s["smc_max_steps"]
+    return s["smc_particles"], steps if steps in ("auto", None) else int(steps)
 
 
 def smc_only(p, rep, bounds, smc):
@@ -100,54 +91,54 @@ def smc_only(p, rep, bounds, smc):
     return out
 
 
-def one_run(
-    p, rep, burn_in, n_draws, gap, bounds, kernel="rjhmc", rj_burn_in=1000, rj_gap=5, rj_hold=0.5, smc=None
-):
+def _excess(spec, draws, Xe, f_eval):
+    """The function values of ``draws`` at ``Xe`` and the excess risk of their mean."""
+    F = spec.forward(torch.as_tensor(draws), Xe).double().numpy()
+    return F, float(np.mean((F.mean(0) - f_eval) ** 2))
+
+
+def one_run(p, rep, s):
+    """One repetition at ``p`` under the settings ``s`` (those of :data:`SETTINGS`)."""
     torch.set_num_threads(1)
     Xtr, ytr, Xe, f_eval, spec, pot, lam, theta0 = _problem(p, rep)
     proposal = {"step_size": GAMMA / lam, "proposal_std": GAMMA}  # h and s fixed: nothing adapts
-    lengths = {"n_samples": n_draws, "burn_in": burn_in, "thin": gap}
+    lengths = {"n_samples": s["draws"], "burn_in": s["burn_in"], "thin": s["gap"]}
     out = {"p": p, "rep": rep}
     t = time.perf_counter()
     full = run_chains(Target(pot, None, lam), theta0, [rep], MALA(**proposal), **lengths)  # flat prior
     out["time_full_s"] = time.perf_counter() - t
     draws = full.samples[0]
-    F = spec.forward(torch.as_tensor(draws), Xe).double().numpy()
-    out["full_mean"] = float(np.mean((F.mean(0) - f_eval) ** 2))
+    F, out["full_mean"] = _excess(spec, draws, Xe, f_eval)
     out["full_draw"] = float(np.mean((F[0] - f_eval) ** 2))
     out["full_acceptance"] = float(full.acceptance_rate[0])
     cs = credible_sets(F, draws, f_eval, 0.95, math.log(N_TRAIN))
-    out.update(
-        ball_cover=cs.covered,
-        ball_radius=cs.radius,
-        infl_cover=cs.covered_inflated,
-        infl_radius=cs.inflated_radius,
-    )
+    out.update(ball_cover=cs.covered, ball_radius=cs.radius)
+    out.update(infl_cover=cs.covered_inflated, infl_radius=cs.inflated_radius)
     # the sparse chain: about half of the parameters zero at the start (§4)
     mask = torch.as_tensor(np.random.default_rng([rep, 1]).random(spec.n_params) < 0.5, dtype=torch.float32)
-    for bound in bounds:
+    for bound in s["bounds"]:
         t = time.perf_counter()
         prior = MixingPrior(Prior(bound=bound), 2.0)
         start = (theta0 * mask).clamp(-bound, bound)
-        if kernel == "rjhmc":
-            rj = RJHMC(hold_active=rj_hold)
-            rj_lengths = {"n_samples": n_draws, "burn_in": rj_burn_in, "thin": rj_gap}
+        if s["kernel"] == "rjhmc":
+            rj = RJHMC(hold_active=s["rj_hold"])
+            rj_lengths = {"n_samples": s["draws"], "burn_in": s["rj_burn_in"], "thin": s["rj_gap"]}
         else:
             rj, rj_lengths = RJMCMC(**proposal), lengths
         sparse = run_chains(Target(pot, prior, lam), start, [rep + 1], rj, **rj_lengths)
-        out[f"time_sparse_s_B{bound:g}"] = time.perf_counter() - t
+        key = f"B{bound:g}"
+        out[f"time_sparse_s_{key}"] = time.perf_counter() - t
         S = sparse.samples[0]
-        Fs = spec.forward(torch.as_tensor(S), Xe).double().numpy()
-        out[f"sparse_mean_B{bound:g}"] = float(np.mean((Fs.mean(0) - f_eval) ** 2))
-        out[f"nonzero_B{bound:g}"] = float((S != 0).mean())
-        out[f"sparse_acceptance_B{bound:g}"] = float(sparse.acceptance_rate[0])
-        out[f"move_acceptance_B{bound:g}"] = sparse.move_acceptance[0].tolist()
-        out[f"grad_sparse_B{bound:g}"] = int(sparse.n_grad[0])
-        if smc and smc[0]:
-            out.update(_smc_run(Target(pot, prior, lam), theta0, rep, spec, Xe, f_eval, bound, *smc))
+        out[f"sparse_mean_{key}"] = _excess(spec, S, Xe, f_eval)[1]
+        out[f"nonzero_{key}"] = float((S != 0).mean())
+        out[f"sparse_acceptance_{key}"] = float(sparse.acceptance_rate[0])
+        out[f"move_acceptance_{key}"] = sparse.move_acceptance[0].tolist()
+        out[f"grad_sparse_{key}"] = int(sparse.n_grad[0])
+        if s["smc_particles"]:
+            out.update(_smc_run(Target(pot, prior, lam), theta0, rep, spec, Xe, f_eval, bound, *_smc(s)))
     # gradient descent on R_n, same start and step
     theta = theta0.clone().requires_grad_(True)
-    for _ in range(burn_in):
+    for _ in range(s["burn_in"]):
         loss = ((ytr - spec.forward(theta, Xtr)) ** 2).mean()
         (g,) = torch.autograd.grad(loss, theta)
         with torch.no_grad():
@@ -164,35 +155,15 @@ def _smc_run(target, theta0, rep, spec, Xe, f_eval, bound, particles, max_steps)
         target, theta0, [1000 * rep + k for k in range(4)], RunSettings()
     )
     S = res.samples[0]
-    F = spec.forward(torch.as_tensor(S), Xe).double().numpy()
     key = f"B{bound:g}"
     return {
         f"time_smc_s_{key}": time.perf_counter() - t,
-        f"smc_mean_{key}": float(np.mean((F.mean(0) - f_eval) ** 2)),
+        f"smc_mean_{key}": _excess(spec, S, Xe, f_eval)[1],
         f"nonzero_smc_{key}": float((S != 0).mean()),
         f"emptied_smc_{key}": int(np.sum((S != 0).mean(1) <= 0.05)),
         f"stages_smc_{key}": int(res.n_stages),
         f"log_evidence_smc_{key}": float(res.log_evidence),
     }
-
-
-def _smc_coverage(runs, args):
-    """Which repetitions the SMC rows hold, in words."""
-    parts = []
-    for p in args.dims:
-        reps = sorted(r["rep"] for r in runs if r["p"] == p and any(k.startswith("smc_mean_") for k in r))
-        parts.append(f"p = {p}: {len(reps)} of {args.reps} repetitions" if reps else f"p = {p}: not run")
-    return "; ".join(parts)
-
-
-def _time_smc(runs, key):
-    times = [r[f"time_smc_s_{key}"] for r in runs if f"time_smc_s_{key}" in r]
-    return f"{np.mean(times):.1f}" if times else "-"
-
-
-def _fmt(values):
-    v = np.asarray(values, dtype=float)
-    return f"{v.mean():.4f} ({v.std(ddof=1) if len(v) > 1 else 0:.4f})"
 
 
 def add_arguments(parser):
@@ -205,13 +176,20 @@ def add_arguments(parser):
     parser.add_argument("--kernel", choices=["rjhmc", "rjmcmc"], default="rjhmc")
     parser.add_argument("--rj-burn-in", type=int, default=1000)
     parser.add_argument("--rj-gap", type=int, default=5)
-    parser.add_argument("--rj-hold", type=float, default=0.5,
-                        help="fraction of the RJHMC warm-up without jumps (RJHMC's hold_active)")  # fmt: skip
+    parser.add_argument(
+        "--rj-hold",
+        type=float,
+        default=0.5,
+        help="fraction of the RJHMC warm-up without jumps (RJHMC's hold_active)",
+    )
     parser.add_argument("--smc-particles", type=int, default=64, help="tempered SMC's particles; 0 skips it")
     parser.add_argument("--smc-max-steps", default="auto", help="SMC's max_mcmc_steps ('auto' or an int)")
-    parser.add_argument("--smc-only", action="store_true",
-                        help="run only SMC, for --dims and the first --reps repetitions, and add its rows to "
-                        "the stored runs (the other rows keep the stored measurements)")  # fmt: skip
+    parser.add_argument(
+        "--smc-only",
+        action="store_true",
+        help="run only SMC, for --dims and the first --reps repetitions, and add its rows to "
+        "the stored runs (the other rows keep the stored measurements)",
+    )
 
 
 #: the flags a quick run sets (p = 1, one repetition, one bound, chains of a few tens of steps) and the workers
@@ -223,11 +201,7 @@ SIZES = {
                   "rj_burn_in": 5, "rj_gap": 1, "smc_particles": 8, "smc_max_steps": "1"},
         "n_jobs": 1,
     },
-}
-
-
-def _max_steps(value):
-    return value if value in ("auto", None) else int(value)
+}  # fmt: skip
 
 
 def run(args):
@@ -237,21 +211,10 @@ def run(args):
     if args.smc_only:
         return _add_smc(args)
     t0 = time.perf_counter()
+    settings = {k: getattr(args, k) for k in SETTINGS}
     jobs = [(p, rep) for p in args.dims for rep in range(args.reps)]
-    runs = Parallel(n_jobs=args.n_jobs)(
-        delayed(one_run)(
-            p, r, args.burn_in, args.draws, args.gap, args.bounds, args.kernel, args.rj_burn_in, args.rj_gap,
-            args.rj_hold, (args.smc_particles, _max_steps(args.smc_max_steps)),
-        )
-        for p, r in jobs
-    )
-    keys = (
-        "reps", "burn_in", "draws", "gap", "dims", "n_jobs", "bounds", "kernel", "rj_burn_in", "rj_gap", "rj_hold",
-        "smc_particles", "smc_max_steps",
-    )  # fmt: skip
-    settings = {k: getattr(args, k) for k in keys}
-    result = {"runs": runs, "args": settings}
-    return {NAME: {**result, "runtime_s": time.perf_counter() - t0}}
+    runs = Parallel(n_jobs=args.n_jobs)(delayed(one_run)(p, rep, settings) for p, rep in jobs)
+    return {NAME: {"runs": runs, "args": settings, "runtime_s": time.perf_counter() - t0}}
 
 
 def _add_smc(args):
@@ -259,9 +222,8 @@ def _add_smc(args):
     stored = load(args.out, [NAME]).get(NAME)
     if stored is None:
         raise SystemExit(f"--smc-only adds SMC's rows to stored runs, and {args.out} holds no {NAME}.json")
-    runs = stored["runs"]
-    todo = [r for r in runs if r["p"] in args.dims and r["rep"] < args.reps]
-    smc = (args.smc_particles, _max_steps(args.smc_max_steps))
+    todo = [r for r in stored["runs"] if r["p"] in args.dims and r["rep"] < args.reps]
+    smc = _smc(vars(args))
     t0 = time.perf_counter()
     parts = Parallel(n_jobs=args.n_jobs)(
         delayed(smc_only)(r["p"], r["rep"], stored["args"]["bounds"], smc) for r in todo
@@ -273,92 +235,82 @@ def _add_smc(args):
     return {NAME: stored}
 
 
-def report(results):
-    """Tables 1 and 2 beside the paper's, and the acceptance and time per chain."""
-    result = results[NAME]
-    runs, load = result["runs"], load_after(result, lambda r: r["load_average"])
-    args = argparse.Namespace(**result["args"])
-    by_p = {p: [r for r in runs if r["p"] == p] for p in args.dims}
-    t1_rows = []
-    rows_spec = [
+def _mean(rows, key):
+    return np.mean([r[key] for r in rows])
+
+
+def _fmt(values):
+    v = np.asarray(values, dtype=float)
+    return f"{v.mean():.4f} ({v.std(ddof=1) if len(v) > 1 else 0:.4f})"
+
+
+def _table1(runs, args, by_p):
+    """Table 1's rows: the excess risks, then the non-zero fractions, each cell beside the paper's."""
+    smc_bounds = [b for b in args.bounds if any(f"smc_mean_B{b:g}" in r for r in runs)]
+    spec = [
         ("full_mean", "full_mean", "posterior mean, full prior"),
         ("full_draw", "full_draw", "one draw, full prior"),
     ]
-    rows_spec += [
+    spec += [
         (f"sparse_mean_B{b:g}", "sparse_mean", f"posterior mean, mixing prior, B = {b:g}")
         for b in args.bounds
     ]
-    smc_keys = [b for b in args.bounds if any(f"smc_mean_B{b:g}" in r for r in runs)]
-    rows_spec += [
-        (f"smc_mean_B{b:g}", "sparse_mean", f"posterior mean, mixing prior, B = {b:g}, SMC") for b in smc_keys
+    spec += [
+        (f"smc_mean_B{b:g}", "sparse_mean", f"posterior mean, mixing prior, B = {b:g}, SMC")
+        for b in smc_bounds
     ]
-    rows_spec += [("gd", "gd", "gradient descent")]
-    for key, paper_key, label in rows_spec:
+    rows = []
+    for key, paper_key, label in [*spec, ("gd", "gd", "gradient descent")]:
         row = [label]
         for p in args.dims:
-            paper = PAPER_T1[paper_key][p]
             values = [r[key] for r in by_p[p] if key in r]  # SMC: the repetitions it was run on
-            row += [_fmt(values) if values else "-", f"{paper[0]:.4f} ({paper[1]:.4f})"]
-        t1_rows.append(row)
+            mean, sd = PAPER_T1[paper_key][p]
+            row += [_fmt(values) if values else "-", f"{mean:.4f} ({sd:.4f})"]
+        rows.append(row)
     for b in args.bounds:
-        nz = [f"non-zero fraction, mixing prior, B = {b:g}"]
+        row = [f"non-zero fraction, mixing prior, B = {b:g}"]
         for p in args.dims:
-            nz += [f"{np.mean([r[f'nonzero_B{b:g}'] for r in by_p[p]]):.0%}", f"{PAPER_NONZERO[p]:.0%}"]
-        t1_rows.append(nz)
-    for b in smc_keys:
-        nz = [f"non-zero fraction (emptied particles), mixing prior, B = {b:g}, SMC"]
+            row += [f"{_mean(by_p[p], f'nonzero_B{b:g}'):.0%}", f"{PAPER_NONZERO[p]:.0%}"]
+        rows.append(row)
+    for b in smc_bounds:
+        row = [f"non-zero fraction (emptied particles), mixing prior, B = {b:g}, SMC"]
         for p in args.dims:
             done = [r for r in by_p[p] if f"nonzero_smc_B{b:g}" in r]
             emptied = sum(r[f"emptied_smc_B{b:g}"] for r in done)
-            density = np.mean([r[f"nonzero_smc_B{b:g}"] for r in done]) if done else math.nan
-            nz += [f"{density:.0%} ({emptied} of {len(done)} runs)" if done else "-", f"{PAPER_NONZERO[p]:.0%}"]
-        t1_rows.append(nz)
-    header = ["estimator"] + [f"{w} p={p}" for p in args.dims for w in ("skgibbs", "paper")]
-    t2_rows = []
-    for key, label in [("ball", "C(tau_alpha)"), ("infl", "C(log(n) tau_alpha^I)")]:
-        row = [label]
-        for p in args.dims:
-            cover = np.mean([r[f"{key}_cover"] for r in by_p[p]])
-            radius = np.mean([r[f"{key}_radius"] for r in by_p[p]])
-            paper = PAPER_T2["ball" if key == "ball" else "inflated"][p]
-            row += [f"{cover:.0%} ({radius:.4f})", f"{paper[0]:.0%} ({paper[1]:.4f})"]
-        t2_rows.append(row)
-    b0 = f"B{args.bounds[0]:g}"
-    acc_rows = [
-        [
-            p,
-            f"{np.mean([r['full_acceptance'] for r in by_p[p]]):.3f}",
-            f"{np.mean([r[f'sparse_acceptance_{b0}'] for r in by_p[p]]):.3f}",
-            " / ".join(f"{v:.3f}" for v in np.mean([r[f"move_acceptance_{b0}"] for r in by_p[p]], 0)),
-            f"{np.mean([r['time_full_s'] for r in by_p[p]]):.1f}",
-            f"{np.mean([r[f'time_sparse_s_{b0}'] for r in by_p[p]]):.1f}",
-            _time_smc(by_p[p], b0),
-        ]
-        for p in args.dims
-    ]
+            density = _mean(done, f"nonzero_smc_B{b:g}") if done else math.nan
+            row += [
+                f"{density:.0%} ({emptied} of {len(done)} runs)" if done else "-",
+                f"{PAPER_NONZERO[p]:.0%}",
+            ]
+        rows.append(row)
+    return rows, smc_bounds
+
+
+def _notes(result, args, smc_bounds):
+    runs, load = result["runs"], load_after(result, lambda r: r["load_average"])
     total = f"; total {result['runtime_s']:.0f} s" if "runtime_s" in result else ""  # not stored before
-    kernel = getattr(args, "kernel", "rjmcmc")
-    if kernel == "rjhmc":
+    if getattr(args, "kernel", "rjmcmc") == "rjhmc":
         hold = getattr(args, "rj_hold", 0.0)  # runs stored before the option held no jump-free warm-up
-        held = (
-            f", the first {hold:.0%} of them HMC moves alone on the starting active set (hold_active={hold:g})"
-            if hold else ""
-        )
+        held = f", the first {hold:.0%} of them HMC moves alone on the starting active set (hold_active={hold:g})"
         sparse_run = (
-            f"the mixing prior by RJHMC (the estimator's kernel): {args.rj_burn_in} warm-up transitions{held}, "
-            f"then the m draws every {args.rj_gap}th transition"
+            f"the mixing prior by RJHMC (the estimator's kernel): {args.rj_burn_in} warm-up transitions"
+            f"{held if hold else ''}, then the m draws every {args.rj_gap}th transition"
         )
     else:
         sparse_run = "the mixing prior by paper 001's RJMCMC with the MALA chain's step, b and c"
-    smc_note = (
-        f" Tempered SMC: {args.smc_particles} particles from the reference (every weight active with "
-        f"probability 1/2) along the bridge to the same posterior, max_mcmc_steps={args.smc_max_steps!r}, on "
-        f"{_smc_coverage(runs, args)}; its row is the mean over the repetitions it ran on; a particle counts "
-        "as emptied with 5% or fewer of its weights active."
-        if smc_keys
-        else ""
-    )
-    notes = [
+    smc_note = ""
+    if smc_bounds:
+        done = []
+        for p in args.dims:
+            reps = [r["rep"] for r in runs if r["p"] == p and any(k.startswith("smc_mean_") for k in r)]
+            done.append(f"p = {p}: {len(reps)} of {args.reps} repetitions" if reps else f"p = {p}: not run")
+        smc_note = (
+            f" Tempered SMC: {args.smc_particles} particles from the reference (every weight active with "
+            f"probability 1/2) along the bridge to the same posterior, max_mcmc_steps={args.smc_max_steps!r}, on "
+            f"{'; '.join(done)}; its row is the mean over the repetitions it ran on; a particle counts "
+            "as emptied with 5% or fewer of its weights active."
+        )
+    return [
         f"{args.reps} repetitions per p (the paper: 50), burn-in b = {args.burn_in}, m = {args.draws} draws, "
         f"gap c = {args.gap} for the full prior's MALA chain; {sparse_run}. "
         f"One chain per prior and repetition, float32, one thread per job, "
@@ -367,20 +319,47 @@ def report(results):
         "points). Coverage and radius: alpha = 0.05; the radii are norms (square roots of the paper's "
         "z-quantile for tau_alpha), the inflated ball uses the sup-norm parameter radius times log(750).",
     ]
-    return [Page(
-        NAME,
-        "Paper 001 Tables 1-2: full and sparse priors",
-        [
-            ("Table 1: excess risk, mean (sd)", header, t1_rows),
-            ("Table 2: coverage (average radius)", header, t2_rows),
-            (
-                f"Acceptance and time per chain (RJ: B = {args.bounds[0]:g})",
-                ["p", "MALA acc.", "RJ acc.", "RJ death / within / birth", "MALA s", "RJ s", "SMC s"],
-                acc_rows,
-            ),
-        ],
-        notes,
-    )]
+
+
+def report(results):
+    """Tables 1 and 2 beside the paper's, and the acceptance and time per chain."""
+    result = results[NAME]
+    runs, args = result["runs"], argparse.Namespace(**result["args"])
+    by_p = {p: [r for r in runs if r["p"] == p] for p in args.dims}
+    t1_rows, smc_bounds = _table1(runs, args, by_p)
+    header = ["estimator"] + [f"{w} p={p}" for p in args.dims for w in ("skgibbs", "paper")]
+    t2_rows = []
+    for key, label in [("ball", "C(tau_alpha)"), ("infl", "C(log(n) tau_alpha^I)")]:
+        row = [label]
+        for p in args.dims:
+            cover, radius = PAPER_T2[key][p]
+            row += [f"{_mean(by_p[p], key + '_cover'):.0%} ({_mean(by_p[p], key + '_radius'):.4f})"]
+            row += [f"{cover:.0%} ({radius:.4f})"]
+        t2_rows.append(row)
+    b0 = f"B{args.bounds[0]:g}"
+    acc_rows = []
+    for p, rs in by_p.items():
+        smc_times = [r[f"time_smc_s_{b0}"] for r in rs if f"time_smc_s_{b0}" in r]
+        acc_rows.append(
+            [
+                p,
+                f"{_mean(rs, 'full_acceptance'):.3f}",
+                f"{_mean(rs, f'sparse_acceptance_{b0}'):.3f}",
+                " / ".join(f"{v:.3f}" for v in np.mean([r[f"move_acceptance_{b0}"] for r in rs], 0)),
+                f"{_mean(rs, 'time_full_s'):.1f}",
+                f"{_mean(rs, f'time_sparse_s_{b0}'):.1f}",
+                f"{np.mean(smc_times):.1f}" if smc_times else "-",
+            ]
+        )
+    acc_header = ["p", "MALA acc.", "RJ acc.", "RJ death / within / birth", "MALA s", "RJ s", "SMC s"]
+    tables = [
+        ("Table 1: excess risk, mean (sd)", header, t1_rows),
+        ("Table 2: coverage (average radius)", header, t2_rows),
+        (f"Acceptance and time per chain (RJ: B = {args.bounds[0]:g})", acc_header, acc_rows),
+    ]
+    return [
+        Page(NAME, "Paper 001 Tables 1-2: full and sparse priors", tables, _notes(result, args, smc_bounds))
+    ]
 
 
 BENCHMARK = Benchmark(

@@ -1,31 +1,20 @@
 """Sampling, not sitting: independent tempered-SMC runs against RJHMC's chains on paper 001's p = 10 design.
 
     python -m benchmarks run sparse_smc                   # four SMC runs and one four-chain RJHMC fit
-    python -m benchmarks run sparse_smc --quick
     python -m benchmarks run sparse_smc --particles 128 --max-mcmc-steps 15 --output sparse_smc_128
-    python -m benchmarks run sparse_smc --n-jumps 32 --n-jobs 2 --output sparse_smc_j32
 
-The design of the ``sparse`` benchmark's structure part (``make_sparse_sine``:
-1000 points, 750 to train, f(x) = sin(2 pi |A x|^2), p = 10, seed 0), the
-(10, 8, 8, 8, 1) ReLU network at the paper's temperature (lambda = 5 n_train
-on the raw scale). ``SparseGibbsMLPRegressor(sampler=SMC(n_particles=P))``
-is fitted ``--runs`` times from different seeds (``--n-jobs`` of them at
-once, each on one torch thread; ``--n-jumps`` sets its births or deaths per
-transition, 8 unless given); the default RJHMC fit
-(four chains, 1000 warm-up transitions, 200 draws) once. A run (an SMC fit,
-or one RJHMC chain) is a *group*; two groups agree when
+The design of the ``sparse`` benchmark's structure part (``make_sparse_sine``: 1000 points, 750 to train,
+p = 10, seed 0), the (10, 8, 8, 8, 1) ReLU network at the paper's temperature (lambda = 5 n_train on the raw
+scale). ``SparseGibbsMLPRegressor(sampler=SMC(n_particles=P))`` is fitted ``--runs`` times from different
+seeds, the default RJHMC fit (four chains) once. A run (an SMC fit, or one RJHMC chain) is a *group*; two
+groups agree when
 
-- every input's ``feature_inclusion_`` differs by at most 3 Monte Carlo
-  standard errors, ``|m_a - m_b| <= 3 sqrt(se_a^2 + se_b^2)``, with ``se``
-  the standard deviation of the group's draws over the square root of their
-  effective number: the particles of an SMC run counted as independent (so
-  that its errors are the smallest a population of that size can claim,
-  and agreement the hardest to reach), a chain's draws by their
-  within-chain effective sample size;
-- the predictive means at the training inputs differ by at most 0.1
-  posterior standard deviations (of the function values, over all the
-  groups' draws pooled), reported at the worst input and as the root mean
-  square over the inputs.
+- every input's ``feature_inclusion_`` differs by at most 3 Monte Carlo standard errors,
+  ``|m_a - m_b| <= 3 sqrt(se_a^2 + se_b^2)``, with ``se`` the standard deviation of the group's draws over
+  the square root of their effective number: the particles of an SMC run counted as independent (so that
+  agreement is the hardest to reach), a chain's draws by their within-chain effective sample size;
+- the predictive means at the training inputs differ by at most 0.1 posterior standard deviations (of the
+  function values, over all the groups' draws pooled), at the worst input and as the root mean square.
 """
 
 import itertools
@@ -73,9 +62,15 @@ def _group(F, relevance, n_eff):
     }
 
 
-def _ranks(relevance, relevant):
-    order = np.argsort(-np.asarray(relevance), kind="stable")
-    return sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant)
+def _scores(est, Xte, yte, f_te, relevant):
+    """The held-out RMSE, the excess risk (mean squared distance to f) and the ranks of the relevant inputs."""
+    pred = est.predict(Xte)
+    order = np.argsort(-np.asarray(est.feature_inclusion_), kind="stable")
+    return {
+        "rmse": float(np.sqrt(np.mean((pred - yte) ** 2))),
+        "excess": float(np.mean((pred - f_te) ** 2)),
+        "ranks": sorted(int(np.flatnonzero(order == j)[0]) + 1 for j in relevant),
+    }
 
 
 def _fit(est, X, y):
@@ -86,26 +81,24 @@ def _fit(est, X, y):
         return time.perf_counter() - t
 
 
-def _smc_run(common, sampler, r, Xtr, ytr, Xte, yte, f_te, relevant):
+def _smc_run(common, sampler, r, Xtr, ytr, test):
     """One SMC run on one torch thread: its row and its draws of f at the training inputs."""
     torch.set_num_threads(1)
     est = SparseGibbsMLPRegressor(**common, sampler=sampler, random_state=r)
     seconds = _fit(est, Xtr, ytr)
     S = est.samples_[0]
     F = est.predict_samples(Xtr)
-    path = est.temperature_path_
+    steps = est.temperature_path_["n_mcmc_steps"]
     row = {
         **_group(F, input_relevance(est.spec_, S), len(S)),
         "seconds": seconds,
         "log_evidence": est.log_evidence_,
         "n_stages": int(est.n_stages_),
         "n_grad": int(est.n_grad_evals_[0]),
-        "transitions": float(np.nansum(path["n_mcmc_steps"])),
-        "capped_stages": int(np.sum(path["n_mcmc_steps"][1:] >= np.nanmax(path["n_mcmc_steps"]))),
+        "transitions": float(np.nansum(steps)),
+        "capped_stages": int(np.sum(steps[1:] >= np.nanmax(steps))),
         "active": float((S != 0).mean()),
-        "rmse": float(np.sqrt(np.mean((est.predict(Xte) - yte) ** 2))),
-        "excess": float(np.mean((est.predict(Xte) - f_te) ** 2)),
-        "ranks": _ranks(est.feature_inclusion_, relevant),
+        **_scores(est, *test),
     }
     print({k: v for k, v in row.items() if not isinstance(v, list) or k == "ranks"}, flush=True)
     return row, F
@@ -116,19 +109,13 @@ def run(args):
     size, seed = args.size, 0
     if not args.quick:  # the options override the full run's particles, stage length and runs
         chosen = {
-            "particles": args.particles,
-            "runs": args.runs,
-            "max_mcmc_steps": args.max_mcmc_steps,
-            "target_ess": args.target_ess,
-            "n_jumps": args.n_jumps,
+            k: getattr(args, k) for k in ("particles", "runs", "max_mcmc_steps", "target_ess", "n_jumps")
         }
         size = Sizes({**size, **{k: v for k, v in chosen.items() if v is not None}})
     Xtr, ytr, Xte, yte, f_te, relevant = _design(size.p, seed)
-    common = {
-        "hidden_layer_sizes": (8, 8, 8),
-        "temperature": 1.0 / (5.0 * ytr.var()),
-        "pretrain_iter": size.pretrain_iter,
-    }
+    test = (Xte, yte, f_te, relevant)
+    common = {"hidden_layer_sizes": (8, 8, 8), "temperature": 1.0 / (5.0 * ytr.var())}
+    common["pretrain_iter"] = size.pretrain_iter
     sampler = SMC(
         n_particles=size.particles,
         max_mcmc_steps=size.max_mcmc_steps,
@@ -136,12 +123,12 @@ def run(args):
         n_jumps=size.n_jumps,
     )
     runs = Parallel(n_jobs=args.n_jobs)(
-        delayed(_smc_run)(common, sampler, r, Xtr, ytr, Xte, yte, f_te, relevant) for r in range(size.runs)
+        delayed(_smc_run)(common, sampler, r, Xtr, ytr, test) for r in range(size.runs)
     )
     smc_runs = [row for row, _ in runs]
-    fits = [SimpleNamespace(log_evidence_=row["log_evidence"]) for row in smc_runs]
-    pooled = [F for _, F in runs]
-    log_z = monte_carlo_error(fits, "log_evidence_")
+    log_z = monte_carlo_error(
+        [SimpleNamespace(log_evidence_=row["log_evidence"]) for row in smc_runs], "log_evidence_"
+    )
     rj = SparseGibbsMLPRegressor(
         **common, burn_in=size.rj_burn_in, n_samples=size.rj_draws, random_state=seed
     )
@@ -152,27 +139,20 @@ def run(args):
         relevance = input_relevance(rj.spec_, rj.samples_[k])
         n_eff = effective_sample_size(relevance[None]) if relevance.shape[0] >= 4 else np.full(size.p, 1.0)
         chains.append(_group(F_all[:, k], relevance, np.maximum(n_eff, 1.0)))
+    settings = {**size, "seed": seed, "relevant": relevant.tolist(), "n_jobs": args.n_jobs or 1}
     result = {
-        "settings": {
-            **{k: v for k, v in size.items()},
-            "seed": seed,
-            "relevant": relevant.tolist(),
-            "n_jobs": args.n_jobs or 1,
-        },
+        "settings": settings,
         "smc": smc_runs,
         "log_evidence": [float(v) for v in log_z],
         # the posterior sd of f at each training input: the draws of all the groups of a sampler pooled
-        "posterior_sd": np.concatenate(pooled, 1).std(1).tolist(),
+        "posterior_sd": np.concatenate([F for _, F in runs], 1).std(1).tolist(),
         "rjhmc": {
             "chains": chains,
             "posterior_sd": F_all.reshape(len(Xtr), -1).std(1).tolist(),
             "seconds": rj_seconds,
-            "rmse": float(np.sqrt(np.mean((rj.predict(Xte) - yte) ** 2))),
-            "excess": float(np.mean((rj.predict(Xte) - f_te) ** 2)),
-            "ranks": _ranks(rj.feature_inclusion_, relevant),
-            "rhat": float(rj.rhat_),
         },
     }
+    result["rjhmc"].update(_scores(rj, *test), rhat=float(rj.rhat_))
     return {args.output: result}
 
 
@@ -248,10 +228,30 @@ def pooled(smc, relevant):
 
 
 def report(results):
-    return [page for stem, result in results.items() for page in _pages(stem, result)]
+    return [_page(stem, result) for stem, result in results.items()]
 
 
-def _pages(stem, result):
+def _table(title, rows):
+    """A page table from rows given as ``{header: cell}``."""
+    return title, list(rows[0]), [list(row.values()) for row in rows]
+
+
+def _run_row(run, r):
+    """The row of the table of runs; ``r`` an SMC run's results, or those of the RJHMC fit ('-' where absent)."""
+    return {
+        "run": run,
+        "log evidence": f"{r['log_evidence']:.1f}" if "log_evidence" in r else "-",
+        "stages": r.get("n_stages", "-"),
+        "transitions": f"{r['transitions']:.0f}" if "transitions" in r else "-",
+        "active": f"{r['active']:.0%}" if "active" in r else "-",
+        "ranks of the relevant": ",".join(map(str, r["ranks"])),
+        "RMSE": f"{r['rmse']:.3f}",
+        "excess": f"{r['excess']:.3f}",
+        "s": f"{r['seconds']:.0f}",
+    }
+
+
+def _page(stem, result):
     settings, smc, rj = result["settings"], result["smc"], result["rjhmc"]
     rows = []
     for label, groups, seconds, sd in (
@@ -261,48 +261,39 @@ def _pages(stem, result):
     ):  # fmt: skip
         z, worst, rms = agreement(groups, sd)
         worth = equivalent_draws(groups)
-        rows.append([label, f"{z:.1f}", f"{worst:.2f}", f"{rms:.2f}", "-" if worth is None else f"{worth:.1f}",
-                     f"{seconds:.0f}"])  # fmt: skip
-    runs = [
-        [
-            r_i,
-            f"{r['log_evidence']:.1f}",
-            r["n_stages"],
-            f"{r['transitions']:.0f}",
-            f"{r['active']:.0%}",
-            ",".join(map(str, r["ranks"])),
-            f"{r['rmse']:.3f}",
-            f"{r['excess']:.3f}",
-            f"{r['seconds']:.0f}",
-        ]
-        for r_i, r in enumerate(smc)
-    ]
-    runs.append(["RJHMC", "-", "-", "-", "-", ",".join(map(str, rj["ranks"])), f"{rj['rmse']:.3f}",
-                 f"{rj['excess']:.3f}", f"{rj['seconds']:.0f}"])  # fmt: skip
+        rows.append(
+            {
+                "groups": label,
+                "inclusion: worst |difference| / se": f"{z:.1f}",
+                "means: worst input (sd)": f"{worst:.2f}",
+                "means: rms (sd)": f"{rms:.2f}",
+                "f: independent draws a group is worth": "-" if worth is None else f"{worth:.1f}",
+                "s per run": f"{seconds:.0f}",
+            }
+        )
+    runs = [_run_row(i, r) for i, r in enumerate(smc)] + [_run_row("RJHMC", rj)]
     log_z, log_z_se = result["log_evidence"]
     pooled_rows, weights, effective_runs = pooled(smc, settings["relevant"])
+    shared = (
+        f", the SMC runs {settings['n_jobs']} at a time on the two cores."
+        if settings.get("n_jobs", 1) > 1
+        else "."
+    )
     notes = [
-        (
-            f"p = {settings['p']}, seed {settings['seed']} (relevant inputs {settings['relevant']}), 750 training "
-            "points, the (p, 8, 8, 8, 1) ReLU network at lambda = 5 n_train on the raw scale; "
-            f"SMC(n_particles={settings['particles']}, max_mcmc_steps={settings['max_mcmc_steps']!r}, "
-            f"target_ess={settings.get('target_ess', 0.5)}, n_jumps={settings.get('n_jumps', 8)}); RJHMC: "  # stored before the options: their defaults
-            f"the estimator's default kernel, {settings['rj_burn_in']} warm-up transitions and "
-            f"{settings['rj_draws']} draws per chain. One thread per fit; times are per SMC run and per RJHMC fit"
-            + (
-                f", the SMC runs {settings['n_jobs']} at a time on the two cores."
-                if settings.get("n_jobs", 1) > 1
-                else "."
-            )
-        ),
-        (
-            "Inclusion: the largest difference of an input's feature_inclusion_ between two groups in units of "
-            "their combined Monte Carlo standard error (an SMC run's particles counted as independent, a chain's "
-            "draws by their effective sample size); the target is at most 3. Predictive means: the largest "
-            "difference between two groups at the training inputs in posterior standard deviations of f (the "
-            "draws of all the groups), at the worst input and as the root mean square over the inputs; the "
-            "target is at most 0.1."
-        ),
+        f"p = {settings['p']}, seed {settings['seed']} (relevant inputs {settings['relevant']}), 750 training "
+        "points, the (p, 8, 8, 8, 1) ReLU network at lambda = 5 n_train on the raw scale; "
+        f"SMC(n_particles={settings['particles']}, max_mcmc_steps={settings['max_mcmc_steps']!r}, "
+        # stored before the options: their defaults
+        f"target_ess={settings.get('target_ess', 0.5)}, n_jumps={settings.get('n_jumps', 8)}); RJHMC: "
+        f"the estimator's default kernel, {settings['rj_burn_in']} warm-up transitions and "
+        f"{settings['rj_draws']} draws per chain. One thread per fit; times are per SMC run and per RJHMC fit"
+        + shared,
+        "Inclusion: the largest difference of an input's feature_inclusion_ between two groups in units of "
+        "their combined Monte Carlo standard error (an SMC run's particles counted as independent, a chain's "
+        "draws by their effective sample size); the target is at most 3. Predictive means: the largest "
+        "difference between two groups at the training inputs in posterior standard deviations of f (the "
+        "draws of all the groups), at the worst input and as the root mean square over the inputs; the "
+        "target is at most 0.1.",
         "Independent draws a group is worth: at each training input, the mean variance of f within a group "
         "over the variance of the groups' means, the median over the inputs (how many independent draws of "
         "the posterior would vary as much as the groups' means do; the means agree to 0.1 sd when a group is "
@@ -313,47 +304,17 @@ def _pages(stem, result):
         + ", ".join(f"{w:.3f}" for w in weights)
         + f"; {effective_runs:.1f} effective runs), with the ratio estimator's standard error.",
     ]
-    return [
-        Page(
-            stem,
-            "Sparse networks: tempered SMC runs against RJHMC chains",
-            [
-                (
-                    "Do independent groups of draws agree?",
-                    [
-                        "groups",
-                        "inclusion: worst |difference| / se",
-                        "means: worst input (sd)",
-                        "means: rms (sd)",
-                        "f: independent draws a group is worth",
-                        "s per run",
-                    ],
-                    rows,
-                ),
-                (
-                    "Each SMC run",
-                    [
-                        "run",
-                        "log evidence",
-                        "stages",
-                        "transitions",
-                        "active",
-                        "ranks of the relevant",
-                        "RMSE",
-                        "excess",
-                        "s",
-                    ],
-                    runs,
-                ),
-                (
-                    "Inclusion of the relevant inputs: the runs, their mean, and the runs pooled by evidence",
-                    ["input", "each run", "equal weights (± se)", "pooled by evidence (± se)"],
-                    pooled_rows,
-                ),
-            ],
-            notes,
-        )
+    pooled_header = ["input", "each run", "equal weights (± se)", "pooled by evidence (± se)"]
+    tables = [
+        _table("Do independent groups of draws agree?", rows),
+        _table("Each SMC run", runs),
+        (
+            "Inclusion of the relevant inputs: the runs, their mean, and the runs pooled by evidence",
+            pooled_header,
+            pooled_rows,
+        ),
     ]
+    return Page(stem, "Sparse networks: tempered SMC runs against RJHMC chains", tables, notes)
 
 
 BENCHMARK = Benchmark(

@@ -1,39 +1,18 @@
 """Defaults of the sparse regressor that find the inputs on small problems.
 
-``SparseGibbsMLPRegressor`` (sampler ``"rjhmc"``, everything at its
-defaults but the network) on small designs with two relevant inputs among
-``p``:
+``SparseGibbsMLPRegressor`` (sampler ``"rjhmc"``, everything at its defaults but the network) on small
+designs with two relevant inputs among ``p``: X ~ U([-1, 1]^p), y = sin(2 x_0) + x_1^2 + N(0, 0.1^2),
+``n`` training rows and 1000 held-out rows (one draw per seed; ``make_sparse_sine`` is not used: its random
+``A`` makes up to four inputs relevant, not a chosen two). The networks (:data:`CONFIGS`): ``(100, 100)``
+(set explicitly, so that a change of the default leaves this row as it is), ``"auto"`` and ``(8,)``; the
+dense ``GibbsMLPRegressor()`` at its defaults is the reference of the held-out RMSE. Each fit records its
+process time, ``input_relevance_`` and ``feature_inclusion_``, the median probability model (the inputs
+with ``input_relevance_ >= 0.5``) and whether it is exactly ``{0, 1}``, the held-out RMSE against the noisy
+targets (the noise sd, 0.1, is its floor), ``rhat_`` and the ``SamplerWarning`` raised. The ``(100, 100)``
+network and the dense reference take minutes a fit, so a full run fits them on the first seed of each
+design only (``default_seeds``, ``dense_seeds``).
 
-    X ~ U([-1, 1]^p),  y = sin(2 x_0) + x_1^2 + N(0, 0.1^2),
-
-``n`` training rows and 1000 held-out rows of the same design (one draw of
-``n + 1000`` rows per seed, split). ``make_sparse_sine`` is not used: its
-random ``A`` makes up to four inputs relevant, not a chosen two. The
-configurations:
-
-- ``default``: ``hidden_layer_sizes=(100, 100)``, the estimator's default
-  when this study was written (set explicitly, and recorded as set, so
-  that a change of the default leaves this row's network as it is);
-- ``auto``: ``hidden_layer_sizes="auto"`` (two hidden layers of 16 up to
-  1000 rows);
-- ``(8,)``: one hidden layer of 8;
-
-and the dense ``GibbsMLPRegressor()`` at its defaults as the reference of
-the held-out RMSE. Each fit records its process time, ``input_relevance_``
-and ``feature_inclusion_``, the median probability model (the inputs with
-``input_relevance_ >= 0.5``, the guide's *Reading the inclusion
-probabilities*) and whether it is exactly ``{0, 1}``, the relevant inputs
-found and the irrelevant ones kept, the held-out RMSE against the noisy
-targets (the noise sd, 0.1, is its floor), ``rhat_`` and the
-``SamplerWarning`` raised.
-
-The ``(100, 100)`` network costs several minutes a fit on one core (five to
-seven at n = 500, p = 20), so a full run fits it on the first seed of each
-design only (``default_seeds``), the others on three seeds; the dense
-reference (two to three minutes a fit) likewise on the first seed only
-(``dense_seeds``), and the design n = 500, p = 5 was dropped, to keep the
-run near half an hour. Run ``python -m benchmarks run sparse_small`` (about
-30 minutes on one core); ``--quick`` fits one tiny design with short runs.
+    python -m benchmarks run sparse_small      # about 30 minutes on one core; --quick: one tiny design
 """
 
 import time
@@ -63,23 +42,11 @@ LABELS = {
     "(8,)": "hidden_layer_sizes=(8,)",
 }
 SIZES = {
-    "full": {
-        "designs": [[200, 5], [500, 20]],
-        "seeds": 3,
-        "default_seeds": 1,
-        "dense_seeds": 1,
-        "n_test": 1000,
-        "run": {},
-    },
-    "quick": {
-        "designs": [[60, 3]],
-        "seeds": 1,
-        "default_seeds": 1,
-        "dense_seeds": 1,
-        "n_test": 200,
-        "run": {"n_samples": 20, "burn_in": 20, "pretrain_iter": 50, "n_chains": 2},
-    },
-}
+    "full": {"designs": [[200, 5], [500, 20]], "seeds": 3, "default_seeds": 1, "dense_seeds": 1, "n_test": 1000,
+             "run": {}},
+    "quick": {"designs": [[60, 3]], "seeds": 1, "default_seeds": 1, "dense_seeds": 1, "n_test": 200,
+              "run": {"n_samples": 20, "burn_in": 20, "pretrain_iter": 50, "n_chains": 2}},
+}  # fmt: skip
 
 
 def make_design(n, p, n_test, seed):
@@ -93,15 +60,9 @@ def make_design(n, p, n_test, seed):
 def _fit(est, X, y, X_test, y_test):
     start = time.process_time()
     fit = stats.timed_fit(est, X, y)
-    seconds = time.process_time() - start
-    rmse = float(np.sqrt(np.mean((est.predict(X_test) - y_test) ** 2)))
-    return {
-        "seconds": seconds,
-        "wall_seconds": fit.seconds,
-        "rmse": rmse,
-        "rhat": float(est.rhat_),
-        "sampler_warnings": fit.messages(SamplerWarning),
-    }
+    out = {"seconds": time.process_time() - start, "wall_seconds": fit.seconds}
+    out["rmse"] = float(np.sqrt(np.mean((est.predict(X_test) - y_test) ** 2)))
+    return {**out, "rhat": float(est.rhat_), "sampler_warnings": fit.messages(SamplerWarning)}
 
 
 def _selection(est, p):
@@ -128,28 +89,25 @@ def run(args):
         for k in range(size.seeds):
             seed = args.seed + k
             X, y, X_test, y_test = make_design(n, p, size.n_test, seed)
-            if k < size.dense_seeds:
-                dense = GibbsMLPRegressor(random_state=seed, **size.run)
-                row = {"config": "dense", "n": n, "p": p, "seed": seed, **_fit(dense, X, y, X_test, y_test)}
-                rows.append(row)
-                records.setdefault("dense", ran_with({"est": dense}))
-                print(f"{n:4d} {p:3d} seed {seed} dense: RMSE {row['rmse']:.3f}, {row['seconds']:.0f} s",
-                      flush=True)  # fmt: skip
-            for name, params in CONFIGS.items():
+            fits = [("dense", GibbsMLPRegressor, {})] if k < size.dense_seeds else []
+            fits += [(name, SparseGibbsMLPRegressor, params) for name, params in CONFIGS.items()]
+            for name, cls, params in fits:
                 if name == "default" and k >= size.default_seeds:
                     continue
-                est = SparseGibbsMLPRegressor(random_state=seed, **params, **size.run)
+                est = cls(random_state=seed, **params, **size.run)
                 row = {"config": name, "n": n, "p": p, "seed": seed, **_fit(est, X, y, X_test, y_test)}
-                row.update(_selection(est, p))
+                found = ""
+                if cls is SparseGibbsMLPRegressor:
+                    row.update(_selection(est, p))
+                    found = f"relevance {np.round(row['input_relevance'], 2)}, "
                 rows.append(row)
                 if name not in records:
-                    record = ran_with({"est": est})
+                    records[name] = ran_with({"est": est})
                     # what the study sets is given, also where it equals today's default
-                    given = record["estimators"][type(est).__name__]["given"]
-                    given.update({k: repr(v) for k, v in params.items()})
-                    records[name] = record
-                print(f"{n:4d} {p:3d} seed {seed} {name}: relevance {np.round(row['input_relevance'], 2)}, "
-                      f"RMSE {row['rmse']:.3f}, {row['seconds']:.0f} s", flush=True)  # fmt: skip
+                    given = records[name]["estimators"][cls.__name__]["given"]
+                    given.update({key: repr(value) for key, value in params.items()})
+                print(f"{n:4d} {p:3d} seed {seed} {name}: {found}RMSE {row['rmse']:.3f}, {row['seconds']:.0f} s",
+                      flush=True)  # fmt: skip
     result = {"rows": rows, "configs": {k: repr(v) for k, v in CONFIGS.items()}, "relevant": list(RELEVANT),
               "noise": NOISE, "n_test": size.n_test, "run": size.run, "ran_with": records}  # fmt: skip
     return {NAME: result}
@@ -210,13 +168,8 @@ def _recommendation(summary):
             continue
         empty = {"exact": 0, "fits": 0, "ratio": [], "seconds": [], "kept": [], "rhat": [], "warned": 0}
         t = totals.setdefault(name, empty)
-        t["rhat"] += s["rhat"]
-        t["warned"] += s["warned"]
-        t["exact"] += s["exact"]
-        t["fits"] += s["fits"]
-        t["ratio"] += s["ratio"]
-        t["seconds"] += s["seconds"]
-        t["kept"] += s["kept"]
+        for key in empty:
+            t[key] += s[key]
     if not totals:
         return "No sparse fits were stored."
 
