@@ -42,14 +42,13 @@ GAP, EDGE = 0.2, 0.8  # no training input in (-GAP, GAP); the data fill GAP <= |
 N_GAP, N_FULL, QUICK_N_GAP = 2000, 1000, 200
 #: the targets of the issue: coverage of the true f by the 95% band in the gap, and in the data region
 GAP_COVERAGE, DATA_COVERAGE = 0.8, 0.9
-QUICK = {"hidden_layer_sizes": (16,), "pretrain_iter": 200}
-QUICK_HMC = {"n_samples": 40, "burn_in": 60}
-QUICK_SMC = {"n_particles": 32, "n_mcmc_steps": 2, "n_leapfrog": 5}
 #: rows of the gap data, and the network's, HMC's and SMC's settings beyond the defaults
 SIZES = {
     "full": {"n_gap": N_GAP, "network": {}, "hmc": {}, "smc": {}},
-    "quick": {"n_gap": QUICK_N_GAP, "network": QUICK, "hmc": QUICK_HMC, "smc": QUICK_SMC},
-}
+    "quick": {"n_gap": QUICK_N_GAP, "network": {"hidden_layer_sizes": (16,), "pretrain_iter": 200},
+              "hmc": {"n_samples": 40, "burn_in": 60},
+              "smc": {"n_particles": 32, "n_mcmc_steps": 2, "n_leapfrog": 5}},
+}  # fmt: skip
 METRICS_NAME = "smc_metrics"
 SEEDS_NAME = "smc_seeds"
 #: the seeds of ``--part seeds``: independent SMC runs of the default sampler
@@ -104,19 +103,12 @@ def _fit(sampler, X, y, size, temperature="plug-in"):
     # the fixed prior and (HMC) the plug-in temperature: "auto" would give HMC ARD and a learned noise
     est = GibbsMLPRegressor(sampler=obj, prior="fixed", temperature=temperature, random_state=0, **kw)
     fit = timed_fit(est, X, y)
-    row = {
-        "sampler": sampler,
-        "fit_s": fit.seconds,
-        "temperature": float(est.temperature_),
-        "warnings": _warnings(fit),
-    }
+    row = {"sampler": sampler, "fit_s": fit.seconds, "temperature": float(est.temperature_),
+           "warnings": _warnings(fit)}  # fmt: skip
     if sampler == "smc":
-        row.update(
-            n_stages=int(est.n_stages_),
-            n_particles=int(est.n_particles_),
-            log_evidence=float(est.log_evidence_),
-        )
-        row["log_marginal_likelihood"] = float(getattr(est, "log_marginal_likelihood_", np.nan))
+        row.update(n_stages=int(est.n_stages_), n_particles=int(est.n_particles_),
+                   log_evidence=float(est.log_evidence_),
+                   log_marginal_likelihood=float(getattr(est, "log_marginal_likelihood_", np.nan)))  # fmt: skip
     return est, row
 
 
@@ -153,13 +145,14 @@ def _pair(name, X, Xte, y, yte, size, score):
 
 
 def _stored_gap_fits(args):
-    """The temperature of the smc page's stored HMC fit of the gap data, its SMC row (or None), and the data."""
+    """The temperature of the smc page's stored HMC fit of the gap data, its SMC row or None, the data."""
     stored = load(args.out, [NAME]).get(NAME)
     rows = {(r["data"], r["sampler"]): r for r in (stored or {"rows": []})["rows"]}
     if ("gap", "hmc") not in rows or was_quick(stored) != args.quick:
         quick = " --quick" if args.quick else ""
         raise SystemExit(
-            f"--part metrics needs the stored HMC fit of the gap data: run `python -m benchmarks run {NAME}{quick}`."
+            "--part metrics needs the stored HMC fit of the gap data: run "
+            f"`python -m benchmarks run {NAME}{quick}`."
         )
     return rows["gap", "hmc"]["temperature"], rows.get(("gap", "smc")), _gap_data(args.size.n_gap)
 
@@ -312,10 +305,14 @@ def _gap_setup(res, what):
     )
 
 
-def _closing_notes(res, rows, label):
-    """The load note, a note per fit that warned, and the quick run's note, of the smc_metrics and smc_seeds pages."""
+def _closing_notes(res, rows, label, *after_load):
+    """The last notes of the smc_metrics and smc_seeds pages: the load, ``after_load``, each fit that warned
+    (``label(row)``), a quick run."""
     load = load_after(res, lambda r: r["load_average"][0])
-    notes = [f"One core; load average at the end {load:.1f} (other work ran beside: fit times are rough)."]
+    notes = [
+        f"One core; load average at the end {load:.1f} (other work ran beside: fit times are rough).",
+        *after_load,
+    ]
     notes += [
         f"{label(r)} warned: " + " / ".join(escape(m) for m in r["warnings"]) for r in rows if r["warnings"]
     ]
@@ -328,8 +325,13 @@ def _closing_notes(res, rows, label):
 def _report_seeds(res):
     rows = res["rows"]
     table = [
-        {"seed": str(r["seed"]), "log evidence": f"{r['log_evidence']:.1f}", **_band_cells(r)}
-        | {"stages": str(r["n_stages"]), "fit s": f"{r['fit_s']:.0f}"}
+        {
+            "seed": str(r["seed"]),
+            "log evidence": f"{r['log_evidence']:.1f}",
+            **_band_cells(r),
+            "stages": str(r["n_stages"]),
+            "fit s": f"{r['fit_s']:.0f}",
+        }
         for r in rows
     ]
     tables = [_table("SMC runs from independent draws of the prior: the data gap", table)]
@@ -368,9 +370,15 @@ def _report_seeds(res):
 
 def _report_metrics(res):
     rows = [
-        {"variant": r["variant"], "log evidence": f"{r['log_evidence']:.1f}", **_band_cells(r)}
-        | {"stages": str(r["n_stages"]), "gradients per particle": str(r["n_grad"])}
-        | {"final step size": f"{r['final_step_size']:.2g}", "fit s": f"{r['fit_s']:.0f}"}
+        {
+            "variant": r["variant"],
+            "log evidence": f"{r['log_evidence']:.1f}",
+            **_band_cells(r),
+            "stages": str(r["n_stages"]),
+            "gradients per particle": str(r["n_grad"]),
+            "final step size": f"{r['final_step_size']:.2g}",
+            "fit s": f"{r['fit_s']:.0f}",
+        }
         for r in res["rows"]
     ]
     notes = [
@@ -381,27 +389,26 @@ def _report_metrics(res):
         "'gradients' and 'fisher' the prior's variances plus a low-rank matrix from the particles (the "
         "covariance of their data gradients, or their sketched Gauss-Newton matrix); '+traj' adds "
         "trajectory_length=1 (at most 64 leapfrog steps) with two transitions per stage; 'x4 particles' "
-        "runs 512 particles instead of 128, 'x4 moves' 12 HMC transitions per stage instead of 3. "
-        "All target the same "
-        "posterior: a larger log evidence estimate (it is biased low by the Monte Carlo error) means "
+        "runs 512 particles instead of 128, 'x4 moves' 12 HMC transitions per stage instead of 3. All target "
+        "the same posterior: a larger log evidence estimate (it is biased low by the Monte Carlo error) means "
         "particles closer to it.",
     ]
-    closing = _closing_notes(res, res["rows"], lambda r: r["variant"])
+    reference = []
     ref, same = res.get("reference"), [r for r in res["rows"] if r["variant"] == DEFAULT_VARIANT]
     if ref and same:
         r = same[0]
-        closing.insert(
-            1,
+        reference.append(
             f"One fit per variant. The smc page's SMC row is a separate fit of the '{DEFAULT_VARIANT}' "
             "variant on the same data at the same temperature: log evidence "
             f"{ref['log_evidence']:.1f}, test log-likelihood {ref['log_lik']:.3f}, f coverage in the gap "
             f"{ref['coverage_gap']:.3f} and in the data region {ref['coverage_data']:.3f}, against "
             f"{r['log_evidence']:.1f}, {r['log_lik']:.3f}, {r['coverage_gap']:.3f} and "
             f"{r['coverage_data']:.3f} here. Where the two differ, the difference measures the noise of "
-            "one fit (an SMC run is chaotic: a change of rounding anywhere gives another run).",
+            "one fit (an SMC run is chaotic: a change of rounding anywhere gives another run)."
         )
+    notes += _closing_notes(res, res["rows"], lambda r: r["variant"], *reference)
     title = "SMC's moves on the data gap: metric and trajectory length"
-    return Page(METRICS_NAME, title, [_table(title, rows)], notes + closing)
+    return Page(METRICS_NAME, title, [_table(title, rows)], notes)
 
 
 def report(results):
@@ -450,10 +457,10 @@ def _report_smc(results):
         tables.append(("Diabetes: SMC against HMC at the same temperature", header, [row]))
     temps = ", ".join(f"{r['data']} {r['temperature']:.4g}" for r in res["rows"] if r["sampler"] == "hmc")
     notes = [
-        f"One core; load average at the end {load_after(res, lambda r: r['load_average'][0]):.1f} (the machine "
-        "ran other work: times are noisy, their ratio within the run less so). Both samplers at the defaults of "
-        "GibbsMLPRegressor(random_state=0) but the sampler; HMC at temperature='auto', SMC given HMC's fitted "
-        f"temperature (standardized scale: {temps}), so that both sample the same posterior.",
+        f"One core; load average at the end {load_after(res, lambda r: r['load_average'][0]):.1f} (the "
+        "machine ran other work: times are noisy, their ratio within the run less so). Both samplers at the "
+        "defaults of GibbsMLPRegressor(random_state=0) but the sampler; HMC at temperature='auto', SMC given "
+        f"HMC's fitted temperature (standardized scale: {temps}), so that both sample the same posterior.",
         f"Data gap: make_gap_regression({pick_sizes(SIZES, was_quick(res)).n_gap}, random_state=0). "
         f"Coverage and width of the central {LEVEL:.0%} credible band of f (predict_interval with "
         "kind='credible': quantiles of the draws' function values, no noise) on 38 equispaced inputs of "

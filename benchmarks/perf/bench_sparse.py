@@ -206,10 +206,7 @@ def _cost_round(chains, params, n_jumps, clock, steps):
 
 
 def step_cost(size):
-    """What one RJHMC transition costs at paper 001's sizes, measured inside the transitions: the time in
-    the network's evaluations (the HMC move's gradients, the jumps' gradient and K-point loss), the
-    jumps' own bookkeeping (a jump's time less its evaluations) and the HMC move's (the rest); and the
-    prices of a gradient and a 2K-point loss timed alone."""
+    """Where an RJHMC transition's time goes at paper 001's sizes; a gradient and a 2K-point loss alone."""
     torch.set_num_threads(1)
     rows = []
     rounds, steps, reps = size.cost_rounds
@@ -362,37 +359,32 @@ def baselines(size):
 
 
 def add_arguments(parser):
-    parser.add_argument("--part", choices=["speed", "cost", "structure", "baselines", "both"], default="both")
-    parser.add_argument("--kernel", choices=["rjhmc", "rjmcmc", "smc"], default="rjhmc")
-    parser.add_argument(
-        "--smc-particles", type=int, default=64, help="structure, --kernel smc: SMC's particles"
-    )
-    parser.add_argument(
-        "--burn-in", type=int, default=None, help="structure: 1000 transitions for rjhmc, 20000 for rjmcmc"
-    )
-    parser.add_argument("--seeds", type=int, default=5, help="structure: the seeds below this number")
-    parser.add_argument(
+    add = parser.add_argument
+    add("--part", choices=["speed", "cost", "structure", "baselines", "both"], default="both")
+    add("--kernel", choices=["rjhmc", "rjmcmc", "smc"], default="rjhmc")
+    add("--smc-particles", type=int, default=64, help="structure, --kernel smc: SMC's particles")
+    add("--burn-in", type=int, default=None, help="structure: 1000 transitions for rjhmc, 20000 for rjmcmc")
+    add("--seeds", type=int, default=5, help="structure: the seeds below this number")
+    add(
         "--first-seed",
         type=int,
         default=0,
         help="structure: the first seed (the cases of other seeds stay stored)",
     )
-    parser.add_argument("--dims", type=int, nargs="+", default=[10, 100])
-    parser.add_argument(
+    add("--dims", type=int, nargs="+", default=[10, 100])
+    add(
         "--cost-chains",
         type=int,
         nargs="+",
         default=None,
         help="cost: the numbers of chains (default 1 4 64)",
     )
-    parser.add_argument(
+    add(
         "--cost-baseline",
         default=None,
         help="cost: a sparse.json whose cost rows an earlier version of the library measured, shown beside",
     )
-    parser.add_argument(
-        "--cost-baseline-label", default="the earlier version", help="cost: what --cost-baseline measured"
-    )
+    add("--cost-baseline-label", default="the earlier version", help="cost: what --cost-baseline measured")
 
 
 def run(args):
@@ -407,9 +399,8 @@ def run(args):
         result["speed"] = speed(args.size)
     if args.part in ("cost", "both"):
         chains = getattr(args, "cost_chains", None)
-        result["cost"] = step_cost(
-            args.size if chains is None else Sizes({**args.size, "cost_chains": tuple(chains)})
-        )
+        size = args.size if chains is None else Sizes({**args.size, "cost_chains": tuple(chains)})
+        result["cost"] = step_cost(size)
         if getattr(args, "cost_baseline", None):
             with open(args.cost_baseline) as f:
                 earlier = json.load(f)
@@ -419,18 +410,15 @@ def run(args):
         seeds = list(range(args.first_seed, args.size.seeds or args.seeds))
         burn_in = args.size.burn_in or args.burn_in or (1000 if args.kernel == "rjhmc" else 20_000)
         dims = args.dims[: args.size.dims]  # None: every one
-        stored = [r for r in result.get("structure", []) if r.get("kernel", "rjmcmc") != args.kernel]
+        previous_rows = result.get("structure", [])
+        stored = [r for r in previous_rows if _kernel(r) != args.kernel]
         smc = (8, 2) if args.quick else (args.smc_particles, "auto")  # a quick run stays quick
         rows = structure(dims, seeds, burn_in, args.size, args.kernel, stored, smc, args.n_jobs)
         # the other kernel's stored rows stay beside the new ones (rows before kernels were named: rjmcmc),
         # and so do this kernel's rows of the cases (p, seed) not re-run
         ran = {(r["p"], r["seed"]) for r in rows}
-        kept = [
-            r
-            for r in result.get("structure", [])
-            if r.get("kernel", "rjmcmc") != args.kernel or (r["p"], r["seed"]) not in ran
-        ]
-        for r in kept:
+        kept = [r for r in previous_rows if _kernel(r) != args.kernel or (r["p"], r["seed"]) not in ran]
+        for r in kept:  # rows stored before these keys were
             r.setdefault("kernel", "rjmcmc")
             r.setdefault("burn_in", result.get("structure_burn_in", 20_000))
             r.setdefault("n_samples", 100)
@@ -440,6 +428,11 @@ def run(args):
     if args.part in ("baselines", "both"):
         result["baselines"] = baselines(args.size)
     return {NAME: result}
+
+
+def _kernel(row):
+    """The kernel of a structure row (rows stored before kernels were named: rjmcmc)."""
+    return row.get("kernel", "rjmcmc")
 
 
 def _load(result, part):
@@ -454,8 +447,7 @@ def _mean(rows, key, spec=".3f"):
 
 
 def _jumps(rows):
-    """The births or deaths per transition of SMC rows, one value or each seed's (8, the default of
-    the runs that did not record it, where a row lacks it)."""
+    """The births or deaths per transition of SMC rows, one value or each seed's (8 where not recorded)."""
     jumps = [str(r.get("n_jumps", 8)) for r in rows]
     return f"{jumps[0]} jumps" if len(set(jumps)) == 1 else f"{'; '.join(jumps)} jumps (per seed)"
 
@@ -581,7 +573,7 @@ def report(results):
         rows = []
         for kernel in ("rjhmc", "smc", "rjmcmc"):
             for p in sorted({r["p"] for r in result["structure"]}):
-                rs = [r for r in result["structure"] if r["p"] == p and r.get("kernel", "rjmcmc") == kernel]
+                rs = [r for r in result["structure"] if r["p"] == p and _kernel(r) == kernel]
                 if rs:
                     rows.append(_structure_row(kernel, p, rs))
         tables.append(_table("Sparsity and the relevant inputs", rows))

@@ -291,10 +291,14 @@ def _notes(result, args, smc_bounds):
     total = f"; total {result['runtime_s']:.0f} s" if "runtime_s" in result else ""  # not stored before
     if getattr(args, "kernel", "rjmcmc") == "rjhmc":
         hold = getattr(args, "rj_hold", 0.0)  # runs stored before the option held no jump-free warm-up
-        held = f", the first {hold:.0%} of them HMC moves alone on the starting active set (hold_active={hold:g})"
+        held = (
+            f", the first {hold:.0%} of them HMC moves alone on the starting active set (hold_active={hold:g})"
+            if hold
+            else ""
+        )
         sparse_run = (
-            f"the mixing prior by RJHMC (the estimator's kernel): {args.rj_burn_in} warm-up transitions"
-            f"{held if hold else ''}, then the m draws every {args.rj_gap}th transition"
+            f"the mixing prior by RJHMC (the estimator's kernel): {args.rj_burn_in} warm-up transitions{held}, "
+            f"then the m draws every {args.rj_gap}th transition"
         )
     else:
         sparse_run = "the mixing prior by paper 001's RJMCMC with the MALA chain's step, b and c"
@@ -306,9 +310,9 @@ def _notes(result, args, smc_bounds):
             done.append(f"p = {p}: {len(reps)} of {args.reps} repetitions" if reps else f"p = {p}: not run")
         smc_note = (
             f" Tempered SMC: {args.smc_particles} particles from the reference (every weight active with "
-            f"probability 1/2) along the bridge to the same posterior, max_mcmc_steps={args.smc_max_steps!r}, on "
-            f"{'; '.join(done)}; its row is the mean over the repetitions it ran on; a particle counts "
-            "as emptied with 5% or fewer of its weights active."
+            "probability 1/2) along the bridge to the same posterior, "
+            f"max_mcmc_steps={args.smc_max_steps!r}, on {'; '.join(done)}; its row is the mean over the "
+            "repetitions it ran on; a particle counts as emptied with 5% or fewer of its weights active."
         )
     return [
         f"{args.reps} repetitions per p (the paper: 50), burn-in b = {args.burn_in}, m = {args.draws} draws, "

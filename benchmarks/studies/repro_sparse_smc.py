@@ -63,7 +63,7 @@ def _group(F, relevance, n_eff):
 
 
 def _scores(est, Xte, yte, f_te, relevant):
-    """The held-out RMSE, the excess risk (mean squared distance to f) and the ranks of the relevant inputs."""
+    """The held-out RMSE and excess risk (mean squared distance to f), and the relevant inputs' ranks."""
     pred = est.predict(Xte)
     order = np.argsort(-np.asarray(est.feature_inclusion_), kind="stable")
     return {
@@ -107,7 +107,7 @@ def _smc_run(common, sampler, r, Xtr, ytr, test):
 def run(args):
     torch.set_num_threads(1)
     size, seed = args.size, 0
-    if not args.quick:  # the options override the full run's particles, stage length and runs
+    if not args.quick:  # the options given override the full run's sizes
         chosen = {
             k: getattr(args, k) for k in ("particles", "runs", "max_mcmc_steps", "target_ess", "n_jumps")
         }
@@ -116,12 +116,8 @@ def run(args):
     test = (Xte, yte, f_te, relevant)
     common = {"hidden_layer_sizes": (8, 8, 8), "temperature": 1.0 / (5.0 * ytr.var())}
     common["pretrain_iter"] = size.pretrain_iter
-    sampler = SMC(
-        n_particles=size.particles,
-        max_mcmc_steps=size.max_mcmc_steps,
-        target_ess=size.target_ess,
-        n_jumps=size.n_jumps,
-    )
+    settings = {key: size[key] for key in ("max_mcmc_steps", "target_ess", "n_jumps")}
+    sampler = SMC(n_particles=size.particles, **settings)
     runs = Parallel(n_jobs=args.n_jobs)(
         delayed(_smc_run)(common, sampler, r, Xtr, ytr, test) for r in range(size.runs)
     )
@@ -139,9 +135,8 @@ def run(args):
         relevance = input_relevance(rj.spec_, rj.samples_[k])
         n_eff = effective_sample_size(relevance[None]) if relevance.shape[0] >= 4 else np.full(size.p, 1.0)
         chains.append(_group(F_all[:, k], relevance, np.maximum(n_eff, 1.0)))
-    settings = {**size, "seed": seed, "relevant": relevant.tolist(), "n_jobs": args.n_jobs or 1}
     result = {
-        "settings": settings,
+        "settings": {**size, "seed": seed, "relevant": relevant.tolist(), "n_jobs": args.n_jobs or 1},
         "smc": smc_runs,
         "log_evidence": [float(v) for v in log_z],
         # the posterior sd of f at each training input: the draws of all the groups of a sampler pooled
@@ -157,25 +152,24 @@ def run(args):
 
 
 def add_arguments(parser):
-    parser.add_argument("--particles", type=int, default=None, help="particles per SMC run (default 64)")
-    parser.add_argument(
-        "--max-mcmc-steps", type=_steps, default=None, help="max_mcmc_steps of the SMC: an int or auto"
-    )
-    parser.add_argument("--runs", type=int, default=None, help="independent SMC runs (default 4)")
-    parser.add_argument(
+    add = parser.add_argument
+    add("--particles", type=int, default=None, help="particles per SMC run (default 64)")
+    add("--max-mcmc-steps", type=_steps, default=None, help="max_mcmc_steps of the SMC: an int or auto")
+    add("--runs", type=int, default=None, help="independent SMC runs (default 4)")
+    add(
         "--target-ess",
         type=float,
         default=None,
         help="target_ess of the SMC: the ESS kept at each stage (default 0.5)",
     )
-    parser.add_argument(
+    add(
         "--n-jumps",
         type=_steps,
         default=None,
         help="n_jumps of the SMC: births or deaths per transition, an int or auto (default 8, that of the stored "
         "pages before sparse_smc_j32; auto is the library's default)",
     )
-    parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
+    add("--output", default=NAME, help=f"name of the result files (default {NAME})")
 
 
 def _steps(text):
@@ -191,9 +185,9 @@ def agreement(groups, posterior_sd):
     for a, b in itertools.combinations(groups, 2):
         diff = np.abs(np.subtract(a["relevance"], b["relevance"]))
         se = np.sqrt(np.square(a["relevance_se"]) + np.square(b["relevance_se"]))
-        z = max(
-            z, float(np.max(np.where(se > 0, diff / np.maximum(se, 1e-300), np.where(diff > 0, np.inf, 0.0))))
-        )
+        # a difference without a standard error is infinitely many of them (none: zero)
+        ratio = np.where(se > 0, diff / np.maximum(se, 1e-300), np.where(diff > 0, np.inf, 0.0))
+        z = max(z, float(np.max(ratio)))
         d = np.abs(np.subtract(a["mean_f"], b["mean_f"])) / sd
         worst, rms = max(worst, float(d.max())), max(rms, float(np.sqrt(np.mean(d * d))))
     return z, worst, rms
@@ -237,7 +231,7 @@ def _table(title, rows):
 
 
 def _run_row(run, r):
-    """The row of the table of runs; ``r`` an SMC run's results, or those of the RJHMC fit ('-' where absent)."""
+    """A row of the table of runs: an SMC run's, or the RJHMC fit's ('-' where it has no value)."""
     return {
         "run": run,
         "log evidence": f"{r['log_evidence']:.1f}" if "log_evidence" in r else "-",
@@ -280,8 +274,8 @@ def _page(stem, result):
         else "."
     )
     notes = [
-        f"p = {settings['p']}, seed {settings['seed']} (relevant inputs {settings['relevant']}), 750 training "
-        "points, the (p, 8, 8, 8, 1) ReLU network at lambda = 5 n_train on the raw scale; "
+        f"p = {settings['p']}, seed {settings['seed']} (relevant inputs {settings['relevant']}), "
+        "750 training points, the (p, 8, 8, 8, 1) ReLU network at lambda = 5 n_train on the raw scale; "
         f"SMC(n_particles={settings['particles']}, max_mcmc_steps={settings['max_mcmc_steps']!r}, "
         # stored before the options: their defaults
         f"target_ess={settings.get('target_ess', 0.5)}, n_jumps={settings.get('n_jumps', 8)}); RJHMC: "

@@ -42,10 +42,10 @@ LABELS = {
     "(8,)": "hidden_layer_sizes=(8,)",
 }
 SIZES = {
-    "full": {"designs": [[200, 5], [500, 20]], "seeds": 3, "default_seeds": 1, "dense_seeds": 1, "n_test": 1000,
-             "run": {}},
-    "quick": {"designs": [[60, 3]], "seeds": 1, "default_seeds": 1, "dense_seeds": 1, "n_test": 200,
-              "run": {"n_samples": 20, "burn_in": 20, "pretrain_iter": 50, "n_chains": 2}},
+    "full": {"designs": [[200, 5], [500, 20]], "seeds": 3, "default_seeds": 1, "dense_seeds": 1,
+             "n_test": 1000, "run": {}},
+    "quick": {"designs": [[60, 3]], "seeds": 1, "default_seeds": 1, "dense_seeds": 1,
+              "n_test": 200, "run": {"n_samples": 20, "burn_in": 20, "pretrain_iter": 50, "n_chains": 2}},
 }  # fmt: skip
 
 
@@ -106,8 +106,8 @@ def run(args):
                     # what the study sets is given, also where it equals today's default
                     given = records[name]["estimators"][cls.__name__]["given"]
                     given.update({key: repr(value) for key, value in params.items()})
-                print(f"{n:4d} {p:3d} seed {seed} {name}: {found}RMSE {row['rmse']:.3f}, {row['seconds']:.0f} s",
-                      flush=True)  # fmt: skip
+                print(f"{n:4d} {p:3d} seed {seed} {name}: {found}RMSE {row['rmse']:.3f}, "
+                      f"{row['seconds']:.0f} s", flush=True)  # fmt: skip
     result = {"rows": rows, "configs": {k: repr(v) for k, v in CONFIGS.items()}, "relevant": list(RELEVANT),
               "noise": NOISE, "n_test": size.n_test, "run": size.run, "ran_with": records}  # fmt: skip
     return {NAME: result}
