@@ -181,7 +181,8 @@ class _TimedPotential:
 
 
 def _cost_round(chains, params, n_jumps, clock, steps):
-    """``(seconds per evaluation, measurements)`` of ``steps`` transitions, ``clock`` their potential."""
+    """``(seconds per evaluation, leapfrog steps, ms per transition, timed inside)`` of ``steps``
+    transitions, ``clock`` their potential."""
     n_steps = []
     with clock.timing():
         t = time.perf_counter()
@@ -191,18 +192,14 @@ def _cost_round(chains, params, n_jumps, clock, steps):
         total = time.perf_counter() - t
     leapfrog = float(np.mean(n_steps))
     hmc_eval = clock.evaluations - clock.jump_evaluations
-    shares = {
+    inside = {
         "grad_in_step_ms": 1e3 * hmc_eval / (steps * leapfrog),
         "hmc_share": hmc_eval / total,
         "jump_eval_share": clock.jump_evaluations / total,
         "jump_bookkeeping_share": (clock.jumps - clock.jump_evaluations) / total,
         "hmc_bookkeeping_share": (total - clock.jumps - hmc_eval) / total,
     }
-    return total / steps / (leapfrog + n_jumps), {
-        "leapfrog": leapfrog,
-        "step": total / steps,
-        "shares": shares,
-    }
+    return total / steps / (leapfrog + n_jumps), leapfrog, 1e3 * (total / steps), inside
 
 
 def step_cost(size):
@@ -223,14 +220,21 @@ def step_cost(size):
             params = chains.frozen_params()
             # the quickest round per evaluation kept: a busy machine slows some rounds, never speeds one up
             timed = [_cost_round(chains, params, kernel.n_jumps, clock, steps) for _ in range(rounds)]
-            best = min(timed, key=lambda pair: pair[0])[1]
+            _, leapfrog, step_ms, inside = min(timed, key=lambda round_: round_[0])
             point = chains.state.theta
-            t_grad = _mean_time(lambda: target.loss_sum_and_grad(point), reps)
-            t_loss = _mean_time(lambda: target.loss_sum(torch.cat([point, point])), reps)
-            row = {"p": p, "n_params": spec.n_params, "K": K, "leapfrog_steps": best["leapfrog"]}
-            row.update(n_jumps=kernel.n_jumps, step_ms=1e3 * best["step"], grad_ms=1e3 * t_grad)
             rows.append(
-                {**row, "loss_2k_ms": 1e3 * t_loss, **best["shares"], "measured": "inside the transitions"}
+                {
+                    "p": p,
+                    "n_params": spec.n_params,
+                    "K": K,
+                    "leapfrog_steps": leapfrog,
+                    "n_jumps": kernel.n_jumps,
+                    "step_ms": step_ms,
+                    "grad_ms": 1e3 * _mean_time(lambda: target.loss_sum_and_grad(point), reps),
+                    "loss_2k_ms": 1e3 * _mean_time(lambda: target.loss_sum(torch.cat([point, point])), reps),
+                    **inside,
+                    "measured": "inside the transitions",
+                }
             )
             print(rows[-1], flush=True)
     return rows
