@@ -170,10 +170,7 @@ def _smc_gap_row(est, data, head, n_grad=False):
 
 def _merged_rows(args, stem, new, key, order):
     """``new`` rows with the stored rows of ``stem`` whose ``key`` they do not refit, sorted by ``order(key)``.
-
-    The stored rows are read only now, at the end of the run, so that runs of
-    other variants or seeds side by side keep each other's rows.
-    """
+    The stored rows are read at the end of the run, so that runs side by side keep each other's rows."""
     stored = load(args.out, [stem]).get(stem)
     keep = [] if stored is None or was_quick(stored) != args.quick else stored["rows"]
     fitted = {r[key] for r in new}
@@ -224,28 +221,15 @@ def _run_seeds(args):
 
 
 def seeds_agreement(f_runs, f_true, level=LEVEL):
-    """How independent runs' draws of ``f`` at the same inputs agree, and where the true ``f`` lies.
+    """How independent runs' draws of ``f`` (one ``(n_inputs, n_draws)`` array each) agree, and where the
+    true ``f`` (``(n_inputs,)``) lies.
 
-    Parameters
-    ----------
-    f_runs : list of ndarray of shape (n_inputs, n_draws)
-        One array per run.
-    f_true : ndarray of shape (n_inputs,)
-    level : float
-        Of the pooled band.
-
-    Returns
-    -------
-    dict
-        ``between_within``: the median over the inputs of the standard
-        deviation of the runs' posterior means over the mean posterior
-        standard deviation within a run (near ``1 / sqrt(draws)`` when the
-        runs sample one posterior, near or above 1 when they sit in
-        different modes); ``mean_range``: the largest difference between
-        two runs' means at an input; ``truth_sd_median`` and
-        ``truth_sd_max``: ``|f - pooled mean| / pooled sd`` over the
-        inputs; ``pooled_coverage`` and ``pooled_width``: the central
-        ``level`` band of every run's draws pooled.
+    Returns a dict: ``between_within``, the median over the inputs of the standard deviation of the runs'
+    posterior means over the mean posterior standard deviation within a run (near ``1 / sqrt(draws)`` when
+    the runs sample one posterior, near or above 1 when they sit in different modes); ``mean_range``, the
+    largest difference between two runs' means at an input; ``truth_sd_median`` and ``truth_sd_max`` of
+    ``|f - pooled mean| / pooled sd`` over the inputs; ``pooled_coverage`` and ``pooled_width`` of the
+    central ``level`` band of every run's draws pooled.
     """
     means = np.stack([F.mean(1) for F in f_runs])  # (runs, inputs)
     within = np.mean([F.std(1) for F in f_runs], axis=0)

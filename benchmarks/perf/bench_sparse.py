@@ -552,7 +552,8 @@ def report(results):
                 for r in result["cost"]
                 if (r["p"], r["K"]) in earlier
             ]
-            tables.append(_table(f"The same transitions: {label} / this version", rows))
+            if rows:  # the baseline measured these networks and chains
+                tables.append(_table(f"The same transitions: {label} / this version", rows))
             notes.append(
                 "The same transitions before and after: the cost part run by this version of the benchmark "
                 f"on {label} (its rows stored beside this run's as cost_baseline), then on this version, one "
@@ -580,7 +581,8 @@ def report(results):
                 rs = [r for r in result["structure"] if r["p"] == p and _kernel(r) == kernel]
                 if rs:
                     rows.append(_structure_row(kernel, p, rs))
-        tables.append(_table("Sparsity and the relevant inputs", rows))
+        if rows:
+            tables.append(_table("Sparsity and the relevant inputs", rows))
         if any(r.get("kernel") == "smc" for r in result["structure"]):
             notes.append(
                 "smc rows: SparseGibbsMLPRegressor(sampler=SMC(n_particles=P)), tempered SMC from networks "

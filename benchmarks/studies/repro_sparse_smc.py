@@ -114,8 +114,11 @@ def run(args):
         size = Sizes({**size, **{k: v for k, v in chosen.items() if v is not None}})
     Xtr, ytr, Xte, yte, f_te, relevant = _design(size.p, seed)
     test = (Xte, yte, f_te, relevant)
-    common = {"hidden_layer_sizes": (8, 8, 8), "temperature": 1.0 / (5.0 * ytr.var())}
-    common["pretrain_iter"] = size.pretrain_iter
+    common = {
+        "hidden_layer_sizes": (8, 8, 8),
+        "temperature": 1.0 / (5.0 * ytr.var()),
+        "pretrain_iter": size.pretrain_iter,
+    }
     settings = {key: size[key] for key in ("max_mcmc_steps", "target_ess", "n_jumps")}
     sampler = SMC(n_particles=size.particles, **settings)
     runs = Parallel(n_jobs=args.n_jobs)(
