@@ -467,6 +467,7 @@ def _structure_row(kernel, p, rs):
     within = [r.get("within_ess_sparse", float("nan")) for r in rs]
     rhat = "-" if kernel == "smc" else f"{np.median([r['rhat_sparse'] for r in rs]):.2f}"
     hits = _mean(rs, "hits_top", ".1f")
+    ranks = "; ".join(",".join(map(str, r["relevant_ranks"])) for r in rs)
     first = rs[0]
     if kernel == "smc":
         chain = f"{first['n_samples']} particles, " + _jumps(rs)
@@ -476,9 +477,7 @@ def _structure_row(kernel, p, rs):
         "kernel": kernel,
         "p": p,
         "relevant first": f"{sum(r['relevant_first'] for r in rs)} / {len(rs)}",
-        "ranks of the relevant inputs (per seed)": "; ".join(
-            ",".join(map(str, r["relevant_ranks"])) for r in rs
-        ),
+        "ranks of the relevant inputs (per seed)": ranks,
         "in top k: sparse / correlation": f"{hits} / {_mean(rs, 'correlation_hits_top', '.1f')}",
         "RMSE sparse": _mean(rs, "rmse_sparse"),
         "RMSE sparse, chains stacked": _mean(rs, "rmse_sparse_stacking"),
