@@ -108,7 +108,7 @@ def _hmda():
     """
     df = r_frame("AER", "HMDA")
     y = df.pop("deny").to_numpy()
-    for column in df.columns[df.dtypes == object]:
+    for column in df.select_dtypes(include="object").columns:
         df[column] = (df[column] == "yes").astype(float)
     return Dataset(df.to_numpy(float), y)
 

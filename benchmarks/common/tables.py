@@ -17,6 +17,11 @@ def rst_table(header, rows):
     return "\n".join(out)
 
 
+def dict_table(title, rows):
+    """A page table ``(title, header, rows)`` from rows given as ``{header: cell}`` dicts, all with the same keys."""
+    return title, list(rows[0]), [list(row.values()) for row in rows]
+
+
 def names(values, choices, what, in_choice_order=True):
     """Comma-separated command-line names, checked against ``choices``.
 

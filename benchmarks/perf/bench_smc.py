@@ -34,6 +34,7 @@ from .. import Benchmark, Output, pick_sizes
 from ..common.environment import load_after, was_quick
 from ..common.fits import escape, mixing_note
 from ..common.stats import timed_fit
+from ..common.tables import dict_table
 from ..common.writer import Page, load
 
 NAME = "smc"
@@ -265,11 +266,6 @@ def add_arguments(parser):
                         help="random_state of each SMC run of --part seeds")  # fmt: skip
 
 
-def _table(title, rows):
-    """A page table from rows given as ``{header: cell}``."""
-    return title, list(rows[0]), [list(row.values()) for row in rows]
-
-
 def _band_cells(r):
     """The cells of a gap row: test log-likelihood, coverage of f and widths of the band."""
     return {
@@ -318,7 +314,7 @@ def _report_seeds(res):
         }
         for r in rows
     ]
-    tables = [_table("SMC runs from independent draws of the prior: the data gap", table)]
+    tables = [dict_table("SMC runs from independent draws of the prior: the data gap", table)]
     gap, _ = _gap_inputs()
     if len(rows) > 1:
         a = seeds_agreement([np.asarray(r["f_gap"]) for r in rows], gap_regression_function(gap[:, 0]))
@@ -332,7 +328,7 @@ def _report_seeds(res):
             "pooled band: gap coverage": f"{a['pooled_coverage']:.3f}",
             "pooled band: width": f"{a['pooled_width']:.3f}",
         }
-        tables.append(_table("Do the runs agree in the gap?", [agree]))
+        tables.append(dict_table("Do the runs agree in the gap?", [agree]))
     notes = [
         _gap_setup(
             res, "The default SMC (GibbsMLPRegressor(sampler=SMC(), random_state=seed), defaults otherwise)"
@@ -392,7 +388,7 @@ def _report_metrics(res):
         )
     notes += _closing_notes(res, res["rows"], lambda r: r["variant"], *reference)
     title = "SMC's moves on the data gap: metric and trajectory length"
-    return Page(METRICS_NAME, title, [_table(title, rows)], notes)
+    return Page(METRICS_NAME, title, [dict_table(title, rows)], notes)
 
 
 def report(results):

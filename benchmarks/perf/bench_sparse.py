@@ -35,6 +35,7 @@ from .. import Benchmark, Output, Sizes
 from ..common import data
 from ..common.environment import keep_parts, part_loads
 from ..common.stats import timed_fit
+from ..common.tables import dict_table
 from ..common.writer import Page, load
 
 NAME = "sparse"
@@ -61,11 +62,6 @@ SIZES = {
 # the stored parts kept when another part is re-run (with the load averages that older runs kept themselves)
 _STORED = ("speed", "speed_load_average", "structure", "structure_burn_in", "baselines", "cost")
 _STORED += ("cost_load_average", "cost_baseline")
-
-
-def _table(title, rows):
-    """A page table from rows given as ``{header: cell}``."""
-    return title, list(rows[0]), [list(row.values()) for row in rows]
 
 
 def _potential(p, n, hidden=(8, 8, 8)):
@@ -536,13 +532,13 @@ def report(results):
             }
             for r in result["speed"]
         ]
-        tables.append(_table("Kernel speed", rows))
+        tables.append(dict_table("Kernel speed", rows))
         notes.append(
             "Speed: float32, one thread, the chains batched; the two kernels timed in alternating blocks; "
             f"load average {_load(result, 'speed'):.1f} at the end."
         )
     if "cost" in result:
-        tables.append(_table("What an RJHMC transition costs", [_cost_row(r) for r in result["cost"]]))
+        tables.append(dict_table("What an RJHMC transition costs", [_cost_row(r) for r in result["cost"]]))
         if "cost_baseline" in result:
             label = result["cost_baseline"]["label"]
             earlier = {(r["p"], r["K"]): r for r in result["cost_baseline"]["rows"]}
@@ -552,7 +548,7 @@ def report(results):
                 if (r["p"], r["K"]) in earlier
             ]
             if rows:  # the baseline measured these networks and chains
-                tables.append(_table(f"The same transitions: {label} / this version", rows))
+                tables.append(dict_table(f"The same transitions: {label} / this version", rows))
             notes.append(
                 "The same transitions before and after: the cost part run by this version of the benchmark "
                 f"on {label} (its rows stored beside this run's as cost_baseline), then on this version, one "
@@ -581,7 +577,7 @@ def report(results):
                 if rs:
                     rows.append(_structure_row(kernel, p, rs))
         if rows:
-            tables.append(_table("Sparsity and the relevant inputs", rows))
+            tables.append(dict_table("Sparsity and the relevant inputs", rows))
         if any(r.get("kernel") == "smc" for r in result["structure"]):
             notes.append(
                 "smc rows: SparseGibbsMLPRegressor(sampler=SMC(n_particles=P)), tempered SMC from networks "
@@ -627,7 +623,7 @@ def report(results):
             }
             for r in b["mlp"]
         ]
-        tables.append(_table("What a trained network learns at p = 100", rows))
+        tables.append(dict_table("What a trained network learns at p = 100", rows))
         notes.append(
             "Baselines: scikit-learn's MLPRegressor (8, 8, 8), Adam at 0.01 for up to 3000 epochs, on the "
             "p = 100 design with all inputs and with the relevant inputs only. A SparseGibbsMLPRegressor at "

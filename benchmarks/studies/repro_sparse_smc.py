@@ -33,6 +33,7 @@ from skgibbs.samplers import SMC
 from skgibbs.estimators.sparse import evidence_weights, input_relevance, monte_carlo_error
 
 from .. import Benchmark, Output, Sizes
+from ..common.tables import dict_table
 from ..common.writer import Page
 
 NAME = "sparse_smc"
@@ -228,11 +229,6 @@ def report(results):
     return [_page(stem, result) for stem, result in results.items()]
 
 
-def _table(title, rows):
-    """A page table from rows given as ``{header: cell}``."""
-    return title, list(rows[0]), [list(row.values()) for row in rows]
-
-
 def _run_row(run, r):
     """A row of the table of runs: an SMC run's, or the RJHMC fit's ('-' where it has no value)."""
     return {
@@ -303,8 +299,8 @@ def _page(stem, result):
     ]
     pooled_header = ["input", "each run", "equal weights (± se)", "pooled by evidence (± se)"]
     tables = [
-        _table("Do independent groups of draws agree?", rows),
-        _table("Each SMC run", runs),
+        dict_table("Do independent groups of draws agree?", rows),
+        dict_table("Each SMC run", runs),
         (
             "Inclusion of the relevant inputs: the runs, their mean, and the runs pooled by evidence",
             pooled_header,
