@@ -1,40 +1,22 @@
 """sklearn-contrib-bde (MILE) as a peer of the uncertainty and classification benchmarks.
 
-Microcanonical Langevin Ensembles (Sommer et al., ICLR 2025): a deep
-ensemble whose members, once trained, are continued by microcanonical
-Langevin Monte Carlo (MCLMC); the predictive is the mixture over members and
-draws. sklearn-contrib-bde implements it in JAX and BlackJAX 1.2.2 and
-brings a JAX stack that has no place in skgibbs's environment, so it lives in
-an environment of its own and is never imported here: each fit runs
-``benchmarks/common/_bde_worker.py`` with that environment's Python in a
-subprocess, the arrays passed through a temporary ``.npz`` file.
+Microcanonical Langevin Ensembles (Sommer et al., ICLR 2025): a deep ensemble whose members, once trained,
+are continued by MCLMC; the predictive is the mixture over members and draws. bde brings JAX and BlackJAX
+1.2.2, which have no place in skgibbs's environment: it is never imported here, each fit runs
+``_bde_worker.py`` in a subprocess with the Python of bde's environment (``$SKGIBBS_BDE_PYTHON``, else
+``.venv-bde/bin/python``: :data:`INSTALL`), the arrays passed through a temporary ``.npz`` file, on one
+thread (one XLA CPU device); the fit's CPU time is its ``time.process_time``.
 
-* Where: the interpreter named by the environment variable
-  :data:`ENV_VAR` (``SKGIBBS_BDE_PYTHON``), else ``.venv-bde/bin/python`` at
-  the repository root (:data:`INSTALL` builds it).
-* Settings (:data:`REGRESSION`): those of bde's README regression example,
-  eight members of 16-16 ReLU networks with a Gaussian output (mean and a
-  softplus scale), 200 epochs of Adam (learning rate 1e-3, weight decay
-  1e-4) early-stopped with patience 10 on 15% of the training part, 5000
-  warm-up steps, 2000 draws per member thinned by 2 (1000 kept, 8000 in
-  all). :data:`CLASSIFICATION` takes the same sampling settings and the
-  README classification example's 1000 epochs (its 4 members and 400
-  warm-up steps are sized for iris). As in the README, ``y`` is
-  standardised on the training part before the fit and the predictions are
-  taken back to ``y``'s scale.
-* One thread: the worker sets ``XLA_FLAGS`` (one CPU device, no
-  multi-threaded Eigen) unless the caller did, and the BLAS thread counts to
-  1; the fit's CPU time is its ``time.process_time``.
-* Scoring (:func:`score_mixture`, pure NumPy): the test log-likelihood is
-  that of the mixture on the original scale, ``log mean_m N(y; mu_m,
-  sd_m)`` over the M = members x draws components; the 90% interval is the
-  mixture's 5% and 95% quantiles, solved on its CDF (bde's own
-  ``credible_intervals`` are Monte Carlo quantiles of ten draws per
-  component; they are recorded beside). The log-likelihood is also
-  computed with every ``sd_m`` floored at :data:`SD_FLOOR` times the
-  standard deviation of ``y`` on the training part: where ``y`` takes a few
-  integer values the learned scales of some components collapse onto them,
-  and the raw mixture then gains nats that say nothing about prediction.
+Settings: :data:`REGRESSION` is bde's README regression example (eight members of 16-16 ReLU networks with
+a mean and a softplus scale output, early stopping with patience 10 on 15% of the training part, 5000
+warm-up steps, 2000 draws per member thinned by 2), ``y`` standardised on the training part as the README
+does; :data:`CLASSIFICATION` the same sampling with the classification example's 1000 epochs.
+
+Scoring (:func:`score_mixture`): the test log-likelihood of the mixture on the original scale, ``log
+mean_m N(y; mu_m, sd_m)``, and its 5% and 95% quantiles solved on its CDF. The log-likelihood is also taken
+with every ``sd_m`` floored at :data:`SD_FLOOR` times sd(y_train): where ``y`` takes a few integer values
+the scales of some components collapse onto them, and the raw mixture gains nats that say nothing about
+prediction.
 """
 
 import json
@@ -50,8 +32,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 __all__ = [
     "CLASSIFICATION", "ENV_VAR", "INSTALL", "QUICK", "REGRESSION", "SD_FLOOR", "BdePeerClassifier",
-    "available", "bde_python", "fit_classifier", "fit_regressor", "load_airfoil", "mixture_log_density",
-    "mixture_quantiles", "score_mixture",
+    "available", "bde_python", "fit_classifier", "fit_regressor", "load_airfoil", "missing",
+    "mixture_log_density", "mixture_quantiles", "score_mixture",
 ]  # fmt: skip
 
 ENV_VAR = "SKGIBBS_BDE_PYTHON"
@@ -88,6 +70,13 @@ def available():
     return bde_python().is_file()
 
 
+def missing():
+    """A message when bde's environment is missing, else None."""
+    if available():
+        return None
+    return f"the environment of sklearn-contrib-bde is missing ({bde_python()}): {INSTALL}"
+
+
 def _run_worker(*args):
     env = {**os.environ, **dict.fromkeys(THREADS, "1"), "JAX_PLATFORMS": "cpu"}
     env.setdefault("XLA_FLAGS", XLA_ONE_THREAD)
@@ -99,7 +88,7 @@ def _run_worker(*args):
 
 
 def _fit(task, X, y, X_test, settings):
-    """Run the worker on one split; its output arrays and the wall time of the subprocess."""
+    """Run the worker on one split: its output arrays and times, and the wall time of the subprocess."""
     with tempfile.TemporaryDirectory(prefix="skgibbs-bde-") as tmp:
         source, target = Path(tmp, "in.npz"), Path(tmp, "out.npz")
         arrays = {
@@ -113,20 +102,14 @@ def _fit(task, X, y, X_test, settings):
         seconds = time.perf_counter() - start
         with np.load(target) as f:
             out = {k: f[k] for k in f.files}
-    return out, seconds
+    times = {"cpu_s": float(out["cpu_s"]), "wall_s": float(out["wall_s"]), "worker_s": seconds}
+    return out, {**times, "bde_versions": str(out["versions"])}
 
 
 # ---------------------------------------------------------------- scoring (pure NumPy)
 def mixture_log_density(y, mu, sd, floor=0.0):
-    """Per-point log density of the equally weighted Gaussian mixture.
-
-    ``y``: (n,); ``mu``, ``sd``: (M, n), one component per row. Returns
-    ``log mean_m N(y; mu_m, max(sd_m, floor))``, shape (n,).
-
-    >>> y, mu, sd = np.zeros(1), np.zeros((2, 1)), np.ones((2, 1))
-    >>> round(float(mixture_log_density(y, mu, sd)[0]), 6)  # log N(0; 0, 1)
-    -0.918939
-    """
+    """``log mean_m N(y; mu_m, max(sd_m, floor))`` per point: ``y`` (n,), ``mu`` and ``sd`` (M, n), one
+    component per row."""
     sd = np.maximum(sd, floor)
     z = (np.asarray(y)[None, :] - mu) / sd
     log_pdf = -0.5 * z**2 - np.log(sd) - 0.5 * np.log(2 * np.pi)
@@ -134,11 +117,7 @@ def mixture_log_density(y, mu, sd, floor=0.0):
 
 
 def mixture_quantiles(mu, sd, q, iterations=60):
-    """The ``q`` quantile of each point's mixture (``mu``, ``sd``: (M, n)), by bisection on its CDF.
-
-    >>> round(float(mixture_quantiles(np.zeros((3, 1)), np.ones((3, 1)), 0.95)[0]), 4)
-    1.6449
-    """
+    """The ``q`` quantile of each point's mixture (``mu``, ``sd``: (M, n)), by bisection on its CDF."""
     lo, hi = (mu - 10 * sd).min(0), (mu + 10 * sd).max(0)
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
@@ -148,12 +127,8 @@ def mixture_quantiles(mu, sd, q, iterations=60):
 
 
 def score_mixture(mu, sd, y, y_train_sd, level=0.9):
-    """What the regression benchmark records of a mixture prediction on ``y`` (n,).
-
-    ``mean`` (mixture mean), ``lo``/``hi`` (central ``level`` interval from
-    the mixture's quantiles), ``loglik`` (per point) and ``ll_floored`` (the
-    mean log-likelihood with each sd floored at ``SD_FLOOR * y_train_sd``).
-    """
+    """The mixture's mean, central ``level`` interval (``lo``, ``hi``) and log-likelihood per point on ``y``,
+    and ``ll_floored``: the mean log-likelihood with each sd floored at ``SD_FLOOR * y_train_sd``."""
     tail = (1 - level) / 2
     floored = mixture_log_density(y, mu, sd, SD_FLOOR * y_train_sd)
     return {
@@ -164,41 +139,31 @@ def score_mixture(mu, sd, y, y_train_sd, level=0.9):
 
 # ---------------------------------------------------------------- fits
 def fit_regressor(X, y, X_test, seed, settings=None):
-    """Fit ``BdeRegressor`` on ``(X, y)``; ``(predict, extras)`` in the uncertainty benchmark's form.
-
-    ``predict(y_test)`` scores the prediction on ``X_test`` (:func:`score_mixture`; its dict also has
-    bde's own interval as ``bde_lo``/``bde_hi``). ``extras``: the fit's CPU and wall time, the wall
-    time of the worker (start-up and prediction included), the floor's fraction and the versions of bde,
-    JAX and BlackJAX.
-    """
-    out, worker_s = _fit("regression", X, y, X_test, {**REGRESSION, **(settings or {}), "seed": int(seed)})
+    """Fit ``BdeRegressor`` on ``(X, y)``: ``predict(y_test)`` scores the prediction on ``X_test``
+    (:func:`score_mixture`, with bde's own interval as ``bde_lo``/``bde_hi``); ``extras`` the fit's CPU and
+    wall time, the worker's (start-up and prediction included), the floor and the versions."""
+    out, times = _fit("regression", X, y, X_test, {**REGRESSION, **(settings or {}), "seed": int(seed)})
     y_sd = float(np.std(y))
 
     def predict(y_test):
         pred = score_mixture(out["mu"], out["sd"], y_test, y_sd)
         return {**pred, "bde_lo": out["bde_lo"], "bde_hi": out["bde_hi"]}
 
-    extras = {"cpu_s": float(out["cpu_s"]), "wall_s": float(out["wall_s"]), "worker_s": worker_s,
-              "sd_floor": SD_FLOOR, "bde_versions": str(out["versions"])}  # fmt: skip
-    return predict, extras
+    return predict, {**times, "sd_floor": SD_FLOOR}
 
 
 def fit_classifier(X, y, X_test, seed, settings=None):
     """Fit ``BdeClassifier``; the test class probabilities (columns in ``classes``) and the times."""
-    settings = {**CLASSIFICATION, **(settings or {}), "seed": int(seed)}
-    out, worker_s = _fit("classification", X, y, X_test, settings)
-    times = {"cpu_s": float(out["cpu_s"]), "wall_s": float(out["wall_s"]), "worker_s": worker_s,
-             "bde_versions": str(out["versions"])}  # fmt: skip
+    out, times = _fit(
+        "classification", X, y, X_test, {**CLASSIFICATION, **(settings or {}), "seed": int(seed)}
+    )
     return out["proba"], out["classes"], times
 
 
 class BdePeerClassifier(ClassifierMixin, BaseEstimator):
-    """``BdeClassifier`` behind a classifier's methods, for benchmarks that fit, then predict.
-
-    ``fit`` only keeps the training data: the worker fits and predicts at once, on the first inputs
-    ``predict_proba`` (or ``predict``) is given; their probabilities are kept for a second call on the
-    same inputs. ``times_`` then holds the fit's CPU and wall time (:func:`fit_classifier`).
-    """
+    """``BdeClassifier`` behind a classifier's methods. ``fit`` only keeps the data: the worker fits and
+    predicts at once, on the first inputs ``predict_proba`` is given (kept for a second call on them); then
+    ``times_`` holds the fit's CPU and wall time."""
 
     def __init__(self, *, random_state=0, settings=None):
         self.random_state = random_state
@@ -227,11 +192,7 @@ class BdePeerClassifier(ClassifierMixin, BaseEstimator):
 
 
 def load_airfoil():
-    """``(X, y)`` of the airfoil table bde ships (``bde/data/airfoil.csv``), read from bde's environment.
-
-    NASA's airfoil self-noise data (UCI): 1503 rows, five inputs (frequency, angle of attack, chord length,
-    free-stream velocity, suction-side displacement thickness), target the scaled sound pressure in dB.
-    """
+    """``(X, y)`` of NASA's airfoil self-noise table (UCI) that bde ships, read from bde's environment."""
     path = _run_worker("airfoil").strip()
     table = np.loadtxt(path, delimiter=",", skiprows=1)
     return table[:, :-1], table[:, -1]

@@ -1,15 +1,11 @@
-"""Fits and scores shared by the classification and uncertainty benchmarks and the tau sweep.
+"""The library's rows of the classification and uncertainty benchmarks, built, fitted and scored once.
 
-The sweep of ``sampler='vi'``'s cooling refits the ``skgibbs_vi`` rows of
-both benchmarks on other splits, so the estimator settings, the fits and
-the scores live here, once.
-
-The settings of the ``skgibbs_vi`` rows are JSON objects of estimator
-keyword arguments, and of :class:`~skgibbs.samplers.MeanFieldVI` settings in
-scikit-learn's nested form ``sampler__<name>`` (``{"sampler__tau": 0.03,
-"n_samples": 50}``).
+The tau sweep of ``sampler='vi'`` refits the ``skgibbs_vi`` rows of both with these functions. A row's
+settings are JSON objects of estimator keyword arguments, the sampler's own in scikit-learn's nested form
+``sampler__<name>`` (``{"sampler__tau": 0.03, "n_samples": 50}``).
 """
 
+import json
 import re
 from collections import Counter
 
@@ -20,33 +16,33 @@ from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from skgibbs import GibbsMLPRegressor, SamplerWarning
+from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import (
     ReliabilityCurve,
     expected_calibration_error,
     log_predictive_density_scorer,
     reliability_curve,
 )
-from skgibbs.samplers import SMC, MeanFieldVI
+from skgibbs.samplers import MCLMC, SMC, MeanFieldVI
 
 from .data import load
+from .environment import session_loads, session_text
 from .stats import fmt, mean_se, timed_fit
 
 #: the library's rows; the others are the peers
 GIBBS = ("skgibbs", "skgibbs_vi", "skgibbs_smc", "skgibbs_stacking", "skgibbs_ard")
-#: the settings of the skgibbs_ard rows: Neal's hierarchical prior with a precision per input (ARD),
-#: and for the regressor the noise learned as well (a pilot on two Boston splits: test LL -2.47 against -2.54
-#: with the plug-in temperature), sampled by HMC within Gibbs as its fits were (sampler="auto" runs MCLMC
-#: for these settings since 2026-11-27)
+#: the skgibbs_ard rows: Neal's hierarchical prior with a precision per input and, for the regressor, the
+#: noise learned (a pilot on two Boston splits: test LL -2.47 against -2.54 with the plug-in temperature),
+#: by HMC within Gibbs as their fits were made
 ARD = {"prior": "ard"}
 ARD_REGRESSOR = {**ARD, "temperature": "learn", "sampler": "hmc"}
-#: the target of the rows that are not the library's defaults (VI, stacking, MCLMC beside HMC): the fixed
-#: Gaussian prior and, for the regressor, the plug-in temperature, the defaults until 2026-11-27 under which
-#: they were measured; ``prior="auto"`` would give them ARD (and the regressor a learned noise) now
+#: the target of the rows that are not the library's defaults (VI, stacking, MCLMC beside HMC), under which
+#: they were measured: the fixed prior and, for the regressor, the plug-in temperature
 FIXED = {"prior": "fixed"}
 FIXED_REGRESSOR = {**FIXED, "temperature": "plug-in"}
-#: the rows fitted on the first SMC_SPLITS splits only, beside the default (HMC) on the same splits
+#: the rows fitted on the first SMC_SPLITS splits only (an SMC fit costs more than the default HMC fit)
 FEW_SPLITS = ("skgibbs_smc", "skgibbs_stacking")
+SMC_SPLITS = 3
 LEVEL = 0.9
 Z = float(norm.ppf(0.5 + LEVEL / 2))  # 1.645
 N_BINS = 15
@@ -59,15 +55,16 @@ QUICK_SMC = {
     "sampler__n_particles": 8,
     "sampler__n_leapfrog": 2,
 }
-#: the SMC and stacking rows fit the first splits only (an SMC fit costs more than the default HMC fit)
-SMC_SPLITS = 3
 SAMPLER_PREFIX = "sampler__"
+SAMPLERS = {"vi": MeanFieldVI, "smc": SMC, "mclmc": MCLMC}
+#: the regressor's rows whose fits record R-hat and ESS, and the within- and between-chain diagnostics
+CHAIN_ROWS = ("skgibbs", "skgibbs_ard", "skgibbs_mclmc", "skgibbs_ard_mclmc")
+CHAIN_MIXING = ("within_chain_rhat", "within_chain_ess", "between_chain_rhat")
 
 
-# ---------------------------------------------------------------- text
+# ---------------------------------------------------------------- text and data
 def regression_split(name, split):
-    """``(Xtr, Xte, ytr, yte)``: split ``split`` of ``bench_uq``'s table ``name`` (90/10, seeded with the split),
-    the inputs standardised on the training part."""
+    """``(Xtr, Xte, ytr, yte)`` of split ``split`` of ``bench_uq``'s table ``name``, inputs standardised."""
     X, y = load(name)[:2]
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=REGRESSION_TEST_SIZE, random_state=split)
     scaler = StandardScaler().fit(Xtr)
@@ -86,99 +83,187 @@ def escape(text):
     return re.sub(r"(\w)_(?=\W|$)", r"\1\\_", text)
 
 
-# ---------------------------------------------------------------- variational rows
-SAMPLER_CLASSES = {"vi": MeanFieldVI, "smc": SMC}
+#: the pooled R-hat and bulk ESS in a mixing warning: as worded since the within-chain checks, and before
+_MIXING_NUMBERS = (
+    re.compile(
+        r"have an R-hat of ([\d.]+) \(at most [\d.]+ wanted\) and a bulk effective sample size of ([\d.]+)"
+    ),
+    re.compile(r"R-hat up to ([\d.]+) and a bulk effective sample size down to ([\d.]+)"),
+)
 
 
-def sampler_estimator(cls, sampler, params, seed):
-    """``cls`` with ``sampler`` (``"vi"`` or ``"smc"``), seeded ``seed``, and ``params``.
+def mixing_note(messages):
+    """``"R-hat r, ESS e: not mixed"`` from a fit's SamplerWarning messages, or ``"mixed"`` without one."""
+    for m in messages:
+        for pattern in _MIXING_NUMBERS:
+            hit = pattern.search(m)
+            if hit:
+                return f"R-hat {hit.group(1)}, ESS {hit.group(2)}: not mixed"
+    return "mixed"
 
-    The settings prefixed ``sampler__`` go to ``MeanFieldVI(...)`` or
-    ``SMC(...)``; without any the sampler stays its name (the same sampler
-    at its defaults), so that the estimator's repr, which identifies stored
-    fits, is that of the default row.
-    """
+
+def closing_notes(result, runs="Runs"):
+    """The skipped data sets and models, the versions and the runs that made the stored fits."""
+    out = []
+    if result.get("skipped"):
+        out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")
+    ver = ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v)
+    sessions = "; ".join(
+        f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {session_text(x)}"
+        for x in session_loads(result)
+    )
+    return [*out, f"Versions: {ver}. {runs}: {sessions}."]
+
+
+# ---------------------------------------------------------------- the library's rows
+def _sampled(name, params):
+    """``params`` with ``sampler=name``, its ``sampler__<name>`` settings in the sampler's object; without
+    any the sampler stays its name, so that the repr (which identifies stored fits) is the default row's."""
     own = {k.removeprefix(SAMPLER_PREFIX): v for k, v in params.items() if k.startswith(SAMPLER_PREFIX)}
     rest = {k: v for k, v in params.items() if not k.startswith(SAMPLER_PREFIX)}
-    chosen = SAMPLER_CLASSES[sampler](**own) if own else sampler
-    return cls(**{**rest, "sampler": chosen, "random_state": seed})
+    return {**rest, "sampler": SAMPLERS[name](**own) if own else name}
 
 
-def vi_estimator(cls, params, seed):
-    """``cls`` with ``sampler='vi'``: :func:`sampler_estimator`."""
-    return sampler_estimator(cls, "vi", params, seed)
+def make_estimator(model, cfg, seed, cls):
+    """The library's row ``model`` (a ``cls``, classifier or regressor) of ``cfg``, seeded ``seed``.
+
+    Stacking and MCLMC run on :data:`FIXED` (:data:`FIXED_REGRESSOR`), the target of the default row they
+    stand beside; the ARD rows take ``cfg["skgibbs_ard"]`` over :data:`ARD` (:data:`ARD_REGRESSOR`).
+    """
+    regressor = cls is GibbsMLPRegressor
+    fixed = FIXED_REGRESSOR if regressor else FIXED
+    if model == "skgibbs_vi":
+        settings = _sampled("vi", {**fixed, **cfg["skgibbs_vi"]})
+    elif model == "skgibbs_smc":
+        settings = _sampled("smc", cfg["skgibbs_smc"])
+    elif model == "skgibbs_stacking":
+        settings = {**fixed, "sampler": "hmc", **cfg["skgibbs"], "chain_weights": "stacking"}
+    elif model == "skgibbs_mclmc":
+        settings = {**fixed, **cfg["skgibbs"], **_sampled("mclmc", cfg["skgibbs_mclmc"])}
+    elif model.startswith("skgibbs_ard"):
+        settings = {**cfg["skgibbs"], **(ARD_REGRESSOR if regressor else ARD), **cfg.get("skgibbs_ard", {})}
+        if model == "skgibbs_ard_mclmc":
+            settings.update(_sampled("mclmc", cfg["skgibbs_mclmc"]))
+    else:
+        settings = cfg["skgibbs"]
+    return cls(**{**settings, "random_state": seed})
 
 
-def smc_extras(est):
-    """What an SMC fit records besides its scores: stages, particles and the log evidence."""
+def make_classifier_vi(seed, cfg):
+    return make_estimator("skgibbs_vi", cfg, seed, GibbsMLPClassifier)
+
+
+def make_regressor_vi(cfg, seed=None):
+    return make_estimator("skgibbs_vi", cfg, seed, GibbsMLPRegressor)
+
+
+def row_extras(model, est):
+    """What a fit of the library's row ``model`` records besides its scores and warnings."""
+    if model.startswith("skgibbs_ard"):
+        return {"relevance": [float(v) for v in est.input_relevance_]}
+    if model == "skgibbs_smc":
+        return {"n_stages": int(est.n_stages_), "n_particles": int(est.n_particles_),
+                "log_evidence": float(est.log_evidence_)}  # fmt: skip
+    if model == "skgibbs_stacking":
+        return {"chain_weights": [float(w) for w in est.chain_weights_]}
+    if model == "skgibbs_vi":
+        return {"n_iter": int(est.n_iter_), "stopped_early": bool(est.vi_stopped_early_),
+                "kl_weight": float(est.kl_weight_)}  # fmt: skip
+    return {}
+
+
+def grouped(runs, datasets, models, n_splits):
+    """``(data set, model, its fits)`` of the stored fits of splits below ``n_splits``, in the order given."""
+    for name in datasets:
+        for model in models:
+            rs = [r for r in runs if r["dataset"] == name and r["model"] == model and r["split"] < n_splits]
+            if rs:
+                yield name, model, rs
+
+
+def library_summary(model, rs, few_splits):
+    """The summary of the library's row ``model`` over its fits ``rs``: warnings, splits, SMC and VI runs."""
+    out = {
+        "n_warnings": sum(len(r["warnings"]) for r in rs),
+        "fits_warned": sum(bool(r["warnings"]) for r in rs),
+        "messages": warning_kinds(m for r in rs for m in r["warnings"]),
+    }
+    if model in few_splits:
+        out["splits"] = sorted(r["split"] for r in rs)
+    if model == "skgibbs_smc":
+        out.update(n_stages=[r["n_stages"] for r in rs], n_particles=rs[0]["n_particles"])
+    if model == "skgibbs_vi":
+        n_iter = [r["n_iter"] for r in rs]
+        out.update(n_iter_median=float(np.median(n_iter)), n_iter_range=[min(n_iter), max(n_iter)],
+                   stopped_early=sum(r["stopped_early"] for r in rs),
+                   kl_weight=float(np.mean([r["kl_weight"] for r in rs])))  # fmt: skip
+    return out
+
+
+def row_cfg(args):
+    """The settings of the library's rows and the laplace and bde peers: the run's sizes, flags over them."""
+    size = args.size
     return {
-        "n_stages": int(est.n_stages_),
-        "n_particles": int(est.n_particles_),
-        "log_evidence": float(est.log_evidence_),
+        "skgibbs": {**size.skgibbs, **json.loads(args.skgibbs_params)},
+        "skgibbs_vi": {**size.skgibbs_vi, **json.loads(args.vi_params)},
+        "skgibbs_smc": {**size.skgibbs_smc, **json.loads(args.smc_params)},
+        "smc_splits": args.smc_splits,
+        "skgibbs_ard": json.loads(args.ard_params),
+        "laplace": size.laplace,
+        "bde": size.bde,
     }
 
 
+def add_arguments(parser, datasets, choices, models, estimator):
+    """The options both benchmarks share: the data sets and models to run and the library's rows' settings."""
+    parser.add_argument("--datasets", nargs="+", default=[",".join(datasets)], help=", ".join(choices))
+    parser.add_argument("--models", nargs="+", default=[",".join(models)], help=", ".join(models))
+    parser.add_argument(
+        "--skgibbs-params", default="{}", help=f'{estimator} keyword arguments, JSON: {{"n_samples": 50}}'
+    )
+    parser.add_argument(
+        "--vi-params",
+        default="{}",
+        help="keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: "
+        '{"sampler__tau": 0.03, "n_samples": 50}',
+    )
+    parser.add_argument(
+        "--smc-params",
+        default="{}",
+        help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
+    )
+    parser.add_argument(
+        "--smc-splits",
+        type=int,
+        default=SMC_SPLITS,
+        help=f"splits of the skgibbs_smc and skgibbs_stacking rows (default {SMC_SPLITS})",
+    )
+    parser.add_argument(
+        "--ard-params",
+        default="{}",
+        help=f"keyword arguments of the skgibbs_ard rows beyond {ARD_REGRESSOR} (regression) or {ARD} "
+        "(classification), JSON",
+    )
+
+
 # ---------------------------------------------------------------- classification
-def make_classifier_vi(seed, cfg):
-    """The ``skgibbs_vi`` row's classifier of ``cfg`` seeded ``seed``, on the fixed prior (:data:`FIXED`)."""
-    from skgibbs import GibbsMLPClassifier
-
-    return vi_estimator(GibbsMLPClassifier, {**FIXED, **cfg["skgibbs_vi"]}, seed)
-
-
-def make_classifier_stacking(seed, cfg):
-    """The ``skgibbs_stacking`` row's classifier: HMC on the fixed prior (:data:`FIXED`) with
-    ``chain_weights="stacking"``, the default one with stacking when its fits were made."""
-    from skgibbs import GibbsMLPClassifier
-
-    settings = {**FIXED, "sampler": "hmc", **cfg["skgibbs"], "chain_weights": "stacking"}
-    return GibbsMLPClassifier(**settings, random_state=seed)
-
-
-def make_classifier_ard(seed, cfg):
-    """The ``skgibbs_ard`` row's classifier: the default one with ``ARD`` and ``cfg["skgibbs_ard"]``."""
-    from skgibbs import GibbsMLPClassifier
-
-    return GibbsMLPClassifier(**{**cfg["skgibbs"], **ARD, **cfg.get("skgibbs_ard", {}), "random_state": seed})
-
-
-def make_classifier_smc(seed, cfg):
-    """The ``skgibbs_smc`` row's classifier of ``cfg`` seeded ``seed``."""
-    from skgibbs import GibbsMLPClassifier
-
-    return sampler_estimator(GibbsMLPClassifier, "smc", cfg["skgibbs_smc"], seed)
-
-
 def fit_classifier(model, est, X, y):
     """Fit ``est`` and return what to record besides the test scores."""
     fit = timed_fit(est, X, y)
     out = {"fit_s": fit.seconds, "convergence_warnings": fit.count(ConvergenceWarning)}
     if model in ("skgibbs", "skgibbs_ard"):
-        out["rhat"] = float(np.max(est.rhat_))
-        out["ess"] = float(np.min(est.ess_))
-        out["sampler"], out["temperature"] = est.sampler_name_, float(est.temperature_)
-    if model == "skgibbs_ard":
-        out["relevance"] = [float(v) for v in est.input_relevance_]
-    if model == "skgibbs_smc":
-        out.update(smc_extras(est))
-    if model == "skgibbs_stacking":
-        out["chain_weights"] = [float(w) for w in est.chain_weights_]
-    if model == "skgibbs_vi":
-        out["n_iter"] = int(est.n_iter_)
-        out["stopped_early"] = bool(est.vi_stopped_early_)
-        out["kl_weight"] = float(est.kl_weight_)
+        out.update(rhat=float(np.max(est.rhat_)), ess=float(np.min(est.ess_)), sampler=est.sampler_name_,
+                   temperature=float(est.temperature_))  # fmt: skip
     if model in GIBBS:
-        out["warnings"] = fit.messages(SamplerWarning)
+        out.update(row_extras(model, est), warnings=fit.messages(SamplerWarning))
     return out
 
 
 def score_classifier(est, X, y):
     """Accuracy, log loss, ECE and Brier score of ``est`` on ``(X, y)``, and its reliability curve.
 
-    The curve (``"reliability"``: the non-empty bins of :data:`N_BINS`
-    equal-width bins, each with its edges, mean confidence, accuracy and
-    size) is stored so that the curves of several splits can be pooled, bin
-    by bin, into one diagram without refitting.
+    The curve (the non-empty bins of :data:`N_BINS` equal-width bins: edges, mean confidence, accuracy and
+    size) is stored so that the curves of several splits pool into one diagram without refitting.
     """
     P, labels = est.predict_proba(X), est.classes_
     curve = reliability_curve(y, P, n_bins=N_BINS, strategy="uniform", labels=labels)
@@ -188,34 +273,19 @@ def score_classifier(est, X, y):
         "ece": float(expected_calibration_error(y, P, n_bins=N_BINS, strategy="uniform", labels=labels)),
         "brier": float(brier_score_loss(y, P, labels=labels, scale_by_half=False)),
         "reliability": {
-            "confidence": curve.confidence.tolist(),
-            "accuracy": curve.accuracy.tolist(),
-            "count": curve.count.tolist(),
-            "edges": curve.edges.tolist(),
+            key: getattr(curve, key).tolist() for key in ("confidence", "accuracy", "count", "edges")
         },
     }
 
 
 def pooled_reliability(curves):
-    """One reliability curve from the stored ``"reliability"`` curves of several splits, bin by bin.
-
-    The bins are the same equal-width bins on every split: a bin's pooled
-    confidence and accuracy are the means of its splits' weighted by their
-    counts, so the pooled curve is the curve of all test points together.
-
-    Examples
-    --------
-    >>> one = {"confidence": [0.6, 0.9], "accuracy": [0.5, 1.0], "count": [2, 2],
-    ...        "edges": [[0.5, 0.7], [0.8, 1.0]]}
-    >>> two = {"confidence": [0.95], "accuracy": [0.5], "count": [2], "edges": [[0.8, 1.0]]}
-    >>> curve = pooled_reliability([one, two])
-    >>> curve.confidence.round(3).tolist(), curve.accuracy.tolist(), curve.count.tolist()
-    ([0.6, 0.925], [0.5, 0.75], [2, 4])
-    """
+    """One reliability curve from the stored curves of several splits: each bin's confidence and accuracy
+    the means of its splits' weighted by their counts (the curve of all their test points together)."""
     bins = {}  # the bins by their rounded edges: (edges, count, confidence sum, accuracy sum)
     for curve in curves:
-        values = zip(curve["confidence"], curve["accuracy"], curve["count"], curve["edges"])
-        for conf, acc, count, edges in values:
+        for conf, acc, count, edges in zip(
+            curve["confidence"], curve["accuracy"], curve["count"], curve["edges"]
+        ):
             key = tuple(np.round(edges, 9))
             e, n, c, a = bins.get(key, (edges, 0, 0.0, 0.0))
             bins[key] = (e, n + count, c + count * conf, a + count * acc)
@@ -229,108 +299,38 @@ def gaussian(mean, sd, y):
     return {"mean": mean, "lo": mean - Z * sd, "hi": mean + Z * sd, "loglik": norm.logpdf(y, mean, sd)}
 
 
-def make_regressor_vi(cfg, seed=None):
-    """The ``skgibbs_vi`` row's regressor of ``cfg`` seeded ``seed``, on :data:`FIXED_REGRESSOR`'s target."""
-    return vi_estimator(GibbsMLPRegressor, {**FIXED_REGRESSOR, **cfg["skgibbs_vi"]}, seed)
-
-
-#: the pooled R-hat and bulk ESS in the text of a mixing warning: as worded since the within-chain checks,
-#: and as worded before them (fits stored then)
-_MIXING_NUMBERS = (
-    re.compile(r"have an R-hat of ([\d.]+) \(at most [\d.]+ wanted\) and a bulk effective sample size of ([\d.]+)"),
-    re.compile(r"R-hat up to ([\d.]+) and a bulk effective sample size down to ([\d.]+)"),
-)
-
-
-def mixing_note(messages):
-    """``"R-hat r, ESS e: not mixed"`` from a fit's SamplerWarning messages, or ``"mixed"`` without one.
-
-    Examples
-    --------
-    >>> mixing_note(["The chains have not mixed: a chain has not converged on its own. At the training "
-    ...              "inputs the function values have an R-hat of 1.28 (at most 1.05 wanted) and a bulk "
-    ...              "effective sample size of 11.1 (at least 100) over the 4 chains; ..."])
-    'R-hat 1.28, ESS 11.1: not mixed'
-    >>> mixing_note(["3 divergent transitions after warm-up: raise target_accept."])
-    'mixed'
-    """
-    for m in messages:
-        for pattern in _MIXING_NUMBERS:
-            hit = pattern.search(m)
-            if hit:
-                return f"R-hat {hit.group(1)}, ESS {hit.group(2)}: not mixed"
-    return "mixed"
-
-
 def fit_gibbs(reg, X, y):
     """Fit ``reg`` (a GibbsMLPRegressor); ``predict`` and the SamplerWarning messages raised."""
     messages = timed_fit(reg, X, y).messages(SamplerWarning)
 
     def predict(Xt, yt):
-        mean = reg.predict(Xt)
         _, pis = reg.predict_interval(Xt, confidence_level=LEVEL)
         # the library's held-out log predictive density: the mixture over the draws, weighed by their chains
         ll = log_predictive_density_scorer(reg, Xt, yt)
-        return {"mean": mean, "lo": pis[:, 0, 0], "hi": pis[:, 1, 0], "ll": ll}
+        return {"mean": reg.predict(Xt), "lo": pis[:, 0, 0], "hi": pis[:, 1, 0], "ll": ll}
 
     return predict, messages
 
 
-def make_regressor_stacking(cfg, seed=None):
-    """The ``skgibbs_stacking`` row's regressor: HMC on :data:`FIXED_REGRESSOR`'s target with
-    ``chain_weights="stacking"``, the default one with stacking when its fits were made."""
-    settings = {**FIXED_REGRESSOR, "sampler": "hmc", **cfg["skgibbs"], "chain_weights": "stacking"}
-    return GibbsMLPRegressor(**settings, random_state=seed)
-
-
-def fit_regressor_stacking(X, y, seed, cfg):
-    reg = make_regressor_stacking(cfg, seed)
+def fit_regressor(model, X, y, seed, cfg):
+    """Fit the library's row ``model``: ``predict(Xt, yt)`` and what to record besides the scores."""
+    reg = make_estimator(model, cfg, seed, GibbsMLPRegressor)
     predict, messages = fit_gibbs(reg, X, y)
-    return predict, {"chain_weights": [float(w) for w in reg.chain_weights_], "warnings": messages}
-
-
-def make_regressor_ard(cfg, seed=None):
-    """The ``skgibbs_ard`` row's regressor: the ``skgibbs`` row's settings with ``ARD_REGRESSOR`` and
-    ``cfg["skgibbs_ard"]``."""
-    settings = {**cfg["skgibbs"], **ARD_REGRESSOR, **cfg["skgibbs_ard"]}
-    return GibbsMLPRegressor(**settings, random_state=seed)
-
-
-def fit_regressor_ard(X, y, seed, cfg):
-    reg = make_regressor_ard(cfg, seed)
-    predict, messages = fit_gibbs(reg, X, y)
-    extras = {"rhat": reg.rhat_, "ess": reg.ess_, "relevance": [float(v) for v in reg.input_relevance_]}
-    if "noise_variance" in reg.sample_stats_:
+    extras = {}
+    if model in CHAIN_ROWS:  # R-hat and ESS: the worst over the training inputs, pooled, per chain, between
+        extras = {
+            "rhat": reg.rhat_,
+            "ess": reg.ess_,
+            **{key: float(getattr(reg, f"{key}_")) for key in CHAIN_MIXING},
+        }
+    extras.update(row_extras(model, reg))
+    if model.startswith("skgibbs_ard") and "noise_variance" in reg.sample_stats_:
         extras["noise_variance"] = float(reg.noise_variance_)
     return predict, {**extras, "warnings": messages}
 
 
-def add_ard_argument(parser):
-    """``--ard-params``: keyword arguments of the skgibbs_ard row over the default estimator's and ``ARD``."""
-    parser.add_argument(
-        "--ard-params",
-        default="{}",
-        help=f"keyword arguments of the skgibbs_ard rows beyond {ARD_REGRESSOR} (regression) or {ARD} "
-        "(classification), JSON",
-    )
-
-
-def make_regressor_smc(cfg, seed=None):
-    """The ``skgibbs_smc`` row's regressor of ``cfg`` seeded ``seed``."""
-    return sampler_estimator(GibbsMLPRegressor, "smc", cfg["skgibbs_smc"], seed)
-
-
-def fit_regressor_smc(X, y, seed, cfg):
-    reg = make_regressor_smc(cfg, seed)
-    predict, messages = fit_gibbs(reg, X, y)
-    return predict, {**smc_extras(reg), "warnings": messages}
-
-
 def fit_regressor_vi(X, y, seed, cfg):
-    reg = make_regressor_vi(cfg, seed)
-    predict, messages = fit_gibbs(reg, X, y)
-    extras = {"n_iter": int(reg.n_iter_), "stopped_early": bool(reg.vi_stopped_early_)}
-    return predict, {**extras, "kl_weight": float(reg.kl_weight_), "warnings": messages}
+    return fit_regressor("skgibbs_vi", X, y, seed, cfg)
 
 
 def score_regression(pred, y):
@@ -344,15 +344,16 @@ def score_regression(pred, y):
 
 
 # ---------------------------------------------------------------- rows on a few splits
+def time_ratio(pairs):
+    """The mean ratio b / a of the fit times of the pairs ``(a, b)`` of fits (``"0.42"``), or "—"."""
+    return f"{np.mean([b['fit_s'] / a['fit_s'] for a, b in pairs]):.2f}" if pairs else "—"
+
+
 def beside_hmc_rows(summary, runs, scores):
     """Rows of the SMC and stacking rows beside the default (HMC) on the splits they ran.
 
-    ``summary``: ``{data set: {model: summary}}`` with the ``splits`` of the
-    :data:`FEW_SPLITS` models; ``runs``: every stored fit; ``scores``:
-    ``(key, digits)`` of the scores to show. Per data set: the splits, each
-    score for HMC, SMC and stacking (mean ± s.e. on those splits), the mean
-    fit times of HMC and SMC, the mean ratio SMC / HMC of the fits of the
-    same split, the range of the SMC stages and the particle count.
+    Per data set: the splits, each score of ``scores`` (``(key, digits)``) for HMC, SMC and stacking, the
+    mean fit times of HMC and SMC and their mean ratio over the same splits, SMC's stages and particles.
     """
     rows = []
     for name, models in summary.items():
@@ -362,32 +363,13 @@ def beside_hmc_rows(summary, runs, scores):
         splits = sorted({k for m in few for k in models[m]["splits"]})
         by = {(r["model"], r["split"]): r for r in runs if r["dataset"] == name}
         hmc, smc, stack = ([by[m, k] for k in splits if (m, k) in by] for m in ("skgibbs", *FEW_SPLITS))
-        pairs = [(by["skgibbs", r["split"]], r) for r in smc if ("skgibbs", r["split"]) in by]
-        ratio = f"{np.mean([s['fit_s'] / h['fit_s'] for h, s in pairs]):.2f}" if pairs else "—"
+        ratio = time_ratio([(by["skgibbs", r["split"]], r) for r in smc if ("skgibbs", r["split"]) in by])
         stages = [r["n_stages"] for r in smc]
-        cells = [
-            fmt(mean_se([r[key] for r in fits]), digits) if fits else "—"
-            for key, digits in scores
-            for fits in (hmc, smc, stack)
-        ]
+        cells = [fmt(mean_se([r[key] for r in fits]), digits) if fits else "—"
+                 for key, digits in scores for fits in (hmc, smc, stack)]  # fmt: skip
         rows.append([
             name, str(len(hmc)), *cells, f"{np.mean([r['fit_s'] for r in hmc]):.1f}",
             f"{np.mean([r['fit_s'] for r in smc]):.1f}" if smc else "—", ratio,
             f"{min(stages)}-{max(stages)}" if stages else "—", str(smc[0]["n_particles"]) if smc else "—",
         ])  # fmt: skip
     return rows
-
-
-def add_few_split_arguments(parser):
-    """``--smc-params`` and ``--smc-splits``: the settings of the SMC row and the splits of both few-split rows."""
-    parser.add_argument(
-        "--smc-params",
-        default="{}",
-        help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
-    )
-    parser.add_argument(
-        "--smc-splits",
-        type=int,
-        default=SMC_SPLITS,
-        help=f"splits of the skgibbs_smc and skgibbs_stacking rows (default {SMC_SPLITS})",
-    )

@@ -1,62 +1,25 @@
 """laplace-torch as a peer of the uncertainty and classification benchmarks.
 
-The recipe of Laplace Redux (Daxberger et al., NeurIPS 2021) and of
-laplace-torch's regression example: a network trained to its maximum a
-posteriori (MAP) weights, then a post-hoc Laplace approximation around them
-with the hyperparameters set by the Laplace approximation of the marginal
-likelihood, and the linearised (GLM) predictive.
+The recipe of Laplace Redux (Daxberger et al., NeurIPS 2021) and of laplace-torch's regression example: a
+network with one hidden layer of :data:`HIDDEN` tanh units (float32, torch's default initialisation after
+``torch.manual_seed(seed)``) trained to its MAP by full-batch Adam (learning rate :data:`MAP_LR`) on the
+mean negative log-likelihood with weight decay ``1 / n``, i.e. under the prior ``N(0, 1)`` on every weight
+(with unit noise variance on the standardised ``y`` for regression); then ``Laplace(model, likelihood,
+subset_of_weights="all", hessian_structure="full")`` on the whole training part and the GLM predictive.
 
-* Network: one hidden layer of :data:`HIDDEN` tanh units (the network of
-  laplace-torch's regression example), ``torch.nn.Linear(d, 50), Tanh(),
-  Linear(50, k)`` in float32, initialised by torch's default after
-  ``torch.manual_seed(seed)``.
-* MAP: full-batch Adam (learning rate :data:`MAP_LR`, the example's) on the
-  mean negative log-likelihood with weight decay ``1 / n`` (``weight_decay``
-  in Adam adds the gradient of ``||w||^2 / (2 n)``): the MAP under the
-  Gaussian prior ``N(0, 1)`` on every weight and bias, with the unit noise
-  variance on the standardised ``y`` for regression (loss ``0.5 * MSE``) and
-  the cross-entropy for classification.
+* Regression: the MAP early-stopped on a held-out :data:`HOLDOUT` of the training part (at most
+  :data:`MAP_STEPS` steps, stopped :data:`PATIENCE` steps after the best held-out loss, whose weights are
+  kept: trained for the example's fixed 1000 steps the network overfits); the prior precision and
+  ``sigma_noise`` by :data:`HYPER_STEPS` Adam steps on ``-la.log_marginal_likelihood`` (the loop of
+  laplace-torch's README); the Gaussian predictive with variance ``f_var + sigma_noise**2``, on ``y``'s
+  scale.
+* Classification: a fixed :data:`CLASSIFIER_STEPS` MAP steps (the loss has converged by then; the held-out
+  cross-entropy is no guide, it rises while the held-out accuracy still climbs);
+  ``la.optimize_prior_precision(method="marglik", pred_type="glm", link_approx="probit")`` and the probit
+  predictive.
 
-  - regression: early stopping on a held-out :data:`HOLDOUT` of the
-    training part, at most :data:`MAP_STEPS` steps, stopped
-    :data:`PATIENCE` steps after the best held-out loss, whose weights are
-    kept. Trained for a fixed 1000 steps (the example's) the network
-    overfits: on diabetes (splits 0 and 1) the marginal likelihood then puts
-    the noise variance near 1700 against a test mean squared error near
-    5000.
-  - classification: a fixed :data:`CLASSIFIER_STEPS` steps, by which the
-    loss has converged (breast cancer: the training cross-entropy is flat
-    from about 400 steps): the MAP whose overconfidence the Laplace
-    approximation is there to correct. The held-out cross-entropy is no
-    guide here: it rises after a few steps while the held-out accuracy
-    still climbs.
-
-* Laplace: ``Laplace(model, likelihood, subset_of_weights="all",
-  hessian_structure="full")`` (the generalised Gauss-Newton of
-  laplace-torch's default backend, curvlinops) fitted on the whole training
-  part (for regression the held-out part included), then
-
-  - regression: the prior precision (one scalar) and the noise standard
-    deviation ``sigma_noise`` by :data:`HYPER_STEPS` Adam steps (learning
-    rate :data:`HYPER_LR`) on ``-la.log_marginal_likelihood(prior_precision,
-    sigma_noise)`` in their logarithms, started at the MAP's values (1, 1):
-    the loop of laplace-torch's README and regression example (its steps
-    have converged long before: on Boston the two logarithms move by less
-    than 1e-4 after 300);
-  - classification: ``la.optimize_prior_precision(method="marglik",
-    pred_type="glm", link_approx="probit")`` (laplace-torch's defaults: a
-    scalar prior precision, 100 Adam steps of learning rate 0.1).
-
-* Predictive: ``la(X, pred_type="glm")``; for regression the Gaussian with
-  the mean ``f_mu`` and the variance ``f_var + sigma_noise**2`` (on the
-  standardised scale, rescaled to ``y``'s), for classification the probit
-  approximation of the softmax (``link_approx="probit"``).
-
-laplace-torch requires torchvision (which it does not import), and
-torchvision a torch of its own version: a plain ``pip install
-laplace-torch`` replaces a CPU torch with PyPI's CUDA build. Install it and
-its torch-dependent requirements with ``--no-deps`` and the others by hand
-(:data:`INSTALL`). Importing this module does not import laplace-torch.
+laplace-torch requires torchvision, which pins a torch of its own: install it as :data:`INSTALL` says.
+Importing this module does not import laplace-torch.
 """
 
 import copy
@@ -140,11 +103,8 @@ def _loader(X, y):
 
 
 def fit_laplace_regressor(X, y, seed, map_steps=MAP_STEPS, hyper_steps=HYPER_STEPS):
-    """Fit on standardised inputs ``X``: ``(predict, extras)``, ``predict(Xt)`` the mean and sd on ``y``'s scale.
-
-    ``map_steps``: the most Adam steps of the early-stopped MAP; ``hyper_steps``: the steps on the
-    marginal likelihood.
-    """
+    """Fit on standardised inputs ``X``: ``predict(Xt)`` (the mean and sd on ``y``'s scale) and the extras
+    to record; ``map_steps`` caps the early-stopped MAP, ``hyper_steps`` steps on the marginal likelihood."""
     from laplace import Laplace
 
     loc, scale = float(np.mean(y)), float(np.std(y))
@@ -178,12 +138,8 @@ def fit_laplace_regressor(X, y, seed, map_steps=MAP_STEPS, hyper_steps=HYPER_STE
 
 
 class LaplaceMLPClassifier(ClassifierMixin, BaseEstimator):
-    """Full Laplace around a MAP network (laplace-torch), GLM predictive with the probit link.
-
-    A scikit-learn classifier for the benchmarks: ``fit``, ``predict_proba``,
-    ``predict``, ``classes_``. ``map_steps``: the Adam steps to the MAP;
-    ``hyper_steps``: the steps of ``optimize_prior_precision`` (``n_steps``).
-    """
+    """Full Laplace around a MAP network (laplace-torch), GLM predictive with the probit link; ``map_steps``
+    Adam steps to the MAP, ``hyper_steps`` those of ``optimize_prior_precision``."""
 
     def __init__(self, random_state=0, map_steps=CLASSIFIER_STEPS, hyper_steps=PRIOR_STEPS):
         self.random_state = random_state

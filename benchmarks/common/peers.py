@@ -1,15 +1,6 @@
-"""torch reference points for the speed benchmarks.
-
-* :func:`autograd_floor` -- one forward and backward pass of the squared loss
-  on a batch with plain 2-D weight tensors and torch autograd: the least work
-  any MALA step on that batch has to do.
-* :func:`naive_module_mala` -- the MALA / csMALA loop a user writes with a
-  ``torch.nn.Sequential``: weights moved in and out of the module with
-  ``parameters_to_vector`` / ``vector_to_parameters``, the current point's
-  potential and gradient recomputed every step, and the minibatch entered as a
-  Bernoulli mask on the full-data loss.
-
-Both return ``run(n_steps)`` closures for :func:`_timing.measure`.
+"""torch reference points for the speed benchmarks, ``run(n_steps)`` closures for
+:func:`~benchmarks.common.timing.measure`: :func:`autograd_floor`, the least work any MALA step on a batch
+has to do, and :func:`naive_module_mala`, the MALA / csMALA loop a user writes with a ``torch.nn.Sequential``.
 """
 
 import itertools
@@ -41,20 +32,11 @@ def _forward(params, X):
 
 
 def autograd_floor(X, y, sizes, rho, seed, gather):
-    """One forward+backward of ``sum_{i in B} (y_i - f(x_i))^2`` per step.
+    """One forward and backward pass of ``sum_{i in B} (y_i - f(x_i))^2`` per step, with plain 2-D weight
+    tensors and autograd, on layers of widths ``sizes`` (input and output included).
 
-    Parameters
-    ----------
-    X, y : torch.Tensor of shape (n, d) and (n,)
-    sizes : tuple of int
-        Layer widths including input and output, e.g. ``(1, 100, 100, 1)``.
-    rho : float
-        Bernoulli batch probability; ``rho = 1`` is the full data.
-    seed : int
-    gather : bool
-        False: one batch is gathered once and reused (pure compute).
-        True: every step draws a fresh Bernoulli(rho) batch and gathers
-        ``X[idx]``, ``y[idx]`` as a minibatch sampler must.
+    ``B`` is a Bernoulli(``rho``) batch (``rho = 1``: the full data), drawn and gathered afresh every step
+    as a minibatch sampler must when ``gather``, else gathered once and reused (pure compute).
     """
     gen = torch.Generator().manual_seed(seed)
     params = _plain_weights(sizes, gen)
@@ -78,12 +60,13 @@ def autograd_floor(X, y, sizes, rho, seed, gather):
 
 
 def naive_module_mala(X, y, sizes, rho, loss_scale, batch_offset, step_size, seed):
-    """A straightforward ``nn.Sequential`` MALA (rho = 1) or csMALA (rho < 1) loop.
+    """A straightforward ``nn.Sequential`` MALA (rho = 1) or csMALA (rho < 1) loop: the weights moved in and
+    out of the module with ``parameters_to_vector`` / ``vector_to_parameters``, the current point's potential
+    and gradient recomputed every step.
 
-    The potential is ``c * sum_i z_i l_i + d * sum_i z_i - log Pi`` with a
-    Bernoulli(rho) mask ``z`` over all ``n`` examples (all ones at rho = 1)
-    and the Gaussian prior ``N(0, 1/fan_in)``, the same target as the
-    skgibbs kernel with ``loss_scale = c`` and ``batch_offset = d``.
+    The potential is ``c * sum_i z_i l_i + d * sum_i z_i - log Pi`` with a Bernoulli(rho) mask ``z`` over all
+    ``n`` examples (all ones at rho = 1) on the full-data loss and the prior ``N(0, 1/fan_in)``: the target
+    of the skgibbs kernel with ``loss_scale = c`` and ``batch_offset = d``.
     """
     gen = torch.Generator().manual_seed(seed)
     layers = []

