@@ -221,17 +221,10 @@ def add_arguments(parser, datasets, choices, models, estimator):
     parser.add_argument(
         "--skgibbs-params", default="{}", help=f'{estimator} keyword arguments, JSON: {{"n_samples": 50}}'
     )
-    parser.add_argument(
-        "--vi-params",
-        default="{}",
-        help="keyword arguments of the skgibbs_vi row, MeanFieldVI settings as sampler__<name>, JSON: "
-        '{"sampler__tau": 0.03, "n_samples": 50}',
-    )
-    parser.add_argument(
-        "--smc-params",
-        default="{}",
-        help="keyword arguments of the skgibbs_smc row, SMC settings as sampler__<name>, JSON",
-    )
+    sampler = "keyword arguments of the skgibbs_{} row, {} settings as sampler__<name>, JSON"
+    example = ': {"sampler__tau": 0.03, "n_samples": 50}'
+    parser.add_argument("--vi-params", default="{}", help=sampler.format("vi", "MeanFieldVI") + example)
+    parser.add_argument("--smc-params", default="{}", help=sampler.format("smc", "SMC"))
     parser.add_argument(
         "--smc-splits",
         type=int,

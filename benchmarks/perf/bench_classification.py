@@ -59,26 +59,10 @@ from .. import Benchmark, Output
 from ..common import bde_peer, laplace_peer
 from ..common.data import load, load_available
 from ..common.environment import session_loads, versions, was_quick
-from ..common.fits import (
-    CLASSIFICATION_TEST_SIZE,
-    FEW_SPLITS,
-    GIBBS,
-    N_BINS,
-    QUICK_SKGIBBS,
-    QUICK_SMC,
-    QUICK_VI,
-    add_arguments as add_row_arguments,
-    beside_hmc_rows,
-    grouped,
-    closing_notes,
-    escape,
-    fit_classifier,
-    library_summary,
-    make_estimator,
-    pooled_reliability,
-    row_cfg,
-    score_classifier,
-)
+from ..common.fits import CLASSIFICATION_TEST_SIZE, FEW_SPLITS, GIBBS, N_BINS, QUICK_SKGIBBS, QUICK_SMC
+from ..common.fits import QUICK_VI, beside_hmc_rows, closing_notes, escape, fit_classifier, grouped
+from ..common.fits import library_summary, make_estimator, pooled_reliability, row_cfg, score_classifier
+from ..common.fits import add_arguments as add_row_arguments
 from ..common.stats import fmt, mean_se
 from ..common.tables import VI_GOAL, VI_NLL_RATIO, VI_TIME_RATIO, names, vi_diagnostics
 from ..common.writer import Page, save_json
@@ -284,13 +268,8 @@ def diagnostics_table(summary):
             warned = f"{s['n_warnings']} in {s['fits_warned']} of {s['n']} fits"
             kept = ", ".join("-" if t is None else f"{t:g}" for t in s["temperatures"])
             rows.append([name, f"{s['rhat_median']:.3f}", f"{s['ess_min']:.1f}", warned, kept])
-    header = [
-        "data set",
-        "R-hat (rhat\\_) median",
-        "ESS (ess\\_) min",
-        "SamplerWarnings",
-        "temperature\\_ by split",
-    ]
+    header = ["data set", "R-hat (rhat\\_) median", "ESS (ess\\_) min", "SamplerWarnings",
+              "temperature\\_ by split"]  # fmt: skip
     return "GibbsMLPClassifier diagnostics over the fits", header, rows
 
 
@@ -309,16 +288,8 @@ def vi_table(summary):
             vi, mcmc = models["skgibbs_vi"], models["skgibbs"]
             nll_ratio, time_ratio, met = vi_comparison(models)
             times = [f"{vi['fit_s']:.2f}", f"{mcmc['fit_s']:.2f}", f"{time_ratio:.3f}"]
-            rows.append(
-                [
-                    name,
-                    fmt(vi["nll"]),
-                    fmt(mcmc["nll"]),
-                    f"{nll_ratio:.3f}",
-                    *times,
-                    "met" if met else "not met",
-                ]
-            )
+            rows.append([name, fmt(vi["nll"]), fmt(mcmc["nll"]), f"{nll_ratio:.3f}", *times,
+                         "met" if met else "not met"])  # fmt: skip
     header = ["data set", "VI NLL", "MCMC NLL", "NLL ratio VI / MCMC", "VI fit s", "MCMC fit s",
               "fit-time ratio VI / MCMC", "goal"]  # fmt: skip
     return f"sampler='vi' against the MCMC row (skgibbs, HMC). Goal: {VI_GOAL}", header, rows
@@ -376,14 +347,8 @@ def goal_table(summary):
         wins += met
         rows.append([*row, f"{s['nll'][0]:.3f} (rank {rank} of {len(models)})", f"{s['accuracy'][0]:.3f}",
                      "yes" if met else "no"])  # fmt: skip
-    header = [
-        "data set",
-        "best NLL: model",
-        "best accuracy: model",
-        "skgibbs NLL",
-        "skgibbs accuracy",
-        "goal",
-    ]
+    header = ["data set", "best NLL: model", "best accuracy: model", "skgibbs NLL", "skgibbs accuracy",
+              "goal"]  # fmt: skip
     title = (
         "Goal per data set (means over the splits; skgibbs_vi, skgibbs_smc, skgibbs_stacking and skgibbs_ard "
         "left out)"

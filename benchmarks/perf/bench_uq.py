@@ -340,15 +340,7 @@ ESTIMATORS = ("skgibbs", "skgibbs_vi", "skgibbs_smc", "skgibbs_ard", "skgibbs_mc
 
 
 def stored_result(result):
-    """A stored result; one written before runs were merged gets its one run as the first session.
-
-    The last session gets the load average that the harness recorded for the run that added it.
-    """
-    if "sessions" not in result:  # written by one run of every model on every data set
-        result["sessions"] = [{
-            "datasets": list(result["shapes"]), "models": result["models"],
-            "runtime_s": result.pop("runtime_s"), "load_average": result.pop("load_average"),
-        }]  # fmt: skip
+    """A stored result, its last session given the load the harness recorded for the run that added it."""
     result["sessions"] = session_loads(result)
     return result
 
@@ -440,7 +432,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    """Fit the models on the data sets (quick: diabetes, 2 splits, a tiny network), merged into stored fits."""
+    """Fit the models on the data sets (quick: diabetes, 2 splits, a tiny network), merged into the stored."""
     datasets = args.size.datasets or names(args.datasets, CHOICES, "data sets", in_choice_order=False)
     result, _ = fit_all(
         args, datasets, names(args.models, MODELS, "models", in_choice_order=False), args.output
