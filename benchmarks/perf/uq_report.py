@@ -213,14 +213,10 @@ def ard_line(results):
               for n in rows if n not in GOAL_DATASETS and n != "mcycle"]  # fmt: skip
     if "mcycle" in rows and "gpr" in rows["mcycle"]:
         gap = rows["mcycle"]["gpr"]["ll"][0] - rows["mcycle"]["skgibbs_ard"]["ll"][0]
-        parts.append(
-            f"{gap:+.3f} nats behind the GP on mcycle"
-            if gap > 0
-            else f"{-gap:.3f} nats ahead of the GP on mcycle"
-        )
-    parts.append(
-        "90% coverage " + ", ".join(f"{n} {rows[n]['skgibbs_ard']['coverage'][0]:.3f}" for n in rows)
-    )
+        side = f"{gap:+.3f} nats behind" if gap > 0 else f"{-gap:.3f} nats ahead of"
+        parts.append(f"{side} the GP on mcycle")
+    cover = ", ".join(f"{n} {rows[n]['skgibbs_ard']['coverage'][0]:.3f}" for n in rows)
+    parts.append(f"90% coverage {cover}")
     return f"ARD goal: {ARD_GOAL}. Measured: " + "; ".join(parts) + "."
 
 
@@ -238,9 +234,9 @@ def summary_table(result):
         rows.append([name, MODELS[best][0], fmt(summary[best]["ll"], 3), ours])
     header = ["data set", "best test LL: model", "its test LL", "GibbsMLPRegressor"]
     title = (
-        "Best held-out log-likelihood per data set (the sampler='vi', 'smc', 'mclmc' and stacking rows left "
+        "Best held-out log-likelihood per data set (the sampler='vi', 'smc', 'mclmc' and stacking rows "
+        "left out)"
     )
-    title += "out)"
     return (title, header, rows), wins
 
 
