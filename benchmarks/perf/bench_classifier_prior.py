@@ -122,7 +122,8 @@ def report(results):
     table = [[r["dataset"], r["model"], *(_cell(r.get(k), f) for k, _, f in COLUMNS)] for r in result["rows"]]
     notes = [
         "One split per data set (a quarter held out, stratified, seed 0; Ripley's data: its own 1000 test "
-        "points). skgibbs g: GibbsMLPClassifier(random_state=0) at the defaults with prior_std='auto' scaled "
+        "points). skgibbs g: GibbsMLPClassifier(prior='fixed', sampler='hmc', random_state=0), its other settings "
+        "at the defaults of the run's date, with prior_std='auto' scaled "
         "by g (N(0, (g / sqrt(fan_in))^2) per parameter); leapfrog steps: mean per HMC transition. "
         "Peers: LogisticRegression(max_iter=5000) and GaussianProcessClassifier(1.0 * RBF(1.0)) on "
         f"standardized inputs. One torch thread{runtime}."

@@ -141,7 +141,7 @@ def report(results):
            "below 10,000 rows)" if single else "")
         + ". Peers as in the large_n benchmark"
         + ("; CatBoost (RMSEWithUncertainty, virtual ensembles) and RealMLP (held-out residual sd) as the "
-           "module docstring says" if newer else "") + ". "
+           "benchmarks.common.large_data describes them" if newer else "") + ". "
         "Inputs and targets go in as they are (the estimators standardize them); "
         "the targets are logs, so the RMSE is roughly a relative error. Test log-lik and 90% coverage: of the "
         "normal with the predictive mean and sd; own: of the fit's own predictive distribution (the mixture "

@@ -164,8 +164,9 @@ def report(results):
             f"{name}: {r['n_stages']} SMC stages, smallest stage ESS {r['stage_ess_min']:.0f}" + warned
         )
     notes = [
-        "Estimator of the refits, CV and held-out scores: GibbsMLPRegressor(sampler='vi', random_state=0) "
-        "(GibbsMLPClassifier for breast_cancer, pima and synth) at its defaults; the path: one "
+        "Estimator of the refits, CV and held-out scores: GibbsMLPRegressor(sampler='vi', prior='fixed', "
+        "random_state=0) (GibbsMLPClassifier for breast_cancer, pima and synth), its other settings at the "
+        "defaults of the run's date; the path: one "
         "sampler='smc' fit (SMC at its defaults) at the coldest candidate. For a classifier the held-out "
         "log density is minus the log loss, the temperature divides the log-likelihood (1: the Bayesian "
         "posterior), and neither the evidence nor LFV applies. "
