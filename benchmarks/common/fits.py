@@ -16,7 +16,7 @@ from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor, SamplerWarning
+from skgibbs import GibbsMLPRegressor, SamplerWarning
 from skgibbs.metrics import (
     ReliabilityCurve,
     expected_calibration_error,
@@ -143,14 +143,6 @@ def make_estimator(model, cfg, seed, cls):
     else:
         settings = cfg["skgibbs"]
     return cls(**{**settings, "random_state": seed})
-
-
-def make_classifier_vi(seed, cfg):
-    return make_estimator("skgibbs_vi", cfg, seed, GibbsMLPClassifier)
-
-
-def make_regressor_vi(cfg, seed=None):
-    return make_estimator("skgibbs_vi", cfg, seed, GibbsMLPRegressor)
 
 
 def row_extras(model, est):
@@ -305,10 +297,6 @@ def fit_regressor(model, X, y, seed, cfg):
     if model.startswith("skgibbs_ard") and "noise_variance" in reg.sample_stats_:
         extras["noise_variance"] = float(reg.noise_variance_)
     return predict, {**extras, "warnings": messages}
-
-
-def fit_regressor_vi(X, y, seed, cfg):
-    return fit_regressor("skgibbs_vi", X, y, seed, cfg)
 
 
 def score_regression(pred, y):

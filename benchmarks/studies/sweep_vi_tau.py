@@ -24,6 +24,7 @@ from sklearn.datasets import make_friedman1
 from sklearn.model_selection import StratifiedShuffleSplit, train_test_split
 from sklearn.preprocessing import StandardScaler
 
+from skgibbs import GibbsMLPClassifier, GibbsMLPRegressor
 from skgibbs.samplers import MeanFieldVI
 
 from .. import Benchmark, Output
@@ -89,7 +90,9 @@ def vi_cfg(name, eta, n_train, size):
 
 def estimator(name, cfg):
     """The unfitted estimator of ``cfg`` (its repr identifies the stored fits)."""
-    return F.make_classifier_vi(SEED, cfg) if name in CLASSIFICATION else F.make_regressor_vi(cfg, SEED)
+    return F.make_estimator(
+        "skgibbs_vi", cfg, SEED, GibbsMLPClassifier if name in CLASSIFICATION else GibbsMLPRegressor
+    )
 
 
 def fit_score(name, Xtr, ytr, Xte, yte, cfg):
@@ -103,7 +106,7 @@ def fit_score(name, Xtr, ytr, Xte, yte, cfg):
             row = {"nll": metrics["nll"], "accuracy": metrics["accuracy"], **extras}
         else:
             start = time.perf_counter()
-            predict, extras = F.fit_regressor_vi(Xtr, ytr, SEED, cfg)
+            predict, extras = F.fit_regressor("skgibbs_vi", Xtr, ytr, SEED, cfg)
             seconds = time.perf_counter() - start
             metrics = F.score_regression(predict(Xte, yte), yte)
             scores = {"nll": -metrics["ll"], "rmse": metrics["rmse"], "coverage": metrics["coverage"]}
