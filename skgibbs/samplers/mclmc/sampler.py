@@ -54,6 +54,7 @@ from ..base import low_acceptance, raise_target_accept, register
 from ..hmc import gibbs as hmc_gibbs
 from ..hmc.kernel import evaluator
 from ..noncentered import PARAMETRIZATIONS, NonCenteredTarget
+from ..rescaling import RescalingMoves
 from ..runner import ChainSampler
 from ..target import RowLoop
 from . import adjusted, kernel
@@ -93,9 +94,13 @@ class _Chains:
         self.hierarchical = hierarchical and not self.noncentered
         self.base = target
         self.dtype, self.device = theta0.dtype, theta0.device
+        self.rescaling = None
         if self.noncentered:
             self.target = NonCenteredTarget(target, self.one_by_one)
             theta0 = self.target.from_theta(theta0)
+            if sampler.rescaling:
+                spec = getattr(getattr(target, "potential", None), "spec", None)
+                self.rescaling = RescalingMoves.for_target(self.target, spec)
             self.reference = torch.ones(theta0.shape[1], dtype=self.dtype, device=self.device)
         else:
             self.target = target if (vectorize or K == 1) else RowLoop(target)
@@ -126,7 +131,19 @@ class _Chains:
         return self.target
 
     def gibbs(self):
-        """Draw the hyperparameters given the current weights; the cached ``U`` follows them."""
+        """Draw the hyperparameters given the current weights; the cached ``U`` follows them.
+
+        On the non-centred target, the moves along the network's rescaling
+        orbits (:mod:`~skgibbs.samplers.rescaling`), then one evaluation of
+        the potential at the new point.
+        """
+        if self.rescaling is not None:
+            st = self.state
+            theta = self.rescaling.move(self.gens, st.theta)
+            u, g = self.target.value_and_grad(theta)
+            self.state = st._replace(theta=theta, potential=u, grad=g)
+            self.n_grad += 1
+            return
         if not self.hierarchical:
             return
         st = self.state
@@ -213,6 +230,14 @@ class MCLMC(ChainSampler):
         (:class:`~skgibbs.samplers.noncentered.NonCenteredTarget`);
         ``"centered"``, the weights alone with Gibbs sweeps of the
         precisions and the noise between transitions. Ignored otherwise.
+    rescaling : bool, default=False
+        On the non-centred target of a network whose activation is ReLU
+        (or none), draw each hidden layer's and each hidden unit's scale
+        along the network's rescaling symmetry from its exact conditional
+        between transitions (:mod:`~skgibbs.samplers.rescaling`): the
+        likelihood is flat there and the kernel walks those directions
+        slowly. One more evaluation of the potential a transition. Ignored
+        otherwise.
 
     Notes
     -----
@@ -261,16 +286,18 @@ class MCLMC(ChainSampler):
         "preconditioning": ["boolean"],
         "L_factor": [Interval(Real, 0, None, closed="neither")],
         "parametrization": [StrOptions(set(PARAMETRIZATIONS))],
+        "rescaling": ["boolean"],
     }
 
     def __init__(self, desired_energy_var=5e-4, steps_per_transition="auto", integrator="mclachlan",
-                 preconditioning=True, L_factor=0.4, parametrization="noncentered"):
+                 preconditioning=True, L_factor=0.4, parametrization="noncentered", rescaling=False):
         self.desired_energy_var = desired_energy_var
         self.steps_per_transition = steps_per_transition
         self.integrator = integrator
         self.preconditioning = preconditioning
         self.L_factor = L_factor
         self.parametrization = parametrization
+        self.rescaling = rescaling
 
     def chains(self, target, theta0, generators, run, vectorize=True):
         return MCLMCChains(self, target, theta0, generators, run, vectorize)
@@ -422,6 +449,7 @@ class AdjustedMCLMC(ChainSampler):
     preconditioning : bool, default=True
     L_factor : float > 0, default=0.4
     parametrization : {"noncentered", "centered"}, default="noncentered"
+    rescaling : bool, default=False
         As :class:`MCLMC`'s.
 
     Notes
@@ -463,16 +491,18 @@ class AdjustedMCLMC(ChainSampler):
         "preconditioning": MCLMC._parameter_constraints["preconditioning"],
         "L_factor": MCLMC._parameter_constraints["L_factor"],
         "parametrization": MCLMC._parameter_constraints["parametrization"],
+        "rescaling": ["boolean"],
     }
 
     def __init__(self, target_accept=0.9, max_steps=64, integrator="mclachlan", preconditioning=True,
-                 L_factor=0.4, parametrization="noncentered"):
+                 L_factor=0.4, parametrization="noncentered", rescaling=False):
         self.target_accept = target_accept
         self.max_steps = max_steps
         self.integrator = integrator
         self.preconditioning = preconditioning
         self.L_factor = L_factor
         self.parametrization = parametrization
+        self.rescaling = rescaling
 
     def chains(self, target, theta0, generators, run, vectorize=True):
         return AdjustedChains(self, target, theta0, generators, run, vectorize)
