@@ -115,22 +115,22 @@ def test_the_moves_keep_the_prior():
 
 
 @pytest.mark.filterwarnings("ignore::skgibbs.SamplerWarning")
-def test_mclmc_runs_with_and_without_the_moves():
+@pytest.mark.parametrize("name", ["MCLMC", "AdjustedMCLMC"])
+def test_both_kernels_run_with_and_without_the_moves(name):
     from skgibbs import GibbsMLPRegressor
-    from skgibbs.samplers import MCLMC
+    from skgibbs import samplers
 
     X = np.random.default_rng(0).normal(size=(60, 2))
     y = X[:, 0] + 0.1 * np.random.default_rng(1).normal(size=60)
+    kernel = getattr(samplers, name)
+    assert kernel().rescaling is False  # off by default
     fits = [
         GibbsMLPRegressor(
-            hidden_layer_sizes=(4,),
-            sampler=MCLMC(rescaling=r),
-            n_samples=10,
-            burn_in=10,
-            n_chains=2,
+            hidden_layer_sizes=(4,), sampler=kernel(rescaling=r), n_samples=10, burn_in=10, n_chains=2,
             random_state=0,
         ).fit(X, y)
         for r in (True, False)
-    ]
+    ]  # fmt: skip
     assert fits[0].samples_.shape == fits[1].samples_.shape
+    assert np.isfinite(fits[0].samples_).all()
     assert not np.allclose(fits[0].samples_, fits[1].samples_)
