@@ -144,7 +144,13 @@ def settings_text(summary):
 
 
 def explanation(summary):
-    """Why (A), (B) and the paper differ, with the measured numbers filled in."""
+    """Why (A), (B) and the paper differ, with the measured numbers filled in (``inf`` or ``nan`` where a
+    chain never moved: a quick run's)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _explanation(summary)
+
+
+def _explanation(summary):
     A, B, n = summary["paper"], summary["compensated"], summary["n"]
     stochastic = P.METHODS[1:]
     cells = [c for mode in P.MODES for rho in RHOS for c in summary[mode][str(rho)].values()]
