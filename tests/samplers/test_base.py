@@ -111,10 +111,10 @@ NON_DEFAULT = {
     ),
     MCLMC: dict(
         desired_energy_var=1e-3, steps_per_transition=4, integrator="leapfrog", preconditioning=False, L_factor=0.3,
-        parametrization="centered",
+        parametrization="centered", rescaling=True,
     ),
     AdjustedMCLMC: dict(target_accept=0.8, max_steps=16, integrator="leapfrog", preconditioning=False, L_factor=0.3,
-                        parametrization="centered"),
+                        parametrization="centered", rescaling=True),
 }
 
 Y = torch.linspace(-1.0, 1.0, 20, dtype=torch.float64)
