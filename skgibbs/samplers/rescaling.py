@@ -187,16 +187,19 @@ class RescalingMoves:
         ``b_g`` (float64 ``(G,)``); None reads them from the target given to
         :meth:`for_target` (stored by :meth:`bind`).
         """
-        a = self._shape if shape is None else shape
-        b = self._rate if rate is None else rate
-        dtype = x.dtype
+        dev, dtype = x.device, x.dtype
+        a = (self._shape if shape is None else shape).to(dev)
+        b = (self._rate if rate is None else rate).to(dev)
         z = x[:, : self.n_weights].to(torch.float64).clone()
         eta = x[:, self.n_weights :].to(torch.float64).clone()
         K = x.shape[0]
         for sides, in_index, out_index in self.layers:
+            in_index, out_index = in_index.to(dev), out_index.to(dev)
             if sides is not None:
-                ins, outs = sides
-                alpha = 2.0 * (a[outs].sum() - a[ins].sum()) * torch.ones(K, 1, dtype=torch.float64)
+                ins, outs = (side.to(dev) for side in sides)
+                alpha = (
+                    2.0 * (a[outs].sum() - a[ins].sum()) * torch.ones(K, 1, dtype=torch.float64, device=dev)
+                )
                 beta = (b[ins] * torch.exp(eta[:, ins])).sum(1, keepdim=True)
                 gamma = (b[outs] * torch.exp(eta[:, outs])).sum(1, keepdim=True)
                 s = draw_log_scale(generators, alpha, beta, gamma)
@@ -204,7 +207,7 @@ class RescalingMoves:
                 eta[:, outs] += 2.0 * s
             z_in, z_out = z[:, in_index], z[:, out_index]  # (K, width, m_in), (K, width, m_out)
             m_in, m_out = in_index.shape[1], out_index.shape[1]
-            alpha = torch.full(z_in.shape[:2], float(m_in - m_out), dtype=torch.float64)
+            alpha = torch.full(z_in.shape[:2], float(m_in - m_out), dtype=torch.float64, device=dev)
             s = draw_log_scale(generators, alpha, 0.5 * z_out.square().sum(2), 0.5 * z_in.square().sum(2))
             c = torch.exp(s)[:, :, None]
             z[:, in_index] = z_in * c
