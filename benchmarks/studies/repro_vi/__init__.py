@@ -19,8 +19,9 @@ from ...common.tables import names
 from ...common.writer import Page
 from . import e1, e2, fig1, fig3
 
-#: part -> its module: ``STEM`` (the result file), ``HEADING`` (its title), ``run(args)``, ``plot(result,
-#: path)`` and ``DOC_FIGURE`` (where the documentation shows the figure from doc/_static, if it does)
+#: part -> its module: ``STEM`` (the result file), ``HEADING`` (its title), ``run(args)`` (the runs, data
+#: only), ``render(result)`` (the page's tables and notes from them), ``plot(result, path)`` and
+#: ``DOC_FIGURE`` (where the documentation shows the figure from doc/_static, if it does)
 PARTS = {"e1": e1, "e2": e2, "fig1": fig1, "fig3": fig3}
 
 
@@ -40,17 +41,14 @@ def run(args):
 
 
 def report(results):
-    """Each part's tables (stored with its runs) and figure."""
+    """Each part's tables, rendered from its stored runs, and its figure."""
     by_stem = {module.STEM: module for module in PARTS.values()}
     pages = []
     for stem, result in results.items():
-        page, part = result.get("page"), by_stem[stem]
-        if page is None:
-            print(f"{stem}: stored without its tables; run its part again to render them")
-            continue
+        part = by_stem[stem]
+        tables, notes = part.render(result)
         figure = functools.partial(part.plot, result)
-        tables, notes = page["tables"], page["notes"]
-        pages.append(Page(stem, page["heading"], tables, notes, figure=figure, doc_figure=part.DOC_FIGURE))
+        pages.append(Page(stem, part.HEADING, tables, notes, figure=figure, doc_figure=part.DOC_FIGURE))
     return pages
 
 

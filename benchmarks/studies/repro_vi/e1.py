@@ -6,7 +6,7 @@ On the ``x^3`` toy (``n = 500``, noise variance 0.001, a fresh data set per seed
 same objective through ``skgibbs.samplers.vi.fit`` from a draw of the prior ("prior-draw start"). Measured
 over 200 points of ``[-1, 1]``: ``E_x sd_q f(x)`` against the prior's, ``KL(q || P0)``, the RMSE to ``x^3``
 and the fit time, after at most 3000 Adam steps (1000 for 10000 neurons, which are not quite converged then).
-The notes of the page (:func:`run`) state every setting.
+The notes of the page (:func:`render`) state every setting.
 """
 
 import time
@@ -21,7 +21,8 @@ from skgibbs.problem import build_problem
 from skgibbs.samplers import MeanFieldVI, vi
 
 from ... import pick_sizes
-from .shared import QUICK_FIT, cells, errorbar, figure, fit_timed, mean_cell, page, se_cell, select, slope
+from ...common.environment import recorded
+from .shared import QUICK_FIT, cells, errorbar, figure, fit_timed, mean_cell, n_seeds, se_cell, select, slope
 
 STEM = "vi_e1"
 HEADING = "Paper 002 App. E.1: the predictive spread of VI as the width grows"
@@ -115,7 +116,7 @@ def e1_summary(fit, F, prior_var, start, seconds, messages):
 
 def e1_estimator(N, eta_one, seed, fit, max_iter):
     X, y, temperature = e1_data(seed)
-    kl_weight = 1.0 if eta_one else "auto"
+    kl_weight = 1.0 if eta_one else E1_TAU * E1_N / N  # the paper's eta (kl_weight="auto" is eta = tau)
     sampler = MeanFieldVI(parametrization="mean-field", kl_weight=kl_weight, tau=E1_TAU, max_iter=max_iter)
     settings = {"prior": "fixed", "temperature": temperature, "random_state": seed, **E1_DRAWS}
     est = GibbsMLPRegressor((N,), sampler=sampler, **settings).set_params(**fit)
@@ -167,7 +168,13 @@ def run(args):
                 r.update(variant=key, N=N, seed=seed)
                 runs.append(r)
                 print(f"e1 N={N} {label} seed {seed}: sd {r['sd']:.4f}, {r['fit_s']:.0f} s", flush=True)
-    runtime = time.perf_counter() - start
+    return {STEM: {"widths": widths, "runs": runs, "runtime_s": time.perf_counter() - start}}
+
+
+def render(result):
+    """``(tables, notes)`` of the page, from the stored runs."""
+    widths, runs, runtime = result["widths"], result["runs"], result["runtime_s"]
+    seeds, quick = range(n_seeds(runs)), recorded(result, "quick", False)
 
     def means(key, field):
         return [np.mean(select(runs, field, variant=key, N=N)) for N in widths]
@@ -213,7 +220,7 @@ def run(args):
         "(f = (1/N) sum_j a_j relu(b_j x + c_j) + bias), prior_std='auto' (N(0, 1) on b_j, c_j and "
         "a_j, N(0, 1/N) on the output bias); temperature 2 * 0.001 / Var(y) (the Gaussian likelihood of "
         f"the true noise); eta = 1 or eta = tau n / N with tau = {E1_TAU:g}. "
-        f"{'Quick run: ' + str(QUICK_FIT) if args.quick else 'Capped at ' + capped}; early stopping "
+        f"{'Quick run: ' + str(QUICK_FIT) if quick else 'Capped at ' + capped}; early stopping "
         "(the plateau rule) as the estimator's default. sd and RMSE on the scale of y over 200 points of "
         "[-1, 1], from 200 draws of q; the prior's variance from 400 draws of the prior. "
         f"Mean ± s.e. over seeds. Runtime {runtime:.0f} s.",
@@ -231,8 +238,7 @@ def run(args):
         ("Slope of log value on log N (all widths)", ["variant", *SLOPES.values()], slope_rows),
         ("Against the paper", cmp_header, cmp_rows),
     ]
-    result = {"widths": widths, "runs": runs, "slopes": slopes, "prior_sd_slope": prior_slope}
-    return {STEM: {**result, "runtime_s": runtime, "page": page(HEADING, tables, notes)}}
+    return tables, notes
 
 
 def plot(result, path):

@@ -17,8 +17,9 @@ from skgibbs.model import MLPSpec
 from skgibbs.samplers import vi
 
 from ... import pick_sizes
+from ...common.environment import recorded
 from ...common.stats import fmt_values
-from .shared import figure, load, page, slope
+from .shared import figure, load, n_seeds, slope
 
 STEM = "vi_e2"
 HEADING = "Paper 002 App. E.2: the two terms of the ELBO as the width grows"
@@ -78,7 +79,15 @@ def run(args):
             ratios = {e: term / (eta * kl) for e, eta in etas.items()}
             runs.append(dict(dataset=name, N=N, seed=seed, p=p, Q=Q, data_term=term, kl=kl, ratios=ratios))
             print(f"e2 {name} N={N} seed {seed}: data {term:.4g}, KL {kl:.4g}", flush=True)
-    runtime = time.perf_counter() - start
+    return {STEM: {"widths": widths, "runs": runs, "runtime_s": time.perf_counter() - start}}
+
+
+def render(result):
+    """``(tables, notes)`` of the page, from the stored runs."""
+    widths, runs = result["widths"], result["runs"]
+    data = list(dict.fromkeys(r["dataset"] for r in runs))
+    n_mc = pick_sizes(SIZES, recorded(result, "quick", False)).mc
+    seeds, runtime = range(n_seeds(runs)), result["runtime_s"]
 
     header = ["data set", "N", "Q", "abs(E_q sum log L_i)", "KL(q||P0)", "ratio, eta = 1"]
     header += [f"ratio, eta = {tau:g} p/N" for tau in E2_TAUS]
@@ -125,8 +134,7 @@ def run(args):
         ("Ratio of the ELBO terms (untrained q)", header, rows),
         ("Against the paper", cmp_header, cmp_rows),
     ]
-    result = {"widths": widths, "runs": runs, "slopes": slopes, "runtime_s": runtime}
-    return {STEM: {**result, "page": page(HEADING, tables, notes)}}
+    return tables, notes
 
 
 def plot(result, path):

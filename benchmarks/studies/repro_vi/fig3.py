@@ -10,7 +10,8 @@ import time
 import numpy as np
 
 from ... import pick_sizes
-from .shared import FIT_COLUMNS, QUICK_FIT, cells, errorbar, figure, first_cell, fit_digits, page, se_cell
+from ...common.environment import recorded
+from .shared import FIT_COLUMNS, QUICK_FIT, cells, errorbar, figure, first_cell, fit_digits, n_seeds, se_cell
 from .shared import select
 
 STEM = "vi_fig3"
@@ -46,7 +47,12 @@ def run(args):
     for N, seed in itertools.product(widths, seeds):
         runs.append(fig3_fit(N, seed, size.fit))
         print(f"fig3 N={N} seed {seed}: NLL {runs[-1]['nll']:.3f}, {runs[-1]['fit_s']:.0f} s", flush=True)
-    runtime = time.perf_counter() - start
+    return {STEM: {"widths": widths, "runs": runs, "runtime_s": time.perf_counter() - start}}
+
+
+def render(result):
+    """``(tables, notes)`` of the page, from the stored runs."""
+    widths, runs = result["widths"], result["runs"]
     rows = [[str(N), *cells(runs, COLUMNS.values(), N=N)] for N in widths]
     nll = [np.mean(select(runs, "nll", N=N)) for N in widths]
     acc = [np.mean(select(runs, "accuracy", N=N)) for N in widths]
@@ -70,16 +76,19 @@ def run(args):
         "random_state = seed, GibbsMLPClassifier(sampler=MeanFieldVI(kl_weight=1.0), "
         "hidden_layer_sizes=(N,), n_chains=2, n_samples=25, random_state=seed) with its default prior "
         "(N(0, (2 / sqrt(fan_in))^2)) and MeanFieldVI's default parametrization ('standard'); "
-        + (f"quick run: {QUICK_FIT}" if args.quick else "at most max_iter=5000 Adam steps (the default)")
-        + f", early stopping as the default. Mean ± s.e. over {len(seeds)} seed(s). Runtime {runtime:.0f} s.",
+        + (
+            f"quick run: {QUICK_FIT}"
+            if recorded(result, "quick", False)
+            else "at most max_iter=5000 Adam steps (the default)"
+        )
+        + f", early stopping as the default. Mean ± s.e. over {n_seeds(runs)} seed(s). "
+        f"Runtime {result['runtime_s']:.0f} s.",
     ]
     tables = [
         ("Digits, classical ELBO, one hidden layer of N", ["N", *COLUMNS], rows),
         ("Against the paper", cmp_header, cmp_rows),
     ]
-    return {
-        STEM: {"widths": widths, "runs": runs, "runtime_s": runtime, "page": page(HEADING, tables, notes)}
-    }
+    return tables, notes
 
 
 def plot(result, path):

@@ -96,9 +96,9 @@ def cells(runs, columns, **match):
     return [cell(select(runs, field, **match)) for field, cell in columns]
 
 
-def page(heading, tables, notes):
-    """A part's page, kept with its runs: the tables are built from intermediate results the JSON lacks."""
-    return {"heading": heading, "tables": tables, "notes": notes}
+def n_seeds(runs):
+    """How many seeds the runs hold."""
+    return len({r["seed"] for r in runs})
 
 
 @contextlib.contextmanager
