@@ -41,6 +41,7 @@ SIZES = {
 }  # fmt: skip
 #: the variant with the rescaling moves, at the default shape
 MOVES = "moves"
+DEFAULT_SHAPE = GibbsMLPRegressor().get_params()["prior_shape"]
 
 
 def split_fit(reg, name, split):
@@ -66,7 +67,7 @@ def _short_share(F, n_chains):
 
 
 def _fit(name, split, variant, settings):
-    shape = 0.5 if variant == MOVES else variant
+    shape = DEFAULT_SHAPE if variant == MOVES else variant
     moves = {"sampler": MCLMC(rescaling=True)} if variant == MOVES else {}
     reg = GibbsMLPRegressor(prior_shape=shape, random_state=split, **settings, **moves)
     fit, Xtr, scores = split_fit(reg, name, split)
@@ -100,7 +101,7 @@ def run(args):
 
 
 def _label(variant):
-    return "0.5, rescaling moves" if variant == MOVES else f"{variant:g}"
+    return f"{DEFAULT_SHAPE:g}, rescaling moves" if variant == MOVES else f"{variant:g}"
 
 
 def report(results):
