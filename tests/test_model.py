@@ -202,6 +202,71 @@ def test_chains_on_wide_shared_inputs_take_one_product_with_the_same_results(lay
     torch.testing.assert_close(out, torch.stack([spec.forward(theta[k : k + 1], X)[0] for k in range(K)]))
 
 
+class _RowsFirst(MLPSpec):
+    """The same network forced onto the rows-first code path."""
+
+    def _rows_last(self):
+        return False
+
+
+@pytest.mark.parametrize(
+    "layers, n_outputs, loss",
+    [((8, 8, 8), 1, "squared"), ((4,), 2, "gaussian"), ((12,), 2, "student"), ((5, 6), 3, "cross_entropy"),
+     ((8,), 1, "cross_entropy")],
+)  # fmt: skip
+@pytest.mark.parametrize("inputs", ["shared", "wide shared", "per chain"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_narrow_networks_run_with_the_rows_last_and_the_same_results(
+    layers, n_outputs, loss, inputs, weighted
+):
+    """Hidden layers at most NARROW_WIDTH wide take the rows-last path; its outputs, losses and gradients
+    are the rows-first path's to rounding (the same dot products, summed in another order), with shared
+    or per-chain inputs, a mask and weights."""
+    from skgibbs import model
+
+    d = model.SHARED_INPUT_GEMM + 3 if inputs == "wide shared" else 3
+    spec, reference = MLPSpec(d, layers, "relu", n_outputs), _RowsFirst(d, layers, "relu", n_outputs)
+    assert spec._rows_last()
+    gen = torch.Generator().manual_seed(11)
+    K, n = 5, 29
+    theta = torch.randn(K, spec.n_params, generator=gen, dtype=torch.float64) * 0.5
+    shape = (K, n, d) if inputs == "per chain" else (n, d)
+    X = torch.randn(*shape, generator=gen, dtype=torch.float64)
+    if loss == "cross_entropy":
+        y = torch.randint(0, max(n_outputs, 2), (n,), generator=gen)
+    else:
+        y = torch.randn(n, generator=gen, dtype=torch.float64)
+    m = (torch.rand(K, n, generator=gen) < 0.7).to(torch.float64)
+    w = torch.rand(n, generator=gen, dtype=torch.float64) * 2 if weighted else None
+    got = spec.loss_and_grad(theta, X, y, m, loss=loss, weight=w)
+    expected = reference.loss_and_grad(theta, X, y, m, loss=loss, weight=w)
+    for a, b in zip(got, expected):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    with torch.no_grad():
+        out = spec.forward(theta, X)
+    torch.testing.assert_close(out, reference.forward(theta, X), rtol=1e-12, atol=1e-12)
+    # with autograd on, the forward pass is differentiable and agrees with the hand-written gradient
+    if loss == "squared":
+        ref_loss, ref_grad = _autograd_loss_and_grad(spec, theta, X, y, m)
+        loss_value, grad = spec.squared_loss_and_grad(theta, X, y, m)
+        torch.testing.assert_close(loss_value, ref_loss, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(grad, ref_grad, rtol=1e-10, atol=1e-12)
+
+
+def test_networks_wider_than_narrow_keep_the_rows_first_path():
+    """The defaults' 16-wide layers, an embedding and the linear model keep the rows-first products (and
+    their draws)."""
+    from skgibbs import model
+    from skgibbs.model import NumericEmbedding
+
+    assert not MLPSpec(3, (model.NARROW_WIDTH + 1,), "relu")._rows_last()
+    assert not MLPSpec(3, (16, 16), "relu")._rows_last()
+    assert not MLPSpec(3, (), "relu")._rows_last()
+    assert MLPSpec(3, (model.NARROW_WIDTH, 2), "relu")._rows_last()
+    embedding = NumericEmbedding("periodic", 3, 4, 4)
+    assert not MLPSpec(3, (8,), "relu", embedding=embedding)._rows_last()
+
+
 def test_squared_loss_and_grad_single_chain_with_per_chain_input():
     # K = 1 with a 3-D batch takes the batched path, not the 2-D fast path
     spec = MLPSpec(2, (4,), "tanh")

@@ -441,8 +441,10 @@ class BaseGibbsMLP(BaseEstimator):
             class index into ``classes_`` drawn from them. With the training
             inputs as ``X``, ``az.rhat`` and ``az.ess`` (their defaults, the
             rank-normalised split R-hat and the bulk ESS) of ``f`` (of
-            ``proba``) give ``rhat_`` as their largest and ``ess_`` as their
-            smallest value: the library's diagnostics are these.
+            ``proba``; with two classes, of the second class's column,
+            which the checks judge) give ``rhat_`` as their largest and
+            ``ess_`` as their smallest value: the library's diagnostics are
+            these.
         ``log_likelihood`` and ``observed_data`` (with ``X`` and ``y``)
             ``y`` ``(chain, draw, obs)``: ``log p(y_i | theta)`` of every
             example under every draw (the untempered likelihood, each draw's
