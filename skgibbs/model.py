@@ -96,11 +96,10 @@ def _shared(h, K):
 
 #: networks whose hidden layers are all at most this wide run their chains with the rows last: each
 #: activation is ``(K, width, n)`` and a layer is ``W[k]' @ h[k]``, where the rows-first product
-#: ``h[k] @ W[k]`` has an output of a few columns, which the batched product handles poorly. Measured on
-#: one thread (the ``sparse`` benchmark's kernel speed): on paper 001's 8-8-8 network the loss and its
-#: gradient took half the time and the forward pass a quarter; 12-wide layers gained less, and on
-#: 16-wide layers the two orders took about as long. The sums are the same dot products, taken in
-#: another order, so their last bits may differ from the rows-first ones.
+#: ``h[k] @ W[k]`` has an output of a few columns, which the batched product handles poorly (the
+#: ``sparse`` benchmark's cost part measures it on paper 001's 8-8-8 network); on 16-wide layers the
+#: two orders cost about the same, so the defaults keep the rows-first products. The sums are the same
+#: dot products, taken in another order, so their last bits may differ from the rows-first ones.
 NARROW_WIDTH = 12
 
 
