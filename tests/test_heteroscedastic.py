@@ -51,7 +51,7 @@ def test_linear_posterior_is_centred_on_the_likelihood_maximum_with_its_curvatur
     cov = np.linalg.inv(torch.autograd.functional.hessian(nll, p).numpy())
     sd = np.sqrt(np.diag(cov))
     # the windowed metric: under the prior's, a posterior this much narrower than the prior takes steps of
-    # about 0.007 and 64 leapfrog steps a transition, six times the gradients for about the same ESS a second
+    # about 0.007 and 64 leapfrog steps a transition, six times the gradients for a third of the ESS a second
     est = GibbsMLPRegressor(
         hidden_layer_sizes=(), noise="heteroscedastic", sampler=HMC(metric="adaptive"), prior="fixed",
         n_samples=500, pretrain_iter=300, random_state=0,
